@@ -1,0 +1,224 @@
+"""Admin pages of the tenancy core: organisations (with the read-only switch), members, audit log."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from django import forms
+from django.contrib import admin, messages
+from django.core.exceptions import ValidationError
+from django.db.models import QuerySet
+from django.http import HttpRequest, HttpResponse
+from django.template.response import TemplateResponse
+from django.utils.translation import gettext_lazy as _
+from django.utils.translation import ngettext
+
+from platform_core.admin_base import OrgScopedAdmin
+from platform_core.models import ApiToken, AuditLog, Membership, Organization
+from platform_core.request_meta import client_ip
+from platform_core.services import organization_set_read_only
+
+admin.site.site_header = _("Agent platform administration")
+admin.site.site_title = _("Agent platform admin")
+admin.site.index_title = _("Organisation administration")
+
+
+class OrganizationForm(forms.ModelForm):
+    class Meta:
+        model = Organization
+        fields = ["name", "slug", "read_only", "read_only_reason"]
+        help_texts = {
+            "read_only": _("While on, agents of this organisation cannot call any write action."),
+            "read_only_reason": _("Required when read-only mode is on; agents and users see it."),
+        }
+
+    def clean(self) -> dict[str, Any]:
+        data = super().clean()
+        if data.get("read_only") and not (data.get("read_only_reason") or "").strip():
+            raise ValidationError({"read_only_reason": _("A reason is required to turn on read-only mode.")})
+        return data
+
+
+class ReadOnlyReasonForm(forms.Form):
+    reason = forms.CharField(label=_("Reason"), max_length=500, widget=forms.TextInput(attrs={"size": 60}))
+
+
+@admin.register(Organization)
+class OrganizationAdmin(OrgScopedAdmin):
+    form = OrganizationForm
+    list_display = [
+        "name",
+        "slug",
+        "read_only",
+        "read_only_reason",
+        "read_only_changed_by",
+        "read_only_changed_at",
+    ]
+    list_filter = ["read_only"]
+    search_fields = ["name", "slug"]
+    actions = ["enable_read_only", "disable_read_only"]
+    fieldsets = [
+        (None, {"fields": ["name", "slug"]}),
+        (
+            _("Read-only mode"),
+            {
+                "fields": ["read_only", "read_only_reason", "read_only_changed_by", "read_only_changed_at"],
+                "description": _(
+                    "Switch the organisation to read-only: every write action of every agent is blocked "
+                    "until it is switched off. Each change is recorded in the audit log."
+                ),
+            },
+        ),
+    ]
+    readonly_fields = ["read_only_changed_by", "read_only_changed_at"]
+
+    def get_readonly_fields(self, request: HttpRequest, obj: Any = None) -> list[str]:
+        fields = list(super().get_readonly_fields(request, obj))
+        if obj is not None and not request.user.is_superuser:
+            fields.append("slug")
+        return fields
+
+    def has_add_permission(self, request: HttpRequest, *args: Any) -> bool:
+        return request.user.is_superuser
+
+    def has_delete_permission(self, request: HttpRequest, obj: Any = None) -> bool:
+        return False  # audit rows protect organisations; deactivate instead of deleting
+
+    def save_model(self, request: HttpRequest, obj: Organization, form: Any, change: bool) -> None:
+        enabled = bool(form.cleaned_data.get("read_only"))
+        reason = form.cleaned_data.get("read_only_reason") or ""
+        if change:
+            stored = Organization.objects.get(pk=obj.pk)
+            obj.read_only, obj.read_only_reason = stored.read_only, stored.read_only_reason
+            super().save_model(request, obj, form, change)
+            organization_set_read_only(
+                organization=obj,
+                actor=request.user,
+                enabled=enabled,
+                reason=reason,
+                ip_address=client_ip(request),
+            )
+        else:
+            obj.read_only, obj.read_only_reason = False, ""
+            super().save_model(request, obj, form, change)
+            if enabled:
+                organization_set_read_only(
+                    organization=obj,
+                    actor=request.user,
+                    enabled=True,
+                    reason=reason,
+                    ip_address=client_ip(request),
+                )
+
+    @admin.action(description=_("Turn on read-only mode"))
+    def enable_read_only(self, request: HttpRequest, queryset: QuerySet[Organization]) -> HttpResponse | None:
+        form = ReadOnlyReasonForm(request.POST if "apply" in request.POST else None)
+        if form.is_bound and form.is_valid():
+            for org in queryset:
+                organization_set_read_only(
+                    organization=org,
+                    actor=request.user,
+                    enabled=True,
+                    reason=form.cleaned_data["reason"],
+                    ip_address=client_ip(request),
+                )
+            count = queryset.count()
+            self.message_user(
+                request,
+                ngettext(
+                    "Read-only mode is on for %(count)d organisation.",
+                    "Read-only mode is on for %(count)d organisations.",
+                    count,
+                )
+                % {"count": count},
+                messages.SUCCESS,
+            )
+            return None
+        context = {
+            **self.admin_site.each_context(request),
+            "title": _("Turn on read-only mode"),
+            "organizations": queryset,
+            "form": form,
+            "opts": self.model._meta,
+            "action_checkbox_name": admin.helpers.ACTION_CHECKBOX_NAME,
+        }
+        return TemplateResponse(request, "admin/platform_core/read_only_reason.html", context)
+
+    @admin.action(description=_("Turn off read-only mode"))
+    def disable_read_only(self, request: HttpRequest, queryset: QuerySet[Organization]) -> None:
+        for org in queryset:
+            organization_set_read_only(
+                organization=org, actor=request.user, enabled=False, ip_address=client_ip(request)
+            )
+        count = queryset.count()
+        self.message_user(
+            request,
+            ngettext(
+                "Read-only mode is off for %(count)d organisation.",
+                "Read-only mode is off for %(count)d organisations.",
+                count,
+            )
+            % {"count": count},
+            messages.SUCCESS,
+        )
+
+
+@admin.register(Membership)
+class MembershipAdmin(OrgScopedAdmin):
+    list_display = ["user", "organization", "role", "created_at"]
+    list_filter = ["role"]
+    search_fields = ["user__username", "user__email"]
+    raw_id_fields = ["user"]
+
+
+@admin.register(AuditLog)
+class AuditLogAdmin(OrgScopedAdmin):
+    """The audit log is append-only: it can be read and filtered, never added to, changed or deleted."""
+
+    list_display = ["created_at", "organization", "actor", "action", "target_repr", "ip_address"]
+    list_filter = ["action"]
+    search_fields = ["action", "target_repr", "actor__username"]
+    readonly_fields = [
+        "organization",
+        "actor",
+        "action",
+        "target_type",
+        "target_id",
+        "target_repr",
+        "before",
+        "after",
+        "ip_address",
+        "created_at",
+    ]
+    date_hierarchy = "created_at"
+
+    def has_add_permission(self, request: HttpRequest, *args: Any) -> bool:
+        return False
+
+    def has_change_permission(self, request: HttpRequest, obj: Any = None) -> bool:
+        return False
+
+    def has_delete_permission(self, request: HttpRequest, obj: Any = None) -> bool:
+        return False
+
+
+@admin.register(ApiToken)
+class ApiTokenAdmin(admin.ModelAdmin):
+    """Tokens are issued with ``manage.py create_api_token``; superusers may review and revoke them here."""
+
+    list_display = ["key_prefix", "user", "name", "created_at", "last_used_at", "revoked"]
+    list_filter = ["revoked"]
+    fields = ["key_prefix", "user", "name", "created_at", "last_used_at", "revoked"]
+    readonly_fields = ["key_prefix", "user", "created_at", "last_used_at"]
+
+    def has_module_permission(self, request: HttpRequest) -> bool:
+        return request.user.is_superuser
+
+    def has_view_permission(self, request: HttpRequest, obj: Any = None) -> bool:
+        return request.user.is_superuser
+
+    def has_change_permission(self, request: HttpRequest, obj: Any = None) -> bool:
+        return request.user.is_superuser
+
+    def has_add_permission(self, request: HttpRequest) -> bool:
+        return False

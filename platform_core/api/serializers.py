@@ -1,0 +1,69 @@
+"""Serializers of the tenancy API."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from django.utils.translation import gettext_lazy as _
+from rest_framework import serializers
+
+from platform_core.models import AuditLog, Organization
+
+
+class OrganizationSettingsSerializer(serializers.ModelSerializer):
+    read_only_changed_by = serializers.SlugRelatedField(slug_field="username", read_only=True)
+
+    class Meta:
+        model = Organization
+        fields = [
+            "slug",
+            "name",
+            "read_only",
+            "read_only_reason",
+            "read_only_changed_by",
+            "read_only_changed_at",
+        ]
+        read_only_fields = ["slug", "name", "read_only_changed_by", "read_only_changed_at"]
+
+    def validate(self, attrs: dict[str, Any]) -> dict[str, Any]:
+        instance = self.instance
+        enabled = attrs.get("read_only", instance.read_only if instance else False)
+        reason = attrs.get("read_only_reason", instance.read_only_reason if instance else "")
+        if enabled and not (reason or "").strip():
+            raise serializers.ValidationError(
+                {"read_only_reason": _("A reason is required to turn on read-only mode.")}
+            )
+        return attrs
+
+
+class AuditLogSerializer(serializers.ModelSerializer):
+    actor = serializers.SlugRelatedField(slug_field="username", read_only=True)
+
+    class Meta:
+        model = AuditLog
+        fields = [
+            "id",
+            "created_at",
+            "actor",
+            "action",
+            "target_type",
+            "target_id",
+            "target_repr",
+            "before",
+            "after",
+            "ip_address",
+        ]
+        read_only_fields = fields
+
+
+class OrganizationSerializer(serializers.ModelSerializer):
+    role = serializers.SerializerMethodField()
+
+    class Meta:
+        model = Organization
+        fields = ["slug", "name", "read_only", "role"]
+        read_only_fields = fields
+
+    def get_role(self, org: Organization) -> str | None:
+        roles = self.context.get("roles", {})
+        return roles.get(org.pk)

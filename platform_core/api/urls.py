@@ -1,0 +1,22 @@
+"""``/api/v1/``: the tenancy core's routes. Each app adds its own under ``orgs/<org_slug>/``."""
+
+from __future__ import annotations
+
+from django.urls import include, path
+from rest_framework.routers import SimpleRouter
+
+from platform_core.api.views import AuditLogViewSet, OrganizationListView, OrganizationSettingsView
+
+org_router = SimpleRouter()
+org_router.register("audit-logs", AuditLogViewSet, basename="audit-log")
+
+# Apps append (prefix, urlpatterns) to this list in their own api_urls modules, wired in urls.py.
+org_urlpatterns = [
+    path("settings/", OrganizationSettingsView.as_view(), name="org-settings"),
+    path("", include(org_router.urls)),
+]
+
+urlpatterns = [
+    path("orgs/", OrganizationListView.as_view(), name="org-list"),
+    path("orgs/<slug:org_slug>/", include(org_urlpatterns)),
+]

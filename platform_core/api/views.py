@@ -1,0 +1,83 @@
+"""REST endpoints of the tenancy core: the caller's organisations, org settings, the audit log."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from drf_spectacular.utils import extend_schema
+from rest_framework import generics, mixins, permissions, viewsets
+from rest_framework.request import Request
+from rest_framework.response import Response
+
+from platform_core.api.serializers import (
+    AuditLogSerializer,
+    OrganizationSerializer,
+    OrganizationSettingsSerializer,
+)
+from platform_core.models import AuditLog, Membership
+from platform_core.request_meta import client_ip
+from platform_core.selectors import audit_log_list_for_org, organizations_for_user
+from platform_core.services import organization_set_read_only
+from platform_core.tenancy import IsOrgAdmin, IsOrgAdminOrReadOnly, IsOrgMember, OrgScopedViewMixin
+
+
+class OrganizationListView(generics.ListAPIView):
+    """The organisations the caller belongs to, with the caller's role in each."""
+
+    serializer_class = OrganizationSerializer
+    permission_classes = [permissions.IsAuthenticated]
+
+    def get_queryset(self) -> Any:
+        return organizations_for_user(user=self.request.user).order_by("name")
+
+    def get_serializer_context(self) -> dict[str, Any]:
+        context = super().get_serializer_context()
+        context["roles"] = dict(
+            Membership.objects.filter(user=self.request.user).values_list("organization_id", "role")
+        )
+        return context
+
+
+class OrganizationSettingsView(OrgScopedViewMixin, generics.GenericAPIView):
+    """Read-only mode of the organisation: members read it, owners and admins change it."""
+
+    serializer_class = OrganizationSettingsSerializer
+    permission_classes = [permissions.IsAuthenticated, IsOrgMember, IsOrgAdminOrReadOnly]
+
+    def get(self, request: Request, org_slug: str) -> Response:
+        return Response(self.get_serializer(self.org).data)
+
+    @extend_schema(request=OrganizationSettingsSerializer, responses=OrganizationSettingsSerializer)
+    def patch(self, request: Request, org_slug: str) -> Response:
+        serializer = self.get_serializer(self.org, data=request.data, partial=True)
+        serializer.is_valid(raise_exception=True)
+        data = serializer.validated_data
+        org = organization_set_read_only(
+            organization=self.org,
+            actor=request.user,
+            enabled=data.get("read_only", self.org.read_only),
+            reason=data.get("read_only_reason", self.org.read_only_reason),
+            ip_address=client_ip(request),
+        )
+        return Response(self.get_serializer(org).data)
+
+    put = patch
+
+
+class AuditLogViewSet(
+    OrgScopedViewMixin, mixins.ListModelMixin, mixins.RetrieveModelMixin, viewsets.GenericViewSet
+):
+    """The organisation's audit log, newest first. Append-only: no write methods exist."""
+
+    serializer_class = AuditLogSerializer
+    queryset = AuditLog.objects.all()
+    permission_classes = [permissions.IsAuthenticated, IsOrgMember, IsOrgAdmin]
+
+    def get_base_queryset(self) -> Any:
+        return (
+            audit_log_list_for_org(organization=self.org) if hasattr(self, "org") else AuditLog.objects.none()
+        )
+
+    def filter_org_queryset(self, queryset: Any) -> Any:
+        action = self.request.query_params.get("action")
+        return queryset.filter(action=action) if action else queryset

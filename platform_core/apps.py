@@ -1,0 +1,8 @@
+from django.apps import AppConfig
+from django.utils.translation import gettext_lazy as _
+
+
+class PlatformCoreConfig(AppConfig):
+    name = "platform_core"
+    verbose_name = _("Organisations and audit")
+    default_auto_field = "django.db.models.BigAutoField"

@@ -1,0 +1,198 @@
+"""The tenancy core: organisations, memberships, API tokens and the append-only audit log."""
+
+from __future__ import annotations
+
+import hashlib
+import secrets
+from typing import Any
+
+from django.conf import settings
+from django.db import models
+from django.utils import timezone
+from django.utils.translation import gettext_lazy as _
+
+
+class Organization(models.Model):
+    """A tenant. Read-only mode lives here: while it is on, agents may not call write actions."""
+
+    slug = models.SlugField(_("slug"), max_length=64, unique=True)
+    name = models.CharField(_("name"), max_length=200)
+    read_only = models.BooleanField(_("read-only mode"), default=False)
+    read_only_reason = models.CharField(_("read-only reason"), max_length=500, blank=True)
+    read_only_changed_by = models.ForeignKey(
+        settings.AUTH_USER_MODEL,
+        verbose_name=_("read-only mode changed by"),
+        on_delete=models.SET_NULL,
+        null=True,
+        blank=True,
+        related_name="+",
+    )
+    read_only_changed_at = models.DateTimeField(_("read-only mode changed at"), null=True, blank=True)
+    created_at = models.DateTimeField(_("created at"), auto_now_add=True)
+
+    class Meta:
+        verbose_name = _("organisation")
+        verbose_name_plural = _("organisations")
+        ordering = ["name"]
+
+    def __str__(self) -> str:
+        return self.name
+
+
+class Role(models.TextChoices):
+    OWNER = "owner", _("Owner")
+    ADMIN = "admin", _("Admin")
+    MEMBER = "member", _("Member")
+    APPROVER = "approver", _("Approver")
+
+
+ADMIN_ROLES = frozenset({Role.OWNER, Role.ADMIN})
+
+
+class Membership(models.Model):
+    """A user's role in one organisation. A user may belong to several organisations."""
+
+    user = models.ForeignKey(
+        settings.AUTH_USER_MODEL, verbose_name=_("user"), on_delete=models.CASCADE, related_name="memberships"
+    )
+    organization = models.ForeignKey(
+        Organization, verbose_name=_("organisation"), on_delete=models.CASCADE, related_name="memberships"
+    )
+    role = models.CharField(_("role"), max_length=16, choices=Role.choices, default=Role.MEMBER)
+    created_at = models.DateTimeField(_("created at"), auto_now_add=True)
+
+    class Meta:
+        verbose_name = _("membership")
+        verbose_name_plural = _("memberships")
+        constraints = [models.UniqueConstraint(fields=["user", "organization"], name="unique_membership")]
+
+    def __str__(self) -> str:
+        return f"{self.user} @ {self.organization} ({self.role})"
+
+    @property
+    def is_admin(self) -> bool:
+        return self.role in ADMIN_ROLES
+
+
+class OrgOwnedQuerySet(models.QuerySet):
+    def for_org(self, org: Organization | int) -> OrgOwnedQuerySet:
+        return self.filter(organization=org)
+
+
+class OrgOwnedModel(models.Model):
+    """Base of every tenant model: a non-null, indexed organisation and ``objects.for_org(org)``."""
+
+    organization = models.ForeignKey(
+        Organization,
+        verbose_name=_("organisation"),
+        on_delete=models.CASCADE,
+        related_name="+",
+        db_index=True,
+    )
+
+    objects = OrgOwnedQuerySet.as_manager()
+
+    class Meta:
+        abstract = True
+
+
+def _hash_token(raw: str) -> str:
+    return hashlib.sha256(raw.encode()).hexdigest()
+
+
+class ApiToken(models.Model):
+    """A Bearer token for the API and websocket handshakes. Only its SHA-256 is stored."""
+
+    PREFIX = "apt_"
+
+    user = models.ForeignKey(
+        settings.AUTH_USER_MODEL, verbose_name=_("user"), on_delete=models.CASCADE, related_name="api_tokens"
+    )
+    name = models.CharField(_("name"), max_length=100, blank=True)
+    key_prefix = models.CharField(_("key prefix"), max_length=12, editable=False)
+    key_hash = models.CharField(max_length=64, unique=True, editable=False)
+    created_at = models.DateTimeField(_("created at"), auto_now_add=True)
+    last_used_at = models.DateTimeField(_("last used at"), null=True, blank=True)
+    revoked = models.BooleanField(_("revoked"), default=False)
+
+    class Meta:
+        verbose_name = _("API token")
+        verbose_name_plural = _("API tokens")
+
+    def __str__(self) -> str:
+        return f"{self.key_prefix}… ({self.user})"
+
+    @classmethod
+    def issue(cls, *, user: Any, name: str = "") -> tuple[ApiToken, str]:
+        """Create a token and return it with its raw value, which is shown once and never stored."""
+        raw = cls.PREFIX + secrets.token_urlsafe(32)
+        token = cls.objects.create(user=user, name=name, key_prefix=raw[:12], key_hash=_hash_token(raw))
+        return token, raw
+
+    @classmethod
+    def lookup(cls, raw: str) -> ApiToken | None:
+        if not raw.startswith(cls.PREFIX):
+            return None
+        return (
+            cls.objects.select_related("user")
+            .filter(key_hash=_hash_token(raw), revoked=False, user__is_active=True)
+            .first()
+        )
+
+
+class AppendOnlyError(Exception):
+    """Audit log rows are never changed or removed."""
+
+
+class AuditLogQuerySet(models.QuerySet):
+    def update(self, **kwargs: Any) -> int:
+        raise AppendOnlyError("audit log rows cannot be updated")
+
+    def delete(self) -> tuple[int, dict[str, int]]:
+        raise AppendOnlyError("audit log rows cannot be deleted")
+
+    def for_org(self, org: Organization | int) -> AuditLogQuerySet:
+        return self.filter(organization=org)
+
+
+class AuditLog(models.Model):
+    """An append-only record of an administrative change: who did what to which object, before and after."""
+
+    organization = models.ForeignKey(
+        Organization, verbose_name=_("organisation"), on_delete=models.PROTECT, related_name="audit_logs"
+    )
+    actor = models.ForeignKey(
+        settings.AUTH_USER_MODEL,
+        verbose_name=_("actor"),
+        on_delete=models.SET_NULL,
+        null=True,
+        blank=True,
+        related_name="+",
+    )
+    action = models.CharField(_("action"), max_length=100, db_index=True)
+    target_type = models.CharField(_("target type"), max_length=100, blank=True)
+    target_id = models.CharField(_("target id"), max_length=64, blank=True)
+    target_repr = models.CharField(_("target"), max_length=300, blank=True)
+    before = models.JSONField(_("before"), null=True, blank=True)
+    after = models.JSONField(_("after"), null=True, blank=True)
+    ip_address = models.GenericIPAddressField(_("IP address"), null=True, blank=True)
+    created_at = models.DateTimeField(_("time"), default=timezone.now, db_index=True)
+
+    objects = AuditLogQuerySet.as_manager()
+
+    class Meta:
+        verbose_name = _("audit log entry")
+        verbose_name_plural = _("audit log")
+        ordering = ["-created_at", "-id"]
+        indexes = [models.Index(fields=["organization", "-created_at"])]
+
+    def __str__(self) -> str:
+        return f"{self.created_at:%Y-%m-%d %H:%M:%S} {self.action} {self.target_repr}"
+
+    def save(self, *args: Any, **kwargs: Any) -> None:
+        if self.pk is not None and not self._state.adding:
+            raise AppendOnlyError("audit log rows cannot be updated")
+        super().save(*args, **kwargs)
+
+    def delete(self, *args: Any, **kwargs: Any) -> tuple[int, dict[str, int]]:
+        raise AppendOnlyError("audit log rows cannot be deleted")

@@ -1,0 +1,122 @@
+"""Tenancy at the edges: resolve the organisation once from the URL, then scope everything to it.
+
+- API views inherit :class:`OrgScopedViewMixin` (or the viewsets built on it). The organisation comes
+  from the ``org_slug`` URL kwarg; a user who is not a member gets the same 404 as for a missing org.
+  ``get_queryset`` is scoped to that organisation and subclasses only narrow it further.
+- Permission classes check the caller's role in that organisation.
+- Admin classes of tenant models inherit :class:`OrgScopedAdmin` (in ``platform_core.admin_base``).
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from django.db.models import Model, QuerySet
+from django.http import Http404
+from rest_framework import permissions
+from rest_framework.request import Request
+
+from platform_core.models import ADMIN_ROLES, Membership, Organization, Role
+from platform_core.selectors import membership_for, organization_get_for_user
+
+ORG_KWARG = "org_slug"
+
+
+def resolve_request_org(request: Any, slug: str) -> tuple[Organization, Membership | None]:
+    """Return the organisation named in the URL and the caller's membership (None for superusers)."""
+    org = organization_get_for_user(user=request.user, slug=slug)
+    return org, membership_for(user=request.user, organization=org)
+
+
+def role_in(request: Any, roles: frozenset[str]) -> bool:
+    if request.user.is_superuser:
+        return True
+    membership = getattr(request, "org_membership", None)
+    return membership is not None and membership.role in roles
+
+
+class IsOrgMember(permissions.BasePermission):
+    """Any role in the URL's organisation (resolution already 404s non-members)."""
+
+    def has_permission(self, request: Request, view: Any) -> bool:
+        return getattr(request, "org", None) is not None
+
+
+class IsOrgAdmin(permissions.BasePermission):
+    """Owner or admin of the URL's organisation."""
+
+    message = "Only organisation owners and admins may do this."
+
+    def has_permission(self, request: Request, view: Any) -> bool:
+        return role_in(request, ADMIN_ROLES)
+
+
+class IsOrgAdminOrReadOnly(permissions.BasePermission):
+    """Members may read; owners and admins may also write."""
+
+    message = "Only organisation owners and admins may change this."
+
+    def has_permission(self, request: Request, view: Any) -> bool:
+        if request.method in permissions.SAFE_METHODS:
+            return getattr(request, "org", None) is not None
+        return role_in(request, ADMIN_ROLES)
+
+
+class IsOrgApprover(permissions.BasePermission):
+    """Approvers, admins and owners of the URL's organisation."""
+
+    message = "Only approvers may decide approvals."
+
+    def has_permission(self, request: Request, view: Any) -> bool:
+        return role_in(request, ADMIN_ROLES | {Role.APPROVER})
+
+
+class OrgScopedViewMixin:
+    """Resolves ``request.org`` from the URL before any permission check and scopes querysets to it.
+
+    Subclasses set ``queryset`` (or override :meth:`get_base_queryset`) and may narrow the result in
+    :meth:`filter_org_queryset`; they must not override ``get_queryset`` itself.
+    """
+
+    org_field = "organization"
+    permission_classes = [permissions.IsAuthenticated, IsOrgMember]
+
+    def initial(self, request: Request, *args: Any, **kwargs: Any) -> None:
+        self.perform_authentication(request)  # type: ignore[attr-defined]
+        if not request.user or not request.user.is_authenticated:
+            # Let DRF answer 401/403 for anonymous callers before any org lookup.
+            super().initial(request, *args, **kwargs)  # type: ignore[misc]
+            return
+        org, membership = resolve_request_org(request, kwargs[ORG_KWARG])
+        request.org = org
+        request.org_membership = membership
+        self.org = org
+        super().initial(request, *args, **kwargs)  # type: ignore[misc]
+
+    def get_base_queryset(self) -> QuerySet:
+        return self.queryset.all()  # type: ignore[attr-defined]
+
+    def filter_org_queryset(self, queryset: QuerySet) -> QuerySet:
+        return queryset
+
+    def get_queryset(self) -> QuerySet:
+        if getattr(self, "swagger_fake_view", False):  # schema generation has no org
+            return self.get_base_queryset().none()
+        scoped = self.get_base_queryset().filter(**{self.org_field: self.org})
+        return self.filter_org_queryset(scoped)
+
+    def get_serializer_context(self) -> dict[str, Any]:
+        context = super().get_serializer_context()  # type: ignore[misc]
+        context["org"] = getattr(self, "org", None)
+        return context
+
+    def perform_create(self, serializer: Any) -> None:
+        serializer.save(**{self.org_field: self.org})
+
+
+def object_get_for_org(queryset: QuerySet, *, org: Organization, **lookup: Any) -> Model:
+    """Fetch one object of ``org``; a missing object and another org's object raise the same 404."""
+    obj = queryset.filter(organization=org, **lookup).first()
+    if obj is None:
+        raise Http404("Not found.")
+    return obj
