@@ -11,9 +11,20 @@ every implementation strips them before a request leaves the process.
 
 from __future__ import annotations
 
+import asyncio
+import hashlib
+import logging
+import re
+import weakref
 from collections.abc import AsyncIterator, Mapping, Sequence
 from dataclasses import dataclass, field
+from types import MappingProxyType
 from typing import Any, Protocol, runtime_checkable
+from urllib.parse import urlsplit
+
+import openai
+
+logger = logging.getLogger(__name__)
 
 Message = dict[str, Any]
 
@@ -76,6 +87,9 @@ class ChatResponse:
 class LLMError(Exception):
     """A provider call failed after the client's own retries."""
 
+    status_code: int | None = None
+    """The HTTP status of the provider's answer, when there was one."""
+
 
 class ContextLengthExceededError(LLMError):
     """The provider refused the request because the prompt is longer than its context window."""
@@ -114,3 +128,245 @@ class LLM(Protocol):
         from ``ChatResponse.usage`` and this sink, never by shared state on the LLM instance.
         """
         ...
+
+
+# --- OpenAI-compatible implementation --------------------------------------------------------
+
+DEFAULT_ABILITIES: Mapping[str, bool] = MappingProxyType({"tool_call": True, "json_mode": True})
+
+_CONTEXT_LENGTH_RE = re.compile(
+    r"context[ _-]?length|maximum context|context window|prompt is too long|too many tokens", re.IGNORECASE
+)
+_CJK_RE = re.compile(r"[\u3000-\u9fff\uac00-\ud7af\uf900-\ufaff\uff00-\uffef]")
+
+# One AsyncOpenAI client per endpoint and event loop: a client's pooled connections belong to
+# the loop that opened them, so a client is never shared across loops.
+_shared_clients: weakref.WeakKeyDictionary[
+    asyncio.AbstractEventLoop, dict[tuple[Any, ...], openai.AsyncOpenAI]
+]
+_shared_clients = weakref.WeakKeyDictionary()
+_loopless_clients: dict[tuple[Any, ...], openai.AsyncOpenAI] = {}
+
+
+def get_shared_client(
+    base_url: str, api_key: str, timeout: float = 60.0, max_retries: int = 2
+) -> openai.AsyncOpenAI:
+    """The ``AsyncOpenAI`` client for this endpoint on the running event loop, created once.
+
+    Runs against the same endpoint reuse its connection pool.
+    """
+    key = (base_url.rstrip("/"), hashlib.sha256(api_key.encode()).hexdigest(), float(timeout), max_retries)
+    try:
+        clients = _shared_clients.setdefault(asyncio.get_running_loop(), {})
+    except RuntimeError:
+        clients = _loopless_clients
+    client = clients.get(key)
+    if client is None:
+        client = openai.AsyncOpenAI(
+            base_url=base_url, api_key=api_key, timeout=timeout, max_retries=max_retries
+        )
+        clients[key] = client
+    return client
+
+
+async def aclose_shared_clients() -> None:
+    """Close the shared clients of the running event loop (application shutdown, test teardown)."""
+    clients = _shared_clients.pop(asyncio.get_running_loop(), {})
+    for client in clients.values():
+        await client.close()
+
+
+class OpenAICompatibleLLM:
+    """An :class:`LLM` on any OpenAI-compatible chat-completions endpoint (OpenAI, DeepSeek,
+    Qwen, vLLM, Ollama...), through the official ``openai`` SDK.
+
+    The SDK retries 429/5xx and connection errors ``max_retries`` times; whatever still fails
+    is raised as :class:`LLMError` (:class:`ContextLengthExceededError` for a prompt that is
+    too long for the model).
+    """
+
+    def __init__(
+        self,
+        *,
+        base_url: str,
+        api_key: str,
+        model: str,
+        abilities: Mapping[str, bool] | None = None,
+        context_window: int = 128000,
+        timeout: float = 60.0,
+        max_retries: int = 2,
+        extra_body: dict[str, Any] | None = None,
+        client: openai.AsyncOpenAI | None = None,
+    ) -> None:
+        self.base_url = base_url
+        self.model = model
+        self.abilities: Mapping[str, bool] = MappingProxyType({**DEFAULT_ABILITIES, **(abilities or {})})
+        self.context_window = context_window
+        self.timeout = timeout
+        self.max_retries = max_retries
+        self.extra_body = dict(extra_body or {})
+        self._api_key = api_key
+        self._client = client
+
+    def __repr__(self) -> str:
+        return f"OpenAICompatibleLLM(model={self.model!r}, base_url={self.base_url!r})"
+
+    def client(self) -> openai.AsyncOpenAI:
+        """The SDK client used for the next call (the shared one unless one was injected)."""
+        if self._client is not None:
+            return self._client
+        return get_shared_client(self.base_url, self._api_key, self.timeout, self.max_retries)
+
+    async def chat(
+        self,
+        messages: Sequence[Message],
+        *,
+        tools: Sequence[Mapping[str, Any]] | None = None,
+        tool_choice: str | Mapping[str, Any] | None = None,
+        response_format: Mapping[str, Any] | None = None,
+        temperature: float | None = None,
+    ) -> ChatResponse:
+        """One non-streaming completion."""
+        request = self._request(messages, temperature)
+        if tools:
+            request["tools"] = list(tools)
+            if tool_choice is not None:
+                request["tool_choice"] = tool_choice
+        if response_format is not None:
+            request["response_format"] = dict(response_format)
+        try:
+            completion = await self.client().chat.completions.create(**request)
+            return _chat_response(completion, request["messages"])
+        except (openai.OpenAIError, ValueError, AttributeError, TypeError) as exc:
+            raise self._error(exc) from exc
+
+    async def stream_chat(
+        self,
+        messages: Sequence[Message],
+        *,
+        temperature: float | None = None,
+        usage: Usage | None = None,
+    ) -> AsyncIterator[str]:
+        """Yield content deltas; add the stream's usage to ``usage`` when it ends."""
+        request = self._request(messages, temperature)
+        request["stream"] = True
+        request["stream_options"] = {"include_usage": True}
+        try:
+            stream = await self.client().chat.completions.create(**request)
+        except (openai.OpenAIError, ValueError) as exc:
+            raise self._error(exc) from exc
+        produced: list[str] = []
+        reported: Usage | None = None
+        chunks = 0
+        try:
+            async for chunk in stream:
+                chunks += 1
+                if chunk.usage is not None:
+                    reported = _usage(chunk.usage)
+                if chunk.choices:
+                    delta = chunk.choices[0].delta.content
+                    if delta:
+                        produced.append(delta)
+                        yield delta
+            if not chunks:
+                raise ValueError("the stream ended without any event")
+        except (openai.OpenAIError, ValueError, AttributeError, TypeError) as exc:
+            raise self._error(exc) from exc
+        finally:
+            await stream.close()
+            if usage is not None:
+                usage.add(reported or _estimated_usage(request["messages"], "".join(produced)))
+
+    def _request(self, messages: Sequence[Message], temperature: float | None) -> dict[str, Any]:
+        request: dict[str, Any] = {"model": self.model, "messages": strip_metadata(messages)}
+        if temperature is not None:
+            request["temperature"] = temperature
+        if self.extra_body:
+            request["extra_body"] = self.extra_body
+        return request
+
+    def _error(self, exc: Exception) -> LLMError:
+        status = getattr(exc, "status_code", None)
+        detail = getattr(exc, "message", None) or str(exc) or type(exc).__name__
+        if self._api_key:
+            detail = detail.replace(self._api_key, "***")
+        where = urlsplit(self.base_url).hostname or "?"
+        prefix = f"{self.model} at {where}: {type(exc).__name__}"
+        if status is not None:
+            prefix += f" (HTTP {status})"
+        if not isinstance(exc, openai.OpenAIError):
+            detail = f"malformed response: {detail}"
+        error_cls = ContextLengthExceededError if _is_context_length(exc) else LLMError
+        error = error_cls(f"{prefix}: {detail}")
+        error.status_code = status
+        logger.warning("LLM call failed: %s (HTTP %s)", type(exc).__name__, status)
+        return error
+
+
+def strip_metadata(messages: Sequence[Message]) -> list[Message]:
+    """Copies of ``messages`` without the engine's ``_``-prefixed keys."""
+    return [{k: v for k, v in m.items() if not k.startswith("_")} for m in messages]
+
+
+def estimate_text_tokens(text: str) -> int:
+    """A rough token count: one per CJK character, one per four other characters."""
+    if not text:
+        return 0
+    cjk = len(_CJK_RE.findall(text))
+    return cjk + (len(text) - cjk + 3) // 4
+
+
+def _is_context_length(exc: Exception) -> bool:
+    if not isinstance(exc, openai.APIError) or isinstance(exc, openai.APIConnectionError):
+        return False
+    status = getattr(exc, "status_code", None)
+    if status is not None and status not in (400, 413, 422):
+        return False
+    return exc.code == "context_length_exceeded" or bool(_CONTEXT_LENGTH_RE.search(exc.message or ""))
+
+
+def _chat_response(completion: Any, sent: Sequence[Message]) -> ChatResponse:
+    if not completion.choices:
+        raise ValueError("the completion has no choices")
+    choice = completion.choices[0]
+    message = choice.message
+    content = message.content
+    calls: list[ToolCallRequest] = []
+    for call in message.tool_calls or []:
+        function = getattr(call, "function", None)
+        if function is None:  # custom (non-function) tool calls are not part of the contract
+            continue
+        calls.append(ToolCallRequest(id=call.id, name=function.name, arguments=function.arguments or ""))
+    usage = _usage(completion.usage) if completion.usage is not None else None
+    if usage is None:
+        usage = _estimated_usage(sent, (content or "") + "".join(c.arguments for c in calls))
+    return ChatResponse(
+        content=content,
+        tool_calls=tuple(calls),
+        reasoning_content=_reasoning(message),
+        usage=usage,
+        finish_reason=choice.finish_reason,
+        model=getattr(completion, "model", None),
+    )
+
+
+def _reasoning(message: Any) -> str | None:
+    """DeepSeek-style ``reasoning_content`` (or OpenRouter's ``reasoning``), sent as extra fields."""
+    extra = getattr(message, "model_extra", None) or {}
+    for key in ("reasoning_content", "reasoning"):
+        value = extra.get(key)
+        if isinstance(value, str):
+            return value
+    return None
+
+
+def _usage(reported: Any) -> Usage:
+    prompt = reported.prompt_tokens or 0
+    completion = reported.completion_tokens or 0
+    return Usage(prompt, completion, reported.total_tokens or prompt + completion, calls=1)
+
+
+def _estimated_usage(messages: Sequence[Message], completion_text: str) -> Usage:
+    prompt = sum(estimate_text_tokens(str(m.get("content") or "")) + 4 for m in messages)
+    completion = estimate_text_tokens(completion_text)
+    return Usage(prompt, completion, prompt + completion, calls=1)

@@ -1,0 +1,349 @@
+"""Structured output from any model: the spec's three-level degradation chain.
+
+``structured_llm_call()`` is the single entry point for "ask the model for JSON matching this
+schema" (DAG planner, plan analyser, tool selection...). It tries, by the model's abilities:
+
+1. native function calling (a forced tool call; ``abilities["tool_call"]``), one call;
+2. JSON mode (``response_format={"type": "json_object"}``; ``abilities["json_mode"]``), one
+   call plus one retry with a reformat prompt;
+3. plain text (always), JSON extracted from free text (then ``regex_fallback``), one call plus
+   one retry with a reformat prompt;
+
+then returns ``default_value`` when given, else raises :class:`StructuredOutputError`. At most
+5 calls (tool_call + json_mode), 4 (json_mode only) or 2 (plain text only).
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+import re
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass, field
+from functools import lru_cache
+from typing import Any, Generic, Literal, TypeVar
+
+import jsonschema
+
+from .llm import LLM, ChatResponse, LLMError, Message, Usage
+
+logger = logging.getLogger(__name__)
+
+T = TypeVar("T")
+
+Level = Literal["native", "json_mode", "plain_text", "default"]
+
+REFORMAT_PROMPT = (
+    "Your previous response could not be parsed as valid JSON. Reply again with only one JSON "
+    "object that conforms to the schema below: no prose, no markdown code fences."
+)
+SCHEMA_INSTRUCTION = (
+    "Respond with only one JSON object that conforms to this JSON schema: no prose, no markdown code fences."
+)
+_MAX_PROBLEM_CHARS = 300
+
+
+class _Missing:
+    def __repr__(self) -> str:
+        return "MISSING"
+
+
+MISSING: Any = _Missing()
+"""Sentinel: no ``default_value`` was given."""
+
+
+class StructuredOutputError(Exception):
+    """Every level of the chain failed and no default was given."""
+
+    def __init__(
+        self, message: str, *, attempts: int, last_raw_text: str | None, last_error: Exception | None = None
+    ) -> None:
+        super().__init__(message)
+        self.attempts = attempts
+        self.last_raw_text = last_raw_text
+        self.last_error = last_error
+
+
+@dataclass(frozen=True)
+class StructuredCallResult(Generic[T]):
+    """The parsed value, the raw dict it came from, the level that produced it, the usage of
+    every attempt and the number of LLM calls made."""
+
+    value: T
+    raw: dict[str, Any] | None
+    level: Level
+    usage: Usage = field(default_factory=Usage)
+    attempts: int = 0
+
+
+class _Failure(Exception):
+    """One attempt's output could not be turned into a value."""
+
+
+def extract_json(text: str | None) -> dict[str, Any] | None:
+    """The JSON object in free-form model output, or ``None``.
+
+    Tries, in order: the whole text, each fenced code block, then every ``{`` from the left
+    (the first that starts a parseable object wins; braces inside strings and nested objects
+    are handled by the JSON decoder). Trailing commas are forgiven. A top-level array is not
+    an object: the scan may still find an object inside it.
+    """
+    if not text or "{" not in text:
+        return None
+    candidates = [text.strip()]
+    candidates += [m.group(1).strip() for m in _FENCE_RE.finditer(text)]
+    for candidate in candidates:
+        value = _loads_object(candidate)
+        if value is not None:
+            return value
+    decoder = json.JSONDecoder()
+    start = text.find("{")
+    while start != -1:
+        try:
+            value, _end = decoder.raw_decode(text, start)
+        except ValueError:
+            value = _loads_object(_balanced(text, start) or "")
+        if isinstance(value, dict):
+            return value
+        start = text.find("{", start + 1)
+    return None
+
+
+_FENCE_RE = re.compile(r"```[ \t]*(?:json|JSON|json5|javascript|js)?[ \t]*\r?\n?(.*?)```", re.DOTALL)
+_TRAILING_COMMA_RE = re.compile(r",(\s*[}\]])")
+
+
+def _loads_object(candidate: str) -> dict[str, Any] | None:
+    if not candidate.startswith("{"):
+        return None
+    for attempt in (candidate, _TRAILING_COMMA_RE.sub(r"\1", candidate)):
+        try:
+            value = json.loads(attempt)
+        except ValueError:
+            continue
+        return value if isinstance(value, dict) else None
+    return None
+
+
+def _balanced(text: str, start: int) -> str | None:
+    """The ``{...}`` span starting at ``start``, matching braces outside strings."""
+    depth = 0
+    in_string = escaped = False
+    for index in range(start, len(text)):
+        char = text[index]
+        if in_string:
+            if escaped:
+                escaped = False
+            elif char == "\\":
+                escaped = True
+            elif char == '"':
+                in_string = False
+        elif char == '"':
+            in_string = True
+        elif char == "{":
+            depth += 1
+        elif char == "}":
+            depth -= 1
+            if depth == 0:
+                return text[start : index + 1]
+    return None
+
+
+async def structured_llm_call(
+    llm: LLM,
+    messages: Sequence[Message],
+    *,
+    schema: Mapping[str, Any],
+    function_name: str = "structured_output",
+    function_description: str = "Return the result.",
+    parse_fn: Callable[[dict[str, Any]], T] | None = None,
+    default_value: T | Any = MISSING,
+    regex_fallback: Callable[[str], dict[str, Any] | None] | None = None,
+    temperature: float | None = 0.0,
+    validate_schema: bool = True,
+) -> StructuredCallResult[T]:
+    """Get a value matching ``schema`` from ``llm`` through the three-level chain.
+
+    The raw dict is validated against ``schema`` (unless ``validate_schema=False``) and
+    passed to ``parse_fn``; a validation error or a ``parse_fn`` exception fails the attempt
+    like unparseable output does. An :class:`LLMError` fails the attempt too.
+    """
+    call = _Chain(llm, messages, schema, parse_fn, regex_fallback, temperature, validate_schema)
+    abilities = llm.abilities
+
+    if abilities.get("tool_call"):
+        tool = {
+            "type": "function",
+            "function": {
+                "name": function_name,
+                "description": function_description,
+                "parameters": dict(schema),
+            },
+        }
+        forced = {"type": "function", "function": {"name": function_name}}
+        result = await call.attempt("native", tools=[tool], tool_choice=forced, function_name=function_name)
+        if result is not None:
+            return result
+
+    if abilities.get("json_mode"):
+        json_object = {"type": "json_object"}
+        result = await call.attempt("json_mode", response_format=json_object)
+        if result is None:
+            result = await call.attempt("json_mode", response_format=json_object, reformat=True)
+        if result is not None:
+            return result
+
+    result = await call.attempt("plain_text")
+    if result is None:
+        result = await call.attempt("plain_text", reformat=True)
+    if result is not None:
+        return result
+
+    if default_value is not MISSING:
+        logger.info("structured_llm_call fell back to its default after %d attempts", call.attempts)
+        return StructuredCallResult(default_value, None, "default", call.usage, call.attempts)
+    raise StructuredOutputError(
+        f"no level produced a valid JSON object after {call.attempts} LLM call(s)",
+        attempts=call.attempts,
+        last_raw_text=call.last_raw_text,
+        last_error=call.last_error,
+    ) from call.last_error
+
+
+class _Chain(Generic[T]):
+    """The state shared by the attempts of one ``structured_llm_call``."""
+
+    def __init__(
+        self,
+        llm: LLM,
+        messages: Sequence[Message],
+        schema: Mapping[str, Any],
+        parse_fn: Callable[[dict[str, Any]], T] | None,
+        regex_fallback: Callable[[str], dict[str, Any] | None] | None,
+        temperature: float | None,
+        validate_schema: bool,
+    ) -> None:
+        self.llm = llm
+        self.messages = list(messages)
+        self.schema_text = json.dumps(schema, ensure_ascii=False, sort_keys=True)
+        self.validator = _validator(self.schema_text) if validate_schema else None
+        self.parse_fn = parse_fn
+        self.regex_fallback = regex_fallback
+        self.temperature = temperature
+        self.usage = Usage()
+        self.attempts = 0
+        self.last_raw_text: str | None = None
+        self.previous_output: str | None = None  # what the reformat retry shows the model
+        self.last_error: Exception | None = None
+        self.last_problem = ""
+
+    async def attempt(
+        self,
+        level: Level,
+        *,
+        tools: list[dict[str, Any]] | None = None,
+        tool_choice: dict[str, Any] | None = None,
+        response_format: dict[str, Any] | None = None,
+        function_name: str | None = None,
+        reformat: bool = False,
+    ) -> StructuredCallResult[T] | None:
+        messages = self.messages if level == "native" else self._with_schema(reformat)
+        self.previous_output = None
+        self.attempts += 1
+        try:
+            response = await self.llm.chat(
+                messages,
+                tools=tools,
+                tool_choice=tool_choice,
+                response_format=response_format,
+                temperature=self.temperature,
+            )
+        except LLMError as exc:
+            self.last_error = exc
+            self.last_problem = ""
+            logger.warning("structured_llm_call: %s attempt failed: %s", level, type(exc).__name__)
+            return None
+        self.usage.add(response.usage)
+        try:
+            raw = self._raw(level, response, function_name)
+            value = self._value(raw)
+        except _Failure as exc:
+            self.last_error = exc
+            self.last_problem = str(exc)[:_MAX_PROBLEM_CHARS]
+            logger.info("structured_llm_call: %s attempt unusable, degrading", level)
+            return None
+        return StructuredCallResult(value, raw, level, self.usage, self.attempts)
+
+    def _raw(self, level: Level, response: ChatResponse, function_name: str | None) -> dict[str, Any]:
+        if level == "native":
+            calls = [c for c in response.tool_calls if c.name == function_name] or list(response.tool_calls)
+            if not calls:
+                self._saw(response.content)
+                raise _Failure("the model did not call the function")
+            self._saw(calls[0].arguments)
+            return _decode_arguments(calls[0].arguments)
+        text = response.content or ""
+        self._saw(text)
+        raw = extract_json(text)
+        if raw is None and level == "plain_text" and self.regex_fallback is not None:
+            try:
+                raw = self.regex_fallback(text)
+            except Exception as exc:  # a caller's fallback must not break the chain
+                raise _Failure(f"regex_fallback raised {type(exc).__name__}") from exc
+        if raw is None:
+            raise _Failure("no JSON object found in the response")
+        return raw
+
+    def _saw(self, text: str | None) -> None:
+        self.previous_output = text
+        if text is not None:
+            self.last_raw_text = text
+
+    def _value(self, raw: dict[str, Any]) -> T:
+        if self.validator is not None:
+            problem = next(iter(self.validator.iter_errors(raw)), None)
+            if problem is not None:
+                raise _Failure(f"the JSON does not match the schema: {problem.message}")
+        if self.parse_fn is None:
+            return raw  # type: ignore[return-value]
+        try:
+            return self.parse_fn(raw)
+        except Exception as exc:  # parse_fn is the caller's validation: any failure degrades
+            raise _Failure(f"the JSON was rejected: {type(exc).__name__}: {exc}") from exc
+
+    def _with_schema(self, reformat: bool) -> list[Message]:
+        """The conversation with the schema instruction (and, on a retry, the reformat request)."""
+        instruction = f"{SCHEMA_INSTRUCTION}\n{self.schema_text}"
+        messages = list(self.messages)
+        if messages and messages[0].get("role") == "system" and isinstance(messages[0].get("content"), str):
+            messages[0] = {**messages[0], "content": f"{messages[0]['content']}\n\n{instruction}"}
+        else:
+            messages.insert(0, {"role": "system", "content": instruction})
+        if reformat and self.previous_output is not None:
+            request = REFORMAT_PROMPT
+            if self.last_problem:
+                request += f"\nProblem: {self.last_problem}"
+            request += f"\nSchema:\n{self.schema_text}"
+            messages.append({"role": "assistant", "content": self.previous_output})
+            messages.append({"role": "user", "content": request})
+        return messages
+
+
+def _decode_arguments(arguments: str) -> dict[str, Any]:
+    try:
+        value: Any = json.loads(arguments) if arguments.strip() else {}
+        if isinstance(value, str):  # some providers double-encode the arguments
+            value = json.loads(value)
+    except ValueError:
+        value = extract_json(arguments)
+    if not isinstance(value, dict):
+        raise _Failure("the function arguments are not a JSON object")
+    return value
+
+
+@lru_cache(maxsize=128)
+def _validator(schema_text: str) -> Any:
+    schema = json.loads(schema_text)
+    cls = jsonschema.validators.validator_for(schema)
+    cls.check_schema(schema)
+    return cls(schema)

@@ -1,0 +1,85 @@
+"""Pytest plugin: the scripted OpenAI-compatible LLM server and LLMs bound to it.
+
+Fixtures: ``scripted_llm`` (a :class:`ScriptedOpenAIServer`, one per session, reset for every
+test) and ``make_llm`` (a factory of :class:`OpenAICompatibleLLM` bound to it). The plugin also
+points ``OPENAI_BASE_URL`` at a closed loopback port and sets a dummy ``OPENAI_API_KEY``, so a
+request that was not meant for the scripted server fails loudly instead of reaching a provider.
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import AsyncIterator, Callable, Iterator
+from typing import Any
+
+import pytest
+
+from agents.engine.llm import OpenAICompatibleLLM, aclose_shared_clients
+from tests.fakes.openai_server import ScriptedOpenAIServer
+
+# Port 9 (discard) on loopback: nothing listens, so an unintended request is refused at once.
+GUARD_BASE_URL = "http://127.0.0.1:9/v1"
+GUARD_API_KEY = "sk-test-not-a-real-key"
+SCRIPTED_API_KEY = "sk-scripted-test"
+
+MakeLLM = Callable[..., OpenAICompatibleLLM]
+
+
+def pytest_configure(config: pytest.Config) -> None:
+    os.environ["OPENAI_BASE_URL"] = GUARD_BASE_URL
+    os.environ["OPENAI_API_KEY"] = GUARD_API_KEY
+
+
+@pytest.fixture(scope="session")
+def scripted_llm_server() -> Iterator[ScriptedOpenAIServer]:
+    """The session's scripted server (prefer ``scripted_llm``, which is reset per test)."""
+    server = ScriptedOpenAIServer()
+    server.start()
+    try:
+        yield server
+    finally:
+        server.stop()
+
+
+@pytest.fixture
+def scripted_llm(scripted_llm_server: ScriptedOpenAIServer) -> Iterator[ScriptedOpenAIServer]:
+    """The scripted OpenAI-compatible server, empty at the start of the test.
+
+    Replies left unconsumed at the end of a test are not an error.
+    """
+    scripted_llm_server.reset()
+    try:
+        yield scripted_llm_server
+    finally:
+        scripted_llm_server.reset()
+
+
+@pytest.fixture
+async def make_llm(scripted_llm: ScriptedOpenAIServer) -> AsyncIterator[MakeLLM]:
+    """Factory of :class:`OpenAICompatibleLLM` instances talking to ``scripted_llm``."""
+
+    def factory(
+        *,
+        tool_call: bool = True,
+        json_mode: bool = True,
+        context_window: int = 128000,
+        model: str = "scripted-model",
+        timeout: float = 10.0,
+        max_retries: int = 0,
+        **kwargs: Any,
+    ) -> OpenAICompatibleLLM:
+        return OpenAICompatibleLLM(
+            base_url=scripted_llm.base_url,
+            api_key=SCRIPTED_API_KEY,
+            model=model,
+            abilities={"tool_call": tool_call, "json_mode": json_mode},
+            context_window=context_window,
+            timeout=timeout,
+            max_retries=max_retries,
+            **kwargs,
+        )
+
+    try:
+        yield factory
+    finally:
+        await aclose_shared_clients()

@@ -1,0 +1,520 @@
+"""A scripted OpenAI-compatible chat-completions server for tests.
+
+A real HTTP server on 127.0.0.1 (random port, background thread) that answers
+``POST /v1/chat/completions`` the way OpenAI does, streaming (SSE) and not. Tests queue
+replies with :meth:`ScriptedOpenAIServer.script`; each request pops one, in order. The code
+under test reaches it through the real ``openai`` SDK, so retries, timeouts, SSE parsing and
+error mapping are exercised for real.
+
+    server.script(text("Hello"), tool_calls(call("search", {"q": "x"})), error(500))
+    llm = OpenAICompatibleLLM(base_url=server.base_url, api_key="sk-test", model="m")
+
+When the queue is empty the server answers HTTP 500 (marked not retryable) saying
+"scripted LLM: no reply scripted for this request", so a test fails loudly instead of hanging.
+"""
+
+from __future__ import annotations
+
+import itertools
+import json
+import re
+import socket
+import threading
+import time
+from collections import deque
+from collections.abc import Callable, Iterator
+from dataclasses import dataclass, field
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from typing import Any
+
+__all__ = [
+    "ErrorReply",
+    "HangReply",
+    "MalformedReply",
+    "Reply",
+    "ScriptedOpenAIServer",
+    "TextReply",
+    "ToolCallSpec",
+    "ToolCallsReply",
+    "call",
+    "context_length_error",
+    "error",
+    "hang",
+    "malformed",
+    "text",
+    "tool_calls",
+]
+
+NO_REPLY_MESSAGE = "scripted LLM: no reply scripted for this request"
+
+
+# --- replies ---------------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class ToolCallSpec:
+    """One tool call the scripted model makes. ``arguments`` is the raw JSON text sent."""
+
+    name: str
+    arguments: str
+    id: str | None = None
+
+
+@dataclass(frozen=True)
+class TextReply:
+    content: str
+    reasoning_content: str | None = None
+    usage: dict[str, int] | None = None
+    latency: float = 0.0
+    chunk_size: int | None = None
+    die_after_chunks: int | None = None
+    finish_reason: str = "stop"
+
+
+@dataclass(frozen=True)
+class ToolCallsReply:
+    calls: tuple[ToolCallSpec, ...]
+    content: str | None = None
+    reasoning_content: str | None = None
+    latency: float = 0.0
+    usage: dict[str, int] | None = None
+
+
+@dataclass(frozen=True)
+class ErrorReply:
+    status: int
+    message: str = "scripted error"
+    code: str | None = None
+    type: str = "invalid_request_error"
+    headers: dict[str, str] = field(default_factory=dict)
+    latency: float = 0.0
+
+
+@dataclass(frozen=True)
+class MalformedReply:
+    body: bytes
+    status: int = 200
+    content_type: str = "application/json"
+
+
+@dataclass(frozen=True)
+class HangReply:
+    seconds: float
+    then: Reply | None = None
+
+
+Reply = TextReply | ToolCallsReply | ErrorReply | MalformedReply | HangReply
+ReplySource = Reply | Callable[[dict[str, Any]], Reply]
+
+
+def text(
+    content: str,
+    *,
+    reasoning_content: str | None = None,
+    usage: dict[str, int] | None = None,
+    latency: float = 0.0,
+    chunk_size: int | None = None,
+    die_after_chunks: int | None = None,
+    finish_reason: str = "stop",
+) -> TextReply:
+    """A plain assistant answer.
+
+    Streamed in ``chunk_size``-character pieces (default: three words a chunk).
+    ``die_after_chunks=N`` drops the connection after N content chunks (no ``[DONE]``).
+    """
+    return TextReply(content, reasoning_content, usage, latency, chunk_size, die_after_chunks, finish_reason)
+
+
+def call(name: str, arguments: dict[str, Any] | str, *, id: str | None = None) -> ToolCallSpec:
+    """A tool call; a ``str`` is sent verbatim (e.g. broken JSON), a dict is JSON-encoded."""
+    raw = arguments if isinstance(arguments, str) else json.dumps(arguments, ensure_ascii=False)
+    return ToolCallSpec(name, raw, id)
+
+
+def tool_calls(
+    *calls: ToolCallSpec,
+    content: str | None = None,
+    reasoning_content: str | None = None,
+    latency: float = 0.0,
+    usage: dict[str, int] | None = None,
+) -> ToolCallsReply:
+    """An assistant message requesting one or more tool calls (``finish_reason="tool_calls"``)."""
+    return ToolCallsReply(tuple(calls), content, reasoning_content, latency, usage)
+
+
+def error(
+    status: int,
+    *,
+    message: str = "scripted error",
+    code: str | None = None,
+    headers: dict[str, str] | None = None,
+    latency: float = 0.0,
+    type: str = "invalid_request_error",
+) -> ErrorReply:
+    """An OpenAI-style error body with the given HTTP status.
+
+    Unless ``headers`` says otherwise, a ``retry-after-ms: 1`` header keeps the SDK's own
+    retries (429/5xx) fast.
+    """
+    merged = {"retry-after-ms": "1", **(headers or {})}
+    return ErrorReply(status, message, code, type, merged, latency)
+
+
+def context_length_error() -> ErrorReply:
+    """The 400 OpenAI sends when the prompt exceeds the model's context window."""
+    return error(
+        400,
+        message=(
+            "This model's maximum context length is 8192 tokens. However, your messages resulted in "
+            "9001 tokens. Please reduce the length of the messages."
+        ),
+        code="context_length_exceeded",
+    )
+
+
+def malformed(body: bytes, *, status: int = 200, content_type: str = "application/json") -> MalformedReply:
+    """Raw bytes sent as the response body, e.g. ``b"not json"``."""
+    return MalformedReply(body, status, content_type)
+
+
+def hang(seconds: float, *, then: Reply | None = None) -> HangReply:
+    """Wait ``seconds`` before answering (with ``then``, default an empty text reply)."""
+    return HangReply(seconds, then)
+
+
+# --- the server ------------------------------------------------------------------------------
+
+
+class ScriptedOpenAIServer:
+    """A loopback OpenAI-compatible server answering from a queue of scripted replies."""
+
+    def __init__(self) -> None:
+        self.requests: list[dict[str, Any]] = []
+        self._queue: deque[ReplySource] = deque()
+        self._lock = threading.Lock()
+        self._ids = itertools.count(1)
+        # Set to wake every pending hang/latency wait (on reset and stop); replaced afterwards.
+        self._wake = threading.Event()
+        self._httpd: _Server | None = None
+        self._thread: threading.Thread | None = None
+
+    # public API
+
+    @property
+    def base_url(self) -> str:
+        if self._httpd is None:
+            raise RuntimeError("ScriptedOpenAIServer is not started")
+        host, port = self._httpd.server_address[:2]
+        return f"http://{host}:{port}/v1"
+
+    @property
+    def pending(self) -> int:
+        """Replies scripted but not consumed yet."""
+        with self._lock:
+            return len(self._queue)
+
+    @property
+    def last_request(self) -> dict[str, Any]:
+        """The body of the most recent request (raises when none arrived)."""
+        with self._lock:
+            if not self.requests:
+                raise AssertionError("the scripted LLM received no request")
+            return self.requests[-1]
+
+    def script(self, *replies: ReplySource) -> None:
+        """Append replies to the queue; each incoming request consumes one, in order.
+
+        A callable receives the parsed request body and returns the reply to send.
+        """
+        with self._lock:
+            self._queue.extend(replies)
+
+    def reset(self) -> None:
+        """Forget queued replies and recorded requests; wake any hanging reply."""
+        with self._lock:
+            self._queue.clear()
+            self.requests.clear()
+            self._wake.set()
+            self._wake = threading.Event()
+
+    def start(self) -> None:
+        if self._httpd is not None:
+            return
+        self._httpd = _Server(("127.0.0.1", 0), _Handler, self)
+        self._thread = threading.Thread(
+            target=self._httpd.serve_forever, kwargs={"poll_interval": 0.05}, daemon=True
+        )
+        self._thread.start()
+
+    def stop(self) -> None:
+        if self._httpd is None:
+            return
+        self._wake.set()
+        self._httpd.shutdown()
+        self._httpd.server_close()
+        if self._thread is not None:
+            self._thread.join(timeout=5)
+        self._httpd = None
+        self._thread = None
+
+    def __enter__(self) -> ScriptedOpenAIServer:
+        self.start()
+        return self
+
+    def __exit__(self, *exc_info: object) -> None:
+        self.stop()
+
+    # used by the handler
+
+    def _take(self, body: dict[str, Any]) -> tuple[Reply | None, threading.Event, int]:
+        with self._lock:
+            self.requests.append(body)
+            source = self._queue.popleft() if self._queue else None
+            wake = self._wake
+            number = next(self._ids)
+        if source is None or isinstance(source, Reply):
+            return source, wake, number
+        return source(body), wake, number
+
+
+class _Server(ThreadingHTTPServer):
+    daemon_threads = True
+    block_on_close = False
+
+    def __init__(self, address: tuple[str, int], handler: type, owner: ScriptedOpenAIServer) -> None:
+        super().__init__(address, handler)
+        self.owner = owner
+
+    def handle_error(self, request: Any, client_address: Any) -> None:
+        # Clients that time out or close streams early are part of the scripts; stay quiet.
+        return
+
+
+class _Handler(BaseHTTPRequestHandler):
+    protocol_version = "HTTP/1.1"
+    server: _Server
+
+    def log_message(self, format: str, *args: Any) -> None:
+        return
+
+    def do_POST(self) -> None:
+        raw = self.rfile.read(int(self.headers.get("Content-Length") or 0))
+        if not self.path.rstrip("/").endswith("/chat/completions"):
+            self._send_json(404, _error_body(f"scripted LLM: unknown path {self.path}", "not_found"))
+            return
+        try:
+            body = json.loads(raw)
+        except ValueError:
+            self._send_json(400, _error_body("scripted LLM: request body is not JSON", None))
+            return
+        try:
+            reply, wake, number = self.server.owner._take(body)
+        except Exception as exc:  # a scripted callable failed: make the test fail loudly
+            self._send_json(
+                500, _error_body(f"scripted LLM: reply callable raised {exc!r}", None), retry=False
+            )
+            return
+        if reply is None:
+            self._send_json(500, _error_body(NO_REPLY_MESSAGE, "no_reply_scripted"), retry=False)
+            return
+        try:
+            self._answer(body, reply, wake, f"chatcmpl-scripted-{number}")
+        except (BrokenPipeError, ConnectionResetError):
+            self.close_connection = True
+
+    # replies
+
+    def _answer(self, body: dict[str, Any], reply: Reply, wake: threading.Event, cid: str) -> None:
+        if isinstance(reply, HangReply):
+            if wake.wait(reply.seconds):
+                self._abort()
+                return
+            reply = reply.then or TextReply("")
+        latency = getattr(reply, "latency", 0.0)
+        if latency and wake.wait(latency):
+            self._abort()
+            return
+        if isinstance(reply, ErrorReply):
+            self._send_json(reply.status, _error_body(reply.message, reply.code, reply.type), reply.headers)
+        elif isinstance(reply, MalformedReply):
+            self._send_bytes(reply.status, reply.body, reply.content_type)
+        elif body.get("stream"):
+            self._stream(body, reply, cid)
+        else:
+            self._send_json(200, _completion(body, reply, cid))
+
+    def _stream(self, body: dict[str, Any], reply: TextReply | ToolCallsReply, cid: str) -> None:
+        self.send_response(200)
+        self.send_header("Content-Type", "text/event-stream")
+        self.send_header("Cache-Control", "no-cache")
+        self.send_header("Transfer-Encoding", "chunked")
+        self.end_headers()
+        created = int(time.time())
+        model = body.get("model", "scripted-model")
+
+        def event(delta: dict[str, Any] | None, finish: str | None = None, usage: Any = None) -> None:
+            chunk: dict[str, Any] = {
+                "id": cid,
+                "object": "chat.completion.chunk",
+                "created": created,
+                "model": model,
+                "choices": []
+                if delta is None
+                else [{"index": 0, "delta": delta, "finish_reason": finish, "logprobs": None}],
+            }
+            if usage is not None:
+                chunk["usage"] = usage
+            self._write_chunk(b"data: " + json.dumps(chunk, ensure_ascii=False).encode() + b"\n\n")
+
+        event({"role": "assistant", "content": ""})
+        if reply.reasoning_content:
+            for piece in _split_words(reply.reasoning_content):
+                event({"reasoning_content": piece})
+        if isinstance(reply, TextReply):
+            pieces = (
+                _split_chars(reply.content, reply.chunk_size)
+                if reply.chunk_size
+                else _split_words(reply.content)
+            )
+            for sent, piece in enumerate(pieces):
+                if reply.die_after_chunks is not None and sent >= reply.die_after_chunks:
+                    self._abort()
+                    return
+                event({"content": piece})
+            if reply.die_after_chunks is not None:
+                self._abort()
+                return
+            finish = reply.finish_reason
+        else:
+            if reply.content:
+                for piece in _split_words(reply.content):
+                    event({"content": piece})
+            for index, spec in enumerate(reply.calls):
+                head = {"name": spec.name, "arguments": ""}
+                event(
+                    {
+                        "tool_calls": [
+                            {
+                                "index": index,
+                                "id": _call_id(spec, cid, index),
+                                "type": "function",
+                                "function": head,
+                            }
+                        ]
+                    }
+                )
+                for piece in _split_chars(spec.arguments, 16):
+                    event({"tool_calls": [{"index": index, "function": {"arguments": piece}}]})
+            finish = "tool_calls"
+        event({}, finish)
+        if (body.get("stream_options") or {}).get("include_usage"):
+            event(None, usage=_usage(body, reply))
+        self._write_chunk(b"data: [DONE]\n\n")
+        self.wfile.write(b"0\r\n\r\n")
+        self.wfile.flush()
+
+    # plumbing
+
+    def _write_chunk(self, data: bytes) -> None:
+        self.wfile.write(f"{len(data):x}\r\n".encode() + data + b"\r\n")
+        self.wfile.flush()
+
+    def _abort(self) -> None:
+        """Drop the connection mid-response, as a crashed or unplugged provider would."""
+        self.close_connection = True
+        try:
+            self.wfile.flush()
+            self.connection.shutdown(socket.SHUT_RDWR)
+        except OSError:
+            pass
+
+    def _send_json(
+        self,
+        status: int,
+        payload: dict[str, Any],
+        headers: dict[str, str] | None = None,
+        *,
+        retry: bool = True,
+    ) -> None:
+        extra = dict(headers or {})
+        if not retry:
+            extra["x-should-retry"] = "false"
+        self._send_bytes(status, json.dumps(payload, ensure_ascii=False).encode(), "application/json", extra)
+
+    def _send_bytes(
+        self, status: int, data: bytes, content_type: str, headers: dict[str, str] | None = None
+    ) -> None:
+        self.send_response(status)
+        self.send_header("Content-Type", content_type)
+        self.send_header("Content-Length", str(len(data)))
+        for name, value in (headers or {}).items():
+            self.send_header(name, value)
+        self.end_headers()
+        self.wfile.write(data)
+        self.wfile.flush()
+
+
+# --- OpenAI wire format ----------------------------------------------------------------------
+
+
+def _error_body(message: str, code: str | None, type: str = "invalid_request_error") -> dict[str, Any]:
+    return {"error": {"message": message, "type": type, "param": None, "code": code}}
+
+
+def _call_id(spec: ToolCallSpec, cid: str, index: int) -> str:
+    return spec.id or f"call_{cid.rsplit('-', 1)[-1]}_{index}"
+
+
+def _completion(body: dict[str, Any], reply: TextReply | ToolCallsReply, cid: str) -> dict[str, Any]:
+    message: dict[str, Any] = {"role": "assistant", "content": reply.content, "refusal": None}
+    if reply.reasoning_content is not None:
+        message["reasoning_content"] = reply.reasoning_content
+    if isinstance(reply, ToolCallsReply):
+        message["tool_calls"] = [
+            {
+                "id": _call_id(spec, cid, index),
+                "type": "function",
+                "function": {"name": spec.name, "arguments": spec.arguments},
+            }
+            for index, spec in enumerate(reply.calls)
+        ]
+        finish = "tool_calls"
+    else:
+        finish = reply.finish_reason
+    return {
+        "id": cid,
+        "object": "chat.completion",
+        "created": int(time.time()),
+        "model": body.get("model", "scripted-model"),
+        "choices": [{"index": 0, "message": message, "finish_reason": finish, "logprobs": None}],
+        "usage": _usage(body, reply),
+        "system_fingerprint": None,
+    }
+
+
+def _usage(body: dict[str, Any], reply: TextReply | ToolCallsReply) -> dict[str, int]:
+    if reply.usage is not None:
+        usage = dict(reply.usage)
+        usage.setdefault("total_tokens", usage.get("prompt_tokens", 0) + usage.get("completion_tokens", 0))
+        return usage
+    prompt = _estimate(json.dumps(body.get("messages", []), ensure_ascii=False))
+    completion_text = reply.content or ""
+    if isinstance(reply, ToolCallsReply):
+        completion_text += "".join(spec.name + spec.arguments for spec in reply.calls)
+    completion = _estimate(completion_text)
+    return {"prompt_tokens": prompt, "completion_tokens": completion, "total_tokens": prompt + completion}
+
+
+def _estimate(text_: str) -> int:
+    return max(1, len(text_) // 4)
+
+
+def _split_words(text_: str, words: int = 3) -> Iterator[str]:
+    tokens = re.findall(r"\s*\S+\s*", text_) or ([text_] if text_ else [])
+    for start in range(0, len(tokens), words):
+        yield "".join(tokens[start : start + words])
+
+
+def _split_chars(text_: str, size: int) -> Iterator[str]:
+    for start in range(0, len(text_), max(1, size)):
+        yield text_[start : start + size]
