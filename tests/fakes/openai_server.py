@@ -69,6 +69,7 @@ class TextReply:
     chunk_size: int | None = None
     die_after_chunks: int | None = None
     finish_reason: str = "stop"
+    omit_usage: bool = False
 
 
 @dataclass(frozen=True)
@@ -78,6 +79,7 @@ class ToolCallsReply:
     reasoning_content: str | None = None
     latency: float = 0.0
     usage: dict[str, int] | None = None
+    omit_usage: bool = False
 
 
 @dataclass(frozen=True)
@@ -116,13 +118,17 @@ def text(
     chunk_size: int | None = None,
     die_after_chunks: int | None = None,
     finish_reason: str = "stop",
+    omit_usage: bool = False,
 ) -> TextReply:
     """A plain assistant answer.
 
     Streamed in ``chunk_size``-character pieces (default: three words a chunk).
     ``die_after_chunks=N`` drops the connection after N content chunks (no ``[DONE]``).
+    ``omit_usage=True`` sends no ``usage`` at all, as some providers do.
     """
-    return TextReply(content, reasoning_content, usage, latency, chunk_size, die_after_chunks, finish_reason)
+    return TextReply(
+        content, reasoning_content, usage, latency, chunk_size, die_after_chunks, finish_reason, omit_usage
+    )
 
 
 def call(name: str, arguments: dict[str, Any] | str, *, id: str | None = None) -> ToolCallSpec:
@@ -137,9 +143,10 @@ def tool_calls(
     reasoning_content: str | None = None,
     latency: float = 0.0,
     usage: dict[str, int] | None = None,
+    omit_usage: bool = False,
 ) -> ToolCallsReply:
     """An assistant message requesting one or more tool calls (``finish_reason="tool_calls"``)."""
-    return ToolCallsReply(tuple(calls), content, reasoning_content, latency, usage)
+    return ToolCallsReply(tuple(calls), content, reasoning_content, latency, usage, omit_usage)
 
 
 def error(
@@ -407,7 +414,7 @@ class _Handler(BaseHTTPRequestHandler):
                     event({"tool_calls": [{"index": index, "function": {"arguments": piece}}]})
             finish = "tool_calls"
         event({}, finish)
-        if (body.get("stream_options") or {}).get("include_usage"):
+        if (body.get("stream_options") or {}).get("include_usage") and not reply.omit_usage:
             event(None, usage=_usage(body, reply))
         self._write_chunk(b"data: [DONE]\n\n")
         self.wfile.write(b"0\r\n\r\n")
@@ -481,15 +488,17 @@ def _completion(body: dict[str, Any], reply: TextReply | ToolCallsReply, cid: st
         finish = "tool_calls"
     else:
         finish = reply.finish_reason
-    return {
+    completion = {
         "id": cid,
         "object": "chat.completion",
         "created": int(time.time()),
         "model": body.get("model", "scripted-model"),
         "choices": [{"index": 0, "message": message, "finish_reason": finish, "logprobs": None}],
-        "usage": _usage(body, reply),
         "system_fingerprint": None,
     }
+    if not reply.omit_usage:
+        completion["usage"] = _usage(body, reply)
+    return completion
 
 
 def _usage(body: dict[str, Any], reply: TextReply | ToolCallsReply) -> dict[str, int]:
