@@ -1,0 +1,70 @@
+"""Fixtures shared by the whole suite: organisations, users by role, API clients."""
+
+from __future__ import annotations
+
+import pytest
+from rest_framework.test import APIClient
+
+from platform_core.models import Role
+from platform_core.services import api_token_issue
+from tests.factories import OrganizationFactory, member_of
+
+
+def pytest_configure(config: pytest.Config) -> None:
+    config.addinivalue_line(
+        "markers",
+        "cross_org(*route_names): this test proves that the named tenant routes hide other organisations' data",
+    )
+
+
+@pytest.fixture
+def org(db):
+    return OrganizationFactory(slug="acme", name="Acme")
+
+
+@pytest.fixture
+def other_org(db):
+    return OrganizationFactory(slug="globex", name="Globex")
+
+
+@pytest.fixture
+def member(org):
+    return member_of(org, Role.MEMBER, username="mia")
+
+
+@pytest.fixture
+def org_admin(org):
+    return member_of(org, Role.ADMIN, username="ada")
+
+
+@pytest.fixture
+def org_owner(org):
+    return member_of(org, Role.OWNER, username="oscar")
+
+
+@pytest.fixture
+def approver(org):
+    return member_of(org, Role.APPROVER, username="april")
+
+
+@pytest.fixture
+def other_admin(other_org):
+    return member_of(other_org, Role.ADMIN, username="gus")
+
+
+@pytest.fixture
+def api_client():
+    return APIClient()
+
+
+@pytest.fixture
+def client_for():
+    """``client_for(user)``: an API client authenticated with a real Bearer token of ``user``."""
+
+    def make(user):
+        _, raw = api_token_issue(user=user, name="test")
+        client = APIClient()
+        client.credentials(HTTP_AUTHORIZATION=f"Bearer {raw}")
+        return client
+
+    return make

@@ -1,0 +1,70 @@
+"""factory_boy factories. Child factories take their organisation from the parent so objects never
+straddle organisations. ``TENANT_FACTORIES`` maps every tenant model to its factory: the admin
+isolation meta-test fails for a tenant model admin whose model has none."""
+
+from __future__ import annotations
+
+import factory
+from django.contrib.auth import get_user_model
+
+from platform_core.models import AuditLog, Membership, Organization, Role
+
+PASSWORD = "correct horse battery staple"
+
+
+class OrganizationFactory(factory.django.DjangoModelFactory):
+    class Meta:
+        model = Organization
+        django_get_or_create = ("slug",)
+
+    slug = factory.Sequence(lambda n: f"org-{n}")
+    name = factory.LazyAttribute(lambda o: f"Organisation {o.slug}")
+
+
+class UserFactory(factory.django.DjangoModelFactory):
+    class Meta:
+        model = get_user_model()
+        django_get_or_create = ("username",)
+        skip_postgeneration_save = True
+
+    username = factory.Sequence(lambda n: f"user{n}")
+    email = factory.LazyAttribute(lambda o: f"{o.username}@example.com")
+    password = factory.PostGenerationMethodCall("set_password", PASSWORD)
+
+    @factory.post_generation
+    def _save(obj, create, extracted, **kwargs):  # noqa: N805
+        if create:
+            obj.save()
+
+
+class MembershipFactory(factory.django.DjangoModelFactory):
+    class Meta:
+        model = Membership
+
+    organization = factory.SubFactory(OrganizationFactory)
+    user = factory.SubFactory(UserFactory)
+    role = Role.MEMBER
+
+
+class AuditLogFactory(factory.django.DjangoModelFactory):
+    class Meta:
+        model = AuditLog
+
+    organization = factory.SubFactory(OrganizationFactory)
+    action = "test.event"
+    target_repr = factory.Sequence(lambda n: f"target {n}")
+
+
+def member_of(org: Organization, role: str = Role.MEMBER, **user_fields: object):
+    """A new user with ``role`` in ``org`` (staff when the role opens the admin)."""
+    user_fields.setdefault("is_staff", role in (Role.OWNER, Role.ADMIN))
+    user = UserFactory(**user_fields)
+    MembershipFactory(organization=org, user=user, role=role)
+    return user
+
+
+TENANT_FACTORIES: dict[type, object] = {
+    Organization: lambda org: org,
+    Membership: lambda org: MembershipFactory(organization=org),
+    AuditLog: lambda org: AuditLogFactory(organization=org),
+}
