@@ -388,3 +388,14 @@ async def test_an_injected_client_is_used_instead_of_the_shared_one(scripted_llm
         await client.close()
 
     assert response.content == "via injected client"
+
+
+async def test_requests_not_meant_for_the_scripted_server_fail_loudly():
+    # The plugin points the SDK's environment defaults at a closed loopback port.
+    client = openai.AsyncOpenAI(max_retries=0)
+    try:
+        assert client.base_url.host == "127.0.0.1"
+        with pytest.raises(openai.APIConnectionError):
+            await client.chat.completions.create(model="m", messages=ASK)
+    finally:
+        await client.close()
