@@ -308,7 +308,7 @@ def strip_metadata(messages: Sequence[Message]) -> list[Message]:
     return [{k: v for k, v in m.items() if not k.startswith("_")} for m in messages]
 
 
-def estimate_text_tokens(text: str) -> int:
+def _estimate_text_tokens(text: str) -> int:
     """A rough token count: one per CJK character, one per four other characters."""
     if not text:
         return 0
@@ -367,6 +367,6 @@ def _usage(reported: Any) -> Usage:
 
 
 def _estimated_usage(messages: Sequence[Message], completion_text: str) -> Usage:
-    prompt = sum(estimate_text_tokens(str(m.get("content") or "")) + 4 for m in messages)
-    completion = estimate_text_tokens(completion_text)
+    prompt = sum(_estimate_text_tokens(str(m.get("content") or "")) + 4 for m in messages)
+    completion = _estimate_text_tokens(completion_text)
     return Usage(prompt, completion, prompt + completion, calls=1)

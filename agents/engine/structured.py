@@ -25,7 +25,7 @@ from typing import Any, Generic, Literal, TypeVar
 
 import jsonschema
 
-from .llm import LLM, ChatResponse, LLMError, Message, Usage
+from agents.engine.llm import LLM, ChatResponse, LLMError, Message, Usage
 
 logger = logging.getLogger(__name__)
 
