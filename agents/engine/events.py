@@ -1,0 +1,227 @@
+"""The events a run reports, exactly the channels and payloads of the spec's SSE table.
+
+An :class:`Event` is built once and handed to ONE async callback (``on_event``) given to
+``ReActAgent.run()`` / ``stream_answer()``. :class:`EventStream` and :func:`iterate_events` adapt that
+callback to an async iterator. Payload keys come in the spec's order; a few extra keys (``tool_call_id``
+so clients can match parallel calls, ``cancelled``/``stop_reason`` on ``done``) follow the spec's keys.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+from collections.abc import AsyncIterator, Awaitable, Callable, Mapping
+from dataclasses import dataclass
+from typing import Any
+
+logger = logging.getLogger(__name__)
+
+STEP = "step"
+ANSWER = "answer"
+COMPACT = "compact"
+PHASE = "phase"
+INJECT = "inject"
+DONE = "done"
+
+
+@dataclass(frozen=True, slots=True)
+class Event:
+    """One event: a channel (``step``, ``answer``, ``compact``, ``phase``, ``inject``, ``done``) and its payload."""
+
+    channel: str
+    data: Mapping[str, Any]
+
+    def as_dict(self) -> dict[str, Any]:
+        """``{"event": channel, "data": payload}``: the websocket frame body without ``seq``/``run_id``."""
+        return {"event": self.channel, "data": dict(self.data)}
+
+
+EventCallback = Callable[[Event], Awaitable[None]]
+
+
+def thinking_start(iteration: int) -> Event:
+    """``step`` thinking start: before every LLM call of the tool loop."""
+    return Event(STEP, {"type": "thinking", "status": "start", "iteration": iteration})
+
+
+def thinking_done(iteration: int, reasoning: str) -> Event:
+    """``step`` thinking done: after the LLM replied, before any tool runs."""
+    return Event(STEP, {"type": "thinking", "status": "done", "iteration": iteration, "reasoning": reasoning})
+
+
+def iteration_start(iteration: int, tool_name: str, tool_args: Any, tool_call_id: str) -> Event:
+    """``step`` iteration start: a tool call begins (before its hooks, so a UI can show a pending approval)."""
+    return Event(
+        STEP,
+        {
+            "type": "iteration",
+            "status": "start",
+            "iteration": iteration,
+            "tool_name": tool_name,
+            "tool_args": tool_args,
+            "tool_call_id": tool_call_id,
+        },
+    )
+
+
+def iteration_done(
+    iteration: int,
+    tool_name: str,
+    observation: str,
+    error: str | None,
+    iter_elapsed: float,
+    tool_call_id: str,
+    *,
+    outcome: str,
+    tool_args: Any,
+    artifacts: list[dict[str, Any]] | None = None,
+) -> Event:
+    """``step`` iteration done: the call finished; ``error`` is the error message or ``None``."""
+    data: dict[str, Any] = {
+        "type": "iteration",
+        "status": "done",
+        "iteration": iteration,
+        "tool_name": tool_name,
+        "observation": observation,
+        "error": error,
+        "iter_elapsed": iter_elapsed,
+        "tool_call_id": tool_call_id,
+        "outcome": outcome,
+        "tool_args": tool_args,
+    }
+    if artifacts:
+        data["artifacts"] = artifacts
+    return Event(STEP, data)
+
+
+def answer_signal() -> Event:
+    """``step`` answer start: the agent has signalled its final answer."""
+    return Event(STEP, {"type": "answer", "status": "start"})
+
+
+def answer_start() -> Event:
+    """``answer`` start: the synthesis stream begins."""
+    return Event(ANSWER, {"status": "start"})
+
+
+def answer_delta(content: str) -> Event:
+    """``answer`` delta: one streamed piece of the answer."""
+    return Event(ANSWER, {"status": "delta", "content": content})
+
+
+def answer_done(content: str, *, fallback: bool) -> Event:
+    """``answer`` done. ``content`` is the whole answer; ``fallback`` says the stream failed and ``content``
+    (the tool loop's own answer) replaces whatever deltas were shown."""
+    return Event(ANSWER, {"status": "done", "content": content, "fallback": fallback})
+
+
+def compact(original_messages: int, kept_messages: int) -> Event:
+    """``compact``: the context was compacted before an LLM call."""
+    return Event(COMPACT, {"original_messages": original_messages, "kept_messages": kept_messages})
+
+
+def selecting_tools(total_tools: int) -> Event:
+    """``phase``: the tool selection phase is active."""
+    return Event(PHASE, {"phase": "selecting_tools", "total_tools": total_tools})
+
+
+def inject(content: str) -> Event:
+    """``inject``: one user interrupt was taken into the run."""
+    return Event(INJECT, {"type": "inject", "content": content})
+
+
+def done(
+    answer: str,
+    iterations: int,
+    usage: Mapping[str, int],
+    elapsed: float,
+    *,
+    cancelled: bool = False,
+    stop_reason: str = "",
+) -> Event:
+    """``done``: the final result payload."""
+    return Event(
+        DONE,
+        {
+            "answer": answer,
+            "iterations": iterations,
+            "usage": dict(usage),
+            "elapsed": elapsed,
+            "cancelled": cancelled,
+            "stop_reason": stop_reason,
+        },
+    )
+
+
+class Emitter:
+    """Delivers events to an optional callback; a failing callback is logged and never breaks the run."""
+
+    __slots__ = ("callback",)
+
+    def __init__(self, callback: EventCallback | None) -> None:
+        self.callback = callback
+
+    @property
+    def active(self) -> bool:
+        return self.callback is not None
+
+    async def __call__(self, event: Event) -> None:
+        if self.callback is None:
+            return
+        try:
+            await self.callback(event)
+        except Exception as exc:
+            logger.warning("event callback failed on %s event: %s", event.channel, type(exc).__name__)
+
+
+_CLOSED = object()
+
+
+class EventStream:
+    """An ``on_event`` callback that feeds an async iterator: pass the stream as ``on_event``, iterate it,
+    and call :meth:`close` when the producer is finished."""
+
+    def __init__(self) -> None:
+        self._queue: asyncio.Queue[Any] = asyncio.Queue()
+
+    async def __call__(self, event: Event) -> None:
+        self._queue.put_nowait(event)
+
+    def close(self) -> None:
+        self._queue.put_nowait(_CLOSED)
+
+    def __aiter__(self) -> AsyncIterator[Event]:
+        return self
+
+    async def __anext__(self) -> Event:
+        item = await self._queue.get()
+        if item is _CLOSED:
+            self._queue.put_nowait(_CLOSED)  # later iterations end too
+            raise StopAsyncIteration
+        return item
+
+
+async def iterate_events(producer: Callable[[EventCallback], Awaitable[Any]]) -> AsyncIterator[Event]:
+    """Run ``producer(on_event)`` in a task and yield its events as they come.
+
+    The producer's exception, if any, is raised after its last event. Leaving the iteration early
+    cancels the producer and waits for it.
+    """
+    stream = EventStream()
+
+    async def run() -> None:
+        try:
+            await producer(stream)
+        finally:
+            stream.close()
+
+    task = asyncio.create_task(run())
+    try:
+        async for event in stream:
+            yield event
+        await task
+    finally:
+        if not task.done():
+            task.cancel()
+            # gather() propagates our own cancellation but swallows the producer's.
+            await asyncio.gather(task, return_exceptions=True)

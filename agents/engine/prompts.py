@@ -1,0 +1,162 @@
+"""Every text the engine adds to a conversation, in one place."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import Any
+
+HUMAN_DECISIONS = (
+    "Some tool calls pass through guard rails (read-only mode, approval by a human, rate limits). "
+    "When a call is blocked or rejected, the observation says why. A call rejected by a human is a "
+    "decision: report it to the user, do not retry it, and do not try to reach the same effect "
+    "through another tool or other arguments."
+)
+
+NATIVE_INSTRUCTIONS = (
+    "You can call tools to gather information or act. Call them when they help; you may call several "
+    "independent tools at once. When you have what you need, reply with your answer and no tool call."
+)
+
+JSON_INSTRUCTIONS = """You solve the task step by step with the tools below. Reply with ONE JSON object and nothing else.
+
+To call a tool:
+{{"reasoning": "<why this step>", "action": {{"type": "tool_call", "tool_name": "<name>", "tool_args": {{...}}}}}}
+
+When you have everything you need:
+{{"reasoning": "<why you are done>", "action": {{"type": "final_answer", "answer": "<your answer>"}}}}
+
+Call one tool per reply. After each call you receive its observation.
+
+## Tools
+
+{tools}"""
+
+NO_TOOLS = "(no tools are available: answer directly)"
+
+PARSE_FAILURE_SENTINEL = "(could not parse LLM output as JSON)"
+
+REFORMAT_REQUEST = (
+    "Your previous response could not be parsed as valid JSON. Reply again with exactly one JSON object: "
+    '{"reasoning": "...", "action": {"type": "tool_call", "tool_name": "...", "tool_args": {...}}} or '
+    '{"reasoning": "...", "action": {"type": "final_answer", "answer": "..."}}.'
+)
+
+EMPTY_REPLY_NUDGE = (
+    "Your previous reply was empty. Continue the task: call a tool, or give your final answer."
+)
+
+CYCLE_WARNING = (
+    "You have called `{tool}` with identical arguments {count} times and received the same result. "
+    "Please try a different approach or tool."
+)
+
+SELF_REFLECTION = """[Self-reflection] You have made {count} tool calls so far. Pause and check before going on:
+1. Are you still making progress towards the original goal?
+2. Have you been repeating similar actions or going in circles?
+3. What is the most direct next step to complete the task?
+4. Should you give the final answer now?"""
+
+COMPLETION_CHECKLIST = """[Completion check] Before you give your final answer, verify:
+1. Does the answer fully address the original question?
+2. Are the key facts verified by tool results?
+3. Are there contradictions in the information gathered?
+If everything holds, give your final answer again. If something is missing, continue with tool calls."""
+
+USER_INTERRUPT = (
+    "[USER INTERRUPT] The user sent this while you were working. Take it into account before you "
+    "continue; it may change or add to the task.\n\n{content}"
+)
+
+TOOL_SELECTION_SYSTEM = """Pick the tools needed to handle the user's request. Choose at most {max_tools}, the most relevant first, using only names from this catalogue:
+
+{catalogue}
+
+Return JSON: {{"tools": ["tool_name", ...]}}"""
+
+JSON_OBSERVATION = "Observation from `{tool}`:\n{observation}"
+
+SYNTHESIS_SYSTEM = (
+    "You write the final answer for the user from an agent's work. Answer the user's question directly, "
+    "in markdown. Use the facts in the execution trace; do not invent any. Do not add meta-commentary "
+    "(no 'based on the tool results', no description of the steps taken) unless the user asked about the "
+    "process. If something could not be done (a failed, blocked or rejected call), say so plainly. "
+    "Write in the same language as the user's question."
+)
+
+
+def user_interrupt(contents: Sequence[str]) -> str:
+    """One ``[USER INTERRUPT]`` message for everything drained at once."""
+    if len(contents) == 1:
+        body = contents[0]
+    else:
+        body = "\n\n".join(f"{i}. {c}" for i, c in enumerate(contents, 1))
+    return USER_INTERRUPT.format(content=body)
+
+
+def system_prompt(base: str, *, native: bool, tools_text: str, extra: Sequence[str] = ()) -> str:
+    """The tool loop's system prompt: the agent's own prompt, the protocol, the human-decision rule."""
+    parts = [base.strip()] if base and base.strip() else []
+    parts.extend(t.strip() for t in extra if t and t.strip())
+    parts.append(NATIVE_INSTRUCTIONS if native else JSON_INSTRUCTIONS.format(tools=tools_text or NO_TOOLS))
+    parts.append(HUMAN_DECISIONS)
+    return "\n\n".join(parts)
+
+
+# The answers of runs that end without a final answer, in English and Simplified Chinese: the user's
+# language follows the question (the engine has no Django translation machinery).
+_STOP_HEADS = {
+    "max_iterations": (
+        "I stopped after reaching the limit of {max_iterations} iterations, before the task was finished.",
+        "已达到 {max_iterations} 次迭代上限，任务尚未完成。",
+    ),
+    "token_budget": (
+        "I stopped because the token budget ({token_budget} tokens) was used up before the task was finished.",
+        "Token 预算（{token_budget}）已用完，任务尚未完成。",
+    ),
+    "llm_error": (
+        "I could not finish: the language model failed ({error}). Please try again later.",
+        "无法完成：语言模型调用失败（{error}），请稍后重试。",
+    ),
+    "empty_response": (
+        "I could not finish: the language model returned empty replies.",
+        "无法完成：语言模型返回了空回复。",
+    ),
+    "unparsed_output": (
+        "I could not finish: the language model's replies could not be understood.",
+        "无法完成：无法理解语言模型的回复。",
+    ),
+}
+_RESULT_EXCERPT_CHARS = 500
+
+
+def is_chinese(text: str) -> bool:
+    """Whether ``text`` contains CJK ideographs (the question is then answered in Chinese)."""
+    return any("\u4e00" <= ch <= "\u9fff" for ch in text)
+
+
+def fallback_answer(reason: str, records: Sequence[Any], *, query: str, **details: Any) -> str:
+    """A summary of partial results: why the run stopped, which tools were called, and how they went."""
+    zh = is_chinese(query)
+    head = _STOP_HEADS.get(reason, _STOP_HEADS["max_iterations"])[1 if zh else 0].format(**details)
+    if not records:
+        return f"{head}\n\n{'未调用任何工具。' if zh else 'No tool was called.'}"
+    by_tool: dict[str, list[Any]] = {}
+    for record in records:
+        by_tool.setdefault(record.name, []).append(record)
+    lines = [head, "", "已调用的工具：" if zh else "Tools called:"]
+    for name, calls in by_tool.items():
+        ok = [c for c in calls if c.error is None]
+        failed = [c for c in calls if c.error is not None]
+        if zh:
+            line = f"- `{name}`：调用 {len(calls)} 次，成功 {len(ok)} 次，失败 {len(failed)} 次"
+            if failed:
+                line += f"（最后的错误：{failed[-1].error}）"
+        else:
+            line = f"- `{name}`: called {len(calls)} time(s), {len(ok)} succeeded, {len(failed)} failed"
+            if failed:
+                line += f" (last error: {failed[-1].error})"
+        lines.append(line)
+        if ok:
+            excerpt = ok[-1].observation[:_RESULT_EXCERPT_CHARS]
+            lines.append(f"  {'最后结果' if zh else 'Last result'}: {excerpt}")
+    return "\n".join(lines)

@@ -1,0 +1,542 @@
+"""The ReAct agent: the tool loop (JSON mode or native function calling) and answer synthesis.
+
+``run()`` drives the loop: ask the model (non-streaming), run the tools it asks for, append the
+observations, repeat until it gives a final answer; ``stream_answer()`` then streams the user-facing
+answer. Cancellation: ``agent.cancel()`` stops the run at its next await (in-flight tools are
+cancelled) and ``run()`` returns a result with ``cancelled=True`` after emitting ``done``; cancelling
+the task that awaits ``run()`` instead propagates ``CancelledError`` (after the same cleanup), as
+asyncio code expects.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import logging
+import os
+import time
+from collections.abc import AsyncIterator, Mapping, Sequence
+from dataclasses import dataclass
+from typing import Any
+
+from agents.engine import events, prompts
+from agents.engine.context_summary import BOOKKEEPING_KEY, PINNED_KEY
+from agents.engine.events import Emitter, Event, EventCallback, iterate_events
+from agents.engine.hooks import HookRegistry, SessionContext
+from agents.engine.interrupts import InterruptQueue
+from agents.engine.llm import LLM, ChatResponse, ContextLengthExceededError, LLMError, Message, Usage
+from agents.engine.parsing import TOOL_CALL, ToolCall, json_tool_call, native_tool_call, parse_action
+from agents.engine.selection import select_tools
+from agents.engine.synthesis import stream_answer as _stream_answer
+from agents.engine.tool_runner import ToolCallRecord, ToolRunner
+from agents.engine.tools import ToolRegistry
+from agents.engine.transcript import Transcript
+
+logger = logging.getLogger(__name__)
+
+MAX_ITERATIONS = 50
+TOOL_SELECTION_THRESHOLD = 12
+TOOL_SELECTION_MAX = 6
+SELF_REFLECTION_INTERVAL = 6
+TOOL_TIMEOUT = 60.0
+BATCH_TIMEOUT = 90.0
+MAX_PARALLEL_TOOLS = 4
+DEFAULT_COMPLETION_CHECK_MIN_TOOLS = 3
+DEFAULT_CYCLE_DETECTION_THRESHOLD = 3
+
+STOP_FINAL_ANSWER = "final_answer"
+STOP_MAX_ITERATIONS = "max_iterations"
+STOP_TOKEN_BUDGET = "token_budget"
+STOP_LLM_ERROR = "llm_error"
+STOP_CANCELLED = "cancelled"
+STOP_UNPARSED_OUTPUT = "unparsed_output"
+STOP_EMPTY_RESPONSE = "empty_response"
+
+
+def _env_int(name: str, default: int) -> int:
+    raw = os.environ.get(name, "").strip()
+    if not raw:
+        return default
+    try:
+        return int(raw)
+    except ValueError:
+        logger.warning("ignoring %s=%r: not an integer", name, raw)
+        return default
+
+
+@dataclass(frozen=True, slots=True)
+class AgentResult:
+    """The outcome of one ``run()``.
+
+    ``stop_reason`` is ``final_answer``, ``max_iterations``, ``token_budget``, ``llm_error``,
+    ``cancelled``, ``unparsed_output`` or ``empty_response``; for every reason but ``final_answer``
+    the answer is a summary of the partial results.
+    """
+
+    answer: str
+    messages: list[Message]
+    iterations: int
+    usage: Usage
+    elapsed: float
+    tool_calls: tuple[ToolCallRecord, ...]
+    cancelled: bool = False
+    stop_reason: str = STOP_FINAL_ANSWER
+    query: str = ""
+
+
+def _note(content: str) -> Message:
+    """A user-role message the engine writes itself (never a user turn for the context guard)."""
+    return {"role": "user", "content": content, BOOKKEEPING_KEY: True}
+
+
+class _LLMFailed(Exception):
+    def __init__(self, cause: LLMError) -> None:
+        super().__init__(str(cause))
+        self.cause = cause
+
+
+class _Run:
+    """The state of one run."""
+
+    __slots__ = (
+        "query",
+        "metadata",
+        "emit",
+        "started",
+        "usage",
+        "iteration",
+        "transcript",
+        "registry",
+        "records",
+        "cycles",
+        "real_calls",
+        "checked",
+        "parse_failures",
+        "empty_replies",
+        "turn_compaction",
+        "turn_llm",
+        "turn_tools",
+    )
+
+    def __init__(
+        self, query: str, metadata: Mapping[str, Any], emit: Emitter, registry: ToolRegistry
+    ) -> None:
+        self.query = query
+        self.metadata = metadata
+        self.emit = emit
+        self.started = time.perf_counter()
+        self.usage = Usage()
+        self.iteration = 0
+        self.transcript = Transcript()
+        self.registry = registry
+        self.records: list[ToolCallRecord] = []
+        self.cycles: dict[tuple[str, str], int] = {}
+        self.real_calls = 0
+        self.checked = False
+        self.parse_failures = 0
+        self.empty_replies = 0
+        self.turn_compaction = self.turn_llm = self.turn_tools = 0.0
+
+    def result(self, answer: str, stop_reason: str, *, cancelled: bool = False) -> AgentResult:
+        return AgentResult(
+            answer=answer,
+            messages=self.transcript.messages,
+            iterations=self.iteration,
+            usage=self.usage,
+            elapsed=round(time.perf_counter() - self.started, 4),
+            tool_calls=tuple(self.records),
+            cancelled=cancelled,
+            stop_reason=stop_reason,
+            query=self.query,
+        )
+
+
+class ReActAgent:
+    """A ReAct agent bound to one LLM and one set of tools (see the module docstring)."""
+
+    def __init__(
+        self,
+        llm: LLM,
+        tools: ToolRegistry,
+        *,
+        system_prompt: str = "",
+        hooks: HookRegistry | None = None,
+        use_native_tools: bool = True,
+        max_iterations: int = MAX_ITERATIONS,
+        completion_check: bool = True,
+        completion_check_min_tools: int | None = None,
+        cycle_detection_threshold: int | None = None,
+        self_reflection_interval: int = SELF_REFLECTION_INTERVAL,
+        tool_selection_threshold: int = TOOL_SELECTION_THRESHOLD,
+        tool_selection_max: int = TOOL_SELECTION_MAX,
+        tool_timeout: float = TOOL_TIMEOUT,
+        batch_timeout: float = BATCH_TIMEOUT,
+        max_parallel_tools: int = MAX_PARALLEL_TOOLS,
+        token_budget: int | None = None,
+        context_guard: Any | None = None,
+        interrupt_queue: InterruptQueue | None = None,
+    ) -> None:
+        self._llm = llm
+        self._tools = tools
+        self.system_prompt = system_prompt
+        self.hooks = hooks
+        self.use_native_tools = use_native_tools
+        self.max_iterations = max_iterations
+        self.completion_check = completion_check
+        self.completion_check_min_tools = (
+            completion_check_min_tools
+            if completion_check_min_tools is not None
+            else _env_int("REACT_COMPLETION_CHECK_MIN_TOOLS", DEFAULT_COMPLETION_CHECK_MIN_TOOLS)
+        )
+        self.cycle_detection_threshold = (
+            cycle_detection_threshold
+            if cycle_detection_threshold is not None
+            else _env_int("REACT_CYCLE_DETECTION_THRESHOLD", DEFAULT_CYCLE_DETECTION_THRESHOLD)
+        )
+        self.self_reflection_interval = self_reflection_interval
+        self.tool_selection_threshold = tool_selection_threshold
+        self.tool_selection_max = tool_selection_max
+        self.token_budget = token_budget
+        self.context_guard = context_guard
+        self.interrupt_queue = interrupt_queue
+        self._runner = ToolRunner(
+            hooks, tool_timeout=tool_timeout, batch_timeout=batch_timeout, max_parallel=max_parallel_tools
+        )
+        self._task: asyncio.Task[Any] | None = None
+        self._cancel_requested = False
+
+    @property
+    def llm(self) -> LLM:
+        return self._llm
+
+    @property
+    def tools(self) -> ToolRegistry:
+        return self._tools
+
+    @property
+    def _native_mode_active(self) -> bool:
+        """Native function calling needs both ``use_native_tools`` and a model that can call tools."""
+        return self.use_native_tools and bool(self._llm.abilities.get("tool_call"))
+
+    # -- running -------------------------------------------------------------------------------
+
+    def cancel(self) -> None:
+        """Stop the active run at its next await; ``run()`` then returns with ``cancelled=True``."""
+        task = self._task
+        if task is not None and not task.done():
+            self._cancel_requested = True
+            task.cancel()
+
+    async def run(
+        self,
+        query: str,
+        *,
+        history: Sequence[Message] | None = None,
+        on_event: EventCallback | None = None,
+        metadata: Mapping[str, Any] | None = None,
+    ) -> AgentResult:
+        """Run the tool loop for ``query`` after ``history`` (earlier messages of the conversation).
+
+        ``metadata`` (org_id, run_id, user...) reaches every hook. Never raises for LLM or tool
+        failures: they end the run with a summarising answer and a ``stop_reason``.
+        """
+        if self._task is not None:
+            raise RuntimeError("this agent is already running; create one agent per concurrent run")
+        task = asyncio.current_task()
+        self._task = task
+        self._cancel_requested = False
+        run = _Run(query, metadata if metadata is not None else {}, Emitter(on_event), self._tools)
+        try:
+            return await self._run(run, history or ())
+        except asyncio.CancelledError:
+            self._task = None
+            if not (self._cancel_requested and task is not None and task.uncancel() == 0):
+                raise
+            logger.info("run cancelled after %d iterations", run.iteration)
+            result = run.result("", STOP_CANCELLED, cancelled=True)
+            await run.emit(
+                events.done(
+                    "",
+                    result.iterations,
+                    result.usage.as_dict(),
+                    result.elapsed,
+                    cancelled=True,
+                    stop_reason=STOP_CANCELLED,
+                )
+            )
+            return result
+        finally:
+            self._task = None
+            self._cancel_requested = False
+
+    async def stream_answer(self, result: AgentResult, *, on_event: EventCallback | None = None) -> str:
+        """Stream the user-facing answer synthesised from the whole trace, then emit ``done``.
+
+        Emits ``answer`` start, deltas and done. On ANY failure (or an empty stream) the answer is
+        ``result.answer``: sent as one delta when nothing was streamed yet, and always as the ``content``
+        of ``answer`` done with ``fallback: true``. For a cancelled result nothing is emitted.
+        """
+        return await _stream_answer(self._llm, result, Emitter(on_event))
+
+    def events(
+        self,
+        query: str,
+        *,
+        history: Sequence[Message] | None = None,
+        metadata: Mapping[str, Any] | None = None,
+    ) -> AsyncIterator[Event]:
+        """``run()`` then ``stream_answer()`` as an async iterator of events (ending with ``done``)."""
+
+        async def produce(on_event: EventCallback) -> None:
+            result = await self.run(query, history=history, on_event=on_event, metadata=metadata)
+            await self.stream_answer(result, on_event=on_event)
+
+        return iterate_events(produce)
+
+    async def _run(self, run: _Run, history: Sequence[Message]) -> AgentResult:
+        if len(self._tools) > self.tool_selection_threshold:
+            if run.emit.active:
+                await run.emit(events.selecting_tools(len(self._tools)))
+            run.registry, usage = await select_tools(
+                self._llm, self._tools, run.query, max_tools=self.tool_selection_max
+            )
+            run.usage.add(usage)
+        extra: list[str] = []
+        if self.hooks is not None:
+            extra = await self.hooks.run_session_start(SessionContext(run.query, run.metadata))
+        native = self._native_mode_active
+        system = prompts.system_prompt(
+            self.system_prompt,
+            native=native,
+            tools_text="" if native else run.registry.json_mode_descriptions(),
+            extra=extra,
+        )
+        run.transcript = Transcript(
+            [
+                {"role": "system", "content": system},
+                *history,
+                {"role": "user", "content": run.query, "_query": True},
+            ]
+        )
+        try:
+            return await (self._run_native(run) if native else self._run_json(run))
+        except _LLMFailed as exc:
+            logger.warning(
+                "run ended by an LLM error after %d iterations: %s", run.iteration, type(exc.cause).__name__
+            )
+            return await self._fallback(run, STOP_LLM_ERROR, error=type(exc.cause).__name__)
+
+    async def _run_native(self, run: _Run) -> AgentResult:
+        schemas = run.registry.openai_schemas() or None
+        while run.iteration < self.max_iterations:
+            if self._over_budget(run):
+                return await self._fallback(run, STOP_TOKEN_BUDGET, token_budget=self.token_budget)
+            run.iteration += 1
+            response = await self._ask(run, tools=schemas)
+            result = await self._native_turn(run, response)
+            self._log_turn(run)
+            if result is not None:
+                return result
+        return await self._fallback(run, STOP_MAX_ITERATIONS, max_iterations=self.max_iterations)
+
+    async def _native_turn(self, run: _Run, response: ChatResponse) -> AgentResult | None:
+        if response.tool_calls:
+            if run.emit.active:
+                await run.emit(
+                    events.thinking_done(run.iteration, response.content or response.reasoning_content or "")
+                )
+            run.transcript.append(response.assistant_message())
+            calls = [native_tool_call(c) for c in response.tool_calls]
+            records = await self._run_tools(run, calls)
+            for (
+                record
+            ) in records:  # every tool result right after its assistant message, before anything else
+                run.transcript.append(
+                    {"role": "tool", "tool_call_id": record.tool_call_id, "content": record.observation}
+                )
+            self._after_tools(run, calls)
+            run.empty_replies = 0
+            await self._drain_interrupts(run)
+            return None
+        if run.emit.active:
+            await run.emit(events.thinking_done(run.iteration, response.reasoning_content or ""))
+        content = response.content or ""
+        if not content.strip():
+            run.empty_replies += 1
+            if run.empty_replies >= 2:
+                return await self._fallback(run, STOP_EMPTY_RESPONSE)
+            run.transcript.append(_note(prompts.EMPTY_REPLY_NUDGE))
+            await self._drain_interrupts(run)
+            return None
+        run.empty_replies = 0
+        run.transcript.append({"role": "assistant", "content": content})
+        return await self._final_answer(run, content, interrupted=await self._drain_interrupts(run))
+
+    async def _run_json(self, run: _Run) -> AgentResult:
+        response_format = {"type": "json_object"} if self._llm.abilities.get("json_mode") else None
+        while run.iteration < self.max_iterations:
+            if self._over_budget(run):
+                return await self._fallback(run, STOP_TOKEN_BUDGET, token_budget=self.token_budget)
+            run.iteration += 1
+            response = await self._ask(run, response_format=response_format)
+            result = await self._json_turn(run, response)
+            self._log_turn(run)
+            if result is not None:
+                return result
+        return await self._fallback(run, STOP_MAX_ITERATIONS, max_iterations=self.max_iterations)
+
+    async def _json_turn(self, run: _Run, response: ChatResponse) -> AgentResult | None:
+        content = response.content or ""
+        action = parse_action(content, response.reasoning_content)
+        if run.emit.active:
+            reasoning = (response.reasoning_content or "") if action.parse_failed else action.reasoning
+            await run.emit(events.thinking_done(run.iteration, reasoning))
+        if content:
+            run.transcript.append({"role": "assistant", "content": content})
+        # JSON mode has no tool-message pairing: interrupts are taken right after the assistant message.
+        interrupted = await self._drain_interrupts(run)
+        if action.parse_failed:
+            run.parse_failures += 1
+            if run.parse_failures >= 2 and not interrupted:
+                if not content.strip():
+                    return await self._fallback(run, STOP_UNPARSED_OUTPUT)
+                return await self._finish(run, content)
+            run.transcript.append(_note(prompts.REFORMAT_REQUEST))
+            return None
+        run.parse_failures = 0
+        if action.kind == TOOL_CALL:
+            call = json_tool_call(action, f"json_call_{run.iteration}")
+            (record,) = await self._run_tools(run, [call])
+            observation = prompts.JSON_OBSERVATION.format(tool=record.name, observation=record.observation)
+            run.transcript.append(_note(observation))
+            self._after_tools(run, [call])
+            return None
+        return await self._final_answer(run, action.answer, interrupted=interrupted)
+
+    # -- steps shared by both modes ------------------------------------------------------------
+
+    async def _ask(self, run: _Run, **kwargs: Any) -> ChatResponse:
+        """One LLM call of the loop: compaction first, a retry after a context-length error."""
+        started = time.perf_counter()
+        if self.context_guard is not None:
+            await self._compact(run)
+        asked = time.perf_counter()
+        run.turn_compaction = asked - started
+        if run.emit.active:
+            await run.emit(events.thinking_start(run.iteration))
+        try:
+            try:
+                response = await self._llm.chat(run.transcript.wire, **kwargs)
+            except ContextLengthExceededError:
+                if self.context_guard is None:
+                    raise
+                logger.info("context length exceeded; compacting to half the budget and retrying once")
+                retry_started = time.perf_counter()
+                await self._compact(run, target_tokens=self._half_budget(run))
+                run.turn_compaction += time.perf_counter() - retry_started
+                response = await self._llm.chat(run.transcript.wire, **kwargs)
+        except LLMError as exc:
+            raise _LLMFailed(exc) from exc
+        run.turn_llm = time.perf_counter() - asked
+        run.usage.add(response.usage)
+        return response
+
+    def _half_budget(self, run: _Run) -> int:
+        budget = getattr(self.context_guard, "budget", None)
+        if not isinstance(budget, int) or budget <= 0:
+            budget = self._llm.context_window
+        return max(1, budget // 2)
+
+    async def _compact(self, run: _Run, *, target_tokens: int | None = None) -> None:
+        guard = self.context_guard
+        try:
+            outcome = await guard.check_and_compact(
+                run.transcript.messages, usage=run.usage, target_tokens=target_tokens
+            )
+        except Exception as exc:  # compaction is best effort: an oversized request fails on its own
+            logger.warning("context compaction failed (%s); keeping the history", type(exc).__name__)
+            return
+        if outcome.compacted:
+            run.transcript.replace(outcome.messages)
+            if run.emit.active:
+                await run.emit(events.compact(outcome.original_messages, outcome.kept_messages))
+
+    async def _run_tools(self, run: _Run, calls: list[ToolCall]) -> list[ToolCallRecord]:
+        started = time.perf_counter()
+        records = await self._runner.run(
+            calls, run.registry, iteration=run.iteration, metadata=run.metadata, emit=run.emit
+        )
+        run.turn_tools = time.perf_counter() - started
+        run.records.extend(records)
+        return records
+
+    def _after_tools(self, run: _Run, calls: list[ToolCall]) -> None:
+        """Cycle warnings, then self-reflection, appended after every tool result of the turn."""
+        threshold = self.cycle_detection_threshold
+        warned: dict[str, int] = {}
+        for call in calls:
+            key = (call.name, json.dumps(call.args, sort_keys=True, ensure_ascii=False, default=str))
+            count = run.cycles[key] = run.cycles.get(key, 0) + 1
+            if threshold > 0 and count >= threshold:
+                warned[call.name] = count
+        for name, count in warned.items():
+            run.transcript.append(_note(prompts.CYCLE_WARNING.format(tool=name, count=count)))
+        before = run.real_calls
+        run.real_calls += len(calls)
+        interval = self.self_reflection_interval
+        if interval > 0 and before // interval < run.real_calls // interval:
+            reflection = prompts.SELF_REFLECTION.format(count=run.real_calls)
+            run.transcript.append(_note(reflection))
+
+    async def _drain_interrupts(self, run: _Run) -> bool:
+        """Take queued user messages into the run as ONE pinned ``[USER INTERRUPT]`` message."""
+        queue = self.interrupt_queue
+        if queue is None:
+            return False
+        contents = queue.drain()
+        if not contents:
+            return False
+        run.transcript.append({"role": "user", "content": prompts.user_interrupt(contents), PINNED_KEY: True})
+        if run.emit.active:
+            for content in contents:
+                await run.emit(events.inject(content))
+        return True
+
+    async def _final_answer(self, run: _Run, answer: str, *, interrupted: bool) -> AgentResult | None:
+        if interrupted:
+            return None  # the user added something: the answer must take it into account
+        min_tools = max(1, self.completion_check_min_tools)
+        if self.completion_check and not run.checked and run.real_calls >= min_tools:
+            run.checked = True
+            run.transcript.append(_note(prompts.COMPLETION_CHECKLIST))
+            return None
+        return await self._finish(run, answer)
+
+    def _over_budget(self, run: _Run) -> bool:
+        return self.token_budget is not None and run.usage.total_tokens >= self.token_budget
+
+    async def _finish(self, run: _Run, answer: str, stop_reason: str = STOP_FINAL_ANSWER) -> AgentResult:
+        if run.emit.active:
+            await run.emit(events.answer_signal())
+        return run.result(answer, stop_reason)
+
+    async def _fallback(self, run: _Run, reason: str, **details: Any) -> AgentResult:
+        logger.info("run stopped: %s after %d iterations", reason, run.iteration)
+        answer = prompts.fallback_answer(reason, run.records, query=run.query, **details)
+        return await self._finish(run, answer, reason)
+
+    def _log_turn(self, run: _Run) -> None:
+        if not logger.isEnabledFor(logging.INFO):
+            return
+        logger.info(
+            "turn %d: compaction %.1f ms, llm %.1f ms, tools %.1f ms",
+            run.iteration,
+            run.turn_compaction * 1000,
+            run.turn_llm * 1000,
+            run.turn_tools * 1000,
+            extra={"run_id": run.metadata.get("run_id"), "org_id": run.metadata.get("org_id")},
+        )
+        run.turn_compaction = run.turn_llm = run.turn_tools = 0.0
+
+
+__all__ = ["AgentResult", "ReActAgent"]

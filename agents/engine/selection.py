@@ -1,0 +1,53 @@
+"""Tool selection: with many tools, a light LLM call keeps only those relevant to the query."""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import Mapping
+from typing import Any
+
+from agents.engine.llm import LLM, Usage
+from agents.engine.prompts import TOOL_SELECTION_SYSTEM
+from agents.engine.structured import structured_llm_call
+from agents.engine.tools import ToolRegistry
+
+logger = logging.getLogger(__name__)
+
+SELECTION_SCHEMA: Mapping[str, Any] = {
+    "type": "object",
+    "properties": {"tools": {"type": "array", "items": {"type": "string"}}},
+    "required": ["tools"],
+}
+
+
+async def select_tools(
+    llm: LLM, registry: ToolRegistry, query: str, *, max_tools: int
+) -> tuple[ToolRegistry, Usage]:
+    """At most ``max_tools`` tools of ``registry`` relevant to ``query``, picked from the compact catalogue.
+
+    Never fails: unparseable output, no valid name, or any error gives back the full registry.
+    """
+    messages = [
+        {
+            "role": "system",
+            "content": TOOL_SELECTION_SYSTEM.format(max_tools=max_tools, catalogue=registry.catalogue()),
+        },
+        {"role": "user", "content": query},
+    ]
+    try:
+        result = await structured_llm_call(
+            llm,
+            messages,
+            schema=SELECTION_SCHEMA,
+            function_name="select_tools",
+            function_description="Choose the tools relevant to the user's request.",
+        )
+    except Exception as exc:  # selection is an optimisation: any failure means "use every tool"
+        logger.warning("tool selection failed (%s); using all %d tools", type(exc).__name__, len(registry))
+        return registry, Usage()
+    names = [n for n in result.value.get("tools", []) if isinstance(n, str) and n in registry]
+    names = list(dict.fromkeys(names))[:max_tools]
+    if not names:
+        logger.info("tool selection chose no valid tool; using all %d tools", len(registry))
+        return registry, result.usage
+    return registry.subset(names), result.usage

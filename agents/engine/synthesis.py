@@ -1,0 +1,122 @@
+"""Answer synthesis: one streamed LLM call that turns the run's trace into the user-facing answer."""
+
+from __future__ import annotations
+
+import json
+import logging
+import time
+from collections.abc import Sequence
+from typing import TYPE_CHECKING
+
+from agents.engine import events
+from agents.engine.llm import LLM, Message, Usage
+from agents.engine.prompts import SYNTHESIS_SYSTEM
+
+if TYPE_CHECKING:
+    from agents.engine.react import AgentResult
+
+logger = logging.getLogger(__name__)
+
+TRACE_RESULT_CHARS = 2000
+
+
+def cut(text: str, limit: int = TRACE_RESULT_CHARS) -> str:
+    """``text`` cut to ``limit`` characters, saying how much was left out."""
+    if len(text) <= limit:
+        return text
+    return f"{text[:limit]}… [cut: {len(text) - limit} more characters]"
+
+
+def format_trace(messages: Sequence[Message], query: str = "") -> str:
+    """The run as readable text for the synthesiser.
+
+    Every message but the loop's system prompt and the run's question (marked ``_query``): tool calls
+    with their arguments, results, JSON-mode observations and compaction summaries, each cut to 2,000
+    characters.
+    """
+    names: dict[str, str] = {}
+    lines: list[str] = []
+    for index, message in enumerate(messages):
+        role = message.get("role")
+        content = message.get("content")
+        text = content if isinstance(content, str) else json.dumps(content, ensure_ascii=False, default=str)
+        if role == "system":
+            if message.get("_summary"):
+                lines.append(f"[summary of earlier work]\n{cut(text)}")
+            elif index > 0:  # index 0 is the tool loop's own instructions
+                lines.append(f"[note]\n{cut(text)}")
+        elif role == "user":
+            if message.get("_summary"):
+                lines.append(f"[summary of earlier work]\n{cut(text)}")
+            elif not (message.get("_query") and text == query):
+                lines.append(f"[user]\n{cut(text)}")
+        elif role == "assistant":
+            if text:
+                lines.append(f"[assistant]\n{cut(text)}")
+            for call in message.get("tool_calls") or ():
+                function = call.get("function", {})
+                names[call.get("id", "")] = function.get("name", "?")
+                lines.append(f"[tool call] {function.get('name', '?')}({cut(function.get('arguments', ''))})")
+        elif role == "tool":
+            name = names.get(message.get("tool_call_id", ""), "tool")
+            lines.append(f"[tool result: {name}]\n{cut(text)}")
+    return "\n\n".join(lines) if lines else "(no tool was used)"
+
+
+def synthesis_messages(result: AgentResult) -> list[Message]:
+    """The synthesiser's prompt: its system prompt, then the question, the trace and the draft answer."""
+    user = (
+        f"Question:\n{result.query}\n\n"
+        f"Execution trace:\n{format_trace(result.messages, result.query)}\n\n"
+        f"Draft answer from the agent (may be terse or incomplete):\n{result.answer}\n\n"
+        "Write the final answer to the question."
+    )
+    return [{"role": "system", "content": SYNTHESIS_SYSTEM}, {"role": "user", "content": user}]
+
+
+async def stream_answer(llm: LLM, result: AgentResult, emit: events.Emitter) -> str:
+    """Stream the synthesised answer as ``answer`` events, then emit ``done``; see ReActAgent.stream_answer."""
+    if result.cancelled:
+        return result.answer
+    started = time.perf_counter()
+    usage = Usage()
+    usage.add(result.usage)
+    await emit(events.answer_start())
+    parts: list[str] = []
+    failed = result.stop_reason == "llm_error"  # the model just failed: do not wait on it again
+    if not failed:
+        try:
+            stream = llm.stream_chat(synthesis_messages(result), usage=usage)
+            try:
+                async for delta in stream:
+                    if delta:
+                        parts.append(delta)
+                        await emit(events.answer_delta(delta))
+            finally:
+                aclose = getattr(stream, "aclose", None)
+                if aclose is not None:
+                    await aclose()
+        except Exception as exc:  # any failure falls back to the tool loop's answer
+            logger.warning(
+                "answer synthesis failed (%s); falling back to the loop's answer", type(exc).__name__
+            )
+            failed = True
+    answer = "".join(parts)
+    fallback = failed or not answer.strip()
+    if fallback:
+        answer = result.answer
+        if not parts and answer:
+            await emit(events.answer_delta(answer))
+    await emit(events.answer_done(answer, fallback=fallback))
+    elapsed = round(result.elapsed + time.perf_counter() - started, 3)
+    await emit(
+        events.done(
+            answer,
+            result.iterations,
+            usage.as_dict(),
+            elapsed,
+            cancelled=result.cancelled,
+            stop_reason=result.stop_reason,
+        )
+    )
+    return answer

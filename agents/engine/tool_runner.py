@@ -1,0 +1,277 @@
+"""Running one turn's tool calls: validation, hooks, timeouts and bounded parallelism.
+
+Order of work for a batch (one model reply): for each call in order, the ``iteration start`` event,
+the schema check and the pre-hooks (sequential, so approvals are asked one by one and rewrites are
+deterministic); then every allowed call runs concurrently, at most ``max_parallel`` at a time, each
+under its own timeout and all under the batch timeout; then, in the original order, the post-hooks
+and the ``iteration done`` event. Results always come back in the order of the calls.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+import time
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from typing import Any
+
+from agents.engine import events
+from agents.engine.hooks import (
+    OUTCOME_BLOCKED,
+    OUTCOME_ERROR,
+    OUTCOME_INVALID_ARGS,
+    OUTCOME_OK,
+    OUTCOME_TIMEOUT,
+    OUTCOME_UNKNOWN_TOOL,
+    HookContext,
+    HookRegistry,
+)
+from agents.engine.parsing import ToolCall
+from agents.engine.tools import (
+    ArgumentProblem,
+    Tool,
+    ToolRegistry,
+    ToolResult,
+    coerce_result,
+    invalid_arguments_observation,
+    unknown_tool_observation,
+)
+
+logger = logging.getLogger(__name__)
+
+NO_OUTPUT = "(the tool returned no output)"
+_MAX_EXCEPTION_CHARS = 500
+
+
+@dataclass(frozen=True, slots=True)
+class ToolCallRecord:
+    """One tool call of a run: what was asked, what the model saw, and how it ended.
+
+    ``outcome`` is ``ok``, ``error``, ``timeout``, ``blocked``, ``invalid_args`` or ``unknown_tool``;
+    ``error`` is the error message (``None`` when the call succeeded).
+    """
+
+    tool_call_id: str
+    name: str
+    args: Mapping[str, Any]
+    observation: str
+    error: str | None
+    outcome: str
+    iteration: int
+    elapsed: float
+    result: ToolResult
+
+
+class _Pending:
+    """A call between its pre-hooks and its post-hooks."""
+
+    __slots__ = ("call", "tool", "args", "result", "outcome", "blocked_by", "elapsed")
+
+    def __init__(self, call: ToolCall) -> None:
+        self.call = call
+        self.tool: Tool | None = None
+        self.args: Mapping[str, Any] = call.args
+        self.result: ToolResult | None = None
+        self.outcome = OUTCOME_OK
+        self.blocked_by: str | None = None
+        self.elapsed = 0.0
+
+    def finish(self, result: ToolResult, outcome: str) -> None:
+        self.result = result
+        self.outcome = outcome
+        self.tool = None
+
+
+def _timed_out(seconds: float) -> ToolResult:
+    return ToolResult.failure(
+        f"timed out after {seconds:g} s",
+        content=f"Error: the tool timed out after {seconds:g} s and was cancelled.",
+    )
+
+
+class ToolRunner:
+    """Executes batches of tool calls for one agent."""
+
+    def __init__(
+        self,
+        hooks: HookRegistry | None,
+        *,
+        tool_timeout: float,
+        batch_timeout: float,
+        max_parallel: int,
+    ) -> None:
+        self.hooks = hooks
+        self.tool_timeout = tool_timeout
+        self.batch_timeout = batch_timeout
+        self.max_parallel = max(1, max_parallel)
+
+    async def run(
+        self,
+        calls: Sequence[ToolCall],
+        registry: ToolRegistry,
+        *,
+        iteration: int,
+        metadata: Mapping[str, Any],
+        emit: events.Emitter,
+    ) -> list[ToolCallRecord]:
+        """Run the calls of one model reply; records come back in the calls' order."""
+        pending = []
+        for call in calls:
+            if emit.active:
+                await emit(events.iteration_start(iteration, call.name, call.args, call.id))
+            item = _Pending(call)
+            started = time.perf_counter()
+            await self._prepare(item, registry, iteration, metadata)
+            item.elapsed = time.perf_counter() - started
+            pending.append(item)
+
+        runnable = [p for p in pending if p.tool is not None]
+        if len(runnable) == 1:
+            await self._execute_one(runnable[0], min(self._timeout_for(runnable[0]), self.batch_timeout))
+        elif runnable:
+            await self._execute_many(runnable)
+
+        records = []
+        for item in pending:
+            records.append(await self._finish(item, iteration, metadata, emit))
+        return records
+
+    def _timeout_for(self, item: _Pending) -> float:
+        tool_timeout = item.tool.timeout if item.tool is not None else None
+        return tool_timeout if tool_timeout is not None else self.tool_timeout
+
+    async def _prepare(
+        self, item: _Pending, registry: ToolRegistry, iteration: int, metadata: Mapping[str, Any]
+    ) -> None:
+        call = item.call
+        tool = registry.get(call.name)
+        if tool is None:
+            message = unknown_tool_observation(call.name, registry.names())
+            item.finish(
+                ToolResult.failure(f"unknown tool '{call.name}'", content=message), OUTCOME_UNKNOWN_TOOL
+            )
+            return
+        if call.args_error is not None:
+            problems = [ArgumentProblem("$", call.args_error)]
+        else:
+            problems = registry.validate(call.name, call.args)
+        if problems:
+            self._invalid(item, problems)
+            return
+        if self.hooks is not None and self.hooks.has_pre:
+            ctx = HookContext(call.name, call.args, call.id, iteration, metadata)
+            verdict = await self.hooks.run_pre(ctx)
+            item.args = verdict.args
+            if not verdict.allowed:
+                reason = verdict.reason or "blocked"
+                item.blocked_by = verdict.blocked_by
+                item.finish(
+                    ToolResult.failure(reason, content=f"Tool call blocked: {reason}"),
+                    OUTCOME_BLOCKED,
+                )
+                return
+            if verdict.args_modified:
+                problems = registry.validate(call.name, verdict.args)
+                if problems:
+                    self._invalid(item, problems)
+                    return
+        item.tool = tool
+
+    @staticmethod
+    def _invalid(item: _Pending, problems: list[ArgumentProblem]) -> None:
+        summary = "; ".join(f"{p.path}: {p.message}" for p in problems)
+        observation = invalid_arguments_observation(item.call.name, problems)
+        item.finish(
+            ToolResult.failure(f"invalid arguments: {summary}", content=observation), OUTCOME_INVALID_ARGS
+        )
+
+    async def _execute_one(self, item: _Pending, limit: float) -> None:
+        tool = item.tool
+        assert tool is not None
+        started = time.perf_counter()
+        deadline = asyncio.timeout(limit)
+        try:
+            async with deadline:
+                value = await tool.execute(**item.args)
+        except TimeoutError as exc:
+            if deadline.expired():
+                item.finish(_timed_out(limit), OUTCOME_TIMEOUT)
+            else:  # the tool's own timeout error, not ours
+                self._failed(item, exc)
+        except Exception as exc:
+            self._failed(item, exc)
+        else:
+            result = coerce_result(value)
+            item.finish(result, OUTCOME_ERROR if result.is_error else OUTCOME_OK)
+        item.elapsed += time.perf_counter() - started
+
+    @staticmethod
+    def _failed(item: _Pending, exc: Exception) -> None:
+        logger.warning(
+            "tool %s raised %s", item.call.name, type(exc).__name__, extra={"tool_call_id": item.call.id}
+        )
+        detail = str(exc)[:_MAX_EXCEPTION_CHARS]
+        message = f"{type(exc).__name__}: {detail}" if detail else type(exc).__name__
+        item.finish(ToolResult.failure(f"the tool failed: {message}"), OUTCOME_ERROR)
+
+    async def _execute_many(self, items: list[_Pending]) -> None:
+        semaphore = asyncio.Semaphore(self.max_parallel) if len(items) > self.max_parallel else None
+
+        async def bounded(item: _Pending) -> None:
+            if semaphore is None:
+                await self._execute_one(item, self._timeout_for(item))
+                return
+            async with semaphore:
+                await self._execute_one(item, self._timeout_for(item))
+
+        tasks = [asyncio.create_task(bounded(item)) for item in items]
+        started = time.perf_counter()
+        try:
+            _done, still_running = await asyncio.wait(tasks, timeout=self.batch_timeout)
+        finally:
+            # Cancels the unfinished calls on a batch timeout, and every call if the run is cancelled.
+            for task in tasks:
+                if not task.done():
+                    task.cancel()
+            await asyncio.gather(*tasks, return_exceptions=True)
+        waited = time.perf_counter() - started
+        for item, task in zip(items, tasks, strict=True):
+            if task in still_running:
+                item.finish(_timed_out(self.batch_timeout), OUTCOME_TIMEOUT)
+                item.elapsed += waited
+
+    async def _finish(
+        self, item: _Pending, iteration: int, metadata: Mapping[str, Any], emit: events.Emitter
+    ) -> ToolCallRecord:
+        call = item.call
+        result = item.result
+        assert result is not None
+        if self.hooks is not None and self.hooks.has_post:
+            started = time.perf_counter()
+            ctx = HookContext(
+                call.name, item.args, call.id, iteration, metadata, item.outcome, item.blocked_by
+            )
+            result = await self.hooks.run_post(ctx, result)
+            item.elapsed += time.perf_counter() - started
+        observation = result.observation or NO_OUTPUT
+        error = (result.error or "error") if result.is_error else None
+        elapsed = round(item.elapsed, 4)
+        if emit.active:
+            artifacts = [a.describe() for a in result.artifacts] if result.artifacts else None
+            await emit(
+                events.iteration_done(
+                    iteration,
+                    call.name,
+                    observation,
+                    error,
+                    elapsed,
+                    call.id,
+                    outcome=item.outcome,
+                    tool_args=item.args,
+                    artifacts=artifacts,
+                )
+            )
+        return ToolCallRecord(
+            call.id, call.name, item.args, observation, error, item.outcome, iteration, elapsed, result
+        )
