@@ -49,7 +49,9 @@ def test_org_admin_toggles_read_only_on_the_organisation_page(admin_client_for, 
     response = client.post(_change_url(org), form)
     assert response.status_code == 302, response.content.decode()[:2000]
     org.refresh_from_db()
-    assert org.read_only and org.read_only_reason == "Year-end freeze" and org.read_only_changed_by == org_admin
+    assert (
+        org.read_only and org.read_only_reason == "Year-end freeze" and org.read_only_changed_by == org_admin
+    )
     row = AuditLog.objects.get(organization=org, action="organization.read_only.enabled")
     assert row.actor == org_admin
 
@@ -76,7 +78,8 @@ def test_admin_action_asks_for_a_reason_then_turns_read_only_on(admin_client_for
     org.refresh_from_db()
     assert org.read_only is False
     second = client.post(
-        url, {"action": "enable_read_only", ACTION_CHECKBOX_NAME: [org.pk], "apply": "1", "reason": "Incident 42"}
+        url,
+        {"action": "enable_read_only", ACTION_CHECKBOX_NAME: [org.pk], "apply": "1", "reason": "Incident 42"},
     )
     assert second.status_code == 302
     org.refresh_from_db()
@@ -92,7 +95,12 @@ def test_admin_action_cannot_touch_another_organisation(admin_client_for, org_ad
     url = reverse("admin:platform_core_organization_changelist")
     client.post(
         url,
-        {"action": "enable_read_only", ACTION_CHECKBOX_NAME: [other_org.pk], "apply": "1", "reason": "sabotage"},
+        {
+            "action": "enable_read_only",
+            ACTION_CHECKBOX_NAME: [other_org.pk],
+            "apply": "1",
+            "reason": "sabotage",
+        },
     )
     other_org.refresh_from_db()
     assert other_org.read_only is False
@@ -103,7 +111,12 @@ def test_audit_log_admin_is_read_only(admin_client_for, org_admin, org):
     client = admin_client_for(org_admin)
     assert client.get(reverse("admin:platform_core_auditlog_changelist")).status_code == 200
     assert client.get(reverse("admin:platform_core_auditlog_add")).status_code == 403
-    assert client.post(reverse("admin:platform_core_auditlog_delete", args=[row.pk]), {"post": "yes"}).status_code == 403
+    assert (
+        client.post(
+            reverse("admin:platform_core_auditlog_delete", args=[row.pk]), {"post": "yes"}
+        ).status_code
+        == 403
+    )
     assert AuditLog.objects.filter(pk=row.pk).exists()
 
 

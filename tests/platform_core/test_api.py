@@ -35,7 +35,9 @@ def test_member_reads_settings_but_cannot_change_them(client_for, member, org):
     client = client_for(member)
     body = client.get(f"/api/v1/orgs/{org.slug}/settings/").json()
     assert body["read_only"] is False and body["slug"] == "acme"
-    response = client.patch(f"/api/v1/orgs/{org.slug}/settings/", {"read_only": True, "read_only_reason": "x"})
+    response = client.patch(
+        f"/api/v1/orgs/{org.slug}/settings/", {"read_only": True, "read_only_reason": "x"}
+    )
     assert response.status_code == 403
     org.refresh_from_db()
     assert org.read_only is False
@@ -44,7 +46,9 @@ def test_member_reads_settings_but_cannot_change_them(client_for, member, org):
 def test_admin_toggles_read_only_through_the_api_and_it_is_audited(client_for, org_admin, org):
     client = client_for(org_admin)
     response = client.patch(
-        f"/api/v1/orgs/{org.slug}/settings/", {"read_only": True, "read_only_reason": "Migration"}, format="json"
+        f"/api/v1/orgs/{org.slug}/settings/",
+        {"read_only": True, "read_only_reason": "Migration"},
+        format="json",
     )
     assert response.status_code == 200, response.content
     assert response.json()["read_only"] is True
@@ -58,7 +62,9 @@ def test_admin_toggles_read_only_through_the_api_and_it_is_audited(client_for, o
 
 
 def test_turning_on_read_only_without_reason_is_a_clear_400(client_for, org_admin, org):
-    response = client_for(org_admin).patch(f"/api/v1/orgs/{org.slug}/settings/", {"read_only": True}, format="json")
+    response = client_for(org_admin).patch(
+        f"/api/v1/orgs/{org.slug}/settings/", {"read_only": True}, format="json"
+    )
     assert response.status_code == 400
     assert "read_only_reason" in response.json()
     org.refresh_from_db()
@@ -97,7 +103,9 @@ def test_settings_of_another_org_are_404_and_unchanged(client_for, org_admin, ot
     client = client_for(org_admin)
     assert client.get(f"/api/v1/orgs/{other_org.slug}/settings/").status_code == 404
     response = client.patch(
-        f"/api/v1/orgs/{other_org.slug}/settings/", {"read_only": True, "read_only_reason": "x"}, format="json"
+        f"/api/v1/orgs/{other_org.slug}/settings/",
+        {"read_only": True, "read_only_reason": "x"},
+        format="json",
     )
     assert response.status_code == 404
     other_org.refresh_from_db()

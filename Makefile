@@ -1,0 +1,53 @@
+# The README's commands. `make run` and `make test` work on a fresh machine with Python >= 3.11.
+PYTHON ?= python3
+VENV ?= .venv
+PY := $(VENV)/bin/python
+PIP := $(VENV)/bin/pip
+HOST ?= 127.0.0.1
+PORT ?= 8000
+
+.PHONY: run test install install-dev migrate seed lint messages e2e-deps clean
+
+$(PY):
+	$(PYTHON) -c 'import sys; assert sys.version_info >= (3, 11), "Python 3.11 or newer is required"'
+	$(PYTHON) -m venv $(VENV)
+	$(PIP) install --quiet --upgrade pip
+
+# Reinstall only when pyproject.toml changed.
+$(VENV)/.installed: pyproject.toml | $(PY)
+	$(PIP) install --quiet -e .
+	touch $@
+
+$(VENV)/.installed-dev: pyproject.toml $(VENV)/.installed
+	$(PIP) install --quiet -e '.[dev]'
+	touch $@
+
+install: $(VENV)/.installed
+install-dev: $(VENV)/.installed-dev
+
+migrate: install
+	$(PY) manage.py migrate --noinput
+
+seed: migrate
+	$(PY) manage.py seed_demo
+
+## Install, migrate, seed the demo organisation and serve on http://127.0.0.1:8000 (embedded defaults).
+run: seed
+	$(PY) manage.py serve --host $(HOST) --port $(PORT)
+
+## Install everything and run the whole test suite.
+test: install-dev
+	$(PY) -m pytest $(PYTEST_ARGS)
+
+lint: install-dev
+	$(VENV)/bin/ruff check .
+	$(VENV)/bin/ruff format --check .
+
+## Refresh the translation catalogues after changing user-facing strings.
+messages: install
+	$(PY) manage.py makemessages -l zh_Hans --ignore=.venv --ignore=tests --ignore=var --ignore=staticfiles
+	$(PY) manage.py makemessages -d djangojs -l zh_Hans --ignore=.venv --ignore=staticfiles
+	$(PY) manage.py compilemessages --ignore=.venv
+
+clean:
+	rm -rf var staticfiles .pytest_cache

@@ -1,0 +1,85 @@
+"""Serve the platform locally: daphne on HOST:PORT plus a Celery worker with an embedded beat.
+
+Used by ``make run``. Ctrl-C (or SIGTERM) stops every child process. In production run daphne,
+the worker and beat as separate supervised processes instead (see the README's deployment section).
+"""
+
+from __future__ import annotations
+
+import os
+import signal
+import subprocess
+import sys
+import time
+from typing import Any
+
+from django.core.management.base import BaseCommand, CommandParser
+
+
+class Command(BaseCommand):
+    help = "Run daphne and a Celery worker (with beat) together until interrupted."
+
+    def add_arguments(self, parser: CommandParser) -> None:
+        parser.add_argument("--host", default="127.0.0.1")
+        parser.add_argument("--port", type=int, default=8000)
+        parser.add_argument("--no-worker", action="store_true", help="serve HTTP and websockets only")
+
+    def handle(self, *args: Any, host: str, port: int, no_worker: bool, **options: Any) -> None:
+        bin_dir = os.path.dirname(sys.executable)
+        children: list[subprocess.Popen[bytes]] = []
+        if not no_worker:
+            children.append(
+                subprocess.Popen(
+                    [
+                        os.path.join(bin_dir, "celery"),
+                        "-A",
+                        "platform_core",
+                        "worker",
+                        "--beat",
+                        "--loglevel",
+                        "INFO",
+                        "--concurrency",
+                        "2",
+                        "--without-gossip",
+                        "--without-mingle",
+                    ]
+                )
+            )
+        children.append(
+            subprocess.Popen(
+                [
+                    os.path.join(bin_dir, "daphne"),
+                    "-b",
+                    host,
+                    "-p",
+                    str(port),
+                    "platform_core.asgi:application",
+                ]
+            )
+        )
+        self.stdout.write(self.style.SUCCESS(f"Serving on http://{host}:{port}/ (Ctrl-C to stop)"))
+
+        stopping = False
+
+        def stop(signum: int, frame: Any) -> None:
+            nonlocal stopping
+            stopping = True
+
+        signal.signal(signal.SIGINT, stop)
+        signal.signal(signal.SIGTERM, stop)
+        try:
+            while not stopping and all(child.poll() is None for child in children):
+                time.sleep(0.5)
+        finally:
+            for child in children:
+                if child.poll() is None:
+                    child.send_signal(signal.SIGTERM)
+            deadline = time.monotonic() + 10
+            for child in children:
+                try:
+                    child.wait(timeout=max(0.1, deadline - time.monotonic()))
+                except subprocess.TimeoutExpired:
+                    child.kill()
+        failed = [c for c in children if c.returncode not in (0, -signal.SIGTERM, None) and not stopping]
+        if failed:
+            raise SystemExit(f"a platform process exited unexpectedly (exit code {failed[0].returncode})")
