@@ -9,6 +9,8 @@ from platform_core.models import Role
 from platform_core.services import api_token_issue
 from tests.factories import OrganizationFactory, member_of
 
+pytest_plugins = ["tests.fakes.llm_fixtures"]
+
 
 def pytest_configure(config: pytest.Config) -> None:
     config.addinivalue_line(

@@ -138,14 +138,14 @@ def test_admin_pages_never_show_another_organisations_rows(client, org, other_or
     assert client.login(username=user.username, password=PASSWORD)
     info = (model._meta.app_label, model._meta.model_name)
 
-    changelist = client.get(reverse("admin:%s_%s_changelist" % info))
+    changelist = client.get(reverse("admin:{}_{}_changelist".format(*info)))
     assert changelist.status_code == 200
     assert changelist.context["cl"].result_count >= 1
     shown = {obj.pk for obj in changelist.context["cl"].result_list}
     assert own.pk in shown and foreign.pk not in shown
 
-    change = client.get(reverse("admin:%s_%s_change" % info, args=[foreign.pk]))
+    change = client.get(reverse("admin:{}_{}_change".format(*info), args=[foreign.pk]))
     assert change.status_code in (302, 403, 404)
-    delete = client.post(reverse("admin:%s_%s_delete" % info, args=[foreign.pk]), {"post": "yes"})
+    delete = client.post(reverse("admin:{}_{}_delete".format(*info), args=[foreign.pk]), {"post": "yes"})
     assert delete.status_code in (302, 403, 404)
     assert model._default_manager.filter(pk=foreign.pk).exists()
