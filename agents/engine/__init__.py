@@ -1,0 +1,74 @@
+"""The ReAct engine: Django-free (stdlib, openai, httpx and jsonschema only).
+
+The public API is re-exported here; see ``react.py`` for the loop and ``events.py`` for what a run reports.
+"""
+
+from agents.engine.context import CompactionResult, ContextGuard
+from agents.engine.events import Event, EventCallback, EventStream, iterate_events
+from agents.engine.hooks import (
+    HookContext,
+    HookRegistry,
+    HookResult,
+    PostToolUseHook,
+    PreToolUseHook,
+    SessionContext,
+    SessionStartHook,
+)
+from agents.engine.interrupts import InterruptQueue
+from agents.engine.llm import (
+    LLM,
+    ChatResponse,
+    ContextLengthExceededError,
+    LLMError,
+    Message,
+    OpenAICompatibleLLM,
+    ToolCallRequest,
+    Usage,
+)
+from agents.engine.react import ReActAgent
+from agents.engine.run_state import AgentResult
+from agents.engine.structured import (
+    StructuredCallResult,
+    StructuredOutputError,
+    extract_json,
+    structured_llm_call,
+)
+from agents.engine.tool_runner import ToolCallRecord
+from agents.engine.tools import Artifact, FunctionTool, Tool, ToolRegistry, ToolResult
+
+__all__ = [
+    "LLM",
+    "AgentResult",
+    "Artifact",
+    "ChatResponse",
+    "CompactionResult",
+    "ContextGuard",
+    "ContextLengthExceededError",
+    "Event",
+    "EventCallback",
+    "EventStream",
+    "FunctionTool",
+    "HookContext",
+    "HookRegistry",
+    "HookResult",
+    "InterruptQueue",
+    "LLMError",
+    "Message",
+    "OpenAICompatibleLLM",
+    "PostToolUseHook",
+    "PreToolUseHook",
+    "ReActAgent",
+    "SessionContext",
+    "SessionStartHook",
+    "StructuredCallResult",
+    "StructuredOutputError",
+    "Tool",
+    "ToolCallRecord",
+    "ToolCallRequest",
+    "ToolRegistry",
+    "ToolResult",
+    "Usage",
+    "extract_json",
+    "iterate_events",
+    "structured_llm_call",
+]

@@ -11,21 +11,31 @@ asyncio code expects.
 from __future__ import annotations
 
 import asyncio
-import json
 import logging
 import os
 import time
 from collections.abc import AsyncIterator, Mapping, Sequence
-from dataclasses import dataclass
 from typing import Any
 
 from agents.engine import events, prompts
-from agents.engine.context_summary import BOOKKEEPING_KEY, PINNED_KEY
 from agents.engine.events import Emitter, Event, EventCallback, iterate_events
+from agents.engine.guidance import after_tool_calls, completion_check_due, drain_interrupts
 from agents.engine.hooks import HookRegistry, SessionContext
 from agents.engine.interrupts import InterruptQueue
-from agents.engine.llm import LLM, ChatResponse, ContextLengthExceededError, LLMError, Message, Usage
+from agents.engine.llm import LLM, ChatResponse, ContextLengthExceededError, LLMError, Message
 from agents.engine.parsing import TOOL_CALL, ToolCall, json_tool_call, native_tool_call, parse_action
+from agents.engine.run_state import (
+    STOP_CANCELLED,
+    STOP_EMPTY_RESPONSE,
+    STOP_FINAL_ANSWER,
+    STOP_LLM_ERROR,
+    STOP_MAX_ITERATIONS,
+    STOP_TOKEN_BUDGET,
+    STOP_UNPARSED_OUTPUT,
+    AgentResult,
+    RunState,
+    note,
+)
 from agents.engine.selection import select_tools
 from agents.engine.synthesis import stream_answer as _stream_answer
 from agents.engine.tool_runner import ToolCallRecord, ToolRunner
@@ -44,14 +54,6 @@ MAX_PARALLEL_TOOLS = 4
 DEFAULT_COMPLETION_CHECK_MIN_TOOLS = 3
 DEFAULT_CYCLE_DETECTION_THRESHOLD = 3
 
-STOP_FINAL_ANSWER = "final_answer"
-STOP_MAX_ITERATIONS = "max_iterations"
-STOP_TOKEN_BUDGET = "token_budget"
-STOP_LLM_ERROR = "llm_error"
-STOP_CANCELLED = "cancelled"
-STOP_UNPARSED_OUTPUT = "unparsed_output"
-STOP_EMPTY_RESPONSE = "empty_response"
-
 
 def _env_int(name: str, default: int) -> int:
     raw = os.environ.get(name, "").strip()
@@ -64,91 +66,10 @@ def _env_int(name: str, default: int) -> int:
         return default
 
 
-@dataclass(frozen=True, slots=True)
-class AgentResult:
-    """The outcome of one ``run()``.
-
-    ``stop_reason`` is ``final_answer``, ``max_iterations``, ``token_budget``, ``llm_error``,
-    ``cancelled``, ``unparsed_output`` or ``empty_response``; for every reason but ``final_answer``
-    the answer is a summary of the partial results.
-    """
-
-    answer: str
-    messages: list[Message]
-    iterations: int
-    usage: Usage
-    elapsed: float
-    tool_calls: tuple[ToolCallRecord, ...]
-    cancelled: bool = False
-    stop_reason: str = STOP_FINAL_ANSWER
-    query: str = ""
-
-
-def _note(content: str) -> Message:
-    """A user-role message the engine writes itself (never a user turn for the context guard)."""
-    return {"role": "user", "content": content, BOOKKEEPING_KEY: True}
-
-
 class _LLMFailed(Exception):
     def __init__(self, cause: LLMError) -> None:
         super().__init__(str(cause))
         self.cause = cause
-
-
-class _Run:
-    """The state of one run."""
-
-    __slots__ = (
-        "query",
-        "metadata",
-        "emit",
-        "started",
-        "usage",
-        "iteration",
-        "transcript",
-        "registry",
-        "records",
-        "cycles",
-        "real_calls",
-        "checked",
-        "parse_failures",
-        "empty_replies",
-        "turn_compaction",
-        "turn_llm",
-        "turn_tools",
-    )
-
-    def __init__(
-        self, query: str, metadata: Mapping[str, Any], emit: Emitter, registry: ToolRegistry
-    ) -> None:
-        self.query = query
-        self.metadata = metadata
-        self.emit = emit
-        self.started = time.perf_counter()
-        self.usage = Usage()
-        self.iteration = 0
-        self.transcript = Transcript()
-        self.registry = registry
-        self.records: list[ToolCallRecord] = []
-        self.cycles: dict[tuple[str, str], int] = {}
-        self.real_calls = 0
-        self.checked = False
-        self.parse_failures = 0
-        self.empty_replies = 0
-        self.turn_compaction = self.turn_llm = self.turn_tools = 0.0
-
-    def result(self, answer: str, stop_reason: str, *, cancelled: bool = False) -> AgentResult:
-        return AgentResult(
-            answer=answer,
-            messages=self.transcript.messages,
-            iterations=self.iteration,
-            usage=self.usage,
-            elapsed=round(time.perf_counter() - self.started, 4),
-            tool_calls=tuple(self.records),
-            cancelled=cancelled,
-            stop_reason=stop_reason,
-            query=self.query,
-        )
 
 
 class ReActAgent:
@@ -245,7 +166,7 @@ class ReActAgent:
         task = asyncio.current_task()
         self._task = task
         self._cancel_requested = False
-        run = _Run(query, metadata if metadata is not None else {}, Emitter(on_event), self._tools)
+        run = RunState(query, metadata if metadata is not None else {}, Emitter(on_event), self._tools)
         try:
             return await self._run(run, history or ())
         except asyncio.CancelledError:
@@ -293,7 +214,7 @@ class ReActAgent:
 
         return iterate_events(produce)
 
-    async def _run(self, run: _Run, history: Sequence[Message]) -> AgentResult:
+    async def _run(self, run: RunState, history: Sequence[Message]) -> AgentResult:
         if len(self._tools) > self.tool_selection_threshold:
             if run.emit.active:
                 await run.emit(events.selecting_tools(len(self._tools)))
@@ -326,7 +247,7 @@ class ReActAgent:
             )
             return await self._fallback(run, STOP_LLM_ERROR, error=type(exc.cause).__name__)
 
-    async def _run_native(self, run: _Run) -> AgentResult:
+    async def _run_native(self, run: RunState) -> AgentResult:
         schemas = run.registry.openai_schemas() or None
         while run.iteration < self.max_iterations:
             if self._over_budget(run):
@@ -339,7 +260,7 @@ class ReActAgent:
                 return result
         return await self._fallback(run, STOP_MAX_ITERATIONS, max_iterations=self.max_iterations)
 
-    async def _native_turn(self, run: _Run, response: ChatResponse) -> AgentResult | None:
+    async def _native_turn(self, run: RunState, response: ChatResponse) -> AgentResult | None:
         if response.tool_calls:
             if run.emit.active:
                 await run.emit(
@@ -356,7 +277,7 @@ class ReActAgent:
                 )
             self._after_tools(run, calls)
             run.empty_replies = 0
-            await self._drain_interrupts(run)
+            await drain_interrupts(run, self.interrupt_queue)
             return None
         if run.emit.active:
             await run.emit(events.thinking_done(run.iteration, response.reasoning_content or ""))
@@ -365,14 +286,16 @@ class ReActAgent:
             run.empty_replies += 1
             if run.empty_replies >= 2:
                 return await self._fallback(run, STOP_EMPTY_RESPONSE)
-            run.transcript.append(_note(prompts.EMPTY_REPLY_NUDGE))
-            await self._drain_interrupts(run)
+            run.transcript.append(note(prompts.EMPTY_REPLY_NUDGE))
+            await drain_interrupts(run, self.interrupt_queue)
             return None
         run.empty_replies = 0
         run.transcript.append({"role": "assistant", "content": content})
-        return await self._final_answer(run, content, interrupted=await self._drain_interrupts(run))
+        return await self._final_answer(
+            run, content, interrupted=await drain_interrupts(run, self.interrupt_queue)
+        )
 
-    async def _run_json(self, run: _Run) -> AgentResult:
+    async def _run_json(self, run: RunState) -> AgentResult:
         response_format = {"type": "json_object"} if self._llm.abilities.get("json_mode") else None
         while run.iteration < self.max_iterations:
             if self._over_budget(run):
@@ -385,7 +308,7 @@ class ReActAgent:
                 return result
         return await self._fallback(run, STOP_MAX_ITERATIONS, max_iterations=self.max_iterations)
 
-    async def _json_turn(self, run: _Run, response: ChatResponse) -> AgentResult | None:
+    async def _json_turn(self, run: RunState, response: ChatResponse) -> AgentResult | None:
         content = response.content or ""
         action = parse_action(content, response.reasoning_content)
         if run.emit.active:
@@ -394,28 +317,28 @@ class ReActAgent:
         if content:
             run.transcript.append({"role": "assistant", "content": content})
         # JSON mode has no tool-message pairing: interrupts are taken right after the assistant message.
-        interrupted = await self._drain_interrupts(run)
+        interrupted = await drain_interrupts(run, self.interrupt_queue)
         if action.parse_failed:
             run.parse_failures += 1
             if run.parse_failures >= 2 and not interrupted:
                 if not content.strip():
                     return await self._fallback(run, STOP_UNPARSED_OUTPUT)
                 return await self._finish(run, content)
-            run.transcript.append(_note(prompts.REFORMAT_REQUEST))
+            run.transcript.append(note(prompts.REFORMAT_REQUEST))
             return None
         run.parse_failures = 0
         if action.kind == TOOL_CALL:
             call = json_tool_call(action, f"json_call_{run.iteration}")
             (record,) = await self._run_tools(run, [call])
             observation = prompts.JSON_OBSERVATION.format(tool=record.name, observation=record.observation)
-            run.transcript.append(_note(observation))
+            run.transcript.append(note(observation))
             self._after_tools(run, [call])
             return None
         return await self._final_answer(run, action.answer, interrupted=interrupted)
 
     # -- steps shared by both modes ------------------------------------------------------------
 
-    async def _ask(self, run: _Run, **kwargs: Any) -> ChatResponse:
+    async def _ask(self, run: RunState, **kwargs: Any) -> ChatResponse:
         """One LLM call of the loop: compaction first, a retry after a context-length error."""
         started = time.perf_counter()
         if self.context_guard is not None:
@@ -441,13 +364,13 @@ class ReActAgent:
         run.usage.add(response.usage)
         return response
 
-    def _half_budget(self, run: _Run) -> int:
+    def _half_budget(self, run: RunState) -> int:
         budget = getattr(self.context_guard, "budget", None)
         if not isinstance(budget, int) or budget <= 0:
             budget = self._llm.context_window
         return max(1, budget // 2)
 
-    async def _compact(self, run: _Run, *, target_tokens: int | None = None) -> None:
+    async def _compact(self, run: RunState, *, target_tokens: int | None = None) -> None:
         guard = self.context_guard
         try:
             outcome = await guard.check_and_compact(
@@ -461,7 +384,7 @@ class ReActAgent:
             if run.emit.active:
                 await run.emit(events.compact(outcome.original_messages, outcome.kept_messages))
 
-    async def _run_tools(self, run: _Run, calls: list[ToolCall]) -> list[ToolCallRecord]:
+    async def _run_tools(self, run: RunState, calls: list[ToolCall]) -> list[ToolCallRecord]:
         started = time.perf_counter()
         records = await self._runner.run(
             calls, run.registry, iteration=run.iteration, metadata=run.metadata, emit=run.emit
@@ -470,62 +393,37 @@ class ReActAgent:
         run.records.extend(records)
         return records
 
-    def _after_tools(self, run: _Run, calls: list[ToolCall]) -> None:
-        """Cycle warnings, then self-reflection, appended after every tool result of the turn."""
-        threshold = self.cycle_detection_threshold
-        warned: dict[str, int] = {}
-        for call in calls:
-            key = (call.name, json.dumps(call.args, sort_keys=True, ensure_ascii=False, default=str))
-            count = run.cycles[key] = run.cycles.get(key, 0) + 1
-            if threshold > 0 and count >= threshold:
-                warned[call.name] = count
-        for name, count in warned.items():
-            run.transcript.append(_note(prompts.CYCLE_WARNING.format(tool=name, count=count)))
-        before = run.real_calls
-        run.real_calls += len(calls)
-        interval = self.self_reflection_interval
-        if interval > 0 and before // interval < run.real_calls // interval:
-            reflection = prompts.SELF_REFLECTION.format(count=run.real_calls)
-            run.transcript.append(_note(reflection))
-
-    async def _drain_interrupts(self, run: _Run) -> bool:
-        """Take queued user messages into the run as ONE pinned ``[USER INTERRUPT]`` message."""
-        queue = self.interrupt_queue
-        if queue is None:
-            return False
-        contents = queue.drain()
-        if not contents:
-            return False
-        run.transcript.append({"role": "user", "content": prompts.user_interrupt(contents), PINNED_KEY: True})
-        if run.emit.active:
-            for content in contents:
-                await run.emit(events.inject(content))
-        return True
-
-    async def _final_answer(self, run: _Run, answer: str, *, interrupted: bool) -> AgentResult | None:
+    async def _final_answer(self, run: RunState, answer: str, *, interrupted: bool) -> AgentResult | None:
         if interrupted:
             return None  # the user added something: the answer must take it into account
-        min_tools = max(1, self.completion_check_min_tools)
-        if self.completion_check and not run.checked and run.real_calls >= min_tools:
-            run.checked = True
-            run.transcript.append(_note(prompts.COMPLETION_CHECKLIST))
+        if completion_check_due(
+            run, enabled=self.completion_check, min_tools=self.completion_check_min_tools
+        ):
             return None
         return await self._finish(run, answer)
 
-    def _over_budget(self, run: _Run) -> bool:
+    def _after_tools(self, run: RunState, calls: list[ToolCall]) -> None:
+        after_tool_calls(
+            run,
+            calls,
+            cycle_threshold=self.cycle_detection_threshold,
+            reflection_interval=self.self_reflection_interval,
+        )
+
+    def _over_budget(self, run: RunState) -> bool:
         return self.token_budget is not None and run.usage.total_tokens >= self.token_budget
 
-    async def _finish(self, run: _Run, answer: str, stop_reason: str = STOP_FINAL_ANSWER) -> AgentResult:
+    async def _finish(self, run: RunState, answer: str, stop_reason: str = STOP_FINAL_ANSWER) -> AgentResult:
         if run.emit.active:
             await run.emit(events.answer_signal())
         return run.result(answer, stop_reason)
 
-    async def _fallback(self, run: _Run, reason: str, **details: Any) -> AgentResult:
+    async def _fallback(self, run: RunState, reason: str, **details: Any) -> AgentResult:
         logger.info("run stopped: %s after %d iterations", reason, run.iteration)
         answer = prompts.fallback_answer(reason, run.records, query=run.query, **details)
         return await self._finish(run, answer, reason)
 
-    def _log_turn(self, run: _Run) -> None:
+    def _log_turn(self, run: RunState) -> None:
         if not logger.isEnabledFor(logging.INFO):
             return
         logger.info(

@@ -13,7 +13,7 @@ from agents.engine.llm import LLM, Message, Usage
 from agents.engine.prompts import SYNTHESIS_SYSTEM
 
 if TYPE_CHECKING:
-    from agents.engine.react import AgentResult
+    from agents.engine.run_state import AgentResult
 
 logger = logging.getLogger(__name__)
 

@@ -1,0 +1,60 @@
+"""Messages the loop adds to steer the model: cycle warnings, self-reflection, the completion
+checklist, and user interrupts taken from the queue."""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Sequence
+
+from agents.engine import events, prompts
+from agents.engine.context_summary import PINNED_KEY
+from agents.engine.interrupts import InterruptQueue
+from agents.engine.parsing import ToolCall
+from agents.engine.run_state import RunState, note
+
+
+def after_tool_calls(
+    run: RunState, calls: Sequence[ToolCall], *, cycle_threshold: int, reflection_interval: int
+) -> None:
+    """Count the turn's tool calls; append cycle warnings, then a self-reflection prompt when due.
+
+    A cycle is the same ``(tool_name, canonical arguments)`` seen ``cycle_threshold`` times in the run.
+    Reflection comes after every ``reflection_interval`` real tool calls (parse retries, thinking and
+    interrupts do not count). Both are appended after all of the turn's tool results.
+    """
+    warned: dict[str, int] = {}
+    for call in calls:
+        key = (call.name, json.dumps(call.args, sort_keys=True, ensure_ascii=False, default=str))
+        count = run.cycles[key] = run.cycles.get(key, 0) + 1
+        if cycle_threshold > 0 and count >= cycle_threshold:
+            warned[call.name] = count
+    for name, count in warned.items():
+        run.transcript.append(note(prompts.CYCLE_WARNING.format(tool=name, count=count)))
+    before = run.real_calls
+    run.real_calls += len(calls)
+    if reflection_interval > 0 and before // reflection_interval < run.real_calls // reflection_interval:
+        run.transcript.append(note(prompts.SELF_REFLECTION.format(count=run.real_calls)))
+
+
+async def drain_interrupts(run: RunState, queue: InterruptQueue | None) -> bool:
+    """Take every queued user message into the run as ONE pinned ``[USER INTERRUPT]`` message, with
+    one ``inject`` event per message. Returns whether anything was taken."""
+    if queue is None:
+        return False
+    contents = queue.drain()
+    if not contents:
+        return False
+    run.transcript.append({"role": "user", "content": prompts.user_interrupt(contents), PINNED_KEY: True})
+    if run.emit.active:
+        for content in contents:
+            await run.emit(events.inject(content))
+    return True
+
+
+def completion_check_due(run: RunState, *, enabled: bool, min_tools: int) -> bool:
+    """Append the one-time completion checklist when the run used enough tools (never with none)."""
+    if not enabled or run.checked or run.real_calls < max(1, min_tools):
+        return False
+    run.checked = True
+    run.transcript.append(note(prompts.COMPLETION_CHECKLIST))
+    return True
