@@ -62,6 +62,8 @@ __all__ = [
 
 logger = logging.getLogger(__name__)
 
+_SYSTEM_ROLES = ("system", "developer")
+
 _ADVANCED_CUT_GOAL = 0.75
 """When the last user turns alone do not fit, aim below this share of the limit, so the next few turns do
 not immediately trigger another summarising call."""
@@ -88,7 +90,6 @@ class _Plan:
     summarised: list[Message]
     carried: list[Message]
     tail: list[Message]
-    kept_tokens: int
     summary_tokens: int
 
 
@@ -210,7 +211,7 @@ class ContextGuard:
         n = len(messages)
         tokens = [estimate_message_tokens(m) for m in messages]
         head_end = 0
-        while head_end < n and messages[head_end].get("role") == "system":
+        while head_end < n and messages[head_end].get("role") in _SYSTEM_ROLES:
             head_end += 1
         carried_flags = _carried_flags(messages, head_end)
         turn_starts = [i for i in range(head_end, n) if is_user_turn(messages[i])]
@@ -225,7 +226,7 @@ class ContextGuard:
         for i in range(n - 1, -1, -1):
             suffix[i] = suffix[i + 1] + tokens[i]
 
-        fallback: tuple[int, int] | None = None
+        chosen: int | None = None
         carried_tokens = carried_count = 0
         scan = head_end
         for cut in range(head_end + 1, n):
@@ -248,14 +249,13 @@ class ContextGuard:
             if cost > limit:
                 continue
             if cut == default_cut or cost <= limit * _ADVANCED_CUT_GOAL:
-                fallback = (cut, kept)
+                chosen = cut
                 break
-            if fallback is None:
-                fallback = (cut, kept)
-        if fallback is None:
+            if chosen is None:
+                chosen = cut
+        if chosen is None:
             return None
-        cut, kept = fallback
-        return self._make_plan(messages, head_end, cut, carried_flags, latest_turn, kept, summary_tokens)
+        return self._make_plan(messages, head_end, chosen, carried_flags, latest_turn, summary_tokens)
 
     @staticmethod
     def _make_plan(
@@ -264,14 +264,13 @@ class ContextGuard:
         cut: int,
         carried_flags: list[bool],
         latest_turn: int | None,
-        kept_tokens: int,
         summary_tokens: int,
     ) -> _Plan:
         head = messages[:head_end]
         carried: list[Message] = []
         for i in range(head_end, cut):
             message = messages[i]
-            if carried_flags[i] and message.get("role") == "system":
+            if carried_flags[i] and message.get("role") in _SYSTEM_ROLES:
                 head.append(message)
             elif carried_flags[i] or i == latest_turn:
                 carried.append(message)
@@ -280,7 +279,6 @@ class ContextGuard:
             summarised=messages[head_end:cut],
             carried=carried,
             tail=messages[cut:],
-            kept_tokens=kept_tokens,
             summary_tokens=summary_tokens,
         )
 
@@ -308,7 +306,7 @@ def _carried_flags(messages: list[Message], start: int) -> list[bool]:
         if message.get("role") == "assistant" and message.get("tool_calls"):
             while end < n and messages[end].get("role") == "tool":
                 end += 1
-        keep = message.get("role") == "system" or any(messages[j].get(PINNED_KEY) for j in range(i, end))
+        keep = message.get("role") in _SYSTEM_ROLES or any(messages[j].get(PINNED_KEY) for j in range(i, end))
         if keep:
             for j in range(i, end):
                 flags[j] = True

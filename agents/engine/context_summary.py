@@ -80,7 +80,7 @@ def render_transcript(messages: Sequence[Message], *, max_tokens: int) -> str:
     entries: list[tuple[str, bool]] = []
     for message in messages:
         role = message.get("role")
-        if role == "system":
+        if role in ("system", "developer"):
             continue
         text = _content_text(message.get("content"))
         if is_summary_message(message):
