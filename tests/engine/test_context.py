@@ -176,6 +176,20 @@ async def test_guard_estimate_follows_appends_replacements_and_edits_of_the_last
     assert guard.estimate(tuple(messages)) == estimate_tokens(messages)
 
 
+async def test_guard_does_not_revisit_older_messages_when_the_history_only_grew(make_llm):
+    guard = ContextGuard(make_llm(), context_window=128000)
+    messages = history(4)
+    guard.estimate(messages)
+    for message in messages[:-1]:
+        del message[TOKENS_CACHE_KEY]  # a revisit would put the cache back
+
+    messages += exchange("late-1")
+    total = guard.estimate(messages)
+
+    assert all(TOKENS_CACHE_KEY not in message for message in messages[:-3])
+    assert total == estimate_tokens(messages)
+
+
 # --- budget -------------------------------------------------------------------------------------
 
 
