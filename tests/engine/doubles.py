@@ -6,12 +6,15 @@ double serves the benchmark (no HTTP cost in the measurement) and a few pure uni
 
 from __future__ import annotations
 
+import asyncio
 import json
 from collections import deque
 from collections.abc import AsyncIterator, Callable, Mapping, Sequence
 from typing import Any
 
+from agents.engine.events import Event
 from agents.engine.llm import ChatResponse, LLMError, Message, ToolCallRequest, Usage
+from agents.engine.tools import Tool, ToolRegistry, ToolResult
 
 Reply = ChatResponse | Exception | Callable[[Sequence[Message]], "ChatResponse | Exception"]
 
@@ -110,3 +113,104 @@ class FakeLLM:
             yield piece
         if usage is not None:
             usage.add(_USAGE)
+
+
+# --- tools and an event recorder for engine tests ---------------------------------------------
+
+
+class EventLog:
+    """An ``on_event`` callback that keeps every event, in order."""
+
+    def __init__(self) -> None:
+        self.events: list[Event] = []
+
+    async def __call__(self, event: Event) -> None:
+        self.events.append(event)
+
+    def channels(self) -> list[str]:
+        return [e.channel for e in self.events]
+
+    def steps(self, type_: str | None = None, status: str | None = None) -> list[dict[str, Any]]:
+        """Payloads of ``step`` events, optionally of one type and status."""
+        return [
+            dict(e.data)
+            for e in self.events
+            if e.channel == "step"
+            and (type_ is None or e.data.get("type") == type_)
+            and (status is None or e.data.get("status") == status)
+        ]
+
+    def of(self, channel: str) -> list[dict[str, Any]]:
+        return [dict(e.data) for e in self.events if e.channel == channel]
+
+    def labels(self) -> list[str]:
+        """``channel`` or ``channel:type:status`` per event: the sequence a client sees."""
+        out = []
+        for e in self.events:
+            parts = [e.channel] + [str(e.data[k]) for k in ("type", "status") if k in e.data]
+            out.append(":".join(parts))
+        return out
+
+
+QUERY_SCHEMA: Mapping[str, Any] = {
+    "type": "object",
+    "properties": {"q": {"type": "string"}},
+    "required": ["q"],
+    "additionalProperties": False,
+}
+
+
+class RecordingTool(Tool):
+    """A tool that records its calls and answers ``"<name>: <args>"``; optionally slow, hanging or failing.
+
+    ``gate`` (an asyncio.Event) makes every call wait for it; ``running``/``max_running`` track concurrency.
+    """
+
+    def __init__(
+        self,
+        name: str = "search",
+        *,
+        description: str = "Search the knowledge base.",
+        parameters: Mapping[str, Any] | None = None,
+        result: ToolResult | str | None = None,
+        raises: Exception | None = None,
+        delay: float = 0.0,
+        gate: asyncio.Event | None = None,
+        timeout: float | None = None,
+    ) -> None:
+        self.name = name
+        self.description = description
+        self.parameters = parameters if parameters is not None else QUERY_SCHEMA
+        self.timeout = timeout
+        self.result = result
+        self.raises = raises
+        self.delay = delay
+        self.gate = gate
+        self.calls: list[dict[str, Any]] = []
+        self.running = 0
+        self.max_running = 0
+        self.cancelled = 0
+
+    async def execute(self, **kwargs: Any) -> ToolResult | str:
+        self.calls.append(kwargs)
+        self.running += 1
+        self.max_running = max(self.max_running, self.running)
+        try:
+            if self.gate is not None:
+                await self.gate.wait()
+            if self.delay:
+                await asyncio.sleep(self.delay)
+            if self.raises is not None:
+                raise self.raises
+            if self.result is not None:
+                return self.result
+            return f"{self.name}: {json.dumps(kwargs, sort_keys=True)}"
+        except asyncio.CancelledError:
+            self.cancelled += 1
+            raise
+        finally:
+            self.running -= 1
+
+
+def registry_of(*tools: Tool) -> ToolRegistry:
+    return ToolRegistry(tools)
