@@ -323,7 +323,7 @@ class ReActAgent:
             if run.parse_failures >= 2 and not interrupted:
                 if not content.strip():
                     return await self._fallback(run, STOP_UNPARSED_OUTPUT)
-                return await self._finish(run, content)
+                return await self._finish(run, content, STOP_UNPARSED_OUTPUT)
             run.transcript.append(note(prompts.REFORMAT_REQUEST))
             return None
         run.parse_failures = 0
