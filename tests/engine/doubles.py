@@ -190,11 +190,19 @@ class RecordingTool(Tool):
         self.running = 0
         self.max_running = 0
         self.cancelled = 0
+        self._changed = asyncio.Event()
+
+    async def until_running(self, count: int) -> None:
+        """Wait until ``count`` calls are in flight at once."""
+        while self.running < count:
+            self._changed.clear()
+            await self._changed.wait()
 
     async def execute(self, **kwargs: Any) -> ToolResult | str:
         self.calls.append(kwargs)
         self.running += 1
         self.max_running = max(self.max_running, self.running)
+        self._changed.set()
         try:
             if self.gate is not None:
                 await self.gate.wait()
