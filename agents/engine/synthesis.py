@@ -108,7 +108,7 @@ async def stream_answer(llm: LLM, result: AgentResult, emit: events.Emitter) -> 
         if not parts and answer:
             await emit(events.answer_delta(answer))
     await emit(events.answer_done(answer, fallback=fallback))
-    elapsed = round(result.elapsed + time.perf_counter() - started, 3)
+    elapsed = round(result.elapsed + time.perf_counter() - started, 4)
     await emit(
         events.done(
             answer,
