@@ -1,0 +1,190 @@
+"""Engine overhead per model turn, outside the LLM call.
+
+A scripted model calls one tool per turn N times (N = 1, 10, 50), then answers. Every ``chat()`` call is
+timed; what remains of the run's wall time is the engine's own work (building the turn, parsing, schema
+validation, hooks, tool dispatch, events, guidance), divided by the number of turns. "first/last 10" are
+the medians of the gaps between consecutive model calls early and late in the run: equal values mean
+the cost per turn stays flat as the history grows.
+
+Two transports: the in-process LLM double (``tests/engine/doubles.py``), and the scripted
+OpenAI-compatible HTTP server at zero latency through the real ``openai`` SDK (the SDK's own time is
+inside ``chat()`` and therefore excluded).
+
+    .venv/bin/python benchmarks/engine_overhead.py
+"""
+
+from __future__ import annotations
+
+import asyncio
+import gc
+import os
+import platform
+import statistics
+import sys
+import time
+from collections.abc import Mapping, Sequence
+from pathlib import Path
+from typing import Any
+
+ROOT = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(ROOT))
+
+from agents.engine.events import Event  # noqa: E402
+from agents.engine.llm import ChatResponse, Message, OpenAICompatibleLLM  # noqa: E402
+from agents.engine.react import ReActAgent  # noqa: E402
+from agents.engine.tools import FunctionTool, ToolRegistry  # noqa: E402
+from tests.engine.doubles import FakeLLM, say, use  # noqa: E402
+from tests.fakes.openai_server import ScriptedOpenAIServer, call, text, tool_calls  # noqa: E402
+
+TOOL_CALLS = (1, 10, 50)
+RUNS_IN_PROCESS = {1: 2000, 10: 300, 50: 80}
+RUNS_HTTP = {1: 60, 10: 15, 50: 8}
+
+
+async def search(q: str) -> str:
+    return f"3 results for {q}"
+
+
+def registry() -> ToolRegistry:
+    schema = {"type": "object", "properties": {"q": {"type": "string"}}, "required": ["q"]}
+    return ToolRegistry([FunctionTool("search", "Search the knowledge base.", search, parameters=schema)])
+
+
+class TimedLLM:
+    """Wraps an LLM and records when each ``chat()`` call starts and ends."""
+
+    def __init__(self, llm: Any) -> None:
+        self.llm = llm
+        self.abilities = llm.abilities
+        self.context_window = llm.context_window
+        self.marks: list[tuple[float, float]] = []
+
+    async def chat(self, messages: Sequence[Message], **kwargs: Any) -> ChatResponse:
+        started = time.perf_counter()
+        try:
+            return await self.llm.chat(messages, **kwargs)
+        finally:
+            self.marks.append((started, time.perf_counter()))
+
+    def stream_chat(self, messages: Sequence[Message], **kwargs: Any) -> Any:
+        return self.llm.stream_chat(messages, **kwargs)
+
+
+class Script:
+    """The in-process model: N prebuilt tool-call replies, then the answer (for as long as asked)."""
+
+    def __init__(self, tool_calls_count: int) -> None:
+        self.replies = [use(("search", {"q": f"query {i}"})) for i in range(tool_calls_count)]
+        self.answer = say("Here is the answer.")
+        self.index = 0
+
+    def __call__(self, messages: Sequence[Message]) -> ChatResponse:
+        index = self.index
+        self.index += 1
+        return self.replies[index] if index < len(self.replies) else self.answer
+
+
+async def on_event(event: Event) -> None:
+    """A consumer that takes every event (so events are built, as in production)."""
+
+
+async def measure(llm: TimedLLM, runs: int, reset: Any) -> dict[str, float]:
+    per_turn: list[float] = []
+    llm_calls: list[float] = []
+    early: list[float] = []
+    late: list[float] = []
+    turns = 0
+    for _ in range(runs):
+        reset()
+        llm.marks.clear()
+        agent = ReActAgent(llm, registry(), max_iterations=100)
+        started = time.perf_counter()
+        result = await agent.run("Find what we know about the query.", on_event=on_event)
+        elapsed = time.perf_counter() - started
+        inside = sum(end - start for start, end in llm.marks)
+        turns = result.iterations
+        per_turn.append((elapsed - inside) / turns)
+        llm_calls.append(inside / len(llm.marks))
+        gaps = [llm.marks[i + 1][0] - llm.marks[i][1] for i in range(len(llm.marks) - 1)]
+        if len(gaps) >= 20:
+            early.append(statistics.median(gaps[:10]))
+            late.append(statistics.median(gaps[-10:]))
+    return {
+        "turns": turns,
+        "median": statistics.median(per_turn) * 1e6,
+        "early": statistics.median(early) * 1e6 if early else float("nan"),
+        "late": statistics.median(late) * 1e6 if late else float("nan"),
+        "llm": statistics.median(llm_calls) * 1e6,
+    }
+
+
+async def bench_in_process() -> list[tuple[str, int, Mapping[str, float]]]:
+    rows = []
+    for count in TOOL_CALLS:
+        script = Script(count)
+        llm = TimedLLM(FakeLLM(responder=script, record=False))
+
+        def reset(script: Script = script) -> None:
+            script.index = 0
+
+        await measure(llm, max(5, RUNS_IN_PROCESS[count] // 10), reset)  # warm-up
+        rows.append(("in-process double", count, await measure(llm, RUNS_IN_PROCESS[count], reset)))
+    return rows
+
+
+async def bench_http(server: ScriptedOpenAIServer) -> list[tuple[str, int, Mapping[str, float]]]:
+    rows = []
+    openai_llm = OpenAICompatibleLLM(
+        base_url=server.base_url, api_key="sk-bench", model="bench", max_retries=0
+    )
+    llm = TimedLLM(openai_llm)
+    for count in TOOL_CALLS:
+
+        def reset(count: int = count) -> None:
+            server.reset()
+            server.script(*(tool_calls(call("search", {"q": f"query {i}"})) for i in range(count)))
+            server.script(*(text("Here is the answer.") for _ in range(2)))
+
+        await measure(llm, 1, reset)  # warm-up (connection pool)
+        rows.append(("scripted HTTP server", count, await measure(llm, RUNS_HTTP[count], reset)))
+    await openai_llm.client().close()
+    return rows
+
+
+def machine() -> str:
+    model = platform.processor() or "?"
+    try:
+        for line in Path("/proc/cpuinfo").read_text().splitlines():
+            if line.startswith("model name"):
+                model = line.split(":", 1)[1].strip()
+                break
+    except OSError:
+        pass
+    return f"{os.cpu_count()} CPU(s), {model}, Python {platform.python_version()}"
+
+
+def main() -> None:
+    gc.collect()
+    rows = asyncio.run(bench_in_process())
+    with ScriptedOpenAIServer() as server:
+        rows += asyncio.run(bench_http(server))
+    print(f"engine overhead per turn, outside the LLM call ({machine()})")
+    header = (
+        f"{'transport':<22}{'tool calls':>11}{'turns':>7}{'µs/turn':>10}{'first 10':>10}{'last 10':>10}"
+        f"{'µs in chat()':>14}"
+    )
+    print(header)
+    print("-" * len(header))
+
+    def cell(value: float, width: int) -> str:
+        return f"{'-':>{width}}" if value != value else f"{value:>{width}.1f}"  # NaN: run too short
+
+    for transport, count, row in rows:
+        print(
+            f"{transport:<22}{count:>11}{row['turns']:>7}{row['median']:>10.1f}{cell(row['early'], 10)}"
+            f"{cell(row['late'], 10)}{row['llm']:>14.1f}"
+        )
+
+
+if __name__ == "__main__":
+    main()
