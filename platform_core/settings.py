@@ -45,6 +45,7 @@ INSTALLED_APPS = [
     "drf_spectacular",
     "channels",
     "platform_core",
+    "connectors",  # connectors app (issue 4)
 ]
 
 MIDDLEWARE = [

@@ -1,0 +1,17 @@
+from __future__ import annotations
+
+from django.apps import AppConfig
+from django.utils.translation import gettext_lazy as _
+
+
+class ConnectorsConfig(AppConfig):
+    name = "connectors"
+    verbose_name = _("Connectors")
+    default_auto_field = "django.db.models.BigAutoField"
+
+    def ready(self) -> None:
+        from connectors.demo_api.seed import demo_connector_seed
+        from platform_core.demo import DEMO_SEEDERS
+
+        if demo_connector_seed not in DEMO_SEEDERS:
+            DEMO_SEEDERS.append(demo_connector_seed)

@@ -1,0 +1,112 @@
+"""Connector and action rows to the adapters' plain configs (``connectors.adapter_types``).
+
+These functions decrypt secrets, so they touch the ORM's loaded values only and run synchronously; async
+callers wrap them with ``sync_to_async`` together with the query that loads the rows.
+"""
+
+from __future__ import annotations
+
+from connectors.adapter_types import (
+    DatabaseConnectorConfig,
+    HttpActionSpec,
+    HttpAuth,
+    HttpConnectorConfig,
+    SqlActionSpec,
+)
+from connectors.models import AuthType, Connector, ConnectorAction
+
+
+def http_auth_for(connector: Connector) -> HttpAuth:
+    """The connector's authentication, with its secret decrypted into the field its scheme uses."""
+    secret = connector.auth_secret
+    kind = connector.auth_type
+    if kind in (AuthType.API_KEY_HEADER, AuthType.API_KEY_QUERY):
+        return HttpAuth(type=kind, api_key=secret, api_key_name=connector.auth_key_name)
+    if kind == AuthType.BEARER:
+        return HttpAuth(type=kind, token=secret)
+    if kind == AuthType.BASIC:
+        return HttpAuth(type=kind, username=connector.auth_username, password=secret)
+    if kind == AuthType.OAUTH2_CLIENT_CREDENTIALS:
+        return HttpAuth(
+            type=kind,
+            client_id=connector.oauth_client_id,
+            client_secret=secret,
+            token_url=connector.oauth_token_url,
+            scope=connector.oauth_scope,
+        )
+    return HttpAuth()
+
+
+def http_config_for(connector: Connector) -> HttpConnectorConfig:
+    """The HTTP adapter's config for ``connector`` (decrypts its credentials)."""
+    return HttpConnectorConfig(
+        connector_id=str(connector.pk),
+        base_url=connector.base_url,
+        auth=http_auth_for(connector),
+        connect_timeout=connector.connect_timeout,
+        read_timeout=connector.read_timeout,
+        max_response_bytes=connector.max_response_bytes,
+        allowed_private_hosts=tuple(connector.allowed_private_hosts or ()),
+    )
+
+
+def database_config_for(connector: Connector) -> DatabaseConnectorConfig:
+    """The database adapter's config for ``connector`` (decrypts its DSN)."""
+    return DatabaseConnectorConfig(
+        connector_id=str(connector.pk),
+        dsn=connector.dsn,
+        statement_timeout_ms=connector.statement_timeout_ms,
+        connect_timeout=connector.connect_timeout,
+        max_rows=connector.max_rows,
+        max_result_bytes=connector.max_response_bytes,
+        allowed_private_hosts=tuple(connector.allowed_private_hosts or ()),
+    )
+
+
+def http_action_spec_for(action: ConnectorAction) -> HttpActionSpec:
+    return HttpActionSpec(
+        name=action.name,
+        method=action.method or "GET",
+        path_template=action.path_template,
+        parameters=action.parameters or {},
+        param_locations=action.param_locations or {},
+    )
+
+
+def sql_action_spec_for(action: ConnectorAction) -> SqlActionSpec:
+    return SqlActionSpec(
+        name=action.name,
+        sql_template=action.sql_template,
+        parameters=action.parameters or {},
+        is_write=action.is_write,
+        free_form=action.free_form,
+    )
+
+
+def connector_secret_values(connector: Connector) -> tuple[str, ...]:
+    """Every secret string of the connector (decrypted), for redaction."""
+    values = [connector.auth_secret]
+    dsn = connector.dsn
+    if dsn:
+        values.append(dsn)
+        values.extend(_dsn_passwords(dsn))
+    return tuple(v for v in values if v)
+
+
+def _dsn_passwords(dsn: str) -> list[str]:
+    """The password inside a URL-style or key=value DSN, so it is redacted on its own too."""
+    from urllib.parse import unquote, urlsplit
+
+    found = []
+    if "://" in dsn:
+        try:
+            password = urlsplit(dsn).password
+        except ValueError:
+            password = None
+        if password:
+            found.extend({password, unquote(password)})
+    for part in dsn.split():
+        key, _, value = part.partition("=")
+        if key.strip().lower() == "password" and value:
+            found.append(value.strip("'\""))
+    return found

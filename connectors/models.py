@@ -1,0 +1,368 @@
+"""Connectors (an organisation's HTTP APIs and SQL databases), their actions, and the call log.
+
+Credentials and DSNs are :class:`~platform_core.crypto.EncryptedTextField` columns bound to the row, so
+primary keys are UUIDs generated in Python (known before the first save).
+"""
+
+from __future__ import annotations
+
+import re
+import uuid
+from typing import Any
+
+from django.conf import settings
+from django.core.exceptions import ValidationError
+from django.core.validators import MaxValueValidator, MinValueValidator, RegexValidator
+from django.db import models
+from django.utils import timezone
+from django.utils.translation import gettext_lazy as _
+
+from connectors.demo_api.models import DemoPayment, DemoPurchaseOrder  # noqa: F401  (models of this app)
+from platform_core.crypto import EncryptedTextField
+from platform_core.models import OrgOwnedModel
+
+WRITE_METHODS = frozenset({"POST", "PUT", "PATCH", "DELETE"})
+_HOST_RE = re.compile(
+    r"^(\[[0-9A-Fa-f:.]+\]|[0-9A-Fa-f:]*:[0-9A-Fa-f:.]+|[A-Za-z0-9]([A-Za-z0-9.-]{0,252}[A-Za-z0-9])?)$"
+)
+
+connector_name_validator = RegexValidator(
+    r"^[A-Za-z0-9]+(?:[-_][A-Za-z0-9]+)*$",
+    _("Use letters, digits and single hyphens or underscores (it becomes part of tool names)."),
+)
+action_name_validator = RegexValidator(
+    r"^[A-Za-z0-9_-]+$", _("Use letters, digits, hyphens and underscores only.")
+)
+
+
+class ConnectorKind(models.TextChoices):
+    HTTP = "http", _("HTTP API")
+    DATABASE = "database", _("SQL database")
+
+
+class AuthType(models.TextChoices):
+    NONE = "none", _("None")
+    API_KEY_HEADER = "api_key_header", _("API key in a header")
+    API_KEY_QUERY = "api_key_query", _("API key in the query string")
+    BEARER = "bearer", _("Bearer token")
+    BASIC = "basic", _("Basic (username and password)")
+    OAUTH2_CLIENT_CREDENTIALS = "oauth2_client_credentials", _("OAuth2 client credentials")
+
+
+class Connector(OrgOwnedModel):
+    """One system of an organisation that agents may call: an HTTP API or a PostgreSQL database."""
+
+    id = models.UUIDField(primary_key=True, default=uuid.uuid4, editable=False)
+    name = models.CharField(
+        _("name"),
+        max_length=40,
+        validators=[connector_name_validator],
+        help_text=_("Short identifier such as 'erp'; tools are named '<connector>__<action>'."),
+    )
+    description = models.TextField(
+        _("description"), blank=True, help_text=_("What this system is; agents read it in tool descriptions.")
+    )
+    kind = models.CharField(
+        _("kind"), max_length=16, choices=ConnectorKind.choices, default=ConnectorKind.HTTP
+    )
+    base_url = models.URLField(_("base URL"), max_length=500, blank=True)
+    dsn = EncryptedTextField(_("database DSN"))
+    auth_type = models.CharField(
+        _("authentication"), max_length=32, choices=AuthType.choices, default=AuthType.NONE
+    )
+    auth_key_name = models.CharField(
+        _("API key name"),
+        max_length=100,
+        blank=True,
+        help_text=_("Header or query parameter that carries the API key, e.g. 'X-API-Key'."),
+    )
+    auth_username = models.CharField(_("username"), max_length=200, blank=True)
+    oauth_client_id = models.CharField(_("OAuth2 client ID"), max_length=200, blank=True)
+    oauth_token_url = models.URLField(_("OAuth2 token URL"), max_length=500, blank=True)
+    oauth_scope = models.CharField(_("OAuth2 scope"), max_length=500, blank=True)
+    auth_secret = EncryptedTextField(_("secret"))
+    connect_timeout = models.FloatField(
+        _("connect timeout (s)"), default=5.0, validators=[MinValueValidator(0.1), MaxValueValidator(60)]
+    )
+    read_timeout = models.FloatField(
+        _("read timeout (s)"), default=30.0, validators=[MinValueValidator(0.1), MaxValueValidator(600)]
+    )
+    max_response_bytes = models.PositiveIntegerField(
+        _("maximum response size (bytes)"),
+        default=1_000_000,
+        validators=[MinValueValidator(1_000), MaxValueValidator(50_000_000)],
+    )
+    statement_timeout_ms = models.PositiveIntegerField(
+        _("statement timeout (ms)"),
+        default=5_000,
+        validators=[MinValueValidator(100), MaxValueValidator(600_000)],
+    )
+    max_rows = models.PositiveIntegerField(
+        _("maximum rows"), default=200, validators=[MinValueValidator(1), MaxValueValidator(10_000)]
+    )
+    allowed_private_hosts = models.JSONField(
+        _("allowed private hosts"),
+        default=list,
+        blank=True,
+        help_text=_(
+            "Host names this connector may reach even though they resolve to private or loopback "
+            "addresses. Leave empty unless the system is inside your network."
+        ),
+    )
+    is_active = models.BooleanField(_("active"), default=True)
+    created_at = models.DateTimeField(_("created at"), auto_now_add=True)
+    updated_at = models.DateTimeField(_("updated at"), auto_now=True)
+
+    SECRET_FIELDS = ("auth_secret", "dsn")
+
+    class Meta:
+        verbose_name = _("connector")
+        verbose_name_plural = _("connectors")
+        ordering = ["name"]
+        constraints = [
+            models.UniqueConstraint(fields=["organization", "name"], name="unique_connector_name_per_org")
+        ]
+
+    def __str__(self) -> str:
+        return self.name
+
+    def has_secret(self, field: str) -> bool:
+        """Whether a secret is stored, without decrypting it."""
+        return bool(self.__dict__.get(field))
+
+    def clean(self) -> None:
+        errors: dict[str, Any] = {}
+        if self.kind == ConnectorKind.HTTP:
+            if not self.base_url:
+                errors["base_url"] = _("An HTTP connector needs a base URL.")
+            needs = {
+                AuthType.API_KEY_HEADER: ["auth_key_name"],
+                AuthType.API_KEY_QUERY: ["auth_key_name"],
+                AuthType.BASIC: ["auth_username"],
+                AuthType.OAUTH2_CLIENT_CREDENTIALS: ["oauth_client_id", "oauth_token_url"],
+            }.get(self.auth_type, [])
+            for name in needs:
+                if not getattr(self, name):
+                    errors[name] = _("Required for this authentication type.")
+            if self.auth_type != AuthType.NONE and not self.has_secret("auth_secret"):
+                errors["auth_secret"] = _("Required for this authentication type.")
+        elif self.kind == ConnectorKind.DATABASE and not self.has_secret("dsn"):
+            errors["dsn"] = _("A database connector needs a DSN.")
+        hosts = self.allowed_private_hosts
+        if not isinstance(hosts, list) or not all(isinstance(h, str) and _HOST_RE.match(h) for h in hosts):
+            errors["allowed_private_hosts"] = _(
+                "Give a list of host names or IP addresses, without scheme, port or path."
+            )
+        if errors:
+            raise ValidationError(errors)
+
+
+class ActionSource(models.TextChoices):
+    MANUAL = "manual", _("Created by hand")
+    OPENAPI = "openapi", _("Imported from OpenAPI")
+
+
+class HttpMethod(models.TextChoices):
+    GET = "GET", "GET"
+    POST = "POST", "POST"
+    PUT = "PUT", "PUT"
+    PATCH = "PATCH", "PATCH"
+    DELETE = "DELETE", "DELETE"
+    HEAD = "HEAD", "HEAD"
+
+
+class ConnectorAction(OrgOwnedModel):
+    """One operation of a connector that becomes an agent tool.
+
+    ``is_write`` follows the HTTP method (POST, PUT, PATCH, DELETE) or the SQL template unless an admin
+    set ``is_write_override``; it is what read-only mode and approval policies look at. The organisation
+    is always the connector's.
+    """
+
+    id = models.UUIDField(primary_key=True, default=uuid.uuid4, editable=False)
+    connector = models.ForeignKey(
+        Connector, verbose_name=_("connector"), on_delete=models.CASCADE, related_name="actions"
+    )
+    name = models.CharField(_("name"), max_length=64, validators=[action_name_validator])
+    description = models.TextField(_("description"), blank=True)
+    method = models.CharField(_("HTTP method"), max_length=8, choices=HttpMethod.choices, blank=True)
+    path_template = models.CharField(
+        _("path template"), max_length=500, blank=True, help_text=_("For example /orders/{order_id}")
+    )
+    sql_template = models.TextField(
+        _("SQL template"), blank=True, help_text=_("Parameterised SQL with %(name)s placeholders.")
+    )
+    free_form = models.BooleanField(
+        _("free-form read-only SQL"),
+        default=False,
+        help_text=_("Let the agent write its own query; only one plain read statement is accepted."),
+    )
+    parameters = models.JSONField(_("parameters (JSON schema)"), default=dict, blank=True)
+    param_locations = models.JSONField(
+        _("parameter locations"),
+        default=dict,
+        blank=True,
+        help_text=_("Argument name to 'path', 'query', 'header' or 'body'."),
+    )
+    is_write = models.BooleanField(_("writes data"), default=False)
+    is_write_override = models.BooleanField(
+        _("override 'writes data'"),
+        default=False,
+        help_text=_("Keep 'writes data' as set here instead of deriving it from the method or SQL."),
+    )
+    source = models.CharField(
+        _("source"), max_length=16, choices=ActionSource.choices, default=ActionSource.MANUAL
+    )
+    removed_by_import_at = models.DateTimeField(
+        _("removed by import at"),
+        null=True,
+        blank=True,
+        help_text=_("Set when a re-import no longer found this operation; the action was deactivated."),
+    )
+    is_active = models.BooleanField(_("active"), default=True)
+    created_at = models.DateTimeField(_("created at"), auto_now_add=True)
+    updated_at = models.DateTimeField(_("updated at"), auto_now=True)
+
+    class Meta:
+        verbose_name = _("connector action")
+        verbose_name_plural = _("connector actions")
+        ordering = ["connector__name", "name"]
+        constraints = [
+            models.UniqueConstraint(fields=["connector", "name"], name="unique_action_name_per_connector")
+        ]
+
+    def __str__(self) -> str:
+        return f"{self.connector.name}.{self.name}" if self.connector_id else self.name
+
+    def clean(self) -> None:
+        errors: dict[str, Any] = {}
+        connector = self.connector if self.connector_id else None
+        if connector is not None and connector.kind == ConnectorKind.HTTP:
+            if not self.method:
+                errors["method"] = _("An HTTP action needs a method.")
+            if not self.path_template.startswith("/"):
+                errors["path_template"] = _("The path must start with '/'.")
+            if self.sql_template or self.free_form:
+                errors["sql_template"] = _("HTTP actions have no SQL.")
+        elif connector is not None:
+            if self.method or self.path_template:
+                errors["method"] = _("Database actions have no HTTP method or path.")
+            if self.free_form and self.sql_template.strip():
+                errors["sql_template"] = _(
+                    "A free-form action has no SQL template; the agent writes the query."
+                )
+            if not self.free_form and not self.sql_template.strip():
+                errors["sql_template"] = _("Give an SQL template or allow free-form read-only SQL.")
+        if self.free_form and self.is_write_override and self.is_write:
+            errors["is_write"] = _("Free-form SQL is always read-only.")
+        if not isinstance(self.parameters, dict) or self.parameters.get("type", "object") != "object":
+            errors["parameters"] = _("The parameters must be a JSON schema of type 'object'.")
+        else:
+            problem = _schema_problem(self.parameters)
+            if problem:
+                errors["parameters"] = problem
+        locations = self.param_locations
+        if not isinstance(locations, dict) or not all(
+            v in ("path", "query", "header", "body") for v in locations.values()
+        ):
+            errors["param_locations"] = _("Each location must be 'path', 'query', 'header' or 'body'.")
+        if errors:
+            raise ValidationError(errors)
+
+    def derived_is_write(self) -> bool:
+        """Whether the action writes, judged from its HTTP method or SQL (free-form SQL never writes)."""
+        if self.free_form:
+            return False
+        if self.method:
+            return self.method.upper() in WRITE_METHODS
+        if self.sql_template.strip():
+            from connectors.sql_guard import is_write_sql
+
+            return is_write_sql(self.sql_template)
+        return False
+
+    def save(self, *args: Any, **kwargs: Any) -> None:
+        # Invariants every writer (admin inline, API, import) must keep: same org as the connector,
+        # and is_write derived unless an admin overrode it.
+        if self.connector_id is not None:
+            self.organization_id = self.connector.organization_id
+        if not self.is_write_override:
+            self.is_write = self.derived_is_write()
+        update_fields = kwargs.get("update_fields")
+        if update_fields is not None:
+            kwargs["update_fields"] = {*update_fields, "organization", "is_write"}
+        super().save(*args, **kwargs)
+
+
+def _schema_problem(schema: dict[str, Any]) -> str:
+    from jsonschema import validators
+    from jsonschema.exceptions import SchemaError
+
+    try:
+        validators.validator_for(schema).check_schema(schema)
+    except SchemaError as exc:
+        return str(_("Not a valid JSON schema: %(error)s") % {"error": exc.message})
+    return ""
+
+
+class CallStatus(models.TextChoices):
+    OK = "ok", _("OK")
+    ERROR = "error", _("Error")
+    BLOCKED_READ_ONLY = "blocked_read_only", _("Blocked by read-only mode")
+    BLOCKED_RATE_LIMIT = "blocked_rate_limit", _("Blocked by a rate limit")
+    REJECTED = "rejected", _("Rejected by an approver")
+    EXPIRED = "expired", _("Approval expired")
+
+
+class ConnectorCallLog(OrgOwnedModel):
+    """One call of a connector action by an agent, with redacted arguments. Written once, never edited."""
+
+    connector = models.ForeignKey(
+        Connector,
+        verbose_name=_("connector"),
+        on_delete=models.SET_NULL,
+        null=True,
+        blank=True,
+        related_name="call_logs",
+    )
+    action = models.ForeignKey(
+        ConnectorAction,
+        verbose_name=_("action"),
+        on_delete=models.SET_NULL,
+        null=True,
+        blank=True,
+        related_name="call_logs",
+    )
+    tool_name = models.CharField(_("tool"), max_length=64)
+    user = models.ForeignKey(
+        settings.AUTH_USER_MODEL,
+        verbose_name=_("user"),
+        on_delete=models.SET_NULL,
+        null=True,
+        blank=True,
+        related_name="+",
+    )
+    agent_id = models.CharField(_("agent"), max_length=64, blank=True, db_index=True)
+    conversation_id = models.CharField(_("conversation"), max_length=64, blank=True, db_index=True)
+    run_id = models.CharField(_("run"), max_length=64, blank=True, db_index=True)
+    tool_call_id = models.CharField(_("tool call ID"), max_length=128, blank=True)
+    arguments = models.JSONField(_("arguments (redacted)"), default=dict, blank=True)
+    status = models.CharField(_("status"), max_length=24, choices=CallStatus.choices, db_index=True)
+    is_write = models.BooleanField(_("write"), default=False)
+    http_status = models.PositiveSmallIntegerField(_("HTTP status"), null=True, blank=True)
+    row_count = models.PositiveIntegerField(_("rows"), null=True, blank=True)
+    latency_ms = models.FloatField(_("latency (ms)"), default=0.0)
+    request_bytes = models.PositiveIntegerField(_("request size (bytes)"), default=0)
+    response_bytes = models.PositiveIntegerField(_("response size (bytes)"), default=0)
+    error = models.TextField(_("error"), blank=True)
+    approval_ref = models.CharField(_("approval"), max_length=64, blank=True)
+    created_at = models.DateTimeField(_("time"), default=timezone.now, db_index=True)
+
+    class Meta:
+        verbose_name = _("connector call")
+        verbose_name_plural = _("connector call log")
+        ordering = ["-created_at", "-id"]
+        indexes = [models.Index(fields=["organization", "-created_at"])]
+
+    def __str__(self) -> str:
+        return f"{self.created_at:%Y-%m-%d %H:%M:%S} {self.tool_name} {self.status}"

@@ -1,0 +1,379 @@
+"""Write services of the connectors app. Each is one transaction with its own audit row.
+
+Secrets never enter audit rows: they are recorded as set, unchanged or cleared.
+"""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import Mapping
+from dataclasses import dataclass
+from typing import Any
+
+from django.contrib.auth.base_user import AbstractBaseUser
+from django.db import transaction
+from django.utils import timezone
+
+from connectors.models import ActionSource, CallStatus, Connector, ConnectorAction, ConnectorCallLog
+from connectors.openapi import ImportedAction, OpenAPIError, parse_openapi
+from connectors.redaction import redact, redact_text
+from platform_core.services import audit_log_write
+
+logger = logging.getLogger(__name__)
+
+_CONNECTOR_AUDIT_FIELDS = (
+    "name",
+    "description",
+    "kind",
+    "base_url",
+    "auth_type",
+    "auth_key_name",
+    "auth_username",
+    "oauth_client_id",
+    "oauth_token_url",
+    "oauth_scope",
+    "connect_timeout",
+    "read_timeout",
+    "max_response_bytes",
+    "statement_timeout_ms",
+    "max_rows",
+    "allowed_private_hosts",
+    "is_active",
+)
+_ACTION_AUDIT_FIELDS = (
+    "name",
+    "description",
+    "method",
+    "path_template",
+    "sql_template",
+    "free_form",
+    "parameters",
+    "param_locations",
+    "is_write",
+    "is_write_override",
+    "is_active",
+)
+_IMPORTED_FIELDS = ("description", "method", "path_template", "parameters", "param_locations")
+MAX_ERROR_CHARS = 2_000
+
+
+def connector_state(connector: Connector) -> dict[str, Any]:
+    """The audit view of a connector: its settings, and whether each secret is set (never the secret)."""
+    state = {f: getattr(connector, f) for f in _CONNECTOR_AUDIT_FIELDS}
+    for secret in Connector.SECRET_FIELDS:
+        state[f"{secret}_set"] = connector.has_secret(secret)
+    return state
+
+
+def action_state(action: ConnectorAction) -> dict[str, Any]:
+    return {f: getattr(action, f) for f in _ACTION_AUDIT_FIELDS}
+
+
+def _changes(before: dict[str, Any] | None, after: dict[str, Any]) -> tuple[dict | None, dict]:
+    if before is None:
+        return None, after
+    keys = [k for k in after if before.get(k) != after[k]]
+    return {k: before.get(k) for k in keys}, {k: after[k] for k in keys}
+
+
+@transaction.atomic
+def connector_save(
+    *,
+    connector: Connector,
+    actor: AbstractBaseUser | None,
+    secrets: Mapping[str, str | None] | None = None,
+    ip_address: str | None = None,
+) -> Connector:
+    """Validate and save a new or changed connector and audit it.
+
+    ``secrets`` maps ``auth_secret``/``dsn`` to a new value; ``""`` or ``None`` clears it; a missing key
+    keeps the stored value.
+    """
+    created = connector._state.adding
+    before = None
+    if not created:
+        before = connector_state(Connector.objects.select_for_update().get(pk=connector.pk))
+    for name, value in (secrets or {}).items():
+        if name not in Connector.SECRET_FIELDS:
+            raise ValueError(f"{name!r} is not a secret field of a connector")
+        setattr(connector, name, value or "")
+    connector.full_clean()
+    connector.save()
+    old, new = _changes(before, connector_state(connector))
+    if created or new:
+        audit_log_write(
+            organization=connector.organization,
+            actor=actor,
+            action="connector.created" if created else "connector.updated",
+            target=connector,
+            before=old,
+            after=new,
+            ip_address=ip_address,
+        )
+    return connector
+
+
+@transaction.atomic
+def connector_delete(
+    *, connector: Connector, actor: AbstractBaseUser | None, ip_address: str | None = None
+) -> None:
+    """Delete a connector and its actions; its call logs stay (without the link)."""
+    audit_log_write(
+        organization=connector.organization,
+        actor=actor,
+        action="connector.deleted",
+        target=connector,
+        before=connector_state(connector),
+        ip_address=ip_address,
+    )
+    connector.delete()
+
+
+@dataclass(frozen=True, slots=True)
+class ImportReport:
+    """What an OpenAPI import did, by action name. ``skipped`` holds ``(location, reason)`` pairs."""
+
+    added: tuple[str, ...] = ()
+    changed: tuple[str, ...] = ()
+    removed: tuple[str, ...] = ()
+    unchanged: tuple[str, ...] = ()
+    skipped: tuple[tuple[str, str], ...] = ()
+
+    def as_dict(self) -> dict[str, Any]:
+        return {
+            "added": list(self.added),
+            "changed": list(self.changed),
+            "removed": list(self.removed),
+            "unchanged": list(self.unchanged),
+            "skipped": [{"location": loc, "reason": reason} for loc, reason in self.skipped],
+        }
+
+
+@transaction.atomic
+def connector_import_openapi(
+    *,
+    connector: Connector,
+    document_text: str,
+    actor: AbstractBaseUser | None,
+    ip_address: str | None = None,
+) -> ImportReport:
+    """Import (or re-import) an OpenAPI 3 document into the connector's actions, in place.
+
+    New operations are added; operations whose method, path, description or schema changed are updated
+    (an admin's ``is_write`` override and active flag are kept); imported actions missing from the new
+    document are *deactivated*, not deleted, so their call logs keep their link and an admin's edits
+    survive if the operation comes back (it is then reactivated and reported as added). Actions created
+    by hand are never touched unless the document has an operation of the same name.
+    Raises :class:`~connectors.openapi.OpenAPIError` for an unusable document (nothing is changed).
+    """
+    if connector.kind != "http":
+        raise OpenAPIError("OpenAPI documents can only be imported into HTTP connectors")
+    parsed = parse_openapi(document_text)
+    existing = {a.name: a for a in ConnectorAction.objects.select_for_update().filter(connector=connector)}
+    added: list[str] = []
+    changed: list[str] = []
+    unchanged: list[str] = []
+    now = timezone.now()
+    for spec in parsed.actions:
+        action = existing.get(spec.name)
+        if action is None:
+            _imported_action_create(connector, spec)
+            added.append(spec.name)
+            continue
+        differs = _apply_imported(action, spec)
+        if action.removed_by_import_at is not None:
+            action.removed_by_import_at = None
+            action.is_active = True
+            added.append(spec.name)
+        elif differs:
+            changed.append(spec.name)
+        else:
+            unchanged.append(spec.name)
+        if differs or spec.name in added or action.source != ActionSource.OPENAPI:
+            action.source = ActionSource.OPENAPI
+            action.full_clean(validate_unique=False)
+            action.save()
+    imported = {spec.name for spec in parsed.actions}
+    removed = []
+    for name, action in existing.items():
+        if (
+            name in imported
+            or action.source != ActionSource.OPENAPI
+            or action.removed_by_import_at is not None
+        ):
+            continue
+        action.is_active = False
+        action.removed_by_import_at = now
+        action.save(update_fields=["is_active", "removed_by_import_at", "updated_at"])
+        removed.append(name)
+    if not connector.base_url and parsed.server_url:
+        connector.base_url = parsed.server_url
+        connector.save(update_fields=["base_url", "updated_at"])
+    report = ImportReport(
+        added=tuple(added),
+        changed=tuple(changed),
+        removed=tuple(sorted(removed)),
+        unchanged=tuple(unchanged),
+        skipped=parsed.skipped,
+    )
+    audit_log_write(
+        organization=connector.organization,
+        actor=actor,
+        action="connector.openapi_imported",
+        target=connector,
+        after={k: v for k, v in report.as_dict().items() if k != "unchanged"},
+        ip_address=ip_address,
+    )
+    return report
+
+
+def _imported_action_create(connector: Connector, spec: ImportedAction) -> ConnectorAction:
+    action = ConnectorAction(
+        connector=connector,
+        organization_id=connector.organization_id,
+        name=spec.name,
+        source=ActionSource.OPENAPI,
+    )
+    _apply_imported(action, spec)
+    action.full_clean(validate_unique=False)
+    action.save()
+    return action
+
+
+def _apply_imported(action: ConnectorAction, spec: ImportedAction) -> bool:
+    """Copy the document's view of the operation onto the action; True if anything changed."""
+    differs = False
+    for name in _IMPORTED_FIELDS:
+        value = getattr(spec, name)
+        if getattr(action, name) != value:
+            setattr(action, name, value)
+            differs = True
+    if action.sql_template or action.free_form:
+        action.sql_template, action.free_form = "", False
+        differs = True
+    if not action.is_write_override and action.is_write != spec.is_write:
+        differs = True
+    return differs
+
+
+@transaction.atomic
+def connector_create_with_openapi(
+    *,
+    connector: Connector,
+    actor: AbstractBaseUser | None,
+    secrets: Mapping[str, str | None] | None = None,
+    document_text: str,
+    ip_address: str | None = None,
+) -> tuple[Connector, ImportReport]:
+    """Create a connector and import its actions from an OpenAPI document, all or nothing.
+
+    Without a base URL the document's first absolute server URL is used.
+    """
+    if not connector.base_url:
+        parsed = parse_openapi(document_text)
+        connector.base_url = parsed.server_url
+    connector = connector_save(connector=connector, actor=actor, secrets=secrets, ip_address=ip_address)
+    report = connector_import_openapi(
+        connector=connector, document_text=document_text, actor=actor, ip_address=ip_address
+    )
+    return connector, report
+
+
+@transaction.atomic
+def action_save(
+    *, action: ConnectorAction, actor: AbstractBaseUser | None, ip_address: str | None = None
+) -> ConnectorAction:
+    """Validate and save a new or changed action and audit it."""
+    created = action._state.adding
+    before = None if created else action_state(ConnectorAction.objects.get(pk=action.pk))
+    action.organization_id = action.connector.organization_id
+    action.full_clean()
+    action.save()
+    old, new = _changes(before, action_state(action))
+    if created or new:
+        audit_log_write(
+            organization=action.connector.organization,
+            actor=actor,
+            action="connector_action.created" if created else "connector_action.updated",
+            target=action,
+            before=old,
+            after=new,
+            ip_address=ip_address,
+        )
+    return action
+
+
+@transaction.atomic
+def action_delete(
+    *, action: ConnectorAction, actor: AbstractBaseUser | None, ip_address: str | None = None
+) -> None:
+    audit_log_write(
+        organization=action.connector.organization,
+        actor=actor,
+        action="connector_action.deleted",
+        target=action,
+        before=action_state(action),
+        ip_address=ip_address,
+    )
+    action.delete()
+
+
+@dataclass(frozen=True, slots=True)
+class CallContext:
+    """Who is calling connector tools: fixed for one run of one agent.
+
+    ``tool_call_id`` is empty here: the engine does not pass call ids to tools, so the id is recorded
+    by the audit hook (hooks issue) or, when a runtime sets it, from :data:`connectors.tools.current_tool_call_id`.
+    """
+
+    organization_id: int
+    user_id: int | None = None
+    agent_id: str = ""
+    conversation_id: str = ""
+    run_id: str = ""
+    tool_call_id: str = ""
+
+
+def call_log_record(
+    *,
+    context: CallContext,
+    tool_name: str,
+    arguments: Mapping[str, Any],
+    status: str,
+    connector_id: Any = None,
+    action_id: Any = None,
+    is_write: bool = False,
+    tool_call_id: str = "",
+    http_status: int | None = None,
+    row_count: int | None = None,
+    latency_ms: float = 0.0,
+    request_bytes: int = 0,
+    response_bytes: int = 0,
+    error: str = "",
+    approval_ref: str = "",
+    secrets: tuple[str, ...] = (),
+) -> ConnectorCallLog:
+    """Write the one call-log row of a connector call, with arguments and error redacted."""
+    if status not in CallStatus.values:
+        raise ValueError(f"unknown call status {status!r}")
+    return ConnectorCallLog.objects.create(
+        organization_id=context.organization_id,
+        user_id=context.user_id,
+        agent_id=str(context.agent_id or ""),
+        conversation_id=str(context.conversation_id or ""),
+        run_id=str(context.run_id or ""),
+        tool_call_id=(tool_call_id or context.tool_call_id)[:128],
+        connector_id=connector_id,
+        action_id=action_id,
+        tool_name=tool_name[:64],
+        arguments=redact(dict(arguments), secrets),
+        status=status,
+        is_write=is_write,
+        http_status=http_status,
+        row_count=row_count,
+        latency_ms=round(latency_ms, 3),
+        request_bytes=max(0, int(request_bytes)),
+        response_bytes=max(0, int(response_bytes)),
+        error=redact_text(error, secrets)[:MAX_ERROR_CHARS],
+        approval_ref=approval_ref,
+    )
