@@ -142,11 +142,31 @@ class ReActAgent:
     # -- running -------------------------------------------------------------------------------
 
     def cancel(self) -> None:
-        """Stop the active run at its next await; ``run()`` then returns with ``cancelled=True``."""
+        """Stop the active ``run()`` or ``stream_answer()`` at its next await; it then returns normally
+        with a cancelled outcome (``done`` event with ``cancelled: true``)."""
         task = self._task
         if task is not None and not task.done():
             self._cancel_requested = True
             task.cancel()
+
+    def _enter(self) -> asyncio.Task[Any] | None:
+        if self._task is not None:
+            raise RuntimeError("this agent is already running; create one agent per concurrent run")
+        task = asyncio.current_task()
+        self._task = task
+        self._cancel_requested = False
+        return task
+
+    def _leave(self) -> None:
+        self._task = None
+        self._cancel_requested = False
+
+    def _absorb_cancel(self, task: asyncio.Task[Any] | None) -> bool:
+        """While a CancelledError is handled: True (and the cancellation undone) when it came from
+        :meth:`cancel` alone; False when the task itself was cancelled, which must propagate."""
+        requested = self._cancel_requested
+        self._leave()
+        return requested and task is not None and task.uncancel() == 0
 
     async def run(
         self,
@@ -156,48 +176,48 @@ class ReActAgent:
         on_event: EventCallback | None = None,
         metadata: Mapping[str, Any] | None = None,
     ) -> AgentResult:
-        """Run the tool loop for ``query`` after ``history`` (earlier messages of the conversation).
+        """Run the tool loop for ``query`` after ``history`` (earlier messages of the conversation,
+        without a system prompt).
 
         ``metadata`` (org_id, run_id, user...) reaches every hook. Never raises for LLM or tool
-        failures: they end the run with a summarising answer and a ``stop_reason``.
+        failures: they end the run with a summarising answer and a ``stop_reason``. Emits ``step``,
+        ``phase``, ``compact`` and ``inject`` events; ``done`` comes from :meth:`stream_answer` (or from
+        here for a cancelled run).
         """
-        if self._task is not None:
-            raise RuntimeError("this agent is already running; create one agent per concurrent run")
-        task = asyncio.current_task()
-        self._task = task
-        self._cancel_requested = False
+        task = self._enter()
         run = RunState(query, metadata if metadata is not None else {}, Emitter(on_event), self._tools)
         try:
             return await self._run(run, history or ())
         except asyncio.CancelledError:
-            self._task = None
-            if not (self._cancel_requested and task is not None and task.uncancel() == 0):
+            if not self._absorb_cancel(task):
                 raise
             logger.info("run cancelled after %d iterations", run.iteration)
             result = run.result("", STOP_CANCELLED, cancelled=True)
+            usage = result.usage.as_dict()
             await run.emit(
                 events.done(
-                    "",
-                    result.iterations,
-                    result.usage.as_dict(),
-                    result.elapsed,
-                    cancelled=True,
-                    stop_reason=STOP_CANCELLED,
+                    "", result.iterations, usage, result.elapsed, cancelled=True, stop_reason=STOP_CANCELLED
                 )
             )
             return result
         finally:
-            self._task = None
-            self._cancel_requested = False
+            self._leave()
 
     async def stream_answer(self, result: AgentResult, *, on_event: EventCallback | None = None) -> str:
         """Stream the user-facing answer synthesised from the whole trace, then emit ``done``.
 
         Emits ``answer`` start, deltas and done. On ANY failure (or an empty stream) the answer is
         ``result.answer``: sent as one delta when nothing was streamed yet, and always as the ``content``
-        of ``answer`` done with ``fallback: true``. For a cancelled result nothing is emitted.
+        of ``answer`` done with ``fallback: true``. For a cancelled result nothing is emitted. A
+        :meth:`cancel` during the stream ends it with the part streamed so far and a cancelled ``done``.
         """
-        return await _stream_answer(self._llm, result, Emitter(on_event))
+        task = self._enter()
+        try:
+            return await _stream_answer(
+                self._llm, result, Emitter(on_event), lambda: self._absorb_cancel(task)
+            )
+        finally:
+            self._leave()
 
     def events(
         self,

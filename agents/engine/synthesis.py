@@ -2,10 +2,11 @@
 
 from __future__ import annotations
 
+import asyncio
 import json
 import logging
 import time
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from typing import TYPE_CHECKING
 
 from agents.engine import events
@@ -74,8 +75,14 @@ def synthesis_messages(result: AgentResult) -> list[Message]:
     return [{"role": "system", "content": SYNTHESIS_SYSTEM}, {"role": "user", "content": user}]
 
 
-async def stream_answer(llm: LLM, result: AgentResult, emit: events.Emitter) -> str:
-    """Stream the synthesised answer as ``answer`` events, then emit ``done``; see ReActAgent.stream_answer."""
+async def stream_answer(
+    llm: LLM, result: AgentResult, emit: events.Emitter, absorb_cancel: Callable[[], bool]
+) -> str:
+    """Stream the synthesised answer as ``answer`` events, then emit ``done``; see ReActAgent.stream_answer.
+
+    ``absorb_cancel()`` is asked when the stream is cancelled: True means "stop and report cancelled",
+    False lets the cancellation propagate.
+    """
     if result.cancelled:
         return result.answer
     started = time.perf_counter()
@@ -84,6 +91,7 @@ async def stream_answer(llm: LLM, result: AgentResult, emit: events.Emitter) -> 
     await emit(events.answer_start())
     parts: list[str] = []
     failed = result.stop_reason == "llm_error"  # the model just failed: do not wait on it again
+    cancelled = False
     if not failed:
         try:
             stream = llm.stream_chat(synthesis_messages(result), usage=usage)
@@ -96,13 +104,17 @@ async def stream_answer(llm: LLM, result: AgentResult, emit: events.Emitter) -> 
                 aclose = getattr(stream, "aclose", None)
                 if aclose is not None:
                     await aclose()
+        except asyncio.CancelledError:
+            if not absorb_cancel():
+                raise
+            cancelled = True
         except Exception as exc:  # any failure falls back to the tool loop's answer
             logger.warning(
                 "answer synthesis failed (%s); falling back to the loop's answer", type(exc).__name__
             )
             failed = True
     answer = "".join(parts)
-    fallback = failed or not answer.strip()
+    fallback = not cancelled and (failed or not answer.strip())
     if fallback:
         answer = result.answer
         if not parts and answer:
@@ -115,8 +127,8 @@ async def stream_answer(llm: LLM, result: AgentResult, emit: events.Emitter) -> 
             result.iterations,
             usage.as_dict(),
             elapsed,
-            cancelled=result.cancelled,
-            stop_reason=result.stop_reason,
+            cancelled=cancelled,
+            stop_reason="cancelled" if cancelled else result.stop_reason,
         )
     )
     return answer

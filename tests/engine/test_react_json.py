@@ -150,3 +150,15 @@ def test_decode_arguments_accepts_objects_and_explains_everything_else():
     assert decode_arguments({"a": 1}) == ({"a": 1}, None)
     assert "not valid JSON" in decode_arguments("{oops")[1]
     assert "must be a JSON object" in decode_arguments("[1, 2]")[1]
+
+
+@pytest.mark.parametrize("tool_call", [True, False], ids=["native", "json"])
+async def test_system_prompt_says_a_human_rejection_is_to_be_reported_not_retried(
+    scripted_llm, make_llm, tool_call
+):
+    scripted_llm.script(text(final("ok")))
+    await ReActAgent(make_llm(tool_call=tool_call), registry_of(), system_prompt="Be brief.").run("q")
+    system = scripted_llm.requests[0]["messages"][0]["content"]
+    assert system.startswith("Be brief.")
+    assert "A call rejected by a human is a decision: report it to the user, do not retry it" in system
+    assert "do not try to reach the same effect through another tool" in system

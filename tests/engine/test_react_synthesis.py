@@ -124,3 +124,45 @@ async def test_done_reports_usage_including_the_synthesis_and_the_total_elapsed_
     trace = llm.stream_calls[0][1]["content"]
     assert '[tool call] search({"q": "x"})' in trace
     assert json.dumps({"q": "x"}, sort_keys=True) in trace
+
+
+async def test_tool_loop_calls_are_not_streamed_and_only_the_synthesis_is(scripted_llm, make_llm):
+    scripted_llm.script(tool_calls(call("search", {"q": "x"})), text("draft"), text("answer"))
+    agent = ReActAgent(make_llm(), registry_of(RecordingTool()))
+    await agent.stream_answer(await agent.run("q"))
+    assert [bool(r.get("stream")) for r in scripted_llm.requests] == [False, False, True]
+
+
+async def test_cancel_during_synthesis_stops_the_stream_and_reports_a_cancelled_done():
+    import asyncio
+
+    release = asyncio.Event()
+
+    llm = FakeLLM(say("draft"), streams=[["Part one. "]])
+    original = llm.stream_chat
+
+    async def slow_stream(messages, **kwargs):
+        async for piece in original(messages, **kwargs):
+            yield piece
+        await release.wait()  # the provider stalls after the first piece
+        yield "never sent"
+
+    llm.stream_chat = slow_stream
+    agent = ReActAgent(llm, registry_of())
+    result = await agent.run("q")
+    log = EventLog()
+    first_delta = asyncio.Event()
+
+    async def on_event(event):
+        await log(event)
+        if event.data.get("status") == "delta":
+            first_delta.set()
+
+    task = asyncio.create_task(agent.stream_answer(result, on_event=on_event))
+    await first_delta.wait()
+    agent.cancel()
+    answer = await task
+    assert answer == "Part one. "
+    assert log.of("answer")[-1] == {"status": "done", "content": "Part one. ", "fallback": False}
+    assert log.of("done")[0]["cancelled"] is True
+    assert log.of("done")[0]["stop_reason"] == "cancelled"
