@@ -55,6 +55,48 @@ class AuditLogFactory(factory.django.DjangoModelFactory):
     target_repr = factory.Sequence(lambda n: f"target {n}")
 
 
+# --- connectors (issue 4) ---------------------------------------------------------------------------
+from connectors.models import Connector, ConnectorAction, ConnectorCallLog  # noqa: E402
+
+
+class ConnectorFactory(factory.django.DjangoModelFactory):
+    class Meta:
+        model = Connector
+
+    organization = factory.SubFactory(OrganizationFactory)
+    name = factory.Sequence(lambda n: f"system{n}")
+    kind = "http"
+    base_url = "https://erp.example.com/api"
+    auth_type = "none"
+
+
+class ConnectorActionFactory(factory.django.DjangoModelFactory):
+    class Meta:
+        model = ConnectorAction
+
+    connector = factory.SubFactory(ConnectorFactory)
+    organization = factory.SelfAttribute("connector.organization")
+    name = factory.Sequence(lambda n: f"action_{n}")
+    description = "List the items."
+    method = "GET"
+    path_template = "/items"
+    parameters = factory.LazyFunction(lambda: {"type": "object", "properties": {}})
+
+
+class ConnectorCallLogFactory(factory.django.DjangoModelFactory):
+    class Meta:
+        model = ConnectorCallLog
+
+    organization = factory.SubFactory(OrganizationFactory)
+    connector = factory.SubFactory(ConnectorFactory, organization=factory.SelfAttribute("..organization"))
+    tool_name = factory.LazyAttribute(lambda o: f"{o.connector.name}__list_items")
+    status = "ok"
+    arguments = factory.LazyFunction(dict)
+
+
+# --- end connectors ----------------------------------------------------------------------------------
+
+
 def member_of(org: Organization, role: str = Role.MEMBER, **user_fields: object):
     """A new user with ``role`` in ``org`` (staff when the role opens the admin)."""
     user_fields.setdefault("is_staff", role in (Role.OWNER, Role.ADMIN))
@@ -67,4 +109,8 @@ TENANT_FACTORIES: dict[type, object] = {
     Organization: lambda org: org,
     Membership: lambda org: MembershipFactory(organization=org),
     AuditLog: lambda org: AuditLogFactory(organization=org),
+    # connectors (issue 4)
+    Connector: lambda org: ConnectorFactory(organization=org),
+    ConnectorAction: lambda org: ConnectorActionFactory(connector__organization=org),
+    ConnectorCallLog: lambda org: ConnectorCallLogFactory(organization=org),
 }
