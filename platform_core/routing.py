@@ -4,4 +4,6 @@ from __future__ import annotations
 
 from typing import Any
 
-websocket_urlpatterns: list[Any] = []
+from agents.routing import websocket_urlpatterns as agents_websocket_urlpatterns
+
+websocket_urlpatterns: list[Any] = [*agents_websocket_urlpatterns]

@@ -46,6 +46,7 @@ INSTALLED_APPS = [
     "channels",
     "platform_core",
     "connectors",  # connectors app (issue 4)
+    "agents",
 ]
 
 MIDDLEWARE = [
@@ -230,3 +231,7 @@ LOGGING = {
     "loggers": {"django.channels.server": {"level": "WARNING"}},
 }
 TRUST_X_FORWARDED_FOR = env_bool("TRUST_X_FORWARDED_FOR", False)
+
+# --- Agents and runs ------------------------------------------------------------------------------
+AGENT_MAX_MESSAGE_CHARS = env_int("AGENT_MAX_MESSAGE_CHARS", 20000)
+AGENT_MAX_CONCURRENT_RUNS_PER_USER = env_int("AGENT_MAX_CONCURRENT_RUNS_PER_USER", 3)

@@ -114,3 +114,8 @@ TENANT_FACTORIES: dict[type, object] = {
     ConnectorAction: lambda org: ConnectorActionFactory(connector__organization=org),
     ConnectorCallLog: lambda org: ConnectorCallLogFactory(organization=org),
 }
+
+# Per-app factory modules add their tenant models (imported last: they import the factories above).
+from tests.agents.factories import AGENTS_TENANT_FACTORIES  # noqa: E402
+
+TENANT_FACTORIES.update(AGENTS_TENANT_FACTORIES)

@@ -10,10 +10,11 @@ from platform_core.api.views import AuditLogViewSet, OrganizationListView, Organ
 org_router = SimpleRouter()
 org_router.register("audit-logs", AuditLogViewSet, basename="audit-log")
 
-# Apps append (prefix, urlpatterns) to this list in their own api_urls modules, wired in urls.py.
+# Every app's org-scoped API routes, each in its own module.
 org_urlpatterns = [
     path("settings/", OrganizationSettingsView.as_view(), name="org-settings"),
     path("", include(org_router.urls)),
+    path("", include("agents.api.urls")),
 ]
 
 urlpatterns = [

@@ -95,9 +95,12 @@ def _concrete(route: str, slug: str) -> str:
 
 @pytest.mark.django_db
 @pytest.mark.parametrize("method", ["get", "post", "put", "patch", "delete"])
-def test_every_tenant_route_answers_404_to_a_member_of_another_org(client_for, org, other_org, method):
+def test_every_tenant_route_answers_404_to_a_member_of_another_org(org, other_org, method):
+    from rest_framework.test import APIClient
+
     outsider = member_of(org, "owner", username="outsider")
-    client = client_for(outsider)
+    client = APIClient()  # a signed-in session: API and page routes alike
+    client.force_login(outsider)
     checked = 0
     for route, name in tenant_routes():
         if "format" in route:

@@ -1,0 +1,121 @@
+"""Serializers of the agents API. Related objects are limited to the URL's organisation."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from django.utils.translation import gettext_lazy as _
+from rest_framework import serializers
+
+from agents.models import Agent, Conversation, Message, ModelConfig, RunEvent
+from connectors.models import Connector
+
+
+class OrgScopedPrimaryKeyField(serializers.PrimaryKeyRelatedField):
+    """A primary-key relation whose choices are the URL organisation's rows only."""
+
+    def get_queryset(self) -> Any:
+        org = self.context.get("org")
+        queryset = super().get_queryset()
+        return queryset.filter(organization=org) if org is not None else queryset.none()
+
+
+class ModelConfigSerializer(serializers.ModelSerializer):
+    api_key = serializers.CharField(
+        write_only=True,
+        required=False,
+        allow_blank=True,
+        trim_whitespace=True,
+        help_text=_("Write-only. Leave out to keep the stored key; send an empty string to remove it."),
+    )
+    has_api_key = serializers.SerializerMethodField()
+
+    class Meta:
+        model = ModelConfig
+        fields = [
+            "id",
+            "name",
+            "role",
+            "base_url",
+            "model",
+            "api_key",
+            "has_api_key",
+            "tool_call",
+            "json_mode",
+            "context_window",
+            "timeout",
+            "is_default",
+            "active",
+            "created_at",
+        ]
+        read_only_fields = ["id", "created_at"]
+
+    def get_has_api_key(self, obj: ModelConfig) -> bool:
+        return bool(obj.__dict__.get("api_key"))
+
+    def create(self, validated_data: dict[str, Any]) -> ModelConfig:
+        api_key = validated_data.pop("api_key", "")
+        instance = ModelConfig(**validated_data)
+        instance.api_key = api_key
+        instance.save()
+        return instance
+
+    def update(self, instance: ModelConfig, validated_data: dict[str, Any]) -> ModelConfig:
+        if "api_key" in validated_data:
+            instance.api_key = validated_data.pop("api_key")
+        for name, value in validated_data.items():
+            setattr(instance, name, value)
+        instance.save()
+        return instance
+
+
+class AgentSerializer(serializers.ModelSerializer):
+    model_config = OrgScopedPrimaryKeyField(
+        queryset=ModelConfig.objects.all(), allow_null=True, required=False
+    )
+    connectors = OrgScopedPrimaryKeyField(queryset=Connector.objects.all(), many=True, required=False)
+
+    class Meta:
+        model = Agent
+        fields = [
+            "id",
+            "name",
+            "description",
+            "instructions",
+            "model_config",
+            "connectors",
+            "execution_mode",
+            "max_iterations",
+            "completion_check",
+            "active",
+            "created_at",
+        ]
+        read_only_fields = ["id", "created_at"]
+
+
+class ConversationSerializer(serializers.ModelSerializer):
+    agent = OrgScopedPrimaryKeyField(queryset=Agent.objects.filter(active=True))
+    agent_name = serializers.CharField(source="agent.name", read_only=True)
+
+    class Meta:
+        model = Conversation
+        fields = ["id", "agent", "agent_name", "title", "created_at", "updated_at"]
+        read_only_fields = ["id", "created_at", "updated_at"]
+
+
+class MessageSerializer(serializers.ModelSerializer):
+    run_id = serializers.UUIDField(read_only=True)
+
+    class Meta:
+        model = Message
+        fields = ["id", "role", "content", "run_id", "pinned", "injected", "created_at"]
+        read_only_fields = fields
+
+
+class RunEventSerializer(serializers.ModelSerializer):
+    run_id = serializers.UUIDField(read_only=True)
+
+    class Meta:
+        model = RunEvent
+        fields = ["seq", "run_id", "event", "data"]
+        read_only_fields = fields

@@ -1,0 +1,188 @@
+"""The conversation websocket of DESIGN section 4.
+
+The consumer authorises the socket, relays persisted events of its conversation, replays what a
+reconnecting client missed, and forwards user messages, interrupts and cancels. It never runs a turn
+itself: runs live in the process's :data:`run_manager`, independent of any socket.
+
+Ordering: a socket relays live events only once it has a position in the stream, so replayed events
+always come before live ones. ``{"type": "resume", "after_seq": N}`` sets the position to N (0 for the
+whole conversation) and replays everything after it; a client that sends a message without resuming
+is positioned at the conversation's newest event, so it receives its own run's events.
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+from typing import Any
+
+from channels.db import database_sync_to_async
+from channels.generic.websocket import AsyncWebsocketConsumer
+from django.utils import translation
+from django.utils.translation import gettext as _
+
+from agents import selectors, services
+from agents.events_store import conversation_group, events_after_sync, last_seq_sync
+from agents.run_manager import run_manager
+
+logger = logging.getLogger(__name__)
+
+CLOSE_UNAUTHENTICATED = 4401
+CLOSE_FORBIDDEN = 4403
+MAX_FRAME_BYTES = 256 * 1024
+
+
+class ConversationConsumer(AsyncWebsocketConsumer):
+    """``/ws/conversations/<conversation_id>/``"""
+
+    conversation: Any = None
+    last_sent_seq: int | None = None
+
+    async def connect(self) -> None:
+        user = self.scope.get("user")
+        # Accept first so the close code reaches the client (a refused handshake tells it nothing).
+        await self.accept()
+        if user is None or not user.is_authenticated:
+            await self.close(code=CLOSE_UNAUTHENTICATED)
+            return
+        conversation_id = self.scope["url_route"]["kwargs"]["conversation_id"]
+        self.conversation = await database_sync_to_async(selectors.conversation_for_user)(
+            user=user, conversation_id=conversation_id
+        )
+        if self.conversation is None:
+            await self.close(code=CLOSE_FORBIDDEN)
+            return
+        self.group = conversation_group(self.conversation.pk)
+        await self.channel_layer.group_add(self.group, self.channel_name)
+
+    async def disconnect(self, code: int) -> None:
+        if getattr(self, "group", None):
+            await self.channel_layer.group_discard(self.group, self.channel_name)
+
+    # -- client frames ---------------------------------------------------------------------------
+    async def receive(self, text_data: str | None = None, bytes_data: bytes | None = None) -> None:
+        if self.conversation is None:
+            return
+        with translation.override(self._language()):
+            await self._receive(text_data, bytes_data)
+
+    async def _receive(self, text_data: str | None, bytes_data: bytes | None) -> None:
+        if text_data is None or len(text_data.encode()) > MAX_FRAME_BYTES:
+            await self._error("bad_frame", _("Frames must be JSON text of at most 256 KB."))
+            return
+        try:
+            frame = json.loads(text_data)
+        except ValueError:
+            await self._error("bad_frame", _("The frame is not valid JSON."))
+            return
+        if not isinstance(frame, dict):
+            await self._error("bad_frame", _("The frame must be a JSON object."))
+            return
+        kind = frame.get("type")
+        if kind == "message":
+            await self._on_message(frame.get("content"))
+        elif kind == "cancel":
+            await self._on_cancel()
+        elif kind == "resume":
+            await self._on_resume(frame.get("after_seq", 0))
+        else:
+            await self._error("bad_frame", _("Unknown frame type; expected message, cancel or resume."))
+
+    async def _on_message(self, content: Any) -> None:
+        try:
+            content = services.message_content_check(content)
+        except services.RunRefused as refused:
+            await self._error(refused.code, refused.message)
+            return
+        if self.last_sent_seq is None:
+            self.last_sent_seq = await database_sync_to_async(last_seq_sync)(self.conversation.pk)
+        user = self.scope["user"]
+        active = await database_sync_to_async(selectors.active_run_for_conversation)(
+            conversation_id=self.conversation.pk
+        )
+        if active is None:
+            try:
+                start = await database_sync_to_async(services.run_start)(
+                    conversation=self.conversation, user=user, content=content
+                )
+            except services.RunRefused as refused:
+                if refused.code != "run_active":
+                    await self._error(refused.code, refused.message)
+                    return
+                active = await database_sync_to_async(selectors.active_run_for_conversation)(
+                    conversation_id=self.conversation.pk
+                )
+            else:
+                await run_manager.launch(start.run.pk)
+                return
+        if active is None:  # it finished between the two checks: start afresh
+            await self._on_message(content)
+            return
+        await database_sync_to_async(services.message_add_injected)(run_id=active.pk, content=content)
+        await run_manager.send_control(active.pk, "interrupt", content)
+
+    async def _on_cancel(self) -> None:
+        active = await database_sync_to_async(selectors.active_run_for_conversation)(
+            conversation_id=self.conversation.pk
+        )
+        if active is None:
+            await self._error("no_active_run", _("Nothing to cancel: the agent is not working."))
+            return
+        await run_manager.send_control(active.pk, "cancel")
+
+    async def _on_resume(self, after_seq: Any) -> None:
+        if isinstance(after_seq, bool) or not isinstance(after_seq, int) or after_seq < 0:
+            await self._error("bad_frame", _("after_seq must be a non-negative whole number."))
+            return
+        self.last_sent_seq = after_seq
+        await self._send_persisted_after(after_seq)
+
+    async def _send_persisted_after(self, after_seq: int) -> None:
+        while True:
+            frames = await database_sync_to_async(events_after_sync)(self.conversation.pk, after_seq)
+            for frame in frames:
+                await self._send_frame(frame)
+            if len(frames) < 5000:
+                return
+            after_seq = frames[-1]["seq"]
+
+    # -- events from the run ---------------------------------------------------------------------
+    async def run_event(self, message: dict[str, Any]) -> None:
+        """A persisted event published to the conversation's group."""
+        frame = message["frame"]
+        seq = frame["seq"]
+        if self.last_sent_seq is None or seq <= self.last_sent_seq:
+            return  # no position yet (resume will replay it), or already sent
+        if seq > self.last_sent_seq + 1:
+            # A gap (the layer dropped a message): fill it from the database, in order.
+            await self._send_persisted_after(self.last_sent_seq)
+        await self._send_frame(frame)
+
+    async def _send_frame(self, frame: dict[str, Any]) -> None:
+        seq = frame.get("seq")
+        if isinstance(seq, int):
+            if self.last_sent_seq is not None and seq <= self.last_sent_seq:
+                return
+            self.last_sent_seq = seq
+        await self.send(text_data=json.dumps(frame, ensure_ascii=False, default=str))
+
+    async def _error(self, code: str, message: str) -> None:
+        """A socket-local error: not persisted, no seq; the socket stays open."""
+        await self.send(
+            text_data=json.dumps(
+                {"seq": None, "run_id": None, "event": "error", "data": {"code": code, "message": message}},
+                ensure_ascii=False,
+            )
+        )
+
+    def _language(self) -> str:
+        for name, value in self.scope.get("headers") or []:
+            if name == b"accept-language":
+                lang = translation.get_supported_language_variant
+                for part in value.decode("latin-1").split(","):
+                    code = part.split(";")[0].strip().lower()
+                    try:
+                        return lang(code)
+                    except LookupError:
+                        continue
+        return translation.get_language() or "en"

@@ -1,0 +1,293 @@
+"""The offline demo model: a deterministic stand-in for an LLM, used only when no endpoint is configured.
+
+It follows the OpenAI chat contract closely enough for the engine to run the whole flow without an API
+key: it picks tools whose names and descriptions share words with the user's question, fills their
+arguments from the question (numbers, quoted text, enum values), answers from the observations, and
+streams a clearly labelled answer. It never pretends to reason; every answer says it came from the demo
+model. It is never used when an endpoint is configured.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import re
+from collections.abc import AsyncIterator, Mapping, Sequence
+from typing import Any
+
+from agents.engine.llm import ChatResponse, Message, ToolCallRequest, Usage
+
+DEMO_MODEL_NAME = "offline-demo-model"
+LABEL_EN = "Offline demo model"
+LABEL_ZH = "离线演示模型"
+
+_WORD = re.compile(r"[a-z0-9]+|[\u4e00-\u9fff]")
+_NUMBER = re.compile(r"(?<![\w.])-?\d+(?:\.\d+)?(?![\w.])")
+_QUOTED = re.compile(r"[\"“'‘「]([^\"”'’」]{1,200})[\"”'’」]")
+_CJK = re.compile(r"[\u4e00-\u9fff]")
+_STOP = {
+    "the",
+    "a",
+    "an",
+    "of",
+    "to",
+    "for",
+    "and",
+    "or",
+    "in",
+    "on",
+    "me",
+    "my",
+    "is",
+    "are",
+    "what",
+    "show",
+    "please",
+    "with",
+    "by",
+    "get",
+    "list",
+    "all",
+    "from",
+    "give",
+    "tell",
+    "do",
+    "can",
+    "you",
+    "i",
+    "it",
+    "的",
+    "了",
+    "是",
+    "我",
+    "请",
+    "和",
+    "吗",
+    "有",
+    "在",
+    "个",
+}
+# Common words a question uses for an operation, and the words tool names use for it.
+_SYNONYMS = {
+    "order": {"orders", "po", "purchase", "订单", "采购"},
+    "payment": {"payments", "pay", "paid", "付款", "支付"},
+    "create": {"new", "add", "make", "创建", "新建"},
+    "approve": {"approval", "批准", "审批"},
+    "list": {"all", "show", "列出", "查看"},
+}
+
+
+def _words(text: str) -> set[str]:
+    words = {w for w in _WORD.findall(text.lower()) if w not in _STOP}
+    for canonical, alternatives in _SYNONYMS.items():
+        if words & alternatives or canonical in words:
+            words |= {canonical} | alternatives
+    stems = {w[:-1] for w in words if len(w) > 3 and w.endswith("s")}
+    return words | stems
+
+
+def _is_chinese(text: str) -> bool:
+    return bool(_CJK.search(text))
+
+
+def _question(messages: Sequence[Message]) -> str:
+    for message in messages:
+        if message.get("_query"):
+            return str(message.get("content") or "")
+    for message in reversed(messages):
+        if message.get("role") == "user" and not message.get("_bookkeeping") and not message.get("_summary"):
+            return str(message.get("content") or "")
+    return ""
+
+
+def _called_tools(messages: Sequence[Message]) -> list[str]:
+    names: list[str] = []
+    for message in messages:
+        for call in message.get("tool_calls") or ():
+            names.append(call.get("function", {}).get("name", ""))
+    return names
+
+
+def _observations(messages: Sequence[Message]) -> list[str]:
+    return [str(m.get("content") or "") for m in messages if m.get("role") == "tool"]
+
+
+def _score(tool: Mapping[str, Any], question_words: set[str]) -> int:
+    function = tool.get("function", tool)
+    name_words = _words(re.sub(r"[_\-]+", " ", str(function.get("name", ""))))
+    description_words = _words(str(function.get("description", "")))
+    return 3 * len(name_words & question_words) + len(description_words & question_words)
+
+
+def _arguments(schema: Mapping[str, Any], question: str) -> dict[str, Any]:
+    """Fill an object schema's properties from the question, required ones with a sensible default."""
+    properties: Mapping[str, Any] = schema.get("properties") or {}
+    required = set(schema.get("required") or ())
+    numbers = _NUMBER.findall(question)
+    quoted = _QUOTED.findall(question)
+    lowered = question.lower()
+    args: dict[str, Any] = {}
+    for name, spec in properties.items():
+        kind = spec.get("type")
+        if "enum" in spec:
+            match = next((v for v in spec["enum"] if str(v).lower() in lowered), None)
+            if match is not None or name in required:
+                args[name] = match if match is not None else spec["enum"][0]
+        elif kind in ("integer", "number"):
+            if numbers:
+                raw = numbers.pop(0)
+                args[name] = int(float(raw)) if kind == "integer" else float(raw)
+            elif name in required:
+                args[name] = spec.get("default", spec.get("minimum", 1))
+        elif kind == "string":
+            if quoted:
+                args[name] = quoted.pop(0)
+            elif name in required:
+                args[name] = spec.get("default") or question[:120]
+        elif kind == "boolean" and name in required:
+            args[name] = bool(spec.get("default", False))
+        elif kind == "array" and name in required:
+            args[name] = []
+        elif kind == "object" and name in required:
+            args[name] = _arguments(spec, question)
+    return args
+
+
+def _structured_value(schema: Mapping[str, Any], messages: Sequence[Message]) -> dict[str, Any]:
+    """A value for a forced function call (tool selection and other structured calls)."""
+    properties = schema.get("properties") or {}
+    question = _question(messages)
+    if "tools" in properties:  # tool selection: the catalogue is in the prompt, one tool per line
+        text = "\n".join(str(m.get("content") or "") for m in messages)
+        words = _words(question)
+        ranked = []
+        for line in text.splitlines():
+            match = re.match(r"\s*[-*]?\s*([A-Za-z0-9_\-]+)\s*[:\-—]", line)
+            if match:
+                name = match.group(1)
+                ranked.append((len(_words(line) & words), name))
+        ranked.sort(key=lambda pair: -pair[0])
+        return {"tools": [name for score, name in ranked[:6] if score > 0] or [n for _, n in ranked[:6]]}
+    return _arguments(schema, question)
+
+
+def _final_answer(question: str, messages: Sequence[Message]) -> str:
+    observations = _observations(messages)
+    zh = _is_chinese(question)
+    label = LABEL_ZH if zh else LABEL_EN
+    if not observations:
+        if zh:
+            return f"（{label}）我没有找到与这个问题相关的工具。配置一个模型端点后即可获得真正的回答。"
+        return f"({label}) I found no tool related to this question. Configure a model endpoint for real answers."
+    head = f"（{label}）根据工具返回的结果：" if zh else f"({label}) Based on the tool results:"
+    return head + "\n\n" + "\n\n".join(obs[:600] for obs in observations[-3:])
+
+
+class DemoLLM:
+    """A deterministic model that implements the engine's ``LLM`` protocol offline."""
+
+    model = DEMO_MODEL_NAME
+
+    def __init__(self, *, context_window: int = 32000, stream_delay: float = 0.01) -> None:
+        self.abilities = {"tool_call": True, "json_mode": True}
+        self.context_window = context_window
+        self.stream_delay = stream_delay
+
+    async def chat(
+        self,
+        messages: Sequence[Message],
+        *,
+        tools: Sequence[Mapping[str, Any]] | None = None,
+        tool_choice: str | Mapping[str, Any] | None = None,
+        response_format: Mapping[str, Any] | None = None,
+        temperature: float | None = None,
+    ) -> ChatResponse:
+        usage = Usage(
+            prompt_tokens=sum(len(str(m.get("content") or "")) for m in messages) // 4,
+            completion_tokens=20,
+            calls=1,
+        )
+        usage.total_tokens = usage.prompt_tokens + usage.completion_tokens
+        if isinstance(tool_choice, Mapping) and tools:
+            function = tools[0].get("function", tools[0])
+            value = _structured_value(function.get("parameters") or {}, messages)
+            call = ToolCallRequest(
+                id="demo-structured",
+                name=function.get("name", "output"),
+                arguments=json.dumps(value, ensure_ascii=False),
+            )
+            return ChatResponse(content=None, tool_calls=(call,), usage=usage, model=self.model)
+        if response_format is not None:
+            return ChatResponse(content=json.dumps({}), usage=usage, model=self.model)
+
+        question = _question(messages)
+        called = set(_called_tools(messages))
+        if tools:
+            words = _words(question)
+            ranked = sorted(((_score(t, words), t) for t in tools), key=lambda pair: -pair[0])
+            for score, tool in ranked:
+                function = tool.get("function", tool)
+                if score <= 0 or function.get("name") in called:
+                    continue
+                if called and score < 3:  # after the first call, only clearly named follow-ups
+                    break
+                arguments = _arguments(function.get("parameters") or {}, question)
+                call = ToolCallRequest(
+                    id=f"demo-call-{len(called) + 1}",
+                    name=function["name"],
+                    arguments=json.dumps(arguments, ensure_ascii=False),
+                )
+                return ChatResponse(
+                    content=None,
+                    tool_calls=(call,),
+                    usage=usage,
+                    model=self.model,
+                    finish_reason="tool_calls",
+                )
+        return ChatResponse(
+            content=_final_answer(question, messages), usage=usage, model=self.model, finish_reason="stop"
+        )
+
+    async def stream_chat(
+        self,
+        messages: Sequence[Message],
+        *,
+        temperature: float | None = None,
+        usage: Usage | None = None,
+    ) -> AsyncIterator[str]:
+        text = str(messages[-1].get("content") or "") if messages else ""
+        question = text.split("Question:\n", 1)[-1].split("\n\nExecution trace:", 1)[0].strip()
+        trace = text.split("Execution trace:\n", 1)[-1].split("\n\nDraft answer", 1)[0]
+        results = re.findall(r"\[tool result: ([^\]]+)\]\n(.*?)(?=\n\n\[|\Z)", trace, flags=re.S)
+        zh = _is_chinese(question)
+        label = LABEL_ZH if zh else LABEL_EN
+        if results:
+            intro = (
+                f"**{label}**：以下是工具返回的结果。\n\n"
+                if zh
+                else f"**{label}**: here is what the tools returned.\n\n"
+            )
+            body = "\n\n".join(
+                f"**{name}**\n\n```\n{content.strip()[:1200]}\n```" for name, content in results
+            )
+        else:
+            intro = f"**{label}**：" if zh else f"**{label}**: "
+            body = (
+                "没有调用任何工具。配置模型端点后即可获得真正的回答。"
+                if zh
+                else "no tool was needed. Configure a model endpoint to get real answers."
+            )
+        answer = intro + body
+        for start in range(0, len(answer), 24):
+            if self.stream_delay:
+                await asyncio.sleep(self.stream_delay)
+            yield answer[start : start + 24]
+        if usage is not None:
+            usage.add(
+                Usage(
+                    prompt_tokens=len(text) // 4,
+                    completion_tokens=len(answer) // 4,
+                    total_tokens=(len(text) + len(answer)) // 4,
+                    calls=1,
+                )
+            )

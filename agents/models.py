@@ -1,0 +1,229 @@
+"""Agents, their model endpoints, conversations, runs and the persisted event stream."""
+
+from __future__ import annotations
+
+import uuid
+
+from django.conf import settings
+from django.core.validators import MaxValueValidator, MinValueValidator
+from django.db import models
+from django.utils.translation import gettext_lazy as _
+
+from platform_core.crypto import EncryptedTextField
+from platform_core.models import OrgOwnedModel
+
+
+class ModelRole(models.TextChoices):
+    GENERAL = "general", _("General")
+    FAST = "fast", _("Fast")
+    SMART = "smart", _("Smart")
+    REASONING = "reasoning", _("Reasoning")
+
+
+class ModelConfig(OrgOwnedModel):
+    """An organisation's OpenAI-compatible endpoint. The API key is stored encrypted."""
+
+    id = models.UUIDField(primary_key=True, default=uuid.uuid4, editable=False)
+    name = models.CharField(_("name"), max_length=100)
+    role = models.CharField(_("role"), max_length=16, choices=ModelRole.choices, default=ModelRole.GENERAL)
+    base_url = models.URLField(
+        _("base URL"), max_length=500, help_text=_("For example https://api.openai.com/v1")
+    )
+    model = models.CharField(_("model name"), max_length=200)
+    api_key = EncryptedTextField(_("API key"))
+    tool_call = models.BooleanField(_("supports function calling"), default=True)
+    json_mode = models.BooleanField(_("supports JSON mode"), default=True)
+    context_window = models.PositiveIntegerField(
+        _("context window (tokens)"), default=128000, validators=[MinValueValidator(8192)]
+    )
+    timeout = models.FloatField(_("timeout (seconds)"), default=60.0, validators=[MinValueValidator(1)])
+    is_default = models.BooleanField(
+        _("organisation default"), default=False, help_text=_("Used by agents that name no model.")
+    )
+    active = models.BooleanField(_("active"), default=True)
+    created_at = models.DateTimeField(_("created at"), auto_now_add=True)
+
+    class Meta:
+        verbose_name = _("model endpoint")
+        verbose_name_plural = _("model endpoints")
+        ordering = ["name"]
+        constraints = [
+            models.UniqueConstraint(fields=["organization", "name"], name="unique_model_config_name"),
+        ]
+
+    def __str__(self) -> str:
+        return f"{self.name} ({self.model})"
+
+
+class ExecutionMode(models.TextChoices):
+    REACT = "react", _("ReAct")
+    PLAN = "plan", _("Plan")
+    AUTO = "auto", _("Automatic")
+
+
+class Agent(OrgOwnedModel):
+    """An assistant users chat with: instructions, a model and the connectors it may use."""
+
+    id = models.UUIDField(primary_key=True, default=uuid.uuid4, editable=False)
+    name = models.CharField(_("name"), max_length=100)
+    description = models.CharField(_("description"), max_length=300, blank=True)
+    instructions = models.TextField(_("instructions"), blank=True)
+    model_config = models.ForeignKey(
+        ModelConfig,
+        verbose_name=_("model endpoint"),
+        on_delete=models.SET_NULL,
+        null=True,
+        blank=True,
+        related_name="agents",
+        help_text=_("Empty: the organisation's default endpoint, else the platform default."),
+    )
+    connectors = models.ManyToManyField(
+        "connectors.Connector", verbose_name=_("connectors"), blank=True, related_name="agents"
+    )
+    execution_mode = models.CharField(
+        _("execution mode"), max_length=8, choices=ExecutionMode.choices, default=ExecutionMode.REACT
+    )
+    max_iterations = models.PositiveSmallIntegerField(
+        _("maximum iterations"), default=50, validators=[MinValueValidator(1), MaxValueValidator(50)]
+    )
+    completion_check = models.BooleanField(_("completion checklist"), default=True)
+    active = models.BooleanField(_("active"), default=True)
+    created_at = models.DateTimeField(_("created at"), auto_now_add=True)
+
+    class Meta:
+        verbose_name = _("agent")
+        verbose_name_plural = _("agents")
+        ordering = ["name"]
+        constraints = [models.UniqueConstraint(fields=["organization", "name"], name="unique_agent_name")]
+
+    def __str__(self) -> str:
+        return self.name
+
+
+class Conversation(OrgOwnedModel):
+    """One user's chat with one agent."""
+
+    id = models.UUIDField(primary_key=True, default=uuid.uuid4, editable=False)
+    user = models.ForeignKey(
+        settings.AUTH_USER_MODEL,
+        verbose_name=_("user"),
+        on_delete=models.CASCADE,
+        related_name="conversations",
+    )
+    agent = models.ForeignKey(
+        Agent, verbose_name=_("agent"), on_delete=models.PROTECT, related_name="conversations"
+    )
+    title = models.CharField(_("title"), max_length=200, blank=True)
+    created_at = models.DateTimeField(_("created at"), auto_now_add=True)
+    updated_at = models.DateTimeField(_("updated at"), auto_now=True)
+
+    class Meta:
+        verbose_name = _("conversation")
+        verbose_name_plural = _("conversations")
+        ordering = ["-updated_at"]
+        indexes = [models.Index(fields=["organization", "user", "-updated_at"])]
+
+    def __str__(self) -> str:
+        return self.title or str(self.id)
+
+
+class RunStatus(models.TextChoices):
+    RUNNING = "running", _("Running")
+    DONE = "done", _("Done")
+    CANCELLED = "cancelled", _("Cancelled")
+    FAILED = "failed", _("Failed")
+    INTERRUPTED = "interrupted", _("Interrupted")
+
+
+class Run(OrgOwnedModel):
+    """One answer to one user message: the tool loop and the synthesised answer."""
+
+    id = models.UUIDField(primary_key=True, default=uuid.uuid4, editable=False)
+    conversation = models.ForeignKey(
+        Conversation, verbose_name=_("conversation"), on_delete=models.CASCADE, related_name="runs"
+    )
+    user = models.ForeignKey(
+        settings.AUTH_USER_MODEL, verbose_name=_("user"), on_delete=models.CASCADE, related_name="+"
+    )
+    status = models.CharField(
+        _("status"), max_length=12, choices=RunStatus.choices, default=RunStatus.RUNNING
+    )
+    stop_reason = models.CharField(_("stop reason"), max_length=40, blank=True)
+    answer = models.TextField(_("answer"), blank=True)
+    error = models.TextField(_("error"), blank=True)
+    usage = models.JSONField(_("token usage"), default=dict, blank=True)
+    iterations = models.PositiveIntegerField(_("iterations"), default=0)
+    elapsed = models.FloatField(_("elapsed seconds"), default=0.0)
+    started_at = models.DateTimeField(_("started at"), auto_now_add=True)
+    finished_at = models.DateTimeField(_("finished at"), null=True, blank=True)
+
+    class Meta:
+        verbose_name = _("run")
+        verbose_name_plural = _("runs")
+        ordering = ["-started_at"]
+        constraints = [
+            # At most one active run per conversation, enforced by the database itself.
+            models.UniqueConstraint(
+                fields=["conversation"],
+                condition=models.Q(status="running"),
+                name="one_running_run_per_conversation",
+            ),
+        ]
+        indexes = [models.Index(fields=["user", "status"])]
+
+    def __str__(self) -> str:
+        return f"{self.id} ({self.status})"
+
+
+class MessageRole(models.TextChoices):
+    USER = "user", _("User")
+    ASSISTANT = "assistant", _("Assistant")
+    SUMMARY = "summary", _("Summary of earlier messages")
+
+
+class Message(models.Model):
+    """The conversation's history as the engine sees it: user messages, answers and compaction summaries."""
+
+    conversation = models.ForeignKey(
+        Conversation, verbose_name=_("conversation"), on_delete=models.CASCADE, related_name="messages"
+    )
+    run = models.ForeignKey(
+        Run, verbose_name=_("run"), on_delete=models.SET_NULL, null=True, blank=True, related_name="messages"
+    )
+    role = models.CharField(_("role"), max_length=12, choices=MessageRole.choices)
+    content = models.TextField(_("content"))
+    pinned = models.BooleanField(_("pinned"), default=False)
+    injected = models.BooleanField(_("sent while the agent was working"), default=False)
+    created_at = models.DateTimeField(_("created at"), auto_now_add=True)
+
+    class Meta:
+        verbose_name = _("message")
+        verbose_name_plural = _("messages")
+        ordering = ["created_at", "id"]
+
+    def __str__(self) -> str:
+        return f"{self.role}: {self.content[:60]}"
+
+
+class RunEvent(models.Model):
+    """One event of the persisted stream. ``seq`` increases by one per conversation."""
+
+    conversation = models.ForeignKey(Conversation, on_delete=models.CASCADE, related_name="events")
+    run = models.ForeignKey(Run, on_delete=models.CASCADE, related_name="events")
+    seq = models.PositiveIntegerField()
+    event = models.CharField(max_length=16)
+    data = models.JSONField(default=dict)
+    created_at = models.DateTimeField(auto_now_add=True)
+
+    class Meta:
+        verbose_name = _("run event")
+        verbose_name_plural = _("run events")
+        ordering = ["conversation", "seq"]
+        constraints = [models.UniqueConstraint(fields=["conversation", "seq"], name="unique_event_seq")]
+
+    def __str__(self) -> str:
+        return f"{self.conversation_id}#{self.seq} {self.event}"
+
+    def frame(self) -> dict[str, object]:
+        """The websocket frame of DESIGN section 4."""
+        return {"seq": self.seq, "run_id": str(self.run_id), "event": self.event, "data": self.data}

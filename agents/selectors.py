@@ -1,0 +1,67 @@
+"""Read helpers of the agents app."""
+
+from __future__ import annotations
+
+import uuid
+
+from django.contrib.auth.base_user import AbstractBaseUser
+from django.db.models import QuerySet
+
+from agents.engine.llm import Message as EngineMessage
+from agents.models import Agent, Conversation, Message, MessageRole, Run, RunStatus
+from platform_core.models import Membership
+
+
+def conversation_for_user(*, user: AbstractBaseUser, conversation_id: uuid.UUID | str) -> Conversation | None:
+    """The conversation if ``user`` owns it and is still a member of its organisation; else None."""
+    if not user.is_authenticated:
+        return None
+    try:
+        conversation_uuid = uuid.UUID(str(conversation_id))
+    except ValueError:
+        return None
+    conversation = (
+        Conversation.objects.select_related("agent", "organization")
+        .filter(pk=conversation_uuid, user=user)
+        .first()
+    )
+    if conversation is None:
+        return None
+    if not Membership.objects.filter(user=user, organization_id=conversation.organization_id).exists():
+        return None
+    return conversation
+
+
+def conversation_list_for_user(*, user: AbstractBaseUser, organization_id: int) -> QuerySet[Conversation]:
+    return Conversation.objects.filter(organization_id=organization_id, user=user).select_related("agent")
+
+
+def agents_available(*, organization_id: int) -> QuerySet[Agent]:
+    return Agent.objects.filter(organization_id=organization_id, active=True).order_by("name")
+
+
+def active_run_for_conversation(*, conversation_id: uuid.UUID) -> Run | None:
+    return Run.objects.filter(conversation_id=conversation_id, status=RunStatus.RUNNING).first()
+
+
+def engine_history(*, conversation_id: uuid.UUID, before_message_id: int) -> list[EngineMessage]:
+    """The conversation before a message, as the engine's chat messages.
+
+    Starts from the newest compaction summary (pinned, so later compactions keep it) and continues with
+    the user messages and answers since the run that produced it. Injected follow-ups are pinned.
+    """
+    messages = Message.objects.filter(conversation_id=conversation_id, id__lt=before_message_id)
+    summary = messages.filter(role=MessageRole.SUMMARY).order_by("-id").select_related("run").first()
+    history: list[EngineMessage] = []
+    if summary is not None:
+        history.append({"role": "user", "content": summary.content, "_summary": True, "_pinned": True})
+        first_of_run = (
+            Message.objects.filter(run_id=summary.run_id).order_by("id").values_list("id", flat=True).first()
+        )
+        messages = messages.filter(id__gte=first_of_run or summary.id)
+    for message in messages.exclude(role=MessageRole.SUMMARY).order_by("id"):
+        entry: EngineMessage = {"role": message.role, "content": message.content}
+        if message.pinned:
+            entry["_pinned"] = True
+        history.append(entry)
+    return history

@@ -1,0 +1,149 @@
+"""Write services of the agents app: conversations, runs, their messages and results."""
+
+from __future__ import annotations
+
+import uuid
+from dataclasses import dataclass
+from typing import Any
+
+from django.conf import settings
+from django.contrib.auth.base_user import AbstractBaseUser
+from django.db import IntegrityError, transaction
+from django.utils import timezone
+from django.utils.translation import gettext as _
+
+from agents.models import Agent, Conversation, Message, MessageRole, Run, RunStatus
+from platform_core.models import Organization
+
+TITLE_CHARS = 80
+
+
+class RunRefused(Exception):
+    """A run could not start; ``code`` and the (translated) message go to the client as an error event."""
+
+    def __init__(self, code: str, message: str) -> None:
+        super().__init__(message)
+        self.code = code
+        self.message = message
+
+
+def max_message_chars() -> int:
+    return int(getattr(settings, "AGENT_MAX_MESSAGE_CHARS", 20000))
+
+
+def max_concurrent_runs_per_user() -> int:
+    return int(getattr(settings, "AGENT_MAX_CONCURRENT_RUNS_PER_USER", 3))
+
+
+def message_content_check(content: Any) -> str:
+    """The message text, or :class:`RunRefused` with a clear reason."""
+    if not isinstance(content, str) or not content.strip():
+        raise RunRefused("empty_message", _("The message is empty."))
+    if len(content) > max_message_chars():
+        raise RunRefused(
+            "message_too_large",
+            _("The message is too long (%(size)d characters; the limit is %(limit)d).")
+            % {"size": len(content), "limit": max_message_chars()},
+        )
+    return content
+
+
+@transaction.atomic
+def conversation_create(
+    *, organization: Organization, user: AbstractBaseUser, agent: Agent, title: str = ""
+) -> Conversation:
+    """Start a conversation of ``user`` with ``agent`` (which must belong to ``organization``)."""
+    if agent.organization_id != organization.pk or not agent.active:
+        raise RunRefused("agent_unavailable", _("This agent is not available."))
+    return Conversation.objects.create(organization=organization, user=user, agent=agent, title=title[:200])
+
+
+@dataclass(frozen=True)
+class RunStart:
+    run: Run
+    message: Message
+
+
+@transaction.atomic
+def run_start(*, conversation: Conversation, user: AbstractBaseUser, content: str) -> RunStart:
+    """Record the user's message and a new running run for it.
+
+    Refused while the conversation has a running run (the database's partial unique index decides
+    when two processes race) or when the user already has the maximum number of running runs.
+    """
+    content = message_content_check(content)
+    if not conversation.agent.active:
+        raise RunRefused("agent_unavailable", _("This agent is not available."))
+    running = Run.objects.filter(user=user, status=RunStatus.RUNNING).count()
+    if running >= max_concurrent_runs_per_user():
+        raise RunRefused(
+            "too_many_runs",
+            _("You already have %(count)d answers in progress; wait for one to finish.") % {"count": running},
+        )
+    try:
+        with transaction.atomic():
+            run = Run.objects.create(
+                organization_id=conversation.organization_id, conversation=conversation, user=user
+            )
+    except IntegrityError as exc:
+        raise RunRefused("run_active", _("The agent is already answering in this conversation.")) from exc
+    message = Message.objects.create(
+        conversation=conversation, run=run, role=MessageRole.USER, content=content
+    )
+    if not conversation.title:
+        conversation.title = content.strip().splitlines()[0][:TITLE_CHARS]
+    conversation.save(update_fields=["title", "updated_at"])
+    return RunStart(run=run, message=message)
+
+
+def message_add_injected(*, run_id: uuid.UUID, content: str) -> Message:
+    """Record a follow-up the user sent while ``run_id`` was working (it is injected into that run)."""
+    run = Run.objects.select_related("conversation").get(pk=run_id)
+    return Message.objects.create(
+        conversation=run.conversation,
+        run=run,
+        role=MessageRole.USER,
+        content=content,
+        pinned=True,
+        injected=True,
+    )
+
+
+@transaction.atomic
+def run_finish(
+    *,
+    run_id: uuid.UUID,
+    status: str,
+    answer: str = "",
+    usage: dict[str, int] | None = None,
+    iterations: int = 0,
+    elapsed: float = 0.0,
+    stop_reason: str = "",
+    error: str = "",
+    summary: str | None = None,
+) -> Run:
+    """Close a run: its status, answer and figures, the answer and any compaction summary as messages."""
+    run = Run.objects.select_for_update().get(pk=run_id)
+    run.status = status
+    run.answer = answer
+    run.usage = usage or {}
+    run.iterations = iterations
+    run.elapsed = elapsed
+    run.stop_reason = stop_reason[:40]
+    run.error = error
+    run.finished_at = timezone.now()
+    run.save()
+    if summary:
+        Message.objects.create(
+            conversation_id=run.conversation_id,
+            run=run,
+            role=MessageRole.SUMMARY,
+            content=summary,
+            pinned=True,
+        )
+    if answer:
+        Message.objects.create(
+            conversation_id=run.conversation_id, run=run, role=MessageRole.ASSISTANT, content=answer
+        )
+    Conversation.objects.filter(pk=run.conversation_id).update(updated_at=timezone.now())
+    return run

@@ -1,0 +1,64 @@
+"""Factories of the agents app; every child takes its organisation from its parent."""
+
+from __future__ import annotations
+
+import factory
+
+from agents.models import Agent, Conversation, Message, ModelConfig, Run
+from tests.factories import OrganizationFactory, UserFactory
+
+
+class ModelConfigFactory(factory.django.DjangoModelFactory):
+    class Meta:
+        model = ModelConfig
+
+    organization = factory.SubFactory(OrganizationFactory)
+    name = factory.Sequence(lambda n: f"endpoint-{n}")
+    base_url = "http://127.0.0.1:9/v1"
+    model = "scripted-model"
+
+
+class AgentFactory(factory.django.DjangoModelFactory):
+    class Meta:
+        model = Agent
+
+    organization = factory.SubFactory(OrganizationFactory)
+    name = factory.Sequence(lambda n: f"Agent {n}")
+    instructions = "You help with purchasing."
+
+
+class ConversationFactory(factory.django.DjangoModelFactory):
+    class Meta:
+        model = Conversation
+
+    organization = factory.SubFactory(OrganizationFactory)
+    user = factory.SubFactory(UserFactory)
+    agent = factory.SubFactory(AgentFactory, organization=factory.SelfAttribute("..organization"))
+    title = factory.Sequence(lambda n: f"Conversation {n}")
+
+
+class RunFactory(factory.django.DjangoModelFactory):
+    class Meta:
+        model = Run
+
+    conversation = factory.SubFactory(ConversationFactory)
+    organization = factory.SelfAttribute("conversation.organization")
+    user = factory.SelfAttribute("conversation.user")
+    status = "done"
+
+
+class MessageFactory(factory.django.DjangoModelFactory):
+    class Meta:
+        model = Message
+
+    conversation = factory.SubFactory(ConversationFactory)
+    role = "user"
+    content = "hello"
+
+
+AGENTS_TENANT_FACTORIES = {
+    ModelConfig: lambda org: ModelConfigFactory(organization=org),
+    Agent: lambda org: AgentFactory(organization=org),
+    Conversation: lambda org: ConversationFactory(organization=org),
+    Run: lambda org: RunFactory(conversation=ConversationFactory(organization=org)),
+}

@@ -1,0 +1,67 @@
+"""Helpers for websocket tests: a real Bearer-authenticated connection to the real ASGI application."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from channels.db import database_sync_to_async
+from channels.testing import WebsocketCommunicator
+
+from platform_core.asgi import application
+from platform_core.services import api_token_issue
+
+TIMEOUT = 15
+
+
+@database_sync_to_async
+def bearer_for(user: Any) -> str:
+    return api_token_issue(user=user, name="ws-test")[1]
+
+
+async def connect(conversation_id: Any, token: str | None) -> tuple[WebsocketCommunicator, bool, int | None]:
+    headers = [(b"authorization", f"Bearer {token}".encode())] if token else []
+    communicator = WebsocketCommunicator(
+        application, f"/ws/conversations/{conversation_id}/", headers=headers
+    )
+    connected, _ = await communicator.connect(timeout=TIMEOUT)
+    code = None
+    if connected:
+        # The consumer accepts, then closes at once when the caller may not use the conversation.
+        # receive_nothing waits without cancelling the application (receive_output's timeout would).
+        first = (
+            None if await communicator.receive_nothing(timeout=0.3) else await communicator.receive_output()
+        )
+        if first is not None and first.get("type") == "websocket.close":
+            code = first.get("code")
+        elif first is not None:
+            communicator._pending_first = first  # type: ignore[attr-defined]
+    return communicator, connected, code
+
+
+async def next_frame(communicator: WebsocketCommunicator) -> dict[str, Any]:
+    pending = getattr(communicator, "_pending_first", None)
+    if pending is not None:
+        communicator._pending_first = None  # type: ignore[attr-defined]
+        import json
+
+        return json.loads(pending["text"])
+    return await communicator.receive_json_from(timeout=TIMEOUT)
+
+
+async def frames_until_done(communicator: WebsocketCommunicator) -> list[dict[str, Any]]:
+    """Every frame up to and including the run's ``done`` event."""
+    frames = []
+    while True:
+        frame = await next_frame(communicator)
+        frames.append(frame)
+        if frame["event"] == "done":
+            return frames
+
+
+async def frames_until(communicator: WebsocketCommunicator, predicate: Any) -> list[dict[str, Any]]:
+    frames = []
+    while True:
+        frame = await next_frame(communicator)
+        frames.append(frame)
+        if predicate(frame):
+            return frames
