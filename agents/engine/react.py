@@ -22,7 +22,8 @@ from agents.engine.events import Emitter, Event, EventCallback, iterate_events
 from agents.engine.guidance import after_tool_calls, completion_check_due, drain_interrupts
 from agents.engine.hooks import HookRegistry, SessionContext
 from agents.engine.interrupts import InterruptQueue
-from agents.engine.llm import LLM, ChatResponse, ContextLengthExceededError, LLMError, Message
+from agents.engine.llm import LLM, ChatResponse, Message
+from agents.engine.model_call import LLMFailed, ask
 from agents.engine.parsing import TOOL_CALL, ToolCall, json_tool_call, native_tool_call, parse_action
 from agents.engine.run_state import (
     STOP_CANCELLED,
@@ -66,10 +67,11 @@ def _env_int(name: str, default: int) -> int:
         return default
 
 
-class _LLMFailed(Exception):
-    def __init__(self, cause: LLMError) -> None:
-        super().__init__(str(cause))
-        self.cause = cause
+def _cancelled_done(result: AgentResult) -> Event:
+    usage = result.usage.as_dict()
+    return events.done(
+        "", result.iterations, usage, result.elapsed, cancelled=True, stop_reason=STOP_CANCELLED
+    )
 
 
 class ReActAgent:
@@ -143,10 +145,11 @@ class ReActAgent:
 
     def cancel(self) -> None:
         """Stop the active ``run()`` or ``stream_answer()`` at its next await; it then returns normally
-        with a cancelled outcome (``done`` event with ``cancelled: true``)."""
+        with a cancelled outcome (``done`` event with ``cancelled: true``). Called while the agent is
+        idle, it stops the next ``run()``/``stream_answer()`` as soon as it starts."""
+        self._cancel_requested = True
         task = self._task
         if task is not None and not task.done():
-            self._cancel_requested = True
             task.cancel()
 
     def _enter(self) -> asyncio.Task[Any] | None:
@@ -154,7 +157,6 @@ class ReActAgent:
             raise RuntimeError("this agent is already running; create one agent per concurrent run")
         task = asyncio.current_task()
         self._task = task
-        self._cancel_requested = False
         return task
 
     def _leave(self) -> None:
@@ -187,21 +189,17 @@ class ReActAgent:
         task = self._enter()
         run = RunState(query, metadata if metadata is not None else {}, Emitter(on_event), self._tools)
         try:
-            return await self._run(run, history or ())
+            if not self._cancel_requested:  # cancel() may have come before the start
+                return await self._run(run, history or ())
         except asyncio.CancelledError:
             if not self._absorb_cancel(task):
                 raise
-            logger.info("run cancelled after %d iterations", run.iteration)
-            result = run.result("", STOP_CANCELLED, cancelled=True)
-            usage = result.usage.as_dict()
-            await run.emit(
-                events.done(
-                    "", result.iterations, usage, result.elapsed, cancelled=True, stop_reason=STOP_CANCELLED
-                )
-            )
-            return result
         finally:
             self._leave()
+        logger.info("run cancelled after %d iterations", run.iteration)
+        result = run.result("", STOP_CANCELLED, cancelled=True)
+        await run.emit(_cancelled_done(result))
+        return result
 
     async def stream_answer(self, result: AgentResult, *, on_event: EventCallback | None = None) -> str:
         """Stream the user-facing answer synthesised from the whole trace, then emit ``done``.
@@ -212,12 +210,14 @@ class ReActAgent:
         :meth:`cancel` during the stream ends it with the part streamed so far and a cancelled ``done``.
         """
         task = self._enter()
+        emit = Emitter(on_event)
         try:
-            return await _stream_answer(
-                self._llm, result, Emitter(on_event), lambda: self._absorb_cancel(task)
-            )
+            if not self._cancel_requested:  # cancel() may have come before the start
+                return await _stream_answer(self._llm, result, emit, lambda: self._absorb_cancel(task))
         finally:
             self._leave()
+        await emit(_cancelled_done(result))
+        return ""
 
     def events(
         self,
@@ -261,7 +261,7 @@ class ReActAgent:
         )
         try:
             return await (self._run_native(run) if native else self._run_json(run))
-        except _LLMFailed as exc:
+        except LLMFailed as exc:
             logger.warning(
                 "run ended by an LLM error after %d iterations: %s", run.iteration, type(exc.cause).__name__
             )
@@ -273,7 +273,7 @@ class ReActAgent:
             if self._over_budget(run):
                 return await self._fallback(run, STOP_TOKEN_BUDGET, token_budget=self.token_budget)
             run.iteration += 1
-            response = await self._ask(run, tools=schemas)
+            response = await ask(self._llm, run, self.context_guard, tools=schemas)
             result = await self._native_turn(run, response)
             self._log_turn(run)
             if result is not None:
@@ -321,7 +321,7 @@ class ReActAgent:
             if self._over_budget(run):
                 return await self._fallback(run, STOP_TOKEN_BUDGET, token_budget=self.token_budget)
             run.iteration += 1
-            response = await self._ask(run, response_format=response_format)
+            response = await ask(self._llm, run, self.context_guard, response_format=response_format)
             result = await self._json_turn(run, response)
             self._log_turn(run)
             if result is not None:
@@ -357,52 +357,6 @@ class ReActAgent:
         return await self._final_answer(run, action.answer, interrupted=interrupted)
 
     # -- steps shared by both modes ------------------------------------------------------------
-
-    async def _ask(self, run: RunState, **kwargs: Any) -> ChatResponse:
-        """One LLM call of the loop: compaction first, a retry after a context-length error."""
-        started = time.perf_counter()
-        if self.context_guard is not None:
-            await self._compact(run)
-        asked = time.perf_counter()
-        run.turn_compaction = asked - started
-        if run.emit.active:
-            await run.emit(events.thinking_start(run.iteration))
-        try:
-            try:
-                response = await self._llm.chat(run.transcript.wire, **kwargs)
-            except ContextLengthExceededError:
-                if self.context_guard is None:
-                    raise
-                logger.info("context length exceeded; compacting to half the budget and retrying once")
-                retry_started = time.perf_counter()
-                await self._compact(run, target_tokens=self._half_budget(run))
-                run.turn_compaction += time.perf_counter() - retry_started
-                response = await self._llm.chat(run.transcript.wire, **kwargs)
-        except LLMError as exc:
-            raise _LLMFailed(exc) from exc
-        run.turn_llm = time.perf_counter() - asked
-        run.usage.add(response.usage)
-        return response
-
-    def _half_budget(self, run: RunState) -> int:
-        budget = getattr(self.context_guard, "budget", None)
-        if not isinstance(budget, int) or budget <= 0:
-            budget = self._llm.context_window
-        return max(1, budget // 2)
-
-    async def _compact(self, run: RunState, *, target_tokens: int | None = None) -> None:
-        guard = self.context_guard
-        try:
-            outcome = await guard.check_and_compact(
-                run.transcript.messages, usage=run.usage, target_tokens=target_tokens
-            )
-        except Exception as exc:  # compaction is best effort: an oversized request fails on its own
-            logger.warning("context compaction failed (%s); keeping the history", type(exc).__name__)
-            return
-        if outcome.compacted:
-            run.transcript.replace(outcome.messages)
-            if run.emit.active:
-                await run.emit(events.compact(outcome.original_messages, outcome.kept_messages))
 
     async def _run_tools(self, run: RunState, calls: list[ToolCall]) -> list[ToolCallRecord]:
         started = time.perf_counter()

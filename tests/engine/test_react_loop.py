@@ -252,3 +252,15 @@ async def test_one_log_line_per_turn_with_compaction_llm_and_tool_time(scripted_
     assert [r.getMessage().split(":")[0] for r in turns] == ["turn 1", "turn 2"]
     assert all(k in turns[0].getMessage() for k in ("compaction", "llm", "tools"))
     assert "secret" not in caplog.text and "private" not in caplog.text  # no prompts or payloads in logs
+
+
+async def test_cancel_before_the_run_starts_stops_it_at_once(scripted_llm, make_llm):
+    agent = ReActAgent(make_llm(), registry_of())
+    agent.cancel()
+    log = EventLog()
+    result = await agent.run("go", on_event=log)
+    assert result.cancelled and result.iterations == 0
+    assert scripted_llm.requests == []
+    assert log.channels() == ["done"]
+    scripted_llm.script(text("next"))
+    assert (await agent.run("again")).answer == "next"  # the request was used up
