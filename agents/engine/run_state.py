@@ -28,8 +28,10 @@ class AgentResult:
     """The outcome of one ``run()``.
 
     ``stop_reason`` is ``final_answer``, ``max_iterations``, ``token_budget``, ``llm_error``,
-    ``cancelled``, ``unparsed_output`` or ``empty_response``; for every reason but ``final_answer``
-    the answer is a summary of the partial results.
+    ``cancelled`` (empty answer), ``unparsed_output`` (the model's raw reply after two unparseable
+    JSON-mode replies, or a summary when it was blank) or ``empty_response``; for the other reasons
+    the answer summarises the partial results: which tools were called and how they went.
+    ``tool_calls`` records every call (name, args, observation, error, outcome).
     """
 
     answer: str
