@@ -15,6 +15,7 @@ urlpatterns = [
     path("logout/", auth_views.LogoutView.as_view(), name="logout"),
     path("i18n/", include("django.conf.urls.i18n")),
     path("admin/", admin.site.urls),
+    path("demo-api/", include("connectors.demo_api.urls")),  # connectors (issue 4)
     path("api/v1/", include("platform_core.api.urls")),
     path("api/schema/", SpectacularAPIView.as_view(), name="api-schema"),
 ]
