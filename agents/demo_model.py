@@ -21,7 +21,8 @@ DEMO_MODEL_NAME = "offline-demo-model"
 LABEL_EN = "Offline demo model"
 LABEL_ZH = "离线演示模型"
 
-_WORD = re.compile(r"[a-z0-9]+|[\u4e00-\u9fff]")
+_WORD = re.compile(r"[a-z0-9]+")
+_CJK_RUN = re.compile(r"[\u4e00-\u9fff]+")
 _NUMBER = re.compile(r"(?<![\w.])-?\d+(?:\.\d+)?(?![\w.])")
 _QUOTED = re.compile(r"[\"“'‘「]([^\"”'’」]{1,200})[\"”'’」]")
 _CJK = re.compile(r"[\u4e00-\u9fff]")
@@ -78,7 +79,10 @@ _SYNONYMS = {
 
 
 def _words(text: str) -> set[str]:
-    words = {w for w in _WORD.findall(text.lower()) if w not in _STOP}
+    lowered = text.lower()
+    words = {w for w in _WORD.findall(lowered) if w not in _STOP}
+    for run in _CJK_RUN.findall(lowered):  # Chinese has no spaces: use its two-character words
+        words.update(run[i : i + 2] for i in range(max(1, len(run) - 1)))
     for canonical, alternatives in _SYNONYMS.items():
         if words & alternatives or canonical in words:
             words |= {canonical} | alternatives
