@@ -28,6 +28,8 @@ class HttpAuth:
     client_secret: str = ""
     token_url: str = ""
     scope: str = ""
+    # How the client authenticates at token_url: HTTP basic (RFC 6749's default) or form fields.
+    token_auth_method: Literal["client_secret_basic", "client_secret_post"] = "client_secret_basic"
 
     def secret_values(self) -> tuple[str, ...]:
         """Every secret string, so callers can redact them from errors and logs."""
@@ -47,6 +49,9 @@ class HttpConnectorConfig:
     allowed_private_hosts: tuple[str, ...] = ()  # host names an admin explicitly allowed (SSRF exception)
     default_headers: Mapping[str, str] = field(default_factory=dict)
     max_retries: int = 2  # idempotent methods only
+    retry_backoff_seconds: float = 0.25  # first retry delay; doubles per retry
+    circuit_failure_threshold: int = 5  # consecutive failed calls that open the circuit
+    circuit_open_seconds: float = 30.0  # how long an open circuit refuses calls before one trial
 
 
 @dataclass(frozen=True, slots=True)
