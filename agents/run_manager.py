@@ -144,6 +144,7 @@ class RunManager:
             )()
             sink = await EventSink.open(conversation_id=conversation_id, run_id=run_id)
             blueprint = await database_sync_to_async(runtime.runtime_build)(run_id)
+            blueprint.emit = sink.emit
             tools = await database_sync_to_async(runtime.tools_for)(blueprint)
             hooks = await database_sync_to_async(runtime.hooks_for)(blueprint)
             agent = runtime.engine_for(blueprint, tools=tools, hooks=hooks, interrupt_queue=handle.interrupts)

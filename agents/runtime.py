@@ -68,6 +68,9 @@ class RunBlueprint:
     query: str
     history: list[Message]
     endpoint: ModelEndpoint
+    # Emits an event into the run's persisted stream: emit(channel, data) -> seq. Set by the run manager
+    # before hooks are built, so hooks (the approval gate) can report to the chat.
+    emit: Callable[[str, dict[str, Any]], int] | None = None
     extra: dict[str, Any] = field(default_factory=dict)
 
     def metadata(self) -> dict[str, Any]:
