@@ -158,7 +158,7 @@ class RunManager:
             if not result.cancelled:
                 answer = await agent.stream_answer(result, on_event=sink)
             outcome = {
-                "status": RunStatus.CANCELLED if result.cancelled else RunStatus.DONE,
+                "status": RunStatus.CANCELLED if result.cancelled or handle.cancel_requested else RunStatus.DONE,
                 "answer": answer,
                 "usage": result.usage.as_dict(),
                 "iterations": result.iterations,
