@@ -14,6 +14,7 @@ org_router.register("audit-logs", AuditLogViewSet, basename="audit-log")
 org_urlpatterns = [
     path("settings/", OrganizationSettingsView.as_view(), name="org-settings"),
     path("", include(org_router.urls)),
+    path("", include("connectors.api.urls")),  # connectors (issue 4)
     path("", include("agents.api.urls")),
 ]
 

@@ -1,0 +1,193 @@
+"""Serializers of the connectors API. Secrets are write-only: responses say whether one is set, never what."""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+from django.utils.translation import gettext_lazy as _
+from rest_framework import serializers
+
+from connectors.models import Connector, ConnectorAction, ConnectorCallLog
+from connectors.openapi import MAX_DOCUMENT_CHARS
+
+_SECRET_STYLE = {"input_type": "password"}
+
+
+class OpenAPIDocumentField(serializers.JSONField):
+    """An OpenAPI document given as JSON/YAML text or as a JSON object; always yields text."""
+
+    def to_internal_value(self, data: Any) -> str:
+        if isinstance(data, str):
+            text = data
+        elif isinstance(data, dict):
+            text = json.dumps(data, ensure_ascii=False)
+        else:
+            raise serializers.ValidationError(
+                _("Give the document as JSON or YAML text, or as a JSON object.")
+            )
+        if len(text) > MAX_DOCUMENT_CHARS:
+            raise serializers.ValidationError(_("The document is too large."))
+        return text
+
+
+class ConnectorSerializer(serializers.ModelSerializer):
+    """A connector. ``auth_secret`` and ``dsn`` are write-only: omit to keep, ``""`` to clear."""
+
+    auth_secret = serializers.CharField(
+        write_only=True,
+        required=False,
+        allow_blank=True,
+        trim_whitespace=False,
+        style=_SECRET_STYLE,
+        help_text=_("API key, bearer token, password or client secret, by authentication type."),
+    )
+    dsn = serializers.CharField(
+        write_only=True, required=False, allow_blank=True, trim_whitespace=False, style=_SECRET_STYLE
+    )
+    has_auth_secret = serializers.SerializerMethodField()
+    has_dsn = serializers.SerializerMethodField()
+    openapi = OpenAPIDocumentField(
+        write_only=True,
+        required=False,
+        help_text=_("On create: an OpenAPI 3 document whose operations become the connector's actions."),
+    )
+    action_count = serializers.IntegerField(read_only=True)
+    active_action_count = serializers.IntegerField(read_only=True)
+
+    class Meta:
+        model = Connector
+        fields = [
+            "id",
+            "name",
+            "description",
+            "kind",
+            "base_url",
+            "auth_type",
+            "auth_key_name",
+            "auth_username",
+            "oauth_client_id",
+            "oauth_token_url",
+            "oauth_scope",
+            "auth_secret",
+            "has_auth_secret",
+            "dsn",
+            "has_dsn",
+            "connect_timeout",
+            "read_timeout",
+            "max_response_bytes",
+            "statement_timeout_ms",
+            "max_rows",
+            "allowed_private_hosts",
+            "is_active",
+            "action_count",
+            "active_action_count",
+            "openapi",
+            "created_at",
+            "updated_at",
+        ]
+        read_only_fields = ["id", "created_at", "updated_at"]
+        # Model validation (with the organisation set) runs in the service; skip DRF's own unique checks.
+        validators: list[Any] = []
+
+    def get_has_auth_secret(self, connector: Connector) -> bool:
+        return connector.has_secret("auth_secret")
+
+    def get_has_dsn(self, connector: Connector) -> bool:
+        return connector.has_secret("dsn")
+
+    def validate_allowed_private_hosts(self, value: Any) -> list[str]:
+        if not isinstance(value, list) or not all(isinstance(v, str) for v in value):
+            raise serializers.ValidationError(_("Give a list of host names."))
+        return [v.strip() for v in value if v.strip()]
+
+    def validate(self, attrs: dict[str, Any]) -> dict[str, Any]:
+        if self.instance is not None and "openapi" in attrs:
+            raise serializers.ValidationError(
+                {"openapi": _("Re-import a document with POST .../connectors/<id>/import-openapi/.")}
+            )
+        return attrs
+
+
+class ImportOpenAPISerializer(serializers.Serializer):
+    document = OpenAPIDocumentField(
+        help_text=_("The OpenAPI 3 document (JSON or YAML text, or a JSON object).")
+    )
+
+
+class ImportReportSerializer(serializers.Serializer):
+    added = serializers.ListField(child=serializers.CharField())
+    changed = serializers.ListField(child=serializers.CharField())
+    removed = serializers.ListField(child=serializers.CharField())
+    unchanged = serializers.ListField(child=serializers.CharField())
+    skipped = serializers.ListField(child=serializers.DictField())
+
+
+class ConnectorActionSerializer(serializers.ModelSerializer):
+    """An action of a connector. ``is_write`` is derived unless ``is_write_override`` is true."""
+
+    connector = serializers.PrimaryKeyRelatedField(read_only=True)
+
+    class Meta:
+        model = ConnectorAction
+        fields = [
+            "id",
+            "connector",
+            "name",
+            "description",
+            "method",
+            "path_template",
+            "sql_template",
+            "free_form",
+            "parameters",
+            "param_locations",
+            "is_write",
+            "is_write_override",
+            "source",
+            "removed_by_import_at",
+            "is_active",
+            "created_at",
+            "updated_at",
+        ]
+        read_only_fields = ["id", "connector", "source", "removed_by_import_at", "created_at", "updated_at"]
+        validators: list[Any] = []
+
+
+class ConnectorCallLogSerializer(serializers.ModelSerializer):
+    user = serializers.SlugRelatedField(slug_field="username", read_only=True)
+    connector_name = serializers.SerializerMethodField()
+    action_name = serializers.SerializerMethodField()
+
+    class Meta:
+        model = ConnectorCallLog
+        fields = [
+            "id",
+            "created_at",
+            "tool_name",
+            "connector",
+            "connector_name",
+            "action",
+            "action_name",
+            "user",
+            "agent_id",
+            "conversation_id",
+            "run_id",
+            "tool_call_id",
+            "arguments",
+            "status",
+            "is_write",
+            "http_status",
+            "row_count",
+            "latency_ms",
+            "request_bytes",
+            "response_bytes",
+            "error",
+            "approval_ref",
+        ]
+        read_only_fields = fields
+
+    def get_connector_name(self, log: ConnectorCallLog) -> str | None:
+        return log.connector.name if log.connector is not None else None
+
+    def get_action_name(self, log: ConnectorCallLog) -> str | None:
+        return log.action.name if log.action is not None else None

@@ -1,0 +1,228 @@
+"""``/api/v1/orgs/<slug>/connectors/``, their actions and the call log.
+
+Members read connectors and actions (never a secret); owners and admins change them. The call log
+shows admins every call of the organisation and other members their own calls.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from django.core.exceptions import ValidationError as DjangoValidationError
+from django.db.models import QuerySet
+from drf_spectacular.utils import extend_schema
+from rest_framework import mixins, permissions, status, viewsets
+from rest_framework.decorators import action
+from rest_framework.exceptions import ValidationError
+from rest_framework.request import Request
+from rest_framework.response import Response
+
+from connectors.api.serializers import (
+    ConnectorActionSerializer,
+    ConnectorCallLogSerializer,
+    ConnectorSerializer,
+    ImportOpenAPISerializer,
+    ImportReportSerializer,
+)
+from connectors.models import Connector, ConnectorAction, ConnectorCallLog
+from connectors.openapi import OpenAPIError
+from connectors.selectors import (
+    action_list_for_connector,
+    call_log_list_for_org,
+    connector_get_for_org,
+    connector_list_for_org,
+)
+from connectors.services import (
+    action_delete,
+    action_save,
+    connector_create_with_openapi,
+    connector_delete,
+    connector_import_openapi,
+    connector_save,
+)
+from platform_core.request_meta import client_ip
+from platform_core.tenancy import IsOrgAdmin, IsOrgAdminOrReadOnly, IsOrgMember, OrgScopedViewMixin
+
+_ADMIN_WRITES = [permissions.IsAuthenticated, IsOrgMember, IsOrgAdminOrReadOnly]
+_SECRETS = ("auth_secret", "dsn")
+
+
+def _model_errors(exc: DjangoValidationError) -> ValidationError:
+    if hasattr(exc, "error_dict"):
+        detail = {("non_field_errors" if k == "__all__" else k): v for k, v in exc.message_dict.items()}
+        return ValidationError(detail)
+    return ValidationError({"non_field_errors": exc.messages})
+
+
+def _openapi_error(exc: OpenAPIError, field: str) -> ValidationError:
+    return ValidationError({field: [exc.message], "location": exc.location})
+
+
+class ConnectorViewSet(OrgScopedViewMixin, viewsets.ModelViewSet):
+    """The organisation's connectors. POST may carry an ``openapi`` document to import as actions."""
+
+    serializer_class = ConnectorSerializer
+    queryset = Connector.objects.all()
+    permission_classes = _ADMIN_WRITES
+
+    def get_base_queryset(self) -> QuerySet:
+        if not hasattr(self, "org"):
+            return Connector.objects.none()
+        return connector_list_for_org(organization=self.org)
+
+    def perform_create(self, serializer: Any) -> None:
+        data = dict(serializer.validated_data)
+        secrets = {k: data.pop(k) for k in _SECRETS if k in data}
+        document = data.pop("openapi", None)
+        connector = Connector(organization=self.org, **data)
+        try:
+            if document is not None:
+                connector, report = connector_create_with_openapi(
+                    connector=connector,
+                    actor=self.request.user,
+                    secrets=secrets,
+                    document_text=document,
+                    ip_address=client_ip(self.request),
+                )
+                self.import_report = report.as_dict()
+            else:
+                connector_save(
+                    connector=connector,
+                    actor=self.request.user,
+                    secrets=secrets,
+                    ip_address=client_ip(self.request),
+                )
+        except DjangoValidationError as exc:
+            raise _model_errors(exc) from exc
+        except OpenAPIError as exc:
+            raise _openapi_error(exc, "openapi") from exc
+        serializer.instance = connector_list_for_org(organization=self.org).get(pk=connector.pk)
+
+    def create(self, request: Request, *args: Any, **kwargs: Any) -> Response:
+        response = super().create(request, *args, **kwargs)
+        report = getattr(self, "import_report", None)
+        if report is not None:
+            response.data["import_report"] = report
+        return response
+
+    def perform_update(self, serializer: Any) -> None:
+        connector = serializer.instance
+        data = dict(serializer.validated_data)
+        secrets = {k: data.pop(k) for k in _SECRETS if k in data}
+        for name, value in data.items():
+            setattr(connector, name, value)
+        try:
+            connector_save(
+                connector=connector,
+                actor=self.request.user,
+                secrets=secrets,
+                ip_address=client_ip(self.request),
+            )
+        except DjangoValidationError as exc:
+            raise _model_errors(exc) from exc
+        serializer.instance = connector_list_for_org(organization=self.org).get(pk=connector.pk)
+
+    def perform_destroy(self, instance: Connector) -> None:
+        connector_delete(connector=instance, actor=self.request.user, ip_address=client_ip(self.request))
+
+    @extend_schema(request=ImportOpenAPISerializer, responses=ImportReportSerializer)
+    @action(
+        detail=True,
+        methods=["post"],
+        url_path="import-openapi",
+        url_name="import-openapi",
+        permission_classes=[permissions.IsAuthenticated, IsOrgMember, IsOrgAdmin],
+        serializer_class=ImportOpenAPISerializer,
+    )
+    def import_openapi(self, request: Request, org_slug: str, pk: str) -> Response:
+        """Re-import an OpenAPI document: actions are added, updated in place or deactivated."""
+        connector = self.get_object()
+        serializer = ImportOpenAPISerializer(data=request.data)
+        serializer.is_valid(raise_exception=True)
+        try:
+            report = connector_import_openapi(
+                connector=connector,
+                document_text=serializer.validated_data["document"],
+                actor=request.user,
+                ip_address=client_ip(request),
+            )
+        except OpenAPIError as exc:
+            raise _openapi_error(exc, "document") from exc
+        except DjangoValidationError as exc:
+            raise _model_errors(exc) from exc
+        return Response(report.as_dict(), status=status.HTTP_200_OK)
+
+
+class ConnectorActionViewSet(OrgScopedViewMixin, viewsets.ModelViewSet):
+    """The actions of one connector of the organisation."""
+
+    serializer_class = ConnectorActionSerializer
+    queryset = ConnectorAction.objects.all()
+    permission_classes = _ADMIN_WRITES
+
+    def connector(self) -> Connector:
+        cached = getattr(self, "_connector", None)
+        if cached is None:
+            cached = connector_get_for_org(organization=self.org, connector_id=self.kwargs["connector_pk"])
+            self._connector = cached
+        return cached
+
+    def get_base_queryset(self) -> QuerySet:
+        if not hasattr(self, "org"):
+            return ConnectorAction.objects.none()
+        return action_list_for_connector(connector=self.connector())
+
+    def perform_create(self, serializer: Any) -> None:
+        connector = self.connector()
+        action = ConnectorAction(connector=connector, organization=self.org, **serializer.validated_data)
+        self._save(serializer, action)
+
+    def perform_update(self, serializer: Any) -> None:
+        action = serializer.instance
+        for name, value in serializer.validated_data.items():
+            setattr(action, name, value)
+        self._save(serializer, action)
+
+    def _save(self, serializer: Any, action: ConnectorAction) -> None:
+        try:
+            serializer.instance = action_save(
+                action=action, actor=self.request.user, ip_address=client_ip(self.request)
+            )
+        except DjangoValidationError as exc:
+            raise _model_errors(exc) from exc
+
+    def perform_destroy(self, instance: ConnectorAction) -> None:
+        action_delete(action=instance, actor=self.request.user, ip_address=client_ip(self.request))
+
+
+class ConnectorCallLogViewSet(
+    OrgScopedViewMixin, mixins.ListModelMixin, mixins.RetrieveModelMixin, viewsets.GenericViewSet
+):
+    """Connector calls, newest first; filter with ``?status=``, ``?connector=``, ``?run_id=``,
+    ``?conversation_id=``. Read-only: rows are written by tool calls."""
+
+    serializer_class = ConnectorCallLogSerializer
+    queryset = ConnectorCallLog.objects.all()
+    permission_classes = [permissions.IsAuthenticated, IsOrgMember]
+    _FILTERS = {
+        "status": "status",
+        "connector": "connector_id",
+        "run_id": "run_id",
+        "conversation_id": "conversation_id",
+    }
+
+    def get_base_queryset(self) -> QuerySet:
+        if not hasattr(self, "org"):
+            return ConnectorCallLog.objects.none()
+        return call_log_list_for_org(organization=self.org, user=self.request.user)
+
+    def filter_org_queryset(self, queryset: QuerySet) -> QuerySet:
+        params = self.request.query_params
+        for param, lookup in self._FILTERS.items():
+            value = params.get(param)
+            if value:
+                try:
+                    queryset = queryset.filter(**{lookup: value})
+                except (DjangoValidationError, ValueError):  # a malformed id matches nothing
+                    return queryset.none()
+        return queryset
