@@ -1,0 +1,13 @@
+"""Web routes of the chat app, mounted under ``o/<slug:org_slug>/`` by ``platform_core.urls``."""
+
+from __future__ import annotations
+
+from django.urls import path
+
+from agents import views
+
+urlpatterns = [
+    path("chat/", views.chat_home, name="chat-home"),
+    path("chat/new/", views.chat_new, name="chat-new"),
+    path("chat/<uuid:conversation_id>/", views.chat_conversation, name="chat-conversation"),
+]

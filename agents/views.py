@@ -1,0 +1,128 @@
+"""Pages of the chat web app: the conversation list with the agent picker, and the chat view.
+
+Views stay thin: the organisation comes from the URL slug (a non-member gets the same 404 as for a
+missing organisation), reads go through ``agents.selectors`` and writes through ``agents.services``.
+Everything live (history, events, sending) happens in ``static/js/chat*.js`` over the REST API and
+the conversation websocket.
+"""
+
+from __future__ import annotations
+
+import uuid
+from collections.abc import Callable
+from functools import wraps
+from typing import Any
+
+from django.contrib import messages
+from django.contrib.auth.decorators import login_required
+from django.http import Http404, HttpRequest, HttpResponse
+from django.shortcuts import redirect, render
+from django.urls import reverse
+from django.utils.http import urlencode
+from django.views.decorators.http import require_GET, require_POST
+
+from agents import selectors, services
+from platform_core.authentication import api_token_authenticate, bearer_token_from_header
+from platform_core.models import Organization
+from platform_core.selectors import membership_for, organization_get_for_user
+
+SIDEBAR_CONVERSATIONS = 50
+
+View = Callable[..., HttpResponse]
+
+
+def _bearer_user(view: View) -> View:
+    """Let API clients that send ``Authorization: Bearer`` see the same pages (and 404s) as a session."""
+
+    @wraps(view)
+    def wrapper(request: HttpRequest, *args: Any, **kwargs: Any) -> HttpResponse:
+        raw = bearer_token_from_header(request.headers.get("Authorization"))
+        if raw is not None and not request.user.is_authenticated:
+            token = api_token_authenticate(raw)
+            if token is not None:
+                request.user = token.user
+        return view(request, *args, **kwargs)
+
+    return wrapper
+
+
+def _org_for_member(request: HttpRequest, org_slug: str) -> Organization:
+    """The URL's organisation when the user is a member of it; otherwise 404.
+
+    Superusers who are not members get 404 too: the chat websocket refuses them as well.
+    """
+    org = organization_get_for_user(user=request.user, slug=org_slug)
+    if membership_for(user=request.user, organization=org) is None:
+        raise Http404("No such organisation.")
+    return org
+
+
+def _conversations(request: HttpRequest, org: Organization) -> list[Any]:
+    return list(
+        selectors.conversation_list_for_user(user=request.user, organization_id=org.pk)[
+            :SIDEBAR_CONVERSATIONS
+        ]
+    )
+
+
+@_bearer_user
+@login_required
+@require_GET
+def chat_home(request: HttpRequest, org_slug: str) -> HttpResponse:
+    """The user's conversations in the organisation, newest first, and the agent picker."""
+    org = _org_for_member(request, org_slug)
+    return render(
+        request,
+        "agents/chat_home.html",
+        {
+            "org": org,
+            "conversations": _conversations(request, org),
+            "agents": list(selectors.agents_available(organization_id=org.pk)),
+        },
+    )
+
+
+@_bearer_user
+@login_required
+@require_POST
+def chat_new(request: HttpRequest, org_slug: str) -> HttpResponse:
+    """Start a conversation with the chosen agent and open it."""
+    org = _org_for_member(request, org_slug)
+    try:
+        agent_id = uuid.UUID(str(request.POST.get("agent", "")))
+    except ValueError as exc:
+        raise Http404("No such agent.") from exc
+    agent = selectors.agents_available(organization_id=org.pk).filter(pk=agent_id).first()
+    if agent is None:
+        raise Http404("No such agent.")
+    try:
+        conversation = services.conversation_create(organization=org, user=request.user, agent=agent)
+    except services.RunRefused as refused:
+        messages.error(request, refused.message)
+        return redirect("chat-home", org_slug=org.slug)
+    return redirect("chat-conversation", org_slug=org.slug, conversation_id=conversation.pk)
+
+
+@_bearer_user
+@login_required
+@require_GET
+def chat_conversation(request: HttpRequest, org_slug: str, conversation_id: uuid.UUID) -> HttpResponse:
+    """The chat view of one of the user's conversations in this organisation."""
+    org = _org_for_member(request, org_slug)
+    conversation = selectors.conversation_for_user(user=request.user, conversation_id=conversation_id)
+    if conversation is None or conversation.organization_id != org.pk:
+        raise Http404("No such conversation.")
+    return render(
+        request,
+        "agents/chat.html",
+        {
+            "org": org,
+            "conversation": conversation,
+            "conversations": _conversations(request, org),
+            "active_run": selectors.active_run_for_conversation(conversation_id=conversation.pk),
+            "messages_url": f"/api/v1/orgs/{org.slug}/conversations/{conversation.pk}/messages/",
+            "socket_path": f"/ws/conversations/{conversation.pk}/",
+            "login_url": f"{reverse('login')}?{urlencode({'next': request.path})}",
+            "max_message_chars": services.max_message_chars(),
+        },
+    )

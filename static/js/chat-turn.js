@@ -1,0 +1,308 @@
+// One turn of the conversation: the user's message and the run that answers it (its steps, the
+// streamed answer and the footer). The Timeline routes each event of a run to its Turn.
+
+import { ToolCard } from "./chat-cards.js";
+import { el } from "./chat-dom.js";
+import { formatDuration, formatNumber, gettext, interpolate, ngettext } from "./chat-i18n.js";
+import { renderMarkdown } from "./chat-markdown.js";
+
+function stopNote(reason) {
+  switch (reason) {
+    case "max_iterations":
+      return gettext("The agent reached its step limit; this answer summarises what it found.");
+    case "token_budget":
+      return gettext("The agent reached its token budget; this answer summarises what it found.");
+    case "llm_error":
+      return gettext("The model stopped responding; this answer summarises what the agent found.");
+    case "unparsed_output":
+    case "empty_response":
+      return gettext("The model's reply could not be used; this answer summarises what the agent found.");
+    case "error":
+      return gettext("The run failed.");
+    default:
+      return "";
+  }
+}
+
+export class Turn {
+  // runId may be null for a message just sent (bound to its run by the first event that arrives).
+  constructor({ runId = null, content = null, ended = false, onChange, onResend }) {
+    this.runId = runId;
+    this.ended = ended;
+    this.done = false;
+    this.working = false;
+    this.onChange = onChange;
+    this.onResend = onResend;
+    this.cards = [];
+    this.followUps = [];
+    this.answerText = "";
+    this.answerFromHistory = false;
+    this.renderQueued = false;
+    this.content = null;
+
+    this.userEl = el("div", { class: "msg user" });
+    this.steps = el("ol", { class: "steps" });
+    this.statusText = el("span", { class: "run-status-text", text: gettext("Working…") });
+    this.status = el("div", { class: "run-status", hidden: true }, el("span", { class: "spinner", "aria-hidden": "true" }), this.statusText);
+    this.answer = el("div", { class: "answer md", hidden: true });
+    this.footer = el("footer", { class: "run-footer muted", hidden: true });
+    this.runEl = el("div", { class: "run" }, this.steps, this.answer, this.status, this.footer);
+    this.el = el("li", { class: "turn" }, this.userEl, this.runEl);
+    if (runId) this.el.dataset.runId = runId;
+    if (content !== null) this.setUser(content);
+    else this.userEl.hidden = true;
+  }
+
+  bind(runId) {
+    this.runId = runId;
+    this.el.dataset.runId = runId;
+  }
+
+  setUser(content) {
+    this.content = content;
+    this.userEl.textContent = content;
+    this.userEl.hidden = false;
+  }
+
+  setWorking(working) {
+    this.working = working;
+    this.el.classList.toggle("working", working);
+    this.status.hidden = !working;
+    this.changed();
+  }
+
+  setStatus(text) {
+    this.statusText.textContent = text;
+  }
+
+  changed() {
+    this.onChange();
+  }
+
+  // A message that the server refused: keep it visible, say so, and return its text.
+  markNotSent(reason) {
+    this.el.classList.add("not-sent");
+    this.setWorking(false);
+    this.userEl.append(el("span", { class: "msg-note", text: reason || gettext("Not sent.") }));
+    return this.content || "";
+  }
+
+  setHistoryAnswer(content) {
+    this.answerFromHistory = true;
+    this.answerText = content;
+    this.renderAnswer();
+  }
+
+  // -- events of this turn's run ---------------------------------------------------------------
+  handle(event, data) {
+    if (!this.ended && !this.done && event !== "done") this.setWorking(true);
+    switch (event) {
+      case "step":
+        this.onStep(data);
+        break;
+      case "answer":
+        this.onAnswer(data);
+        break;
+      case "compact":
+        this.addStep(el("li", { class: "step divider", text: gettext("Earlier messages were summarised") }));
+        break;
+      case "phase":
+        this.onPhase(data);
+        break;
+      case "inject":
+        this.onInject(data);
+        break;
+      case "approval":
+        this.onApproval(data);
+        break;
+      case "error":
+        this.addStep(el("li", { class: "step run-error", role: "alert", text: data.message || gettext("Something went wrong.") }));
+        break;
+      case "done":
+        this.onDone(data);
+        break;
+      default:
+        return; // plan and future events: ignored until the UI knows them
+    }
+    this.changed();
+  }
+
+  addStep(node) {
+    this.steps.append(node);
+  }
+
+  onStep(data) {
+    if (data.type === "thinking") {
+      if (data.status === "start") this.setStatus(gettext("Thinking…"));
+      else if (data.reasoning) {
+        this.addStep(
+          el(
+            "li",
+            { class: "step thinking" },
+            el("details", {}, el("summary", { text: gettext("Reasoning") }), el("p", { text: data.reasoning })),
+          ),
+        );
+      }
+    } else if (data.type === "iteration") {
+      if (data.status === "start") {
+        const card = new ToolCard({
+          toolName: data.tool_name,
+          toolArgs: data.tool_args,
+          toolCallId: data.tool_call_id,
+          iteration: data.iteration,
+        });
+        this.cards.push(card);
+        this.addStep(card.el);
+        this.setStatus(interpolate(gettext("Calling %s…"), [data.tool_name]));
+      } else if (data.status === "done") {
+        const card = this.findCard(data) || this.newCard(data);
+        card.finish(data);
+        this.setStatus(gettext("Thinking…"));
+      }
+    } else if (data.type === "answer" && data.status === "start") {
+      this.setStatus(gettext("Writing the answer…"));
+    }
+  }
+
+  findCard(data) {
+    if (data.tool_call_id) {
+      const byId = this.cards.find((c) => c.toolCallId === data.tool_call_id);
+      if (byId) return byId;
+    }
+    for (let i = this.cards.length - 1; i >= 0; i -= 1) {
+      if (this.cards[i].running && this.cards[i].toolName === data.tool_name) return this.cards[i];
+    }
+    return null;
+  }
+
+  newCard(data) {
+    const card = new ToolCard({ toolName: data.tool_name, toolArgs: data.tool_args, toolCallId: data.tool_call_id });
+    this.cards.push(card);
+    this.addStep(card.el);
+    return card;
+  }
+
+  onApproval(data) {
+    (this.findCard(data) || this.newCard(data)).approval(data);
+    if (data.status === "pending") this.setStatus(gettext("Waiting for approval…"));
+  }
+
+  onPhase(data) {
+    if (data.phase === "selecting_tools") {
+      this.setStatus(interpolate(gettext("Choosing the right tools among %s…"), [formatNumber(data.total_tools)]));
+    } else {
+      this.setStatus(gettext("Planning…"));
+    }
+  }
+
+  onAnswer(data) {
+    if (this.answerFromHistory && data.status !== "done") return; // already shown from the history
+    if (data.status === "start") {
+      this.answerText = "";
+    } else if (data.status === "delta") {
+      this.answerText += data.content || "";
+    } else if (data.status === "done") {
+      // The whole answer; when fallback is true it replaces whatever was streamed.
+      if (typeof data.content === "string" && (data.content || data.fallback)) this.answerText = data.content;
+      this.answerFromHistory = false;
+      this.renderAnswer();
+      return;
+    }
+    this.queueAnswerRender();
+  }
+
+  queueAnswerRender() {
+    if (this.renderQueued) return;
+    this.renderQueued = true;
+    requestAnimationFrame(() => {
+      this.renderQueued = false;
+      this.renderAnswer();
+      this.changed();
+    });
+  }
+
+  renderAnswer() {
+    this.answer.hidden = !this.answerText;
+    this.answer.innerHTML = renderMarkdown(this.answerText);
+  }
+
+  // -- follow-ups sent while the agent works ---------------------------------------------------
+  addFollowUp(content, { taken = false } = {}) {
+    const state = el("span", { class: "follow-up-state muted" });
+    const node = el("li", { class: "step follow-up" }, el("div", { class: "msg user small", text: content }), state);
+    const followUp = { content, node, state, status: "pending" };
+    this.followUps.push(followUp);
+    this.setFollowUpStatus(followUp, taken ? "taken" : "pending");
+    this.addStep(node);
+    this.changed();
+    return followUp;
+  }
+
+  setFollowUpStatus(followUp, status) {
+    followUp.status = status;
+    followUp.node.dataset.status = status;
+    if (status === "pending") {
+      followUp.state.replaceChildren(gettext("Sent while the agent was working…"));
+    } else if (status === "taken") {
+      followUp.state.replaceChildren(gettext("Taken into account by the agent"));
+    } else if (status === "missed") {
+      const again = el("button", { type: "button", class: "link", text: gettext("Send as a new message") });
+      again.addEventListener("click", () => {
+        again.disabled = true;
+        this.onResend(followUp.content);
+      });
+      followUp.state.replaceChildren(gettext("The agent finished before reading this."), " ", again);
+    } else if (status === "failed") {
+      followUp.state.replaceChildren(gettext("Not sent."));
+    }
+  }
+
+  onInject(data) {
+    const match = this.followUps.find((f) => f.status === "pending" && f.content === data.content);
+    if (match) {
+      this.steps.append(match.node); // moves it to where the agent took it in
+      this.setFollowUpStatus(match, "taken");
+    } else {
+      this.addFollowUp(data.content || "", { taken: true });
+    }
+  }
+
+  failNewestFollowUp() {
+    const pending = this.followUps.filter((f) => f.status === "pending");
+    const last = pending[pending.length - 1];
+    if (!last) return null;
+    this.setFollowUpStatus(last, "failed");
+    return last.content;
+  }
+
+  onDone(data) {
+    this.done = true;
+    for (const card of this.cards) {
+      if (card.running) {
+        card.running = false;
+        card.el.classList.remove("running");
+        card.el.classList.add("stopped");
+        card.setBadge("muted", gettext("Not finished"));
+      }
+    }
+    for (const followUp of this.followUps) {
+      if (followUp.status === "pending") this.setFollowUpStatus(followUp, "missed");
+    }
+    if (!this.answerText && data.answer) {
+      this.answerText = data.answer;
+      this.renderAnswer();
+    }
+    const parts = [];
+    if (data.cancelled) parts.push(el("span", { class: "badge muted stopped", text: gettext("Stopped") }));
+    const iterations = Number(data.iterations) || 0;
+    parts.push(el("span", { text: interpolate(ngettext("%s step", "%s steps", iterations), [formatNumber(iterations)]) }));
+    const tokens = Number(data.usage?.total_tokens) || 0;
+    parts.push(el("span", { text: interpolate(ngettext("%s token", "%s tokens", tokens), [formatNumber(tokens)]) }));
+    parts.push(el("span", { text: formatDuration(data.elapsed) }));
+    const note = data.cancelled ? "" : stopNote(data.stop_reason);
+    if (note) parts.push(el("span", { class: "stop-note", text: note }));
+    this.footer.replaceChildren(...parts);
+    this.footer.hidden = false;
+    this.setWorking(false);
+  }
+}

@@ -1,0 +1,200 @@
+// The chat page: loads the history, opens the conversation socket, and wires the timeline, the
+// composer, the connection indicator, the toasts and the collapsible sidebar together.
+
+import { Composer } from "./chat-composer.js";
+import { el } from "./chat-dom.js";
+import { gettext, interpolate } from "./chat-i18n.js";
+import { CLOSE_UNAUTHENTICATED, ConversationSocket } from "./chat-socket.js";
+import { Timeline } from "./chat-timeline.js";
+
+const HISTORY_PAGE = 200;
+const TOAST_MS = 7000;
+const GAP_WAIT_MS = 1500;
+// Socket-local error codes that refuse the message this page just sent.
+const SEND_ERRORS = new Set(["empty_message", "message_too_large", "too_many_runs", "agent_unavailable", "run_active"]);
+
+const root = document.getElementById("chat");
+const config = root.dataset;
+const toasts = document.getElementById("toasts");
+
+function toast(message, kind = "error") {
+  const close = el("button", { type: "button", class: "toast-close", "aria-label": gettext("Dismiss"), text: "×" });
+  const node = el("div", { class: `toast ${kind}`, role: kind === "error" ? "alert" : "status" }, el("span", { text: message }), close);
+  const remove = () => node.remove();
+  close.addEventListener("click", remove);
+  setTimeout(remove, TOAST_MS);
+  toasts.append(node);
+}
+
+// -- connection indicator ----------------------------------------------------------------------
+const conn = root.querySelector(".conn");
+const connLabel = conn.querySelector(".conn-label");
+function showConnection(state) {
+  conn.dataset.state = state;
+  connLabel.textContent = {
+    connecting: gettext("Connecting…"),
+    open: gettext("Connected"),
+    reconnecting: gettext("Reconnecting…"),
+    closed: gettext("Disconnected"),
+  }[state];
+}
+
+// -- sidebar (collapses into a drawer on small screens) -----------------------------------------
+const toggle = root.querySelector("[data-sidebar-toggle]");
+const scrim = root.querySelector(".sidebar-scrim");
+function setSidebar(open) {
+  root.classList.toggle("sidebar-open", open);
+  toggle.setAttribute("aria-expanded", String(open));
+  scrim.hidden = !open;
+}
+toggle.addEventListener("click", () => setSidebar(!root.classList.contains("sidebar-open")));
+for (const node of root.querySelectorAll("[data-sidebar-close]")) node.addEventListener("click", () => setSidebar(false));
+document.addEventListener("keydown", (event) => {
+  if (event.key === "Escape") setSidebar(false);
+});
+
+// -- history ------------------------------------------------------------------------------------
+async function fetchMessages() {
+  const results = [];
+  for (let offset = 0; ; offset += HISTORY_PAGE) {
+    const response = await fetch(`${config.messagesUrl}?limit=${HISTORY_PAGE}&offset=${offset}`, {
+      headers: { Accept: "application/json" },
+      credentials: "same-origin",
+    });
+    if (!response.ok) throw new Error(`HTTP ${response.status}`);
+    const page = await response.json();
+    const items = Array.isArray(page) ? page : page.results || [];
+    results.push(...items);
+    if (Array.isArray(page) || items.length < HISTORY_PAGE || results.length >= (page.count ?? 0)) return results;
+  }
+}
+
+// -- state --------------------------------------------------------------------------------------
+let lastSeq = 0;
+let historyReady = false;
+const held = new Map();
+let gapTimer = null;
+const buffered = [];
+const title = root.querySelector(".chat-title");
+let untitled = !root.dataset.titled;
+
+const timeline = new Timeline({
+  list: document.getElementById("timeline"),
+  scroller: document.getElementById("chat-scroll"),
+  empty: document.getElementById("chat-empty"),
+  onResend: (content) => send(content),
+  onUnknownRun: () => {
+    fetchMessages()
+      .then((messages) => timeline.fillUserMessages(messages))
+      .catch(() => {});
+  },
+  onWorkingChange: (working) => composer.setWorking(working),
+});
+
+const socket = new ConversationSocket({
+  path: config.socketPath,
+  lastSeq: () => lastSeq,
+  onFrame: (frame) => (historyReady ? handleFrame(frame) : buffered.push(frame)),
+  onState: showConnection,
+  onFatal: (code) => {
+    const message =
+      code === CLOSE_UNAUTHENTICATED
+        ? gettext("Your session has ended. Sign in again to continue.")
+        : gettext("You do not have access to this conversation.");
+    composer.disable(message);
+    const banner = el("div", { class: "chat-banner", role: "alert" }, el("span", { text: message }));
+    if (code === CLOSE_UNAUTHENTICATED) banner.append(" ", el("a", { href: config.loginUrl, text: gettext("Sign in") }));
+    document.querySelector(".chat-pane").prepend(banner);
+  },
+});
+
+const composer = new Composer({
+  form: document.getElementById("composer"),
+  input: document.getElementById("composer-input"),
+  sendButton: document.getElementById("send-button"),
+  stopButton: document.getElementById("stop-button"),
+  hint: document.getElementById("composer-hint"),
+  maxChars: Number(config.maxChars) || 20000,
+  onSend: (content) => send(content),
+  onStop: () => socket.send({ type: "cancel" }),
+  onInvalid: (message) => toast(message),
+});
+
+function handleFrame(frame) {
+  if (frame.seq === null || frame.seq === undefined) {
+    // A socket-local error: not persisted, the socket stays open.
+    const data = frame.data || {};
+    toast(data.message || gettext("Something went wrong."));
+    if (SEND_ERRORS.has(data.code)) composer.restore(timeline.failNewestLocal(gettext("Not sent.")));
+    return;
+  }
+  if (typeof frame.seq !== "number" || frame.seq <= lastSeq) return; // already shown
+  if (frame.seq > lastSeq + 1) {
+    // A live frame overtook the replay of the ones before it: hold it until the gap is filled.
+    held.set(frame.seq, frame);
+    if (!gapTimer) gapTimer = setTimeout(releaseHeld, GAP_WAIT_MS);
+    return;
+  }
+  apply(frame);
+  while (held.has(lastSeq + 1)) {
+    const next = held.get(lastSeq + 1);
+    held.delete(lastSeq + 1);
+    apply(next);
+  }
+  for (const seq of held.keys()) if (seq <= lastSeq) held.delete(seq);
+  if (!held.size && gapTimer) {
+    clearTimeout(gapTimer);
+    gapTimer = null;
+  }
+}
+
+// The gap was never filled (those events were not stored): show what we have, in order.
+function releaseHeld() {
+  gapTimer = null;
+  for (const seq of [...held.keys()].sort((a, b) => a - b)) if (seq > lastSeq) apply(held.get(seq));
+  held.clear();
+}
+
+function apply(frame) {
+  lastSeq = frame.seq;
+  timeline.handle(frame);
+}
+
+function send(content) {
+  if (timeline.working) timeline.addLocalFollowUp(content);
+  else {
+    timeline.addLocalMessage(content);
+    if (untitled) {
+      title.textContent = content.trim().split("\n")[0].slice(0, 80);
+      untitled = false;
+    }
+  }
+  if (!socket.send({ type: "message", content })) {
+    toast(gettext("You are offline. The message will be sent when the connection is back."), "info");
+  }
+  return true;
+}
+
+async function boot() {
+  socket.start();
+  let messages = [];
+  for (let attempt = 0; attempt < 3; attempt += 1) {
+    try {
+      messages = await fetchMessages();
+      break;
+    } catch {
+      if (attempt === 2) toast(gettext("Could not load the earlier messages of this conversation."));
+      else await new Promise((resolve) => setTimeout(resolve, 800 * (attempt + 1)));
+    }
+  }
+  timeline.loadHistory(messages, config.activeRun || null);
+  historyReady = true;
+  for (const frame of buffered.splice(0)) handleFrame(frame);
+  document.getElementById("composer-input").focus({ preventScroll: true });
+}
+
+window.addEventListener("error", (event) => {
+  toast(interpolate(gettext("The page hit an error: %s"), [event.message]));
+});
+
+boot();
