@@ -1,0 +1,334 @@
+"""The PostgreSQL connector adapter (psycopg 3 async, one connection pool per connector and loop).
+
+Read actions and free-form SQL run in ``BEGIN READ ONLY`` with ``SET LOCAL statement_timeout``,
+inside a server-side cursor (``DECLARE ... CURSOR FOR <statement>``): PostgreSQL accepts only one
+SELECT/VALUES query there and refuses data-modifying WITH clauses, the extended protocol refuses a
+second statement, and the cursor lets us fetch only ``max_rows + 1`` rows. The transaction is
+always rolled back. Write actions (``is_write=True``) run in a normal transaction with the same
+timeout and are committed. Before a connection is reused the pool runs ``DISCARD ALL``, so session
+settings, temporary tables, prepared statements and advisory locks cannot leak into the next call.
+
+Arguments are bound as query parameters (``%(name)s`` placeholders); SQL text is never formatted.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import hashlib
+import logging
+import re
+import time
+from collections.abc import Mapping
+from dataclasses import dataclass
+from typing import Any
+
+import psycopg
+from psycopg import errors as pg_errors
+from psycopg.pq import TransactionStatus
+from psycopg.types.json import Jsonb
+from psycopg_pool import AsyncConnectionPool, PoolTimeout
+
+from connectors.adapter_types import CallOutcome, DatabaseConnectorConfig, SqlActionSpec
+from connectors.loop_cache import PerLoop
+from connectors.pg_dsn import DsnError, dsn_password, pinned_conninfo
+from connectors.scrub import scrub
+from connectors.sql_guard import classify_sql
+from connectors.ssrf import HostResolutionError, SSRFBlocked, normalise_host
+from connectors.tables import render_cell, render_table
+
+logger = logging.getLogger(__name__)
+
+_PLACEHOLDER = re.compile(r"%%|%\((\w+)\)s")
+_READ_CURSOR = "connector_read"
+_FETCH_CHUNK = 50
+_READ_HINT = " (read actions accept one SELECT, VALUES or WITH ... SELECT query)"
+
+
+class ArgumentError(ValueError):
+    """The arguments do not fit the SQL template."""
+
+
+@dataclass(frozen=True, slots=True)
+class _Result:
+    columns: tuple[str, ...]
+    rows: tuple[tuple[Any, ...], ...]
+    more_rows: bool
+    rowcount: int
+
+
+@dataclass(frozen=True, slots=True)
+class _PoolEntry:
+    fingerprint: str
+    pool: AsyncConnectionPool
+
+
+_pools: PerLoop[dict[str, _PoolEntry]] = PerLoop(dict)
+_pool_locks: PerLoop[dict[str, asyncio.Lock]] = PerLoop(dict)
+
+
+async def _reset_session(conn: psycopg.AsyncConnection) -> None:
+    await conn.execute("DISCARD ALL")
+
+
+def _fingerprint(config: DatabaseConnectorConfig) -> str:
+    allowed = ",".join(sorted(normalise_host(h) for h in config.allowed_private_hosts))
+    raw = "\x00".join([config.dsn, allowed, str(config.pool_max_size), str(config.connect_timeout)])
+    return hashlib.sha256(raw.encode()).hexdigest()
+
+
+async def _pool_for(config: DatabaseConnectorConfig) -> AsyncConnectionPool:
+    """The connector's pool in this loop; (re)created when its DSN or limits change."""
+    lock = _pool_locks.get().setdefault(config.connector_id, asyncio.Lock())
+    async with lock:
+        pools = _pools.get()
+        fingerprint = _fingerprint(config)
+        entry = pools.get(config.connector_id)
+        if entry is not None and entry.fingerprint == fingerprint:
+            return entry.pool
+        conninfo = await pinned_conninfo(
+            config.dsn,
+            allowed_private_hosts=config.allowed_private_hosts,
+            connect_timeout=config.connect_timeout,
+        )
+        pool: AsyncConnectionPool = AsyncConnectionPool(
+            conninfo,
+            kwargs={"autocommit": True, "prepare_threshold": None},
+            min_size=0,
+            max_size=max(1, config.pool_max_size),
+            open=False,
+            reset=_reset_session,
+            name=f"connector-{config.connector_id}",
+            max_idle=300,
+        )
+        await pool.open()
+        pools[config.connector_id] = _PoolEntry(fingerprint, pool)
+        if entry is not None:
+            await entry.pool.close()
+        return pool
+
+
+async def aclose_db_pools() -> None:
+    """Close the connection pools of the running event loop (call on shutdown and in tests)."""
+    entries = _pools.pop() or {}
+    _pool_locks.pop()
+    for entry in entries.values():
+        await entry.pool.close()
+
+
+def bind_params(sql_template: str, args: Mapping[str, Any]) -> dict[str, Any] | None:
+    """The template's ``%(name)s`` parameters taken from ``args`` (dicts bound as jsonb)."""
+    names = [m.group(1) for m in _PLACEHOLDER.finditer(sql_template) if m.group(1)]
+    if not names:
+        return None
+    missing = sorted({n for n in names if n not in args})
+    if missing:
+        raise ArgumentError(f"missing argument(s) for the query: {', '.join(missing)}")
+    return {n: Jsonb(args[n]) if isinstance(args[n], dict) else args[n] for n in dict.fromkeys(names)}
+
+
+async def _rollback(conn: psycopg.AsyncConnection) -> None:
+    if conn.info.transaction_status in (TransactionStatus.INTRANS, TransactionStatus.INERROR):
+        try:
+            await conn.execute("ROLLBACK")
+        except psycopg.Error:
+            pass  # a broken connection; the pool discards it
+
+
+async def _set_timeout(conn: psycopg.AsyncConnection, config: DatabaseConnectorConfig) -> None:
+    await conn.execute(
+        "SELECT set_config('statement_timeout', %s, true)", (str(int(config.statement_timeout_ms)),)
+    )
+
+
+async def _run_read(
+    conn: psycopg.AsyncConnection, config: DatabaseConnectorConfig, sql: str, params: dict[str, Any] | None
+) -> _Result:
+    await conn.execute("BEGIN READ ONLY")
+    try:
+        await _set_timeout(conn, config)
+        cursor = conn.cursor(name=_READ_CURSOR)
+        try:
+            await cursor.execute(sql, params)
+            columns = tuple(d.name for d in cursor.description or ())
+            rows: list[tuple[Any, ...]] = []
+            size, exhausted = 0, False
+            # Fetch max_rows + 1 rows (the extra one tells whether there are more), and stop early
+            # once the rows fetched would already fill the size budget.
+            while not exhausted and len(rows) <= config.max_rows and size <= config.max_result_bytes:
+                wanted = min(_FETCH_CHUNK, config.max_rows + 1 - len(rows))
+                chunk = await cursor.fetchmany(wanted)
+                rows.extend(chunk)
+                exhausted = len(chunk) < wanted
+                size += sum(len(render_cell(v)) + 3 for row in chunk for v in row)
+            more = len(rows) > config.max_rows or not exhausted
+            return _Result(columns, tuple(rows[: config.max_rows]), more, len(rows))
+        finally:
+            await cursor.close()
+    finally:
+        await _rollback(conn)
+
+
+async def _run_write(
+    conn: psycopg.AsyncConnection, config: DatabaseConnectorConfig, sql: str, params: dict[str, Any] | None
+) -> _Result:
+    await conn.execute("BEGIN")
+    try:
+        await _set_timeout(conn, config)
+        cursor = conn.cursor()
+        await cursor.execute(sql, params)
+        columns: tuple[str, ...] = ()
+        rows: list[tuple[Any, ...]] = []
+        if cursor.description:
+            columns = tuple(d.name for d in cursor.description)
+            rows = await cursor.fetchmany(config.max_rows + 1)
+        rowcount = cursor.rowcount
+        await conn.execute("COMMIT")
+    finally:
+        await _rollback(conn)
+    return _Result(columns, tuple(rows[: config.max_rows]), len(rows) > config.max_rows, rowcount)
+
+
+def _db_message(exc: psycopg.Error) -> str:
+    primary = getattr(getattr(exc, "diag", None), "message_primary", None) or str(exc)
+    return " ".join(primary.split())[:300]
+
+
+def _error_text(exc: BaseException, config: DatabaseConnectorConfig, *, write: bool) -> str:
+    if isinstance(exc, SSRFBlocked | DsnError | HostResolutionError):
+        return str(exc)
+    if isinstance(exc, PoolTimeout):
+        return (
+            f"could not get a database connection within {config.connect_timeout:g} s "
+            "(the database is unreachable or every connection is busy)"
+        )
+    if isinstance(exc, TimeoutError):
+        return "the database did not answer in time"
+    if isinstance(exc, pg_errors.QueryCanceled):
+        return (
+            f"statement timeout: the query ran longer than {config.statement_timeout_ms} ms and was cancelled"
+        )
+    if isinstance(exc, pg_errors.ReadOnlySqlTransaction):
+        return "refused: this action is read-only and the statement tries to write (" + _db_message(exc) + ")"
+    if isinstance(exc, pg_errors.InsufficientPrivilege):
+        return "permission denied: " + _db_message(exc)
+    if isinstance(exc, pg_errors.SyntaxError) and not write:
+        return "database error: " + _db_message(exc) + _READ_HINT
+    if isinstance(exc, psycopg.Error):
+        return "database error: " + _db_message(exc)
+    return f"unexpected error ({type(exc).__name__})"
+
+
+def _secrets(config: DatabaseConnectorConfig) -> tuple[str, ...]:
+    return tuple(s for s in (config.dsn, dsn_password(config.dsn)) if s)
+
+
+def _error_outcome(message: str, started: float, config: DatabaseConnectorConfig) -> CallOutcome:
+    return CallOutcome(
+        status="error",
+        content="",
+        error=scrub(message, _secrets(config)),
+        latency_ms=(time.perf_counter() - started) * 1000,
+    )
+
+
+async def _execute(
+    config: DatabaseConnectorConfig,
+    sql: str,
+    params: dict[str, Any] | None,
+    *,
+    write: bool,
+    started: float | None = None,
+) -> CallOutcome:
+    """Run one statement with no SQL-guard check: reads in READ ONLY, writes committed."""
+    started = time.perf_counter() if started is None else started
+    overall = config.connect_timeout + config.statement_timeout_ms / 1000 + 5
+    try:
+        async with asyncio.timeout(overall):
+            pool = await _pool_for(config)
+            async with pool.connection(
+                timeout=config.connect_timeout + config.statement_timeout_ms / 1000
+            ) as conn:
+                run = _run_write if write else _run_read
+                result = await run(conn, config, sql, params)
+    except (psycopg.Error, PoolTimeout, TimeoutError, SSRFBlocked, DsnError, HostResolutionError) as exc:
+        return _error_outcome(_error_text(exc, config, write=write), started, config)
+    secrets = _secrets(config)
+    if result.columns:
+        table = render_table(
+            result.columns, result.rows, more_rows=result.more_rows, max_bytes=config.max_result_bytes
+        )
+        content, row_count, truncated = table.text, table.rows_shown, table.truncated
+    else:
+        content, row_count, truncated = f"{result.rowcount} row(s) affected", result.rowcount, False
+    content = scrub(content, secrets)
+    return CallOutcome(
+        status="ok",
+        content=content,
+        row_count=row_count,
+        latency_ms=(time.perf_counter() - started) * 1000,
+        request_bytes=len(sql.encode()),
+        response_bytes=len(content.encode()),
+        truncated=truncated,
+    )
+
+
+async def db_call(
+    config: DatabaseConnectorConfig, action: SqlActionSpec, args: Mapping[str, Any]
+) -> CallOutcome:
+    """Run one SQL action: its template with bound arguments, or checked free-form read-only SQL."""
+    started = time.perf_counter()
+    if action.free_form:
+        sql = args.get("sql")
+        if not isinstance(sql, str) or not sql.strip():
+            return _error_outcome("free-form SQL needs the 'sql' argument", started, config)
+        verdict = classify_sql(sql)
+        if not verdict.is_single_read:
+            return _error_outcome(f"refused by the SQL guard: {verdict.reason}", started, config)
+        outcome = await _execute(config, sql, None, write=False, started=started)
+    else:
+        if not action.sql_template.strip():
+            return _error_outcome("the action has no SQL template", started, config)
+        try:
+            params = bind_params(action.sql_template, args)
+        except ArgumentError as exc:
+            return _error_outcome(str(exc), started, config)
+        outcome = await _execute(config, action.sql_template, params, write=action.is_write, started=started)
+    logger.info(
+        "database connector %s action %s: %s (%s rows) in %.0f ms",
+        config.connector_id,
+        action.name,
+        outcome.status,
+        outcome.row_count,
+        outcome.latency_ms,
+    )
+    return outcome
+
+
+async def db_test_connection(config: DatabaseConnectorConfig) -> CallOutcome:
+    """Connect (SSRF-checked, not pooled) and run ``SELECT 1`` in a read-only transaction."""
+    started = time.perf_counter()
+    try:
+        async with asyncio.timeout(config.connect_timeout + 5):
+            conninfo = await pinned_conninfo(
+                config.dsn,
+                allowed_private_hosts=config.allowed_private_hosts,
+                connect_timeout=config.connect_timeout,
+            )
+            conn = await psycopg.AsyncConnection.connect(conninfo, autocommit=True, prepare_threshold=None)
+            try:
+                await conn.execute("BEGIN READ ONLY")
+                cursor = await conn.execute(
+                    "SELECT 1, current_setting('server_version'), "
+                    "(SELECT rolsuper FROM pg_roles WHERE rolname = current_user)"
+                )
+                row = await cursor.fetchone()
+                await conn.execute("ROLLBACK")
+            finally:
+                await conn.close()
+    except (psycopg.Error, TimeoutError, SSRFBlocked, DsnError, HostResolutionError) as exc:
+        return _error_outcome(_error_text(exc, config, write=False), started, config)
+    assert row is not None
+    content = f"connected: PostgreSQL {row[1]}; read-only transactions work"
+    if row[2]:
+        content += "; warning: the role is a superuser, use a SELECT-only role for read connectors"
+    return CallOutcome(status="ok", content=content, latency_ms=(time.perf_counter() - started) * 1000)
