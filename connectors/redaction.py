@@ -11,6 +11,8 @@ import re
 from collections.abc import Iterable, Mapping
 from typing import Any
 
+from connectors.scrub import secret_variants
+
 REDACTED = "[redacted]"
 # Matched against the key lowercased with "-" and spaces turned into "_".
 SECRET_KEY_PATTERN = re.compile(
@@ -30,8 +32,9 @@ def is_secret_key(key: object) -> bool:
 
 
 def _usable(secrets: Iterable[str]) -> tuple[str, ...]:
-    # Longest first, so a secret that contains another is replaced whole.
-    return tuple(sorted({s for s in secrets if s and len(s) >= _MIN_SECRET_LENGTH}, key=len, reverse=True))
+    # Each secret with the encodings it may come back in, longest first so a secret that contains
+    # another is replaced whole.
+    return secret_variants(s for s in secrets if s and len(s) >= _MIN_SECRET_LENGTH)
 
 
 def redact_text(text: str, secrets: Iterable[str] = ()) -> str:

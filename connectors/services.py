@@ -10,13 +10,18 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
+from asgiref.sync import async_to_sync, sync_to_async
 from django.contrib.auth.base_user import AbstractBaseUser
 from django.db import transaction
 from django.utils import timezone
 
+from connectors.configs import connector_secret_values, database_config_for, http_config_for
+from connectors.database import db_test_connection
+from connectors.http import http_test_connection
 from connectors.models import ActionSource, CallStatus, Connector, ConnectorAction, ConnectorCallLog
 from connectors.openapi import ImportedAction, OpenAPIError, parse_openapi
 from connectors.redaction import redact, redact_text
+from platform_core.crypto import SecretDecryptError
 from platform_core.services import audit_log_write
 
 logger = logging.getLogger(__name__)
@@ -377,3 +382,48 @@ def call_log_record(
         error=redact_text(error, secrets)[:MAX_ERROR_CHARS],
         approval_ref=approval_ref,
     )
+
+
+@dataclass(frozen=True, slots=True)
+class ConnectionTestResult:
+    """The answer of "Test connection": reachable or not, and a short, secret-free message."""
+
+    ok: bool
+    message: str
+    latency_ms: float = 0.0
+
+
+async def connector_test_connection_async(*, organization_id: int, connector_id: Any) -> ConnectionTestResult:
+    """Check that a connector's system answers (SSRF-checked, with its credentials); changes nothing."""
+    loaded = await sync_to_async(_test_config)(organization_id, connector_id)
+    if isinstance(loaded, ConnectionTestResult):
+        return loaded
+    kind, config, secrets = loaded
+    outcome = await (http_test_connection(config) if kind == "http" else db_test_connection(config))
+    message = outcome.content if outcome.status == "ok" else outcome.error
+    return ConnectionTestResult(
+        ok=outcome.status == "ok", message=redact_text(message, secrets), latency_ms=outcome.latency_ms
+    )
+
+
+def connector_test_connection(*, connector: Connector) -> ConnectionTestResult:
+    """:func:`connector_test_connection_async` for synchronous callers (the admin)."""
+    return async_to_sync(connector_test_connection_async)(
+        organization_id=connector.organization_id, connector_id=connector.pk
+    )
+
+
+def _test_config(
+    organization_id: int, connector_id: Any
+) -> tuple[str, Any, tuple[str, ...]] | ConnectionTestResult:
+    connector = Connector.objects.filter(pk=connector_id, organization_id=organization_id).first()
+    if connector is None:
+        return ConnectionTestResult(ok=False, message="no such connector")
+    try:
+        if connector.kind == "http":
+            return "http", http_config_for(connector), connector_secret_values(connector)
+        return "database", database_config_for(connector), connector_secret_values(connector)
+    except SecretDecryptError:
+        return ConnectionTestResult(
+            ok=False, message="the stored credentials cannot be decrypted; enter them again"
+        )

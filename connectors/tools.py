@@ -1,0 +1,258 @@
+"""Connector actions as engine tools.
+
+Each active action of an active connector becomes one :class:`ConnectorTool` named
+``<connector>__<action>``. A call re-loads the action for the organisation it was built for (so a
+connector deactivated or moved mid-run is not called), decrypts the credentials in a worker thread,
+calls the adapter, and writes exactly one :class:`~connectors.models.ConnectorCallLog` row through
+:func:`connectors.services.call_log_record`, whatever happens (also on failure and cancellation).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import hashlib
+import logging
+import re
+import time
+from collections.abc import Iterable, Mapping
+from contextvars import ContextVar
+from dataclasses import dataclass
+from typing import Any
+
+from asgiref.sync import sync_to_async
+
+from agents.engine.tools import Tool, ToolResult
+from connectors.adapter_types import CallOutcome
+from connectors.configs import (
+    connector_secret_values,
+    database_config_for,
+    http_action_spec_for,
+    http_config_for,
+    sql_action_spec_for,
+)
+from connectors.database import db_call
+from connectors.http import http_call
+from connectors.models import ConnectorAction, ConnectorKind
+from connectors.redaction import redact_text
+from connectors.selectors import actions_for_tools
+from connectors.services import CallContext, call_log_record
+from platform_core.crypto import SecretDecryptError
+
+logger = logging.getLogger(__name__)
+
+MAX_TOOL_NAME = 64
+_NAME_UNSAFE = re.compile(r"[^A-Za-z0-9_-]+")
+# Set by a runtime (or the audit hook) around a call so the call log records the model's tool call id.
+current_tool_call_id: ContextVar[str] = ContextVar("connector_tool_call_id", default="")
+
+FREE_FORM_PARAMETERS: Mapping[str, Any] = {
+    "type": "object",
+    "properties": {
+        "sql": {
+            "type": "string",
+            "description": "Exactly one read-only SQL statement (SELECT or WITH ... SELECT) for PostgreSQL.",
+        }
+    },
+    "required": ["sql"],
+    "additionalProperties": False,
+}
+
+
+def tool_name_for(connector_name: str, action_name: str) -> str:
+    """``<connector>__<action>`` made to match ``^[a-zA-Z0-9_-]{1,64}$`` (long names end in a hash)."""
+    raw = f"{connector_name}__{action_name}"
+    name = _NAME_UNSAFE.sub("_", raw).strip("-") or "tool"
+    if len(name) > MAX_TOOL_NAME:
+        digest = hashlib.sha256(raw.encode()).hexdigest()[:8]
+        name = f"{name[: MAX_TOOL_NAME - 9]}_{digest}"
+    return name
+
+
+def tool_description_for(action: ConnectorAction) -> str:
+    """What the model reads: the action's own description, where it goes, and whether it writes."""
+    connector = action.connector
+    text = (action.description or "").strip()
+    summary = text.splitlines()[0] if text else action.name.replace("_", " ").capitalize()
+    rest = "\n".join(text.splitlines()[1:]).strip()
+    if connector.kind == ConnectorKind.HTTP:
+        target = f"{action.method or 'GET'} {action.path_template}"
+    elif action.free_form:
+        target = "free-form read-only SQL"
+        summary = (
+            text.splitlines()[0] if text else f"Run one read-only SQL query on the {connector.name} database"
+        )
+    else:
+        target = "SQL"
+    lines = [f"{summary} ({connector.name}: {target})"]
+    if rest:
+        lines.append(rest)
+    if connector.description:
+        lines.append(f"System: {connector.description.strip()}")
+    if action.free_form:
+        lines.append(
+            f"Only one plain read statement is accepted; at most {connector.max_rows} rows are returned."
+        )
+    lines.append(
+        "This action CHANGES data in the system."
+        if action.is_write
+        else "Read-only: it does not change data."
+    )
+    return "\n".join(lines)
+
+
+@dataclass(frozen=True, slots=True)
+class _Prepared:
+    """What one call needs, loaded and decrypted in a worker thread."""
+
+    connector_id: Any
+    action_id: Any
+    kind: str
+    config: Any
+    spec: Any
+    is_write: bool
+    secrets: tuple[str, ...]
+
+
+class ConnectorTool(Tool):
+    """One connector action as an engine tool, bound to one organisation and one call context."""
+
+    def __init__(self, action: ConnectorAction, context: CallContext) -> None:
+        connector = action.connector
+        self.name = tool_name_for(connector.name, action.name)
+        self.description = tool_description_for(action)
+        self.parameters = (
+            FREE_FORM_PARAMETERS if action.free_form else (action.parameters or {"type": "object"})
+        )
+        self.is_write = action.is_write
+        self.connector_id = connector.pk
+        self.action_id = action.pk
+        self.context = context
+        if connector.kind == ConnectorKind.HTTP:
+            attempts = 1 if action.is_write else 3  # the adapter retries idempotent calls
+            self.timeout = (connector.connect_timeout + connector.read_timeout) * attempts + 5
+        else:
+            self.timeout = connector.connect_timeout + connector.statement_timeout_ms / 1000 + 5
+
+    async def execute(self, **kwargs: Any) -> ToolResult:
+        started = time.perf_counter()
+        tool_call_id = current_tool_call_id.get()
+        prepared: _Prepared | None = None
+        try:
+            loaded = await sync_to_async(_prepare_call)(self.context.organization_id, self.action_id)
+            if isinstance(loaded, str):
+                outcome = _failed(loaded, started)
+            else:
+                prepared = loaded
+                outcome = await _call_adapter(prepared, kwargs)
+        except asyncio.CancelledError:
+            outcome = _failed("the call was cancelled (timeout or stop)", started)
+            await asyncio.shield(self._record(prepared, kwargs, outcome, tool_call_id))
+            raise
+        except Exception as exc:
+            logger.exception(
+                "connector tool %s failed unexpectedly",
+                self.name,
+                extra={"org_id": self.context.organization_id},
+            )
+            outcome = _failed(f"unexpected error ({type(exc).__name__})", started)
+        await self._record(prepared, kwargs, outcome, tool_call_id)
+        return _result(outcome, prepared.secrets if prepared is not None else ())
+
+    async def _record(
+        self, prepared: _Prepared | None, args: Mapping[str, Any], outcome: CallOutcome, tool_call_id: str
+    ) -> None:
+        await sync_to_async(call_log_record)(
+            context=self.context,
+            tool_name=self.name,
+            arguments=args,
+            status="ok" if outcome.status == "ok" else "error",
+            connector_id=prepared.connector_id if prepared is not None else None,
+            action_id=prepared.action_id if prepared is not None else None,
+            is_write=prepared.is_write if prepared is not None else self.is_write,
+            tool_call_id=tool_call_id,
+            http_status=outcome.http_status,
+            row_count=outcome.row_count,
+            latency_ms=outcome.latency_ms,
+            request_bytes=outcome.request_bytes,
+            response_bytes=outcome.response_bytes,
+            error=outcome.error,
+            secrets=prepared.secrets if prepared is not None else (),
+        )
+
+
+def _prepare_call(organization_id: int, action_id: Any) -> _Prepared | str:
+    """Load the action for this organisation, check it may still run, decrypt the connector's secrets."""
+    action = (
+        ConnectorAction.objects.select_related("connector")
+        .filter(pk=action_id, organization_id=organization_id, connector__organization_id=organization_id)
+        .first()
+    )
+    if action is None:
+        return "this action no longer exists"
+    connector = action.connector
+    if not connector.is_active or not action.is_active:
+        return f"the {'connector' if not connector.is_active else 'action'} has been deactivated by an admin"
+    try:
+        if connector.kind == ConnectorKind.HTTP:
+            config, spec = http_config_for(connector), http_action_spec_for(action)
+        else:
+            config, spec = database_config_for(connector), sql_action_spec_for(action)
+        secrets = connector_secret_values(connector)
+    except SecretDecryptError:
+        logger.error("connector %s: its credentials cannot be decrypted", connector.pk)
+        return "the connector's credentials cannot be decrypted; an admin must enter them again"
+    return _Prepared(
+        connector_id=connector.pk,
+        action_id=action.pk,
+        kind=connector.kind,
+        config=config,
+        spec=spec,
+        is_write=action.is_write,
+        secrets=secrets,
+    )
+
+
+async def _call_adapter(prepared: _Prepared, args: Mapping[str, Any]) -> CallOutcome:
+    if prepared.kind == ConnectorKind.HTTP:
+        return await http_call(prepared.config, prepared.spec, args)
+    return await db_call(prepared.config, prepared.spec, args)
+
+
+def _failed(message: str, started: float) -> CallOutcome:
+    return CallOutcome(
+        status="error", content="", error=message, latency_ms=(time.perf_counter() - started) * 1000
+    )
+
+
+def _result(outcome: CallOutcome, secrets: tuple[str, ...]) -> ToolResult:
+    content = redact_text(outcome.content, secrets)
+    if outcome.status == "ok":
+        return ToolResult(content=content)
+    error = redact_text(outcome.error, secrets) or "the call failed"
+    return ToolResult.failure(error)
+
+
+def connector_tools_for(
+    *, organization_id: int, connector_ids: Iterable[Any], context: CallContext
+) -> list[Tool]:
+    """The tools of the given connectors of one organisation (others' connector ids are ignored).
+
+    Synchronous (one query); from async code use :func:`aconnector_tools_for`. Nothing is decrypted
+    here: each call decrypts what it needs.
+    """
+    if context.organization_id != organization_id:
+        raise ValueError("the call context belongs to another organisation")
+    return [
+        ConnectorTool(a, context)
+        for a in actions_for_tools(organization_id=organization_id, connector_ids=connector_ids)
+    ]
+
+
+async def aconnector_tools_for(
+    *, organization_id: int, connector_ids: Iterable[Any], context: CallContext
+) -> list[Tool]:
+    """:func:`connector_tools_for` for async callers (runs the query in a worker thread)."""
+    ids = list(connector_ids)
+    return await sync_to_async(connector_tools_for)(
+        organization_id=organization_id, connector_ids=ids, context=context
+    )
