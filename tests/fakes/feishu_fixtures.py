@@ -1,0 +1,40 @@
+"""Pytest plugin: the fake Feishu server (FEISHU.md section 6).
+
+Fixtures: ``fake_feishu_server`` (one :class:`FakeFeishu` per session) and ``fake_feishu`` (the same
+server, reset for every test, with the Feishu client's token cache cleared so no token leaks from
+one test into the next). ``fake_feishu.app`` is a :class:`hooks.feishu.client.FeishuApp` pointing
+at the server; the callback secrets the fake signs with by default are ``FAKE_ENCRYPT_KEY`` and
+``FAKE_VERIFICATION_TOKEN`` from :mod:`tests.fakes.feishu_server`.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+
+import pytest
+
+from hooks.feishu.client import clear_token_cache
+from tests.fakes.feishu_server import FakeFeishu
+
+
+@pytest.fixture(scope="session")
+def fake_feishu_server() -> Iterator[FakeFeishu]:
+    """The session's fake Feishu (prefer ``fake_feishu``, which is reset per test)."""
+    server = FakeFeishu()
+    server.start()
+    try:
+        yield server
+    finally:
+        server.stop()
+
+
+@pytest.fixture
+def fake_feishu(fake_feishu_server: FakeFeishu) -> Iterator[FakeFeishu]:
+    """The fake Feishu server, empty and with every fault off at the start of the test."""
+    fake_feishu_server.reset()
+    clear_token_cache()
+    try:
+        yield fake_feishu_server
+    finally:
+        fake_feishu_server.reset()
+        clear_token_cache()
