@@ -195,7 +195,12 @@ class LoopbackHTTPService:
         family = socket.AF_INET6 if ":" in host else socket.AF_INET
         self._server = _Server(self, (host, 0), family)
         self.port: int = self._server.server_address[1]
-        self._thread = threading.Thread(target=self._server.serve_forever, name="loopback-http", daemon=True)
+        self._thread = threading.Thread(
+            target=self._server.serve_forever,
+            kwargs={"poll_interval": 0.02},
+            name="loopback-http",
+            daemon=True,
+        )
 
     @property
     def base_url(self) -> str:
