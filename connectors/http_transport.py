@@ -12,12 +12,26 @@ request of a connector can skip the check.
 from __future__ import annotations
 
 import asyncio
+import logging
 from collections.abc import Iterable, Sequence
 
 import httpcore
 import httpx
 
 from connectors.ssrf import HostResolutionError, SSRFBlocked, resolve_and_check
+
+
+class _HideQueryStrings(logging.Filter):
+    """httpx logs every request URL at INFO; a query string may carry an API key, so drop it."""
+
+    def filter(self, record: logging.LogRecord) -> bool:
+        args = record.args
+        if isinstance(args, tuple) and any(isinstance(a, httpx.URL) and a.query for a in args):
+            record.args = tuple(a.copy_with(query=None) if isinstance(a, httpx.URL) else a for a in args)
+        return True
+
+
+logging.getLogger("httpx").addFilter(_HideQueryStrings())
 
 
 class _GuardedBackend(httpcore.AsyncNetworkBackend):
