@@ -116,7 +116,11 @@ export class ToolCard {
       );
       this.errorBox.hidden = false;
     }
-    if (data.observation) this.showObservation(String(data.observation));
+    const observation = data.observation ? String(data.observation) : "";
+    // A failed call's observation usually restates the error for the model; show it only if it adds something.
+    if (observation && !(data.error && (observation.startsWith("Error") || observation.includes(String(data.error))))) {
+      this.showObservation(observation);
+    }
     if (Array.isArray(data.artifacts) && data.artifacts.length) this.showArtifacts(data.artifacts);
   }
 

@@ -165,7 +165,11 @@ function send(content) {
   else {
     timeline.addLocalMessage(content);
     if (untitled) {
-      title.textContent = content.trim().split("\n")[0].slice(0, 80);
+      // The server titles a conversation after its first message; show the same title right away.
+      const first = content.trim().split("\n")[0].slice(0, 80);
+      title.textContent = first;
+      const listed = root.querySelector(".conversation-link.current .conversation-title");
+      if (listed) listed.textContent = first;
       untitled = false;
     }
   }
