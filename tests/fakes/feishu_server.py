@@ -404,6 +404,8 @@ def _message_reply(message: FakeMessage) -> dict[str, Any]:
 class _Server(ThreadingHTTPServer):
     daemon_threads = True
     block_on_close = False
+    # The default backlog of 5 drops concurrent connects, which then wait a 1 s SYN retransmit.
+    request_queue_size = 128
 
     def __init__(self, address: tuple[str, int], handler: type, owner: FakeFeishu) -> None:
         super().__init__(address, handler)
