@@ -1,0 +1,275 @@
+"""Admin pages of the connectors app, all scoped to the organisations the user administers.
+
+Connectors carry their actions inline, an "Import OpenAPI" page and a "Test connection" button (also a
+list action); secrets are write-only password inputs. The call log is read-only.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from django.contrib import admin, messages
+from django.contrib.admin.utils import unquote
+from django.core.exceptions import PermissionDenied
+from django.core.exceptions import ValidationError as DjangoValidationError
+from django.db.models import Count, QuerySet
+from django.http import Http404, HttpRequest, HttpResponse, HttpResponseRedirect
+from django.template.response import TemplateResponse
+from django.urls import path, reverse
+from django.utils.translation import gettext_lazy as _
+from django.views.decorators.http import require_POST
+
+from connectors.forms import ConnectorAdminForm, ImportOpenAPIForm
+from connectors.models import Connector, ConnectorAction, ConnectorCallLog
+from connectors.openapi import OpenAPIError
+from connectors.services import (
+    action_delete,
+    action_save,
+    connector_delete,
+    connector_import_openapi,
+    connector_save,
+    connector_test_connection,
+)
+from platform_core.admin_base import OrgScopedAdmin, OrgScopedInline
+from platform_core.request_meta import client_ip
+
+
+class ConnectorActionInline(OrgScopedInline):
+    model = ConnectorAction
+    fk_name = "connector"
+    fields = ["name", "method", "path_template", "is_write", "is_write_override", "is_active", "source"]
+    readonly_fields = ["source"]
+    extra = 0
+    show_change_link = True
+    ordering = ["name"]
+
+
+@admin.register(Connector)
+class ConnectorAdmin(OrgScopedAdmin):
+    form = ConnectorAdminForm
+    inlines = [ConnectorActionInline]
+    list_display = ["name", "organization", "kind", "base_url", "auth_type", "action_count", "is_active"]
+    list_filter = ["kind", "is_active", "auth_type"]
+    search_fields = ["name", "description"]
+    actions = ["test_connection"]
+    change_form_template = "admin/connectors/connector/change_form.html"
+    fieldsets = [
+        (None, {"fields": ["organization", "name", "description", "kind", "is_active"]}),
+        (_("HTTP API"), {"fields": ["base_url"]}),
+        (
+            _("Authentication"),
+            {
+                "fields": [
+                    "auth_type",
+                    "auth_key_name",
+                    "auth_username",
+                    "oauth_client_id",
+                    "oauth_token_url",
+                    "oauth_scope",
+                    "auth_secret_new",
+                    "auth_secret_clear",
+                ],
+                "description": _("Secrets are encrypted at rest and never shown again after saving."),
+            },
+        ),
+        (_("SQL database"), {"fields": ["dsn_new", "dsn_clear", "statement_timeout_ms", "max_rows"]}),
+        (
+            _("Limits and network"),
+            {"fields": ["connect_timeout", "read_timeout", "max_response_bytes", "allowed_private_hosts"]},
+        ),
+    ]
+
+    def get_queryset(self, request: HttpRequest) -> QuerySet:
+        return super().get_queryset(request).annotate(_action_count=Count("actions"))
+
+    @admin.display(description=_("actions"), ordering="_action_count")
+    def action_count(self, obj: Connector) -> int:
+        return getattr(obj, "_action_count", 0)
+
+    def get_readonly_fields(self, request: HttpRequest, obj: Any = None) -> list[str]:
+        fields = list(super().get_readonly_fields(request, obj))
+        if obj is not None:
+            fields.append("organization")  # secrets are bound to the organisation: it never changes
+        return fields
+
+    def save_model(self, request: HttpRequest, obj: Connector, form: Any, change: bool) -> None:
+        connector_save(
+            connector=obj,
+            actor=request.user,
+            secrets=getattr(form, "secret_changes", {}),
+            ip_address=client_ip(request),
+        )
+
+    def delete_model(self, request: HttpRequest, obj: Connector) -> None:
+        connector_delete(connector=obj, actor=request.user, ip_address=client_ip(request))
+
+    def delete_queryset(self, request: HttpRequest, queryset: QuerySet) -> None:
+        for connector in queryset:
+            connector_delete(connector=connector, actor=request.user, ip_address=client_ip(request))
+
+    def save_formset(self, request: HttpRequest, form: Any, formset: Any, change: bool) -> None:
+        if formset.model is not ConnectorAction:
+            super().save_formset(request, form, formset, change)
+            return
+        actions = formset.save(commit=False)
+        for action in formset.deleted_objects:
+            action_delete(action=action, actor=request.user, ip_address=client_ip(request))
+        for action in actions:
+            action_save(action=action, actor=request.user, ip_address=client_ip(request))
+        formset.save_m2m()
+
+    # --- extra pages ----------------------------------------------------------------------------------
+    def get_urls(self) -> list[Any]:
+        info = self.model._meta.app_label, self.model._meta.model_name
+        extra = [
+            path(
+                "<path:object_id>/import-openapi/",
+                self.admin_site.admin_view(self.import_openapi_view),
+                name="{}_{}_import_openapi".format(*info),
+            ),
+            path(
+                "<path:object_id>/test-connection/",
+                self.admin_site.admin_view(require_POST(self.test_connection_view)),
+                name="{}_{}_test_connection".format(*info),
+            ),
+        ]
+        return extra + super().get_urls()
+
+    def _connector_for_change(self, request: HttpRequest, object_id: str) -> Connector:
+        connector = self.get_object(request, unquote(object_id))  # scoped: another org's is None
+        if connector is None:
+            raise Http404(_("No such connector."))
+        if not self.has_change_permission(request, connector):
+            raise PermissionDenied
+        return connector
+
+    def import_openapi_view(self, request: HttpRequest, object_id: str) -> HttpResponse:
+        connector = self._connector_for_change(request, object_id)
+        report = None
+        if request.method == "POST":
+            form = ImportOpenAPIForm(request.POST, request.FILES)
+            if form.is_valid():
+                try:
+                    report = connector_import_openapi(
+                        connector=connector,
+                        document_text=form.cleaned_data["document"],
+                        actor=request.user,
+                        ip_address=client_ip(request),
+                    )
+                except OpenAPIError as exc:
+                    where = _(" (at %(location)s)") % {"location": exc.location} if exc.location else ""
+                    form.add_error(None, f"{exc.message}{where}")
+                except DjangoValidationError as exc:
+                    form.add_error(None, exc)
+                else:
+                    self.message_user(request, _("The document was imported."), messages.SUCCESS)
+        else:
+            form = ImportOpenAPIForm()
+        context = {
+            **self.admin_site.each_context(request),
+            "title": _("Import OpenAPI into %(name)s") % {"name": connector.name},
+            "opts": self.model._meta,
+            "original": connector,
+            "form": form,
+            "report": report,
+            "has_view_permission": True,
+        }
+        return TemplateResponse(request, "admin/connectors/connector/import_openapi.html", context)
+
+    def test_connection_view(self, request: HttpRequest, object_id: str) -> HttpResponse:
+        connector = self._connector_for_change(request, object_id)
+        self._report_test(request, connector)
+        info = self.model._meta.app_label, self.model._meta.model_name
+        return HttpResponseRedirect(reverse("admin:{}_{}_change".format(*info), args=[connector.pk]))
+
+    @admin.action(description=_("Test connection"))
+    def test_connection(self, request: HttpRequest, queryset: QuerySet[Connector]) -> None:
+        for connector in queryset:
+            self._report_test(request, connector)
+
+    def _report_test(self, request: HttpRequest, connector: Connector) -> None:
+        result = connector_test_connection(connector=connector)
+        if result.ok:
+            text = _("%(name)s: connection works (%(message)s, %(ms).0f ms).")
+            level = messages.SUCCESS
+        else:
+            text = _("%(name)s: connection failed: %(message)s")
+            level = messages.ERROR
+        self.message_user(
+            request,
+            text % {"name": connector.name, "message": result.message, "ms": result.latency_ms},
+            level,
+        )
+
+
+@admin.register(ConnectorAction)
+class ConnectorActionAdmin(OrgScopedAdmin):
+    list_display = ["name", "connector", "method", "path_template", "is_write", "source", "is_active"]
+    list_filter = ["is_write", "is_active", "source", ("connector", admin.RelatedOnlyFieldListFilter)]
+    search_fields = ["name", "description", "path_template"]
+    list_select_related = ["connector"]
+    fields = [
+        "connector",
+        "name",
+        "description",
+        "method",
+        "path_template",
+        "sql_template",
+        "free_form",
+        "parameters",
+        "param_locations",
+        "is_write",
+        "is_write_override",
+        "is_active",
+        "source",
+        "removed_by_import_at",
+    ]
+    readonly_fields = ["source", "removed_by_import_at"]
+
+    def save_model(self, request: HttpRequest, obj: ConnectorAction, form: Any, change: bool) -> None:
+        action_save(action=obj, actor=request.user, ip_address=client_ip(request))
+
+    def delete_model(self, request: HttpRequest, obj: ConnectorAction) -> None:
+        action_delete(action=obj, actor=request.user, ip_address=client_ip(request))
+
+    def delete_queryset(self, request: HttpRequest, queryset: QuerySet) -> None:
+        for action in queryset.select_related("connector__organization"):
+            action_delete(action=action, actor=request.user, ip_address=client_ip(request))
+
+
+@admin.register(ConnectorCallLog)
+class ConnectorCallLogAdmin(OrgScopedAdmin):
+    """Every connector call of agents, read-only; arguments are stored redacted."""
+
+    list_display = [
+        "created_at",
+        "tool_name",
+        "status",
+        "is_write",
+        "user",
+        "http_status",
+        "row_count",
+        "latency_ms",
+        "organization",
+    ]
+    list_filter = [
+        "status",
+        "is_write",
+        ("connector", admin.RelatedOnlyFieldListFilter),
+        ("created_at", admin.DateFieldListFilter),
+    ]
+    search_fields = ["tool_name", "run_id", "conversation_id", "tool_call_id"]
+    date_hierarchy = "created_at"
+    list_select_related = ["user", "organization"]
+
+    def get_readonly_fields(self, request: HttpRequest, obj: Any = None) -> list[str]:
+        return [f.name for f in self.model._meta.fields]
+
+    def has_add_permission(self, request: HttpRequest, *args: Any) -> bool:
+        return False
+
+    def has_change_permission(self, request: HttpRequest, obj: Any = None) -> bool:
+        return False
+
+    def has_delete_permission(self, request: HttpRequest, obj: Any = None) -> bool:
+        return False

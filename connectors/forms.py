@@ -1,0 +1,153 @@
+"""Admin forms of the connectors app.
+
+Secrets get their own password inputs that are never pre-filled: leaving one blank keeps the stored
+value, a new value replaces it, and the "clear" box removes it.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from django import forms
+from django.core.exceptions import ValidationError
+from django.utils.translation import gettext_lazy as _
+
+from connectors.models import Connector
+from connectors.openapi import MAX_DOCUMENT_CHARS
+
+# form field -> (model secret field, clear-box field)
+SECRET_INPUTS = {"auth_secret_new": ("auth_secret", "auth_secret_clear"), "dsn_new": ("dsn", "dsn_clear")}
+
+
+class HostListField(forms.CharField):
+    """A list of host names edited as one host per line (or comma-separated)."""
+
+    widget = forms.Textarea(attrs={"rows": 3, "cols": 40})
+
+    def prepare_value(self, value: Any) -> Any:
+        if isinstance(value, list):
+            return "\n".join(value)
+        return value
+
+    def to_python(self, value: Any) -> list[str]:
+        if isinstance(value, list):
+            return value
+        text = super().to_python(value) or ""
+        return [h.strip() for h in text.replace(",", "\n").splitlines() if h.strip()]
+
+
+class ConnectorAdminForm(forms.ModelForm):
+    auth_secret_new = forms.CharField(
+        label=_("Secret"),
+        required=False,
+        strip=False,
+        widget=forms.PasswordInput(render_value=False, attrs={"autocomplete": "new-password"}),
+    )
+    auth_secret_clear = forms.BooleanField(label=_("Remove the stored secret"), required=False)
+    dsn_new = forms.CharField(
+        label=_("Database DSN"),
+        required=False,
+        strip=False,
+        widget=forms.PasswordInput(render_value=False, attrs={"autocomplete": "new-password", "size": 60}),
+    )
+    dsn_clear = forms.BooleanField(label=_("Remove the stored DSN"), required=False)
+    allowed_private_hosts = HostListField(
+        label=_("Allowed private hosts"),
+        required=False,
+        help_text=_(
+            "One host name or IP address per line. Only for systems inside your network: these hosts may "
+            "resolve to private or loopback addresses."
+        ),
+    )
+
+    class Meta:
+        model = Connector
+        fields = [
+            "organization",
+            "name",
+            "description",
+            "kind",
+            "is_active",
+            "base_url",
+            "auth_type",
+            "auth_key_name",
+            "auth_username",
+            "oauth_client_id",
+            "oauth_token_url",
+            "oauth_scope",
+            "statement_timeout_ms",
+            "max_rows",
+            "connect_timeout",
+            "read_timeout",
+            "max_response_bytes",
+            "allowed_private_hosts",
+        ]
+
+    def __init__(self, *args: Any, **kwargs: Any) -> None:
+        super().__init__(*args, **kwargs)
+        for name, (secret, _clear) in SECRET_INPUTS.items():
+            if name not in self.fields:
+                continue
+            if self.instance.has_secret(secret):
+                self.fields[name].help_text = _(
+                    "A value is stored. Leave blank to keep it, or type a new one."
+                )
+            else:
+                self.fields[name].help_text = _("Nothing is stored yet.")
+        if "auth_secret_new" in self.fields:
+            self.fields["auth_secret_new"].help_text = "{} {}".format(
+                self.fields["auth_secret_new"].help_text,
+                _("API key, bearer token, password or OAuth2 client secret, by authentication type."),
+            )
+
+    def clean(self) -> dict[str, Any]:
+        data = super().clean()
+        self.secret_changes: dict[str, str] = {}
+        for name, (secret, clear) in SECRET_INPUTS.items():
+            value = data.get(name) or ""
+            if value and data.get(clear):
+                self.add_error(clear, _("Either enter a new value or remove the stored one, not both."))
+            elif value:
+                self.secret_changes[secret] = value
+            elif data.get(clear):
+                self.secret_changes[secret] = ""
+        # Model validation (which checks that a needed secret exists) runs after this on the instance.
+        for secret, value in self.secret_changes.items():
+            setattr(self.instance, secret, value)
+        return data
+
+    def _update_errors(self, errors: ValidationError) -> None:
+        # The model names its secret fields; this form edits them through the *_new inputs.
+        if hasattr(errors, "error_dict"):
+            renamed = {"auth_secret": "auth_secret_new", "dsn": "dsn_new"}
+            errors = ValidationError({renamed.get(k, k): v for k, v in errors.error_dict.items()})
+        super()._update_errors(errors)
+
+
+class ImportOpenAPIForm(forms.Form):
+    """Upload or paste an OpenAPI 3 document."""
+
+    file = forms.FileField(label=_("Upload a document"), required=False)
+    text = forms.CharField(
+        label=_("Or paste it here"),
+        required=False,
+        widget=forms.Textarea(attrs={"rows": 18, "cols": 100, "spellcheck": "false"}),
+        help_text=_("OpenAPI 3.0 or 3.1, as JSON or YAML."),
+    )
+
+    def clean(self) -> dict[str, Any]:
+        data = super().clean()
+        upload, text = data.get("file"), (data.get("text") or "").strip()
+        if upload and text:
+            raise ValidationError(_("Upload a file or paste a document, not both."))
+        if upload:
+            if upload.size > MAX_DOCUMENT_CHARS:
+                raise ValidationError(_("The file is too large."))
+            try:
+                text = upload.read().decode("utf-8-sig")
+            except UnicodeDecodeError as exc:
+                raise ValidationError(_("The file is not UTF-8 text.")) from exc
+        if not text:
+            raise ValidationError(_("Upload a file or paste a document."))
+        data["document"] = text
+        return data
