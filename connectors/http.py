@@ -75,15 +75,23 @@ class _Exchange:
         return "success"
 
 
+def _allowed_hosts(config: HttpConnectorConfig) -> tuple[str, ...]:
+    return tuple(sorted({normalise_host(h) for h in config.allowed_private_hosts if h.strip()}))
+
+
+def _new_client(allowed_private_hosts: tuple[str, ...]) -> httpx.AsyncClient:
+    transport = GuardedTransport(allowed_private_hosts=allowed_private_hosts)
+    return httpx.AsyncClient(transport=transport, trust_env=False, follow_redirects=False)
+
+
 async def _client_for(config: HttpConnectorConfig) -> httpx.AsyncClient:
+    """The connector's shared client in this event loop (its pool keeps connections alive)."""
     clients = _clients.get()
-    allowed = tuple(sorted({normalise_host(h) for h in config.allowed_private_hosts if h.strip()}))
+    allowed = _allowed_hosts(config)
     entry = clients.get(config.connector_id)
     if entry is not None and entry[0] == allowed:
         return entry[1]
-    client = httpx.AsyncClient(
-        transport=GuardedTransport(allowed_private_hosts=allowed), trust_env=False, follow_redirects=False
-    )
+    client = _new_client(allowed)
     clients[config.connector_id] = (allowed, client)
     if entry is not None:  # the allowed hosts changed: connections of the old client must not be reused
         await entry[1].aclose()
@@ -328,8 +336,9 @@ async def http_test_connection(config: HttpConnectorConfig) -> CallOutcome:
         headers=(("Accept", "*/*"), *config.default_headers.items()),
     )
     try:
-        client = await _client_for(config)
-        result = await _exchange(client, config, prepared)
+        # A client of its own: the admin calls this from sync code, often in a throwaway event loop.
+        async with _new_client(_allowed_hosts(config)) as client:
+            result = await _exchange(client, config, prepared)
     except Exception as exc:  # see http_call
         logger.error("HTTP connector %s test: unexpected %s", config.connector_id, type(exc).__name__)
         result = _Exchange(kind="invalid", error=f"unexpected error ({type(exc).__name__})")

@@ -18,6 +18,7 @@ from decimal import Decimal
 
 import psycopg
 import pytest
+from asgiref.sync import async_to_sync
 
 from connectors import database
 from connectors.adapter_types import DatabaseConnectorConfig, SqlActionSpec
@@ -492,3 +493,11 @@ def test_empty_result_keeps_its_header() -> None:
 
     assert table.text == "id | name\n(no rows)"
     assert not table.truncated
+
+
+def test_test_connection_works_from_sync_code_in_throwaway_loops(schema: ScratchDatabase) -> None:
+    config = make_config(schema)
+
+    results = [async_to_sync(db_test_connection)(config) for _ in range(2)]
+
+    assert [r.status for r in results] == ["ok", "ok"]

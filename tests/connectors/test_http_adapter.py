@@ -11,6 +11,7 @@ from collections.abc import AsyncIterator, Iterator
 from typing import Any
 
 import pytest
+from asgiref.sync import async_to_sync
 
 from connectors import circuit, http_auth
 from connectors.adapter_types import CallOutcome, HttpActionSpec, HttpAuth, HttpConnectorConfig
@@ -510,3 +511,11 @@ async def test_connections_are_reused_across_calls(service: LoopbackHTTPService)
         await http_call(config, action(), {})
 
     assert service.connections == 1
+
+
+def test_test_connection_works_from_sync_code_in_throwaway_loops(service: LoopbackHTTPService) -> None:
+    config = make(service)
+
+    results = [async_to_sync(http_test_connection)(config) for _ in range(2)]
+
+    assert [r.status for r in results] == ["ok", "ok"]
