@@ -18,6 +18,7 @@ from django.utils import timezone
 from django.utils.translation import gettext_lazy as _
 
 from connectors.demo_api.models import DemoPayment, DemoPurchaseOrder  # noqa: F401  (models of this app)
+from connectors.sql_guard import is_write_sql
 from platform_core.crypto import EncryptedTextField
 from platform_core.models import OrgOwnedModel
 
@@ -234,6 +235,11 @@ class ConnectorAction(OrgOwnedModel):
     def __str__(self) -> str:
         return f"{self.connector.name}.{self.name}" if self.connector_id else self.name
 
+    def clean_fields(self, exclude: Any = None) -> None:
+        if self.connector_id is not None:
+            self.organization_id = self.connector.organization_id
+        super().clean_fields(exclude)
+
     def clean(self) -> None:
         errors: dict[str, Any] = {}
         connector = self.connector if self.connector_id else None
@@ -276,8 +282,6 @@ class ConnectorAction(OrgOwnedModel):
         if self.method:
             return self.method.upper() in WRITE_METHODS
         if self.sql_template.strip():
-            from connectors.sql_guard import is_write_sql
-
             return is_write_sql(self.sql_template)
         return False
 

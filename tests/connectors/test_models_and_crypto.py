@@ -144,6 +144,36 @@ def test_is_write_follows_the_http_method(org, method, expected):
     assert ConnectorAction.objects.get(pk=action.pk).is_write is expected
 
 
+@pytest.mark.parametrize(
+    ("sql", "expected"),
+    [
+        ("SELECT id, total FROM orders WHERE customer = %(customer)s", False),
+        ("UPDATE orders SET status = 'paid' WHERE id = %(id)s", True),
+        ("WITH d AS (DELETE FROM orders RETURNING *) SELECT * FROM d", True),
+        ("SELECT 1; DROP TABLE orders", True),
+    ],
+)
+def test_is_write_of_a_sql_action_follows_its_template(org, sql, expected):
+    connector = ConnectorFactory(organization=org, kind="database", base_url="")
+    action = ConnectorAction(connector=connector, name="q", sql_template=sql)
+    action.save()
+    assert ConnectorAction.objects.get(pk=action.pk).is_write is expected
+
+
+def test_free_form_sql_is_always_read_only_and_cannot_be_overridden_to_write(org):
+    connector = ConnectorFactory(organization=org, kind="database", base_url="")
+    connector.dsn = DSN
+    connector.save()
+    action = ConnectorAction(connector=connector, name="ask", free_form=True)
+    action.full_clean()
+    action.save()
+    assert action.is_write is False
+    action.is_write, action.is_write_override = True, True
+    with pytest.raises(ValidationError) as excinfo:
+        action.full_clean()
+    assert "is_write" in excinfo.value.message_dict
+
+
 def test_an_admin_override_of_is_write_is_kept(org):
     action = ConnectorActionFactory(connector__organization=org, method="GET")
     action.is_write, action.is_write_override = True, True

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import asyncio
 import json
-from urllib.parse import urlsplit
+from urllib.parse import quote, urlsplit
 
 import httpx
 import pytest
@@ -13,6 +13,7 @@ from django.db import connection
 
 from agents.engine.tools import ToolRegistry
 from connectors.models import Connector, ConnectorAction, ConnectorCallLog
+from connectors.redaction import is_secret_key, redact
 from connectors.services import CallContext, connector_import_openapi
 from connectors.tools import (
     FREE_FORM_PARAMETERS,
@@ -329,3 +330,28 @@ def test_admin_deactivated_and_removed_actions_are_skipped(org):
     assert (
         connector_tools_for(organization_id=org.pk, connector_ids=[connector.pk], context=_context(org)) == []
     )
+
+
+# --- redaction of call-log arguments ------------------------------------------------------------------
+
+
+def test_secret_looking_keys_and_known_secret_values_are_redacted_everywhere():
+    args = {
+        "password": "pw",
+        "X-Api-Key": "k",
+        "Authorization": "Bearer abc",
+        "client_secret": "s",
+        "author": "Lu Xun",
+        "filters": [{"note": f"token={TOKEN}"}, {"url": f"https://x.example.com/?k={quote(TOKEN + '/=', safe='')}"}],
+        "amount": 12.5,
+    }
+    assert redact(args, [TOKEN, TOKEN + "/="]) == {
+        "password": "[redacted]",
+        "X-Api-Key": "[redacted]",
+        "Authorization": "[redacted]",
+        "client_secret": "[redacted]",
+        "author": "Lu Xun",
+        "filters": [{"note": "token=[redacted]"}, {"url": "https://x.example.com/?k=[redacted]"}],
+        "amount": 12.5,
+    }
+    assert is_secret_key("session_id") and is_secret_key("dsn") and not is_secret_key("supplier")
