@@ -250,3 +250,11 @@ def test_choices_and_filters_never_list_another_organisations_connectors(admin_c
     )
     assert planted.status_code == 200  # the foreign connector is not a valid choice
     assert not ConnectorAction.objects.filter(name="planted").exists()
+
+
+def test_the_connector_pages_speak_chinese(admin_client, org):
+    connector = ConnectorFactory(organization=org, name="erp")
+    page = admin_client.get(
+        _url("connector_change", connector.pk), HTTP_ACCEPT_LANGUAGE="zh-hans"
+    ).content.decode()
+    assert "导入 OpenAPI" in page and "测试连接" in page and "允许的内网主机" in page
