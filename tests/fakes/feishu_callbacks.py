@@ -45,6 +45,8 @@ class CallbackRequest:
 
 @dataclass(frozen=True)
 class ClickRecord:
+    """One callback the fake sent and what our endpoint answered."""
+
     event_id: str | None
     message_id: str | None
     status: int

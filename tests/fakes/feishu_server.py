@@ -83,6 +83,8 @@ CONTENT_TOO_LONG, BAD_REQUEST, BAD_APP_CREDENTIALS = 230025, 99992402, 10014
 
 @dataclass(frozen=True)
 class RecordedRequest:
+    """One API request the fake answered (body ``code`` when the answer had one)."""
+
     method: str
     path: str
     status: int
@@ -173,6 +175,7 @@ class FakeFeishu(CallbackSide):
     # fault switches
 
     def add_app(self, app_id: str, app_secret: str) -> FeishuApp:
+        """Register another app, or give an app a new secret; returns its credentials."""
         with self._lock:
             self.apps[app_id] = app_secret
         return FeishuApp(app_id=app_id, app_secret=app_secret, base_url=self.base_url)
