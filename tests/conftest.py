@@ -9,7 +9,7 @@ from platform_core.models import Role
 from platform_core.services import api_token_issue
 from tests.factories import OrganizationFactory, member_of
 
-pytest_plugins = ["tests.fakes.llm_fixtures"]
+pytest_plugins = ["tests.fakes.llm_fixtures", "tests.fakes.feishu_fixtures"]
 
 
 def pytest_configure(config: pytest.Config) -> None:

@@ -165,6 +165,8 @@ class ScriptedOpenAIServer:
 class _Server(ThreadingHTTPServer):
     daemon_threads = True
     block_on_close = False
+    # Many concurrent runs connect at once in load tests; the default backlog of 5 makes them wait.
+    request_queue_size = 128
 
     def __init__(self, address: tuple[str, int], handler: type, owner: ScriptedOpenAIServer) -> None:
         super().__init__(address, handler)

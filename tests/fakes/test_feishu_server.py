@@ -31,7 +31,6 @@ from tests.fakes.feishu_server import (
 )
 
 # Until the root conftest registers this plugin for the whole suite.
-pytest_plugins = ["tests.fakes.feishu_fixtures"]
 
 APPROVER = "ou_april"
 MESSAGES = "/open-apis/im/v1/messages"

@@ -25,7 +25,6 @@ from tests.fakes.feishu_server import (
 )
 
 # Until the root conftest registers this plugin for the whole suite.
-pytest_plugins = ["tests.fakes.feishu_fixtures"]
 
 ROOT = Path(__file__).resolve().parents[2]
 CHAT = "oc_finance"
