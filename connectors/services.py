@@ -329,6 +329,8 @@ class CallContext:
 
     ``tool_call_id`` is empty here: the engine does not pass call ids to tools, so the id is recorded
     by the audit hook (hooks issue) or, when a runtime sets it, from :data:`connectors.tools.current_tool_call_id`.
+    ``call_log_by_hook``: the run's audit hook (``hooks.audit``) writes the call-log rows, so the tool
+    writes only the row of a call cancelled mid-flight (no post-hook sees those).
     """
 
     organization_id: int
@@ -337,6 +339,7 @@ class CallContext:
     conversation_id: str = ""
     run_id: str = ""
     tool_call_id: str = ""
+    call_log_by_hook: bool = False
 
 
 def call_log_record(

@@ -16,7 +16,7 @@ import re
 import time
 from collections.abc import Iterable, Mapping
 from contextvars import ContextVar
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any
 
 from asgiref.sync import sync_to_async
@@ -155,7 +155,8 @@ class ConnectorTool(Tool):
                 extra={"org_id": self.context.organization_id},
             )
             outcome = _failed(f"unexpected error ({type(exc).__name__})", started)
-        await self._record(prepared, kwargs, outcome, tool_call_id)
+        if not self.context.call_log_by_hook:
+            await self._record(prepared, kwargs, outcome, tool_call_id)
         return _result(outcome, prepared.secrets if prepared is not None else ())
 
     async def _record(
@@ -224,12 +225,22 @@ def _failed(message: str, started: float) -> CallOutcome:
     )
 
 
+@dataclass(frozen=True, slots=True)
+class ConnectorToolResult(ToolResult):
+    """A connector call's result with its outcome, for the audit hook that writes the call log."""
+
+    call: CallOutcome | None = None
+    secrets: tuple[str, ...] = field(default=(), repr=False)
+
+
 def _result(outcome: CallOutcome, secrets: tuple[str, ...]) -> ToolResult:
     content = redact_text(outcome.content, secrets)
     if outcome.status == "ok":
-        return ToolResult(content=content)
+        return ConnectorToolResult(content=content, call=outcome, secrets=secrets)
     error = redact_text(outcome.error, secrets) or "the call failed"
-    return ToolResult.failure(error)
+    return ConnectorToolResult(
+        content=f"Error: {error}", is_error=True, error=error, call=outcome, secrets=secrets
+    )
 
 
 def connector_tools_for(

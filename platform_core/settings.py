@@ -47,6 +47,7 @@ INSTALLED_APPS = [
     "platform_core",
     "connectors",  # connectors app (issue 4)
     "agents",
+    "hooks",  # guard rails and approvals (issue 6)
 ]
 
 MIDDLEWARE = [
@@ -137,6 +138,12 @@ CELERY_WORKER_PREFETCH_MULTIPLIER = 1
 CELERY_TASK_ALWAYS_EAGER = env_bool("CELERY_TASK_ALWAYS_EAGER", False)
 CELERY_BEAT_SCHEDULE_FILENAME = str(VAR_DIR / "celerybeat-schedule")
 CELERY_BEAT_SCHEDULE: dict[str, dict[str, object]] = {}
+# --- guard rails and approvals (issue 6): expire overdue approval requests and update their cards ---
+CELERY_BEAT_SCHEDULE["expire-overdue-approvals"] = {
+    "task": "hooks.tasks.expire_overdue_approvals",
+    "schedule": 30.0,
+}
+# --- end guard rails ---
 CELERY_TIMEZONE = "UTC"
 
 # --- LLM defaults (an org's own model configs override these) ----------------------------------------

@@ -8,6 +8,7 @@ from django.urls import include, path
 from django.views.i18n import JavaScriptCatalog
 from drf_spectacular.views import SpectacularAPIView
 
+from hooks.urls import inbox_urlpatterns, integration_urlpatterns  # guard rails (issue 6)
 from platform_core import views
 
 urlpatterns = [
@@ -17,6 +18,8 @@ urlpatterns = [
     path("i18n/", include("django.conf.urls.i18n")),
     path("jsi18n/", JavaScriptCatalog.as_view(), name="javascript-catalog"),
     path("o/<slug:org_slug>/", include("agents.urls")),
+    path("o/<slug:org_slug>/approvals/", include(inbox_urlpatterns)),  # guard rails (issue 6)
+    path("integrations/", include(integration_urlpatterns)),  # guard rails (issue 6)
     path("admin/", admin.site.urls),
     path("demo-api/", include("connectors.demo_api.urls")),  # connectors (issue 4)
     path("api/v1/", include("platform_core.api.urls")),

@@ -119,3 +119,8 @@ TENANT_FACTORIES: dict[type, object] = {
 from tests.agents.factories import AGENTS_TENANT_FACTORIES  # noqa: E402
 
 TENANT_FACTORIES.update(AGENTS_TENANT_FACTORIES)
+
+# guard rails and approvals (issue 6)
+from tests.hooks.factories import HOOKS_TENANT_FACTORIES  # noqa: E402
+
+TENANT_FACTORIES.update(HOOKS_TENANT_FACTORIES)

@@ -16,6 +16,7 @@ org_urlpatterns = [
     path("", include(org_router.urls)),
     path("", include("connectors.api.urls")),  # connectors (issue 4)
     path("", include("agents.api.urls")),
+    path("", include("hooks.api.urls")),  # guard rails and approvals (issue 6)
 ]
 
 urlpatterns = [

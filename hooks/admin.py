@@ -1,0 +1,315 @@
+"""Admin pages of the guard rails, scoped to the organisations the admin user administers.
+
+Approval policies, Feishu channels (write-only secrets and a "send a test card" action), approval
+requests (read-only history), rate limits and per-agent hook settings. Every change writes an audit row
+with the before and after state (secrets only as set or not set).
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from django import forms
+from django.contrib import admin, messages
+from django.contrib.auth import get_user_model
+from django.core.exceptions import ValidationError
+from django.db.models import QuerySet
+from django.http import HttpRequest
+from django.utils.translation import gettext_lazy as _
+
+from hooks.config_services import config_delete, config_state
+from hooks.delivery import channel_send_test_card
+from hooks.feishu.errors import FeishuError
+from hooks.models import AgentHookSettings, ApprovalPolicy, ApprovalRequest, FeishuChannel, RateLimit
+from hooks.selectors import DECIDER_ROLES
+from platform_core.admin_base import OrgScopedAdmin, admin_orgs
+from platform_core.request_meta import client_ip
+from platform_core.services import audit_log_write
+
+
+class _AuditedAdmin(OrgScopedAdmin):
+    """Writes one audit row per saved or deleted row, after its many-to-many sets are saved."""
+
+    audit_label = ""
+
+    def save_model(self, request: HttpRequest, obj: Any, form: Any, change: bool) -> None:
+        request._hooks_before = config_state(type(obj).objects.get(pk=obj.pk)) if change else None  # type: ignore[attr-defined]
+        super().save_model(request, obj, form, change)
+
+    def save_related(self, request: HttpRequest, form: Any, formsets: Any, change: bool) -> None:
+        super().save_related(request, form, formsets, change)
+        obj = form.instance
+        before = getattr(request, "_hooks_before", None)
+        after = config_state(obj)
+        if before is not None:
+            keys = [k for k in after if before.get(k) != after[k]]
+            if not keys:
+                return
+            before, after = {k: before.get(k) for k in keys}, {k: after[k] for k in keys}
+        audit_log_write(
+            organization=obj.organization,
+            actor=request.user,
+            action=f"{self.audit_label}.updated" if change else f"{self.audit_label}.created",
+            target=obj,
+            before=before,
+            after=after,
+            ip_address=client_ip(request),
+        )
+
+    def delete_model(self, request: HttpRequest, obj: Any) -> None:
+        config_delete(instance=obj, actor=request.user, ip_address=client_ip(request))
+
+    def delete_queryset(self, request: HttpRequest, queryset: QuerySet) -> None:
+        for obj in queryset:
+            config_delete(instance=obj, actor=request.user, ip_address=client_ip(request))
+
+
+# --- Feishu channels ------------------------------------------------------------------------------
+
+
+def _secret_input(label: str) -> forms.CharField:
+    return forms.CharField(
+        label=label,
+        required=False,
+        strip=True,
+        widget=forms.PasswordInput(render_value=False, attrs={"autocomplete": "new-password"}),
+        help_text=_("Stored encrypted and never shown again. Leave empty to keep the current value."),
+    )
+
+
+class FeishuChannelForm(forms.ModelForm):
+    app_secret_input = _secret_input(_("App secret"))
+    verification_token_input = _secret_input(_("Verification token"))
+    encrypt_key_input = _secret_input(_("Encrypt key"))
+    clear_secrets = forms.BooleanField(label=_("Remove all stored secrets"), required=False)
+
+    class Meta:
+        model = FeishuChannel
+        fields = [
+            "organization",
+            "name",
+            "app_id",
+            "base_url",
+            "default_chat_id",
+            "receive_id_type",
+            "language",
+            "is_active",
+        ]
+
+    def save(self, commit: bool = True) -> FeishuChannel:
+        instance = super().save(commit=False)
+        for name in FeishuChannel.SECRET_FIELDS:
+            if self.cleaned_data.get("clear_secrets"):
+                setattr(instance, name, "")
+            elif self.cleaned_data.get(f"{name}_input"):
+                setattr(instance, name, self.cleaned_data[f"{name}_input"])
+        if commit:
+            instance.save()
+        return instance
+
+
+@admin.register(FeishuChannel)
+class FeishuChannelAdmin(_AuditedAdmin):
+    audit_label = "feishu_channel"
+    form = FeishuChannelForm
+    list_display = [
+        "name",
+        "organization",
+        "app_id",
+        "default_chat_id",
+        "language",
+        "is_active",
+        "secrets_stored",
+    ]
+    list_filter = ["is_active", "language"]
+    search_fields = ["name", "app_id"]
+    readonly_fields = ["callback_path"]
+    actions = ["send_test_card"]
+
+    @admin.display(boolean=True, description=_("secrets stored"))
+    def secrets_stored(self, obj: FeishuChannel) -> bool:
+        return all(obj.has_secret(name) for name in FeishuChannel.SECRET_FIELDS)
+
+    @admin.display(description=_("callback URL path"))
+    def callback_path(self, obj: FeishuChannel) -> str:
+        return obj.callback_path if obj.pk else "—"
+
+    @admin.action(description=_("Send a test card to the default chat"))
+    def send_test_card(self, request: HttpRequest, queryset: QuerySet[FeishuChannel]) -> None:
+        for channel in queryset:
+            try:
+                channel_send_test_card(channel=channel)
+            except FeishuError as exc:
+                self.message_user(
+                    request,
+                    _("%(channel)s: the test card could not be sent: %(error)s")
+                    % {"channel": channel, "error": exc},
+                    messages.ERROR,
+                )
+            else:
+                self.message_user(
+                    request, _("%(channel)s: test card sent.") % {"channel": channel}, messages.SUCCESS
+                )
+
+
+# --- approval policies ----------------------------------------------------------------------------
+
+
+class ApprovalPolicyForm(forms.ModelForm):
+    approver_open_ids_text = forms.CharField(
+        label=_("Feishu approvers (open_id)"),
+        required=False,
+        widget=forms.Textarea(attrs={"rows": 3}),
+        help_text=_("One Feishu open_id (ou_…) per line."),
+    )
+
+    class Meta:
+        model = ApprovalPolicy
+        fields = [
+            "organization",
+            "name",
+            "description",
+            "actions",
+            "connectors",
+            "writes_only",
+            "condition",
+            "approver_users",
+            "channel",
+            "chat_id",
+            "timeout_seconds",
+            "is_active",
+        ]
+
+    def __init__(self, *args: Any, **kwargs: Any) -> None:
+        super().__init__(*args, **kwargs)
+        if self.instance.pk:
+            self.fields["approver_open_ids_text"].initial = "\n".join(self.instance.approver_open_ids or [])
+
+    def clean(self) -> dict[str, Any]:
+        data = super().clean()
+        org = data.get("organization") or (
+            self.instance.organization if self.instance.organization_id else None
+        )
+        errors: dict[str, Any] = {}
+        if org is not None:
+            for name in ("actions", "connectors"):
+                if any(item.organization_id != org.pk for item in data.get(name) or []):
+                    errors[name] = _("Choose items of this organisation.")
+            users = data.get("approver_users") or []
+            allowed = set(
+                get_user_model()
+                .objects.filter(memberships__organization=org, memberships__role__in=DECIDER_ROLES)
+                .values_list("pk", flat=True)
+            )
+            if any(user.pk not in allowed for user in users):
+                errors["approver_users"] = _(
+                    "Platform approvers must be approvers, admins or owners of this organisation."
+                )
+        if not data.get("actions") and not data.get("connectors"):
+            errors["actions"] = _("Choose the actions or connectors this policy covers.")
+        if errors:
+            raise ValidationError(errors)
+        return data
+
+    def _post_clean(self) -> None:
+        text = self.cleaned_data.get("approver_open_ids_text", "") or ""
+        self.instance.approver_open_ids = [line.strip() for line in text.splitlines() if line.strip()]
+        super()._post_clean()
+
+
+@admin.register(ApprovalPolicy)
+class ApprovalPolicyAdmin(_AuditedAdmin):
+    audit_label = "approval_policy"
+    form = ApprovalPolicyForm
+    list_display = ["name", "organization", "condition", "channel", "timeout_seconds", "is_active"]
+    list_filter = ["is_active"]
+    search_fields = ["name", "condition"]
+    filter_horizontal = ["actions", "connectors", "approver_users"]
+
+    def formfield_for_manytomany(self, db_field: Any, request: HttpRequest, **kwargs: Any) -> Any:
+        if db_field.name == "approver_users":
+            users = get_user_model().objects.filter(memberships__role__in=DECIDER_ROLES)
+            if not request.user.is_superuser:
+                users = users.filter(memberships__organization__in=admin_orgs(request))
+            kwargs["queryset"] = users.distinct().order_by("username")
+            return admin.ModelAdmin.formfield_for_manytomany(self, db_field, request, **kwargs)
+        return super().formfield_for_manytomany(db_field, request, **kwargs)
+
+
+# --- approval requests (history) ---------------------------------------------------------------------
+
+
+@admin.register(ApprovalRequest)
+class ApprovalRequestAdmin(OrgScopedAdmin):
+    list_display = [
+        "created_at",
+        "organization",
+        "tool_name",
+        "status",
+        "requested_by",
+        "decider",
+        "decided_via",
+        "card_status",
+    ]
+    list_filter = ["status", "decided_via", "card_status"]
+    search_fields = ["tool_name", "policy_name", "agent_name", "decided_by_open_id"]
+    date_hierarchy = "created_at"
+    list_select_related = ["requested_by", "decided_by", "organization"]
+
+    @admin.display(description=_("decided by"))
+    def decider(self, obj: ApprovalRequest) -> str:
+        return obj.decider_label()
+
+    def get_readonly_fields(self, request: HttpRequest, obj: Any = None) -> list[str]:
+        return [f.name for f in self.model._meta.fields] + ["approver_users"]
+
+    def has_add_permission(self, request: HttpRequest, *args: Any) -> bool:
+        return False
+
+    def has_change_permission(self, request: HttpRequest, obj: Any = None) -> bool:
+        return False
+
+    def has_delete_permission(self, request: HttpRequest, obj: Any = None) -> bool:
+        return False
+
+
+# --- rate limits and per-agent settings ------------------------------------------------------------
+
+
+@admin.register(RateLimit)
+class RateLimitAdmin(_AuditedAdmin):
+    audit_label = "rate_limit"
+    list_display = [
+        "name",
+        "organization",
+        "connector",
+        "per_user",
+        "max_calls",
+        "period_seconds",
+        "is_active",
+    ]
+    list_filter = ["is_active", "per_user"]
+    search_fields = ["name"]
+    fields = ["organization", "name", "connector", "per_user", "max_calls", "period_seconds", "is_active"]
+
+
+@admin.register(AgentHookSettings)
+class AgentHookSettingsAdmin(_AuditedAdmin):
+    audit_label = "agent_hook_settings"
+    list_display = [
+        "agent",
+        "organization",
+        "rate_limits_enabled",
+        "truncate_enabled",
+        "max_observation_chars",
+        "session_context_enabled",
+    ]
+    fields = [
+        "organization",
+        "agent",
+        "rate_limits_enabled",
+        "truncate_enabled",
+        "max_observation_chars",
+        "session_context_enabled",
+    ]
+    list_select_related = ["agent", "organization"]

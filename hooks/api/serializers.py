@@ -1,0 +1,218 @@
+"""Serializers of the guard-rails API. Related objects are limited to the URL's organisation; Feishu
+secrets are write-only."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from django.contrib.auth import get_user_model
+from django.utils.translation import gettext_lazy as _
+from rest_framework import serializers
+
+from agents.models import Agent
+from connectors.models import Connector, ConnectorAction
+from hooks.conditions import ConditionError, parse_condition
+from hooks.models import AgentHookSettings, ApprovalPolicy, ApprovalRequest, FeishuChannel, RateLimit
+from hooks.selectors import DECIDER_ROLES
+
+
+class OrgScopedPrimaryKeyField(serializers.PrimaryKeyRelatedField):
+    """A primary-key relation whose choices are the URL organisation's rows only."""
+
+    def get_queryset(self) -> Any:
+        org = self.context.get("org")
+        queryset = super().get_queryset()
+        return queryset.filter(organization=org) if org is not None else queryset.none()
+
+
+class ApproverUserField(serializers.PrimaryKeyRelatedField):
+    """Platform users who may approve: members of the URL's organisation with a deciding role."""
+
+    def get_queryset(self) -> Any:
+        org = self.context.get("org")
+        users = get_user_model().objects.all()
+        if org is None:
+            return users.none()
+        return users.filter(memberships__organization=org, memberships__role__in=DECIDER_ROLES).distinct()
+
+
+class ApprovalRequestSerializer(serializers.ModelSerializer):
+    requested_by = serializers.SlugRelatedField(slug_field="username", read_only=True)
+    decided_by = serializers.SerializerMethodField()
+    approvers = serializers.SerializerMethodField()
+
+    class Meta:
+        model = ApprovalRequest
+        fields = [
+            "id",
+            "status",
+            "tool_name",
+            "arguments",
+            "policy",
+            "policy_name",
+            "agent_name",
+            "run",
+            "conversation_id",
+            "tool_call_id",
+            "requested_by",
+            "approvers",
+            "decided_by",
+            "decided_via",
+            "comment",
+            "card_status",
+            "feishu_message_id",
+            "created_at",
+            "expires_at",
+            "decided_at",
+        ]
+        read_only_fields = fields
+
+    def get_decided_by(self, obj: ApprovalRequest) -> str | None:
+        return obj.decider_label() or None
+
+    def get_approvers(self, obj: ApprovalRequest) -> dict[str, list[str]]:
+        users = [u.get_username() for u in obj.approver_users.all()]
+        return {"users": sorted(users), "feishu_open_ids": list(obj.approver_open_ids or [])}
+
+
+class DecisionSerializer(serializers.Serializer):
+    decision = serializers.ChoiceField(choices=["approve", "reject"])
+    comment = serializers.CharField(required=False, allow_blank=True, max_length=2000, default="")
+
+
+class ApprovalPolicySerializer(serializers.ModelSerializer):
+    actions = OrgScopedPrimaryKeyField(queryset=ConnectorAction.objects.all(), many=True, required=False)
+    connectors = OrgScopedPrimaryKeyField(queryset=Connector.objects.all(), many=True, required=False)
+    approver_users = ApproverUserField(many=True, required=False)
+    channel = OrgScopedPrimaryKeyField(queryset=FeishuChannel.objects.all(), allow_null=True, required=False)
+    approver_open_ids = serializers.ListField(
+        child=serializers.CharField(max_length=100), required=False, max_length=100
+    )
+
+    class Meta:
+        model = ApprovalPolicy
+        fields = [
+            "id",
+            "name",
+            "description",
+            "actions",
+            "connectors",
+            "writes_only",
+            "condition",
+            "approver_open_ids",
+            "approver_users",
+            "channel",
+            "chat_id",
+            "timeout_seconds",
+            "is_active",
+            "created_at",
+            "updated_at",
+        ]
+        read_only_fields = ["id", "created_at", "updated_at"]
+
+    def validate_condition(self, value: str) -> str:
+        if value.strip():
+            try:
+                parse_condition(value)
+            except ConditionError as exc:
+                raise serializers.ValidationError(str(exc)) from exc
+        return value
+
+    def validate(self, attrs: dict[str, Any]) -> dict[str, Any]:
+        instance = self.instance
+        actions = attrs.get("actions", list(instance.actions.all()) if instance else [])
+        connectors = attrs.get("connectors", list(instance.connectors.all()) if instance else [])
+        if not actions and not connectors:
+            raise serializers.ValidationError(_("Choose the actions or connectors this policy covers."))
+        return attrs
+
+
+class FeishuChannelSerializer(serializers.ModelSerializer):
+    app_secret = serializers.CharField(
+        write_only=True, required=False, allow_blank=True, trim_whitespace=True
+    )
+    verification_token = serializers.CharField(
+        write_only=True, required=False, allow_blank=True, trim_whitespace=True
+    )
+    encrypt_key = serializers.CharField(
+        write_only=True, required=False, allow_blank=True, trim_whitespace=True
+    )
+    has_app_secret = serializers.SerializerMethodField()
+    has_verification_token = serializers.SerializerMethodField()
+    has_encrypt_key = serializers.SerializerMethodField()
+    callback_path = serializers.CharField(read_only=True)
+
+    class Meta:
+        model = FeishuChannel
+        fields = [
+            "id",
+            "name",
+            "app_id",
+            "app_secret",
+            "verification_token",
+            "encrypt_key",
+            "has_app_secret",
+            "has_verification_token",
+            "has_encrypt_key",
+            "base_url",
+            "default_chat_id",
+            "receive_id_type",
+            "language",
+            "is_active",
+            "callback_path",
+            "created_at",
+            "updated_at",
+        ]
+        read_only_fields = ["id", "created_at", "updated_at"]
+
+    def get_has_app_secret(self, obj: FeishuChannel) -> bool:
+        return obj.has_secret("app_secret")
+
+    def get_has_verification_token(self, obj: FeishuChannel) -> bool:
+        return obj.has_secret("verification_token")
+
+    def get_has_encrypt_key(self, obj: FeishuChannel) -> bool:
+        return obj.has_secret("encrypt_key")
+
+
+class RateLimitSerializer(serializers.ModelSerializer):
+    connector = OrgScopedPrimaryKeyField(queryset=Connector.objects.all(), allow_null=True, required=False)
+
+    class Meta:
+        model = RateLimit
+        fields = [
+            "id",
+            "name",
+            "connector",
+            "per_user",
+            "max_calls",
+            "period_seconds",
+            "is_active",
+            "created_at",
+        ]
+        read_only_fields = ["id", "created_at"]
+
+
+class AgentHookSettingsSerializer(serializers.ModelSerializer):
+    agent = OrgScopedPrimaryKeyField(queryset=Agent.objects.all())
+
+    class Meta:
+        model = AgentHookSettings
+        fields = [
+            "id",
+            "agent",
+            "rate_limits_enabled",
+            "truncate_enabled",
+            "max_observation_chars",
+            "session_context_enabled",
+        ]
+        read_only_fields = ["id"]
+        validators: list[Any] = []  # the one-per-agent rule is checked in validate() with a clear message
+
+    def validate_agent(self, agent: Agent) -> Agent:
+        others = AgentHookSettings.objects.filter(agent=agent)
+        if self.instance is not None:
+            others = others.exclude(pk=self.instance.pk)
+        if others.exists():
+            raise serializers.ValidationError(_("This agent already has hook settings."))
+        return agent

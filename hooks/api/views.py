@@ -1,0 +1,167 @@
+"""REST endpoints of the guard rails, under ``/api/v1/orgs/<org_slug>/``.
+
+- ``approvals/`` (approvers, admins, owners: the requests they may see) and ``approvals/<id>/decide/``
+  (``{"decision": "approve"|"reject", "comment": ""}``, through the same ``approval_decide`` as the
+  inbox and the Feishu callback);
+- ``approval-policies/``, ``feishu-channels/`` (secrets write-only; ``test-card/`` posts a test card),
+  ``rate-limits/``, ``agent-hook-settings/``: owners and admins, every write audited.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from django.db.models import QuerySet
+from drf_spectacular.utils import OpenApiParameter, extend_schema
+from rest_framework import mixins, permissions, status, viewsets
+from rest_framework.decorators import action
+from rest_framework.exceptions import PermissionDenied
+from rest_framework.request import Request
+from rest_framework.response import Response
+
+from hooks.api.serializers import (
+    AgentHookSettingsSerializer,
+    ApprovalPolicySerializer,
+    ApprovalRequestSerializer,
+    DecisionSerializer,
+    FeishuChannelSerializer,
+    RateLimitSerializer,
+)
+from hooks.config_services import config_delete, config_save
+from hooks.delivery import channel_send_test_card
+from hooks.feishu.errors import FeishuError
+from hooks.models import (
+    AgentHookSettings,
+    ApprovalPolicy,
+    ApprovalRequest,
+    DecidedVia,
+    FeishuChannel,
+    RateLimit,
+)
+from hooks.selectors import approval_list_for_user
+from hooks.services import ApprovalForbidden, approval_decide
+from platform_core.request_meta import client_ip
+from platform_core.tenancy import IsOrgAdmin, IsOrgApprover, IsOrgMember, OrgScopedViewMixin
+
+
+class ApprovalViewSet(
+    OrgScopedViewMixin, mixins.ListModelMixin, mixins.RetrieveModelMixin, viewsets.GenericViewSet
+):
+    """Approval requests the caller may see, newest first; ``?status=pending`` narrows the list."""
+
+    queryset = ApprovalRequest.objects.all()
+    serializer_class = ApprovalRequestSerializer
+    permission_classes = [permissions.IsAuthenticated, IsOrgMember, IsOrgApprover]
+
+    def filter_org_queryset(self, queryset: QuerySet) -> QuerySet:
+        visible = approval_list_for_user(organization=self.org, user=self.request.user)
+        queryset = queryset.filter(pk__in=visible.values("pk")).select_related("requested_by", "decided_by")
+        queryset = queryset.prefetch_related("approver_users").order_by("-created_at")
+        wanted = self.request.query_params.get("status")
+        return queryset.filter(status=wanted) if wanted else queryset
+
+    @extend_schema(parameters=[OpenApiParameter("status", str, description="pending, approved, rejected, …")])
+    def list(self, request: Request, *args: Any, **kwargs: Any) -> Response:
+        return super().list(request, *args, **kwargs)
+
+    @extend_schema(request=DecisionSerializer, responses=ApprovalRequestSerializer)
+    @action(detail=True, methods=["post"], url_path="decide")
+    def decide(self, request: Request, org_slug: str, pk: Any = None) -> Response:
+        """Approve or reject. 200 with the request when decided now; 409 when it was already decided."""
+        approval = self.get_object()
+        body = DecisionSerializer(data=request.data)
+        body.is_valid(raise_exception=True)
+        try:
+            result = approval_decide(
+                approval=approval,
+                decision=body.validated_data["decision"],
+                via=DecidedVia.WEB,
+                actor=request.user,
+                comment=body.validated_data.get("comment", ""),
+                ip_address=client_ip(request),
+            )
+        except ApprovalForbidden as exc:
+            raise PermissionDenied("You are not an approver of this request.") from exc
+        data = self.get_serializer(result.approval).data
+        return Response(data, status=status.HTTP_200_OK if result.changed else status.HTTP_409_CONFLICT)
+
+
+class _AuditedConfigViewSet(OrgScopedViewMixin, viewsets.ModelViewSet):
+    """Admin-only configuration; writes go through ``config_save``/``config_delete`` (audited)."""
+
+    permission_classes = [permissions.IsAuthenticated, IsOrgMember, IsOrgAdmin]
+    m2m_fields: tuple[str, ...] = ()
+    secret_fields: tuple[str, ...] = ()
+
+    def _split(self, data: dict[str, Any]) -> tuple[dict[str, Any], dict[str, Any], dict[str, Any]]:
+        m2m = {k: data.pop(k) for k in self.m2m_fields if k in data}
+        secrets = {k: data.pop(k) for k in self.secret_fields if k in data}
+        return data, m2m, secrets
+
+    def perform_create(self, serializer: Any) -> None:
+        data, m2m, secrets = self._split(dict(serializer.validated_data))
+        instance = self.queryset.model(organization=self.org, **data)
+        serializer.instance = config_save(
+            instance=instance,
+            actor=self.request.user,
+            m2m=m2m,
+            secrets=secrets,
+            ip_address=client_ip(self.request),
+        )
+
+    def perform_update(self, serializer: Any) -> None:
+        data, m2m, secrets = self._split(dict(serializer.validated_data))
+        instance = serializer.instance
+        for name, value in data.items():
+            setattr(instance, name, value)
+        serializer.instance = config_save(
+            instance=instance,
+            actor=self.request.user,
+            m2m=m2m,
+            secrets=secrets,
+            ip_address=client_ip(self.request),
+        )
+
+    def perform_destroy(self, instance: Any) -> None:
+        config_delete(instance=instance, actor=self.request.user, ip_address=client_ip(self.request))
+
+
+class ApprovalPolicyViewSet(_AuditedConfigViewSet):
+    """Which tool calls need approval, by whom, where the card goes and how long to wait."""
+
+    queryset = ApprovalPolicy.objects.prefetch_related("actions", "connectors", "approver_users")
+    serializer_class = ApprovalPolicySerializer
+    m2m_fields = ("actions", "connectors", "approver_users")
+
+
+class FeishuChannelViewSet(_AuditedConfigViewSet):
+    """Feishu apps that carry approval cards. Secrets can be set or cleared, never read."""
+
+    queryset = FeishuChannel.objects.all()
+    serializer_class = FeishuChannelSerializer
+    secret_fields = FeishuChannel.SECRET_FIELDS
+
+    @extend_schema(request=None, responses={200: dict})
+    @action(detail=True, methods=["post"], url_path="test-card")
+    def test_card(self, request: Request, org_slug: str, pk: Any = None) -> Response:
+        """Post a test card to the channel's default chat."""
+        channel = self.get_object()
+        try:
+            message_id = channel_send_test_card(channel=channel)
+        except FeishuError as exc:
+            return Response({"sent": False, "error": str(exc)}, status=status.HTTP_502_BAD_GATEWAY)
+        return Response({"sent": True, "message_id": message_id})
+
+
+class RateLimitViewSet(_AuditedConfigViewSet):
+    """Call limits per connector and per user."""
+
+    queryset = RateLimit.objects.select_related("connector")
+    serializer_class = RateLimitSerializer
+
+
+class AgentHookSettingsViewSet(_AuditedConfigViewSet):
+    """Per-agent switches of rate limits, truncation and session context (the rest always runs)."""
+
+    queryset = AgentHookSettings.objects.select_related("agent")
+    serializer_class = AgentHookSettingsSerializer

@@ -1,0 +1,285 @@
+"""ApprovalGate: holds tool calls that match an approval policy until a human decides.
+
+For a matching call the gate creates an :class:`~hooks.models.ApprovalRequest` (whose Feishu card is
+queued on commit), reports ``approval`` ``pending`` to the chat, then waits. It wakes on a message to the
+channel-layer group ``approval.<id hex>`` and, in any case, re-reads the request from the database every
+few seconds, so a decision recorded by any process (another server, a plain HTTP request, a Celery
+worker, a shell) reaches it even when no message does. At the policy's deadline it expires the request
+itself (a conditional update: a decision that lands first wins).
+
+Approved: the call runs with exactly the arguments that were shown to the approvers. Rejected or
+expired: the call is blocked and the model is told who rejected it and why, or that it expired, as a
+decision to report rather than an error to retry.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import copy
+import logging
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass
+from datetime import datetime
+from typing import Any
+
+from channels.db import database_sync_to_async
+from channels.layers import get_channel_layer
+from django.utils import timezone, translation
+from django.utils.translation import gettext as _
+
+from agents.engine.hooks import HookContext, HookResult, PreToolUseHook
+from connectors.configs import connector_secret_values
+from connectors.models import Connector
+from hooks.audit import AuditHook
+from hooks.catalog import ActionCatalog, ActionInfo
+from hooks.conditions import condition_requires_approval
+from hooks.conf import approval_recheck_seconds
+from hooks.models import ApprovalPolicy, ApprovalRequest, ApprovalStatus
+from hooks.selectors import policies_matching
+from hooks.services import approval_cancel, approval_expire, approval_group, approval_request_create
+from hooks.state import GateOutcome, RunGuardState
+
+logger = logging.getLogger(__name__)
+
+PRIORITY = 20
+Emit = Callable[[str, dict[str, Any]], int]
+
+
+@dataclass(frozen=True, slots=True)
+class RunFacts:
+    """Who and what a run is, as the gate records it on requests."""
+
+    organization_id: int
+    user_id: int | None
+    run_id: str
+    conversation_id: str
+    agent_id: str
+    agent_name: str
+
+
+def policy_for_call(
+    *, organization_id: int, info: ActionInfo, arguments: Mapping[str, Any]
+) -> ApprovalPolicy | None:
+    """The first active policy (by name) that covers the action and whose condition holds (sync)."""
+    for policy in policies_matching(organization_id=organization_id, info=info):
+        if condition_requires_approval(policy.condition, arguments):
+            return policy
+    return None
+
+
+def _secrets_of(organization_id: int, connector_id: Any) -> tuple[str, ...]:
+    connector = Connector.objects.filter(pk=connector_id, organization_id=organization_id).first()
+    if connector is None:
+        return ()
+    try:
+        return tuple(connector_secret_values(connector))
+    except Exception:  # an undecryptable secret must not stop the request; key-based redaction still runs
+        logger.warning("could not read the secrets of connector %s for redaction", connector_id)
+        return ()
+
+
+def _approver_labels(approval: ApprovalRequest) -> list[str]:
+    users = [u.get_username() for u in approval.approver_users.order_by("username")]
+    return users + [f"feishu:{open_id}" for open_id in approval.approver_open_ids or []]
+
+
+def _open_request(
+    facts: RunFacts, info: ActionInfo, arguments: dict[str, Any], tool_call_id: str
+) -> tuple[ApprovalRequest, list[str]] | None:
+    policy = policy_for_call(organization_id=facts.organization_id, info=info, arguments=arguments)
+    if policy is None:
+        return None
+    approval = approval_request_create(
+        organization_id=facts.organization_id,
+        policy=policy,
+        tool_name=info.tool_name,
+        arguments=arguments,
+        tool_call_id=tool_call_id,
+        run_id=facts.run_id or None,
+        conversation_id=facts.conversation_id,
+        agent_id=facts.agent_id,
+        agent_name=facts.agent_name,
+        requested_by_id=facts.user_id,
+        action_id=info.action_id,
+        secrets=_secrets_of(facts.organization_id, info.connector_id),
+    )
+    return approval, _approver_labels(approval)
+
+
+def _load(approval_id: Any) -> ApprovalRequest:
+    return ApprovalRequest.objects.select_related("decided_by").get(pk=approval_id)
+
+
+def _status(approval_id: Any) -> str | None:
+    return ApprovalRequest.objects.filter(pk=approval_id).values_list("status", flat=True).first()
+
+
+def _expire(approval_id: Any) -> None:
+    approval_expire(approval=_load(approval_id))
+
+
+def _cancel(approval_id: Any) -> None:
+    approval_cancel(approval=_load(approval_id))
+
+
+async def await_decision(approval_id: Any, *, expires_at: datetime, recheck: float | None = None) -> str:
+    """Wait until the request is decided or its time is up (then expire it); return the final status."""
+    recheck = approval_recheck_seconds() if recheck is None else recheck
+    layer = get_channel_layer()
+    channel: str | None = None
+    group = approval_group(approval_id)
+    if layer is not None:
+        try:
+            channel = await layer.new_channel("approval.")
+            await layer.group_add(group, channel)
+        except Exception:
+            logger.warning("approval %s: no channel layer, waiting on the database alone", approval_id)
+            channel = None
+    try:
+        while True:
+            status = await database_sync_to_async(_status)(approval_id)
+            if status is None:
+                return ApprovalStatus.CANCELLED  # the request was deleted
+            if status != ApprovalStatus.PENDING:
+                return status
+            remaining = (expires_at - timezone.now()).total_seconds()
+            if remaining <= 0:
+                await database_sync_to_async(_expire)(approval_id)
+                continue  # re-read: a decision may have landed first
+            pause = max(0.01, min(recheck, remaining))
+            if channel is None:
+                await asyncio.sleep(pause)
+                continue
+            try:
+                async with asyncio.timeout(pause):
+                    await layer.receive(channel)
+            except TimeoutError:
+                pass
+            except Exception:
+                logger.warning("approval %s: the channel layer failed; re-checking the database", approval_id)
+                await asyncio.sleep(pause)
+    finally:
+        if channel is not None:
+            with contextlib.suppress(Exception):
+                await layer.group_discard(group, channel)
+
+
+def decision_message(approval: ApprovalRequest, language: str | None) -> str:
+    """What the model sees when the call did not run because of the approval's outcome."""
+    with translation.override(language):
+        values = {
+            "tool": approval.tool_name,
+            "who": approval.decider_label() or _("an approver"),
+            "reason": approval.comment or _("no reason given"),
+            "minutes": max(1, round((approval.expires_at - approval.created_at).total_seconds() / 60)),
+        }
+        if approval.status == ApprovalStatus.REJECTED:
+            return (
+                _(
+                    "the call to %(tool)s was rejected by %(who)s (reason: %(reason)s). This is a human "
+                    "decision: do not retry it; tell the user."
+                )
+                % values
+            )
+        if approval.status == ApprovalStatus.EXPIRED:
+            return (
+                _(
+                    "nobody decided on the approval request for %(tool)s within %(minutes)s minutes, so it "
+                    "expired and the call was not made. This is a decision to report to the user, not an "
+                    "error to retry."
+                )
+                % values
+            )
+        return _("the approval request for %(tool)s was cancelled; the call was not made.") % values
+
+
+class ApprovalGate(PreToolUseHook):
+    """Waits for a human decision on calls that an active approval policy covers."""
+
+    name = "approval_gate"
+    priority = PRIORITY
+
+    def __init__(
+        self,
+        *,
+        facts: RunFacts,
+        catalog: ActionCatalog,
+        state: RunGuardState,
+        audit: AuditHook | None = None,
+        emit: Emit | None = None,
+        language: str | None = None,
+    ) -> None:
+        self.facts = facts
+        self.catalog = catalog
+        self.state = state
+        self.audit = audit
+        self.emit = emit
+        self.language = language
+
+    def _report(self, approval: ApprovalRequest, tool_call_id: str, approvers: list[str]) -> None:
+        if self.emit is None:
+            return
+        decided = approval.status != ApprovalStatus.PENDING
+        reason = approval.comment if decided else ""
+        if approval.status == ApprovalStatus.EXPIRED:
+            with translation.override(self.language):
+                reason = _("no decision before the deadline")
+        self.emit(
+            "approval",
+            {
+                "status": approval.status,
+                "approval_id": str(approval.pk),
+                "tool_name": approval.tool_name,
+                "tool_args": approval.arguments,
+                "approvers": approvers,
+                "decided_by": approval.decider_label() or None if decided else None,
+                "reason": reason or None,
+                "tool_call_id": tool_call_id,
+                "expires_at": approval.expires_at.isoformat(),
+            },
+        )
+
+    async def pre_tool_use(self, ctx: HookContext) -> HookResult | None:
+        info = self.catalog.get(ctx.tool_name)
+        if info is None:
+            return None
+        arguments = copy.deepcopy(dict(ctx.tool_args))
+        opened = await database_sync_to_async(_open_request)(self.facts, info, arguments, ctx.tool_call_id)
+        if opened is None:
+            return None
+        approval, approvers = opened
+        self._report(approval, ctx.tool_call_id, approvers)
+        try:
+            status = await await_decision(approval.pk, expires_at=approval.expires_at)
+        except asyncio.CancelledError:
+            await asyncio.shield(self._abandon(approval, info, ctx, approvers))
+            raise
+        approval = await database_sync_to_async(_load)(approval.pk)
+        self.state.approvals[ctx.tool_call_id] = GateOutcome(
+            approval_id=str(approval.pk), status=status, decided_by=approval.decider_label()
+        )
+        self._report(approval, ctx.tool_call_id, approvers)
+        if status == ApprovalStatus.APPROVED:
+            return HookResult.rewrite_args(arguments)
+        return HookResult.block(decision_message(approval, self.language))
+
+    async def _abandon(
+        self, approval: ApprovalRequest, info: ActionInfo, ctx: HookContext, approvers: list[str]
+    ) -> None:
+        """The run stopped while waiting: cancel the request, tell the chat, record the attempt."""
+        try:
+            await database_sync_to_async(_cancel)(approval.pk)
+            approval = await database_sync_to_async(_load)(approval.pk)
+            self._report(approval, ctx.tool_call_id, approvers)
+            if self.audit is not None:
+                await self.audit.record(
+                    info=info,
+                    tool_call_id=ctx.tool_call_id,
+                    arguments=ctx.tool_args,
+                    status="error",
+                    error=f"the run stopped while the call waited for approval ({approval.status})",
+                    approval_ref=str(approval.pk),
+                )
+        except Exception:
+            logger.exception("could not close approval %s after the run stopped", approval.pk)

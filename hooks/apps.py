@@ -1,0 +1,17 @@
+from __future__ import annotations
+
+from django.apps import AppConfig
+from django.utils.translation import gettext_lazy as _
+
+
+class HooksConfig(AppConfig):
+    name = "hooks"
+    verbose_name = _("Guard rails and approvals")
+    default_auto_field = "django.db.models.BigAutoField"
+
+    def ready(self) -> None:
+        from agents import runtime
+        from hooks.registry import guard_rail_hooks
+
+        if guard_rail_hooks not in runtime.HOOK_FACTORIES:
+            runtime.HOOK_FACTORIES.append(guard_rail_hooks)

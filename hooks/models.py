@@ -1,0 +1,405 @@
+"""Guard-rail configuration and approval records: Feishu channels, approval policies and requests,
+rate limits and per-agent hook settings.
+
+Feishu secrets are :class:`~platform_core.crypto.EncryptedTextField` columns bound to their row, so those
+primary keys are UUIDs generated in Python.
+"""
+
+from __future__ import annotations
+
+import uuid
+from typing import Any
+
+from django.conf import settings
+from django.core.exceptions import ValidationError
+from django.core.validators import MaxValueValidator, MinValueValidator
+from django.db import models
+from django.utils import timezone
+from django.utils.translation import gettext_lazy as _
+
+from hooks.conditions import ConditionError, parse_condition
+from hooks.conf import DEFAULT_APPROVAL_TIMEOUT_SECONDS, DEFAULT_MAX_OBSERVATION_CHARS, feishu_base_url
+from platform_core.crypto import EncryptedTextField
+from platform_core.models import OrgOwnedModel
+
+
+class CardLanguage(models.TextChoices):
+    ZH_HANS = "zh-hans", _("Simplified Chinese")
+    EN = "en", _("English")
+
+
+class ReceiveIdType(models.TextChoices):
+    CHAT_ID = "chat_id", _("Group chat ID")
+    OPEN_ID = "open_id", _("User open_id")
+    UNION_ID = "union_id", _("User union_id")
+    USER_ID = "user_id", _("User ID")
+    EMAIL = "email", _("E-mail address")
+
+
+class FeishuChannel(OrgOwnedModel):
+    """A Feishu (Lark) app of an organisation through which approval cards are sent and answered."""
+
+    id = models.UUIDField(primary_key=True, default=uuid.uuid4, editable=False)
+    name = models.CharField(_("name"), max_length=100)
+    app_id = models.CharField(_("app ID"), max_length=64, help_text=_("For example cli_a1b2c3d4e5f6"))
+    app_secret = EncryptedTextField(_("app secret"))
+    verification_token = EncryptedTextField(_("verification token"))
+    encrypt_key = EncryptedTextField(_("encrypt key"))
+    base_url = models.URLField(
+        _("base URL"),
+        max_length=200,
+        blank=True,
+        help_text=_("Leave empty for the platform default (Feishu China or Lark, as configured)."),
+    )
+    default_chat_id = models.CharField(
+        _("default chat"),
+        max_length=100,
+        blank=True,
+        help_text=_("Where cards go when a policy names no chat, e.g. oc_… (the app's bot must be in it)."),
+    )
+    receive_id_type = models.CharField(
+        _("chat ID type"), max_length=16, choices=ReceiveIdType.choices, default=ReceiveIdType.CHAT_ID
+    )
+    language = models.CharField(
+        _("card language"), max_length=8, choices=CardLanguage.choices, default=CardLanguage.ZH_HANS
+    )
+    is_active = models.BooleanField(_("active"), default=True)
+    created_at = models.DateTimeField(_("created at"), auto_now_add=True)
+    updated_at = models.DateTimeField(_("updated at"), auto_now=True)
+
+    SECRET_FIELDS = ("app_secret", "verification_token", "encrypt_key")
+
+    class Meta:
+        verbose_name = _("Feishu channel")
+        verbose_name_plural = _("Feishu channels")
+        ordering = ["name"]
+        constraints = [
+            models.UniqueConstraint(fields=["organization", "name"], name="unique_feishu_channel_name")
+        ]
+
+    def __str__(self) -> str:
+        return self.name
+
+    def has_secret(self, field: str) -> bool:
+        """Whether a secret is stored, without decrypting it."""
+        return bool(self.__dict__.get(field))
+
+    @property
+    def effective_base_url(self) -> str:
+        return (self.base_url or feishu_base_url()).rstrip("/")
+
+    @property
+    def callback_path(self) -> str:
+        """The path to enter in the Feishu app's callback configuration."""
+        return f"/integrations/feishu/{self.pk}/callback/"
+
+
+class ApprovalPolicy(OrgOwnedModel):
+    """Which tool calls wait for a human: the actions or connectors covered, an optional condition on the
+    arguments, who may decide, where the card goes and how long to wait."""
+
+    name = models.CharField(_("name"), max_length=100)
+    description = models.TextField(_("description"), blank=True)
+    actions = models.ManyToManyField(
+        "connectors.ConnectorAction",
+        verbose_name=_("actions"),
+        blank=True,
+        related_name="approval_policies",
+        help_text=_("Calls of these actions need approval."),
+    )
+    connectors = models.ManyToManyField(
+        "connectors.Connector",
+        verbose_name=_("connectors"),
+        blank=True,
+        related_name="approval_policies",
+        help_text=_("Calls of any action of these connectors need approval."),
+    )
+    writes_only = models.BooleanField(
+        _("write actions only"),
+        default=True,
+        help_text=_("For the connectors above, cover only their write actions."),
+    )
+    condition = models.TextField(
+        _("condition"),
+        blank=True,
+        help_text=_(
+            'Optional, e.g. amount > 50000 and currency == "CNY". Empty: every covered call needs '
+            "approval. A missing argument or a condition that cannot be evaluated also requires approval."
+        ),
+    )
+    approver_open_ids = models.JSONField(
+        _("Feishu approvers (open_id)"),
+        default=list,
+        blank=True,
+        help_text=_("Feishu open_ids (ou_…) of the people who may decide on the card."),
+    )
+    approver_users = models.ManyToManyField(
+        settings.AUTH_USER_MODEL,
+        verbose_name=_("platform approvers"),
+        blank=True,
+        related_name="+",
+        help_text=_(
+            "Members with the approver, admin or owner role who may decide in the web app. Empty: the "
+            "organisation's owners and admins."
+        ),
+    )
+    channel = models.ForeignKey(
+        FeishuChannel,
+        verbose_name=_("Feishu channel"),
+        on_delete=models.SET_NULL,
+        null=True,
+        blank=True,
+        related_name="policies",
+    )
+    chat_id = models.CharField(
+        _("chat"), max_length=100, blank=True, help_text=_("Empty: the channel's default chat.")
+    )
+    timeout_seconds = models.PositiveIntegerField(
+        _("timeout (seconds)"),
+        default=DEFAULT_APPROVAL_TIMEOUT_SECONDS,
+        validators=[MinValueValidator(10), MaxValueValidator(7 * 24 * 3600)],
+        help_text=_("How long a call waits for a decision before it expires (default 10 minutes)."),
+    )
+    is_active = models.BooleanField(_("active"), default=True)
+    created_at = models.DateTimeField(_("created at"), auto_now_add=True)
+    updated_at = models.DateTimeField(_("updated at"), auto_now=True)
+
+    class Meta:
+        verbose_name = _("approval policy")
+        verbose_name_plural = _("approval policies")
+        ordering = ["name"]
+        constraints = [
+            models.UniqueConstraint(fields=["organization", "name"], name="unique_approval_policy_name")
+        ]
+
+    def __str__(self) -> str:
+        return self.name
+
+    def clean(self) -> None:
+        errors: dict[str, Any] = {}
+        if self.condition.strip():
+            try:
+                parse_condition(self.condition)
+            except ConditionError as exc:
+                errors["condition"] = _("Not a valid condition: %(error)s") % {"error": exc}
+        ids = self.approver_open_ids
+        if not isinstance(ids, list) or not all(isinstance(i, str) and i.strip() for i in ids):
+            errors["approver_open_ids"] = _('Give a list of Feishu open_ids, e.g. ["ou_123"].')
+        if self.channel_id is not None and self.organization_id is not None:
+            if self.channel.organization_id != self.organization_id:
+                errors["channel"] = _("Choose a channel of this organisation.")
+        if errors:
+            raise ValidationError(errors)
+
+
+class ApprovalStatus(models.TextChoices):
+    PENDING = "pending", _("Pending")
+    APPROVED = "approved", _("Approved")
+    REJECTED = "rejected", _("Rejected")
+    EXPIRED = "expired", _("Expired")
+    CANCELLED = "cancelled", _("Cancelled")
+
+
+class DecidedVia(models.TextChoices):
+    FEISHU = "feishu", _("Feishu card")
+    WEB = "web", _("Web app or API")
+
+
+class CardStatus(models.TextChoices):
+    NONE = "none", _("No Feishu channel")
+    QUEUED = "queued", _("Queued")
+    SENT = "sent", _("Sent")
+    FAILED = "failed", _("Failed")
+
+
+class ApprovalRequest(OrgOwnedModel):
+    """One tool call held for a human decision. Its status changes only by conditional updates
+    (``WHERE status = 'pending'``), so exactly one decision lands."""
+
+    id = models.UUIDField(primary_key=True, default=uuid.uuid4, editable=False)
+    policy = models.ForeignKey(
+        ApprovalPolicy,
+        verbose_name=_("policy"),
+        on_delete=models.SET_NULL,
+        null=True,
+        blank=True,
+        related_name="requests",
+    )
+    policy_name = models.CharField(_("policy name"), max_length=100, blank=True)
+    run = models.ForeignKey(
+        "agents.Run",
+        verbose_name=_("run"),
+        on_delete=models.SET_NULL,
+        null=True,
+        blank=True,
+        related_name="+",
+    )
+    conversation_id = models.CharField(_("conversation"), max_length=64, blank=True)
+    agent_id = models.CharField(_("agent ID"), max_length=64, blank=True)
+    agent_name = models.CharField(_("agent"), max_length=100, blank=True)
+    tool_call_id = models.CharField(_("tool call ID"), max_length=128, blank=True)
+    tool_name = models.CharField(_("tool"), max_length=64)
+    action = models.ForeignKey(
+        "connectors.ConnectorAction",
+        verbose_name=_("action"),
+        on_delete=models.SET_NULL,
+        null=True,
+        blank=True,
+        related_name="+",
+    )
+    arguments = models.JSONField(_("arguments (redacted)"), default=dict, blank=True)
+    status = models.CharField(
+        _("status"), max_length=12, choices=ApprovalStatus.choices, default=ApprovalStatus.PENDING
+    )
+    requested_by = models.ForeignKey(
+        settings.AUTH_USER_MODEL,
+        verbose_name=_("requested by"),
+        on_delete=models.SET_NULL,
+        null=True,
+        blank=True,
+        related_name="+",
+    )
+    approver_open_ids = models.JSONField(_("Feishu approvers"), default=list, blank=True)
+    approver_users = models.ManyToManyField(
+        settings.AUTH_USER_MODEL, verbose_name=_("platform approvers"), blank=True, related_name="+"
+    )
+    decided_by = models.ForeignKey(
+        settings.AUTH_USER_MODEL,
+        verbose_name=_("decided by"),
+        on_delete=models.SET_NULL,
+        null=True,
+        blank=True,
+        related_name="+",
+    )
+    decided_by_open_id = models.CharField(_("decided by (Feishu open_id)"), max_length=100, blank=True)
+    decided_via = models.CharField(_("decided via"), max_length=8, choices=DecidedVia.choices, blank=True)
+    comment = models.TextField(_("comment"), blank=True)
+    channel = models.ForeignKey(
+        FeishuChannel,
+        verbose_name=_("Feishu channel"),
+        on_delete=models.SET_NULL,
+        null=True,
+        blank=True,
+        related_name="+",
+    )
+    chat_id = models.CharField(_("chat"), max_length=100, blank=True)
+    feishu_message_id = models.CharField(_("Feishu message ID"), max_length=100, blank=True)
+    card_status = models.CharField(
+        _("card"), max_length=8, choices=CardStatus.choices, default=CardStatus.NONE
+    )
+    card_error = models.CharField(_("card error"), max_length=500, blank=True)
+    created_at = models.DateTimeField(_("requested at"), default=timezone.now, db_index=True)
+    expires_at = models.DateTimeField(_("expires at"))
+    decided_at = models.DateTimeField(_("decided at"), null=True, blank=True)
+
+    class Meta:
+        verbose_name = _("approval request")
+        verbose_name_plural = _("approval requests")
+        ordering = ["-created_at"]
+        indexes = [
+            models.Index(fields=["organization", "status", "-created_at"]),
+            models.Index(fields=["status", "expires_at"]),
+        ]
+
+    def __str__(self) -> str:
+        return f"{self.tool_name} ({self.get_status_display()})"
+
+    @property
+    def is_pending(self) -> bool:
+        return self.status == ApprovalStatus.PENDING
+
+    def decider_label(self) -> str:
+        """Who decided, for people: the platform user's name or the Feishu open_id."""
+        if self.decided_by_id is not None:
+            return self.decided_by.get_username()
+        return self.decided_by_open_id
+
+
+class RateLimit(OrgOwnedModel):
+    """At most ``max_calls`` connector calls per ``period_seconds``, for one connector or all of them,
+    counted for everyone together or for each user separately."""
+
+    name = models.CharField(_("name"), max_length=100)
+    connector = models.ForeignKey(
+        "connectors.Connector",
+        verbose_name=_("connector"),
+        on_delete=models.CASCADE,
+        null=True,
+        blank=True,
+        related_name="rate_limits",
+        help_text=_("Empty: calls of every connector count."),
+    )
+    per_user = models.BooleanField(
+        _("per user"), default=False, help_text=_("Count each user's calls separately.")
+    )
+    max_calls = models.PositiveIntegerField(_("maximum calls"), validators=[MinValueValidator(1)])
+    period_seconds = models.PositiveIntegerField(
+        _("period (seconds)"), default=60, validators=[MinValueValidator(1), MaxValueValidator(86400)]
+    )
+    is_active = models.BooleanField(_("active"), default=True)
+    created_at = models.DateTimeField(_("created at"), auto_now_add=True)
+
+    class Meta:
+        verbose_name = _("rate limit")
+        verbose_name_plural = _("rate limits")
+        ordering = ["name"]
+
+    def __str__(self) -> str:
+        return self.name
+
+    def clean(self) -> None:
+        if self.connector_id is not None and self.organization_id is not None:
+            if self.connector.organization_id != self.organization_id:
+                raise ValidationError({"connector": _("Choose a connector of this organisation.")})
+
+
+class AgentHookSettings(OrgOwnedModel):
+    """Per-agent switches of the built-in hooks that may be turned off. The read-only guard, the approval
+    gate and the audit log always run."""
+
+    agent = models.OneToOneField(
+        "agents.Agent", verbose_name=_("agent"), on_delete=models.CASCADE, related_name="hook_settings"
+    )
+    rate_limits_enabled = models.BooleanField(_("apply rate limits"), default=True)
+    truncate_enabled = models.BooleanField(_("shorten long tool results"), default=True)
+    max_observation_chars = models.PositiveIntegerField(
+        _("longest tool result (characters)"),
+        default=DEFAULT_MAX_OBSERVATION_CHARS,
+        validators=[MinValueValidator(200), MaxValueValidator(500_000)],
+    )
+    session_context_enabled = models.BooleanField(
+        _("tell the agent the organisation, user, date and its actions"), default=True
+    )
+
+    class Meta:
+        verbose_name = _("agent hook settings")
+        verbose_name_plural = _("agent hook settings")
+
+    def __str__(self) -> str:
+        return str(self.agent)
+
+    def clean(self) -> None:
+        if self.agent_id is not None and self.organization_id is not None:
+            if self.agent.organization_id != self.organization_id:
+                raise ValidationError({"agent": _("Choose an agent of this organisation.")})
+
+    def save(self, *args: Any, **kwargs: Any) -> None:
+        # Always the agent's organisation, whoever writes the row.
+        if self.agent_id is not None:
+            self.organization_id = self.agent.organization_id
+        super().save(*args, **kwargs)
+
+
+class FeishuEventReceipt(models.Model):
+    """A Feishu callback ``event_id`` already handled; the unique key makes a replay fail to insert."""
+
+    event_id = models.CharField(max_length=128, unique=True)
+    channel = models.ForeignKey(FeishuChannel, on_delete=models.CASCADE, related_name="+")
+    received_at = models.DateTimeField(default=timezone.now, db_index=True)
+
+    class Meta:
+        verbose_name = _("Feishu event receipt")
+        verbose_name_plural = _("Feishu event receipts")
+
+    def __str__(self) -> str:
+        return self.event_id

@@ -1,0 +1,86 @@
+"""The built-in guard rails of every run, in a fixed priority order (lower runs first):
+
+- before a tool call: ReadOnlyGuard (10), ApprovalGate (20), RateLimit (30);
+- after it: AuditLog (10, the one writer of call logs, blocked calls included), TruncateResult (20);
+- at the start of a run: SessionContext (10).
+
+Registered in ``agents.runtime.HOOK_FACTORIES`` by ``HooksConfig.ready()``. The read-only guard, the
+approval gate and the audit log always run; an agent's :class:`~hooks.models.AgentHookSettings` may turn
+off rate limits, truncation and the session context, and set the truncation size.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from django.utils import translation
+
+from connectors.services import CallContext
+from hooks.approval import ApprovalGate, RunFacts
+from hooks.audit import AuditHook
+from hooks.catalog import action_catalog_for
+from hooks.conf import DEFAULT_MAX_OBSERVATION_CHARS
+from hooks.rate_limit import RateLimitHook
+from hooks.read_only import ReadOnlyGuard
+from hooks.selectors import hook_settings_for_agent
+from hooks.session_context import SessionContextHook
+from hooks.state import RunGuardState
+from hooks.truncate import TruncateResult
+from platform_core.models import Organization
+
+
+def guard_rail_hooks(blueprint: Any) -> list[Any]:
+    """The hooks of one run (sync: reads the agent's settings and the run's connector actions)."""
+    language = translation.get_language()
+    org_id = blueprint.organization_id
+    catalog = action_catalog_for(organization_id=org_id, connector_ids=blueprint.connector_ids)
+    settings = hook_settings_for_agent(agent_id=blueprint.agent_id)
+    state = RunGuardState()
+    context = CallContext(
+        organization_id=org_id,
+        user_id=blueprint.user_id,
+        agent_id=str(blueprint.agent_id),
+        conversation_id=str(blueprint.conversation_id),
+        run_id=str(blueprint.run_id),
+    )
+    audit = AuditHook(context=context, catalog=catalog, state=state)
+    facts = RunFacts(
+        organization_id=org_id,
+        user_id=blueprint.user_id,
+        run_id=str(blueprint.run_id),
+        conversation_id=str(blueprint.conversation_id),
+        agent_id=str(blueprint.agent_id),
+        agent_name=blueprint.agent_name,
+    )
+    hooks: list[Any] = [
+        ReadOnlyGuard(organization_id=org_id, catalog=catalog, language=language),
+        ApprovalGate(
+            facts=facts, catalog=catalog, state=state, audit=audit, emit=blueprint.emit, language=language
+        ),
+        audit,
+    ]
+    if settings is None or settings.rate_limits_enabled:
+        hooks.append(
+            RateLimitHook(
+                organization_id=org_id, user_id=blueprint.user_id, catalog=catalog, language=language
+            )
+        )
+    if settings is None or settings.truncate_enabled:
+        limit = settings.max_observation_chars if settings is not None else DEFAULT_MAX_OBSERVATION_CHARS
+        hooks.append(TruncateResult(limit=limit, language=language))
+    if settings is None or settings.session_context_enabled:
+        org_name = Organization.objects.filter(pk=org_id).values_list("name", flat=True).first() or ""
+        hooks.append(
+            SessionContextHook(
+                organization_name=org_name,
+                organization_slug=blueprint.organization_slug,
+                username=blueprint.username,
+                actions=list(catalog),
+                language=language,
+            )
+        )
+    return hooks
+
+
+# The connector tools leave call-log writing to the audit hook this factory installs.
+guard_rail_hooks.writes_call_logs = True  # type: ignore[attr-defined]

@@ -1,0 +1,297 @@
+"""Write services of the approval machinery. Each is one transaction with its own audit row; side effects
+(channel-layer wake-ups, Celery card tasks) are sent with ``transaction.on_commit``.
+
+Every status change of an :class:`ApprovalRequest` is a conditional update
+(``filter(pk=..., status="pending").update(...)``): whichever process gets there first decides, every
+other attempt sees ``changed=False`` and the final state.
+"""
+
+from __future__ import annotations
+
+import logging
+import uuid
+from collections.abc import Mapping
+from dataclasses import dataclass
+from datetime import datetime, timedelta
+from typing import Any
+
+from asgiref.sync import async_to_sync
+from channels.layers import get_channel_layer
+from django.contrib.auth.base_user import AbstractBaseUser
+from django.db import IntegrityError, transaction
+from django.utils import timezone
+
+from connectors.redaction import redact
+from hooks.models import (
+    ApprovalPolicy,
+    ApprovalRequest,
+    ApprovalStatus,
+    CardStatus,
+    DecidedVia,
+    FeishuChannel,
+    FeishuEventReceipt,
+)
+from hooks.selectors import approval_web_decider_ok
+from platform_core.models import Organization
+from platform_core.services import audit_log_write
+
+logger = logging.getLogger(__name__)
+
+DECISIONS = {"approve": ApprovalStatus.APPROVED, "reject": ApprovalStatus.REJECTED}
+MAX_COMMENT_CHARS = 2000
+DECIDED_MESSAGE_TYPE = "approval.decided"
+
+
+class ApprovalForbidden(Exception):
+    """The caller is not one of the approvers of this request; nothing was changed."""
+
+
+@dataclass(frozen=True, slots=True)
+class ApprovalDecision:
+    """The request after a decision attempt; ``changed`` is False when it had already been decided."""
+
+    approval: ApprovalRequest
+    changed: bool
+
+
+def approval_group(approval_id: uuid.UUID | str) -> str:
+    """The channel-layer group a waiting gate listens on."""
+    return f"approval.{uuid.UUID(str(approval_id)).hex}"
+
+
+def approval_notify(approval_id: uuid.UUID | str, status: str) -> None:
+    """Wake the gate waiting for ``approval_id``, wherever it runs (best effort: it re-checks the
+    database anyway)."""
+    layer = get_channel_layer()
+    if layer is None:
+        return
+    try:
+        async_to_sync(layer.group_send)(
+            approval_group(approval_id),
+            {"type": DECIDED_MESSAGE_TYPE, "approval_id": str(approval_id), "status": status},
+        )
+    except Exception:
+        logger.warning("could not publish the decision of approval %s", approval_id, exc_info=True)
+
+
+def _queue_card_send(approval_id: uuid.UUID) -> None:
+    from hooks.tasks import send_approval_card
+
+    try:
+        send_approval_card.delay(str(approval_id))
+    except Exception as exc:
+        logger.exception("could not queue the card of approval %s", approval_id)
+        approval_card_mark_failed(
+            approval_id=approval_id, error=f"could not queue the card: {type(exc).__name__}"
+        )
+
+
+def _queue_card_update(approval_id: uuid.UUID) -> None:
+    from hooks.tasks import update_approval_card
+
+    try:
+        update_approval_card.delay(str(approval_id))
+    except Exception:
+        logger.exception("could not queue the card update of approval %s", approval_id)
+
+
+def _after_change(approval: ApprovalRequest, *, update_card: bool) -> None:
+    approval_id, status = approval.pk, approval.status
+    transaction.on_commit(lambda: approval_notify(approval_id, status))
+    if update_card and approval.feishu_message_id:
+        transaction.on_commit(lambda: _queue_card_update(approval_id))
+
+
+@transaction.atomic
+def approval_request_create(
+    *,
+    organization_id: int,
+    policy: ApprovalPolicy,
+    tool_name: str,
+    arguments: Mapping[str, Any],
+    tool_call_id: str = "",
+    run_id: Any = None,
+    conversation_id: str = "",
+    agent_id: str = "",
+    agent_name: str = "",
+    requested_by_id: int | None = None,
+    action_id: Any = None,
+    secrets: tuple[str, ...] = (),
+    now: datetime | None = None,
+) -> ApprovalRequest:
+    """Hold one tool call for a decision: store it (arguments redacted) and queue its Feishu card."""
+    if policy.organization_id != organization_id:
+        raise ValueError("the policy belongs to another organisation")
+    now = now or timezone.now()
+    channel = policy.channel if policy.channel_id and policy.channel.is_active else None
+    chat_id = (policy.chat_id or (channel.default_chat_id if channel else "")).strip()
+    send_card = channel is not None and bool(chat_id) and bool(policy.approver_open_ids)
+    approval = ApprovalRequest.objects.create(
+        organization_id=organization_id,
+        policy=policy,
+        policy_name=policy.name,
+        run_id=run_id,
+        conversation_id=str(conversation_id or ""),
+        agent_id=str(agent_id or ""),
+        agent_name=agent_name[:100],
+        tool_call_id=tool_call_id[:128],
+        tool_name=tool_name[:64],
+        action_id=action_id,
+        arguments=redact(dict(arguments), secrets),
+        requested_by_id=requested_by_id,
+        approver_open_ids=list(policy.approver_open_ids or []),
+        channel=channel,
+        chat_id=chat_id,
+        card_status=CardStatus.QUEUED if send_card else CardStatus.NONE,
+        created_at=now,
+        expires_at=now + timedelta(seconds=policy.timeout_seconds),
+    )
+    approval.approver_users.set(policy.approver_users.all())
+    if send_card:
+        transaction.on_commit(lambda: _queue_card_send(approval.pk))
+    return approval
+
+
+def _decision_audit(
+    approval: ApprovalRequest, actor: AbstractBaseUser | None, ip_address: str | None
+) -> None:
+    audit_log_write(
+        organization=Organization.objects.get(pk=approval.organization_id),
+        actor=actor,
+        action=f"approval.{approval.status}",
+        target=approval,
+        before={"status": ApprovalStatus.PENDING},
+        after={
+            "status": approval.status,
+            "tool_name": approval.tool_name,
+            "policy": approval.policy_name,
+            "decided_via": approval.decided_via,
+            "decided_by": approval.decider_label(),
+            "decided_by_open_id": approval.decided_by_open_id,
+            "comment": approval.comment,
+            "run_id": str(approval.run_id or ""),
+            "tool_call_id": approval.tool_call_id,
+        },
+        ip_address=ip_address,
+    )
+
+
+@transaction.atomic
+def approval_decide(
+    *,
+    approval: ApprovalRequest,
+    decision: str,
+    via: str,
+    actor: AbstractBaseUser | None = None,
+    operator_open_id: str = "",
+    comment: str = "",
+    ip_address: str | None = None,
+    now: datetime | None = None,
+) -> ApprovalDecision:
+    """Approve or reject a pending request, exactly once.
+
+    Feishu clicks (``via="feishu"``) are authorised by ``operator_open_id`` against the request's Feishu
+    approvers; the web app and the API (``via="web"``) by ``actor`` against its platform approvers.
+    Raises :class:`ApprovalForbidden` for anyone else (nothing changes). A request that is already
+    decided, or whose time is up, is returned unchanged (``changed=False``; an overdue one is expired).
+    """
+    if decision not in DECISIONS:
+        raise ValueError("decision must be 'approve' or 'reject'")
+    if via == DecidedVia.FEISHU:
+        if not operator_open_id or operator_open_id not in (approval.approver_open_ids or []):
+            raise ApprovalForbidden("this Feishu user is not an approver of the request")
+    elif via == DecidedVia.WEB:
+        if actor is None or not approval_web_decider_ok(approval=approval, user=actor):
+            raise ApprovalForbidden("this user is not an approver of the request")
+    else:
+        raise ValueError("via must be 'feishu' or 'web'")
+    now = now or timezone.now()
+    current = ApprovalRequest.objects.select_related("decided_by").get(pk=approval.pk)
+    if current.status == ApprovalStatus.PENDING and current.expires_at <= now:
+        approval_expire(approval=current, now=now)
+        current.refresh_from_db()
+        return ApprovalDecision(current, False)
+    status = DECISIONS[decision]
+    updated = ApprovalRequest.objects.filter(pk=approval.pk, status=ApprovalStatus.PENDING).update(
+        status=status,
+        decided_by=actor if via == DecidedVia.WEB else None,
+        decided_by_open_id=operator_open_id if via == DecidedVia.FEISHU else "",
+        decided_via=via,
+        comment=(comment or "").strip()[:MAX_COMMENT_CHARS],
+        decided_at=now,
+    )
+    current = ApprovalRequest.objects.select_related("decided_by").get(pk=approval.pk)
+    if not updated:
+        return ApprovalDecision(current, False)
+    _decision_audit(current, actor if via == DecidedVia.WEB else None, ip_address)
+    # A click is answered with the new card in the callback reply; other paths PATCH the card.
+    _after_change(current, update_card=via != DecidedVia.FEISHU)
+    logger.info(
+        "approval %s %s via %s", current.pk, current.status, via, extra={"org_id": current.organization_id}
+    )
+    return ApprovalDecision(current, True)
+
+
+def _close(approval: ApprovalRequest, status: str, now: datetime) -> bool:
+    updated = ApprovalRequest.objects.filter(pk=approval.pk, status=ApprovalStatus.PENDING).update(
+        status=status, decided_at=now
+    )
+    if not updated:
+        return False
+    approval.refresh_from_db()
+    _decision_audit(approval, None, None)
+    _after_change(approval, update_card=True)
+    return True
+
+
+@transaction.atomic
+def approval_expire(*, approval: ApprovalRequest, now: datetime | None = None) -> bool:
+    """Mark a pending request expired (True) unless a decision got there first (False)."""
+    return _close(approval, ApprovalStatus.EXPIRED, now or timezone.now())
+
+
+@transaction.atomic
+def approval_cancel(*, approval: ApprovalRequest, now: datetime | None = None) -> bool:
+    """Mark a pending request cancelled (the run stopped while waiting); False if already decided."""
+    return _close(approval, ApprovalStatus.CANCELLED, now or timezone.now())
+
+
+def approval_expire_overdue(*, now: datetime | None = None, limit: int = 500) -> int:
+    """Expire every pending request whose time is up (the beat task); returns how many expired."""
+    now = now or timezone.now()
+    overdue = list(
+        ApprovalRequest.objects.filter(status=ApprovalStatus.PENDING, expires_at__lte=now).order_by(
+            "expires_at"
+        )[:limit]
+    )
+    return sum(1 for approval in overdue if approval_expire(approval=approval, now=now))
+
+
+def approval_card_mark_sent(*, approval_id: Any, message_id: str) -> None:
+    ApprovalRequest.objects.filter(pk=approval_id).update(
+        card_status=CardStatus.SENT, feishu_message_id=message_id[:100], card_error=""
+    )
+
+
+def approval_card_mark_failed(*, approval_id: Any, error: str) -> None:
+    ApprovalRequest.objects.filter(pk=approval_id).update(
+        card_status=CardStatus.FAILED, card_error=error[:500]
+    )
+
+
+def feishu_event_seen(*, channel: FeishuChannel, event_id: str, now: datetime | None = None) -> bool:
+    """Record a callback's ``event_id``; True when it had been recorded before (a replay)."""
+    try:
+        with transaction.atomic():
+            FeishuEventReceipt.objects.create(
+                event_id=event_id[:128], channel=channel, received_at=now or timezone.now()
+            )
+    except IntegrityError:
+        return True
+    return False
+
+
+def feishu_event_receipts_prune(*, older_than: timedelta = timedelta(days=1)) -> int:
+    """Forget receipts older than any timestamp the callback still accepts."""
+    deleted, _ = FeishuEventReceipt.objects.filter(received_at__lt=timezone.now() - older_than).delete()
+    return deleted

@@ -1,0 +1,164 @@
+"""Pages of the approval machinery: the Feishu card callback and the web approvals inbox.
+
+The callback (``POST /integrations/feishu/<channel_id>/callback/``) has no session and no CSRF token: it is
+authenticated by Feishu's signature, encryption and tokens (FEISHU.md section 4), checked in order, and
+answers every path, errors included, with a toast so the clicker never sees Feishu's generic error.
+
+The inbox (``/o/<org_slug>/approvals/``) lists requests for the organisation's approvers, shows one with
+its arguments, and records approve/reject decisions with a comment through ``approval_decide``, the same
+service the callback and the API use.
+"""
+
+from __future__ import annotations
+
+import logging
+from typing import Any
+
+from django.contrib import messages
+from django.contrib.auth.decorators import login_required
+from django.core.exceptions import PermissionDenied
+from django.core.paginator import Paginator
+from django.http import Http404, HttpRequest, HttpResponse, JsonResponse
+from django.shortcuts import redirect, render
+from django.urls import reverse
+from django.utils import timezone, translation
+from django.utils.translation import gettext as _
+from django.views.decorators.csrf import csrf_exempt
+from django.views.decorators.http import require_GET, require_POST
+
+from hooks.callback_handler import handle_feishu_callback
+from hooks.models import ApprovalStatus, DecidedVia
+from hooks.selectors import (
+    DECIDER_ROLES,
+    approval_get_for_org,
+    approval_list_for_user,
+    approval_web_decider_ok,
+    channel_get_active,
+)
+from hooks.services import ApprovalForbidden, approval_decide
+from platform_core.models import Membership, Organization
+from platform_core.request_meta import client_ip
+from platform_core.selectors import membership_for, organization_get_for_user
+
+logger = logging.getLogger(__name__)
+
+INBOX_PAGE_SIZE = 50
+STATUS_FILTERS = ["pending", "approved", "rejected", "expired", "cancelled", "all"]
+
+
+@csrf_exempt
+@require_POST
+def feishu_callback(request: HttpRequest, channel_id: Any) -> HttpResponse:
+    """Feishu's ``card.action.trigger`` callback and URL verification for one channel."""
+    channel = channel_get_active(channel_id=channel_id)
+    if channel is None:
+        return JsonResponse(
+            {"toast": {"type": "error", "content": "Unknown or inactive channel."}}, status=404
+        )
+    with translation.override(channel.language):
+        status, body = handle_feishu_callback(
+            channel=channel, raw_body=request.body, headers=dict(request.headers.items()), now=timezone.now()
+        )
+    return JsonResponse(body, status=status, json_dumps_params={"ensure_ascii": False})
+
+
+def _inbox_org(request: HttpRequest, org_slug: str) -> tuple[Organization, Membership]:
+    """The URL's organisation for one of its approvers, admins or owners (404 for non-members, 403 for
+    members without such a role)."""
+    org = organization_get_for_user(user=request.user, slug=org_slug)
+    membership = membership_for(user=request.user, organization=org)
+    if membership is None:
+        raise Http404("No such organisation.")
+    if membership.role not in DECIDER_ROLES:
+        raise PermissionDenied(_("Only approvers, admins and owners can open the approvals inbox."))
+    return org, membership
+
+
+@login_required
+@require_GET
+def approvals_inbox(request: HttpRequest, org_slug: str) -> HttpResponse:
+    """The approval requests the user may see, pending first by default."""
+    org, _membership = _inbox_org(request, org_slug)
+    status = request.GET.get("status", "pending")
+    if status not in STATUS_FILTERS:
+        status = "pending"
+    approvals = approval_list_for_user(organization=org, user=request.user)
+    if status != "all":
+        approvals = approvals.filter(status=status)
+    page = Paginator(approvals, INBOX_PAGE_SIZE).get_page(request.GET.get("page"))
+    return render(
+        request,
+        "hooks/approvals_inbox.html",
+        {
+            "org": org,
+            "page": page,
+            "status": status,
+            "status_filters": [(s, _status_label(s)) for s in STATUS_FILTERS],
+        },
+    )
+
+
+def _status_label(status: str) -> str:
+    if status == "all":
+        return _("All")
+    return str(ApprovalStatus(status).label)
+
+
+def _visible(request: HttpRequest, org: Organization, approval_id: Any) -> Any:
+    approval = approval_get_for_org(organization=org, approval_id=approval_id)
+    if not approval_list_for_user(organization=org, user=request.user).filter(pk=approval.pk).exists():
+        raise Http404("No such approval request.")
+    return approval
+
+
+@login_required
+@require_GET
+def approval_page(request: HttpRequest, org_slug: str, approval_id: Any) -> HttpResponse:
+    """One request: the call, its arguments (redacted), its state, and the decision form."""
+    org, _membership = _inbox_org(request, org_slug)
+    approval = _visible(request, org, approval_id)
+    can_decide = approval.is_pending and approval_web_decider_ok(approval=approval, user=request.user)
+    return render(
+        request,
+        "hooks/approval_detail.html",
+        {
+            "org": org,
+            "approval": approval,
+            "can_decide": can_decide,
+            "approvers": [u.get_username() for u in approval.approver_users.order_by("username")],
+        },
+    )
+
+
+@login_required
+@require_POST
+def approval_decide_page(request: HttpRequest, org_slug: str, approval_id: Any) -> HttpResponse:
+    """Approve or reject from the inbox (POST ``decision`` and ``comment``)."""
+    org, _membership = _inbox_org(request, org_slug)
+    approval = _visible(request, org, approval_id)
+    decision = request.POST.get("decision", "")
+    detail = reverse("approvals-inbox-detail", kwargs={"org_slug": org.slug, "approval_id": approval.pk})
+    if decision not in ("approve", "reject"):
+        messages.error(request, _("Choose approve or reject."))
+        return redirect(detail)
+    try:
+        result = approval_decide(
+            approval=approval,
+            decision=decision,
+            via=DecidedVia.WEB,
+            actor=request.user,
+            comment=request.POST.get("comment", ""),
+            ip_address=client_ip(request),
+        )
+    except ApprovalForbidden:
+        raise PermissionDenied(_("You are not an approver of this request.")) from None
+    if result.changed:
+        text = _("Approved.") if result.approval.status == ApprovalStatus.APPROVED else _("Rejected.")
+        messages.success(request, text)
+    else:
+        messages.warning(
+            request,
+            _("This request was already %(status)s; nothing was changed.")
+            % {"status": result.approval.get_status_display().lower()},
+        )
+    return redirect(detail)
