@@ -10,8 +10,17 @@ class ConnectorsConfig(AppConfig):
     default_auto_field = "django.db.models.BigAutoField"
 
     def ready(self) -> None:
+        from django.apps import apps
+
         from connectors.demo_api.seed import demo_connector_seed
         from platform_core.demo import DEMO_SEEDERS
 
         if demo_connector_seed not in DEMO_SEEDERS:
             DEMO_SEEDERS.append(demo_connector_seed)
+        if apps.is_installed("agents"):
+            # Registration only: the agents runtime asks its tool factories for each run's tools.
+            from agents import runtime
+            from connectors.tools import connector_tools_for_run
+
+            if connector_tools_for_run not in runtime.TOOL_FACTORIES:
+                runtime.TOOL_FACTORIES.append(connector_tools_for_run)

@@ -2,9 +2,14 @@
 
 Each active action of an active connector becomes one :class:`ConnectorTool` named
 ``<connector>__<action>``. A call re-loads the action for the organisation it was built for (so a
-connector deactivated or moved mid-run is not called), decrypts the credentials in a worker thread,
-calls the adapter, and writes exactly one :class:`~connectors.models.ConnectorCallLog` row through
-:func:`connectors.services.call_log_record`, whatever happens (also on failure and cancellation).
+connector deactivated or moved mid-run is not called), decrypts the credentials in a worker thread and
+calls the adapter. It returns a :class:`ConnectorToolResult`, which also carries the adapter's outcome
+(HTTP status, row count, latency, sizes) and the secrets to redact.
+
+Exactly one :class:`~connectors.models.ConnectorCallLog` row is written per call, through
+:func:`connectors.services.call_log_record`: by the tool itself, whatever happens, or, when the call
+context says ``call_log_by_hook`` (the hooks app is installed), by the run's audit post-hook from the
+result; the tool then writes only the row of a call cancelled while it ran, which no post-hook sees.
 """
 
 from __future__ import annotations
@@ -20,6 +25,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from asgiref.sync import sync_to_async
+from django.apps import apps as django_apps
 
 from agents.engine.tools import Tool, ToolResult
 from connectors.adapter_types import CallOutcome
@@ -230,7 +236,7 @@ class ConnectorToolResult(ToolResult):
     """A connector call's result with its outcome, for the audit hook that writes the call log."""
 
     call: CallOutcome | None = None
-    secrets: tuple[str, ...] = field(default=(), repr=False)
+    secrets: tuple[str, ...] = field(default=(), repr=False, compare=False)
 
 
 def _result(outcome: CallOutcome, secrets: tuple[str, ...]) -> ToolResult:
@@ -266,4 +272,22 @@ async def aconnector_tools_for(
     ids = list(connector_ids)
     return await sync_to_async(connector_tools_for)(
         organization_id=organization_id, connector_ids=ids, context=context
+    )
+
+
+def connector_tools_for_run(blueprint: Any) -> list[Tool]:
+    """Tool factory of the agents runtime (``agents.runtime.TOOL_FACTORIES``): the run's connector tools.
+
+    Synchronous (one query). When the hooks app is installed its audit hook writes the call-log rows.
+    """
+    context = CallContext(
+        organization_id=blueprint.organization_id,
+        user_id=blueprint.user_id,
+        agent_id=str(blueprint.agent_id),
+        conversation_id=str(blueprint.conversation_id),
+        run_id=str(blueprint.run_id),
+        call_log_by_hook=django_apps.is_installed("hooks"),
+    )
+    return connector_tools_for(
+        organization_id=blueprint.organization_id, connector_ids=blueprint.connector_ids, context=context
     )

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import asyncio
 import json
+from types import SimpleNamespace
 from urllib.parse import quote, urlsplit
 
 import httpx
@@ -11,6 +12,7 @@ import pytest
 from asgiref.sync import sync_to_async
 from django.db import connection
 
+from agents import runtime
 from agents.engine.tools import ToolRegistry
 from connectors.models import Connector, ConnectorAction, ConnectorCallLog
 from connectors.redaction import is_secret_key, redact
@@ -19,6 +21,7 @@ from connectors.tools import (
     FREE_FORM_PARAMETERS,
     aconnector_tools_for,
     connector_tools_for,
+    connector_tools_for_run,
     current_tool_call_id,
     tool_name_for,
 )
@@ -342,7 +345,10 @@ def test_secret_looking_keys_and_known_secret_values_are_redacted_everywhere():
         "Authorization": "Bearer abc",
         "client_secret": "s",
         "author": "Lu Xun",
-        "filters": [{"note": f"token={TOKEN}"}, {"url": f"https://x.example.com/?k={quote(TOKEN + '/=', safe='')}"}],
+        "filters": [
+            {"note": f"token={TOKEN}"},
+            {"url": f"https://x.example.com/?k={quote(TOKEN + '/=', safe='')}"},
+        ],
         "amount": 12.5,
     }
     assert redact(args, [TOKEN, TOKEN + "/="]) == {
@@ -355,3 +361,65 @@ def test_secret_looking_keys_and_known_secret_values_are_redacted_everywhere():
         "amount": 12.5,
     }
     assert is_secret_key("session_id") and is_secret_key("dsn") and not is_secret_key("supplier")
+
+
+# --- the agents runtime's tool factory and the audit hook's share of the call log --------------------
+
+
+@pytest.mark.django_db
+def test_the_runtime_tool_factory_gives_a_run_its_connector_tools(org, member):
+    connector = ConnectorFactory(organization=org, name="erp")
+    ConnectorActionFactory(connector=connector, name="list_orders")
+    blueprint = SimpleNamespace(
+        organization_id=org.pk,
+        user_id=member.pk,
+        agent_id=7,
+        conversation_id="c-1",
+        run_id="r-1",
+        connector_ids=[str(connector.pk)],
+    )
+    assert connector_tools_for_run in runtime.TOOL_FACTORIES
+    [tool] = connector_tools_for_run(blueprint)
+    assert tool.name == "erp__list_orders"
+    assert tool.context == CallContext(
+        organization_id=org.pk,
+        user_id=member.pk,
+        agent_id="7",
+        conversation_id="c-1",
+        run_id="r-1",
+        call_log_by_hook=True,  # the hooks app is installed: its audit hook writes the rows
+    )
+
+
+@pytest.mark.django_db(transaction=True)
+async def test_with_the_audit_hook_the_tool_hands_over_its_outcome_and_writes_only_cancelled_calls(
+    http_service, org
+):
+    def arrange():
+        connector = _echo_connector(org, http_service)
+        ConnectorActionFactory(connector=connector, name="list_items")
+        ConnectorActionFactory(
+            connector=connector,
+            name="slow",
+            path_template="/sleep",
+            parameters={"type": "object", "properties": {"seconds": {"type": "number"}}},
+        )
+        return connector
+
+    connector = await sync_to_async(arrange)()
+    context = CallContext(organization_id=org.pk, call_log_by_hook=True)
+    tools = {
+        t.name: t
+        for t in await aconnector_tools_for(
+            organization_id=org.pk, connector_ids=[connector.pk], context=context
+        )
+    }
+    result = await tools["crm__list_items"].execute()
+    assert not result.is_error and result.call.http_status == 200 and result.call.latency_ms > 0
+    assert result.secrets == (TOKEN,) and TOKEN not in repr(result)
+    assert await sync_to_async(_logs)() == []  # the audit hook writes this one
+
+    with pytest.raises(TimeoutError):
+        await asyncio.wait_for(tools["crm__slow"].execute(seconds=30), timeout=0.5)
+    [log] = await sync_to_async(_logs)()
+    assert log.tool_name == "crm__slow" and "cancelled" in log.error
