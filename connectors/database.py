@@ -66,6 +66,33 @@ _pools: PerLoop[dict[str, _PoolEntry]] = PerLoop(dict)
 _pool_locks: PerLoop[dict[str, asyncio.Lock]] = PerLoop(dict)
 
 
+# conninfo hash -> (when, why) the pool's last connection attempt failed
+_connect_errors: dict[str, tuple[float, str]] = {}
+_POLL_SECONDS = 0.2
+
+
+class _ConnectFailed(Exception):
+    """A connection attempt made while this call waited for a connection failed."""
+
+
+def _conninfo_key(conninfo: str) -> str:
+    return hashlib.sha256(conninfo.encode()).hexdigest()
+
+
+class _PoolConnection(psycopg.AsyncConnection):
+    """Remembers why connecting failed: the pool itself only reports a timeout to the waiting call."""
+
+    @classmethod
+    async def connect(cls, conninfo: str = "", **kwargs: Any) -> _PoolConnection:  # type: ignore[override]
+        try:
+            conn = await super().connect(conninfo, **kwargs)
+        except psycopg.OperationalError as exc:
+            _connect_errors[_conninfo_key(conninfo)] = (time.monotonic(), _db_message(exc))
+            raise
+        _connect_errors.pop(_conninfo_key(conninfo), None)
+        return conn
+
+
 async def _reset_session(conn: psycopg.AsyncConnection) -> None:
     await conn.execute("DISCARD ALL")
 
@@ -92,6 +119,7 @@ async def _pool_for(config: DatabaseConnectorConfig) -> AsyncConnectionPool:
         )
         pool: AsyncConnectionPool = AsyncConnectionPool(
             conninfo,
+            connection_class=_PoolConnection,
             kwargs={"autocommit": True, "prepare_threshold": None},
             min_size=0,
             max_size=max(1, config.pool_max_size),
@@ -99,6 +127,8 @@ async def _pool_for(config: DatabaseConnectorConfig) -> AsyncConnectionPool:
             reset=_reset_session,
             name=f"connector-{config.connector_id}",
             max_idle=300,
+            # Nobody waits long for a failed connection, and the next call tries again anyway.
+            reconnect_timeout=max(10.0, 3 * config.connect_timeout),
         )
         await pool.open()
         pools[config.connector_id] = _PoolEntry(fingerprint, pool)
@@ -196,11 +226,10 @@ def _db_message(exc: psycopg.Error) -> str:
 def _error_text(exc: BaseException, config: DatabaseConnectorConfig, *, write: bool) -> str:
     if isinstance(exc, SSRFBlocked | DsnError | HostResolutionError):
         return str(exc)
+    if isinstance(exc, _ConnectFailed):
+        return f"could not connect to the database: {exc}"
     if isinstance(exc, PoolTimeout):
-        return (
-            f"could not get a database connection within {config.connect_timeout:g} s "
-            "(the database is unreachable or every connection is busy)"
-        )
+        return "timed out waiting for a database connection"
     if isinstance(exc, TimeoutError):
         return "the database did not answer in time"
     if isinstance(exc, pg_errors.QueryCanceled):
@@ -231,6 +260,26 @@ def _error_outcome(message: str, started: float, config: DatabaseConnectorConfig
     )
 
 
+async def _acquire(pool: AsyncConnectionPool, config: DatabaseConnectorConfig) -> psycopg.AsyncConnection:
+    """A pooled connection; fails fast when the pool's connection attempt fails meanwhile.
+
+    The pool retries failed connections in the background and only tells a waiting caller that
+    it timed out, so wait in short slices and give up as soon as an attempt has failed.
+    """
+    key = _conninfo_key(str(pool.conninfo))
+    began = time.monotonic()
+    deadline = began + config.connect_timeout + config.statement_timeout_ms / 1000
+    while True:
+        try:
+            return await pool.getconn(timeout=max(0.01, min(_POLL_SECONDS, deadline - time.monotonic())))
+        except PoolTimeout:
+            failure = _connect_errors.get(key)
+            if failure is not None and failure[0] >= began:
+                raise _ConnectFailed(failure[1]) from None
+            if time.monotonic() >= deadline:
+                raise
+
+
 async def _execute(
     config: DatabaseConnectorConfig,
     sql: str,
@@ -245,12 +294,21 @@ async def _execute(
     try:
         async with asyncio.timeout(overall):
             pool = await _pool_for(config)
-            async with pool.connection(
-                timeout=config.connect_timeout + config.statement_timeout_ms / 1000
-            ) as conn:
+            conn = await _acquire(pool, config)
+            try:
                 run = _run_write if write else _run_read
                 result = await run(conn, config, sql, params)
-    except (psycopg.Error, PoolTimeout, TimeoutError, SSRFBlocked, DsnError, HostResolutionError) as exc:
+            finally:
+                await pool.putconn(conn)
+    except (
+        psycopg.Error,
+        PoolTimeout,
+        _ConnectFailed,
+        TimeoutError,
+        SSRFBlocked,
+        DsnError,
+        HostResolutionError,
+    ) as exc:
         return _error_outcome(_error_text(exc, config, write=write), started, config)
     secrets = _secrets(config)
     if result.columns:

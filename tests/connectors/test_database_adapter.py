@@ -450,6 +450,16 @@ async def test_secrets_never_appear_in_outcomes_or_logs(
     assert password not in caplog.text
 
 
+async def test_unreachable_database_is_reported_with_the_reason(schema: ScratchDatabase) -> None:
+    config = make_config(schema, dsn=schema.dsn(port="1"), connect_timeout=0.5, statement_timeout_ms=200)
+
+    outcome = await db_call(config, read("SELECT 1"), {})
+
+    assert outcome.status == "error"
+    assert outcome.error.startswith("could not connect to the database: connection failed:")
+    assert "Connection refused" in outcome.error
+
+
 async def test_test_connection_reports_the_server_and_warns_about_superusers(schema: ScratchDatabase) -> None:
     as_superuser = await db_test_connection(make_config(schema))
     as_reader = await db_test_connection(make_config(schema, user=schema.reader))
