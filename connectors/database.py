@@ -14,7 +14,6 @@ Arguments are bound as query parameters (``%(name)s`` placeholders); SQL text is
 from __future__ import annotations
 
 import asyncio
-import hashlib
 import logging
 import re
 import time
@@ -26,14 +25,14 @@ import psycopg
 from psycopg import errors as pg_errors
 from psycopg.pq import TransactionStatus
 from psycopg.types.json import Jsonb
-from psycopg_pool import AsyncConnectionPool, PoolTimeout
+from psycopg_pool import PoolTimeout
 
 from connectors.adapter_types import CallOutcome, DatabaseConnectorConfig, SqlActionSpec
-from connectors.loop_cache import PerLoop
+from connectors.db_pool import ConnectFailed, aclose_pools, acquire, db_message, pool_for
 from connectors.pg_dsn import DsnError, dsn_password, pinned_conninfo
 from connectors.scrub import scrub
 from connectors.sql_guard import classify_sql
-from connectors.ssrf import HostResolutionError, SSRFBlocked, normalise_host
+from connectors.ssrf import HostResolutionError, SSRFBlocked
 from connectors.tables import render_cell, render_table
 
 logger = logging.getLogger(__name__)
@@ -42,6 +41,11 @@ _PLACEHOLDER = re.compile(r"%%|%\((\w+)\)s")
 _READ_CURSOR = "connector_read"
 _FETCH_CHUNK = 50
 _READ_HINT = " (read actions accept one SELECT, VALUES or WITH ... SELECT query)"
+
+
+async def aclose_db_pools() -> None:
+    """Close the connection pools of the running event loop (call on shutdown and in tests)."""
+    await aclose_pools()
 
 
 class ArgumentError(ValueError):
@@ -54,95 +58,6 @@ class _Result:
     rows: tuple[tuple[Any, ...], ...]
     more_rows: bool
     rowcount: int
-
-
-@dataclass(frozen=True, slots=True)
-class _PoolEntry:
-    fingerprint: str
-    pool: AsyncConnectionPool
-
-
-_pools: PerLoop[dict[str, _PoolEntry]] = PerLoop(dict)
-_pool_locks: PerLoop[dict[str, asyncio.Lock]] = PerLoop(dict)
-
-
-# conninfo hash -> (when, why) the pool's last connection attempt failed
-_connect_errors: dict[str, tuple[float, str]] = {}
-_POLL_SECONDS = 0.2
-
-
-class _ConnectFailed(Exception):
-    """A connection attempt made while this call waited for a connection failed."""
-
-
-def _conninfo_key(conninfo: str) -> str:
-    return hashlib.sha256(conninfo.encode()).hexdigest()
-
-
-class _PoolConnection(psycopg.AsyncConnection):
-    """Remembers why connecting failed: the pool itself only reports a timeout to the waiting call."""
-
-    @classmethod
-    async def connect(cls, conninfo: str = "", **kwargs: Any) -> _PoolConnection:  # type: ignore[override]
-        try:
-            conn = await super().connect(conninfo, **kwargs)
-        except psycopg.OperationalError as exc:
-            _connect_errors[_conninfo_key(conninfo)] = (time.monotonic(), _db_message(exc))
-            raise
-        _connect_errors.pop(_conninfo_key(conninfo), None)
-        return conn
-
-
-async def _reset_session(conn: psycopg.AsyncConnection) -> None:
-    await conn.execute("DISCARD ALL")
-
-
-def _fingerprint(config: DatabaseConnectorConfig) -> str:
-    allowed = ",".join(sorted(normalise_host(h) for h in config.allowed_private_hosts))
-    raw = "\x00".join([config.dsn, allowed, str(config.pool_max_size), str(config.connect_timeout)])
-    return hashlib.sha256(raw.encode()).hexdigest()
-
-
-async def _pool_for(config: DatabaseConnectorConfig) -> AsyncConnectionPool:
-    """The connector's pool in this loop; (re)created when its DSN or limits change."""
-    lock = _pool_locks.get().setdefault(config.connector_id, asyncio.Lock())
-    async with lock:
-        pools = _pools.get()
-        fingerprint = _fingerprint(config)
-        entry = pools.get(config.connector_id)
-        if entry is not None and entry.fingerprint == fingerprint:
-            return entry.pool
-        conninfo = await pinned_conninfo(
-            config.dsn,
-            allowed_private_hosts=config.allowed_private_hosts,
-            connect_timeout=config.connect_timeout,
-        )
-        pool: AsyncConnectionPool = AsyncConnectionPool(
-            conninfo,
-            connection_class=_PoolConnection,
-            kwargs={"autocommit": True, "prepare_threshold": None},
-            min_size=0,
-            max_size=max(1, config.pool_max_size),
-            open=False,
-            reset=_reset_session,
-            name=f"connector-{config.connector_id}",
-            max_idle=300,
-            # Nobody waits long for a failed connection, and the next call tries again anyway.
-            reconnect_timeout=max(10.0, 3 * config.connect_timeout),
-        )
-        await pool.open()
-        pools[config.connector_id] = _PoolEntry(fingerprint, pool)
-        if entry is not None:
-            await entry.pool.close()
-        return pool
-
-
-async def aclose_db_pools() -> None:
-    """Close the connection pools of the running event loop (call on shutdown and in tests)."""
-    entries = _pools.pop() or {}
-    _pool_locks.pop()
-    for entry in entries.values():
-        await entry.pool.close()
 
 
 def bind_params(sql_template: str, args: Mapping[str, Any]) -> dict[str, Any] | None:
@@ -218,15 +133,10 @@ async def _run_write(
     return _Result(columns, tuple(rows[: config.max_rows]), len(rows) > config.max_rows, rowcount)
 
 
-def _db_message(exc: psycopg.Error) -> str:
-    primary = getattr(getattr(exc, "diag", None), "message_primary", None) or str(exc)
-    return " ".join(primary.split())[:300]
-
-
 def _error_text(exc: BaseException, config: DatabaseConnectorConfig, *, write: bool) -> str:
     if isinstance(exc, SSRFBlocked | DsnError | HostResolutionError):
         return str(exc)
-    if isinstance(exc, _ConnectFailed):
+    if isinstance(exc, ConnectFailed):
         return f"could not connect to the database: {exc}"
     if isinstance(exc, PoolTimeout):
         return "timed out waiting for a database connection"
@@ -237,13 +147,13 @@ def _error_text(exc: BaseException, config: DatabaseConnectorConfig, *, write: b
             f"statement timeout: the query ran longer than {config.statement_timeout_ms} ms and was cancelled"
         )
     if isinstance(exc, pg_errors.ReadOnlySqlTransaction):
-        return "refused: this action is read-only and the statement tries to write (" + _db_message(exc) + ")"
+        return "refused: this action is read-only and the statement tries to write (" + db_message(exc) + ")"
     if isinstance(exc, pg_errors.InsufficientPrivilege):
-        return "permission denied: " + _db_message(exc)
+        return "permission denied: " + db_message(exc)
     if isinstance(exc, pg_errors.SyntaxError) and not write:
-        return "database error: " + _db_message(exc) + _READ_HINT
+        return "database error: " + db_message(exc) + _READ_HINT
     if isinstance(exc, psycopg.Error):
-        return "database error: " + _db_message(exc)
+        return "database error: " + db_message(exc)
     return f"unexpected error ({type(exc).__name__})"
 
 
@@ -260,26 +170,6 @@ def _error_outcome(message: str, started: float, config: DatabaseConnectorConfig
     )
 
 
-async def _acquire(pool: AsyncConnectionPool, config: DatabaseConnectorConfig) -> psycopg.AsyncConnection:
-    """A pooled connection; fails fast when the pool's connection attempt fails meanwhile.
-
-    The pool retries failed connections in the background and only tells a waiting caller that
-    it timed out, so wait in short slices and give up as soon as an attempt has failed.
-    """
-    key = _conninfo_key(str(pool.conninfo))
-    began = time.monotonic()
-    deadline = began + config.connect_timeout + config.statement_timeout_ms / 1000
-    while True:
-        try:
-            return await pool.getconn(timeout=max(0.01, min(_POLL_SECONDS, deadline - time.monotonic())))
-        except PoolTimeout:
-            failure = _connect_errors.get(key)
-            if failure is not None and failure[0] >= began:
-                raise _ConnectFailed(failure[1]) from None
-            if time.monotonic() >= deadline:
-                raise
-
-
 async def _execute(
     config: DatabaseConnectorConfig,
     sql: str,
@@ -293,8 +183,8 @@ async def _execute(
     overall = config.connect_timeout + config.statement_timeout_ms / 1000 + 5
     try:
         async with asyncio.timeout(overall):
-            pool = await _pool_for(config)
-            conn = await _acquire(pool, config)
+            pool = await pool_for(config)
+            conn = await acquire(pool, config)
             try:
                 run = _run_write if write else _run_read
                 result = await run(conn, config, sql, params)
@@ -303,7 +193,7 @@ async def _execute(
     except (
         psycopg.Error,
         PoolTimeout,
-        _ConnectFailed,
+        ConnectFailed,
         TimeoutError,
         SSRFBlocked,
         DsnError,
