@@ -124,7 +124,8 @@ export class ToolCard {
     if (Array.isArray(data.artifacts) && data.artifacts.length) this.showArtifacts(data.artifacts);
   }
 
-  showObservation(text) {
+  showObservation(raw) {
+    const text = /^\s*[[{]/.test(raw) ? prettyJson(raw) : raw;
     const pre = el("pre", { class: "tool-observation", text });
     const children = [el("h4", { text: gettext("Result") }), pre];
     const long = text.length > LONG_OBSERVATION_CHARS || text.split("\n").length > LONG_OBSERVATION_LINES;

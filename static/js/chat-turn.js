@@ -286,7 +286,9 @@ export class Turn {
       }
     }
     for (const followUp of this.followUps) {
-      if (followUp.status === "pending") this.setFollowUpStatus(followUp, "missed");
+      if (followUp.status !== "pending") continue;
+      this.steps.append(followUp.node); // after everything the run did without reading it
+      this.setFollowUpStatus(followUp, "missed");
     }
     if (!this.answerText && data.answer) {
       this.answerText = data.answer;

@@ -1,0 +1,466 @@
+"""The chat in a real browser: Debian's chromium against daphne, the scripted LLM and the demo ERP.
+
+Each test waits on what the page shows (Playwright's ``expect``) or on the server's state, never on
+fixed sleeps. The first test saves ``docs/screenshots/chat.png``, which the README shows.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+import threading
+
+import pytest
+from playwright.sync_api import expect
+
+from tests.e2e.conftest import ROOT, wait_for
+from tests.fakes.openai_server import call, text, tool_calls
+
+pytestmark = pytest.mark.e2e
+
+SCREENSHOT = ROOT / "docs" / "screenshots" / "chat.png"
+MAX_SCREENSHOT_BYTES = 300 * 1024
+
+QUESTION = "Which purchase orders are still drafts?"
+FOLLOW_UP = "Please include the suppliers too."
+ANSWER = (
+    "**Two** purchase orders are still drafts:\n\n"
+    "| Order | Supplier | Amount (CNY) |\n"
+    "|---|---|--:|\n"
+    "| PO-0002 | Hangzhou Tea Supply Co. | 1,280.50 |\n"
+    "| PO-0003 | Nordic Office AB | 9,400.00 |\n\n"
+    "Both suppliers are *active*. Approve them with `approve_purchase_order`, or open the "
+    "[ERP](https://erp.example.com/orders) to review them first."
+)
+XSS_ANSWER = (
+    "Here you go: <img src=x onerror=\"window.__xss='img'\"> and "
+    "[click me](javascript:window.__xss='link') and <script>window.__xss='script'</script>\n\n"
+    "| a very long column heading that keeps going | another rather long heading | third |\n"
+    "|---|---|---|\n"
+    "| cell | cell | cell |\n\n"
+    "```\n" + "x = 'a long line of code that is much wider than a phone screen' " * 3 + "\n```\n"
+    "Averyveryverylongwordwithoutanyspacesthatmustwrapratherthanscrollthepagesideways."
+)
+
+
+def start_chat(page):
+    page.click("button.agent-option[data-agent='Purchasing assistant']")
+    page.wait_for_url(re.compile(r"/o/acme/chat/[0-9a-f-]{36}/$"))
+    expect(page.locator(".conn")).to_have_attribute("data-state", "open")
+
+
+def send(page, content):
+    page.fill("#composer-input", content)
+    page.press("#composer-input", "Enter")
+
+
+def record_frames(page):
+    """Every websocket frame the page receives (parsed) and sends (parsed), in order."""
+    received: list[dict] = []
+    sent: list[dict] = []
+
+    def on_socket(ws):
+        ws.on("framereceived", lambda payload: received.append(json.loads(payload)))
+        ws.on("framesent", lambda payload: sent.append(json.loads(payload)))
+
+    page.on("websocket", on_socket)
+    return received, sent
+
+
+def test_chat_shows_the_tool_card_the_streamed_answer_and_the_injected_follow_up(
+    make_page, e2e_server, scripted_llm
+):
+    # Given a model that calls the ERP once (held back until the user's follow-up is in), then answers.
+    follow_up_sent = threading.Event()
+
+    def orders_call(body):
+        follow_up_sent.wait(20)
+        return tool_calls(call("erp__list_purchase_orders", {"status": "draft"}, id="call_orders"))
+
+    scripted_llm.script(
+        orders_call,
+        text("Two purchase orders are drafts: PO-0002 and PO-0003."),
+        text(ANSWER, chunk_size=10),
+    )
+    page = make_page(width=1280, height=1000)
+    received, _ = record_frames(page)
+    start_chat(page)
+
+    # When the user asks, and adds a follow-up while the agent works
+    send(page, QUESTION)
+    expect(page.locator(".turn .msg.user").first).to_have_text(QUESTION)
+    expect(page.locator("#stop-button")).to_be_visible()
+    send(page, FOLLOW_UP)
+    follow_up = page.locator(".step.follow-up")
+    expect(follow_up).to_have_attribute("data-status", "pending")
+    wait_for(
+        lambda: e2e_server.query("SELECT COUNT(*) FROM agents_message WHERE injected = 1")[0][0] == 1,
+        what="the follow-up to be stored as injected",
+    )
+    follow_up_sent.set()
+
+    # Then the tool card shows the real call, the follow-up is taken in, and the answer streams in
+    card = page.locator(".tool-card")
+    expect(card).to_have_class(re.compile(r"\bsucceeded\b"))
+    expect(card.locator(".tool-name")).to_have_text("erp__list_purchase_orders")
+    expect(card.locator(".badge.ok")).to_have_text("OK")
+    expect(follow_up).to_have_attribute("data-status", "taken")
+    answer = page.locator(".answer")
+    expect(answer.locator("strong").first).to_have_text("Two")
+    expect(answer.locator("table td").first).to_have_text("PO-0002")
+    expect(answer.locator("a")).to_have_attribute("rel", "noopener noreferrer")
+    footer = page.locator(".run-footer")
+    expect(footer).to_be_visible()
+    expect(footer).to_contain_text(re.compile(r"\d+ steps?"))
+    expect(footer).to_contain_text("tokens")
+    expect(page.locator("#stop-button")).to_be_hidden()
+
+    # The follow-up sits after the tool call it came in after, and the model saw it.
+    assert card.evaluate(
+        "(c) => Boolean(c.compareDocumentPosition(document.querySelector('.follow-up')) & Node.DOCUMENT_POSITION_FOLLOWING)"
+    )
+    assert FOLLOW_UP in json.dumps(scripted_llm.requests[1]["messages"])
+
+    # The socket delivered every event once, in order, with the answer in several deltas.
+    persisted = [f for f in received if f.get("seq") is not None]
+    seqs = [f["seq"] for f in persisted]
+    assert seqs == list(range(1, len(seqs) + 1))
+    kinds = [(f["event"], f["data"].get("type") or f["data"].get("status")) for f in persisted]
+    assert (
+        kinds.index(("step", "iteration"))
+        < kinds.index(("inject", "inject"))
+        < kinds.index(("answer", "start"))
+    )
+    assert sum(1 for f in persisted if f["event"] == "answer" and f["data"]["status"] == "delta") > 3
+    assert kinds[-1][0] == "done"
+
+    # Open the card: arguments and the ERP's observation.
+    card.locator("summary").click()
+    expect(card.locator(".tool-json")).to_contain_text('"status": "draft"')
+    expect(card.locator(".tool-observation")).to_contain_text("PO-0002")
+
+    SCREENSHOT.parent.mkdir(parents=True, exist_ok=True)
+    page.locator("#composer-input").blur()
+    footer.scroll_into_view_if_needed()
+    page.screenshot(path=str(SCREENSHOT))
+    assert 0 < SCREENSHOT.stat().st_size < MAX_SCREENSHOT_BYTES
+
+
+def test_answer_markup_from_the_model_is_escaped_and_the_phone_layout_never_scrolls_sideways(
+    make_page, scripted_llm
+):
+    scripted_llm.script(text("Here you go."), text(XSS_ANSWER, chunk_size=24))
+    page = make_page(width=390, height=844)
+    start_chat(page)
+
+    send(page, "Show me something tricky")
+    expect(page.locator(".run-footer")).to_be_visible()
+
+    answer = page.locator(".answer")
+    expect(answer).to_contain_text("<img src=x onerror=")
+    assert answer.locator("img, script, iframe, svg, style").count() == 0
+    assert answer.locator("a").count() == 0  # the javascript: link is plain text
+    assert "click me" in answer.inner_text()
+    assert page.evaluate("() => window.__xss") is None
+    overflow = page.evaluate(
+        "() => [document.documentElement.scrollWidth, document.documentElement.clientWidth,"
+        " document.getElementById('chat-scroll').scrollWidth, document.getElementById('chat-scroll').clientWidth]"
+    )
+    assert overflow[0] <= overflow[1] and overflow[2] <= overflow[3], overflow
+
+    # The conversation list is a drawer on a phone: hidden, opened by the menu button, closed by Escape.
+    sidebar = page.locator("#chat-sidebar")
+    expect(sidebar).not_to_be_in_viewport()
+    page.click("[data-sidebar-toggle]")
+    expect(sidebar).to_be_in_viewport()
+    expect(sidebar.locator(".conversation-link.current")).to_contain_text("Show me something tricky")
+    page.keyboard.press("Escape")
+    expect(sidebar).not_to_be_in_viewport()
+
+
+MARKDOWN_ATTACKS = [
+    "<img src=x onerror=window.__xss=1>",
+    "<script>window.__xss=1</script>",
+    '<a href="javascript:window.__xss=1">x</a>',
+    "[x](javascript:window.__xss=1)",
+    "[x](JaVaScRiPt:window.__xss=1)",
+    "[x](data:text/html;base64,PHNjcmlwdD5hbGVydCgxKTwvc2NyaXB0Pg==)",
+    "[x](vbscript:msgbox)",
+    '[x](https://ok.example/" onmouseover="window.__xss=1)',
+    '[a](https://x.example/"><img src=x onerror=window.__xss=1>)',
+    "`<b onclick=window.__xss=1>code</b>`",
+    "```\n</code></pre><img src=x onerror=window.__xss=1>\n```",
+    '```"><img src=x onerror=window.__xss=1>\ncode\n```',
+    "| <svg onload=window.__xss=1> | x |\n|---|---|\n| <iframe src=javascript:window.__xss=1> | y |",
+    "**<style>body{display:none}</style>**",
+    "# <details open ontoggle=window.__xss=1>",
+    "- <input autofocus onfocus=window.__xss=1>",
+    "> <math><mtext><table><mglyph><style><img src=x onerror=window.__xss=1>",
+    "![img](https://x.example/y.png) _<b>x</b>_ ~~<u>y</u>~~",
+    "&lt;img src=x onerror=window.__xss=1&gt; &#106;avascript:",
+]
+
+
+def test_the_markdown_renderer_only_produces_known_tags_and_http_links(make_page):
+    page = make_page()
+    result = page.evaluate(
+        """async (attacks) => {
+            const { renderMarkdown } = await import("/static/js/chat-markdown.js");
+            const tags = new Set(["p", "h3", "h4", "h5", "h6", "strong", "em", "del", "code", "pre", "ul", "ol",
+                "li", "blockquote", "hr", "br", "table", "thead", "tbody", "tr", "th", "td", "a", "div"]);
+            const attributes = new Set(["class", "data-lang", "href", "target", "rel", "start"]);
+            const box = document.createElement("div");
+            document.body.append(box);
+            const bad = [];
+            for (const attack of attacks) {
+                const holder = document.createElement("div");
+                holder.innerHTML = renderMarkdown(attack);
+                box.append(holder);
+                for (const node of holder.querySelectorAll("*")) {
+                    const tag = node.tagName.toLowerCase();
+                    if (!tags.has(tag)) bad.push(`${attack} -> <${tag}>`);
+                    for (const attr of node.attributes) {
+                        if (!attributes.has(attr.name)) bad.push(`${attack} -> ${tag}[${attr.name}]`);
+                        if (attr.name === "href" && !/^https?:\\/\\//i.test(attr.value)) bad.push(`${attack} -> ${attr.value}`);
+                    }
+                }
+            }
+            await new Promise((resolve) => requestAnimationFrame(() => setTimeout(resolve, 50)));
+            const sample = renderMarkdown("# T\\n**b** *i* `c` [l](https://e.example)\\n\\n- one\\n- two");
+            return { bad, xss: window.__xss ?? null, sample };
+        }""",
+        MARKDOWN_ATTACKS,
+    )
+    assert result["bad"] == []
+    assert result["xss"] is None
+    assert result["sample"] == (
+        "<h3>T</h3><p><strong>b</strong> <em>i</em> <code>c</code> "
+        '<a href="https://e.example" target="_blank" rel="noopener noreferrer">l</a></p>'
+        "<ul><li>one</li><li>two</li></ul>"
+    )
+
+
+def test_the_page_reconnects_after_a_server_restart_and_resumes_without_duplicates(
+    make_page, e2e_server, scripted_llm
+):
+    scripted_llm.script(text("Hi."), text("Hello! How can I help?"))
+    page = make_page()
+    _, sent = record_frames(page)
+    start_chat(page)
+    send(page, "hello")
+    expect(page.locator(".run-footer")).to_have_count(1)
+    expect(page.locator(".run-footer")).to_be_visible()
+
+    e2e_server.restart()
+    expect(page.locator(".conn")).to_have_attribute("data-state", "open")
+    resumes = [f for f in sent if f.get("type") == "resume"]
+    assert len(resumes) >= 2 and resumes[0]["after_seq"] == 0
+    last_seq = resumes[-1]["after_seq"]
+    assert last_seq > 0, "the reconnect resumes after the events already shown"
+
+    scripted_llm.script(text("Sure."), text("Second answer."))
+    send(page, "and again")
+    expect(page.locator(".run-footer")).to_have_count(2)
+    expect(page.locator(".turn")).to_have_count(2)
+    expect(page.locator(".answer").nth(0)).to_have_text("Hello! How can I help?")
+    expect(page.locator(".answer").nth(1)).to_have_text("Second answer.")
+
+
+def test_the_chat_speaks_simplified_chinese_to_a_chinese_browser(make_page):
+    page = make_page(locale="zh-CN")
+    expect(page.locator("h1")).to_have_text("聊天")
+    start_chat(page)
+    expect(page.locator(".conn-label")).to_have_text("已连接")
+    expect(page.locator("#send-button")).to_have_text("发送")
+
+
+def frame(seq, run_id, event, **data):
+    return {"seq": seq, "run_id": run_id, "event": event, "data": data}
+
+
+CONTRACT_FRAMES = [
+    frame(1, "r1", "step", type="thinking", status="start", iteration=1),
+    frame(2, "r1", "phase", phase="selecting_tools", total_tools=40),
+    frame(3, "r1", "compact", original_messages=30, kept_messages=8),
+    frame(4, "r1", "step", type="thinking", status="done", iteration=1, reasoning="Pay the supplier first."),
+    frame(
+        5,
+        "r1",
+        "step",
+        type="iteration",
+        status="start",
+        iteration=1,
+        tool_name="erp__create_payment",
+        tool_args={"order": "PO-0002", "amount": 1280.5},
+        tool_call_id="c1",
+    ),
+    frame(
+        6,
+        "r1",
+        "step",
+        type="iteration",
+        status="start",
+        iteration=1,
+        tool_name="erp__get_purchase_order",
+        tool_args={"order_id": 2},
+        tool_call_id="c2",
+    ),
+    frame(
+        7,
+        "r1",
+        "approval",
+        status="pending",
+        approval_id="a1",
+        tool_name="erp__create_payment",
+        tool_args={},
+        approvers=["ada", "oscar"],
+        decided_by=None,
+        reason="",
+        tool_call_id="c1",
+    ),
+    frame(
+        8,
+        "r1",
+        "approval",
+        status="approved",
+        approval_id="a1",
+        tool_name="erp__create_payment",
+        tool_args={},
+        approvers=["ada", "oscar"],
+        decided_by="ada",
+        reason="Budgeted for Q3.",
+    ),
+    frame(
+        9,
+        "r1",
+        "step",
+        type="iteration",
+        status="done",
+        iteration=1,
+        tool_name="erp__create_payment",
+        observation="payment 12 created",
+        error=None,
+        iter_elapsed=0.42,
+        tool_call_id="c1",
+        outcome="ok",
+        tool_args={"order": "PO-0002", "amount": 1280.5},
+    ),
+    frame(
+        10,
+        "r1",
+        "step",
+        type="iteration",
+        status="done",
+        iteration=1,
+        tool_name="erp__get_purchase_order",
+        observation="Error: timed out",
+        error="timed out after 10 s",
+        iter_elapsed=10.0,
+        tool_call_id="c2",
+        outcome="timeout",
+        tool_args={"order_id": 2},
+    ),
+    frame(11, "r1", "plan", steps=[{"id": "s1", "status": "running"}]),
+    frame(12, "r1", "something_new", anything=True),
+    frame(13, "r1", "error", code="llm_error", message="The model timed out once; retrying."),
+    frame(14, "r1", "answer", status="start"),
+    frame(15, "r1", "answer", status="delta", content="Partial <b>streamed</b> text"),
+    frame(16, "r1", "answer", status="done", content="Paid **PO-0002**.", fallback=True),
+    frame(
+        17,
+        "r1",
+        "done",
+        answer="Paid PO-0002.",
+        iterations=3,
+        usage={"prompt_tokens": 1000, "completion_tokens": 234, "total_tokens": 1234},
+        elapsed=4.2,
+        cancelled=True,
+        stop_reason="cancelled",
+    ),
+    # r2: a follow-up from the history is taken in; one sent too late is offered again.
+    frame(18, "r2", "step", type="thinking", status="start", iteration=1),
+    frame(19, "r2", "inject", type="inject", content="Only unpaid ones."),
+    frame(20, "r2", "answer", status="done", content="Nothing is unpaid.", fallback=False),
+    frame(
+        21,
+        "r2",
+        "done",
+        answer="Nothing is unpaid.",
+        iterations=1,
+        usage={"total_tokens": 50},
+        elapsed=0.5,
+        cancelled=False,
+        stop_reason="max_iterations",
+    ),
+]
+HISTORY = [
+    {"id": 1, "role": "user", "content": "Pay PO-0002", "run_id": "r1", "injected": False},
+    {"id": 2, "role": "user", "content": "Anything else?", "run_id": "r2", "injected": False},
+    {"id": 3, "role": "user", "content": "Only unpaid ones.", "run_id": "r2", "injected": True},
+    {"id": 4, "role": "user", "content": "And the drafts?", "run_id": "r2", "injected": True},
+    {"id": 5, "role": "summary", "content": "(summary for the model)", "run_id": "r2", "injected": False},
+]
+
+
+def test_the_timeline_renders_every_event_of_the_websocket_contract(make_page):
+    page = make_page()
+    result = page.evaluate(
+        """async ([history, frames]) => {
+            const { Timeline } = await import("/static/js/chat-timeline.js");
+            const scroller = document.createElement("div");
+            const list = document.createElement("ol");
+            const empty = document.createElement("p");
+            scroller.append(list);
+            document.body.append(scroller, empty);
+            const resent = [];
+            const timeline = new Timeline({ list, scroller, empty, onResend: (c) => resent.push(c),
+                onUnknownRun: () => {}, onWorkingChange: () => {} });
+            timeline.loadHistory(history, null);
+            for (const frame of frames) timeline.handle(frame);
+            const [r1, r2] = list.querySelectorAll(".turn");
+            const card = (id) => r1.querySelector(`.tool-card[data-tool-call-id="${id}"]`);
+            r2.querySelector(".follow-up[data-status=missed] button").click();
+            return {
+                turns: list.querySelectorAll(".turn").length,
+                users: [...list.querySelectorAll(".turn > .msg.user")].map((n) => n.textContent),
+                c1: { cls: card("c1").className, badges: card("c1").querySelector(".tool-badges").textContent,
+                      approval: card("c1").querySelector(".tool-approval").textContent,
+                      result: card("c1").querySelector(".tool-observation").textContent,
+                      time: card("c1").querySelector(".tool-time").textContent },
+                c2: { cls: card("c2").className, badges: card("c2").querySelector(".tool-badges").textContent,
+                      error: card("c2").querySelector(".tool-error").textContent },
+                divider: r1.querySelector(".step.divider")?.textContent,
+                reasoning: r1.querySelector(".step.thinking")?.textContent,
+                runError: r1.querySelector(".step.run-error")?.textContent,
+                answer: r1.querySelector(".answer").innerHTML,
+                footer: r1.querySelector(".run-footer").textContent,
+                r1Working: r1.classList.contains("working"),
+                followUps: [...r2.querySelectorAll(".follow-up")].map((n) => [n.dataset.status, n.textContent]),
+                r2Footer: r2.querySelector(".run-footer").textContent,
+                resent,
+                working: timeline.working,
+            };
+        }""",
+        [HISTORY, CONTRACT_FRAMES],
+    )
+    assert result["turns"] == 2
+    assert result["users"] == ["Pay PO-0002", "Anything else?"]
+    assert "succeeded" in result["c1"]["cls"] and "awaiting-approval" not in result["c1"]["cls"]
+    assert "OK" in result["c1"]["badges"] and "Approved" in result["c1"]["badges"]
+    assert "Approved by ada." in result["c1"]["approval"] and "Budgeted for Q3." in result["c1"]["approval"]
+    assert result["c1"]["result"] == "payment 12 created"
+    assert result["c1"]["time"] == "0.4 s"
+    assert "failed" in result["c2"]["cls"] and "Timed out" in result["c2"]["badges"]
+    assert "timed out after 10 s" in result["c2"]["error"]
+    assert result["divider"] == "Earlier messages were summarised"
+    assert "Pay the supplier first." in result["reasoning"]
+    assert result["runError"] == "The model timed out once; retrying."
+    assert result["answer"] == "<p>Paid <strong>PO-0002</strong>.</p>"  # the fallback replaced the stream
+    assert (
+        "Stopped" in result["footer"] and "3 steps" in result["footer"] and "1,234 tokens" in result["footer"]
+    )
+    assert not result["r1Working"] and not result["working"]
+    assert result["followUps"][0][0] == "taken" and "Only unpaid ones." in result["followUps"][0][1]
+    assert result["followUps"][1][0] == "missed" and "And the drafts?" in result["followUps"][1][1]
+    assert result["resent"] == ["And the drafts?"]
+    assert "step limit" in result["r2Footer"]
