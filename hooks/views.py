@@ -11,6 +11,7 @@ service the callback and the API use.
 
 from __future__ import annotations
 
+import json
 import logging
 from typing import Any
 
@@ -126,6 +127,7 @@ def approval_page(request: HttpRequest, org_slug: str, approval_id: Any) -> Http
             "approval": approval,
             "can_decide": can_decide,
             "approvers": [u.get_username() for u in approval.approver_users.order_by("username")],
+            "arguments_json": json.dumps(approval.arguments, ensure_ascii=False, indent=2, default=str),
         },
     )
 
