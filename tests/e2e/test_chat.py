@@ -14,7 +14,7 @@ import pytest
 from playwright.sync_api import expect
 
 from tests.e2e.conftest import ROOT, wait_for
-from tests.fakes.openai_server import call, text, tool_calls
+from tests.fakes.openai_server import call, hang, text, tool_calls
 
 pytestmark = pytest.mark.e2e
 
@@ -67,6 +67,21 @@ def record_frames(page):
     return received, sent
 
 
+def _ask_with_follow_up(page, e2e_server, follow_up_sent):
+    """The user asks, then adds a follow-up while the agent works; the model is released once it is stored."""
+    send(page, QUESTION)
+    expect(page.locator(".turn .msg.user").first).to_have_text(QUESTION)
+    expect(page.locator("#stop-button")).to_be_visible()
+    send(page, FOLLOW_UP)
+    follow_up = page.locator(".step.follow-up")
+    expect(follow_up).to_have_attribute("data-status", "pending")
+    wait_for(
+        lambda: e2e_server.query("SELECT COUNT(*) FROM agents_message WHERE injected = 1")[0][0] == 1,
+        what="the follow-up to be stored as injected",
+    )
+    follow_up_sent.set()
+
+
 def test_chat_shows_the_tool_card_the_streamed_answer_and_the_injected_follow_up(
     make_page, e2e_server, scripted_llm
 ):
@@ -87,24 +102,17 @@ def test_chat_shows_the_tool_card_the_streamed_answer_and_the_injected_follow_up
     start_chat(page)
 
     # When the user asks, and adds a follow-up while the agent works
-    send(page, QUESTION)
-    expect(page.locator(".turn .msg.user").first).to_have_text(QUESTION)
-    expect(page.locator("#stop-button")).to_be_visible()
-    send(page, FOLLOW_UP)
-    follow_up = page.locator(".step.follow-up")
-    expect(follow_up).to_have_attribute("data-status", "pending")
-    wait_for(
-        lambda: e2e_server.query("SELECT COUNT(*) FROM agents_message WHERE injected = 1")[0][0] == 1,
-        what="the follow-up to be stored as injected",
-    )
-    follow_up_sent.set()
+    try:
+        _ask_with_follow_up(page, e2e_server, follow_up_sent)
+    finally:
+        follow_up_sent.set()  # never leave the scripted server's thread waiting
 
     # Then the tool card shows the real call, the follow-up is taken in, and the answer streams in
     card = page.locator(".tool-card")
     expect(card).to_have_class(re.compile(r"\bsucceeded\b"))
     expect(card.locator(".tool-name")).to_have_text("erp__list_purchase_orders")
     expect(card.locator(".badge.ok")).to_have_text("OK")
-    expect(follow_up).to_have_attribute("data-status", "taken")
+    expect(page.locator(".step.follow-up")).to_have_attribute("data-status", "taken")
     answer = page.locator(".answer")
     expect(answer.locator("strong").first).to_have_text("Two")
     expect(answer.locator("table td").first).to_have_text("PO-0002")
@@ -153,7 +161,14 @@ def test_answer_markup_from_the_model_is_escaped_and_the_phone_layout_never_scro
     page = make_page(width=390, height=844)
     start_chat(page)
 
-    send(page, "Show me something tricky")
+    # Shift+Enter adds a line; Enter sends.
+    page.fill("#composer-input", "Show me something tricky")
+    page.press("#composer-input", "Shift+Enter")
+    page.keyboard.type("please")
+    assert page.input_value("#composer-input") == "Show me something tricky\nplease"
+    expect(page.locator(".turn")).to_have_count(0)
+    page.press("#composer-input", "Enter")
+    expect(page.locator(".turn .msg.user")).to_have_text("Show me something tricky\nplease")
     expect(page.locator(".run-footer")).to_be_visible()
 
     answer = page.locator(".answer")
@@ -464,3 +479,21 @@ def test_the_timeline_renders_every_event_of_the_websocket_contract(make_page):
     assert result["followUps"][1][0] == "missed" and "And the drafts?" in result["followUps"][1][1]
     assert result["resent"] == ["And the drafts?"]
     assert "step limit" in result["r2Footer"]
+
+
+def test_stop_cancels_the_run_and_the_footer_says_stopped(make_page, scripted_llm):
+    scripted_llm.script(hang(20))
+    page = make_page()
+    start_chat(page)
+    send(page, "Summarise every order since 2019")
+    stop = page.locator("#stop-button")
+    expect(stop).to_be_visible()
+    expect(page.locator(".run-status")).to_be_visible()
+
+    stop.click()
+
+    footer = page.locator(".run-footer")
+    expect(footer).to_contain_text("Stopped")
+    expect(stop).to_be_hidden()
+    expect(page.locator(".run-status")).to_be_hidden()
+    expect(page.locator("#composer")).not_to_have_class(re.compile(r"\bworking\b"))
