@@ -14,6 +14,7 @@ from connectors.adapter_types import (
     SqlActionSpec,
 )
 from connectors.models import AuthType, Connector, ConnectorAction
+from connectors.pg_dsn import dsn_password
 
 
 def http_auth_for(connector: Connector) -> HttpAuth:
@@ -84,29 +85,9 @@ def sql_action_spec_for(action: ConnectorAction) -> SqlActionSpec:
 
 
 def connector_secret_values(connector: Connector) -> tuple[str, ...]:
-    """Every secret string of the connector (decrypted), for redaction."""
+    """Every secret string of the connector (decrypted), for redaction; a DSN's password on its own too."""
     values = [connector.auth_secret]
     dsn = connector.dsn
     if dsn:
-        values.append(dsn)
-        values.extend(_dsn_passwords(dsn))
+        values.extend((dsn, dsn_password(dsn)))
     return tuple(v for v in values if v)
-
-
-def _dsn_passwords(dsn: str) -> list[str]:
-    """The password inside a URL-style or key=value DSN, so it is redacted on its own too."""
-    from urllib.parse import unquote, urlsplit
-
-    found = []
-    if "://" in dsn:
-        try:
-            password = urlsplit(dsn).password
-        except ValueError:
-            password = None
-        if password:
-            found.extend({password, unquote(password)})
-    for part in dsn.split():
-        key, _, value = part.partition("=")
-        if key.strip().lower() == "password" and value:
-            found.append(value.strip("'\""))
-    return found

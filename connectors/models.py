@@ -18,6 +18,7 @@ from django.utils import timezone
 from django.utils.translation import gettext_lazy as _
 
 from connectors.demo_api.models import DemoPayment, DemoPurchaseOrder  # noqa: F401  (models of this app)
+from connectors.pg_dsn import DsnError, dsn_hosts, dsn_params
 from connectors.sql_guard import is_write_sql
 from platform_core.crypto import EncryptedTextField
 from platform_core.models import OrgOwnedModel
@@ -147,8 +148,14 @@ class Connector(OrgOwnedModel):
                     errors[name] = _("Required for this authentication type.")
             if self.auth_type != AuthType.NONE and not self.has_secret("auth_secret"):
                 errors["auth_secret"] = _("Required for this authentication type.")
-        elif self.kind == ConnectorKind.DATABASE and not self.has_secret("dsn"):
-            errors["dsn"] = _("A database connector needs a DSN.")
+        elif self.kind == ConnectorKind.DATABASE:
+            if not self.has_secret("dsn"):
+                errors["dsn"] = _("A database connector needs a DSN.")
+            else:
+                try:
+                    dsn_hosts(dsn_params(self.dsn))
+                except DsnError as exc:  # the message never contains the DSN
+                    errors["dsn"] = _("The DSN is not usable: %(reason)s") % {"reason": exc}
         hosts = self.allowed_private_hosts
         if not isinstance(hosts, list) or not all(isinstance(h, str) and _HOST_RE.match(h) for h in hosts):
             errors["allowed_private_hosts"] = _(

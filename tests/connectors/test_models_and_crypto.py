@@ -217,6 +217,22 @@ def test_connector_validation_names_the_missing_or_wrong_field(org, fields, erro
     assert error_field in excinfo.value.message_dict
 
 
+@pytest.mark.parametrize(
+    "dsn",
+    [
+        "postgresql://reporter:pw-9x@/erp?host=/var/run/postgresql",
+        "host=db.internal hostaddr=10.0.0.1 password=pw-9x",
+    ],
+)
+def test_an_unusable_dsn_is_refused_without_echoing_it(org, dsn):
+    connector = Connector(organization=org, name="dw", kind="database")
+    connector.dsn = dsn
+    with pytest.raises(ValidationError) as excinfo:
+        connector.full_clean()
+    message = " ".join(excinfo.value.message_dict["dsn"])
+    assert message.startswith("The DSN is not usable") and "pw-9x" not in message
+
+
 def test_allowed_private_hosts_accept_names_and_addresses(org):
     connector = Connector(
         organization=org,
