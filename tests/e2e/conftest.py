@@ -25,7 +25,8 @@ import pytest
 from tests.fakes.openai_server import ScriptedOpenAIServer
 
 ROOT = Path(__file__).resolve().parents[2]
-CHROMIUM = "/usr/bin/chromium"
+# Debian's chromium; CHROMIUM_PATH points elsewhere on other systems.
+CHROMIUM = os.environ.get("CHROMIUM_PATH", "/usr/bin/chromium")
 CHROMIUM_ARGS = [
     "--headless",
     "--no-sandbox",
