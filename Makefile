@@ -29,7 +29,7 @@ migrate: install
 	$(PY) manage.py migrate --noinput
 
 seed: migrate
-	$(PY) manage.py seed_demo
+	DEMO_API_BASE_URL=http://$(HOST):$(PORT)/demo-api $(PY) manage.py seed_demo
 
 ## Install, migrate, seed the demo organisation and serve on http://127.0.0.1:8000 (embedded defaults).
 run: seed

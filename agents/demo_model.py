@@ -116,11 +116,56 @@ def _observations(messages: Sequence[Message]) -> list[str]:
     return [str(m.get("content") or "") for m in messages if m.get("role") == "tool"]
 
 
-def _score(tool: Mapping[str, Any], question_words: set[str]) -> int:
+_WRITE_VERBS = {
+    "create",
+    "add",
+    "new",
+    "approve",
+    "update",
+    "delete",
+    "remove",
+    "pay",
+    "cancel",
+    "submit",
+    "set",
+    "post",
+    "put",
+    "patch",
+    "reject",
+    "send",
+}
+_WRITE_WORDS_ZH = ("创建", "新建", "添加", "批准", "审批", "更新", "删除", "支付", "付款", "取消", "提交")
+
+
+def _wants_write(question: str) -> bool:
+    words = set(_WORD.findall(question.lower()))
+    return bool(words & _WRITE_VERBS) or any(w in question for w in _WRITE_WORDS_ZH)
+
+
+def _is_write_tool(function: Mapping[str, Any]) -> bool:
+    """A tool whose action name starts with a verb that changes things (``erp__create_payment``)."""
+    action = str(function.get("name", "")).split("__")[-1].lower()
+    first = re.split(r"[_\-\s]+|(?<=[a-z])(?=[A-Z])", action)[0] if action else ""
+    return first in _WRITE_VERBS
+
+
+def _score(tool: Mapping[str, Any], question_words: set[str], question: str) -> int:
     function = tool.get("function", tool)
     name_words = _words(re.sub(r"[_\-]+", " ", str(function.get("name", ""))))
     description_words = _words(str(function.get("description", "")))
-    return 3 * len(name_words & question_words) + len(description_words & question_words)
+    score = 3 * len(name_words & question_words) + len(description_words & question_words)
+    if score <= 0:
+        return 0
+    # A tool that needs an id fits a question that gives a number, and not one that gives none.
+    schema = function.get("parameters") or {}
+    needs_value = any(
+        (schema.get("properties") or {}).get(name, {}).get("type") in ("integer", "number")
+        for name in schema.get("required") or ()
+    )
+    has_number = bool(_NUMBER.search(question))
+    if needs_value:
+        score += 2 if has_number else -4
+    return score
 
 
 def _arguments(schema: Mapping[str, Any], question: str) -> dict[str, Any]:
@@ -225,19 +270,22 @@ class DemoLLM:
             return ChatResponse(content=json.dumps({}), usage=usage, model=self.model)
 
         question = _question(messages)
-        called = set(_called_tools(messages))
-        if tools:
+        # One tool call per question: the demo model looks one thing up, then answers from it.
+        if tools and not _called_tools(messages):
             words = _words(question)
-            ranked = sorted(((_score(t, words), t) for t in tools), key=lambda pair: -pair[0])
-            for score, tool in ranked:
+            wants_write = _wants_write(question)
+            candidates = [
+                (_score(t, words, question), index, t)
+                for index, t in enumerate(tools)
+                if wants_write or not _is_write_tool(t.get("function", t))
+            ]
+            candidates = [c for c in candidates if c[0] > 0]
+            if candidates:
+                _, _, tool = max(candidates, key=lambda c: (c[0], -c[1]))
                 function = tool.get("function", tool)
-                if score <= 0 or function.get("name") in called:
-                    continue
-                if called and score < 3:  # after the first call, only clearly named follow-ups
-                    break
                 arguments = _arguments(function.get("parameters") or {}, question)
                 call = ToolCallRequest(
-                    id=f"demo-call-{len(called) + 1}",
+                    id="demo-call-1",
                     name=function["name"],
                     arguments=json.dumps(arguments, ensure_ascii=False),
                 )

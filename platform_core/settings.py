@@ -242,3 +242,7 @@ TRUST_X_FORWARDED_FOR = env_bool("TRUST_X_FORWARDED_FOR", False)
 # --- Agents and runs ------------------------------------------------------------------------------
 AGENT_MAX_MESSAGE_CHARS = env_int("AGENT_MAX_MESSAGE_CHARS", 20000)
 AGENT_MAX_CONCURRENT_RUNS_PER_USER = env_int("AGENT_MAX_CONCURRENT_RUNS_PER_USER", 3)
+
+# Where the demo organisation's "erp" connector reaches the built-in demo API (``make run`` sets it to
+# the address it serves on).
+DEMO_API_BASE_URL = env_str("DEMO_API_BASE_URL")

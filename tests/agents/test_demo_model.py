@@ -76,3 +76,38 @@ def test_seed_demo_creates_the_demo_agent_on_the_erp_connector():
     agent = Agent.objects.get(organization__slug="demo")
     assert agent.name == "Purchasing assistant"
     assert list(agent.connectors.values_list("name", flat=True)) == ["erp"]
+
+
+async def test_demo_model_never_calls_a_write_action_for_a_read_question():
+    calls = []
+
+    async def create_payment(order_id: int) -> str:
+        calls.append(("create_payment", order_id))
+        return "paid"
+
+    async def list_purchase_orders() -> str:
+        calls.append(("list_purchase_orders", None))
+        return "[]"
+
+    registry = ToolRegistry(
+        [
+            FunctionTool(
+                "erp__create_payment",
+                "Create a payment for a purchase order",
+                create_payment,
+                parameters=ORDER_SCHEMA,
+            ),
+            FunctionTool(
+                "erp__list_purchase_orders",
+                "List purchase orders, optionally by status",
+                list_purchase_orders,
+            ),
+        ]
+    )
+    agent = ReActAgent(DemoLLM(stream_delay=0), registry)
+    await agent.run("Which purchase orders are still drafts?")
+    assert calls == [("list_purchase_orders", None)]
+
+    calls.clear()
+    await agent.run("Create a payment for purchase order 2")
+    assert calls == [("create_payment", 2)]
