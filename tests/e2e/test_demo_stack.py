@@ -1,0 +1,85 @@
+"""What ``make run`` gives a new user: the demo organisation, its admin and agent, the demo ERP connector
+and the offline demo model, served by a real daphne, used through a real browser.
+
+The server runs with no model endpoint configured at all (no ``OPENAI_BASE_URL``), exactly like a fresh
+``make run``, so the agent answers with the offline demo model and calls the demo ERP over HTTP.
+"""
+
+from __future__ import annotations
+
+import os
+import sys
+
+import pytest
+
+try:
+    from playwright.sync_api import expect
+except ImportError:  # the chromium_path fixture then fails (CI) or skips the tests
+    expect = None
+
+from tests.e2e.conftest import E2EServer, _free_port, _run
+
+pytestmark = pytest.mark.e2e
+
+DEMO_PASSWORD = "demo-admin-password-1"
+
+
+@pytest.fixture(scope="module")
+def demo_server(chromium_path, tmp_path_factory):
+    folder = tmp_path_factory.mktemp("demo-stack")
+    database = folder / "demo.sqlite3"
+    port = _free_port()
+    env = {
+        key: value
+        for key, value in os.environ.items()
+        if key
+        not in {
+            "DATABASE_URL",
+            "REDIS_URL",
+            "CELERY_BROKER_URL",
+            "OPENAI_BASE_URL",
+            "OPENAI_API_KEY",
+            "LLM_MODEL",
+        }
+    }
+    env.update(
+        {
+            "DATABASE_URL": f"sqlite:///{database}",
+            "DJANGO_SETTINGS_MODULE": "platform_core.settings",
+            "DEMO_API_BASE_URL": f"http://127.0.0.1:{port}/demo-api",
+            "PYTHONUNBUFFERED": "1",
+        }
+    )
+    _run([sys.executable, "manage.py", "migrate", "--noinput"], env, "migrate")
+    out = _run([sys.executable, "manage.py", "seed_demo", "--password", DEMO_PASSWORD], env, "seed_demo")
+    assert "username: admin" in out and DEMO_PASSWORD in out
+    server = E2EServer(port=port, database=database, log_path=folder / "daphne.log", env=env)
+    server.start()
+    try:
+        yield server
+    finally:
+        server.stop()
+
+
+def test_the_demo_admin_chats_with_the_demo_agent_which_calls_the_demo_erp_offline(demo_server, browser):
+    context = browser.new_context(viewport={"width": 1280, "height": 820}, locale="en-GB")
+    try:
+        page = context.new_page()
+        page.goto(f"{demo_server.url}/login/")
+        page.fill("#id_username", "admin")
+        page.fill("#id_password", DEMO_PASSWORD)
+        page.click(".login button[type=submit]")
+        page.goto(f"{demo_server.url}/o/demo/chat/")
+        page.click("button.agent-option[data-agent='Purchasing assistant']")
+        expect(page.locator(".conn")).to_have_attribute("data-state", "open", timeout=15000)
+        page.fill("#composer-input", "Show me purchase order 1")
+        page.press("#composer-input", "Enter")
+        card = page.locator(".tool-card").first
+        expect(card).to_contain_text("erp__get_purchase_order", timeout=15000)
+        answer = page.locator(".answer").last
+        expect(answer).to_contain_text("Offline demo model", timeout=15000)
+        expect(answer).to_contain_text("Shenzhen Bright Electronics", timeout=15000)
+    finally:
+        context.close()
+    rows = demo_server.query("SELECT tool_name, status FROM connectors_connectorcalllog")
+    assert rows == [("erp__get_purchase_order", "ok")]
