@@ -5,8 +5,9 @@ the adapter's HTTP status, row count, latency and sizes when the tool reports th
 blocked it (``blocked_read_only``, ``blocked_rate_limit``, or ``rejected``/``expired`` by an approval,
 with the approval's id), or it never ran (invalid arguments: ``error``). A call abandoned while it
 waited for approval (the run was stopped) is recorded by the gate through :meth:`record`. A call cancelled
-while it ran (a timeout, or the run was stopped) is the one case the connector tool records itself: only
-the tool sees that cancellation, and no post-hook runs for a stopped run.
+while it ran (a timeout, or the run was stopped) is the one case the connector tool records itself, since
+only the tool sees that cancellation and no post-hook runs for a stopped run; for a timeout this hook
+then completes that row with the tool call id and approval reference the tool cannot know.
 """
 
 from __future__ import annotations
@@ -27,7 +28,8 @@ from agents.engine.hooks import (
     PostToolUseHook,
 )
 from agents.engine.tools import ToolResult
-from connectors.models import CallStatus
+from connectors.models import CallStatus, ConnectorCallLog
+from connectors.redaction import redact
 from connectors.services import CallContext, call_log_record
 from hooks.catalog import ActionCatalog, ActionInfo
 from hooks.state import RunGuardState
@@ -56,11 +58,20 @@ class AuditHook(PostToolUseHook):
 
     async def post_tool_use(self, ctx: HookContext, result: ToolResult) -> HookResult | None:
         info = self.catalog.get(ctx.tool_name)
-        if info is None or ctx.outcome == OUTCOME_TIMEOUT:
-            # Not a connector call; or one cancelled mid-flight, which the tool itself recorded.
-            return None
+        if info is None:
+            return None  # not a connector call
         gate = self.state.take_approval(ctx.tool_call_id)
         approval_ref = gate.approval_id if gate is not None else ""
+        if ctx.outcome == OUTCOME_TIMEOUT:
+            await sync_to_async(_complete_cancelled)(
+                context=self.context,
+                info=info,
+                tool_call_id=ctx.tool_call_id,
+                arguments=dict(ctx.tool_args),
+                approval_ref=approval_ref,
+                error=result.error or "timed out",
+            )
+            return None
         if ctx.outcome == OUTCOME_OK:
             status = CallStatus.OK
         elif ctx.outcome == OUTCOME_BLOCKED:
@@ -121,3 +132,41 @@ def _write(**fields: Any) -> None:
     except IntegrityError:
         # The connector or action was deleted mid-run: keep the row, without the links.
         call_log_record(**{**fields, "connector_id": None, "action_id": None})
+
+
+def _complete_cancelled(
+    *,
+    context: CallContext,
+    info: ActionInfo,
+    tool_call_id: str,
+    arguments: dict[str, Any],
+    approval_ref: str,
+    error: str,
+) -> None:
+    """Give the row the tool wrote for a timed-out call its call id; write one if the tool never started."""
+    candidates = ConnectorCallLog.objects.filter(
+        organization_id=context.organization_id,
+        run_id=str(context.run_id),
+        tool_name=info.tool_name,
+        tool_call_id="",
+        status=CallStatus.ERROR,
+    ).order_by("id")
+    wanted = redact(arguments)
+    for row in candidates:
+        if row.arguments == wanted:
+            ConnectorCallLog.objects.filter(pk=row.pk, tool_call_id="").update(
+                tool_call_id=tool_call_id[:128], approval_ref=approval_ref
+            )
+            return
+    _write(
+        context=context,
+        tool_name=info.tool_name,
+        arguments=arguments,
+        status=CallStatus.ERROR,
+        connector_id=info.connector_id,
+        action_id=info.action_id,
+        is_write=info.is_write,
+        tool_call_id=tool_call_id,
+        error=error,
+        approval_ref=approval_ref,
+    )

@@ -12,6 +12,7 @@ import logging
 import time
 from dataclasses import dataclass
 
+from asgiref.sync import sync_to_async
 from django.core.cache import cache
 from django.utils import translation
 from django.utils.translation import gettext as _
@@ -46,6 +47,17 @@ def counter_key(limit: RateLimit, *, user_id: int | None, window: int) -> str:
     return f"{KEY_PREFIX}:{limit.organization_id}:{limit.pk}:{who}:{window}"
 
 
+def _increment(key: str, timeout: int) -> int:
+    # The sync add/incr pair: Django's async cache methods implement incr as get-then-set, which is not
+    # atomic; the sync incr is (a lock in the local-memory cache, INCR in Redis).
+    cache.add(key, 0, timeout=timeout)
+    try:
+        return cache.incr(key)
+    except ValueError:  # the counter expired between add and incr: this call starts a new one
+        cache.add(key, 0, timeout=timeout)
+        return cache.incr(key)
+
+
 async def count_call(limit: RateLimit, *, user_id: int | None, now: float | None = None) -> LimitState:
     """Count one call against ``limit`` and return the window's count (atomic across processes)."""
     now = time.time() if now is None else now
@@ -53,12 +65,7 @@ async def count_call(limit: RateLimit, *, user_id: int | None, now: float | None
     window = int(now // period)
     key = counter_key(limit, user_id=user_id, window=window)
     retry_in = max(1, int((window + 1) * period - now))
-    await cache.aadd(key, 0, timeout=period + 1)
-    try:
-        count = await cache.aincr(key)
-    except ValueError:  # the counter expired between add and incr: this call starts a new one
-        await cache.aadd(key, 0, timeout=period + 1)
-        count = await cache.aincr(key)
+    count = await sync_to_async(_increment, thread_sensitive=False)(key, period + 1)
     return LimitState(limit_id=limit.pk, count=count, max_calls=limit.max_calls, retry_in=retry_in)
 
 

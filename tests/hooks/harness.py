@@ -7,6 +7,7 @@ registers and runs a :class:`ReActAgent` on the scripted LLM, collecting the eve
 
 from __future__ import annotations
 
+import asyncio
 import uuid
 from dataclasses import dataclass, field
 from typing import Any
@@ -24,13 +25,21 @@ from tests.hooks.conftest import connector_tool_factory
 
 @dataclass
 class Emitted:
-    """Events a run emitted through ``blueprint.emit`` (the approval events)."""
+    """Events a run emitted through ``blueprint.emit`` (the approval events); ``await next_approval()``
+    waits for the next one."""
 
     events: list[tuple[str, dict[str, Any]]] = field(default_factory=list)
+    _queue: asyncio.Queue[dict[str, Any]] = field(default_factory=asyncio.Queue)
 
     def __call__(self, channel: str, data: dict[str, Any]) -> int:
         self.events.append((channel, dict(data)))
+        if channel == "approval":
+            self._queue.put_nowait(dict(data))
         return len(self.events)
+
+    async def next_approval(self, timeout: float = 15) -> dict[str, Any]:
+        async with asyncio.timeout(timeout):
+            return await self._queue.get()
 
     def approvals(self) -> list[dict[str, Any]]:
         return [data for channel, data in self.events if channel == "approval"]
@@ -67,10 +76,18 @@ def _build(blueprint: runtime.RunBlueprint) -> tuple[ToolRegistry, HookRegistry]
 
 
 async def run_agent(
-    world: Any, make_llm: Any, query: str, *, user: Any = None, emit: Emitted | None = None
+    world: Any,
+    make_llm: Any,
+    query: str,
+    *,
+    user: Any = None,
+    emit: Emitted | None = None,
+    **agent_options: Any,
 ) -> AgentResult:
     """Run one question through the engine with the platform's tools and guard rails."""
     blueprint = await database_sync_to_async(blueprint_for)(world, user=user, emit=emit)
     tools, hooks = await database_sync_to_async(_build)(blueprint)
-    agent = ReActAgent(make_llm(), tools, hooks=hooks, max_iterations=10, completion_check=False)
+    agent = ReActAgent(
+        make_llm(), tools, hooks=hooks, max_iterations=10, completion_check=False, **agent_options
+    )
     return await agent.run(query, metadata={**blueprint.metadata(), "test_run": str(uuid.uuid4())})
