@@ -37,8 +37,8 @@ class Emitted:
             self._queue.put_nowait(dict(data))
         return len(self.events)
 
-    async def next_approval(self, timeout: float = 15) -> dict[str, Any]:
-        async with asyncio.timeout(timeout):
+    async def next_approval(self, within: float = 15) -> dict[str, Any]:
+        async with asyncio.timeout(within):
             return await self._queue.get()
 
     def approvals(self) -> list[dict[str, Any]]:
