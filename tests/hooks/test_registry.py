@@ -175,3 +175,21 @@ async def test_read_only_mode_blocks_before_an_approval_is_asked_or_a_rate_limit
     assert await ApprovalRequest.objects.acount() == 0
     statuses = {log.tool_call_id: log.status async for log in ConnectorCallLog.objects.all()}
     assert statuses == {"w": "blocked_read_only", "r": "ok"}
+
+
+@pytest.mark.django_db
+def test_the_guard_rails_speak_the_language_the_run_was_started_in(scripted_llm, http_service):
+    from django.utils import translation
+
+    from hooks.read_only import ReadOnlyGuard
+    from tests.hooks.harness import blueprint_for
+
+    world = build_purchasing(llm_base_url=scripted_llm.base_url, erp_base_url=http_service.base_url)
+    organization_set_read_only(organization=world.org, actor=None, enabled=True, reason="审计")
+    with translation.override("zh-hans"):
+        hooks = guard_rail_hooks(blueprint_for(world))
+    guard = next(h for h in hooks if isinstance(h, ReadOnlyGuard))
+    verdict = async_to_sync(guard.pre_tool_use)(
+        HookContext("erp__create_payment", {"amount": 1, "currency": "CNY"}, "c", 1)
+    )
+    assert verdict.error == "组织处于只读模式：审计"
