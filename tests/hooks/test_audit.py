@@ -84,7 +84,9 @@ async def test_each_outcome_leaves_exactly_one_row(world, scripted_llm, make_llm
     assert ok.connector_id == world.erp.pk and ok.action_id == world.actions["list_payments"].pk
 
 
-async def test_blocked_read_only_calls_are_recorded_with_their_redacted_arguments(world, scripted_llm, make_llm):
+async def test_blocked_read_only_calls_are_recorded_with_their_redacted_arguments(
+    world, scripted_llm, make_llm
+):
     await database_sync_to_async(organization_set_read_only)(
         organization=world.org, actor=None, enabled=True, reason="audit"
     )
@@ -110,7 +112,9 @@ async def test_a_call_the_engine_times_out_is_recorded_once(world, scripted_llm,
     assert await ConnectorCallLog.objects.acount() == 1
 
 
-async def test_approved_rejected_and_expired_calls_carry_the_approval_reference(world, scripted_llm, make_llm):
+async def test_approved_rejected_and_expired_calls_carry_the_approval_reference(
+    world, scripted_llm, make_llm
+):
     def policies():
         ApprovalPolicyFactory(
             organization=world.org,

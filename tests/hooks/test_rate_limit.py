@@ -38,7 +38,9 @@ def attempt(hook, tool=LIST):
 
 
 def test_a_connector_limit_blocks_the_call_over_it_with_an_explanation(world):
-    RateLimitFactory(organization=world.org, name="erp burst", connector=world.erp, max_calls=2, period_seconds=60)
+    RateLimitFactory(
+        organization=world.org, name="erp burst", connector=world.erp, max_calls=2, period_seconds=60
+    )
     hook = hook_for(world, world.requester)
     assert attempt(hook) is None and attempt(hook) is None
     blocked = attempt(hook)
