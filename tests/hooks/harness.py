@@ -18,9 +18,9 @@ from agents import runtime
 from agents.engine.hooks import HookRegistry
 from agents.engine.react import AgentResult, ReActAgent
 from agents.engine.tools import ToolRegistry
+from connectors.tools import connector_tools_for_run
 from hooks.registry import guard_rail_hooks
 from tests.agents.factories import RunFactory
-from tests.hooks.conftest import connector_tool_factory
 
 
 @dataclass
@@ -70,7 +70,7 @@ def blueprint_for(world: Any, *, user: Any = None, emit: Emitted | None = None) 
 
 
 def _build(blueprint: runtime.RunBlueprint) -> tuple[ToolRegistry, HookRegistry]:
-    tools = ToolRegistry(connector_tool_factory(blueprint))
+    tools = ToolRegistry(connector_tools_for_run(blueprint))
     hooks = HookRegistry(guard_rail_hooks(blueprint))
     return tools, hooks
 
