@@ -12,6 +12,12 @@ from tests.factories import OrganizationFactory, member_of
 pytest_plugins = ["tests.fakes.llm_fixtures", "tests.fakes.feishu_fixtures"]
 
 
+def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
+    """Run the browser tests last: Playwright's sync API keeps an event loop running in the main thread
+    while its browser is open, and no asyncio test can run beside it."""
+    items.sort(key=lambda item: item.get_closest_marker("e2e") is not None)
+
+
 def pytest_configure(config: pytest.Config) -> None:
     config.addinivalue_line(
         "markers",
