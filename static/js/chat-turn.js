@@ -5,6 +5,7 @@ import { ToolCard } from "./chat-cards.js";
 import { el } from "./chat-dom.js";
 import { formatDuration, formatNumber, gettext, interpolate, ngettext } from "./chat-i18n.js";
 import { renderMarkdown } from "./chat-markdown.js";
+import { PlanView, phaseStatus } from "./chat-plan.js";
 
 function stopNote(reason) {
   switch (reason) {
@@ -39,6 +40,7 @@ export class Turn {
     this.answerFromHistory = false;
     this.renderQueued = false;
     this.content = null;
+    this.plan = null;
 
     this.userEl = el("div", { class: "msg user" });
     this.steps = el("ol", { class: "steps" });
@@ -115,6 +117,9 @@ export class Turn {
       case "approval":
         this.onApproval(data);
         break;
+      case "plan":
+        this.onPlan(data);
+        break;
       case "error":
         this.addStep(el("li", { class: "step run-error", role: "alert", text: data.message || gettext("Something went wrong.") }));
         break;
@@ -122,7 +127,7 @@ export class Turn {
         this.onDone(data);
         break;
       default:
-        return; // plan and future events: ignored until the UI knows them
+        return; // future events: ignored until the UI knows them
     }
     this.changed();
   }
@@ -182,8 +187,19 @@ export class Turn {
     return card;
   }
 
+  planView() {
+    if (!this.plan) this.plan = new PlanView({ addStep: (node) => this.addStep(node) });
+    return this.plan;
+  }
+
+  onPlan(data) {
+    const status = this.planView().handle(data);
+    if (status) this.setStatus(status);
+  }
+
   onApproval(data) {
-    (this.findCard(data) || this.newCard(data)).approval(data);
+    const inPlan = this.plan !== null && this.plan.approval(data);
+    if (!inPlan) (this.findCard(data) || this.newCard(data)).approval(data);
     if (data.status === "pending") this.setStatus(gettext("Waiting for approval…"));
   }
 
@@ -191,7 +207,8 @@ export class Turn {
     if (data.phase === "selecting_tools") {
       this.setStatus(interpolate(gettext("Choosing the right tools among %s…"), [formatNumber(data.total_tools)]));
     } else {
-      this.setStatus(gettext("Planning…"));
+      if (data.phase === "replanning") this.planView().replanning(data);
+      this.setStatus(phaseStatus(data.phase) || gettext("Planning…"));
     }
   }
 
@@ -277,6 +294,7 @@ export class Turn {
 
   onDone(data) {
     this.done = true;
+    if (this.plan) this.plan.stop();
     for (const card of this.cards) {
       if (card.running) {
         card.running = false;
