@@ -36,3 +36,11 @@ def test_sign_out_ends_the_session(client, member):
     client.login(username=member.username, password=PASSWORD)
     client.post("/logout/")
     assert client.get("/").status_code == 302
+
+
+def test_home_links_approvers_to_the_approvals_inbox_but_not_members(client, member, approver, org):
+    client.login(username=approver.username, password=PASSWORD)
+    assert f"/o/{org.slug}/approvals/".encode() in client.get("/").content
+    client.login(username=member.username, password=PASSWORD)
+    page = client.get("/").content
+    assert f"/o/{org.slug}/approvals/".encode() not in page and f"/o/{org.slug}/chat/".encode() in page
