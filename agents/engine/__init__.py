@@ -1,9 +1,23 @@
 """The ReAct engine: Django-free (stdlib, openai, httpx and jsonschema only).
 
-The public API is re-exported here; see ``react.py`` for the loop and ``events.py`` for what a run reports.
+The public API is re-exported here; see ``react.py`` for the loop, ``dag.py`` for plan mode and ``events.py``
+for what a run reports.
 """
 
 from agents.engine.context import CompactionResult, ContextGuard
+from agents.engine.dag import (
+    Analysis,
+    DAGExecutor,
+    DAGPlanner,
+    ModelRegistry,
+    Plan,
+    PlanAgent,
+    PlanAnalyzer,
+    PlanResult,
+    PlanStep,
+    PlanValidationError,
+    route_execution_mode,
+)
 from agents.engine.events import Event, EventCallback, EventStream, iterate_events
 from agents.engine.hooks import (
     HookContext,
@@ -39,11 +53,14 @@ from agents.engine.tools import Artifact, FunctionTool, Tool, ToolRegistry, Tool
 __all__ = [
     "LLM",
     "AgentResult",
+    "Analysis",
     "Artifact",
     "ChatResponse",
     "CompactionResult",
     "ContextGuard",
     "ContextLengthExceededError",
+    "DAGExecutor",
+    "DAGPlanner",
     "Event",
     "EventCallback",
     "EventStream",
@@ -54,7 +71,14 @@ __all__ = [
     "InterruptQueue",
     "LLMError",
     "Message",
+    "ModelRegistry",
     "OpenAICompatibleLLM",
+    "Plan",
+    "PlanAgent",
+    "PlanAnalyzer",
+    "PlanResult",
+    "PlanStep",
+    "PlanValidationError",
     "PostToolUseHook",
     "PreToolUseHook",
     "ReActAgent",
@@ -70,5 +94,6 @@ __all__ = [
     "Usage",
     "extract_json",
     "iterate_events",
+    "route_execution_mode",
     "structured_llm_call",
 ]

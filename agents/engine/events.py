@@ -22,6 +22,7 @@ COMPACT = "compact"
 PHASE = "phase"
 INJECT = "inject"
 DONE = "done"
+PLAN = "plan"
 
 
 @dataclass(frozen=True, slots=True)
@@ -151,6 +152,51 @@ def done(
             "stop_reason": stop_reason,
         },
     )
+
+
+# --- plan mode -------------------------------------------------------------------------------
+
+
+def plan_dag(round_: int, steps: list[dict[str, Any]]) -> Event:
+    """``plan`` dag: a plan was made; ``steps`` are ``{id, task, dependencies, tool_hint, model_hint, status}``."""
+    return Event(PLAN, {"type": "dag", "round": round_, "steps": steps})
+
+
+def plan_step(
+    round_: int,
+    step_id: str,
+    status: str,
+    *,
+    result: str | None = None,
+    error: str | None = None,
+    elapsed: float | None = None,
+) -> Event:
+    """``plan`` step: one step changed status; ``result``/``error``/``elapsed`` only when known."""
+    data: dict[str, Any] = {"type": "step", "round": round_, "step_id": step_id, "status": status}
+    if result is not None:
+        data["result"] = result
+    if error is not None:
+        data["error"] = error
+    if elapsed is not None:
+        data["elapsed"] = elapsed
+    return Event(PLAN, data)
+
+
+def plan_step_iteration(round_: int, step_id: str, payload: Mapping[str, Any]) -> Event:
+    """``plan`` step_iteration: a step agent's ``step`` iteration event (start/done of a tool call), its
+    own ``type`` replaced."""
+    data: dict[str, Any] = {"type": "step_iteration", "round": round_, "step_id": step_id}
+    data.update((k, v) for k, v in payload.items() if k != "type")
+    return Event(PLAN, data)
+
+
+def plan_phase(phase: str, round_: int, *, reasoning: str | None = None) -> Event:
+    """``phase`` of plan mode: ``planning``, ``executing``, ``analyzing`` or ``replanning`` (with the
+    analyser's ``reasoning``)."""
+    data: dict[str, Any] = {"phase": phase, "round": round_}
+    if reasoning is not None:
+        data["reasoning"] = reasoning
+    return Event(PHASE, data)
 
 
 class Emitter:

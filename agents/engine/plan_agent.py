@@ -1,0 +1,351 @@
+"""The plan agent: plan, execute, analyse, re-plan; then stream a synthesised answer.
+
+Rounds: up to ``max_rounds`` (3) rounds are spent; the run stops when the analyser says the goal is
+achieved, when its confidence is at least ``confidence_threshold`` (0.8), or when the budget is spent.
+A user follow-up (the ``interrupt_queue`` is not empty) stops the current round gracefully (pending steps
+skipped, running steps finish) and ALWAYS re-plans, without spending budget, with the follow-up appended
+to the goal. Re-planning shows the planner every earlier step in at most 500 characters.
+
+If the first plan cannot be made (:class:`PlanValidationError`), the goal runs as a single step; if a
+re-plan cannot be made, the run ends with what it has (``planning_failed``).
+
+Events: ``phase`` planning / executing / analyzing / replanning (with the analyser's reasoning), ``plan``
+dag / step / step_iteration, ``inject`` for follow-ups, then ``answer`` and ``done`` from
+:meth:`PlanAgent.stream_synthesize`. Cancellation mirrors :class:`ReActAgent`: :meth:`PlanAgent.cancel`
+ends the run with a cancelled result (and a cancelled ``done``); cancelling the awaiting task propagates.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+import time
+from collections.abc import AsyncIterator, Callable, Mapping, Sequence
+from datetime import date
+from typing import Any
+
+from agents.engine import events
+from agents.engine import plan_prompts as prompts
+from agents.engine.analyzer import PlanAnalyzer
+from agents.engine.events import Emitter, Event, EventCallback, iterate_events
+from agents.engine.executor import MAX_CONCURRENCY, STEP_TIMEOUT, DAGExecutor
+from agents.engine.hooks import HookRegistry
+from agents.engine.interrupts import InterruptQueue
+from agents.engine.llm import Message, Usage
+from agents.engine.model_registry import GENERAL, ModelRegistry
+from agents.engine.plan_models import (
+    STOP_ACHIEVED,
+    STOP_CANCELLED,
+    STOP_CONFIDENT,
+    STOP_MAX_ROUNDS,
+    STOP_PLANNING_FAILED,
+    Analysis,
+    Plan,
+    PlanResult,
+    PlanStep,
+    PlanValidationError,
+)
+from agents.engine.plan_synthesis import draft_answer, replan_context, stream_plan_answer
+from agents.engine.planner import DAGPlanner
+from agents.engine.tools import ToolRegistry
+
+logger = logging.getLogger(__name__)
+
+MAX_ROUNDS = 3
+CONFIDENCE_THRESHOLD = 0.8
+FOLLOW_UP_REASONING = "The user sent a follow-up; planning again with it."
+PLANNING_FAILED_REASONING = "No valid plan could be made; running the goal as a single step."
+
+
+class _Cancelled(Exception):
+    """cancel() was called: unwind to run(), which reports the cancelled result."""
+
+
+class _PlanRun:
+    """The mutable state of one ``PlanAgent.run()``."""
+
+    def __init__(self, goal: str, metadata: Mapping[str, Any], emit: Emitter) -> None:
+        self.goal = goal
+        self.metadata = metadata
+        self.emit = emit
+        self.started = time.perf_counter()
+        self.usage = Usage()
+        self.plans: list[Plan] = []
+        self.analyses: dict[int, Analysis] = {}
+        self.analysis: Analysis | None = None
+
+    def result(self, stop_reason: str, *, cancelled: bool = False) -> PlanResult:
+        answer = "" if cancelled else draft_answer(self.plans, self.analysis, self.goal)
+        return PlanResult(
+            answer=answer,
+            iterations=sum(plan.iterations for plan in self.plans),
+            usage=self.usage,
+            elapsed=round(time.perf_counter() - self.started, 4),
+            plans=tuple(self.plans),
+            analysis=self.analysis,
+            cancelled=cancelled,
+            stop_reason=stop_reason,
+            goal=self.goal,
+        )
+
+
+class PlanAgent:
+    """Plan-mode orchestrator with the outer shape of :class:`ReActAgent` (see the module docstring)."""
+
+    def __init__(
+        self,
+        registry: ModelRegistry,
+        tools: ToolRegistry,
+        *,
+        hooks: HookRegistry | None = None,
+        max_rounds: int = MAX_ROUNDS,
+        confidence_threshold: float = CONFIDENCE_THRESHOLD,
+        max_concurrency: int = MAX_CONCURRENCY,
+        step_timeout: float = STEP_TIMEOUT,
+        interrupt_queue: InterruptQueue | None = None,
+        system_prompt: str = "",
+        agent_options: Mapping[str, Any] | None = None,
+        planner: DAGPlanner | None = None,
+        analyzer: PlanAnalyzer | None = None,
+        today: Callable[[], date] = date.today,
+    ) -> None:
+        self.registry = registry
+        self.tools = tools
+        self.hooks = hooks
+        self.max_rounds = max(1, max_rounds)
+        self.confidence_threshold = confidence_threshold
+        self.interrupt_queue = interrupt_queue
+        self.system_prompt = system_prompt
+        self.planner = planner if planner is not None else DAGPlanner(registry, today=today)
+        self.analyzer = analyzer if analyzer is not None else PlanAnalyzer(registry)
+        options = dict(agent_options or {})
+        if system_prompt:
+            options.setdefault("system_prompt", system_prompt)
+        self.executor = DAGExecutor(
+            registry,
+            tools,
+            hooks=hooks,
+            max_concurrency=max_concurrency,
+            step_timeout=step_timeout,
+            agent_options=options,
+        )
+        self._task: asyncio.Task[Any] | None = None
+        self._cancel_requested = False
+        self._executing = False
+
+    # -- cancellation (as ReActAgent) -----------------------------------------------------------
+
+    def cancel(self) -> None:
+        """Stop the active ``run()`` or ``stream_synthesize()``: running steps are cancelled and the run
+        returns a cancelled result (``done`` with ``cancelled: true``). Called while idle, it stops the
+        next ``run()``/``stream_synthesize()`` as soon as it starts."""
+        self._cancel_requested = True
+        if self._executing:
+            self.executor.cancel()  # execute() returns with the steps cancelled
+            return
+        task = self._task
+        if task is not None and not task.done():
+            task.cancel()
+
+    def _enter(self) -> asyncio.Task[Any] | None:
+        if self._task is not None:
+            raise RuntimeError("this agent is already running; create one agent per concurrent run")
+        self._task = asyncio.current_task()
+        return self._task
+
+    def _leave(self) -> None:
+        self._task = None
+        self._cancel_requested = False
+        self._executing = False
+
+    def _absorb_cancel(self, task: asyncio.Task[Any] | None) -> bool:
+        requested = self._cancel_requested
+        self._leave()
+        return requested and task is not None and task.uncancel() == 0
+
+    def _check_cancel(self) -> None:
+        if self._cancel_requested:
+            raise _Cancelled
+
+    # -- running ---------------------------------------------------------------------------------
+
+    async def run(
+        self,
+        goal: str,
+        *,
+        history: Sequence[Message] | None = None,
+        on_event: EventCallback | None = None,
+        metadata: Mapping[str, Any] | None = None,
+    ) -> PlanResult:
+        """Plan and execute ``goal`` over up to ``max_rounds`` rounds (see the module docstring).
+
+        ``history`` is the conversation before the goal (summarised for the planner when long);
+        ``metadata`` reaches every hook of every step (with ``plan_step_id`` and ``plan_round`` added).
+        Never raises for model or tool failures. ``done`` comes from :meth:`stream_synthesize` (or from here
+        for a cancelled run).
+        """
+        task = self._enter()
+        state = _PlanRun(goal, metadata if metadata is not None else {}, Emitter(on_event))
+        try:
+            if not self._cancel_requested:
+                return await self._run(state, history or ())
+        except _Cancelled:
+            self._leave()
+        except asyncio.CancelledError:
+            if not self._absorb_cancel(task):
+                raise
+        finally:
+            self._leave()
+        logger.info("plan run cancelled after %d round(s)", len(state.plans))
+        result = state.result(STOP_CANCELLED, cancelled=True)
+        await state.emit(
+            events.done(
+                "",
+                result.iterations,
+                result.usage.as_dict(),
+                result.elapsed,
+                cancelled=True,
+                stop_reason=STOP_CANCELLED,
+            )
+        )
+        return result
+
+    async def stream_synthesize(self, result: PlanResult, *, on_event: EventCallback | None = None) -> str:
+        """Stream the answer synthesised from the goal and the steps' results, then emit ``done``.
+
+        Emits ``answer`` start, deltas and done. Fallbacks: the analyser's ``final_answer``, else the
+        finished steps' results joined (``answer`` done with ``fallback: true``). For a cancelled result
+        nothing is emitted; :meth:`cancel` during the stream ends it with a cancelled ``done``.
+        """
+        task = self._enter()
+        emit = Emitter(on_event)
+        try:
+            if not self._cancel_requested:
+                return await stream_plan_answer(
+                    self.registry.get(GENERAL), result, emit, lambda: self._absorb_cancel(task)
+                )
+        finally:
+            self._leave()
+        await emit(
+            events.done(
+                "",
+                result.iterations,
+                result.usage.as_dict(),
+                result.elapsed,
+                cancelled=True,
+                stop_reason=STOP_CANCELLED,
+            )
+        )
+        return ""
+
+    def events(
+        self,
+        goal: str,
+        *,
+        history: Sequence[Message] | None = None,
+        metadata: Mapping[str, Any] | None = None,
+    ) -> AsyncIterator[Event]:
+        """``run()`` then ``stream_synthesize()`` as an async iterator of events (ending with ``done``)."""
+
+        async def produce(on_event: EventCallback) -> None:
+            result = await self.run(goal, history=history, on_event=on_event, metadata=metadata)
+            await self.stream_synthesize(result, on_event=on_event)
+
+        return iterate_events(produce)
+
+    async def _run(self, state: _PlanRun, history: Sequence[Message]) -> PlanResult:
+        spent = 0
+        feedback: str | None = None
+        round_number = 1
+        await state.emit(events.plan_phase("planning", round_number))
+        while True:
+            plan = await self._plan(state, history, feedback, round_number)
+            self._check_cancel()
+            if plan is None:
+                return state.result(STOP_PLANNING_FAILED)
+            state.plans.append(plan)
+            await state.emit(events.plan_dag(plan.round, plan.describe()))
+            await self._execute(state, plan)
+            followed_up = await self._take_follow_ups(state)
+            if not followed_up:
+                spent += 1
+                await state.emit(events.plan_phase("analyzing", plan.round))
+                state.analysis = await self.analyzer.analyze(plan, usage=state.usage)
+                self._check_cancel()
+                state.analyses[plan.round] = state.analysis
+                followed_up = await self._take_follow_ups(state)
+            if followed_up:
+                reasoning = FOLLOW_UP_REASONING
+            else:
+                analysis = state.analysis
+                assert analysis is not None
+                if analysis.achieved:
+                    return state.result(STOP_ACHIEVED)
+                if analysis.confidence >= self.confidence_threshold:
+                    return state.result(STOP_CONFIDENT)
+                if spent >= self.max_rounds:
+                    return state.result(STOP_MAX_ROUNDS)
+                reasoning = analysis.reasoning
+            round_number += 1
+            feedback = replan_context(state.plans, state.analyses)
+            await state.emit(events.plan_phase("replanning", round_number, reasoning=reasoning))
+
+    async def _plan(
+        self, state: _PlanRun, history: Sequence[Message], feedback: str | None, round_number: int
+    ) -> Plan | None:
+        try:
+            return await self.planner.plan(
+                state.goal,
+                tools=self.tools,
+                history=history,
+                feedback=feedback,
+                usage=state.usage,
+                round_number=round_number,
+                instructions=self.system_prompt,
+            )
+        except PlanValidationError as exc:
+            if round_number > 1:
+                logger.warning("re-planning failed (%s); ending the run with what it has", exc)
+                return None
+            logger.warning("planning failed (%s); running the goal as one step", exc)
+            await state.emit(events.plan_phase("planning", round_number, reasoning=PLANNING_FAILED_REASONING))
+            return Plan(goal=state.goal, steps=[PlanStep(id="1", task=state.goal)], round=round_number)
+
+    async def _execute(self, state: _PlanRun, plan: Plan) -> None:
+        await state.emit(events.plan_phase("executing", plan.round))
+        stop = asyncio.Event()
+        queue = self.interrupt_queue
+        if queue is not None and queue.pending:
+            stop.set()  # a follow-up came during planning: this plan is already out of date
+
+        async def watch(event: Event) -> None:
+            await state.emit(event)
+            if queue is not None and queue.pending and not stop.is_set():
+                stop.set()  # a follow-up: finish the running steps, skip the rest, re-plan
+
+        self._executing = True
+        try:
+            await self.executor.execute(
+                plan,
+                on_event=watch,
+                stop=stop,
+                metadata=state.metadata,
+                usage=state.usage,
+            )
+        finally:
+            self._executing = False
+        self._check_cancel()
+
+    async def _take_follow_ups(self, state: _PlanRun) -> bool:
+        """Append queued follow-ups to the goal (one ``inject`` event each); whether there were any."""
+        queue = self.interrupt_queue
+        contents = queue.drain() if queue is not None else []
+        if not contents:
+            return False
+        for content in contents:
+            state.goal = f"{state.goal}\n\n{prompts.FOLLOW_UP.format(content=content)}"
+            await state.emit(events.inject(content))
+        return True
+
+
+__all__ = ["CONFIDENCE_THRESHOLD", "MAX_ROUNDS", "PlanAgent"]
