@@ -4,7 +4,8 @@ It follows the OpenAI chat contract closely enough for the engine to run the who
 key: it picks tools whose names and descriptions share words with the user's question, fills their
 arguments from the question (numbers, quoted text, enum values), answers from the observations, and
 streams a clearly labelled answer. It never pretends to reason; every answer says it came from the demo
-model. It is never used when an endpoint is configured.
+model. In plan mode it makes a fixed two-step plan (see ``agents.demo_plan``). It is never used when an
+endpoint is configured.
 """
 
 from __future__ import annotations
@@ -15,6 +16,7 @@ import re
 from collections.abc import AsyncIterator, Mapping, Sequence
 from typing import Any
 
+from agents import demo_plan
 from agents.engine.llm import ChatResponse, Message, ToolCallRequest, Usage
 
 DEMO_MODEL_NAME = "offline-demo-model"
@@ -206,6 +208,9 @@ def _structured_value(schema: Mapping[str, Any], messages: Sequence[Message]) ->
     """A value for a forced function call (tool selection and other structured calls)."""
     properties = schema.get("properties") or {}
     question = _question(messages)
+    planned = demo_plan.structured_plan_value(properties, messages, question, _words)
+    if planned is not None:
+        return planned
     if "tools" in properties:  # tool selection: the catalogue is in the prompt, one tool per line
         text = "\n".join(str(m.get("content") or "") for m in messages)
         words = _words(question)
@@ -270,12 +275,19 @@ class DemoLLM:
             return ChatResponse(content=json.dumps({}), usage=usage, model=self.model)
 
         question = _question(messages)
+        # A plan step that builds on earlier steps only restates their results.
+        summary = demo_plan.dependency_answer(question)
+        if summary is not None and not _called_tools(messages):
+            return ChatResponse(content=summary, usage=usage, model=self.model, finish_reason="stop")
+        # In a plan step, arguments come from the user's goal (not from the step's own wording).
+        goal = demo_plan.step_goal(question) or question
         # One tool call per question: the demo model looks one thing up, then answers from it.
         if tools and not _called_tools(messages):
             words = _words(question)
-            wants_write = _wants_write(question)
+            wants_write = _wants_write(goal)
+            hint = demo_plan.suggested_tool(question)
             candidates = [
-                (_score(t, words, question), index, t)
+                (100 if hint == t.get("function", t).get("name") else _score(t, words, goal), index, t)
                 for index, t in enumerate(tools)
                 if wants_write or not _is_write_tool(t.get("function", t))
             ]
@@ -283,7 +295,7 @@ class DemoLLM:
             if candidates:
                 _, _, tool = max(candidates, key=lambda c: (c[0], -c[1]))
                 function = tool.get("function", tool)
-                arguments = _arguments(function.get("parameters") or {}, question)
+                arguments = _arguments(function.get("parameters") or {}, goal)
                 call = ToolCallRequest(
                     id="demo-call-1",
                     name=function["name"],
@@ -297,7 +309,7 @@ class DemoLLM:
                     finish_reason="tool_calls",
                 )
         return ChatResponse(
-            content=_final_answer(question, messages), usage=usage, model=self.model, finish_reason="stop"
+            content=_final_answer(goal, messages), usage=usage, model=self.model, finish_reason="stop"
         )
 
     async def stream_chat(
@@ -308,6 +320,11 @@ class DemoLLM:
         usage: Usage | None = None,
     ) -> AsyncIterator[str]:
         text = str(messages[-1].get("content") or "") if messages else ""
+        planned = demo_plan.synthesis_answer(text)
+        if planned is not None:
+            async for piece in self._stream(planned, text, usage):
+                yield piece
+            return
         question = text.split("Question:\n", 1)[-1].split("\n\nExecution trace:", 1)[0].strip()
         trace = text.split("Execution trace:\n", 1)[-1].split("\n\nDraft answer", 1)[0]
         results = re.findall(r"\[tool result: ([^\]]+)\]\n(.*?)(?=\n\n\[|\Z)", trace, flags=re.S)
@@ -329,7 +346,10 @@ class DemoLLM:
                 if zh
                 else "no tool was needed. Configure a model endpoint to get real answers."
             )
-        answer = intro + body
+        async for piece in self._stream(intro + body, text, usage):
+            yield piece
+
+    async def _stream(self, answer: str, prompt: str, usage: Usage | None) -> AsyncIterator[str]:
         for start in range(0, len(answer), 24):
             if self.stream_delay:
                 await asyncio.sleep(self.stream_delay)
@@ -337,9 +357,9 @@ class DemoLLM:
         if usage is not None:
             usage.add(
                 Usage(
-                    prompt_tokens=len(text) // 4,
+                    prompt_tokens=len(prompt) // 4,
                     completion_tokens=len(answer) // 4,
-                    total_tokens=(len(text) + len(answer)) // 4,
+                    total_tokens=(len(prompt) + len(answer)) // 4,
                     calls=1,
                 )
             )

@@ -21,6 +21,8 @@ from channels.layers import get_channel_layer
 from agents import runtime
 from agents.engine.context_summary import is_summary_message
 from agents.engine.interrupts import InterruptQueue
+from agents.engine.llm import Usage
+from agents.engine.plan_agent import PlanAgent
 from agents.engine.react import ReActAgent
 from agents.events_store import EventSink, run_group
 from agents.models import Run, RunStatus
@@ -36,7 +38,7 @@ class RunHandle:
     run_id: uuid.UUID
     task: asyncio.Task[None]
     interrupts: InterruptQueue = field(default_factory=InterruptQueue)
-    agent: ReActAgent | None = None
+    agent: ReActAgent | PlanAgent | None = None
     cancel_requested: bool = False
 
 
@@ -144,27 +146,43 @@ class RunManager:
             )()
             sink = await EventSink.open(conversation_id=conversation_id, run_id=run_id)
             blueprint = await database_sync_to_async(runtime.runtime_build)(run_id)
-            blueprint.emit = sink.emit
+            blueprint.emit = runtime.emit_with_plan_step(sink.emit)
             tools = await database_sync_to_async(runtime.tools_for)(blueprint)
             hooks = await database_sync_to_async(runtime.hooks_for)(blueprint)
-            agent = runtime.engine_for(blueprint, tools=tools, hooks=hooks, interrupt_queue=handle.interrupts)
+            registry = runtime.registry_for(blueprint)
+            routing = Usage()
+            mode = await runtime.execution_mode_for(blueprint, registry, usage=routing)
+            agent = runtime.engine_for(
+                blueprint,
+                tools=tools,
+                hooks=hooks,
+                interrupt_queue=handle.interrupts,
+                mode=mode,
+                registry=registry,
+            )
             handle.agent = agent
             if handle.cancel_requested:
                 agent.cancel()
             result = await agent.run(
                 blueprint.query, history=blueprint.history, on_event=sink, metadata=blueprint.metadata()
             )
+            result.usage.add(routing)  # the router's call counts towards the run (and its done event)
             answer = result.answer
             if not result.cancelled:
-                answer = await agent.stream_answer(result, on_event=sink)
+                if isinstance(agent, PlanAgent):
+                    answer = await agent.stream_synthesize(result, on_event=sink)
+                else:
+                    answer = await agent.stream_answer(result, on_event=sink)
             outcome = {
-                "status": RunStatus.CANCELLED if result.cancelled or handle.cancel_requested else RunStatus.DONE,
+                "status": RunStatus.CANCELLED
+                if result.cancelled or handle.cancel_requested
+                else RunStatus.DONE,
                 "answer": answer,
                 "usage": result.usage.as_dict(),
                 "iterations": result.iterations,
                 "elapsed": round(time.perf_counter() - started, 3),
                 "stop_reason": result.stop_reason,
-                "summary": _summary_of(result.messages),
+                "summary": _summary_of(getattr(result, "messages", None) or []),
             }
         except asyncio.CancelledError:
             # Cancelled before the engine took over (or during shutdown): end the stream cleanly.

@@ -1,12 +1,19 @@
 """The composition root: everything one run needs, built from the database.
 
 ``runtime_build(run_id)`` (sync, run in a worker thread) loads the run's conversation, agent, model
-endpoint, tools and history and returns a :class:`RunBlueprint` of plain values; ``engine_for`` turns it
-into a ``ReActAgent`` on the event loop. The engine itself knows nothing of Django.
+endpoints, tools and history and returns a :class:`RunBlueprint` of plain values; ``engine_for`` turns it
+into a ``ReActAgent`` or, in plan mode, a ``PlanAgent`` on the event loop. The engine itself knows nothing
+of Django.
+
+Plan mode picks a model per job from a :class:`~agents.engine.model_registry.ModelRegistry`: ``general`` is the agent's
+endpoint (as in ReAct mode) and ``fast``, ``smart`` and ``reasoning`` are the organisation's active model
+endpoints of that role, each falling back to ``general`` when the organisation has none.
 """
 
 from __future__ import annotations
 
+import contextvars
+import logging
 import uuid
 from collections.abc import Callable
 from dataclasses import dataclass, field
@@ -16,14 +23,19 @@ from django.conf import settings
 
 from agents.demo_model import DemoLLM
 from agents.engine.context import ContextGuard
-from agents.engine.hooks import HookRegistry
+from agents.engine.hooks import HookContext, HookRegistry, HookResult, PreToolUseHook
 from agents.engine.interrupts import InterruptQueue
-from agents.engine.llm import LLM, Message, OpenAICompatibleLLM
+from agents.engine.llm import LLM, Message, OpenAICompatibleLLM, Usage
+from agents.engine.model_registry import ModelRegistry
+from agents.engine.plan_agent import PlanAgent
 from agents.engine.react import ReActAgent
+from agents.engine.router import route_execution_mode
 from agents.engine.tools import Tool, ToolRegistry
-from agents.models import Agent, MessageRole, ModelConfig, Run
+from agents.models import Agent, ExecutionMode, MessageRole, ModelConfig, ModelRole, Run
 from agents.models import Message as MessageRow
 from agents.selectors import engine_history
+
+logger = logging.getLogger(__name__)
 
 # Hook factories registered by other apps (the hooks app adds the built-in guard rails). Each takes the
 # blueprint and returns hooks for that run.
@@ -68,6 +80,10 @@ class RunBlueprint:
     query: str
     history: list[Message]
     endpoint: ModelEndpoint
+    # react | plan | auto (ExecutionMode); auto asks the fast model once per message.
+    execution_mode: str = ExecutionMode.REACT
+    # Plan mode's model per role (general, fast, smart, reasoning); empty means every role uses `endpoint`.
+    role_endpoints: dict[str, ModelEndpoint] = field(default_factory=dict)
     # Emits an event into the run's persisted stream: emit(channel, data) -> seq. Set by the run manager
     # before hooks are built, so hooks (the approval gate) can report to the chat.
     emit: Callable[[str, dict[str, Any]], int] | None = None
@@ -87,6 +103,19 @@ class RunBlueprint:
         }
 
 
+def endpoint_of(config: ModelConfig) -> ModelEndpoint:
+    """The endpoint a model configuration describes."""
+    return ModelEndpoint(
+        base_url=config.base_url,
+        api_key=config.api_key or "not-needed",
+        model=config.model,
+        tool_call=config.tool_call,
+        json_mode=config.json_mode,
+        context_window=config.context_window,
+        timeout=config.timeout,
+    )
+
+
 def endpoint_for_agent(agent: Agent) -> ModelEndpoint:
     """The agent's endpoint, else the organisation's default, else the environment's, else the demo model."""
     config = agent.model_config if agent.model_config is not None and agent.model_config.active else None
@@ -97,15 +126,7 @@ def endpoint_for_agent(agent: Agent) -> ModelEndpoint:
             .first()
         )
     if config is not None:
-        return ModelEndpoint(
-            base_url=config.base_url,
-            api_key=config.api_key or "not-needed",
-            model=config.model,
-            tool_call=config.tool_call,
-            json_mode=config.json_mode,
-            context_window=config.context_window,
-            timeout=config.timeout,
-        )
+        return endpoint_of(config)
     if settings.OPENAI_BASE_URL:
         return ModelEndpoint(
             base_url=settings.OPENAI_BASE_URL,
@@ -116,6 +137,24 @@ def endpoint_for_agent(agent: Agent) -> ModelEndpoint:
             context_window=settings.LLM_CONTEXT_WINDOW,
         )
     return ModelEndpoint(base_url=None, api_key="", model="offline-demo-model", context_window=32000)
+
+
+def endpoints_by_role(agent: Agent, general: ModelEndpoint | None = None) -> dict[str, ModelEndpoint]:
+    """Plan mode's endpoint for every model role (sync).
+
+    ``general`` is the agent's endpoint; ``fast``, ``smart`` and ``reasoning`` are the organisation's
+    active endpoints of that role (its default first, then by name); a role with none uses ``general``.
+    """
+    general = general if general is not None else endpoint_for_agent(agent)
+    chosen: dict[str, ModelEndpoint] = {ModelRole.GENERAL: general}
+    configs = (
+        ModelConfig.objects.filter(organization_id=agent.organization_id, active=True)
+        .exclude(role=ModelRole.GENERAL)
+        .order_by("-is_default", "name")
+    )
+    for config in configs:
+        chosen.setdefault(config.role, endpoint_of(config))
+    return {role: chosen.get(role, general) for role in ModelRole.values}
 
 
 def runtime_build(run_id: uuid.UUID) -> RunBlueprint:
@@ -130,6 +169,8 @@ def runtime_build(run_id: uuid.UUID) -> RunBlueprint:
     )
     if question is None:
         raise LookupError(f"run {run_id} has no question")
+    endpoint = endpoint_for_agent(agent)
+    mode = agent.execution_mode
     return RunBlueprint(
         run_id=run.pk,
         conversation_id=conversation.pk,
@@ -147,7 +188,9 @@ def runtime_build(run_id: uuid.UUID) -> RunBlueprint:
         ],
         query=question.content,
         history=engine_history(conversation_id=conversation.pk, before_message_id=question.pk),
-        endpoint=endpoint_for_agent(agent),
+        endpoint=endpoint,
+        execution_mode=mode,
+        role_endpoints=endpoints_by_role(agent, endpoint) if mode != ExecutionMode.REACT else {},
     )
 
 
@@ -174,18 +217,96 @@ def tools_for(blueprint: RunBlueprint) -> ToolRegistry:
 
 
 def hooks_for(blueprint: RunBlueprint) -> HookRegistry:
-    registry = HookRegistry()
+    """Every hook the registered factories provide for this run, plus the plan-step marker (sync)."""
+    registry = HookRegistry([PlanStepMarker()])
     for factory in HOOK_FACTORIES:
         for hook in factory(blueprint):
             registry.add(hook)
     return registry
 
 
+# -- plan mode ------------------------------------------------------------------------------------
+
+# The plan step whose tool call the hooks are judging now. Each plan step runs in its own task, and a
+# step's pre-hooks run in that task one after another, so a value set by the first hook is what the
+# later ones (the approval gate) see when they emit.
+_plan_step: contextvars.ContextVar[tuple[str, Any] | None] = contextvars.ContextVar("plan_step", default=None)
+
+
+class PlanStepMarker(PreToolUseHook):
+    """Runs first before every tool call and remembers which plan step (if any) made it, so events a
+    guard rail emits about the call (an approval) name the step. Never blocks anything."""
+
+    name = "plan_step_marker"
+    priority = -1000
+
+    async def pre_tool_use(self, ctx: HookContext) -> HookResult | None:
+        step_id = ctx.metadata.get("plan_step_id")
+        _plan_step.set((str(step_id), ctx.metadata.get("plan_round")) if step_id is not None else None)
+        return None
+
+
+def emit_with_plan_step(emit: Callable[[str, dict[str, Any]], int]) -> Callable[[str, dict[str, Any]], int]:
+    """Wrap a run's ``emit`` so that ``approval`` events raised inside a plan step carry its
+    ``plan_step_id`` (and ``plan_round``): tool call ids may repeat across steps."""
+
+    def emit_event(channel: str, data: dict[str, Any]) -> int:
+        step = _plan_step.get()
+        if channel == "approval" and step is not None and "plan_step_id" not in data:
+            data = {**data, "plan_step_id": step[0]}
+            if step[1] is not None:
+                data["plan_round"] = step[1]
+        return emit(channel, data)
+
+    return emit_event
+
+
+def registry_for(blueprint: RunBlueprint) -> ModelRegistry:
+    """The run's models by role; roles that share an endpoint share one LLM (and its HTTP client)."""
+    endpoints = blueprint.role_endpoints or {ModelRole.GENERAL: blueprint.endpoint}
+    built: dict[ModelEndpoint, LLM] = {}
+    models: dict[str, LLM] = {}
+    for role, endpoint in endpoints.items():
+        if endpoint not in built:
+            built[endpoint] = llm_for(endpoint)
+        models[role] = built[endpoint]
+    return ModelRegistry(models)
+
+
+async def execution_mode_for(blueprint: RunBlueprint, registry: ModelRegistry, *, usage: Usage) -> str:
+    """``react`` or ``plan`` for this message: the agent's mode, or in ``auto`` one call to the fast model
+    (any failure of that call means ``react``)."""
+    mode = blueprint.execution_mode
+    if mode == ExecutionMode.AUTO:
+        mode = await route_execution_mode(registry.get(ModelRole.FAST), blueprint.query, usage=usage)
+        logger.info("run %s routed to %s mode", blueprint.run_id, mode)
+    return ExecutionMode.PLAN if mode == ExecutionMode.PLAN else ExecutionMode.REACT
+
+
 def engine_for(
-    blueprint: RunBlueprint, *, tools: ToolRegistry, hooks: HookRegistry, interrupt_queue: InterruptQueue
-) -> ReActAgent:
-    """The ``ReActAgent`` of one run."""
-    llm = llm_for(blueprint.endpoint)
+    blueprint: RunBlueprint,
+    *,
+    tools: ToolRegistry,
+    hooks: HookRegistry,
+    interrupt_queue: InterruptQueue,
+    mode: str = ExecutionMode.REACT,
+    registry: ModelRegistry | None = None,
+) -> ReActAgent | PlanAgent:
+    """The engine of one run: a ``ReActAgent`` on the general model, or in plan mode a ``PlanAgent`` with
+    the same tools, the same hooks (no guard rail is bypassed by planning) and the same interrupt queue."""
+    if mode == ExecutionMode.PLAN:
+        return PlanAgent(
+            registry if registry is not None else registry_for(blueprint),
+            tools,
+            hooks=hooks,
+            interrupt_queue=interrupt_queue,
+            system_prompt=blueprint.instructions,
+            agent_options={
+                "max_iterations": blueprint.max_iterations,
+                "completion_check": blueprint.completion_check,
+            },
+        )
+    llm = registry.get(ModelRole.GENERAL) if registry is not None else llm_for(blueprint.endpoint)
     return ReActAgent(
         llm,
         tools,
