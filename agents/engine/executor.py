@@ -55,7 +55,7 @@ DEPENDENCY_RESULT_CHARS = 3000
 STRUCTURED_RESULT_CHARS = 8000
 EVENT_RESULT_CHARS = 4000
 # Step agents never take user interrupts: follow-ups are the plan agent's (they stop the round).
-_RESERVED_OPTIONS = frozenset({"interrupt_queue", "hooks", "llm", "tools"})
+_RESERVED_OPTIONS = frozenset({"interrupt_queue", "hooks", "llm", "tools", "tool_call_id_prefix"})
 
 _TABLE_ROW = re.compile(r"^\s*\|.*\|\s*$", re.MULTILINE)
 _TAB_ROW = re.compile(r"^[^\t\n]*\t[^\t\n]*\t", re.MULTILINE)
@@ -173,10 +173,15 @@ class DAGExecutor:
             self._cancel_requested = False
         return plan
 
-    def _agent(self, step: PlanStep) -> ReActAgent:
-        """A fresh agent for ``step``: the model of its hint, the shared tools and hooks."""
+    def _agent(self, step: PlanStep, round_: int) -> ReActAgent:
+        """A fresh agent for ``step``: the model of its hint, the shared tools and hooks, and JSON-mode call
+        ids of its own (``r<round>.<step id>.json_call_<n>``: hooks key their state by call id)."""
         return ReActAgent(
-            self.registry.get(step.model_hint), self.tools, hooks=self.hooks, **self.agent_options
+            self.registry.get(step.model_hint),
+            self.tools,
+            hooks=self.hooks,
+            tool_call_id_prefix=f"r{round_}.{step.id}.",
+            **self.agent_options,
         )
 
 
@@ -326,7 +331,7 @@ class _Execution:
                 return
             step.started_at = time.monotonic()
             await self._set(step, RUNNING)
-            run.agent = agent = executor._agent(step)
+            run.agent = agent = executor._agent(step, self.plan.round)
             metadata = {**self.metadata, "plan_step_id": step.id, "plan_round": self.plan.round}
 
             def time_out() -> None:

@@ -98,6 +98,7 @@ class ReActAgent:
         token_budget: int | None = None,
         context_guard: Any | None = None,
         interrupt_queue: InterruptQueue | None = None,
+        tool_call_id_prefix: str = "",
     ) -> None:
         self._llm = llm
         self._tools = tools
@@ -122,6 +123,9 @@ class ReActAgent:
         self.token_budget = token_budget
         self.context_guard = context_guard
         self.interrupt_queue = interrupt_queue
+        # JSON-mode calls get synthetic ids; agents running side by side (plan steps sharing one set of
+        # hooks) need distinct ones, since guard-rail state is keyed by tool_call_id.
+        self.tool_call_id_prefix = tool_call_id_prefix
         self._runner = ToolRunner(
             hooks, tool_timeout=tool_timeout, batch_timeout=batch_timeout, max_parallel=max_parallel_tools
         )
@@ -348,7 +352,7 @@ class ReActAgent:
             return None
         run.parse_failures = 0
         if action.kind == TOOL_CALL:
-            call = json_tool_call(action, f"json_call_{run.iteration}")
+            call = json_tool_call(action, f"{self.tool_call_id_prefix}json_call_{run.iteration}")
             (record,) = await self._run_tools(run, [call])
             observation = prompts.JSON_OBSERVATION.format(tool=record.name, observation=record.observation)
             run.transcript.append(note(observation))
