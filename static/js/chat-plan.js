@@ -4,7 +4,7 @@
 //
 // Events (the `plan` channel): {type: "dag", round, steps: [{id, task, dependencies, tool_hint,
 // model_hint, status}]}, {type: "step", round, step_id, status, result?, error?, elapsed?} and
-// {type: "step_iteration", round, step_id, ...the step agent's step event}. The `phase` channel says
+// {type: "step_iteration", round, step_id, ...the step agent's iteration event without its type}. The `phase` channel says
 // planning, executing, analyzing or replanning (with the analyzer's reasoning).
 
 import { ToolCard } from "./chat-cards.js";
@@ -39,14 +39,6 @@ function badgeKind(status) {
   return { running: "running", done: "ok", failed: "err" }[status] || "muted";
 }
 
-// The step agent's event inside a step_iteration payload: nested under `event`/`data`, or flat.
-function innerStep(data) {
-  for (const key of ["event", "data", "step"]) {
-    const value = data[key];
-    if (value && typeof value === "object" && !Array.isArray(value)) return value;
-  }
-  return data;
-}
 
 export function phaseStatus(phase) {
   switch (phase) {
@@ -143,9 +135,8 @@ class PlanStep {
     return card;
   }
 
-  // Returns the status line to show, if any.
+  // A step_iteration payload (the step agent's iteration event, flat); returns the status line to show.
   iteration(event) {
-    if (event.type && event.type !== "iteration") return null;
     if (!event.tool_name && !event.tool_call_id) return null;
     if (event.status === "start") {
       this.addCard(event);
@@ -225,7 +216,7 @@ export class PlanView {
       if (data.status === "running") return interpolate(gettext("Working on step %s…"), [step.number.textContent]);
       return null;
     }
-    if (data.type === "step_iteration") return step.iteration(innerStep(data));
+    if (data.type === "step_iteration") return step.iteration(data);
     return null;
   }
 

@@ -18,6 +18,10 @@ function stopNote(reason) {
     case "unparsed_output":
     case "empty_response":
       return gettext("The model's reply could not be used; this answer summarises what the agent found.");
+    case "max_rounds":
+      return gettext("The plan used all its rounds; this answer summarises what it found.");
+    case "planning_failed":
+      return gettext("No new plan could be made; this answer summarises what the agent found.");
     case "error":
       return gettext("The run failed.");
     default:
