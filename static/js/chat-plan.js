@@ -243,6 +243,12 @@ export class PlanView {
     return true;
   }
 
+  stepCount() {
+    let count = 0;
+    for (const round of this.rounds.values()) count += round.steps.size;
+    return count;
+  }
+
   stop() {
     for (const round of this.rounds.values()) for (const step of round.steps.values()) step.stop();
   }

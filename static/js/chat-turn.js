@@ -318,8 +318,16 @@ export class Turn {
     }
     const parts = [];
     if (data.cancelled) parts.push(el("span", { class: "badge muted stopped", text: gettext("Stopped") }));
-    const iterations = Number(data.iterations) || 0;
-    parts.push(el("span", { text: interpolate(ngettext("%s step", "%s steps", iterations), [formatNumber(iterations)]) }));
+    if (this.plan && this.plan.rounds.size) {
+      // A plan's "steps" are its planned tasks: count those (and the rounds), not tool-loop iterations.
+      const rounds = this.plan.rounds.size;
+      const tasks = this.plan.stepCount();
+      parts.push(el("span", { text: interpolate(ngettext("%s round", "%s rounds", rounds), [formatNumber(rounds)]) }));
+      parts.push(el("span", { text: interpolate(ngettext("%s plan step", "%s plan steps", tasks), [formatNumber(tasks)]) }));
+    } else {
+      const iterations = Number(data.iterations) || 0;
+      parts.push(el("span", { text: interpolate(ngettext("%s step", "%s steps", iterations), [formatNumber(iterations)]) }));
+    }
     const tokens = Number(data.usage?.total_tokens) || 0;
     parts.push(el("span", { text: interpolate(ngettext("%s token", "%s tokens", tokens), [formatNumber(tokens)]) }));
     parts.push(el("span", { text: formatDuration(data.elapsed) }));

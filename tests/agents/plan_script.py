@@ -72,7 +72,8 @@ def task_of(body: Mapping[str, Any]) -> str:
 @dataclass
 class PlanModel:
     """Answers a plan run. ``plans`` and ``verdicts`` are per round; ``steps`` maps a task to the replies of
-    its agent, one per turn (a callable gets the request body); ``mode`` answers the router."""
+    its agent, one per turn (a callable gets the request body); ``mode`` answers the router (``None``: the
+    router fails); ``chat`` answers any other call (ReAct mode's loop)."""
 
     plans: Sequence[Sequence[Mapping[str, Any]]] = ()
     verdicts: Sequence[Mapping[str, Any]] = ()
@@ -80,6 +81,8 @@ class PlanModel:
     answer: str = "The plan is done."
     mode: str | None = None
     chat: Sequence[Reply] = ()
+    # Called with (kind, how many of that kind came before) before answering: a test may block it.
+    before: Callable[[str, int], object] | None = None
     requests: list[tuple[str, str, dict[str, Any]]] = field(default_factory=list)
     _lock: threading.Lock = field(default_factory=threading.Lock)
 
@@ -92,6 +95,8 @@ class PlanModel:
         with self._lock:
             seen = sum(1 for k, _, _ in self.requests if k == kind)
             self.requests.append((kind, str(body.get("model")), body))
+        if self.before is not None:
+            self.before(kind, seen)
         if kind == ROUTER:
             if self.mode is None:
                 return error(500, "the router is down")

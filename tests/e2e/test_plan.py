@@ -1,0 +1,167 @@
+"""Plan mode in a real browser: a two-round plan drawn live, step by step, against the demo ERP.
+
+The scripted model plays the planner, the step agents and the analyser (tests/agents/plan_script.py);
+the steps call the demo ERP through the real connector tools. The analyser of the first round is held
+until the page shows that round finished, so the test sees the plan while it is live. The test saves
+``docs/screenshots/plan.png``, which the README shows.
+"""
+
+from __future__ import annotations
+
+import re
+import sys
+import threading
+
+import pytest
+
+try:
+    from playwright.sync_api import expect
+except ImportError:  # the chromium_path fixture then fails (CI) or skips the tests
+    expect = None
+
+from tests.agents.plan_script import ANALYZER, PLANNER, PlanModel, step, verdict
+from tests.e2e.conftest import ROOT, _run
+from tests.fakes.openai_server import call, text, tool_calls
+
+pytestmark = pytest.mark.e2e
+
+SCREENSHOT = ROOT / "docs" / "screenshots" / "plan.png"
+MAX_SCREENSHOT_BYTES = 300 * 1024
+AGENT = "Planning assistant"
+QUESTION = "Which purchase orders are drafts, who are their suppliers, and what has been paid?"
+ANSWER = "**Two** purchase orders are drafts (PO-0002 and PO-0003) and nothing has been paid yet."
+REASON = "The suppliers of the draft orders are still missing."
+
+# A second agent of the e2e world, in plan mode, with the same ERP connector.
+PLAN_AGENT_SETUP = """
+import django
+django.setup()
+from agents.models import Agent
+source = Agent.objects.get(name="Purchasing assistant")
+agent, _ = Agent.objects.get_or_create(
+    organization=source.organization,
+    name="Planning assistant",
+    defaults={
+        "description": "Plans questions with several parts.",
+        "instructions": source.instructions,
+        "execution_mode": "plan",
+        "completion_check": False,
+    },
+)
+agent.connectors.set(source.connectors.all())
+"""
+
+
+@pytest.fixture(scope="module")
+def plan_agent(e2e_server):
+    _run([sys.executable, "-c", PLAN_AGENT_SETUP], e2e_server.env, "plan agent setup")
+    return AGENT
+
+
+def two_round_plan(first_round_seen: threading.Event) -> PlanModel:
+    def hold_first_judgement(kind: str, seen: int) -> None:
+        if kind == ANALYZER and seen == 0:
+            first_round_seen.wait(20)
+
+    return PlanModel(
+        plans=[
+            [
+                step("1", "List the draft purchase orders", tool="erp__list_purchase_orders", model="fast"),
+                step("2", "List the payments", tool="erp__list_payments", model="fast"),
+            ],
+            [
+                step("1", "Find the suppliers of the draft orders", tool="erp__list_purchase_orders"),
+                step("2", "Summarise orders, suppliers and payments", deps=["1"], model="smart"),
+            ],
+        ],
+        verdicts=[verdict(False, 0.4, REASON), verdict(True, 0.95, "Everything asked is known.")],
+        steps={
+            "List the draft purchase orders": [
+                tool_calls(call("erp__list_purchase_orders", {"status": "draft"}, id="drafts")),
+                text("PO-0002 and PO-0003 are drafts."),
+            ],
+            "List the payments": [
+                tool_calls(call("erp__list_payments", {}, id="payments")),
+                text("No payments yet."),
+            ],
+            "Find the suppliers of the draft orders": [
+                tool_calls(call("erp__list_purchase_orders", {"status": "draft"}, id="suppliers")),
+                text("PO-0002: Hangzhou Tea Supply Co.; PO-0003: Nordic Office AB."),
+            ],
+            "Summarise orders, suppliers and payments": [
+                text("Two drafts from two suppliers; nothing paid.")
+            ],
+        },
+        answer=ANSWER,
+        before=hold_first_judgement,
+    )
+
+
+def test_a_two_round_plan_is_drawn_live_and_again_after_a_reload(make_page, plan_agent, scripted_llm):
+    first_round_seen = threading.Event()
+    model = two_round_plan(first_round_seen).install(scripted_llm)
+    page = make_page(width=1100, height=1250)
+    page.click(f"button.agent-option[data-agent='{plan_agent}']")
+    page.wait_for_url(re.compile(r"/o/acme/chat/[0-9a-f-]{36}/$"))
+    expect(page.locator(".conn")).to_have_attribute("data-state", "open")
+
+    try:
+        # When the user asks, the first round's plan appears and its steps run to the end
+        page.fill("#composer-input", QUESTION)
+        page.press("#composer-input", "Enter")
+        first = page.locator(".plan-round[data-round='1']")
+        expect(first.locator(".plan-step")).to_have_count(2)
+        expect(first.locator(".plan-step-task").first).to_have_text("List the draft purchase orders")
+        expect(first.locator(".plan-step[data-step-id='1'] .plan-step-meta")).to_contain_text("model: fast")
+        for step_id in ("1", "2"):
+            expect(first.locator(f".plan-step[data-step-id='{step_id}']")).to_have_attribute(
+                "data-status", "done"
+            )
+        drafts = first.locator(".plan-step[data-step-id='1'] .tool-card")
+        expect(drafts).to_have_class(re.compile(r"\bsucceeded\b"))
+        expect(drafts.locator(".tool-name")).to_have_text("erp__list_purchase_orders")
+        expect(first.locator(".plan-step[data-step-id='2'] .tool-name")).to_have_text("erp__list_payments")
+        expect(page.locator(".run-status-text")).to_have_text("Checking the results…")
+    finally:
+        first_round_seen.set()  # never leave the scripted server's thread waiting
+
+    # Then the analyser asks for another round: a separator says why, and the second plan runs
+    replan = page.locator(".plan-replan")
+    expect(replan).to_contain_text("Not done yet: planning again")
+    expect(replan.locator(".plan-replan-reason")).to_have_text(REASON)
+    second = page.locator(".plan-round[data-round='2']")
+    expect(second.locator(".plan-step")).to_have_count(2)
+    expect(second.locator(".plan-step[data-step-id='2'] .plan-step-deps")).to_have_text("after step 1")
+    expect(second.locator(".plan-step[data-step-id='2']")).to_have_attribute("data-status", "done")
+    answer = page.locator(".answer")
+    expect(answer.locator("strong")).to_have_text("Two")
+    expect(page.locator(".run-footer")).to_contain_text("2 rounds")
+    expect(page.locator(".run-footer")).to_contain_text("4 plan steps")
+    expect(page.locator("#stop-button")).to_be_hidden()
+
+    SCREENSHOT.parent.mkdir(parents=True, exist_ok=True)
+    page.locator("#composer-input").blur()
+    page.locator(".run-footer").scroll_into_view_if_needed()
+    page.screenshot(path=str(SCREENSHOT), full_page=False)
+    assert 0 < SCREENSHOT.stat().st_size < MAX_SCREENSHOT_BYTES
+
+    # The steps keep their results (collapsible) and the ERP's observation is in the step's tool card
+    suppliers = second.locator(".plan-step[data-step-id='1']")
+    expect(suppliers.locator(".plan-step-result summary")).to_have_text("Result")
+    expect(suppliers.locator(".plan-step-result-text")).to_contain_text("Nordic Office AB")
+    suppliers.locator(".tool-card summary").click()
+    expect(suppliers.locator(".tool-observation")).to_contain_text("PO-0003")
+    order = page.evaluate(
+        "() => ['.plan-round[data-round=\"1\"]', '.plan-replan', '.plan-round[data-round=\"2\"]', '.answer']"
+        ".map((s) => document.querySelector(s)).every((node, i, all) => i === 0 ||"
+        " Boolean(all[i - 1].compareDocumentPosition(node) & Node.DOCUMENT_POSITION_FOLLOWING))"
+    )
+    assert order
+    assert model.kinds().count(PLANNER) == 2
+
+    # After a reload the plan is drawn again from the stored events
+    page.reload()
+    expect(page.locator(".plan-round")).to_have_count(2)
+    expect(page.locator(".plan-step[data-status='done']")).to_have_count(4)
+    expect(page.locator(".plan-replan-reason")).to_have_text(REASON)
+    expect(page.locator(".answer strong")).to_have_text("Two")
