@@ -165,3 +165,113 @@ def test_a_two_round_plan_is_drawn_live_and_again_after_a_reload(make_page, plan
     expect(page.locator(".plan-step[data-status='done']")).to_have_count(4)
     expect(page.locator(".plan-replan-reason")).to_have_text(REASON)
     expect(page.locator(".answer strong")).to_have_text("Two")
+
+
+def frame(seq, event, **data):
+    return {"seq": seq, "run_id": "r1", "event": event, "data": data}
+
+
+def call_event(seq, step_id, status, **extra):
+    return frame(
+        seq,
+        "plan",
+        type="step_iteration",
+        round=1,
+        step_id=step_id,
+        status=status,
+        iteration=1,
+        tool_name="erp__create_payment",
+        tool_args={"amount": 60000},
+        tool_call_id="call_1",  # the same id in both steps: models number their calls per conversation
+        **extra,
+    )
+
+
+PLAN_FRAMES = [
+    frame(1, "phase", phase="planning", round=1),
+    frame(
+        2,
+        "plan",
+        type="dag",
+        round=1,
+        steps=[
+            {"id": "a", "task": "Pay supplier A", "dependencies": [], "tool_hint": None, "model_hint": None},
+            {
+                "id": "b",
+                "task": "Pay supplier B",
+                "dependencies": [],
+                "tool_hint": None,
+                "model_hint": "smart",
+            },
+            {"id": "c", "task": "Report", "dependencies": ["a", "b"], "tool_hint": None, "model_hint": None},
+        ],
+    ),
+    frame(3, "phase", phase="executing", round=1),
+    frame(4, "plan", type="step", round=1, step_id="a", status="running"),
+    frame(5, "plan", type="step", round=1, step_id="b", status="running"),
+    call_event(6, "a", "start"),
+    call_event(7, "b", "start"),
+    frame(
+        8,
+        "approval",
+        status="pending",
+        approval_id="x1",
+        tool_name="erp__create_payment",
+        tool_args={},
+        approvers=["april"],
+        decided_by=None,
+        reason=None,
+        tool_call_id="call_1",
+        plan_step_id="b",
+        plan_round=1,
+    ),
+    call_event(9, "a", "done", observation="paid", error=None, iter_elapsed=0.2, outcome="ok"),
+    frame(10, "plan", type="step", round=1, step_id="a", status="done", result="Paid A.", elapsed=0.3),
+    frame(
+        11, "done", answer="", iterations=1, usage={}, elapsed=1.0, cancelled=True, stop_reason="cancelled"
+    ),
+]
+
+
+def test_an_approval_inside_a_plan_lands_on_its_step_and_a_stop_marks_what_did_not_finish(
+    make_page, e2e_server
+):
+    page = make_page()
+    result = page.evaluate(
+        """async (frames) => {
+            const { Timeline } = await import("/static/js/chat-timeline.js");
+            const scroller = document.createElement("div");
+            const list = document.createElement("ol");
+            const empty = document.createElement("p");
+            scroller.append(list);
+            document.body.append(scroller, empty);
+            const timeline = new Timeline({ list, scroller, empty, onResend: () => {}, onUnknownRun: () => {},
+                onWorkingChange: () => {} });
+            timeline.loadHistory([{ id: 1, role: "user", content: "Pay both", run_id: "r1", injected: false }], "r1");
+            for (const frame of frames) timeline.handle(frame);
+            const step = (id) => list.querySelector(`.plan-step[data-step-id="${id}"]`);
+            const card = (id) => step(id).querySelector(".tool-card");
+            return {
+                statuses: ["a", "b", "c"].map((id) => step(id).dataset.status),
+                approvalOnA: card("a").querySelector(".tool-approval").hidden,
+                approvalOnB: card("b").querySelector(".tool-approval").textContent,
+                cardA: card("a").className,
+                cardB: card("b").className,
+                deps: step("c").querySelector(".plan-step-deps").textContent,
+                model: step("b").querySelector(".plan-step-meta").textContent,
+                result: step("a").querySelector(".plan-step-result-text").textContent,
+                looseCards: list.querySelectorAll(".run > .steps > .tool-card").length,
+                footer: list.querySelector(".run-footer").textContent,
+            };
+        }""",
+        PLAN_FRAMES,
+    )
+    assert result["statuses"] == ["done", "stopped", "stopped"]
+    assert result["approvalOnA"] is True and "Waiting for approval from april." in result["approvalOnB"]
+    assert "succeeded" in result["cardA"] and "stopped" in result["cardB"]
+    assert result["deps"] == "after step 1, 2" and "model: smart" in result["model"]
+    assert result["result"].strip() == "Paid A."
+    assert result["looseCards"] == 0  # every card sits inside its step
+    assert (
+        "Stopped" in result["footer"] and "1 round" in result["footer"] and "3 plan steps" in result["footer"]
+    )
