@@ -12,9 +12,13 @@ import pytest
 from channels.db import database_sync_to_async
 
 from agents import runtime
+from agents.demo_model import LABEL_ZH, DemoLLM
+from agents.engine.events import EventStream
 from agents.engine.interrupts import InterruptQueue
-from agents.engine.plan_agent import FOLLOW_UP_REASONING
-from agents.engine.tools import FunctionTool
+from agents.engine.model_registry import ModelRegistry
+from agents.engine.plan_agent import FOLLOW_UP_REASONING, PlanAgent
+from agents.engine.router import route_execution_mode
+from agents.engine.tools import FunctionTool, ToolRegistry
 from agents.models import Message, Run
 from agents.run_manager import run_manager
 from platform_core.models import Role
@@ -462,3 +466,51 @@ def test_every_role_without_an_active_endpoint_of_its_own_uses_the_general_one(d
         "smart": "smart-default",  # the organisation's default of the role comes first
         "reasoning": "general-model",
     }
+
+
+async def test_the_offline_demo_model_makes_a_labelled_two_step_plan_and_answers_from_its_look_up():
+    calls = []
+
+    async def get_purchase_order(order_id: int) -> str:
+        calls.append(order_id)
+        return f'{{"id": {order_id}, "supplier": "Nordic Office AB", "status": "draft"}}'
+
+    async def list_payments() -> str:
+        return "[]"
+
+    schema = {"type": "object", "properties": {"order_id": {"type": "integer"}}, "required": ["order_id"]}
+    tools = ToolRegistry(
+        [
+            FunctionTool(
+                "erp__get_purchase_order", "Get one purchase order", get_purchase_order, parameters=schema
+            ),
+            FunctionTool("erp__list_payments", "List payments", list_payments),
+        ]
+    )
+    demo = DemoLLM(stream_delay=0)
+    agent = PlanAgent(ModelRegistry({"general": demo}), tools)
+    stream = EventStream()
+
+    result = await agent.run("查看采购订单 3", on_event=stream)
+    answer = await agent.stream_synthesize(result, on_event=stream)
+    stream.close()
+    events = [e async for e in stream]
+
+    dag = next(e.data for e in events if e.channel == "plan" and e.data["type"] == "dag")
+    assert [(s["id"], s["dependencies"], s["tool_hint"]) for s in dag["steps"]] == [
+        ("1", [], "erp__get_purchase_order"),
+        ("2", ["1"], None),
+    ]
+    assert all(
+        "采购订单 3" in s["task"] or "第 1 步" in s["task"] for s in dag["steps"]
+    )  # the goal's language
+    assert calls == [3]  # one look-up; the summarising step calls nothing
+    assert result.stop_reason == "achieved" and result.rounds == 1
+    assert answer.startswith(f"**{LABEL_ZH}**") and "Nordic Office AB" in answer
+    assert answer.count("Nordic Office AB") == 1
+
+
+async def test_the_offline_demo_model_routes_only_questions_with_several_parts_to_plan_mode():
+    demo = DemoLLM(stream_delay=0)
+    assert await route_execution_mode(demo, "Show purchase order 3") == "react"
+    assert await route_execution_mode(demo, "Compare purchase order 3 and the payments") == "plan"
