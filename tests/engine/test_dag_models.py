@@ -148,3 +148,40 @@ def test_a_dependency_cycle_is_rejected_naming_the_blocked_steps():
 
 def test_ids_sort_naturally():
     assert sorted(["s10", "s2", "10", "2", "b", "a"], key=id_order) == ["2", "10", "a", "b", "s2", "s10"]
+
+
+def test_plan_mode_imports_no_django():
+    import subprocess
+    import sys
+    from pathlib import Path
+
+    root = Path(__file__).resolve().parents[2]
+    check = (
+        "import sys, agents.engine.dag, agents.engine.plan_agent, agents.engine.router\n"
+        "loaded = sorted(m for m in sys.modules if m.startswith('django'))\n"
+        "assert not loaded, loaded\n"
+    )
+    env = {"PATH": "/usr/bin:/bin", "PYTHONPATH": str(root)}
+    completed = subprocess.run(
+        [sys.executable, "-c", check], cwd=root, env=env, capture_output=True, text=True, timeout=60
+    )
+    assert completed.returncode == 0, completed.stderr
+
+
+def test_plan_mode_api_is_re_exported_from_the_engine_package():
+    import agents.engine as engine
+
+    for name in (
+        "ModelRegistry",
+        "PlanStep",
+        "Plan",
+        "PlanValidationError",
+        "DAGPlanner",
+        "DAGExecutor",
+        "Analysis",
+        "PlanAnalyzer",
+        "PlanAgent",
+        "PlanResult",
+        "route_execution_mode",
+    ):
+        assert hasattr(engine, name), name
