@@ -6,7 +6,7 @@ PIP := $(VENV)/bin/pip
 HOST ?= 127.0.0.1
 PORT ?= 8000
 
-.PHONY: run test install install-dev migrate seed lint messages e2e-deps clean
+.PHONY: run prod test install install-dev migrate seed lint messages e2e-deps clean
 
 $(PY):
 	$(PYTHON) -c 'import sys; assert sys.version_info >= (3, 11), "Python 3.11 or newer is required"'
@@ -34,6 +34,16 @@ seed: migrate
 ## Install, migrate, seed the demo organisation and serve on http://127.0.0.1:8000 (embedded defaults).
 run: seed
 	$(PY) manage.py serve --host $(HOST) --port $(PORT)
+
+## The multi-process setup on local PostgreSQL and Redis: migrate, seed the demo organisation, then two
+## daphne servers (http://127.0.0.1:8001 and :8002), a Celery worker and beat. Ctrl-C stops them all.
+## DATABASE_URL and REDIS_URL override the local defaults (the database is created if missing).
+PROD_DATABASE_URL ?= postgres://postgres@127.0.0.1:5432/agent_platform
+PROD_REDIS_URL ?= redis://127.0.0.1:6379/0
+PROD_PORTS ?= 8001,8002
+prod: install
+	DATABASE_URL="$${DATABASE_URL:-$(PROD_DATABASE_URL)}" REDIS_URL="$${REDIS_URL:-$(PROD_REDIS_URL)}" \
+		$(PY) manage.py serve_prod --host $(HOST) --ports $(PROD_PORTS) --seed-demo
 
 ## Install everything and run the whole test suite.
 test: install-dev

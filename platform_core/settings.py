@@ -103,10 +103,17 @@ DEFAULT_AUTO_FIELD = "django.db.models.BigAutoField"
 # --- Redis, channel layer, cache ------------------------------------------------------------------
 REDIS_URL = env_str("REDIS_URL")
 if REDIS_URL:
+    # production (issue 8): the Redis Pub/Sub layer. channels-redis's list-based RedisChannelLayer lets
+    # one process receive on a single kind of process-local channel at a time: a consumer's channel
+    # ("specific.…!") starves while the run manager ("runs.…") or an approval gate ("approval.…") blocks
+    # on its own (channels_redis PR #165), so live events stopped reaching sockets of a server that runs
+    # a run. Pub/Sub gives every channel its own queue and pushes instead of polling. It drops messages
+    # during a Redis outage, which the platform absorbs: events are persisted and sockets fill seq gaps
+    # from the database, approval gates re-check the database, clients resume.
     CHANNEL_LAYERS = {
         "default": {
-            "BACKEND": "channels_redis.core.RedisChannelLayer",
-            "CONFIG": {"hosts": [REDIS_URL], "capacity": 1500, "expiry": 60},
+            "BACKEND": "channels_redis.pubsub.RedisPubSubChannelLayer",
+            "CONFIG": {"hosts": [REDIS_URL]},
         }
     }
     CACHES = {"default": {"BACKEND": "django.core.cache.backends.redis.RedisCache", "LOCATION": REDIS_URL}}
@@ -242,6 +249,13 @@ TRUST_X_FORWARDED_FOR = env_bool("TRUST_X_FORWARDED_FOR", False)
 # --- Agents and runs ------------------------------------------------------------------------------
 AGENT_MAX_MESSAGE_CHARS = env_int("AGENT_MAX_MESSAGE_CHARS", 20000)
 AGENT_MAX_CONCURRENT_RUNS_PER_USER = env_int("AGENT_MAX_CONCURRENT_RUNS_PER_USER", 3)
+
+# --- production (issue 8): multi-process tunables ------------------------------------------------------
+# A waiting approval gate wakes on the Redis channel layer the moment any process records a decision; this
+# database re-check only covers a lost wake-up. Several server processes re-checking every waiting gate
+# cost queries, so deployments may lengthen it (the multi-process tests raise it to prove the wake-up).
+APPROVAL_RECHECK_SECONDS = float(env_str("APPROVAL_RECHECK_SECONDS", "2") or 2)
+# --- end production ---
 
 # Where the demo organisation's "erp" connector reaches the built-in demo API (``make run`` sets it to
 # the address it serves on).
