@@ -15,6 +15,7 @@ import logging
 import os
 import time
 from collections.abc import AsyncIterator, Mapping, Sequence
+from dataclasses import replace
 from typing import Any
 
 from agents.engine import events, prompts
@@ -22,7 +23,7 @@ from agents.engine.events import Emitter, Event, EventCallback, iterate_events
 from agents.engine.guidance import after_tool_calls, completion_check_due, drain_interrupts
 from agents.engine.hooks import HookRegistry, SessionContext
 from agents.engine.interrupts import InterruptQueue
-from agents.engine.llm import LLM, ChatResponse, Message
+from agents.engine.llm import LLM, ChatResponse, Message, ToolCallRequest
 from agents.engine.model_call import LLMFailed, ask
 from agents.engine.parsing import TOOL_CALL, ToolCall, json_tool_call, native_tool_call, parse_action
 from agents.engine.run_state import (
@@ -285,6 +286,16 @@ class ReActAgent:
         return await self._fallback(run, STOP_MAX_ITERATIONS, max_iterations=self.max_iterations)
 
     async def _native_turn(self, run: RunState, response: ChatResponse) -> AgentResult | None:
+        if response.tool_calls and self.tool_call_id_prefix:
+            # Models number their calls per conversation ("call_1"...): agents that share hooks (the steps
+            # of a plan) make them unique, in the history too, so the provider still sees matching pairs.
+            response = replace(
+                response,
+                tool_calls=tuple(
+                    ToolCallRequest(f"{self.tool_call_id_prefix}{c.id}", c.name, c.arguments)
+                    for c in response.tool_calls
+                ),
+            )
         if response.tool_calls:
             if run.emit.active:
                 await run.emit(

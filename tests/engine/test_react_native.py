@@ -262,3 +262,20 @@ async def test_thinking_reasoning_is_the_text_beside_the_tool_calls_or_reasoning
     await ReActAgent(make_llm(), registry_of(RecordingTool())).run("go", on_event=log)
     reasonings = [s["reasoning"] for s in log.steps("thinking", "done")]
     assert reasonings == ["I will search." if with_content else "chain of thought", "final thoughts"]
+
+
+async def test_a_tool_call_id_prefix_makes_native_ids_unique_and_keeps_the_pairs_matching(
+    scripted_llm, make_llm
+):
+    scripted_llm.script(tool_calls(call("search", {"q": "a"}, id="call_1")), text("done"))
+    events = EventLog()
+    agent = ReActAgent(make_llm(), registry_of(RecordingTool()), tool_call_id_prefix="r1.2.")
+    result = await agent.run("go", on_event=events)
+    assert [r.tool_call_id for r in result.tool_calls] == ["r1.2.call_1"]
+    assert {e.data.get("tool_call_id") for e in events.events if e.data.get("type") == "iteration"} == {
+        "r1.2.call_1"
+    }
+    second = scripted_llm.requests[1]["messages"]
+    assert [c["id"] for m in second for c in m.get("tool_calls") or ()] == ["r1.2.call_1"]
+    assert [m["tool_call_id"] for m in second if m["role"] == "tool"] == ["r1.2.call_1"]
+    assert_tool_results_follow_their_calls(scripted_llm.requests)
