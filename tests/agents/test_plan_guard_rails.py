@@ -115,10 +115,12 @@ async def test_read_only_mode_blocks_a_write_inside_a_plan_step_exactly_as_in_re
 
     # then the call is blocked the same way: same outcome and reason, nothing reaches the ERP, the call
     # log says why, and the model is told
-    done = call_done(frames, "w1")
+    # (a plan step's call ids carry the round and step, so steps sharing the run's hooks never collide)
+    call_id = "w1" if mode == "react" else "r1.1.w1"
+    done = call_done(frames, call_id)
     assert done["outcome"] == "blocked" and READ_ONLY_MESSAGE in done["observation"]
     assert http_service.requests == []
-    log = await ConnectorCallLog.objects.aget(tool_call_id="w1")
+    log = await ConnectorCallLog.objects.aget(tool_call_id=call_id)
     assert log.status == "blocked_read_only"
     if mode == "plan":
         next_turn = next(
@@ -129,7 +131,7 @@ async def test_read_only_mode_blocks_a_write_inside_a_plan_step_exactly_as_in_re
         assert done["step_id"] == "1"
     else:
         next_turn = model.bodies(CHAT)[1]
-    assert READ_ONLY_MESSAGE in tool_message_after(next_turn, "w1")
+    assert READ_ONLY_MESSAGE in tool_message_after(next_turn, call_id)
     await ws.disconnect()
 
 
@@ -174,7 +176,7 @@ async def test_an_approval_policy_holds_a_write_inside_a_plan_step_and_the_appro
     # when the step asks to pay, the chat shows a pending approval on that step and nothing is paid yet
     before = await frames_until(ws, lambda f: f["event"] == "approval")
     pending = before[-1]["data"]
-    assert pending["status"] == "pending" and pending["tool_call_id"] == "pay-1"
+    assert pending["status"] == "pending" and pending["tool_call_id"] == "r1.1.pay-1"
     assert pending["plan_step_id"] == "1" and pending["plan_round"] == 1
     assert [r for r in http_service.requests_to("/payments") if r.method == "POST"] == []
 
@@ -195,11 +197,11 @@ async def test_an_approval_policy_holds_a_write_inside_a_plan_step_and_the_appro
     # then the step's call is blocked with the approver's reason, the other step's read went through
     rejected = [f["data"] for f in rest if f["event"] == "approval"]
     assert [(a["status"], a["plan_step_id"]) for a in rejected] == [("rejected", "1")]
-    paid = call_done(before + rest, "pay-1")
+    paid = call_done(before + rest, "r1.1.pay-1")
     assert paid["step_id"] == "1" and paid["outcome"] == "blocked"
     assert "the budget is frozen" in paid["observation"]
     assert [r.method for r in http_service.requests_to("/payments")] == ["GET"]
-    log = await ConnectorCallLog.objects.aget(tool_call_id="pay-1")
+    log = await ConnectorCallLog.objects.aget(tool_call_id="r1.1.pay-1")
     assert log.status == "rejected" and log.approval_ref == pending["approval_id"]
     assert rest[-1]["data"]["answer"] == "The payment was rejected: the budget is frozen."
     await ws.disconnect()

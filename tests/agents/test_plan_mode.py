@@ -212,10 +212,10 @@ async def test_a_plan_agent_plans_runs_judges_and_replans_then_streams_the_answe
         for d in plan_events(frames, "step_iteration")
     ]
     assert calls == [
-        (1, "1", "start", "o7"),
-        (1, "1", "done", "o7"),
-        (2, "1", "start", "o8"),
-        (2, "1", "done", "o8"),
+        (1, "1", "start", "r1.1.o7"),
+        (1, "1", "done", "r1.1.o7"),
+        (2, "1", "start", "r2.1.o8"),
+        (2, "1", "done", "r2.1.o8"),
     ]
     done_call = plan_events(frames, "step_iteration")[1]
     assert done_call["observation"] == "order 7: shipped" and done_call["outcome"] == "ok"

@@ -141,11 +141,11 @@ async def test_tool_calls_inside_a_step_are_reported_as_step_iteration_events(re
         "iteration": 1,
         "tool_name": "search",
         "tool_args": {"q": "acme"},
-        "tool_call_id": "call_acme",
+        "tool_call_id": "r1.s1.call_acme",
     }
     assert done["status"] == "done" and done["step_id"] == "s1"
     assert done["observation"] == 'search: {"q": "acme"}' and done["error"] is None
-    assert done["tool_call_id"] == "call_acme" and done["outcome"] == "ok"
+    assert done["tool_call_id"] == "r1.s1.call_acme" and done["outcome"] == "ok"
     assert {e.channel for e in log.events} == {"plan"}  # no thinking/answer noise from the step agents
 
 
