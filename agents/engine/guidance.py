@@ -44,6 +44,7 @@ async def drain_interrupts(run: RunState, queue: InterruptQueue | None) -> bool:
     contents = queue.drain()
     if not contents:
         return False
+    run.interrupts_taken += len(contents)
     run.transcript.append({"role": "user", "content": prompts.user_interrupt(contents), PINNED_KEY: True})
     if run.emit.active:
         for content in contents:

@@ -9,8 +9,10 @@
 - :class:`SessionStartHook` runs once when a run starts and may add text to the system prompt.
 
 Hooks run in ``priority`` order, lower first (ties keep registration order). The first block wins.
-Guard rails fail closed: a pre-hook that raises blocks the call. A post-hook that raises leaves the
-result unchanged and is logged; a session-start hook that raises adds nothing and is logged.
+Guard rails fail closed: a pre-hook that raises blocks the call, except with
+:class:`~agents.engine.durable.RunSuspended`, which parks the whole run (durable runs). A post-hook
+that raises leaves the result unchanged and is logged; a session-start hook that raises adds nothing
+and is logged.
 """
 
 from __future__ import annotations
@@ -20,6 +22,7 @@ from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field, replace
 from typing import Any
 
+from agents.engine.durable import RunSuspended
 from agents.engine.tools import ToolResult
 
 logger = logging.getLogger(__name__)
@@ -41,7 +44,9 @@ class HookContext:
     ``tool_args`` are the arguments as rewritten so far (do not mutate them; return ``modified_args``).
     ``metadata`` is the run's metadata (org_id, run_id, user, ...) given to ``ReActAgent.run()``.
     For post hooks, ``outcome`` is one of ``ok``, ``error``, ``timeout``, ``blocked``, ``invalid_args``,
-    ``unknown_tool`` and ``blocked_by`` names the pre-hook that blocked the call.
+    ``unknown_tool`` and ``blocked_by`` names the pre-hook that blocked the call. ``replayed`` is True when
+    a resumed run runs again a call that was pending when it stopped (a gate may find its earlier
+    request for the same ``tool_call_id``).
     """
 
     tool_name: str
@@ -51,6 +56,7 @@ class HookContext:
     metadata: Mapping[str, Any] = field(default_factory=dict)
     outcome: str = OUTCOME_PENDING
     blocked_by: str | None = None
+    replayed: bool = False
 
 
 @dataclass(frozen=True, slots=True)
@@ -166,6 +172,8 @@ class HookRegistry:
         for hook in self._pre:
             try:
                 verdict = await hook.pre_tool_use(ctx)
+            except RunSuspended:
+                raise
             except Exception as exc:
                 logger.warning(
                     "pre-tool-use hook %s raised %s; the call is blocked",

@@ -6,6 +6,11 @@ answer. Cancellation: ``agent.cancel()`` stops the run at its next await (in-fli
 cancelled) and ``run()`` returns a result with ``cancelled=True`` after emitting ``done``; cancelling
 the task that awaits ``run()`` instead propagates ``CancelledError`` (after the same cleanup), as
 asyncio code expects.
+
+Durable runs: ``run(checkpoint=...)`` reports a :class:`~agents.engine.checkpoint.Checkpoint` after every
+model reply that asks for tools (the calls are then pending) and after every iteration;
+``run(resume_from=snapshot)`` continues from the last one, replaying pending calls through the tool
+ledger so none runs twice. A hook raising :class:`~agents.engine.durable.RunSuspended` parks the run.
 """
 
 from __future__ import annotations
@@ -19,6 +24,8 @@ from dataclasses import replace
 from typing import Any
 
 from agents.engine import events, prompts
+from agents.engine.checkpoint import CheckpointCallback
+from agents.engine.durable import STOP_SUSPENDED, RunSuspended, ToolCallLedger
 from agents.engine.events import Emitter, Event, EventCallback, iterate_events
 from agents.engine.guidance import after_tool_calls, completion_check_due, drain_interrupts
 from agents.engine.hooks import HookRegistry, SessionContext
@@ -100,6 +107,7 @@ class ReActAgent:
         context_guard: Any | None = None,
         interrupt_queue: InterruptQueue | None = None,
         tool_call_id_prefix: str = "",
+        ledger: ToolCallLedger | None = None,
     ) -> None:
         self._llm = llm
         self._tools = tools
@@ -128,8 +136,13 @@ class ReActAgent:
         # hooks) need distinct ones, since guard-rail state is keyed by tool_call_id.
         self.tool_call_id_prefix = tool_call_id_prefix
         self._runner = ToolRunner(
-            hooks, tool_timeout=tool_timeout, batch_timeout=batch_timeout, max_parallel=max_parallel_tools
+            hooks,
+            tool_timeout=tool_timeout,
+            batch_timeout=batch_timeout,
+            max_parallel=max_parallel_tools,
+            ledger=ledger,
         )
+        self._checkpoint_cb: CheckpointCallback | None = None
         self._task: asyncio.Task[Any] | None = None
         self._cancel_requested = False
 
@@ -167,6 +180,7 @@ class ReActAgent:
     def _leave(self) -> None:
         self._task = None
         self._cancel_requested = False
+        self._checkpoint_cb = None
 
     def _absorb_cancel(self, task: asyncio.Task[Any] | None) -> bool:
         """While a CancelledError is handled: True (and the cancellation undone) when it came from
@@ -182,6 +196,8 @@ class ReActAgent:
         history: Sequence[Message] | None = None,
         on_event: EventCallback | None = None,
         metadata: Mapping[str, Any] | None = None,
+        resume_from: Mapping[str, Any] | None = None,
+        checkpoint: CheckpointCallback | None = None,
     ) -> AgentResult:
         """Run the tool loop for ``query`` after ``history`` (earlier messages of the conversation,
         without a system prompt).
@@ -190,12 +206,32 @@ class ReActAgent:
         failures: they end the run with a summarising answer and a ``stop_reason``. Emits ``step``,
         ``phase``, ``compact`` and ``inject`` events; ``done`` comes from :meth:`stream_answer` (or from
         here for a cancelled run).
+
+        ``checkpoint`` is awaited with each checkpoint of the run (see the module docstring);
+        ``resume_from`` is a snapshot (its checkpoints folded by
+        :func:`~agents.engine.checkpoint.snapshot_fold`) to continue from: ``query`` and ``history``
+        are then ignored, and a run that had its answer goes straight to :meth:`stream_answer`. A parked
+        run returns ``stop_reason="suspended"`` (no ``done``) after a last checkpoint.
         """
         task = self._enter()
-        run = RunState(query, metadata if metadata is not None else {}, Emitter(on_event), self._tools)
+        meta = metadata if metadata is not None else {}
+        emit = Emitter(on_event)
+        self._checkpoint_cb = checkpoint
+        try:
+            if resume_from is not None:
+                run = RunState.restore(resume_from, meta, emit, self._tools)
+            else:
+                run = RunState(query, meta, emit, self._tools)
+        except Exception:
+            self._leave()
+            raise
         try:
             if not self._cancel_requested:  # cancel() may have come before the start
+                if resume_from is not None:
+                    return await self._resume(run)
                 return await self._run(run, history or ())
+        except RunSuspended as suspended:
+            return await self._suspend(run, suspended)
         except asyncio.CancelledError:
             if not self._absorb_cancel(task):
                 raise
@@ -246,6 +282,7 @@ class ReActAgent:
             run.registry, usage = await select_tools(
                 self._llm, self._tools, run.query, max_tools=self.tool_selection_max
             )
+            run.selected = run.registry.names()
             run.usage.add(usage)
         extra: list[str] = []
         if self.hooks is not None:
@@ -264,6 +301,9 @@ class ReActAgent:
                 {"role": "user", "content": run.query, "_query": True},
             ]
         )
+        return await self._drive(run, native)
+
+    async def _drive(self, run: RunState, native: bool) -> AgentResult:
         try:
             return await (self._run_native(run) if native else self._run_json(run))
         except LLMFailed as exc:
@@ -271,6 +311,56 @@ class ReActAgent:
                 "run ended by an LLM error after %d iterations: %s", run.iteration, type(exc.cause).__name__
             )
             return await self._fallback(run, STOP_LLM_ERROR, error=type(exc.cause).__name__)
+
+    # -- durable runs ----------------------------------------------------------------------------
+
+    async def _resume(self, run: RunState) -> AgentResult:
+        """Continue a restored run: its answer if it had one, else its pending calls, then the loop."""
+        logger.info("resuming a run at iteration %d (%s)", run.iteration, run.stage)
+        if run.final is not None:
+            return run.result(*run.final)
+        native = self._native_mode_active
+        if run.pending is not None:
+            await self._tool_turn(run, run.pending, native=native, replay=True)
+            if native:
+                await drain_interrupts(run, self.interrupt_queue)
+            await self._checkpoint(run)
+        return await self._drive(run, native)
+
+    async def _checkpoint(self, run: RunState) -> None:
+        callback = self._checkpoint_cb
+        if callback is None:
+            return
+        try:
+            await callback(run.checkpoint())
+        except Exception as exc:
+            run.checkpoint_failed()  # the next checkpoint carries everything again
+            logger.warning("checkpoint callback failed: %s", type(exc).__name__)
+
+    async def _suspend(self, run: RunState, suspended: RunSuspended) -> AgentResult:
+        logger.info("run parked at iteration %d: %s", run.iteration, suspended.reason)
+        await self._checkpoint(run)  # with the pending calls and which of them the chat has seen
+        return run.result("", STOP_SUSPENDED, suspension=suspended.as_dict())
+
+    async def _tool_turn(
+        self, run: RunState, calls: list[ToolCall], *, native: bool, replay: bool = False
+    ) -> None:
+        """Run one reply's calls and append their results: pending (and checkpointed) until they are in."""
+        if not replay:
+            run.tools_pending(calls)
+            await self._checkpoint(run)
+        records = await self._run_tools(run, calls, replay=replay)
+        if native:
+            for record in records:  # every tool result right after its assistant message
+                run.transcript.append(
+                    {"role": "tool", "tool_call_id": record.tool_call_id, "content": record.observation}
+                )
+        else:
+            (record,) = records
+            observation = prompts.JSON_OBSERVATION.format(tool=record.name, observation=record.observation)
+            run.transcript.append(note(observation))
+        self._after_tools(run, calls)
+        run.tools_done()
 
     async def _run_native(self, run: RunState) -> AgentResult:
         schemas = run.registry.openai_schemas() or None
@@ -283,6 +373,7 @@ class ReActAgent:
             self._log_turn(run)
             if result is not None:
                 return result
+            await self._checkpoint(run)
         return await self._fallback(run, STOP_MAX_ITERATIONS, max_iterations=self.max_iterations)
 
     async def _native_turn(self, run: RunState, response: ChatResponse) -> AgentResult | None:
@@ -303,14 +394,7 @@ class ReActAgent:
                 )
             run.transcript.append(response.assistant_message())
             calls = [native_tool_call(c) for c in response.tool_calls]
-            records = await self._run_tools(run, calls)
-            for (
-                record
-            ) in records:  # every tool result right after its assistant message, before anything else
-                run.transcript.append(
-                    {"role": "tool", "tool_call_id": record.tool_call_id, "content": record.observation}
-                )
-            self._after_tools(run, calls)
+            await self._tool_turn(run, calls, native=True)
             run.empty_replies = 0
             await drain_interrupts(run, self.interrupt_queue)
             return None
@@ -341,6 +425,7 @@ class ReActAgent:
             self._log_turn(run)
             if result is not None:
                 return result
+            await self._checkpoint(run)
         return await self._fallback(run, STOP_MAX_ITERATIONS, max_iterations=self.max_iterations)
 
     async def _json_turn(self, run: RunState, response: ChatResponse) -> AgentResult | None:
@@ -364,19 +449,24 @@ class ReActAgent:
         run.parse_failures = 0
         if action.kind == TOOL_CALL:
             call = json_tool_call(action, f"{self.tool_call_id_prefix}json_call_{run.iteration}")
-            (record,) = await self._run_tools(run, [call])
-            observation = prompts.JSON_OBSERVATION.format(tool=record.name, observation=record.observation)
-            run.transcript.append(note(observation))
-            self._after_tools(run, [call])
+            await self._tool_turn(run, [call], native=False)
             return None
         return await self._final_answer(run, action.answer, interrupted=interrupted)
 
     # -- steps shared by both modes ------------------------------------------------------------
 
-    async def _run_tools(self, run: RunState, calls: list[ToolCall]) -> list[ToolCallRecord]:
+    async def _run_tools(
+        self, run: RunState, calls: list[ToolCall], *, replay: bool = False
+    ) -> list[ToolCallRecord]:
         started = time.perf_counter()
         records = await self._runner.run(
-            calls, run.registry, iteration=run.iteration, metadata=run.metadata, emit=run.emit
+            calls,
+            run.registry,
+            iteration=run.iteration,
+            metadata=run.metadata,
+            emit=run.emit,
+            replay=replay,
+            announced=run.announced,
         )
         run.turn_tools = time.perf_counter() - started
         run.records.extend(records)
@@ -405,6 +495,8 @@ class ReActAgent:
     async def _finish(self, run: RunState, answer: str, stop_reason: str = STOP_FINAL_ANSWER) -> AgentResult:
         if run.emit.active:
             await run.emit(events.answer_signal())
+        run.finished(answer, stop_reason)
+        await self._checkpoint(run)
         return run.result(answer, stop_reason)
 
     async def _fallback(self, run: RunState, reason: str, **details: Any) -> AgentResult:

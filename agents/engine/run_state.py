@@ -7,9 +7,21 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
+from agents.engine.checkpoint import (
+    SNAPSHOT_VERSION,
+    STAGE_ANSWER,
+    STAGE_MODEL,
+    STAGE_TOOLS,
+    Checkpoint,
+    call_from_dict,
+    call_to_dict,
+    record_from_dict,
+    record_to_dict,
+)
 from agents.engine.context_summary import BOOKKEEPING_KEY
 from agents.engine.events import Emitter
 from agents.engine.llm import Message, Usage
+from agents.engine.parsing import ToolCall
 from agents.engine.tool_runner import ToolCallRecord
 from agents.engine.tools import ToolRegistry
 from agents.engine.transcript import Transcript
@@ -29,8 +41,9 @@ class AgentResult:
 
     ``stop_reason`` is ``final_answer``, ``max_iterations``, ``token_budget``, ``llm_error``,
     ``cancelled`` (empty answer), ``unparsed_output`` (the model's raw reply after two unparseable
-    JSON-mode replies, or a summary when it was blank) or ``empty_response``; for the other reasons
-    the answer summarises the partial results: which tools were called and how they went.
+    JSON-mode replies, or a summary when it was blank), ``empty_response`` or ``suspended`` (a hook
+    parked the run: ``suspension`` says why; the run's last checkpoint resumes it); for the other
+    reasons the answer summarises the partial results: which tools were called and how they went.
     ``tool_calls`` records every call (name, args, observation, error, outcome).
     """
 
@@ -43,6 +56,7 @@ class AgentResult:
     cancelled: bool = False
     stop_reason: str = STOP_FINAL_ANSWER
     query: str = ""
+    suspension: Mapping[str, Any] | None = None
 
 
 def note(content: str) -> Message:
@@ -51,7 +65,10 @@ def note(content: str) -> Message:
 
 
 class RunState:
-    """The mutable state of one run (one per ``run()`` call, so trackers reset per run)."""
+    """The mutable state of one run (one per ``run()`` call, so trackers reset per run).
+
+    :meth:`snapshot` and :meth:`checkpoint` make it durable; :meth:`restore` brings it back.
+    """
 
     __slots__ = (
         "query",
@@ -71,6 +88,17 @@ class RunState:
         "turn_compaction",
         "turn_llm",
         "turn_tools",
+        "stage",
+        "pending",
+        "announced",
+        "final",
+        "interrupts_taken",
+        "selected",
+        "resumed",
+        "_cp_seq",
+        "_cp_messages",
+        "_cp_generation",
+        "_cp_records",
     )
 
     def __init__(
@@ -91,8 +119,28 @@ class RunState:
         self.parse_failures = 0
         self.empty_replies = 0
         self.turn_compaction = self.turn_llm = self.turn_tools = 0.0
+        # Durable runs: where the loop stands, the current turn's calls while they are pending (and which
+        # of them the chat was told about), the final answer once known, the user interrupts taken.
+        self.stage = STAGE_MODEL
+        self.pending: list[ToolCall] | None = None
+        self.announced: set[str] = set()
+        self.final: tuple[str, str] | None = None
+        self.interrupts_taken = 0
+        self.selected: list[str] | None = None
+        self.resumed = False
+        self._cp_seq = 0
+        self._cp_messages = 0
+        self._cp_generation = -1
+        self._cp_records = 0
 
-    def result(self, answer: str, stop_reason: str, *, cancelled: bool = False) -> AgentResult:
+    def result(
+        self,
+        answer: str,
+        stop_reason: str,
+        *,
+        cancelled: bool = False,
+        suspension: Mapping[str, Any] | None = None,
+    ) -> AgentResult:
         return AgentResult(
             answer=answer,
             messages=self.transcript.messages,
@@ -103,4 +151,116 @@ class RunState:
             cancelled=cancelled,
             stop_reason=stop_reason,
             query=self.query,
+            suspension=suspension,
         )
+
+    # -- durability ----------------------------------------------------------------------------
+
+    def _state(self) -> dict[str, Any]:
+        usage = self.usage
+        return {
+            "v": SNAPSHOT_VERSION,
+            "query": self.query,
+            "iteration": self.iteration,
+            "usage": usage.as_dict(),
+            "cycles": [[name, args, count] for (name, args), count in self.cycles.items()],
+            "real_calls": self.real_calls,
+            "checked": self.checked,
+            "parse_failures": self.parse_failures,
+            "empty_replies": self.empty_replies,
+            "stage": self.stage,
+            "pending": [call_to_dict(c) for c in self.pending] if self.pending is not None else None,
+            "announced": sorted(self.announced),
+            "final": list(self.final) if self.final is not None else None,
+            "interrupts_taken": self.interrupts_taken,
+            "selected_tools": self.selected,
+            "elapsed": round(time.perf_counter() - self.started, 4),
+        }
+
+    def checkpoint(self) -> Checkpoint:
+        """What changed since the previous checkpoint (the first one, and the first after a compaction,
+        carries everything)."""
+        transcript = self.transcript
+        messages = transcript.messages
+        reset = transcript.generation != self._cp_generation
+        new_messages = messages if reset else messages[self._cp_messages :]
+        new_records = [record_to_dict(r) for r in self.records[0 if reset else self._cp_records :]]
+        self._cp_seq += 1
+        self._cp_messages = len(messages)
+        self._cp_generation = transcript.generation
+        self._cp_records = len(self.records)
+        return Checkpoint(self._cp_seq, self._state(), list(new_messages), new_records, reset)
+
+    def checkpoint_failed(self) -> None:
+        """The last checkpoint may be lost: make the next one carry everything."""
+        self._cp_generation = -1
+
+    def snapshot(self) -> dict[str, Any]:
+        """The whole state as one JSON-ready object (what every checkpoint so far adds up to)."""
+        snapshot = self._state()
+        snapshot["messages"] = list(self.transcript.messages)
+        snapshot["records"] = [record_to_dict(r) for r in self.records]
+        snapshot["seq"] = self._cp_seq
+        return snapshot
+
+    @classmethod
+    def restore(
+        cls,
+        snapshot: Mapping[str, Any],
+        metadata: Mapping[str, Any],
+        emit: Emitter,
+        registry: ToolRegistry,
+    ) -> RunState:
+        """The state a snapshot describes, ready to continue (later checkpoints follow its ``seq``)."""
+        version = snapshot.get("v")
+        if version != SNAPSHOT_VERSION:
+            raise ValueError(f"unsupported run snapshot version {version!r}")
+        run = cls(str(snapshot.get("query") or ""), metadata, emit, registry)
+        run.started -= float(snapshot.get("elapsed") or 0.0)
+        usage = snapshot.get("usage") or {}
+        run.usage = Usage(
+            prompt_tokens=int(usage.get("prompt_tokens", 0)),
+            completion_tokens=int(usage.get("completion_tokens", 0)),
+            total_tokens=int(usage.get("total_tokens", 0)),
+            calls=int(usage.get("calls", 0)),
+        )
+        run.iteration = int(snapshot.get("iteration") or 0)
+        run.transcript = Transcript(snapshot.get("messages") or ())
+        run.records = [record_from_dict(r) for r in snapshot.get("records") or ()]
+        run.cycles = {(str(n), str(a)): int(c) for n, a, c in snapshot.get("cycles") or ()}
+        run.real_calls = int(snapshot.get("real_calls") or 0)
+        run.checked = bool(snapshot.get("checked"))
+        run.parse_failures = int(snapshot.get("parse_failures") or 0)
+        run.empty_replies = int(snapshot.get("empty_replies") or 0)
+        run.stage = str(snapshot.get("stage") or STAGE_MODEL)
+        pending = snapshot.get("pending")
+        run.pending = [call_from_dict(c) for c in pending] if pending is not None else None
+        run.announced = set(snapshot.get("announced") or ())
+        final = snapshot.get("final")
+        run.final = (str(final[0]), str(final[1])) if final else None
+        run.interrupts_taken = int(snapshot.get("interrupts_taken") or 0)
+        selected = snapshot.get("selected_tools")
+        if selected is not None:
+            run.selected = [str(name) for name in selected]
+            run.registry = registry.subset(run.selected)
+        run.resumed = True
+        run._cp_seq = int(snapshot.get("seq") or 0)
+        run._cp_messages = len(run.transcript.messages)
+        run._cp_generation = run.transcript.generation
+        run._cp_records = len(run.records)
+        return run
+
+    def tools_pending(self, calls: list[ToolCall]) -> None:
+        """The model asked for ``calls``: they are pending until their results are in the history."""
+        self.stage = STAGE_TOOLS
+        self.pending = calls
+        self.announced = set()
+
+    def tools_done(self) -> None:
+        self.stage = STAGE_MODEL
+        self.pending = None
+        self.announced = set()
+
+    def finished(self, answer: str, stop_reason: str) -> None:
+        self.stage = STAGE_ANSWER
+        self.final = (answer, stop_reason)

@@ -5,6 +5,11 @@ the schema check and the pre-hooks (sequential, so approvals are asked one by on
 deterministic); then every allowed call runs concurrently, at most ``max_parallel`` at a time, each
 under its own timeout and all under the batch timeout; then, in the original order, the post-hooks
 and the ``iteration done`` event. Results always come back in the order of the calls.
+
+Durable runs give the runner a :class:`~agents.engine.durable.ToolCallLedger`: every call that is about
+to run is recorded first under its idempotency key, and its end after the post-hooks. When a resumed run
+replays the calls that were pending (``replay=True``), a call found in the ledger is not run again: its
+recorded observation (or, if it never finished, an "outcome unknown" error) stands in, without hooks.
 """
 
 from __future__ import annotations
@@ -17,6 +22,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from agents.engine import events
+from agents.engine.durable import RecordedCall, ToolCallLedger, current_tool_call, idempotency_key
 from agents.engine.hooks import (
     OUTCOME_BLOCKED,
     OUTCOME_ERROR,
@@ -66,9 +72,21 @@ class ToolCallRecord:
 class _Pending:
     """A call between its pre-hooks and its post-hooks."""
 
-    __slots__ = ("call", "tool", "args", "result", "outcome", "blocked_by", "elapsed")
+    __slots__ = (
+        "call",
+        "tool",
+        "args",
+        "result",
+        "outcome",
+        "blocked_by",
+        "elapsed",
+        "key",
+        "iteration",
+        "began",
+        "replayed",
+    )
 
-    def __init__(self, call: ToolCall) -> None:
+    def __init__(self, call: ToolCall, iteration: int, key: str | None) -> None:
         self.call = call
         self.tool: Tool | None = None
         self.args: Mapping[str, Any] = call.args
@@ -76,6 +94,14 @@ class _Pending:
         self.outcome = OUTCOME_OK
         self.blocked_by: str | None = None
         self.elapsed = 0.0
+        self.key = key  # the idempotency key, when a ledger records the call
+        self.iteration = iteration
+        self.began = False
+        self.replayed = False
+
+    def recall(self, recorded: RecordedCall) -> None:
+        self.replayed = True
+        self.finish(recorded.as_result(), recorded.outcome if recorded.finished else OUTCOME_ERROR)
 
     def finish(self, result: ToolResult, outcome: str) -> None:
         self.result = result
@@ -100,11 +126,13 @@ class ToolRunner:
         tool_timeout: float,
         batch_timeout: float,
         max_parallel: int,
+        ledger: ToolCallLedger | None = None,
     ) -> None:
         self.hooks = hooks
         self.tool_timeout = tool_timeout
         self.batch_timeout = batch_timeout
         self.max_parallel = max(1, max_parallel)
+        self.ledger = ledger
 
     async def run(
         self,
@@ -114,16 +142,35 @@ class ToolRunner:
         iteration: int,
         metadata: Mapping[str, Any],
         emit: events.Emitter,
+        replay: bool = False,
+        announced: set[str] | None = None,
     ) -> list[ToolCallRecord]:
-        """Run the calls of one model reply; records come back in the calls' order."""
+        """Run the calls of one model reply; records come back in the calls' order.
+
+        ``replay``: the calls were pending when the run stopped and it now resumes (see the module
+        docstring). ``announced`` collects the ids whose ``iteration start`` was emitted; calls already
+        in it are not announced again.
+        """
+        run_id = metadata.get("run_id") if self.ledger is not None else None
+        recorded: Mapping[str, RecordedCall] = {}
+        if replay and run_id is not None and self.ledger is not None:
+            keys = [idempotency_key(run_id, call.id) for call in calls]
+            recorded = await self.ledger.recorded(keys, iteration=iteration)
         pending = []
         for call in calls:
-            if emit.active:
+            if emit.active and (announced is None or call.id not in announced):
                 await emit(events.iteration_start(iteration, call.name, call.args, call.id))
-            item = _Pending(call)
-            started = time.perf_counter()
-            await self._prepare(item, registry, iteration, metadata)
-            item.elapsed = time.perf_counter() - started
+            if announced is not None:
+                announced.add(call.id)
+            item = _Pending(call, iteration, idempotency_key(run_id, call.id) if run_id is not None else None)
+            hit = recorded.get(item.key) if item.key is not None else None
+            if hit is not None:
+                logger.info("replayed tool call %s from the ledger", call.id, extra={"tool_call_id": call.id})
+                item.recall(hit)
+            else:
+                started = time.perf_counter()
+                await self._prepare(item, registry, iteration, metadata, replay)
+                item.elapsed = time.perf_counter() - started
             pending.append(item)
 
         runnable = [p for p in pending if p.tool is not None]
@@ -142,7 +189,12 @@ class ToolRunner:
         return tool_timeout if tool_timeout is not None else self.tool_timeout
 
     async def _prepare(
-        self, item: _Pending, registry: ToolRegistry, iteration: int, metadata: Mapping[str, Any]
+        self,
+        item: _Pending,
+        registry: ToolRegistry,
+        iteration: int,
+        metadata: Mapping[str, Any],
+        replay: bool = False,
     ) -> None:
         call = item.call
         tool = registry.get(call.name)
@@ -160,7 +212,7 @@ class ToolRunner:
             self._invalid(item, problems)
             return
         if self.hooks is not None and self.hooks.has_pre:
-            ctx = HookContext(call.name, call.args, call.id, iteration, metadata)
+            ctx = HookContext(call.name, call.args, call.id, iteration, metadata, replayed=replay)
             verdict = await self.hooks.run_pre(ctx)
             item.args = verdict.args
             if not verdict.allowed:
@@ -190,7 +242,25 @@ class ToolRunner:
         tool = item.tool
         assert tool is not None
         started = time.perf_counter()
+        if item.key is not None and self.ledger is not None:
+            try:
+                await self.ledger.begin(
+                    item.key, tool_name=item.call.name, args=item.args, iteration=item.iteration
+                )
+            except Exception as exc:
+                logger.warning(
+                    "could not record tool call %s before running it (%s); it was not made",
+                    item.call.id,
+                    type(exc).__name__,
+                    extra={"tool_call_id": item.call.id},
+                )
+                item.finish(
+                    ToolResult.failure("the call could not be recorded, so it was not made"), OUTCOME_ERROR
+                )
+                return
+            item.began = True
         deadline = asyncio.timeout(limit)
+        token = current_tool_call.set((item.call.id, item.key or ""))
         try:
             async with deadline:
                 value = await tool.execute(**item.args)
@@ -204,6 +274,8 @@ class ToolRunner:
         else:
             result = coerce_result(value)
             item.finish(result, OUTCOME_ERROR if result.is_error else OUTCOME_OK)
+        finally:
+            current_tool_call.reset(token)
         item.elapsed += time.perf_counter() - started
 
     @staticmethod
@@ -247,7 +319,7 @@ class ToolRunner:
         call = item.call
         result = item.result
         assert result is not None
-        if self.hooks is not None and self.hooks.has_post:
+        if self.hooks is not None and self.hooks.has_post and not item.replayed:
             started = time.perf_counter()
             ctx = HookContext(
                 call.name, item.args, call.id, iteration, metadata, item.outcome, item.blocked_by
@@ -257,6 +329,11 @@ class ToolRunner:
         observation = result.observation or NO_OUTPUT
         error = (result.error or "error") if result.is_error else None
         elapsed = round(item.elapsed, 4)
+        if item.began and item.key is not None and self.ledger is not None:
+            try:
+                await self.ledger.finish(item.key, observation=observation, error=error, outcome=item.outcome)
+            except Exception as exc:  # a replay then reports "outcome unknown": never a second call
+                logger.warning("could not record the end of tool call %s (%s)", call.id, type(exc).__name__)
         if emit.active:
             artifacts = [a.describe() for a in result.artifacts] if result.artifacts else None
             await emit(

@@ -50,11 +50,13 @@ def merge_consecutive(messages: Iterable[Message]) -> list[Message]:
 class Transcript:
     """The history (``messages``) and its provider view (``wire``), kept in step."""
 
-    __slots__ = ("messages", "wire")
+    __slots__ = ("messages", "wire", "generation")
 
     def __init__(self, messages: Iterable[Message] = ()) -> None:
         self.messages: list[Message] = list(messages)
         self.wire: list[Message] = merge_consecutive(self.messages)
+        # Bumped when the history is replaced, so checkpoints know to send it whole.
+        self.generation = 0
 
     def append(self, message: Message) -> None:
         self.messages.append(message)
@@ -64,6 +66,7 @@ class Transcript:
         """Swap in a new history (after compaction)."""
         self.messages = list(messages)
         self.wire = merge_consecutive(self.messages)
+        self.generation += 1
 
     def __len__(self) -> int:
         return len(self.messages)

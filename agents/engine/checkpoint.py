@@ -1,0 +1,145 @@
+"""Checkpoints of a run: JSON snapshots of its state, reported incrementally after every iteration.
+
+A *snapshot* is a JSON object holding everything a run needs to continue in another process: the
+history (``messages``), the tool call records (``records``) and the loop's state (iteration, usage,
+cycle tracker, reflection and checklist counters, interrupts taken, the tools selected, and the tool
+calls of the current turn while they are ``pending``). ``ReActAgent.run(resume_from=snapshot)``
+continues from one.
+
+A :class:`Checkpoint` is what changed since the previous one: the new state, and only the messages and
+records appended since (the whole history after a compaction replaced it, ``reset``). The loop hands
+one to its ``checkpoint`` callback after each model reply with tool calls (they are then pending) and
+after each iteration; :func:`snapshot_apply` folds checkpoints, in order, back into a snapshot. So
+checkpointing costs the same per turn however long the history is.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Awaitable, Callable, Iterable, Mapping
+from dataclasses import dataclass
+from typing import Any
+
+from agents.engine.llm import Message
+from agents.engine.parsing import ToolCall
+from agents.engine.tool_runner import ToolCallRecord
+from agents.engine.tools import ToolResult
+
+SNAPSHOT_VERSION = 1
+
+#: Where the loop stands in a snapshot: about to ask the model, about to run ``pending`` tool calls, or
+#: finished with a ``final`` answer still to stream.
+STAGE_MODEL = "model"
+STAGE_TOOLS = "tools"
+STAGE_ANSWER = "answer"
+
+
+@dataclass(frozen=True, slots=True)
+class Checkpoint:
+    """The change since a run's previous checkpoint (see the module docstring).
+
+    ``state`` replaces the previous state; ``messages`` and ``records`` are appended (``reset``: they
+    replace the whole history and every record). ``seq`` counts the run's checkpoints from 1.
+    """
+
+    seq: int
+    state: Mapping[str, Any]
+    messages: list[Message]
+    records: list[dict[str, Any]]
+    reset: bool
+
+    def as_dict(self) -> dict[str, Any]:
+        """A JSON-ready dict (the message dicts are shared, not copied)."""
+        return {
+            "seq": self.seq,
+            "state": dict(self.state),
+            "messages": self.messages,
+            "records": self.records,
+            "reset": self.reset,
+        }
+
+
+CheckpointCallback = Callable[[Checkpoint], Awaitable[None]]
+
+
+def snapshot_apply(snapshot: dict[str, Any] | None, checkpoint: Mapping[str, Any]) -> dict[str, Any]:
+    """Fold one checkpoint (a :class:`Checkpoint` or its ``as_dict()``) into ``snapshot`` (changed in
+    place) and return it; ``None`` starts a new snapshot."""
+    if isinstance(checkpoint, Checkpoint):
+        checkpoint = checkpoint.as_dict()
+    snapshot = snapshot if snapshot is not None else {"messages": [], "records": []}
+    messages = list(checkpoint.get("messages") or ())
+    records = list(checkpoint.get("records") or ())
+    if checkpoint.get("reset"):
+        snapshot["messages"], snapshot["records"] = messages, records
+    else:
+        snapshot["messages"].extend(messages)
+        snapshot["records"].extend(records)
+    snapshot.update(checkpoint.get("state") or {})
+    snapshot["seq"] = checkpoint.get("seq", snapshot.get("seq", 0))
+    return snapshot
+
+
+def snapshot_fold(checkpoints: Iterable[Mapping[str, Any]]) -> dict[str, Any] | None:
+    """The snapshot that a run's checkpoints, in order, add up to (``None`` without any)."""
+    snapshot: dict[str, Any] | None = None
+    for checkpoint in checkpoints:
+        snapshot = snapshot_apply(snapshot, checkpoint)
+    return snapshot
+
+
+def record_to_dict(record: ToolCallRecord) -> dict[str, Any]:
+    return {
+        "id": record.tool_call_id,
+        "name": record.name,
+        "args": dict(record.args),
+        "observation": record.observation,
+        "error": record.error,
+        "outcome": record.outcome,
+        "iteration": record.iteration,
+        "elapsed": record.elapsed,
+    }
+
+
+def record_from_dict(data: Mapping[str, Any]) -> ToolCallRecord:
+    error = data.get("error")
+    observation = str(data.get("observation") or "")
+    return ToolCallRecord(
+        tool_call_id=str(data.get("id") or ""),
+        name=str(data.get("name") or ""),
+        args=dict(data.get("args") or {}),
+        observation=observation,
+        error=error,
+        outcome=str(data.get("outcome") or "ok"),
+        iteration=int(data.get("iteration") or 0),
+        elapsed=float(data.get("elapsed") or 0.0),
+        result=ToolResult(content=observation, is_error=error is not None, error=error),
+    )
+
+
+def call_to_dict(call: ToolCall) -> dict[str, Any]:
+    return {"id": call.id, "name": call.name, "args": dict(call.args), "args_error": call.args_error}
+
+
+def call_from_dict(data: Mapping[str, Any]) -> ToolCall:
+    return ToolCall(
+        id=str(data["id"]),
+        name=str(data["name"]),
+        args=dict(data.get("args") or {}),
+        args_error=data.get("args_error"),
+    )
+
+
+__all__ = [
+    "SNAPSHOT_VERSION",
+    "STAGE_ANSWER",
+    "STAGE_MODEL",
+    "STAGE_TOOLS",
+    "Checkpoint",
+    "CheckpointCallback",
+    "call_from_dict",
+    "call_to_dict",
+    "record_from_dict",
+    "record_to_dict",
+    "snapshot_apply",
+    "snapshot_fold",
+]

@@ -1,0 +1,94 @@
+"""What a durable run needs from the engine's tool calls: parking, and a ledger of calls made.
+
+- :class:`RunSuspended`: a pre-tool-use hook raises it to park the run (a human decision that will take
+  long): the loop stops without a ``done`` event and returns a result with ``stop_reason="suspended"``.
+  The turn's tool calls stay pending in the run's last checkpoint, so the run resumes exactly there.
+- :class:`ToolCallLedger`: where a run records each call it makes, under the idempotency key
+  ``<run_id>:<tool_call_id>``. A resumed run that replays a pending call gets the recorded outcome
+  instead of running the tool again; a call that started but never recorded its end (the process died
+  while it ran) is not repeated either: the model is told its outcome is unknown.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from contextvars import ContextVar
+from dataclasses import dataclass, field
+from typing import Any, Protocol
+
+from agents.engine.tools import ToolResult
+
+STOP_SUSPENDED = "suspended"
+
+UNKNOWN_OUTCOME = (
+    "the run was interrupted while this call was running, so its outcome is unknown. It was not "
+    "repeated, to avoid doing it twice: check its effect before trying again."
+)
+
+#: The call a tool is executing for (set around ``Tool.execute``): its tool call id and idempotency key.
+current_tool_call: ContextVar[tuple[str, str] | None] = ContextVar("engine_current_tool_call", default=None)
+
+
+class RunSuspended(Exception):
+    """Raised by a pre-tool-use hook to park the run until something outside it happens.
+
+    ``reason`` says why (e.g. ``"approval"``); ``details`` are JSON values the host keeps with the
+    parked run (e.g. the approval id it waits for).
+    """
+
+    def __init__(self, reason: str, **details: Any) -> None:
+        super().__init__(reason)
+        self.reason = reason
+        self.details = details
+
+    def as_dict(self) -> dict[str, Any]:
+        return {"reason": self.reason, **self.details}
+
+
+def idempotency_key(run_id: Any, tool_call_id: str) -> str:
+    """The key a tool call carries: ``<run_id>:<tool_call_id>``."""
+    return f"{run_id}:{tool_call_id}"
+
+
+@dataclass(frozen=True, slots=True)
+class RecordedCall:
+    """A call found in the ledger: finished (with what the model saw) or only started."""
+
+    finished: bool
+    observation: str = ""
+    error: str | None = None
+    outcome: str = "ok"
+    extra: Mapping[str, Any] = field(default_factory=dict)
+
+    def as_result(self) -> ToolResult:
+        """The result a replay reports in place of running the tool again."""
+        if not self.finished:
+            return ToolResult.failure(UNKNOWN_OUTCOME, content=f"Error: {UNKNOWN_OUTCOME}")
+        return ToolResult(content=self.observation, is_error=self.error is not None, error=self.error)
+
+
+class ToolCallLedger(Protocol):
+    """Records the tool calls of durable runs (see the module docstring)."""
+
+    async def recorded(self, keys: Sequence[str], *, iteration: int) -> Mapping[str, RecordedCall]:
+        """The calls among ``keys`` that a previous attempt of the run started in ``iteration``."""
+        ...
+
+    async def begin(self, key: str, *, tool_name: str, args: Mapping[str, Any], iteration: int) -> None:
+        """Record that the call is about to run. Must be durable before the tool runs; raising
+        prevents the call."""
+        ...
+
+    async def finish(self, key: str, *, observation: str, error: str | None, outcome: str) -> None:
+        """Record how the call ended (what the model saw)."""
+        ...
+
+
+__all__ = [
+    "STOP_SUSPENDED",
+    "RecordedCall",
+    "RunSuspended",
+    "ToolCallLedger",
+    "current_tool_call",
+    "idempotency_key",
+]
