@@ -1,0 +1,176 @@
+"""Shared helpers of the multi-process benchmarks: a scratch deployment on local PostgreSQL and Redis,
+statistics, the machine's description, and a websocket client with timestamps.
+
+:class:`BenchStack` creates a fresh database (``agent_platform_bench`` on ``BENCH_POSTGRES_URL``'s server,
+dropped afterwards), empties its own Redis database (``BENCH_REDIS_URL``, default DB 12), migrates, and
+starts daphne servers and Celery workers the way ``make prod`` does (:mod:`deploy.stack`), with their
+output in ``var/benchmarks/``. Everything stays on loopback.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import platform
+import statistics
+import subprocess
+import sys
+import time
+from collections.abc import Sequence
+from pathlib import Path
+from typing import Any
+
+ROOT = Path(__file__).resolve().parents[1]
+if str(ROOT) not in sys.path:
+    sys.path.insert(0, str(ROOT))
+
+from deploy.services import (  # noqa: E402
+    postgres_database_drop,
+    postgres_database_ensure,
+    postgres_problem,
+    redis_flush,
+    redis_problem,
+    with_database,
+)
+from deploy.stack import (  # noqa: E402
+    ProcessGroup,
+    RunningProcess,
+    daphne_spec,
+    inherited_env,
+    worker_spec,
+)
+
+POSTGRES_URL = os.environ.get("BENCH_POSTGRES_URL", "postgres://postgres@127.0.0.1:5432/postgres")
+REDIS_URL = os.environ.get("BENCH_REDIS_URL", "redis://127.0.0.1:6379/12")
+DATABASE_NAME = "agent_platform_bench"
+LOG_DIR = ROOT / "var" / "benchmarks"
+SERVICE_VARIABLES = ("DATABASE_URL", "REDIS_URL", "CELERY_BROKER_URL", "CELERY_RESULT_BACKEND")
+
+
+def percentile(values: Sequence[float], q: float) -> float:
+    """The ``q``-th percentile (0–100) by nearest rank; NaN for no values."""
+    if not values:
+        return float("nan")
+    ordered = sorted(values)
+    rank = max(0, min(len(ordered) - 1, round(q / 100 * len(ordered) + 0.5) - 1))
+    return ordered[rank]
+
+
+def median(values: Sequence[float]) -> float:
+    return statistics.median(values) if values else float("nan")
+
+
+def machine_summary() -> str:
+    """CPU count and model, Python, PostgreSQL and Redis versions, for the recorded results."""
+    model = "unknown CPU"
+    cpuinfo = Path("/proc/cpuinfo")
+    if cpuinfo.exists():
+        for line in cpuinfo.read_text().splitlines():
+            if line.startswith("model name"):
+                model = line.split(":", 1)[1].strip()
+                break
+    versions = []
+    for command in (["psql", "--version"], ["redis-server", "--version"]):
+        try:
+            out = subprocess.run(command, capture_output=True, text=True, timeout=5).stdout.strip()
+        except (OSError, subprocess.SubprocessError):
+            out = ""
+        if out:
+            versions.append(out.split("\n")[0])
+    return f"{os.cpu_count()} vCPU {model}, Python {platform.python_version()}, " + ", ".join(versions)
+
+
+def process_rss_kib(pid: int) -> int:
+    """Resident memory of a process in KiB (``VmRSS`` of ``/proc/<pid>/status``)."""
+    for line in Path(f"/proc/{pid}/status").read_text().splitlines():
+        if line.startswith("VmRSS:"):
+            return int(line.split()[1])
+    raise RuntimeError(f"no VmRSS for process {pid}")
+
+
+def process_cpu_seconds(pid: int) -> float:
+    """User plus system CPU time a process has used (``/proc/<pid>/stat``)."""
+    fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
+    return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
+
+
+class BenchStack:
+    """A scratch deployment: database, Redis DB, and the processes started on them."""
+
+    def __init__(self, *, extra_env: dict[str, str] | None = None) -> None:
+        problem = postgres_problem(POSTGRES_URL) or redis_problem(REDIS_URL)
+        if problem:
+            raise SystemExit(f"the benchmark needs PostgreSQL and Redis: {problem}")
+        self.database_url = with_database(POSTGRES_URL, DATABASE_NAME)
+        env = inherited_env()
+        for name in SERVICE_VARIABLES:
+            env.pop(name, None)
+        env.update(
+            {
+                "DATABASE_URL": self.database_url,
+                "REDIS_URL": REDIS_URL,
+                "DJANGO_ENV": "development",
+                # DEBUG keeps every SQL query in memory: measure what production runs.
+                "DJANGO_DEBUG": "false",
+                "CELERY_TASK_ALWAYS_EAGER": "false",
+            }
+        )
+        env.update(extra_env or {})
+        self.env = env
+        self.group = ProcessGroup(env=env, log_dir=LOG_DIR)
+
+    def __enter__(self) -> BenchStack:
+        postgres_database_drop(self.database_url)
+        postgres_database_ensure(self.database_url)
+        redis_flush(REDIS_URL)
+        for old in LOG_DIR.glob("*.log"):
+            old.unlink()
+        self.manage("migrate", "--noinput")
+        return self
+
+    def __exit__(self, *exc_info: object) -> None:
+        self.group.stop()
+        postgres_database_drop(self.database_url)
+        redis_flush(REDIS_URL)
+
+    def manage(self, *args: str) -> str:
+        return self.python("manage.py", *args)
+
+    def python(self, *args: str) -> str:
+        """Run ``python <args>`` in the stack's environment; its stdout (raises with its output on failure)."""
+        done = subprocess.run(
+            [sys.executable, *args], cwd=ROOT, env=self.env, capture_output=True, text=True, timeout=300
+        )
+        if done.returncode != 0:
+            raise RuntimeError(f"{' '.join(args)} failed:\n{done.stdout[-3000:]}\n{done.stderr[-3000:]}")
+        return done.stdout
+
+    def world(self, module: str, *args: str) -> dict[str, Any]:
+        """Run a world-building module (``python -m module args``); the JSON it prints last."""
+        return json.loads(self.python("-m", module, *args).strip().splitlines()[-1])
+
+    def start_daphne(self, port: int) -> RunningProcess:
+        process = self.group.start(daphne_spec(port))
+        self.group.wait_ready(timeout=60)
+        return process
+
+    def stop_process(self, process: RunningProcess) -> None:
+        """Stop one process (SIGTERM, then SIGKILL) and forget it."""
+        single = ProcessGroup(env=self.env, processes=[process])
+        single.stop()
+        self.group.processes.remove(process)
+
+    def start_worker(self, concurrency: int = 2) -> RunningProcess:
+        return self.group.start(worker_spec(concurrency=concurrency))
+
+
+def free_port() -> int:
+    import socket
+
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        return sock.getsockname()[1]
+
+
+def now_ns() -> int:
+    return time.time_ns()
