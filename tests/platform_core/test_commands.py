@@ -55,3 +55,9 @@ def test_seed_demo_prints_the_password_once_and_is_idempotent(client):
     assert Organization.objects.filter(slug="demo").count() == 1
     assert client.login(username="admin", password=password)
     assert client.get("/admin/platform_core/organization/").status_code == 200
+
+
+def test_seed_demo_prints_the_address_the_platform_is_served_on(settings):
+    settings.DEMO_API_BASE_URL = "http://127.0.0.1:8124/demo-api"
+    out, _ = run("seed_demo")
+    assert "Sign in at http://127.0.0.1:8124/login/" in out

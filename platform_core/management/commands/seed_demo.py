@@ -1,11 +1,20 @@
 from __future__ import annotations
 
 import secrets
+from urllib.parse import urlsplit
 from typing import Any
 
+from django.conf import settings
 from django.core.management.base import BaseCommand, CommandParser
 
 from platform_core.demo import DEMO_ADMIN, demo_seed
+
+
+def _site_url() -> str:
+    """Where the platform is served: the origin of DEMO_API_BASE_URL when set (``make run`` sets it)."""
+    base = getattr(settings, "DEMO_API_BASE_URL", "") or "http://127.0.0.1:8000/demo-api"
+    parts = urlsplit(base)
+    return f"{parts.scheme}://{parts.netloc}"
 
 
 class Command(BaseCommand):
