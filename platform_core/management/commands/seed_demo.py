@@ -1,8 +1,8 @@
 from __future__ import annotations
 
 import secrets
-from urllib.parse import urlsplit
 from typing import Any
+from urllib.parse import urlsplit
 
 from django.conf import settings
 from django.core.management.base import BaseCommand, CommandParser
@@ -29,7 +29,7 @@ class Command(BaseCommand):
             line = "=" * 64
             self.stdout.write(self.style.SUCCESS(line))
             self.stdout.write(
-                self.style.SUCCESS("Demo organisation ready. Sign in at http://127.0.0.1:8000/login/")
+                self.style.SUCCESS(f"Demo organisation ready. Sign in at {_site_url()}/login/")
             )
             self.stdout.write(self.style.SUCCESS(f"  username: {DEMO_ADMIN}"))
             self.stdout.write(self.style.SUCCESS(f"  password: {result.admin_password}"))
