@@ -8,6 +8,11 @@ Ordering: a socket relays live events only once it has a position in the stream,
 always come before live ones. ``{"type": "resume", "after_seq": N}`` sets the position to N (0 for the
 whole conversation) and replays everything after it; a client that sends a message without resuming
 is positioned at the conversation's newest event, so it receives its own run's events.
+
+Durable runs: ``{"type": "resume_run"}`` (optionally with ``"run_id"``) resumes the conversation's
+interrupted run from its checkpoint in this process; its events continue the same stream (same seq
+sequence, same run id). A message sent while a run is parked on an approval is stored and taken in when
+it resumes; a cancel ends a parked run at once.
 """
 
 from __future__ import annotations
@@ -23,6 +28,9 @@ from django.utils.translation import gettext as _
 
 from agents import selectors, services
 from agents.events_store import conversation_group, events_after_sync, last_seq_sync
+from agents.leases import process_id, run_resume_claim
+from agents.models import RunStatus
+from agents.parking import run_cancel_parked
 from agents.run_manager import run_manager
 
 logger = logging.getLogger(__name__)
@@ -85,8 +93,12 @@ class ConversationConsumer(AsyncWebsocketConsumer):
             await self._on_cancel()
         elif kind == "resume":
             await self._on_resume(frame.get("after_seq", 0))
+        elif kind == "resume_run":
+            await self._on_resume_run(frame.get("run_id"))
         else:
-            await self._error("bad_frame", _("Unknown frame type; expected message, cancel or resume."))
+            await self._error(
+                "bad_frame", _("Unknown frame type; expected message, cancel, resume or resume_run.")
+            )
 
     async def _on_message(self, content: Any) -> None:
         try:
@@ -118,8 +130,10 @@ class ConversationConsumer(AsyncWebsocketConsumer):
         if active is None:  # it finished between the two checks: start afresh
             await self._on_message(content)
             return
-        await database_sync_to_async(services.message_add_injected)(run_id=active.pk, content=content)
-        await run_manager.send_control(active.pk, "interrupt", content)
+        message = await database_sync_to_async(services.message_add_injected)(
+            run_id=active.pk, content=content
+        )
+        await run_manager.send_control(active.pk, "interrupt", content, message_id=message.pk)
 
     async def _on_cancel(self) -> None:
         active = await database_sync_to_async(selectors.active_run_for_conversation)(
@@ -128,7 +142,34 @@ class ConversationConsumer(AsyncWebsocketConsumer):
         if active is None:
             await self._error("no_active_run", _("Nothing to cancel: the agent is not working."))
             return
+        if active.status == RunStatus.PARKED:
+            if self.last_sent_seq is None:
+                self.last_sent_seq = await database_sync_to_async(last_seq_sync)(self.conversation.pk)
+            if await database_sync_to_async(run_cancel_parked)(run_id=active.pk):
+                return
         await run_manager.send_control(active.pk, "cancel")
+
+    async def _on_resume_run(self, run_id: Any) -> None:
+        if run_id is not None and not isinstance(run_id, str):
+            await self._error("bad_frame", _("run_id must be a string."))
+            return
+        run = await database_sync_to_async(selectors.run_to_resume)(
+            conversation_id=self.conversation.pk, run_id=run_id
+        )
+        if run is None:
+            await self._error("nothing_to_resume", _("There is no interrupted answer to resume here."))
+            return
+        if self.last_sent_seq is None:
+            self.last_sent_seq = await database_sync_to_async(last_seq_sync)(self.conversation.pk)
+        try:
+            claimed = await database_sync_to_async(run_resume_claim)(run_id=run.pk, owner=process_id())
+        except services.RunRefused as refused:
+            await self._error(refused.code, refused.message)
+            return
+        if not claimed:
+            await self._error("nothing_to_resume", _("This answer is already being resumed."))
+            return
+        await run_manager.launch(run.pk, resume=True)
 
     async def _on_resume(self, after_seq: Any) -> None:
         if isinstance(after_seq, bool) or not isinstance(after_seq, int) or after_seq < 0:

@@ -7,6 +7,14 @@ can replay from the database exactly what it missed and skip, by ``seq``, what i
 One :class:`EventSink` per run. Writes go through a single writer task that batches whatever queued up
 while the previous write ran: the event loop never waits on the database, and a burst of answer deltas
 costs one transaction instead of one per token.
+
+Durable runs: the sink also writes the run's checkpoints and tool-ledger updates, in the same
+transactions as the events around them, and is *fenced* by the run's lease: every batch first renews
+the lease with ``UPDATE run ... WHERE lease_owner = <this process> AND status = 'running'``. When that
+matches nothing (the run was declared interrupted and perhaps resumed elsewhere) the batch is dropped
+unpublished and the sink reports :class:`LeaseLost`, so a process that lost its run can never add to
+its stream. Events written for a run that holds no process (interrupted, parked, cancelled while
+parked) go through :func:`event_append`, under a lock of the run's row.
 """
 
 from __future__ import annotations
@@ -14,15 +22,19 @@ from __future__ import annotations
 import asyncio
 import logging
 import uuid
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass
+from datetime import timedelta
 from typing import Any
 
+from asgiref.sync import async_to_sync
 from channels.db import database_sync_to_async
 from channels.layers import get_channel_layer
 from django.db import transaction
 from django.db.models import Max
+from django.utils import timezone
 
-from agents.models import RunEvent
+from agents.models import Run, RunCheckpoint, RunEvent, RunStatus
 
 logger = logging.getLogger(__name__)
 
@@ -49,29 +61,111 @@ def events_after_sync(conversation_id: uuid.UUID, after_seq: int, limit: int = 5
     return [row.frame() for row in rows]
 
 
-def _write_batch(rows: list[RunEvent]) -> None:
+class LeaseLost(Exception):
+    """The run's lease is no longer this process's: its writes are refused."""
+
+
+@dataclass(frozen=True, slots=True)
+class Fence:
+    """The lease a sink's writes require: held by ``owner``, renewed for ``lease_seconds`` per batch."""
+
+    owner: str
+    lease_seconds: float
+
+
+@dataclass(frozen=True, slots=True)
+class _Checkpoint:
+    seq: int
+    data: dict[str, Any]
+
+
+# A write that joins the next batch's transaction (the tool ledger's "call finished" rows).
+SyncWrite = Callable[[], None]
+_Item = RunEvent | _Checkpoint | Callable[[], None] | None
+
+
+def _write_batch(
+    run_id: uuid.UUID,
+    rows: list[RunEvent],
+    checkpoints: list[_Checkpoint],
+    writes: list[SyncWrite],
+    fence: Fence | None,
+) -> None:
     with transaction.atomic():
+        fields: dict[str, Any] = {}
+        if checkpoints:
+            fields = {
+                "checkpoint": checkpoints[-1].data.get("state") or {},
+                "checkpoint_seq": checkpoints[-1].seq,
+            }
+        if fence is not None:
+            fields["lease_expires_at"] = timezone.now() + timedelta(seconds=fence.lease_seconds)
+            held = Run.objects.filter(pk=run_id, lease_owner=fence.owner, status=RunStatus.RUNNING)
+            if not held.update(**fields):
+                raise LeaseLost(str(run_id))
+        elif fields:
+            Run.objects.filter(pk=run_id).update(**fields)
         RunEvent.objects.bulk_create(rows)
+        if checkpoints:
+            # A checkpoint that carries everything (the first, after a compaction, every plan-mode one)
+            # supersedes the earlier ones.
+            resets = [i for i, c in enumerate(checkpoints) if c.data.get("reset")]
+            if resets:
+                checkpoints = checkpoints[resets[-1] :]
+                RunCheckpoint.objects.filter(run_id=run_id, seq__lt=checkpoints[0].seq).delete()
+            RunCheckpoint.objects.bulk_create(
+                [RunCheckpoint(run_id=run_id, seq=c.seq, data=c.data) for c in checkpoints]
+            )
+        for write in writes:
+            write()
 
 
 class EventSink:
-    """The ``on_event`` callback of one run: assigns seq, persists, then publishes, in order."""
+    """The ``on_event`` callback of one run: assigns seq, persists, then publishes, in order.
 
-    def __init__(self, *, conversation_id: uuid.UUID, run_id: uuid.UUID, first_seq: int) -> None:
+    With a :class:`Fence` it also keeps the run's lease (see the module docstring); ``on_lease_lost``
+    is called once, on the event loop, when a batch finds the lease gone.
+    """
+
+    def __init__(
+        self,
+        *,
+        conversation_id: uuid.UUID,
+        run_id: uuid.UUID,
+        first_seq: int,
+        fence: Fence | None = None,
+        on_lease_lost: Callable[[], None] | None = None,
+    ) -> None:
         self.conversation_id = conversation_id
         self.run_id = run_id
         self._next_seq = first_seq
-        self._queue: asyncio.Queue[RunEvent | None] = asyncio.Queue()
+        self._queue: asyncio.Queue[_Item] = asyncio.Queue()
         self._writer: asyncio.Task[None] | None = None
         self._group = conversation_group(conversation_id)
         self._layer = get_channel_layer()
         self.last_seq = first_seq - 1
         self.failed: BaseException | None = None
+        self.fence = fence
+        self.on_lease_lost = on_lease_lost
+        self.lease_lost = False
 
     @classmethod
-    async def open(cls, *, conversation_id: uuid.UUID, run_id: uuid.UUID) -> EventSink:
+    async def open(
+        cls,
+        *,
+        conversation_id: uuid.UUID,
+        run_id: uuid.UUID,
+        fence: Fence | None = None,
+        on_lease_lost: Callable[[], None] | None = None,
+    ) -> EventSink:
         last = await database_sync_to_async(last_seq_sync)(conversation_id)
-        return cls(conversation_id=conversation_id, run_id=run_id, first_seq=last + 1)
+        return cls(
+            conversation_id=conversation_id,
+            run_id=run_id,
+            first_seq=last + 1,
+            fence=fence,
+            on_lease_lost=on_lease_lost,
+        )
 
     async def __call__(self, event: Any) -> None:
         """Accept an engine ``Event`` (channel + data)."""
@@ -85,10 +179,21 @@ class EventSink:
         row = RunEvent(
             conversation_id=self.conversation_id, run_id=self.run_id, seq=seq, event=channel, data=dict(data)
         )
-        self._queue.put_nowait(row)
+        self._put(row)
+        return seq
+
+    async def checkpoint(self, checkpoint: Any) -> None:
+        """The engine's ``checkpoint`` callback: queue the checkpoint behind the events before it."""
+        self._put(_Checkpoint(checkpoint.seq, checkpoint.as_dict()))
+
+    def write_later(self, write: SyncWrite) -> None:
+        """Run ``write`` (sync, in the database thread) in the transaction of the next batch."""
+        self._put(write)
+
+    def _put(self, item: _Item) -> None:
+        self._queue.put_nowait(item)
         if self._writer is None:
             self._writer = asyncio.create_task(self._write_loop(), name=f"events-{self.run_id}")
-        return seq
 
     async def close(self) -> None:
         """Flush every queued event (persisted and published) and stop the writer."""
@@ -105,24 +210,40 @@ class EventSink:
         closing = False
         while not closing:
             batch: list[RunEvent] = []
+            checkpoints: list[_Checkpoint] = []
+            writes: list[SyncWrite] = []
             item = await self._queue.get()
             while True:
                 if item is None:
                     closing = True
                     break
-                batch.append(item)
+                if isinstance(item, RunEvent):
+                    batch.append(item)
+                elif isinstance(item, _Checkpoint):
+                    checkpoints.append(item)
+                else:
+                    writes.append(item)
                 if self._queue.empty():
                     break
                 item = self._queue.get_nowait()
-            if not batch:
-                continue
+            if self.lease_lost or not (batch or checkpoints or writes):
+                continue  # a run that lost its lease adds nothing more
             try:
-                await write(batch)
+                await write(self.run_id, batch, checkpoints, writes, self.fence)
+            except LeaseLost:
+                self._lost()
+                continue
             except Exception as exc:  # the database is down: log, keep publishing so live clients see it
                 self.failed = exc
                 logger.exception("could not persist %d events of run %s", len(batch), self.run_id)
             for row in batch:
                 await self._publish(row.frame())
+
+    def _lost(self) -> None:
+        logger.warning("run %s: this process lost its lease; its writes stop here", self.run_id)
+        self.lease_lost = True
+        if self.on_lease_lost is not None:
+            self.on_lease_lost()
 
     async def _publish(self, frame: dict[str, Any]) -> None:
         if self._layer is None:
@@ -131,3 +252,30 @@ class EventSink:
             await self._layer.group_send(self._group, {"type": EVENT_MESSAGE_TYPE, "frame": frame})
         except Exception:
             logger.exception("could not publish event %s of run %s", frame.get("seq"), self.run_id)
+
+
+def publish_frame(conversation_id: uuid.UUID | str, frame: dict[str, Any]) -> None:
+    """Publish one persisted frame to the conversation's sockets from sync code (best effort: sockets
+    fill gaps from the database)."""
+    layer = get_channel_layer()
+    if layer is None:
+        return
+    try:
+        async_to_sync(layer.group_send)(
+            conversation_group(conversation_id), {"type": EVENT_MESSAGE_TYPE, "frame": frame}
+        )
+    except Exception:
+        logger.warning("could not publish event %s of conversation %s", frame.get("seq"), conversation_id)
+
+
+def event_append(*, run: Run, channel: str, data: Mapping[str, Any]) -> RunEvent:
+    """Append one event to the stream of a run that holds no process (sync, inside the caller's
+    transaction, with the run's row locked by the caller); it is published once the transaction commits.
+    """
+    seq = last_seq_sync(run.conversation_id) + 1
+    row = RunEvent.objects.create(
+        conversation_id=run.conversation_id, run=run, seq=seq, event=channel, data=dict(data)
+    )
+    frame = row.frame()
+    transaction.on_commit(lambda: publish_frame(run.conversation_id, frame))
+    return row

@@ -133,10 +133,22 @@ class RunStatus(models.TextChoices):
     CANCELLED = "cancelled", _("Cancelled")
     FAILED = "failed", _("Failed")
     INTERRUPTED = "interrupted", _("Interrupted")
+    PARKED = "parked", _("Waiting for a decision")
+
+
+#: Statuses of a run that still owns its conversation: new messages become its interrupts.
+ACTIVE_RUN_STATUSES = (RunStatus.RUNNING, RunStatus.PARKED)
 
 
 class Run(OrgOwnedModel):
-    """One answer to one user message: the tool loop and the synthesised answer."""
+    """One answer to one user message: the tool loop and the synthesised answer.
+
+    Durable runs: a ``running`` run is held by one process through a lease (``lease_owner``, renewed
+    until ``lease_expires_at``); a run whose lease lapsed is ``interrupted`` and may be resumed. A run
+    waiting for a long human decision is ``parked`` on it (``parked_on``: the approval request) and
+    holds no process. ``checkpoint`` is the engine state of the latest checkpoint (``checkpoint_seq``);
+    the history it goes with is in the run's :class:`RunCheckpoint` rows.
+    """
 
     id = models.UUIDField(primary_key=True, default=uuid.uuid4, editable=False)
     conversation = models.ForeignKey(
@@ -156,6 +168,12 @@ class Run(OrgOwnedModel):
     elapsed = models.FloatField(_("elapsed seconds"), default=0.0)
     started_at = models.DateTimeField(_("started at"), auto_now_add=True)
     finished_at = models.DateTimeField(_("finished at"), null=True, blank=True)
+    lease_owner = models.CharField(_("held by process"), max_length=120, blank=True, default="")
+    lease_expires_at = models.DateTimeField(_("lease expires at"), null=True, blank=True)
+    checkpoint = models.JSONField(_("latest checkpoint"), default=dict, blank=True)
+    checkpoint_seq = models.PositiveIntegerField(_("checkpoints"), default=0)
+    parked_on = models.UUIDField(_("waiting for approval"), null=True, blank=True)
+    resumes = models.PositiveSmallIntegerField(_("times resumed"), default=0)
 
     class Meta:
         verbose_name = _("run")
@@ -165,14 +183,70 @@ class Run(OrgOwnedModel):
             # At most one active run per conversation, enforced by the database itself.
             models.UniqueConstraint(
                 fields=["conversation"],
-                condition=models.Q(status="running"),
-                name="one_running_run_per_conversation",
+                condition=models.Q(status__in=["running", "parked"]),
+                name="one_active_run_per_conversation",
             ),
         ]
-        indexes = [models.Index(fields=["user", "status"])]
+        indexes = [
+            models.Index(fields=["user", "status"]),
+            models.Index(fields=["status", "lease_expires_at"], name="run_status_lease"),
+        ]
 
     def __str__(self) -> str:
         return f"{self.id} ({self.status})"
+
+
+class RunCheckpoint(models.Model):
+    """One checkpoint of a run, as the engine reported it: what changed since the previous one
+    (``agents.engine.checkpoint.Checkpoint.as_dict()``). Folded in ``seq`` order they give the run's
+    snapshot, so a long run's history is written once, never again every iteration."""
+
+    run = models.ForeignKey(Run, on_delete=models.CASCADE, related_name="checkpoints")
+    seq = models.PositiveIntegerField()
+    data = models.JSONField(default=dict)
+    created_at = models.DateTimeField(auto_now_add=True)
+
+    class Meta:
+        verbose_name = _("run checkpoint")
+        verbose_name_plural = _("run checkpoints")
+        ordering = ["run", "seq"]
+        constraints = [models.UniqueConstraint(fields=["run", "seq"], name="unique_run_checkpoint_seq")]
+
+    def __str__(self) -> str:
+        return f"{self.run_id}#{self.seq}"
+
+
+class ToolCallStatus(models.TextChoices):
+    STARTED = "started", _("Started")
+    FINISHED = "finished", _("Finished")
+
+
+class ToolCallEntry(models.Model):
+    """The tool call ledger: a call of a run, recorded before it runs and when it ends, under its
+    idempotency key ``<run_id>:<tool_call_id>``. A resumed run replaying the call reads this row
+    instead of calling the connector again."""
+
+    run = models.ForeignKey(Run, on_delete=models.CASCADE, related_name="tool_call_entries")
+    tool_call_id = models.CharField(_("tool call ID"), max_length=128)
+    iteration = models.PositiveIntegerField(default=0)
+    tool_name = models.CharField(_("tool"), max_length=64)
+    status = models.CharField(max_length=8, choices=ToolCallStatus.choices, default=ToolCallStatus.STARTED)
+    observation = models.TextField(blank=True)
+    failed = models.BooleanField(default=False)
+    error = models.TextField(blank=True)
+    outcome = models.CharField(max_length=16, blank=True)
+    started_at = models.DateTimeField(auto_now_add=True)
+    finished_at = models.DateTimeField(null=True, blank=True)
+
+    class Meta:
+        verbose_name = _("tool call")
+        verbose_name_plural = _("tool call ledger")
+        constraints = [
+            models.UniqueConstraint(fields=["run", "tool_call_id"], name="unique_tool_call_per_run")
+        ]
+
+    def __str__(self) -> str:
+        return f"{self.run_id}:{self.tool_call_id} ({self.status})"
 
 
 class MessageRole(models.TextChoices):

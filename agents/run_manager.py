@@ -3,6 +3,14 @@
 ``RunManager`` (one per process) starts a run's task, keeps it by run id, and receives the control
 messages (interrupt, cancel) that any socket of any process sends to the run's channel-layer group. A
 disconnecting browser does not stop a run; its events keep being persisted and published.
+
+Durable runs: the manager holds each of its runs through a lease (``agents.leases``), renewed by the
+run's event writes and, for quiet runs, every few seconds; the engine checkpoints after every iteration
+through the run's event sink; tool calls go through the database ledger. ``launch(resume=True)``
+continues a run from its checkpoint (an interrupted run the user resumes, or a parked run whose
+decision arrived, in a Celery worker). A run whose approval takes longer than the in-process hold is
+parked: its task ends, and it resumes on the decision. A run whose lease was taken from this process
+(it was too slow to renew it and was declared interrupted) stops at once and records nothing more.
 """
 
 from __future__ import annotations
@@ -17,20 +25,30 @@ from typing import Any
 
 from channels.db import database_sync_to_async
 from channels.layers import get_channel_layer
+from django.conf import settings
 
 from agents import runtime
+from agents.checkpoints import DatabaseToolLedger, run_follow_ups_unread, run_snapshot_load
 from agents.engine.context_summary import is_summary_message
+from agents.engine.durable import STOP_SUSPENDED
 from agents.engine.interrupts import InterruptQueue
 from agents.engine.llm import Usage
 from agents.engine.plan_agent import PlanAgent
 from agents.engine.react import ReActAgent
-from agents.events_store import EventSink, run_group
-from agents.models import Run, RunStatus
+from agents.events_store import EventSink, Fence, run_group
+from agents.leases import lease_renew_seconds, lease_seconds, process_id, run_lease_take, run_leases_renew
+from agents.models import ExecutionMode, Run, RunStatus
+from agents.parking import run_park
 from agents.services import run_finish
 
 logger = logging.getLogger(__name__)
 
 CONTROL_MESSAGE_TYPE = "run.control"
+
+
+def approval_hold_seconds() -> float:
+    """How long a run waits in process for an approval before it is parked."""
+    return float(getattr(settings, "APPROVAL_INPROCESS_HOLD_SECONDS", 120))
 
 
 @dataclass
@@ -40,6 +58,9 @@ class RunHandle:
     interrupts: InterruptQueue = field(default_factory=InterruptQueue)
     agent: ReActAgent | PlanAgent | None = None
     cancel_requested: bool = False
+    lost: bool = False
+    # Ids of the follow-up messages already queued (a resumed run loads unread ones from the database).
+    follow_ups: set[int] = field(default_factory=set)
 
 
 def _summary_of(messages: list[dict[str, Any]]) -> str | None:
@@ -47,58 +68,97 @@ def _summary_of(messages: list[dict[str, Any]]) -> str | None:
     return str(summaries[-1].get("content")) if summaries else None
 
 
-class RunManager:
-    """Owns this process's run tasks and their control channel."""
+def _ended(started: float, reason: str, **extra: Any) -> dict[str, Any]:
+    return {"elapsed": round(time.perf_counter() - started, 3), "stop_reason": reason, **extra}
 
-    def __init__(self) -> None:
+
+class RunManager:
+    """Owns this process's run tasks, their leases and their control channel.
+
+    ``approval_hold``: seconds a run waits for an approval in process before it is parked (default:
+    ``APPROVAL_INPROCESS_HOLD_SECONDS``; Celery workers use 0, so no task ever waits for a human).
+    """
+
+    def __init__(self, *, approval_hold: float | None = None) -> None:
         self.runs: dict[uuid.UUID, RunHandle] = {}
+        self.approval_hold = approval_hold
         self._channel: str | None = None
         self._listener: asyncio.Task[None] | None = None
+        self._renewer: asyncio.Task[None] | None = None
         self._loop: asyncio.AbstractEventLoop | None = None
 
     # -- starting and controlling -------------------------------------------------------------
-    async def launch(self, run_id: uuid.UUID) -> RunHandle:
-        """Start the run's task in this process and subscribe it to control messages."""
+    async def launch(self, run_id: uuid.UUID, *, resume: bool = False) -> RunHandle:
+        """Start the run's task in this process and subscribe it to control messages.
+
+        ``resume``: continue from the run's checkpoint (the caller has claimed the run for this process
+        with :func:`agents.leases.run_resume_claim`).
+        """
         await self._ensure_listener()
         handle = RunHandle(run_id=run_id, task=None)  # type: ignore[arg-type]
-        handle.task = asyncio.create_task(self._execute(handle), name=f"run-{run_id}")
+        handle.task = asyncio.create_task(self._execute(handle, resume), name=f"run-{run_id}")
         self.runs[run_id] = handle
         layer = get_channel_layer()
         if layer is not None and self._channel is not None:
             await layer.group_add(run_group(run_id), self._channel)
         return handle
 
-    async def send_control(self, run_id: uuid.UUID, action: str, content: str = "") -> None:
+    async def send_control(
+        self, run_id: uuid.UUID, action: str, content: str = "", message_id: int | None = None
+    ) -> None:
         """Deliver an interrupt or cancel to the run, wherever it runs."""
         local = self.runs.get(run_id)
         if local is not None:
-            self._apply(local, action, content)
+            self._apply(local, action, content, message_id)
             return
         layer = get_channel_layer()
         if layer is not None:
             await layer.group_send(
                 run_group(run_id),
-                {"type": CONTROL_MESSAGE_TYPE, "run_id": str(run_id), "action": action, "content": content},
+                {
+                    "type": CONTROL_MESSAGE_TYPE,
+                    "run_id": str(run_id),
+                    "action": action,
+                    "content": content,
+                    "message_id": message_id,
+                },
             )
 
-    def _apply(self, handle: RunHandle, action: str, content: str) -> None:
+    def _apply(self, handle: RunHandle, action: str, content: str, message_id: int | None = None) -> None:
         if action == "interrupt":
+            if message_id is not None:
+                if message_id in handle.follow_ups:
+                    return  # a resumed run already took it from the database
+                handle.follow_ups.add(message_id)
             handle.interrupts.put(content)
         elif action == "cancel":
             handle.cancel_requested = True
-            if handle.agent is not None:
-                handle.agent.cancel()
-            elif not handle.task.done():
-                handle.task.cancel()
+            self._stop(handle)
+
+    @staticmethod
+    def _stop(handle: RunHandle) -> None:
+        if handle.agent is not None:
+            handle.agent.cancel()
+        elif not handle.task.done():
+            handle.task.cancel()
+
+    def _lose(self, handle: RunHandle) -> None:
+        """The run's lease was taken from this process: stop it; it records nothing more."""
+        if not handle.lost:
+            logger.warning("run %s: lease lost; stopping it in this process", handle.run_id)
+            handle.lost = True
+            self._stop(handle)
 
     async def _ensure_listener(self) -> None:
         loop = asyncio.get_running_loop()
+        if self._renewer is None or self._renewer.done() or self._loop is not loop:
+            self._renewer = asyncio.create_task(self._renew_leases(), name="run-lease-renewer")
         if self._listener is not None and not self._listener.done() and self._loop is loop:
             return
+        self._loop = loop
         layer = get_channel_layer()
         if layer is None:
             return
-        self._loop = loop
         self._channel = await layer.new_channel("runs.")
         self._listener = asyncio.create_task(self._listen(layer, self._channel), name="run-control-listener")
 
@@ -116,7 +176,29 @@ class RunManager:
                 continue
             handle = self.runs.get(uuid.UUID(message["run_id"]))
             if handle is not None:
-                self._apply(handle, message.get("action", ""), message.get("content", ""))
+                self._apply(
+                    handle, message.get("action", ""), message.get("content", ""), message.get("message_id")
+                )
+
+    async def _renew_leases(self) -> None:
+        """Keep the leases of quiet runs (waiting on a model or a human); busy runs renew with every
+        event batch anyway."""
+        owner = process_id()
+        renew = database_sync_to_async(run_leases_renew)
+        while True:
+            await asyncio.sleep(lease_renew_seconds())
+            ids = [run_id for run_id, handle in self.runs.items() if not handle.lost]
+            if not ids:
+                continue
+            try:
+                held = await renew(run_ids=ids, owner=owner)
+            except Exception:
+                logger.warning("could not renew the leases of %d run(s); retrying", len(ids), exc_info=True)
+                continue
+            for run_id in ids:
+                handle = self.runs.get(run_id)
+                if run_id not in held and handle is not None and not handle.task.done():
+                    self._lose(handle)
 
     async def wait(self, run_id: uuid.UUID) -> None:
         """Wait until a run of this process finishes (tests and graceful shutdown)."""
@@ -128,115 +210,146 @@ class RunManager:
         for handle in list(self.runs.values()):
             self._apply(handle, "cancel", "")
         await asyncio.gather(*(h.task for h in self.runs.values()), return_exceptions=True)
-        if self._listener is not None:
-            self._listener.cancel()
-            with contextlib.suppress(asyncio.CancelledError):
-                await self._listener
-            self._listener = None
+        for name in ("_listener", "_renewer"):
+            task = getattr(self, name)
+            if task is not None:
+                task.cancel()
+                with contextlib.suppress(asyncio.CancelledError):
+                    await task
+                setattr(self, name, None)
 
     # -- one run ------------------------------------------------------------------------------
-    async def _execute(self, handle: RunHandle) -> None:
+    async def _execute(self, handle: RunHandle, resume: bool) -> None:
         run_id = handle.run_id
+        owner = process_id()
         started = time.perf_counter()
         sink: EventSink | None = None
         outcome: dict[str, Any] = {"status": RunStatus.FAILED, "error": "the run did not start"}
         try:
+            if not await database_sync_to_async(run_lease_take)(run_id=run_id, owner=owner):
+                logger.warning("run %s is not this process's to run; leaving it", run_id)
+                handle.lost = True
+                return
             conversation_id = await database_sync_to_async(
                 lambda: Run.objects.values_list("conversation_id", flat=True).get(pk=run_id)
             )()
-            sink = await EventSink.open(conversation_id=conversation_id, run_id=run_id)
-            blueprint = await database_sync_to_async(runtime.runtime_build)(run_id)
-            blueprint.emit = runtime.emit_with_plan_step(sink.emit)
-            tools = await database_sync_to_async(runtime.tools_for)(blueprint)
-            hooks = await database_sync_to_async(runtime.hooks_for)(blueprint)
-            registry = runtime.registry_for(blueprint)
-            routing = Usage()
-            mode = await runtime.execution_mode_for(blueprint, registry, usage=routing)
-            agent = runtime.engine_for(
-                blueprint,
-                tools=tools,
-                hooks=hooks,
-                interrupt_queue=handle.interrupts,
-                mode=mode,
-                registry=registry,
+            sink = await EventSink.open(
+                conversation_id=conversation_id,
+                run_id=run_id,
+                fence=Fence(owner, lease_seconds()),
+                on_lease_lost=lambda: self._lose(handle),
             )
-            handle.agent = agent
-            if handle.cancel_requested:
-                agent.cancel()
-            result = await agent.run(
-                blueprint.query, history=blueprint.history, on_event=sink, metadata=blueprint.metadata()
-            )
-            result.usage.add(routing)  # the router's call counts towards the run (and its done event)
-            answer = result.answer
-            if not result.cancelled:
-                if isinstance(agent, PlanAgent):
-                    answer = await agent.stream_synthesize(result, on_event=sink)
-                else:
-                    answer = await agent.stream_answer(result, on_event=sink)
-            outcome = {
-                "status": RunStatus.CANCELLED
-                if result.cancelled or handle.cancel_requested
-                else RunStatus.DONE,
-                "answer": answer,
-                "usage": result.usage.as_dict(),
-                "iterations": result.iterations,
-                "elapsed": round(time.perf_counter() - started, 3),
-                "stop_reason": result.stop_reason,
-                "summary": _summary_of(getattr(result, "messages", None) or []),
-            }
+            outcome = await self._run_engine(handle, sink, resume, started)
         except asyncio.CancelledError:
             # Cancelled before the engine took over (or during shutdown): end the stream cleanly.
-            outcome = {
-                "status": RunStatus.CANCELLED,
-                "elapsed": round(time.perf_counter() - started, 3),
-                "stop_reason": "cancelled",
-            }
+            outcome = {"status": RunStatus.CANCELLED, **_ended(started, "cancelled")}
             if sink is not None:
-                sink.emit(
-                    "done",
-                    {
-                        "answer": "",
-                        "iterations": 0,
-                        "usage": {},
-                        "elapsed": outcome["elapsed"],
-                        "cancelled": True,
-                        "stop_reason": "cancelled",
-                    },
-                )
+                sink.emit("done", _done_payload(outcome["elapsed"], cancelled=True, reason="cancelled"))
         except Exception as exc:
             logger.exception("run %s failed", run_id)
             message = f"{type(exc).__name__}: the run failed unexpectedly."
-            outcome = {
-                "status": RunStatus.FAILED,
-                "error": message,
-                "elapsed": round(time.perf_counter() - started, 3),
-                "stop_reason": "error",
-            }
+            outcome = {"status": RunStatus.FAILED, "error": message, **_ended(started, "error")}
             if sink is not None:
                 sink.emit("error", {"code": "run_failed", "message": message})
-                sink.emit(
-                    "done",
-                    {
-                        "answer": "",
-                        "iterations": 0,
-                        "usage": {},
-                        "elapsed": outcome["elapsed"],
-                        "cancelled": False,
-                        "stop_reason": "error",
-                    },
-                )
+                sink.emit("done", _done_payload(outcome["elapsed"], cancelled=False, reason="error"))
         finally:
-            try:
-                if sink is not None:
-                    await sink.close()
-                await database_sync_to_async(run_finish)(run_id=run_id, **outcome)
-            except Exception:
-                logger.exception("could not record the end of run %s", run_id)
-            self.runs.pop(run_id, None)
-            layer = get_channel_layer()
-            if layer is not None and self._channel is not None:
-                with contextlib.suppress(Exception):
-                    await layer.group_discard(run_group(run_id), self._channel)
+            await self._record(handle, sink, outcome, owner)
+
+    async def _run_engine(
+        self, handle: RunHandle, sink: EventSink, resume: bool, started: float
+    ) -> dict[str, Any]:
+        run_id = handle.run_id
+        blueprint = await database_sync_to_async(runtime.runtime_build)(run_id)
+        blueprint.emit = runtime.emit_with_plan_step(sink.emit)
+        snapshot = await database_sync_to_async(run_snapshot_load)(run_id=run_id) if resume else None
+        if snapshot is not None:
+            unread = await database_sync_to_async(run_follow_ups_unread)(
+                run_id=run_id, taken=int(snapshot.get("interrupts_taken") or 0)
+            )
+            for message_id, content in unread:
+                self._apply(handle, "interrupt", content, message_id)
+        tools = await database_sync_to_async(runtime.tools_for)(blueprint)
+        hooks = await database_sync_to_async(runtime.hooks_for)(blueprint)
+        registry = runtime.registry_for(blueprint)
+        routing = Usage()
+        if snapshot is not None:  # a resumed run keeps the mode it was in
+            mode = ExecutionMode.PLAN if snapshot.get("kind") == "plan" else ExecutionMode.REACT
+        else:
+            mode = await runtime.execution_mode_for(blueprint, registry, usage=routing)
+        agent = runtime.engine_for(
+            blueprint,
+            tools=tools,
+            hooks=hooks,
+            interrupt_queue=handle.interrupts,
+            mode=mode,
+            registry=registry,
+            ledger=DatabaseToolLedger(sink),
+        )
+        handle.agent = agent
+        if handle.cancel_requested or handle.lost:
+            agent.cancel()
+        hold = self.approval_hold if self.approval_hold is not None else approval_hold_seconds()
+        metadata = {**blueprint.metadata(), "approval_hold_seconds": hold}
+        durable: dict[str, Any] = {"resume_from": snapshot, "checkpoint": sink.checkpoint}
+        result = await agent.run(
+            blueprint.query, history=blueprint.history, on_event=sink, metadata=metadata, **durable
+        )
+        result.usage.add(routing)  # the router's call counts towards the run (and its done event)
+        if result.stop_reason == STOP_SUSPENDED:
+            suspension = result.suspension or {}
+            return {"park": True, "approval_id": suspension.get("approval_id")}
+        answer = result.answer
+        if not result.cancelled:
+            if isinstance(agent, PlanAgent):
+                answer = await agent.stream_synthesize(result, on_event=sink)
+            else:
+                answer = await agent.stream_answer(result, on_event=sink)
+        cancelled = result.cancelled or handle.cancel_requested
+        return {
+            "status": RunStatus.CANCELLED if cancelled else RunStatus.DONE,
+            "answer": answer,
+            "usage": result.usage.as_dict(),
+            "iterations": result.iterations,
+            "elapsed": round(time.perf_counter() - started, 3),
+            "stop_reason": result.stop_reason,
+            "summary": _summary_of(getattr(result, "messages", None) or []),
+        }
+
+    async def _record(
+        self, handle: RunHandle, sink: EventSink | None, outcome: dict[str, Any], owner: str
+    ) -> None:
+        """Flush the run's events and checkpoints, then record its end (or its parking) if it is still
+        this process's run."""
+        run_id = handle.run_id
+        try:
+            if sink is not None:
+                await sink.close()
+            if handle.lost or (sink is not None and sink.lease_lost):
+                pass  # interrupted by the sweeper meanwhile: whoever resumes it records its end
+            elif outcome.pop("park", False):
+                await database_sync_to_async(run_park)(
+                    run_id=run_id, owner=owner, approval_id=outcome.get("approval_id")
+                )
+            else:
+                await database_sync_to_async(run_finish)(run_id=run_id, lease_owner=owner, **outcome)
+        except Exception:
+            logger.exception("could not record the end of run %s", run_id)
+        self.runs.pop(run_id, None)
+        layer = get_channel_layer()
+        if layer is not None and self._channel is not None:
+            with contextlib.suppress(Exception):
+                await layer.group_discard(run_group(run_id), self._channel)
+
+
+def _done_payload(elapsed: float, *, cancelled: bool, reason: str) -> dict[str, Any]:
+    return {
+        "answer": "",
+        "iterations": 0,
+        "usage": {},
+        "elapsed": elapsed,
+        "cancelled": cancelled,
+        "stop_reason": reason,
+    }
 
 
 run_manager = RunManager()

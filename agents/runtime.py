@@ -23,6 +23,7 @@ from django.conf import settings
 
 from agents.demo_model import DemoLLM
 from agents.engine.context import ContextGuard
+from agents.engine.durable import ToolCallLedger
 from agents.engine.hooks import HookContext, HookRegistry, HookResult, PreToolUseHook
 from agents.engine.interrupts import InterruptQueue
 from agents.engine.llm import LLM, Message, OpenAICompatibleLLM, Usage
@@ -291,9 +292,11 @@ def engine_for(
     interrupt_queue: InterruptQueue,
     mode: str = ExecutionMode.REACT,
     registry: ModelRegistry | None = None,
+    ledger: ToolCallLedger | None = None,
 ) -> ReActAgent | PlanAgent:
     """The engine of one run: a ``ReActAgent`` on the general model, or in plan mode a ``PlanAgent`` with
-    the same tools, the same hooks (no guard rail is bypassed by planning) and the same interrupt queue."""
+    the same tools, the same hooks (no guard rail is bypassed by planning) and the same interrupt queue.
+    ``ledger`` records the run's tool calls so a resumed run never makes one twice."""
     if mode == ExecutionMode.PLAN:
         return PlanAgent(
             registry if registry is not None else registry_for(blueprint),
@@ -304,6 +307,7 @@ def engine_for(
             agent_options={
                 "max_iterations": blueprint.max_iterations,
                 "completion_check": blueprint.completion_check,
+                "ledger": ledger,
             },
         )
     llm = registry.get(ModelRole.GENERAL) if registry is not None else llm_for(blueprint.endpoint)
@@ -316,4 +320,5 @@ def engine_for(
         completion_check=blueprint.completion_check,
         context_guard=ContextGuard(llm, context_window=blueprint.endpoint.context_window),
         interrupt_queue=interrupt_queue,
+        ledger=ledger,
     )

@@ -8,7 +8,7 @@ from django.contrib.auth.base_user import AbstractBaseUser
 from django.db.models import QuerySet
 
 from agents.engine.llm import Message as EngineMessage
-from agents.models import Agent, Conversation, Message, MessageRole, Run, RunStatus
+from agents.models import ACTIVE_RUN_STATUSES, Agent, Conversation, Message, MessageRole, Run, RunStatus
 from platform_core.models import Membership
 
 
@@ -41,7 +41,20 @@ def agents_available(*, organization_id: int) -> QuerySet[Agent]:
 
 
 def active_run_for_conversation(*, conversation_id: uuid.UUID) -> Run | None:
-    return Run.objects.filter(conversation_id=conversation_id, status=RunStatus.RUNNING).first()
+    """The conversation's running or parked run (messages sent now become its follow-ups)."""
+    return Run.objects.filter(conversation_id=conversation_id, status__in=ACTIVE_RUN_STATUSES).first()
+
+
+def run_to_resume(*, conversation_id: uuid.UUID, run_id: uuid.UUID | str | None = None) -> Run | None:
+    """The conversation's interrupted run to resume: the one named, else its newest one, provided no
+    later run has started since (a newer run means the user moved on)."""
+    runs = Run.objects.filter(conversation_id=conversation_id).order_by("-started_at")
+    newest = runs.first()
+    if newest is None or newest.status != RunStatus.INTERRUPTED:
+        return None
+    if run_id is not None and str(newest.pk) != str(run_id):
+        return None
+    return newest
 
 
 def engine_history(*, conversation_id: uuid.UUID, before_message_id: int) -> list[EngineMessage]:

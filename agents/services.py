@@ -121,9 +121,18 @@ def run_finish(
     stop_reason: str = "",
     error: str = "",
     summary: str | None = None,
-) -> Run:
-    """Close a run: its status, answer and figures, the answer and any compaction summary as messages."""
+    lease_owner: str | None = None,
+) -> Run | None:
+    """Close a run: its status, answer and figures, the answer and any compaction summary as messages.
+
+    With ``lease_owner`` (the process that ran it) nothing changes unless that process still holds the
+    running run (``None`` is returned): a run the sweeper declared interrupted is no longer its to close.
+    """
     run = Run.objects.select_for_update().get(pk=run_id)
+    if lease_owner is not None and (run.status != RunStatus.RUNNING or run.lease_owner != lease_owner):
+        return None
+    run.lease_owner = ""
+    run.lease_expires_at = None
     run.status = status
     run.answer = answer
     run.usage = usage or {}

@@ -10,6 +10,13 @@ itself (a conditional update: a decision that lands first wins).
 Approved: the call runs with exactly the arguments that were shown to the approvers. Rejected or
 expired: the call is blocked and the model is told who rejected it and why, or that it expired, as a
 decision to report rather than an error to retry.
+
+Durable runs: the gate waits in process at most the run's ``approval_hold_seconds`` (metadata set by
+the run manager: ``APPROVAL_INPROCESS_HOLD_SECONDS``, 0 in Celery workers). When the request is still
+pending then, it raises :class:`~agents.engine.durable.RunSuspended`: the run is parked with the call
+pending and resumes when the decision arrives. A resumed run replays the call (``ctx.replayed``): the
+gate then reuses the request it opened for the same tool call id (and the same arguments) instead of
+asking again, and goes on with its decision (or waits again while it is pending).
 """
 
 from __future__ import annotations
@@ -20,7 +27,7 @@ import copy
 import logging
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
-from datetime import datetime
+from datetime import datetime, timedelta
 from typing import Any
 
 from channels.db import database_sync_to_async
@@ -28,9 +35,11 @@ from channels.layers import get_channel_layer
 from django.utils import timezone, translation
 from django.utils.translation import gettext as _
 
+from agents.engine.durable import RunSuspended
 from agents.engine.hooks import HookContext, HookResult, PreToolUseHook
 from connectors.configs import connector_secret_values
 from connectors.models import Connector
+from connectors.redaction import redact
 from hooks.audit import AuditHook
 from hooks.catalog import ActionCatalog, ActionInfo
 from hooks.conditions import condition_requires_approval
@@ -84,9 +93,38 @@ def _approver_labels(approval: ApprovalRequest) -> list[str]:
     return users + [f"feishu:{open_id}" for open_id in approval.approver_open_ids or []]
 
 
-def _open_request(
+def _earlier_request(
     facts: RunFacts, info: ActionInfo, arguments: dict[str, Any], tool_call_id: str
-) -> tuple[ApprovalRequest, list[str]] | None:
+) -> ApprovalRequest | None:
+    """The request this run opened for the same call before it stopped (same id, tool and arguments)."""
+    if not facts.run_id or not tool_call_id:
+        return None
+    earlier = (
+        ApprovalRequest.objects.filter(
+            organization_id=facts.organization_id,
+            run_id=facts.run_id,
+            tool_call_id=tool_call_id[:128],
+            tool_name=info.tool_name[:64],
+        )
+        .exclude(status=ApprovalStatus.CANCELLED)
+        .order_by("-created_at")
+        .first()
+    )
+    if earlier is None:
+        return None
+    shown = redact(dict(arguments), _secrets_of(facts.organization_id, info.connector_id))
+    return earlier if shown == earlier.arguments else None
+
+
+def _open_request(
+    facts: RunFacts, info: ActionInfo, arguments: dict[str, Any], tool_call_id: str, replayed: bool = False
+) -> tuple[ApprovalRequest, list[str], bool] | None:
+    """The call's request and its approvers, and whether it was opened before this attempt (a replay);
+    ``None`` when no policy covers the call."""
+    if replayed:
+        earlier = _earlier_request(facts, info, arguments, tool_call_id)
+        if earlier is not None:
+            return earlier, _approver_labels(earlier), True
     policy = policy_for_call(organization_id=facts.organization_id, info=info, arguments=arguments)
     if policy is None:
         return None
@@ -104,7 +142,7 @@ def _open_request(
         action_id=info.action_id,
         secrets=_secrets_of(facts.organization_id, info.connector_id),
     )
-    return approval, _approver_labels(approval)
+    return approval, _approver_labels(approval), False
 
 
 def _load(approval_id: Any) -> ApprovalRequest:
@@ -123,8 +161,17 @@ def _cancel(approval_id: Any) -> None:
     approval_cancel(approval=_load(approval_id))
 
 
-async def await_decision(approval_id: Any, *, expires_at: datetime, recheck: float | None = None) -> str:
-    """Wait until the request is decided or its time is up (then expire it); return the final status."""
+async def await_decision(
+    approval_id: Any,
+    *,
+    expires_at: datetime,
+    recheck: float | None = None,
+    give_up_at: datetime | None = None,
+) -> str:
+    """Wait until the request is decided or its time is up (then expire it); return the final status.
+
+    With ``give_up_at`` (a run's in-process hold), returns ``pending`` when that comes first.
+    """
     recheck = approval_recheck_seconds() if recheck is None else recheck
     layer = get_channel_layer()
     channel: str | None = None
@@ -143,10 +190,16 @@ async def await_decision(approval_id: Any, *, expires_at: datetime, recheck: flo
                 return ApprovalStatus.CANCELLED  # the request was deleted
             if status != ApprovalStatus.PENDING:
                 return status
-            remaining = (expires_at - timezone.now()).total_seconds()
+            now = timezone.now()
+            remaining = (expires_at - now).total_seconds()
             if remaining <= 0:
                 await database_sync_to_async(_expire)(approval_id)
                 continue  # re-read: a decision may have landed first
+            if give_up_at is not None:
+                held = (give_up_at - now).total_seconds()
+                if held <= 0:
+                    return ApprovalStatus.PENDING
+                remaining = min(remaining, held)
             pause = max(0.01, min(recheck, remaining))
             if channel is None:
                 await asyncio.sleep(pause)
@@ -194,6 +247,33 @@ def decision_message(approval: ApprovalRequest, language: str | None) -> str:
         return _("the approval request for %(tool)s was cancelled; the call was not made.") % values
 
 
+def approval_event_data(
+    approval: ApprovalRequest, tool_call_id: str, approvers: list[str], language: str | None
+) -> dict[str, Any]:
+    """The payload of the chat's ``approval`` event for ``approval`` in its current status."""
+    decided = approval.status != ApprovalStatus.PENDING
+    reason = approval.comment if decided else ""
+    if approval.status == ApprovalStatus.EXPIRED:
+        with translation.override(language):
+            reason = _("no decision before the deadline")
+    return {
+        "status": approval.status,
+        "approval_id": str(approval.pk),
+        "tool_name": approval.tool_name,
+        "tool_args": approval.arguments,
+        "approvers": approvers,
+        "decided_by": approval.decider_label() or None if decided else None,
+        "reason": reason or None,
+        "tool_call_id": tool_call_id,
+        "expires_at": approval.expires_at.isoformat(),
+    }
+
+
+def approval_approvers(approval: ApprovalRequest) -> list[str]:
+    """How the chat names the approvers of a request (sync)."""
+    return _approver_labels(approval)
+
+
 class ApprovalGate(PreToolUseHook):
     """Waits for a human decision on calls that an active approval policy covers."""
 
@@ -220,41 +300,37 @@ class ApprovalGate(PreToolUseHook):
     def _report(self, approval: ApprovalRequest, tool_call_id: str, approvers: list[str]) -> None:
         if self.emit is None:
             return
-        decided = approval.status != ApprovalStatus.PENDING
-        reason = approval.comment if decided else ""
-        if approval.status == ApprovalStatus.EXPIRED:
-            with translation.override(self.language):
-                reason = _("no decision before the deadline")
-        self.emit(
-            "approval",
-            {
-                "status": approval.status,
-                "approval_id": str(approval.pk),
-                "tool_name": approval.tool_name,
-                "tool_args": approval.arguments,
-                "approvers": approvers,
-                "decided_by": approval.decider_label() or None if decided else None,
-                "reason": reason or None,
-                "tool_call_id": tool_call_id,
-                "expires_at": approval.expires_at.isoformat(),
-            },
-        )
+        self.emit("approval", approval_event_data(approval, tool_call_id, approvers, self.language))
 
     async def pre_tool_use(self, ctx: HookContext) -> HookResult | None:
         info = self.catalog.get(ctx.tool_name)
         if info is None:
             return None
         arguments = copy.deepcopy(dict(ctx.tool_args))
-        opened = await database_sync_to_async(_open_request)(self.facts, info, arguments, ctx.tool_call_id)
+        opened = await database_sync_to_async(_open_request)(
+            self.facts, info, arguments, ctx.tool_call_id, ctx.replayed
+        )
         if opened is None:
             return None
-        approval, approvers = opened
-        self._report(approval, ctx.tool_call_id, approvers)
-        try:
-            status = await await_decision(approval.pk, expires_at=approval.expires_at)
-        except asyncio.CancelledError:
-            await asyncio.shield(self._abandon(approval, info, ctx, approvers))
-            raise
+        approval, approvers, earlier = opened
+        if not earlier:
+            self._report(approval, ctx.tool_call_id, approvers)  # a replay's chat already shows it
+        status = approval.status
+        if status == ApprovalStatus.PENDING:
+            hold = ctx.metadata.get("approval_hold_seconds")
+            give_up_at = timezone.now() + timedelta(seconds=float(hold)) if hold is not None else None
+            try:
+                status = await await_decision(
+                    approval.pk, expires_at=approval.expires_at, give_up_at=give_up_at
+                )
+            except asyncio.CancelledError:
+                await asyncio.shield(self._abandon(approval, info, ctx, approvers))
+                raise
+            if status == ApprovalStatus.PENDING:
+                logger.info(
+                    "approval %s still pending after the in-process hold: parking the run", approval.pk
+                )
+                raise RunSuspended("approval", approval_id=str(approval.pk), tool_call_id=ctx.tool_call_id)
         approval = await database_sync_to_async(_load)(approval.pk)
         self.state.approvals[ctx.tool_call_id] = GateOutcome(
             approval_id=str(approval.pk), status=status, decided_by=approval.decider_label()

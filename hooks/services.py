@@ -32,6 +32,7 @@ from hooks.models import (
     FeishuEventReceipt,
 )
 from hooks.selectors import approval_web_decider_ok
+from hooks.signals import approval_closed
 from platform_core.models import Organization
 from platform_core.services import audit_log_write
 
@@ -96,8 +97,13 @@ def _queue_card_update(approval_id: uuid.UUID) -> None:
 
 
 def _after_change(approval: ApprovalRequest, *, update_card: bool) -> None:
-    approval_id, status = approval.pk, approval.status
+    approval_id, status, run_id = approval.pk, approval.status, approval.run_id
     transaction.on_commit(lambda: approval_notify(approval_id, status))
+    transaction.on_commit(
+        lambda: approval_closed.send_robust(
+            sender=ApprovalRequest, approval_id=approval_id, run_id=run_id, status=status
+        )
+    )
     if update_card and approval.feishu_message_id:
         transaction.on_commit(lambda: _queue_card_update(approval_id))
 

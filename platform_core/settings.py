@@ -257,6 +257,18 @@ AGENT_MAX_CONCURRENT_RUNS_PER_USER = env_int("AGENT_MAX_CONCURRENT_RUNS_PER_USER
 APPROVAL_RECHECK_SECONDS = float(env_str("APPROVAL_RECHECK_SECONDS", "2") or 2)
 # --- end production ---
 
+# --- durable runs (issue 8): leases, the sweeper, parked approvals -------------------------------------
+# A running run is held by its process through a lease valid RUN_LEASE_SECONDS, renewed with its event
+# writes and every RUN_LEASE_RENEW_SECONDS; the sweeper (beat, every RUN_SWEEP_SECONDS) marks runs whose
+# lease lapsed "interrupted" (so within lease + sweep seconds of a crash) and they can be resumed.
+RUN_LEASE_SECONDS = float(env_str("RUN_LEASE_SECONDS", "15") or 15)
+RUN_LEASE_RENEW_SECONDS = float(env_str("RUN_LEASE_RENEW_SECONDS", "5") or 5)
+RUN_SWEEP_SECONDS = float(env_str("RUN_SWEEP_SECONDS", "10") or 10)
+# A run waits this long for an approval in its process; then it is parked and resumes on the decision.
+APPROVAL_INPROCESS_HOLD_SECONDS = float(env_str("APPROVAL_INPROCESS_HOLD_SECONDS", "120") or 120)
+CELERY_BEAT_SCHEDULE["sweep-runs"] = {"task": "agents.tasks.sweep_runs", "schedule": RUN_SWEEP_SECONDS}
+# --- end durable runs ---
+
 # Where the demo organisation's "erp" connector reaches the built-in demo API (``make run`` sets it to
 # the address it serves on).
 DEMO_API_BASE_URL = env_str("DEMO_API_BASE_URL")

@@ -13,6 +13,10 @@
   finished is ``cancelled``.
 - Step results are the step agents' answers (no synthesis per step). Statuses are reported as ``plan``
   step events, tool calls inside a step as ``plan`` step_iteration events.
+- Durable runs: each step agent checkpoints into ``step.checkpoint`` (and ``on_checkpoint`` is awaited
+  after each of its checkpoints and each finished step); a step with a checkpoint resumes from it. A step
+  whose agent is parked (a hook raised ``RunSuspended``) goes back to ``pending`` with its checkpoint; no
+  other step starts, running ones finish (or park too), and :attr:`DAGExecutor.suspension` says why.
 """
 
 from __future__ import annotations
@@ -21,11 +25,13 @@ import asyncio
 import logging
 import re
 import time
-from collections.abc import Mapping
+from collections.abc import Awaitable, Callable, Mapping
 from typing import Any
 
 from agents.engine import events
 from agents.engine import plan_prompts as prompts
+from agents.engine.checkpoint import Checkpoint, snapshot_apply
+from agents.engine.durable import STOP_SUSPENDED
 from agents.engine.events import Emitter, Event, EventCallback
 from agents.engine.hooks import HookRegistry
 from agents.engine.llm import Usage
@@ -132,6 +138,7 @@ class DAGExecutor:
         self._runs: dict[str, _StepRun] = {}
         self._active = False
         self._cancel_requested = False
+        self.suspension: Mapping[str, Any] | None = None
 
     def cancel(self) -> None:
         """Stop the running ``execute()`` now: running steps are stopped, unfinished steps ``cancelled``.
@@ -148,8 +155,10 @@ class DAGExecutor:
         stop: asyncio.Event | None = None,
         metadata: Mapping[str, Any] | None = None,
         usage: Usage | None = None,
+        on_checkpoint: Callable[[], Awaitable[None]] | None = None,
     ) -> Plan:
-        """Run ``plan``'s pending steps; returns the same plan with every step in a final status.
+        """Run ``plan``'s pending steps; returns the same plan with every step in a final status (but
+        for steps left pending by a parked step: see :attr:`suspension`).
 
         ``usage`` (when given) accumulates the step agents' token usage. Never raises for step failures;
         cancelling the awaiting task cancels every step and propagates.
@@ -157,8 +166,9 @@ class DAGExecutor:
         if self._active:
             raise RuntimeError("this executor is already running a plan")
         self._active = True
+        self.suspension = None
         emit = Emitter(on_event)
-        execution = _Execution(self, plan, emit, stop, dict(metadata or {}), usage)
+        execution = _Execution(self, plan, emit, stop, dict(metadata or {}), usage, on_checkpoint)
         try:
             await execution.drive()
         finally:
@@ -196,6 +206,7 @@ class _Execution:
         stop: asyncio.Event | None,
         metadata: dict[str, Any],
         usage: Usage | None,
+        on_checkpoint: Callable[[], Awaitable[None]] | None = None,
     ) -> None:
         self.executor = executor
         self.plan = plan
@@ -203,6 +214,7 @@ class _Execution:
         self.stop = stop
         self.metadata = metadata
         self.usage = usage
+        self.on_checkpoint = on_checkpoint
         self.semaphore = asyncio.Semaphore(executor.max_concurrency)
         self.by_id = {step.id: step for step in plan.steps}
         self.order = sorted(plan.steps, key=lambda s: id_order(s.id))
@@ -218,7 +230,7 @@ class _Execution:
                 await self._fail_blocked()
                 if self.stop is not None and self.stop.is_set():
                     await self._skip_pending()
-                else:
+                elif self.executor.suspension is None:  # a parked step: start nothing new
                     self._launch_ready()
                 if not self.runs:
                     break
@@ -234,7 +246,7 @@ class _Execution:
                 for step in self.order:
                     if step.status in (PENDING, RUNNING):
                         await self._set(step, CANCELLED)
-            else:
+            elif self.executor.suspension is None:
                 await self._fail_stuck()
         finally:
             if stop_waiter is not None:
@@ -344,13 +356,35 @@ class _Execution:
                     step_input(self.plan, step),
                     on_event=self._forwarder(step) if self.emit.active else None,
                     metadata=metadata,
+                    resume_from=step.checkpoint,
+                    checkpoint=self._step_checkpointer(step) if self.on_checkpoint is not None else None,
                 )
             finally:
                 timer.cancel()
             await self._finish(run, result)
 
+    def _step_checkpointer(self, step: PlanStep) -> Callable[[Checkpoint], Awaitable[None]]:
+        async def checkpoint(delta: Checkpoint) -> None:
+            step.checkpoint = snapshot_apply(step.checkpoint, delta)
+            await self._checkpoint()
+
+        return checkpoint
+
+    async def _checkpoint(self) -> None:
+        if self.on_checkpoint is not None:
+            await self.on_checkpoint()
+
     async def _finish(self, run: _StepRun, result: AgentResult) -> None:
         step = run.step
+        if result.stop_reason == STOP_SUSPENDED:
+            # Parked: the step resumes from its checkpoint (its usage counts when it finishes).
+            step.status = PENDING
+            if self.executor.suspension is None:
+                self.executor.suspension = result.suspension or {}
+            logger.info("plan step %s parked", step.id)
+            await self._checkpoint()
+            return
+        step.checkpoint = None
         step.iterations = result.iterations
         step.tool_calls = list(result.tool_calls)
         step.usage = result.usage
@@ -366,6 +400,7 @@ class _Execution:
         else:  # llm_error, max_iterations, token_budget, empty_response: the answer summarises what happened
             step.result = result.answer
             await self._set(step, FAILED, error=f"the step's agent stopped: {result.stop_reason}")
+        await self._checkpoint()
         logger.info(
             "plan step %s %s after %d iterations",
             step.id,

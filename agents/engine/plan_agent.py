@@ -13,13 +13,17 @@ Events: ``phase`` planning / executing / analyzing / replanning (with the analys
 dag / step / step_iteration, ``inject`` for follow-ups, then ``answer`` and ``done`` from
 :meth:`PlanAgent.stream_synthesize`. Cancellation mirrors :class:`ReActAgent`: :meth:`PlanAgent.cancel`
 ends the run with a cancelled result (and a cancelled ``done``); cancelling the awaiting task propagates.
+
+Durable runs mirror it too: ``run(checkpoint=...)`` reports the whole plan state (see ``plan_checkpoint``)
+after each plan, step, step-agent iteration and analysis; ``run(resume_from=snapshot)`` continues from
+it (finished steps are kept, unfinished ones resume from their own checkpoints); a parked step parks
+the run (``stop_reason="suspended"``, no ``done``).
 """
 
 from __future__ import annotations
 
 import asyncio
 import logging
-import time
 from collections.abc import AsyncIterator, Callable, Mapping, Sequence
 from datetime import date
 from typing import Any
@@ -27,11 +31,13 @@ from typing import Any
 from agents.engine import events
 from agents.engine import plan_prompts as prompts
 from agents.engine.analyzer import PlanAnalyzer
+from agents.engine.checkpoint import Checkpoint, CheckpointCallback
+from agents.engine.durable import STOP_SUSPENDED
 from agents.engine.events import Emitter, Event, EventCallback, iterate_events
 from agents.engine.executor import MAX_CONCURRENCY, STEP_TIMEOUT, DAGExecutor
 from agents.engine.hooks import HookRegistry
 from agents.engine.interrupts import InterruptQueue
-from agents.engine.llm import Message, Usage
+from agents.engine.llm import Message
 from agents.engine.model_registry import GENERAL, ModelRegistry
 from agents.engine.plan_models import (
     STOP_ACHIEVED,
@@ -39,13 +45,13 @@ from agents.engine.plan_models import (
     STOP_CONFIDENT,
     STOP_MAX_ROUNDS,
     STOP_PLANNING_FAILED,
-    Analysis,
     Plan,
     PlanResult,
     PlanStep,
     PlanValidationError,
 )
-from agents.engine.plan_synthesis import draft_answer, replan_context, stream_plan_answer
+from agents.engine.plan_state import ANSWER, DECIDING, EXECUTING, PLANNING, PlanRunState
+from agents.engine.plan_synthesis import replan_context, stream_plan_answer
 from agents.engine.planner import DAGPlanner
 from agents.engine.tools import ToolRegistry
 
@@ -59,34 +65,6 @@ PLANNING_FAILED_REASONING = "No valid plan could be made; running the goal as a 
 
 class _Cancelled(Exception):
     """cancel() was called: unwind to run(), which reports the cancelled result."""
-
-
-class _PlanRun:
-    """The mutable state of one ``PlanAgent.run()``."""
-
-    def __init__(self, goal: str, metadata: Mapping[str, Any], emit: Emitter) -> None:
-        self.goal = goal
-        self.metadata = metadata
-        self.emit = emit
-        self.started = time.perf_counter()
-        self.usage = Usage()
-        self.plans: list[Plan] = []
-        self.analyses: dict[int, Analysis] = {}
-        self.analysis: Analysis | None = None
-
-    def result(self, stop_reason: str, *, cancelled: bool = False) -> PlanResult:
-        answer = "" if cancelled else draft_answer(self.plans, self.analysis, self.goal)
-        return PlanResult(
-            answer=answer,
-            iterations=sum(plan.iterations for plan in self.plans),
-            usage=self.usage,
-            elapsed=round(time.perf_counter() - self.started, 4),
-            plans=tuple(self.plans),
-            analysis=self.analysis,
-            cancelled=cancelled,
-            stop_reason=stop_reason,
-            goal=self.goal,
-        )
 
 
 class PlanAgent:
@@ -132,6 +110,7 @@ class PlanAgent:
         self._task: asyncio.Task[Any] | None = None
         self._cancel_requested = False
         self._executing = False
+        self._checkpoint_cb: CheckpointCallback | None = None
 
     # -- cancellation (as ReActAgent) -----------------------------------------------------------
 
@@ -157,6 +136,7 @@ class PlanAgent:
         self._task = None
         self._cancel_requested = False
         self._executing = False
+        self._checkpoint_cb = None
 
     def _absorb_cancel(self, task: asyncio.Task[Any] | None) -> bool:
         requested = self._cancel_requested
@@ -176,16 +156,27 @@ class PlanAgent:
         history: Sequence[Message] | None = None,
         on_event: EventCallback | None = None,
         metadata: Mapping[str, Any] | None = None,
+        resume_from: Mapping[str, Any] | None = None,
+        checkpoint: CheckpointCallback | None = None,
     ) -> PlanResult:
         """Plan and execute ``goal`` over up to ``max_rounds`` rounds (see the module docstring).
 
         ``history`` is the conversation before the goal (summarised for the planner when long);
         ``metadata`` reaches every hook of every step (with ``plan_step_id`` and ``plan_round`` added).
         Never raises for model or tool failures. ``done`` comes from :meth:`stream_synthesize` (or from here
-        for a cancelled run).
+        for a cancelled run). ``checkpoint`` and ``resume_from``: durable runs (module docstring).
         """
         task = self._enter()
-        state = _PlanRun(goal, metadata if metadata is not None else {}, Emitter(on_event))
+        meta = metadata if metadata is not None else {}
+        try:
+            if resume_from is not None:
+                state = PlanRunState.restore(resume_from, meta, Emitter(on_event))
+            else:
+                state = PlanRunState(goal, meta, Emitter(on_event))
+        except Exception:
+            self._leave()
+            raise
+        self._checkpoint_cb = checkpoint
         try:
             if not self._cancel_requested:
                 return await self._run(state, history or ())
@@ -253,45 +244,73 @@ class PlanAgent:
 
         return iterate_events(produce)
 
-    async def _run(self, state: _PlanRun, history: Sequence[Message]) -> PlanResult:
-        spent = 0
-        feedback: str | None = None
-        round_number = 1
-        await state.emit(events.plan_phase("planning", round_number))
+    async def _run(self, state: PlanRunState, history: Sequence[Message]) -> PlanResult:
+        if state.final is not None:  # resumed after the run had ended: straight to the answer
+            return state.result(state.final)
+        if not state.plans and state.stage == PLANNING and state.round == 1 and state.seq == 0:
+            await state.emit(events.plan_phase("planning", 1))
         while True:
-            plan = await self._plan(state, history, feedback, round_number)
-            self._check_cancel()
-            if plan is None:
-                return state.result(STOP_PLANNING_FAILED)
-            state.plans.append(plan)
-            await state.emit(events.plan_dag(plan.round, plan.describe()))
-            await self._execute(state, plan)
-            followed_up = await self._take_follow_ups(state)
-            if not followed_up:
-                spent += 1
-                await state.emit(events.plan_phase("analyzing", plan.round))
-                state.analysis = await self.analyzer.analyze(plan, usage=state.usage)
+            if state.stage == PLANNING:
+                plan = await self._plan(state, history, state.feedback, state.round)
                 self._check_cancel()
-                state.analyses[plan.round] = state.analysis
+                if plan is None:
+                    return await self._end(state, STOP_PLANNING_FAILED)
+                state.plans.append(plan)
+                await state.emit(events.plan_dag(plan.round, plan.describe()))
+                state.stage = EXECUTING
+                await self._checkpoint(state)
+            if state.stage == EXECUTING:
+                plan = state.plans[-1]
+                await self._execute(state, plan)
+                if self.executor.suspension is not None:
+                    await self._checkpoint(state)
+                    return state.result(STOP_SUSPENDED, suspension=self.executor.suspension)
                 followed_up = await self._take_follow_ups(state)
-            if followed_up:
+                if not followed_up:
+                    state.spent += 1
+                    await state.emit(events.plan_phase("analyzing", plan.round))
+                    state.analysis = await self.analyzer.analyze(plan, usage=state.usage)
+                    self._check_cancel()
+                    state.analyses[plan.round] = state.analysis
+                    followed_up = await self._take_follow_ups(state)
+                state.followed_up = followed_up
+                state.stage = DECIDING
+                await self._checkpoint(state)
+            if state.followed_up:
                 reasoning = FOLLOW_UP_REASONING
             else:
                 analysis = state.analysis
                 assert analysis is not None
                 if analysis.achieved:
-                    return state.result(STOP_ACHIEVED)
+                    return await self._end(state, STOP_ACHIEVED)
                 if analysis.confidence >= self.confidence_threshold:
-                    return state.result(STOP_CONFIDENT)
-                if spent >= self.max_rounds:
-                    return state.result(STOP_MAX_ROUNDS)
+                    return await self._end(state, STOP_CONFIDENT)
+                if state.spent >= self.max_rounds:
+                    return await self._end(state, STOP_MAX_ROUNDS)
                 reasoning = analysis.reasoning
-            round_number += 1
-            feedback = replan_context(state.plans, state.analyses)
-            await state.emit(events.plan_phase("replanning", round_number, reasoning=reasoning))
+            state.round += 1
+            state.feedback = replan_context(state.plans, state.analyses)
+            state.stage = PLANNING
+            await state.emit(events.plan_phase("replanning", state.round, reasoning=reasoning))
+            await self._checkpoint(state)
+
+    async def _end(self, state: PlanRunState, stop_reason: str) -> PlanResult:
+        state.stage, state.final = ANSWER, stop_reason
+        await self._checkpoint(state)
+        return state.result(stop_reason)
+
+    async def _checkpoint(self, state: PlanRunState) -> None:
+        callback = self._checkpoint_cb
+        if callback is None:
+            return
+        state.seq += 1
+        try:
+            await callback(Checkpoint(state.seq, state.snapshot(), [], [], True))
+        except Exception as exc:
+            logger.warning("checkpoint callback failed: %s", type(exc).__name__)
 
     async def _plan(
-        self, state: _PlanRun, history: Sequence[Message], feedback: str | None, round_number: int
+        self, state: PlanRunState, history: Sequence[Message], feedback: str | None, round_number: int
     ) -> Plan | None:
         try:
             return await self.planner.plan(
@@ -311,7 +330,7 @@ class PlanAgent:
             await state.emit(events.plan_phase("planning", round_number, reasoning=PLANNING_FAILED_REASONING))
             return Plan(goal=state.goal, steps=[PlanStep(id="1", task=state.goal)], round=round_number)
 
-    async def _execute(self, state: _PlanRun, plan: Plan) -> None:
+    async def _execute(self, state: PlanRunState, plan: Plan) -> None:
         await state.emit(events.plan_phase("executing", plan.round))
         stop = asyncio.Event()
         queue = self.interrupt_queue
@@ -323,6 +342,9 @@ class PlanAgent:
             if queue is not None and queue.pending and not stop.is_set():
                 stop.set()  # a follow-up: finish the running steps, skip the rest, re-plan
 
+        async def step_checkpoint() -> None:
+            await self._checkpoint(state)
+
         self._executing = True
         try:
             await self.executor.execute(
@@ -331,17 +353,19 @@ class PlanAgent:
                 stop=stop,
                 metadata=state.metadata,
                 usage=state.usage,
+                on_checkpoint=step_checkpoint if self._checkpoint_cb is not None else None,
             )
         finally:
             self._executing = False
         self._check_cancel()
 
-    async def _take_follow_ups(self, state: _PlanRun) -> bool:
+    async def _take_follow_ups(self, state: PlanRunState) -> bool:
         """Append queued follow-ups to the goal (one ``inject`` event each); whether there were any."""
         queue = self.interrupt_queue
         contents = queue.drain() if queue is not None else []
         if not contents:
             return False
+        state.interrupts_taken += len(contents)
         for content in contents:
             state.goal = f"{state.goal}\n\n{prompts.FOLLOW_UP.format(content=content)}"
             await state.emit(events.inject(content))

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import re
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -35,7 +36,7 @@ class PlanStep:
 
     ``status`` is ``pending``, ``running``, ``done``, ``failed``, ``skipped`` or ``cancelled``; ``result`` is
     the step agent's answer (for a failed step, whatever partial answer it gave); ``started_at`` and
-    ``finished_at`` are ``time.monotonic()`` values.
+    ``finished_at`` are ``time.monotonic()`` values (restored steps: 0 and the elapsed seconds).
     """
 
     id: str
@@ -51,6 +52,8 @@ class PlanStep:
     iterations: int = 0
     tool_calls: list[ToolCallRecord] = field(default_factory=list)
     usage: Usage = field(default_factory=Usage)
+    # Durable runs: the step agent's snapshot while the step has not finished (it resumes from it).
+    checkpoint: dict[str, Any] | None = field(default=None, repr=False)
 
     @property
     def elapsed(self) -> float | None:
@@ -122,6 +125,7 @@ class PlanResult:
     cancelled: bool = False
     stop_reason: str = STOP_ACHIEVED
     goal: str = ""
+    suspension: Mapping[str, Any] | None = None
 
     @property
     def rounds(self) -> int:

@@ -1,0 +1,113 @@
+"""Durable runs on the database: loading a run's snapshot, its unread follow-ups, and the tool ledger.
+
+Checkpoints are written by the run's event sink (``agents.events_store``), in the same transactions as
+the events around them; this module reads them back when a run resumes, in whichever process.
+"""
+
+from __future__ import annotations
+
+import logging
+import uuid
+from collections.abc import Mapping, Sequence
+from typing import Any
+
+from channels.db import database_sync_to_async
+from django.db import IntegrityError, transaction
+from django.utils import timezone
+
+from agents.engine.checkpoint import snapshot_fold
+from agents.engine.durable import RecordedCall
+from agents.events_store import EventSink
+from agents.models import Message, MessageRole, RunCheckpoint, ToolCallEntry, ToolCallStatus
+
+logger = logging.getLogger(__name__)
+
+
+def run_snapshot_load(*, run_id: uuid.UUID) -> dict[str, Any] | None:
+    """The engine snapshot of a run: its checkpoints folded in order (``None`` without any)."""
+    rows = RunCheckpoint.objects.filter(run_id=run_id).order_by("seq").values_list("data", flat=True)
+    return snapshot_fold(rows.iterator(chunk_size=200))
+
+
+def run_follow_ups_unread(*, run_id: uuid.UUID, taken: int) -> list[tuple[int, str]]:
+    """The follow-ups the user sent a run that its engine had not taken in yet (id, content), oldest
+    first: every injected message after the first ``taken``."""
+    rows = Message.objects.filter(run_id=run_id, role=MessageRole.USER, injected=True).order_by("id")
+    return list(rows.values_list("id", "content")[taken:])
+
+
+def _split(key: str) -> tuple[str, str]:
+    run_id, _, tool_call_id = key.partition(":")
+    return run_id, tool_call_id
+
+
+class DatabaseToolLedger:
+    """The engine's :class:`~agents.engine.durable.ToolCallLedger` on :class:`ToolCallEntry` rows.
+
+    ``begin`` is written before the tool runs (awaited); ``finish`` joins the next batch of the run's
+    event sink, so it costs the run no extra round trip.
+    """
+
+    def __init__(self, sink: EventSink) -> None:
+        self.sink = sink
+
+    async def recorded(self, keys: Sequence[str], *, iteration: int) -> Mapping[str, RecordedCall]:
+        return await database_sync_to_async(_recorded)(list(keys), iteration)
+
+    async def begin(self, key: str, *, tool_name: str, args: Mapping[str, Any], iteration: int) -> None:
+        await database_sync_to_async(_begin)(key, tool_name, iteration)
+
+    async def finish(self, key: str, *, observation: str, error: str | None, outcome: str) -> None:
+        run_id, tool_call_id = _split(key)
+
+        def write() -> None:
+            ToolCallEntry.objects.filter(run_id=run_id, tool_call_id=tool_call_id[:128]).update(
+                status=ToolCallStatus.FINISHED,
+                observation=observation,
+                failed=error is not None,
+                error=error or "",
+                outcome=outcome[:16],
+                finished_at=timezone.now(),
+            )
+
+        self.sink.write_later(write)
+
+
+def _recorded(keys: list[str], iteration: int) -> dict[str, RecordedCall]:
+    by_call = {_split(key)[1][:128]: key for key in keys}
+    run_ids = {_split(key)[0] for key in keys}
+    rows = ToolCallEntry.objects.filter(
+        run_id__in=run_ids, tool_call_id__in=list(by_call), iteration=iteration
+    )
+    found = {}
+    for row in rows:
+        finished = row.status == ToolCallStatus.FINISHED
+        found[by_call[row.tool_call_id]] = RecordedCall(
+            finished=finished,
+            observation=row.observation,
+            error=(row.error or "error") if row.failed else None,
+            outcome=row.outcome or "ok",
+        )
+    return found
+
+
+def _begin(key: str, tool_name: str, iteration: int) -> None:
+    run_id, tool_call_id = _split(key)
+    fields = {
+        "iteration": iteration,
+        "tool_name": tool_name[:64],
+        "status": ToolCallStatus.STARTED,
+        "observation": "",
+        "failed": False,
+        "error": "",
+        "outcome": "",
+        "finished_at": None,
+    }
+    try:
+        with transaction.atomic():
+            ToolCallEntry.objects.create(run_id=run_id, tool_call_id=tool_call_id[:128], **fields)
+    except IntegrityError:
+        # The model reused a call id in a later turn: this is a new call (replays never begin again).
+        ToolCallEntry.objects.filter(run_id=run_id, tool_call_id=tool_call_id[:128]).update(
+            started_at=timezone.now(), **fields
+        )

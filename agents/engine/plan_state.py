@@ -1,0 +1,109 @@
+"""The state of one plan-mode run, and its snapshots (durable runs: see ``plan_checkpoint``)."""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Mapping
+from typing import Any
+
+from agents.engine.events import Emitter
+from agents.engine.llm import Usage
+from agents.engine.plan_checkpoint import (
+    PLAN_KIND,
+    PLAN_SNAPSHOT_VERSION,
+    analysis_from_dict,
+    analysis_to_dict,
+    plan_from_dict,
+    plan_to_dict,
+    usage_from_dict,
+)
+from agents.engine.plan_models import Analysis, Plan, PlanResult
+from agents.engine.plan_synthesis import draft_answer
+
+# Where a plan run stands: making the plan of ``round``, executing its latest plan, or deciding after it.
+PLANNING = "planning"
+EXECUTING = "executing"
+DECIDING = "deciding"
+ANSWER = "answer"
+
+
+class PlanRunState:
+    """The mutable state of one ``PlanAgent.run()`` (see ``plan_checkpoint`` for its snapshots)."""
+
+    def __init__(self, goal: str, metadata: Mapping[str, Any], emit: Emitter) -> None:
+        self.goal = goal
+        self.metadata = metadata
+        self.emit = emit
+        self.started = time.perf_counter()
+        self.usage = Usage()
+        self.plans: list[Plan] = []
+        self.analyses: dict[int, Analysis] = {}
+        self.analysis: Analysis | None = None
+        self.stage = PLANNING
+        self.round = 1
+        self.spent = 0
+        self.feedback: str | None = None
+        self.followed_up = False
+        self.final: str | None = None
+        self.interrupts_taken = 0
+        self.seq = 0
+
+    def snapshot(self) -> dict[str, Any]:
+        return {
+            "v": PLAN_SNAPSHOT_VERSION,
+            "kind": PLAN_KIND,
+            "goal": self.goal,
+            "usage": self.usage.as_dict(),
+            "elapsed": round(time.perf_counter() - self.started, 4),
+            "plans": [plan_to_dict(plan) for plan in self.plans],
+            "analyses": {str(r): analysis_to_dict(a) for r, a in self.analyses.items()},
+            "analysis": analysis_to_dict(self.analysis),
+            "stage": self.stage,
+            "round": self.round,
+            "spent": self.spent,
+            "feedback": self.feedback,
+            "followed_up": self.followed_up,
+            "final": self.final,
+            "interrupts_taken": self.interrupts_taken,
+            "iteration": sum(plan.iterations for plan in self.plans),
+        }
+
+    @classmethod
+    def restore(cls, snapshot: Mapping[str, Any], metadata: Mapping[str, Any], emit: Emitter) -> PlanRunState:
+        if snapshot.get("kind") != PLAN_KIND or snapshot.get("v") != PLAN_SNAPSHOT_VERSION:
+            raise ValueError("not a plan-mode snapshot of a supported version")
+        state = cls(str(snapshot.get("goal") or ""), metadata, emit)
+        state.started -= float(snapshot.get("elapsed") or 0.0)
+        state.usage = usage_from_dict(snapshot.get("usage"))
+        state.plans = [plan_from_dict(p) for p in snapshot.get("plans") or ()]
+        analyses = snapshot.get("analyses") or {}
+        state.analyses = {int(r): a for r, d in analyses.items() if (a := analysis_from_dict(d)) is not None}
+        state.analysis = analysis_from_dict(snapshot.get("analysis"))
+        state.stage = str(snapshot.get("stage") or PLANNING)
+        state.round = int(snapshot.get("round") or 1)
+        state.spent = int(snapshot.get("spent") or 0)
+        state.feedback = snapshot.get("feedback")
+        state.followed_up = bool(snapshot.get("followed_up"))
+        state.final = snapshot.get("final")
+        state.interrupts_taken = int(snapshot.get("interrupts_taken") or 0)
+        state.seq = int(snapshot.get("seq") or 0)
+        return state
+
+    def result(
+        self, stop_reason: str, *, cancelled: bool = False, suspension: Mapping[str, Any] | None = None
+    ) -> PlanResult:
+        answer = (
+            "" if cancelled or suspension is not None else draft_answer(self.plans, self.analysis, self.goal)
+        )
+        return PlanResult(
+            answer=answer,
+            iterations=sum(plan.iterations for plan in self.plans),
+            usage=self.usage,
+            elapsed=round(time.perf_counter() - self.started, 4),
+            plans=tuple(self.plans),
+            analysis=self.analysis,
+            cancelled=cancelled,
+            stop_reason=stop_reason,
+            goal=self.goal,
+            suspension=suspension,
+        )
