@@ -10,6 +10,10 @@ Exactly one :class:`~connectors.models.ConnectorCallLog` row is written per call
 :func:`connectors.services.call_log_record`: by the tool itself, whatever happens, or, when the call
 context says ``call_log_by_hook`` (the hooks app is installed), by the run's audit post-hook from the
 result; the tool then writes only the row of a call cancelled while it ran, which no post-hook sees.
+
+Each call runs with the engine's :data:`~agents.engine.durable.current_tool_call` set: its tool call id
+(recorded on the call log) and its idempotency key ``<run_id>:<tool_call_id>``, under which the run's
+tool ledger recorded the call before it was made, so a resumed run never makes it twice.
 """
 
 from __future__ import annotations
@@ -27,6 +31,7 @@ from typing import Any
 from asgiref.sync import sync_to_async
 from django.apps import apps as django_apps
 
+from agents.engine.durable import current_tool_call
 from agents.engine.tools import Tool, ToolResult
 from connectors.adapter_types import CallOutcome
 from connectors.configs import (
@@ -48,8 +53,18 @@ logger = logging.getLogger(__name__)
 
 MAX_TOOL_NAME = 64
 _NAME_UNSAFE = re.compile(r"[^A-Za-z0-9_-]+")
-# Set by a runtime (or the audit hook) around a call so the call log records the model's tool call id.
+# Set by a runtime (or the audit hook) around a call so the call log records the model's tool call id;
+# without it, the id of the call the engine is running (:data:`agents.engine.durable.current_tool_call`).
 current_tool_call_id: ContextVar[str] = ContextVar("connector_tool_call_id", default="")
+
+
+def _tool_call_id() -> str:
+    explicit = current_tool_call_id.get()
+    if explicit:
+        return explicit
+    running = current_tool_call.get()
+    return running[0] if running is not None else ""
+
 
 FREE_FORM_PARAMETERS: Mapping[str, Any] = {
     "type": "object",
@@ -141,7 +156,7 @@ class ConnectorTool(Tool):
 
     async def execute(self, **kwargs: Any) -> ToolResult:
         started = time.perf_counter()
-        tool_call_id = current_tool_call_id.get()
+        tool_call_id = _tool_call_id()
         prepared: _Prepared | None = None
         try:
             loaded = await sync_to_async(_prepare_call)(self.context.organization_id, self.action_id)

@@ -143,20 +143,20 @@ def _complete_cancelled(
     approval_ref: str,
     error: str,
 ) -> None:
-    """Give the row the tool wrote for a timed-out call its call id; write one if the tool never started."""
+    """Complete the row the tool wrote for a timed-out call (its call id, when the tool did not know it);
+    write one if the tool never started."""
+    call_id = tool_call_id[:128]
     candidates = ConnectorCallLog.objects.filter(
         organization_id=context.organization_id,
         run_id=str(context.run_id),
         tool_name=info.tool_name,
-        tool_call_id="",
+        tool_call_id__in=("", call_id),
         status=CallStatus.ERROR,
     ).order_by("id")
     wanted = redact(arguments)
     for row in candidates:
         if row.arguments == wanted:
-            ConnectorCallLog.objects.filter(pk=row.pk, tool_call_id="").update(
-                tool_call_id=tool_call_id[:128], approval_ref=approval_ref
-            )
+            ConnectorCallLog.objects.filter(pk=row.pk).update(tool_call_id=call_id, approval_ref=approval_ref)
             return
     _write(
         context=context,
