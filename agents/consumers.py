@@ -27,8 +27,8 @@ from django.utils import translation
 from django.utils.translation import gettext as _
 
 from agents import selectors, services
-from agents.events_store import conversation_group, events_after_sync, last_seq_sync
-from agents.leases import process_id, run_resume_claim
+from agents.events_store import EVENT_MESSAGE_TYPE, conversation_group, events_after_sync, last_seq_sync
+from agents.leases import lease_owner_new, run_resume_claim
 from agents.models import RunStatus
 from agents.parking import run_cancel_parked
 from agents.run_manager import run_manager
@@ -161,15 +161,16 @@ class ConversationConsumer(AsyncWebsocketConsumer):
             return
         if self.last_sent_seq is None:
             self.last_sent_seq = await database_sync_to_async(last_seq_sync)(self.conversation.pk)
+        owner = lease_owner_new()
         try:
-            claimed = await database_sync_to_async(run_resume_claim)(run_id=run.pk, owner=process_id())
+            claimed = await database_sync_to_async(run_resume_claim)(run_id=run.pk, owner=owner)
         except services.RunRefused as refused:
             await self._error(refused.code, refused.message)
             return
         if not claimed:
             await self._error("nothing_to_resume", _("This answer is already being resumed."))
             return
-        await run_manager.launch(run.pk, resume=True)
+        await run_manager.launch(run.pk, resume=True, owner=owner)
 
     async def _on_resume(self, after_seq: Any) -> None:
         if isinstance(after_seq, bool) or not isinstance(after_seq, int) or after_seq < 0:
@@ -188,16 +189,26 @@ class ConversationConsumer(AsyncWebsocketConsumer):
             after_seq = frames[-1]["seq"]
 
     # -- events from the run ---------------------------------------------------------------------
+    async def dispatch(self, message: dict[str, Any]) -> None:
+        # Relaying persisted events touches the database only to fill a gap (through its own adapter), so
+        # skip Channels' per-message hop through the shared sync thread, which queues behind every
+        # other database call of the process.
+        if message.get("type") == EVENT_MESSAGE_TYPE:
+            await self.run_event(message)
+            return
+        await super().dispatch(message)
+
     async def run_event(self, message: dict[str, Any]) -> None:
-        """A persisted event published to the conversation's group."""
-        frame = message["frame"]
-        seq = frame["seq"]
-        if self.last_sent_seq is None or seq <= self.last_sent_seq:
-            return  # no position yet (resume will replay it), or already sent
-        if seq > self.last_sent_seq + 1:
-            # A gap (the layer dropped a message): fill it from the database, in order.
-            await self._send_persisted_after(self.last_sent_seq)
-        await self._send_frame(frame)
+        """Persisted events published to the conversation's group (a batch, or one frame)."""
+        frames = message.get("frames") or [message["frame"]]
+        for frame in frames:
+            seq = frame["seq"]
+            if self.last_sent_seq is None or seq <= self.last_sent_seq:
+                continue  # no position yet (resume will replay it), or already sent
+            if seq > self.last_sent_seq + 1:
+                # A gap (the layer dropped a message): fill it from the database, in order.
+                await self._send_persisted_after(self.last_sent_seq)
+            await self._send_frame(frame)
 
     async def _send_frame(self, frame: dict[str, Any]) -> None:
         seq = frame.get("seq")

@@ -19,7 +19,7 @@ import os
 import secrets
 import socket
 import uuid
-from collections.abc import Iterable
+from collections.abc import Iterable, Mapping
 from datetime import datetime, timedelta
 
 from django.conf import settings
@@ -40,12 +40,18 @@ _process: tuple[int, str] | None = None
 
 
 def process_id() -> str:
-    """This process's lease owner name: host, pid and a random part (new after a fork)."""
+    """This process's name: host, pid and a random part (new after a fork)."""
     global _process
     pid = os.getpid()
     if _process is None or _process[0] != pid:
         _process = (pid, f"{socket.gethostname()[:60]}:{pid}:{secrets.token_hex(4)}")
     return _process[1]
+
+
+def lease_owner_new() -> str:
+    """A lease owner for one attempt at running a run in this process: a process that resumes a run it
+    had lost must not pass the fence of its own earlier attempt."""
+    return f"{process_id()}#{secrets.token_hex(3)}"
 
 
 def lease_seconds() -> float:
@@ -66,12 +72,14 @@ def run_lease_take(*, run_id: uuid.UUID, owner: str) -> bool:
     return bool(held.update(lease_owner=owner, lease_expires_at=_lease_until()))
 
 
-def run_leases_renew(*, run_ids: Iterable[uuid.UUID], owner: str) -> set[uuid.UUID]:
-    """Renew this process's leases; returns the runs it still holds (the others were taken from it)."""
-    ids = list(run_ids)
-    if not ids:
+def run_leases_renew(*, leases: Mapping[uuid.UUID, str]) -> set[uuid.UUID]:
+    """Renew the leases of ``{run_id: owner}``; returns the runs still held (the others were taken)."""
+    if not leases:
         return set()
-    mine = Run.objects.filter(pk__in=ids, lease_owner=owner, status=RunStatus.RUNNING)
+    held = Q()
+    for run_id, owner in leases.items():
+        held |= Q(pk=run_id, lease_owner=owner)
+    mine = Run.objects.filter(held, status=RunStatus.RUNNING)
     mine.update(lease_expires_at=_lease_until())
     return set(mine.values_list("pk", flat=True))
 

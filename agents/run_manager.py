@@ -36,7 +36,13 @@ from agents.engine.llm import Usage
 from agents.engine.plan_agent import PlanAgent
 from agents.engine.react import ReActAgent
 from agents.events_store import EventSink, Fence, run_group
-from agents.leases import lease_renew_seconds, lease_seconds, process_id, run_lease_take, run_leases_renew
+from agents.leases import (
+    lease_owner_new,
+    lease_renew_seconds,
+    lease_seconds,
+    run_lease_take,
+    run_leases_renew,
+)
 from agents.models import ExecutionMode, Run, RunStatus
 from agents.parking import run_park
 from agents.services import run_finish
@@ -55,6 +61,7 @@ def approval_hold_seconds() -> float:
 class RunHandle:
     run_id: uuid.UUID
     task: asyncio.Task[None]
+    owner: str = ""
     interrupts: InterruptQueue = field(default_factory=InterruptQueue)
     agent: ReActAgent | PlanAgent | None = None
     cancel_requested: bool = False
@@ -88,14 +95,14 @@ class RunManager:
         self._loop: asyncio.AbstractEventLoop | None = None
 
     # -- starting and controlling -------------------------------------------------------------
-    async def launch(self, run_id: uuid.UUID, *, resume: bool = False) -> RunHandle:
+    async def launch(self, run_id: uuid.UUID, *, resume: bool = False, owner: str | None = None) -> RunHandle:
         """Start the run's task in this process and subscribe it to control messages.
 
-        ``resume``: continue from the run's checkpoint (the caller has claimed the run for this process
-        with :func:`agents.leases.run_resume_claim`).
+        ``resume``: continue from the run's checkpoint; the caller has claimed the run with
+        :func:`agents.leases.run_resume_claim` for ``owner`` (from :func:`agents.leases.lease_owner_new`).
         """
         await self._ensure_listener()
-        handle = RunHandle(run_id=run_id, task=None)  # type: ignore[arg-type]
+        handle = RunHandle(run_id=run_id, task=None, owner=owner or lease_owner_new())  # type: ignore[arg-type]
         handle.task = asyncio.create_task(self._execute(handle, resume), name=f"run-{run_id}")
         self.runs[run_id] = handle
         layer = get_channel_layer()
@@ -183,21 +190,21 @@ class RunManager:
     async def _renew_leases(self) -> None:
         """Keep the leases of quiet runs (waiting on a model or a human); busy runs renew with every
         event batch anyway."""
-        owner = process_id()
         renew = database_sync_to_async(run_leases_renew)
         while True:
             await asyncio.sleep(lease_renew_seconds())
-            ids = [run_id for run_id, handle in self.runs.items() if not handle.lost]
-            if not ids:
+            handles = [h for h in self.runs.values() if not h.lost and not h.task.done()]
+            if not handles:
                 continue
             try:
-                held = await renew(run_ids=ids, owner=owner)
+                held = await renew(leases={h.run_id: h.owner for h in handles})
             except Exception:
-                logger.warning("could not renew the leases of %d run(s); retrying", len(ids), exc_info=True)
+                logger.warning(
+                    "could not renew the leases of %d run(s); retrying", len(handles), exc_info=True
+                )
                 continue
-            for run_id in ids:
-                handle = self.runs.get(run_id)
-                if run_id not in held and handle is not None and not handle.task.done():
+            for handle in handles:
+                if handle.run_id not in held and not handle.task.done():
                     self._lose(handle)
 
     async def wait(self, run_id: uuid.UUID) -> None:
@@ -221,7 +228,7 @@ class RunManager:
     # -- one run ------------------------------------------------------------------------------
     async def _execute(self, handle: RunHandle, resume: bool) -> None:
         run_id = handle.run_id
-        owner = process_id()
+        owner = handle.owner
         started = time.perf_counter()
         sink: EventSink | None = None
         outcome: dict[str, Any] = {"status": RunStatus.FAILED, "error": "the run did not start"}
@@ -334,7 +341,9 @@ class RunManager:
                 await database_sync_to_async(run_finish)(run_id=run_id, lease_owner=owner, **outcome)
         except Exception:
             logger.exception("could not record the end of run %s", run_id)
-        self.runs.pop(run_id, None)
+        if self.runs.get(run_id) is not handle:
+            return  # this process resumed the run meanwhile: the newer attempt owns the entry
+        del self.runs[run_id]
         layer = get_channel_layer()
         if layer is not None and self._channel is not None:
             with contextlib.suppress(Exception):

@@ -7,7 +7,7 @@ import uuid
 
 from celery import shared_task
 
-from agents.leases import process_id, run_resume_claim, runs_interrupt_lapsed
+from agents.leases import lease_owner_new, run_resume_claim, runs_interrupt_lapsed
 from agents.models import RunStatus
 from agents.parking import approval_decided, parked_runs_requeue
 from agents.services import RunRefused
@@ -38,14 +38,13 @@ def resume_parked_run(run_id: str) -> str:
         return "not parked"
     if run["parked_on"] is not None and not approval_decided(run["parked_on"]):
         return "still waiting"
+    owner = lease_owner_new()
     try:
-        claimed = run_resume_claim(
-            run_id=uuid.UUID(run_id), owner=process_id(), from_statuses=(RunStatus.PARKED,)
-        )
+        claimed = run_resume_claim(run_id=uuid.UUID(run_id), owner=owner, from_statuses=(RunStatus.PARKED,))
     except RunRefused:
         claimed = False
     if not claimed:
         return "taken"
     logger.info("resuming parked run %s in this worker", run_id)
-    run_in_worker(uuid.UUID(run_id))
+    run_in_worker(uuid.UUID(run_id), owner=owner)
     return "resumed"
