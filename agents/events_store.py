@@ -236,8 +236,8 @@ class EventSink:
             except Exception as exc:  # the database is down: log, keep publishing so live clients see it
                 self.failed = exc
                 logger.exception("could not persist %d events of run %s", len(batch), self.run_id)
-            for row in batch:
-                await self._publish(row.frame())
+            if batch:
+                await self._publish([row.frame() for row in batch])
 
     def _lost(self) -> None:
         logger.warning("run %s: this process lost its lease; its writes stop here", self.run_id)
@@ -245,13 +245,14 @@ class EventSink:
         if self.on_lease_lost is not None:
             self.on_lease_lost()
 
-    async def _publish(self, frame: dict[str, Any]) -> None:
+    async def _publish(self, frames: list[dict[str, Any]]) -> None:
+        """One channel-layer message per written batch: a burst of answer deltas costs one publish."""
         if self._layer is None:
             return
         try:
-            await self._layer.group_send(self._group, {"type": EVENT_MESSAGE_TYPE, "frame": frame})
+            await self._layer.group_send(self._group, {"type": EVENT_MESSAGE_TYPE, "frames": frames})
         except Exception:
-            logger.exception("could not publish event %s of run %s", frame.get("seq"), self.run_id)
+            logger.exception("could not publish events %s.. of run %s", frames[0].get("seq"), self.run_id)
 
 
 def publish_frame(conversation_id: uuid.UUID | str, frame: dict[str, Any]) -> None:

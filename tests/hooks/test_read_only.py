@@ -158,7 +158,8 @@ async def test_the_agent_cannot_talk_its_way_past_read_only_mode(scripted_llm, h
     for blocked in ("w1", "w2", "w3"):
         assert done[blocked]["outcome"] == "blocked" and MESSAGE in done[blocked]["observation"]
     assert done["r1"]["outcome"] == "ok" and done["r2"]["outcome"] == "ok"
-    assert [(r.method, r.path) for r in http_service.requests] == [
+    # the two reads ran in parallel: their order at the service is not fixed
+    assert sorted((r.method, r.path) for r in http_service.requests) == [
         ("GET", "/payments"),
         ("POST", "/payments/search"),
     ]
