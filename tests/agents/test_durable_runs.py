@@ -395,3 +395,49 @@ async def test_checkpoint_rows_before_a_whole_state_checkpoint_are_dropped(world
     run = await Run.objects.aget(pk=run.pk)
     assert run.checkpoint == {"n": 3} and run.checkpoint_seq == 3
     assert uuid.UUID(str(run.pk))
+
+
+async def test_a_plan_mode_run_parks_on_a_long_approval_and_resumes_its_plan_in_a_worker(
+    world, scripted_llm, erp, settings, queued_resumes
+):
+    from agents.tasks import resume_parked_run
+    from tests.agents.plan_script import PLANNER, STEP, PlanModel, step, verdict
+
+    # given a plan whose one step asks to pay 60,000 CNY, held for approval (hold 0: parked at once)
+    settings.APPROVAL_INPROCESS_HOLD_SECONDS = 0
+    task = "Pay the supplier 60000 CNY"
+    model = PlanModel(
+        plans=[[step("1", task, tool="erp__create_payment")]],
+        verdicts=[verdict(True, 1.0, "Paid.", "The supplier was paid.")],
+        steps={task: [tool_calls(call("erp__create_payment", PAYMENT, id="p1")), text("Paid 60000 CNY.")]},
+        answer="The supplier was paid 60,000 CNY after approval.",
+    ).install(scripted_llm)
+    purchasing = await database_sync_to_async(world)()
+    purchasing.agent.execution_mode = "plan"
+    await purchasing.agent.asave(update_fields=["execution_mode"])
+    ws, _, _ = await connect(purchasing.conversation.pk, await bearer_for(purchasing.requester))
+    await ws.send_json_to({"type": "message", "content": "Pay the supplier 60000 CNY"})
+    before = await frames_until(ws, _is("approval", status="pending"))
+    await _finish_runs()
+    await ws.disconnect()
+    run = await Run.objects.aget(conversation=purchasing.conversation)
+    assert run.status == RunStatus.PARKED and run.checkpoint["kind"] == "plan"
+
+    # when the decision arrives and a worker resumes the run
+    approval = await ApprovalRequest.objects.aget(run_id=run.pk)
+    await database_sync_to_async(approval_decide)(
+        approval=approval, decision="approve", via="web", actor=purchasing.approver
+    )
+    assert await asyncio.to_thread(resume_parked_run, queued_resumes[0]) == "resumed"
+
+    # then the plan went on where it was: not planned again, the step's call made once, the answer streamed
+    assert model.kinds().count(PLANNER) == 1 and model.kinds().count(STEP) == 2
+    assert [r.json() for r in erp.requests_to("/payments")] == [PAYMENT]
+    run = await Run.objects.aget(pk=run.pk)
+    assert run.status == RunStatus.DONE and run.answer == "The supplier was paid 60,000 CNY after approval."
+    after = [
+        e.frame() async for e in RunEvent.objects.filter(seq__gt=before[-1]["seq"], run=run).order_by("seq")
+    ]
+    _assert_exactly_once(before + after)
+    assert [f["data"]["status"] for f in after if f["event"] == "approval"] == ["approved"]
+    assert after[-1]["event"] == "done" and not after[-1]["data"]["cancelled"]
