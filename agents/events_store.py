@@ -77,6 +77,8 @@ class Fence:
 class _Checkpoint:
     seq: int
     data: dict[str, Any]
+    # Resolved once the checkpoint is committed (checkpoints with pending tool calls are waited for).
+    committed: asyncio.Future[None] | None = None
 
 
 # A write that joins the next batch's transaction (the tool ledger's "call finished" rows).
@@ -183,8 +185,18 @@ class EventSink:
         return seq
 
     async def checkpoint(self, checkpoint: Any) -> None:
-        """The engine's ``checkpoint`` callback: queue the checkpoint behind the events before it."""
-        self._put(_Checkpoint(checkpoint.seq, checkpoint.as_dict()))
+        """The engine's ``checkpoint`` callback: queue the checkpoint behind the events before it.
+
+        A checkpoint with pending tool calls is waited for until it is committed: no tool runs, and no
+        approval is requested, before a resumed run would know about the call (otherwise a crash could
+        lose the call's id, and a resumed run would ask the model again and make a second call).
+        """
+        state = checkpoint.state
+        pending = bool(state.get("pending")) or _has_pending_steps(state)
+        committed = asyncio.get_running_loop().create_future() if pending else None
+        self._put(_Checkpoint(checkpoint.seq, checkpoint.as_dict(), committed))
+        if committed is not None:
+            await committed
 
     def write_later(self, write: SyncWrite) -> None:
         """Run ``write`` (sync, in the database thread) in the transaction of the next batch."""
@@ -226,16 +238,22 @@ class EventSink:
                 if self._queue.empty():
                     break
                 item = self._queue.get_nowait()
+            waiting = [c.committed for c in checkpoints if c.committed is not None]
             if self.lease_lost or not (batch or checkpoints or writes):
+                _settle(waiting, LeaseLost(str(self.run_id)) if self.lease_lost else None)
                 continue  # a run that lost its lease adds nothing more
             try:
                 await write(self.run_id, batch, checkpoints, writes, self.fence)
-            except LeaseLost:
+            except LeaseLost as exc:
                 self._lost()
+                _settle(waiting, exc)
                 continue
             except Exception as exc:  # the database is down: log, keep publishing so live clients see it
                 self.failed = exc
+                _settle(waiting, exc)
                 logger.exception("could not persist %d events of run %s", len(batch), self.run_id)
+            else:
+                _settle(waiting, None)
             if batch:
                 await self._publish([row.frame() for row in batch])
 
@@ -255,6 +273,24 @@ class EventSink:
             logger.exception("could not publish events %s.. of run %s", frames[0].get("seq"), self.run_id)
 
 
+def _settle(futures: list[asyncio.Future[None]], error: BaseException | None) -> None:
+    for future in futures:
+        if not future.done():
+            if error is None:
+                future.set_result(None)
+            else:
+                future.set_exception(error)
+
+
+def _has_pending_steps(state: Mapping[str, Any]) -> bool:
+    """Whether a plan-mode state has a step whose own checkpoint has pending tool calls."""
+    for plan in state.get("plans") or ():
+        for step in plan.get("steps") or ():
+            if (step.get("checkpoint") or {}).get("pending"):
+                return True
+    return False
+
+
 def publish_frame(conversation_id: uuid.UUID | str, frame: dict[str, Any]) -> None:
     """Publish one persisted frame to the conversation's sockets from sync code (best effort: sockets
     fill gaps from the database)."""
@@ -263,7 +299,7 @@ def publish_frame(conversation_id: uuid.UUID | str, frame: dict[str, Any]) -> No
         return
     try:
         async_to_sync(layer.group_send)(
-            conversation_group(conversation_id), {"type": EVENT_MESSAGE_TYPE, "frame": frame}
+            conversation_group(conversation_id), {"type": EVENT_MESSAGE_TYPE, "frames": [frame]}
         )
     except Exception:
         logger.warning("could not publish event %s of conversation %s", frame.get("seq"), conversation_id)

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import asyncio
 import threading
+import time
 import uuid
 from collections.abc import Iterator
 from datetime import timedelta
@@ -376,6 +377,7 @@ async def test_checkpoint_rows_before_a_whole_state_checkpoint_are_dropped(world
         def __init__(self, seq: int, reset: bool) -> None:
             self.seq = seq
             self.reset = reset
+            self.state = {"n": seq}
 
         def as_dict(self) -> dict[str, Any]:
             return {
@@ -441,3 +443,43 @@ async def test_a_plan_mode_run_parks_on_a_long_approval_and_resumes_its_plan_in_
     _assert_exactly_once(before + after)
     assert [f["data"]["status"] for f in after if f["event"] == "approval"] == ["approved"]
     assert after[-1]["event"] == "done" and not after[-1]["data"]["cancelled"]
+
+
+async def test_a_turns_pending_tool_calls_are_committed_before_any_of_them_runs(
+    world, scripted_llm, monkeypatch
+):
+    from agents.engine.tools import FunctionTool
+
+    seen: list[dict[str, Any]] = []
+
+    async def probe() -> str:
+        run = await Run.objects.aget(status=RunStatus.RUNNING)
+        snapshot = await database_sync_to_async(run_snapshot_load)(run_id=run.pk)
+        seen.append(
+            {
+                "stage": snapshot and snapshot["stage"],
+                "pending": [c["id"] for c in (snapshot or {}).get("pending") or ()],
+            }
+        )
+        return "probed"
+
+    from agents import events_store
+
+    write = events_store._write_batch
+
+    def slow_write(*args: Any) -> None:
+        time.sleep(0.2)  # a slow database: the event writer lags behind the run
+        write(*args)
+
+    purchasing = await database_sync_to_async(world)()
+    monkeypatch.setattr(events_store, "_write_batch", slow_write)
+    monkeypatch.setattr(
+        runtime, "TOOL_FACTORIES", [lambda blueprint: [FunctionTool("probe", "Probe.", probe)]]
+    )
+    scripted_llm.script(tool_calls(call("probe", {}, id="pr1")), text("ok"), text("ok"))
+    ws, _, _ = await connect(purchasing.conversation.pk, await bearer_for(purchasing.requester))
+    await ws.send_json_to({"type": "message", "content": "probe"})
+    await frames_until_done(ws)
+    await _finish_runs()
+    assert seen == [{"stage": "tools", "pending": ["pr1"]}]
+    await ws.disconnect()
