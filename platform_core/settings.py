@@ -8,6 +8,9 @@ generated default and enables the deployment security settings.
 
 from __future__ import annotations
 
+import os
+import tempfile
+
 import dj_database_url
 from django.utils.translation import gettext_lazy as _
 
@@ -93,6 +96,10 @@ if _db["ENGINE"] == "django.db.backends.sqlite3":
         "transaction_mode": "IMMEDIATE",
         "init_command": "PRAGMA journal_mode=WAL; PRAGMA synchronous=NORMAL;",
     }
+    # Tests get a file of their own process rather than SQLite's shared-cache memory database, whose
+    # table locks fail a second writing thread at once instead of letting it wait its turn (a run's event
+    # writer and a request thread write at the same moment).
+    _db["TEST"] = {"NAME": os.path.join(tempfile.gettempdir(), f"agent-platform-test-{os.getpid()}.sqlite3")}
 elif _db["ENGINE"] == "django.db.backends.postgresql":
     # psycopg 3 with Django's own pool; pooled connections replace persistent ones.
     _db["CONN_MAX_AGE"] = 0
