@@ -28,9 +28,7 @@ class Command(BaseCommand):
         if result.admin_password is not None:
             line = "=" * 64
             self.stdout.write(self.style.SUCCESS(line))
-            self.stdout.write(
-                self.style.SUCCESS(f"Demo organisation ready. Sign in at {_site_url()}/login/")
-            )
+            self.stdout.write(self.style.SUCCESS(f"Demo organisation ready. Sign in at {_site_url()}/login/"))
             self.stdout.write(self.style.SUCCESS(f"  username: {DEMO_ADMIN}"))
             self.stdout.write(self.style.SUCCESS(f"  password: {result.admin_password}"))
             self.stdout.write(self.style.SUCCESS("This password is shown only once."))
