@@ -25,7 +25,7 @@ from typing import Any
 
 from agents.engine import events, prompts
 from agents.engine.checkpoint import CheckpointCallback
-from agents.engine.durable import STOP_SUSPENDED, RunSuspended, ToolCallLedger
+from agents.engine.durable import RunSuspended, ToolCallLedger
 from agents.engine.events import Emitter, Event, EventCallback, iterate_events
 from agents.engine.guidance import after_tool_calls, completion_check_due, drain_interrupts
 from agents.engine.hooks import HookRegistry, SessionContext
@@ -33,6 +33,7 @@ from agents.engine.interrupts import InterruptQueue
 from agents.engine.llm import LLM, ChatResponse, Message, ToolCallRequest
 from agents.engine.model_call import LLMFailed, ask
 from agents.engine.parsing import TOOL_CALL, ToolCall, json_tool_call, native_tool_call, parse_action
+from agents.engine.react_durable import DurableLoop
 from agents.engine.run_state import (
     STOP_CANCELLED,
     STOP_EMPTY_RESPONSE,
@@ -82,7 +83,7 @@ def _cancelled_done(result: AgentResult) -> Event:
     )
 
 
-class ReActAgent:
+class ReActAgent(DurableLoop):
     """A ReAct agent bound to one LLM and one set of tools (see the module docstring)."""
 
     def __init__(
@@ -311,36 +312,6 @@ class ReActAgent:
                 "run ended by an LLM error after %d iterations: %s", run.iteration, type(exc.cause).__name__
             )
             return await self._fallback(run, STOP_LLM_ERROR, error=type(exc.cause).__name__)
-
-    # -- durable runs ----------------------------------------------------------------------------
-
-    async def _resume(self, run: RunState) -> AgentResult:
-        """Continue a restored run: its answer if it had one, else its pending calls, then the loop."""
-        logger.info("resuming a run at iteration %d (%s)", run.iteration, run.stage)
-        if run.final is not None:
-            return run.result(*run.final)
-        native = self._native_mode_active
-        if run.pending is not None:
-            await self._tool_turn(run, run.pending, native=native, replay=True)
-            if native:
-                await drain_interrupts(run, self.interrupt_queue)
-            await self._checkpoint(run)
-        return await self._drive(run, native)
-
-    async def _checkpoint(self, run: RunState) -> None:
-        callback = self._checkpoint_cb
-        if callback is None:
-            return
-        try:
-            await callback(run.checkpoint())
-        except Exception as exc:
-            run.checkpoint_failed()  # the next checkpoint carries everything again
-            logger.warning("checkpoint callback failed: %s", type(exc).__name__)
-
-    async def _suspend(self, run: RunState, suspended: RunSuspended) -> AgentResult:
-        logger.info("run parked at iteration %d: %s", run.iteration, suspended.reason)
-        await self._checkpoint(run)  # with the pending calls and which of them the chat has seen
-        return run.result("", STOP_SUSPENDED, suspension=suspended.as_dict())
 
     async def _tool_turn(
         self, run: RunState, calls: list[ToolCall], *, native: bool, replay: bool = False

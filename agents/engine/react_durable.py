@@ -1,0 +1,62 @@
+"""The durable-run part of the ReAct loop: checkpoints, resuming from a snapshot, parking.
+
+:class:`DurableLoop` is mixed into :class:`~agents.engine.react.ReActAgent`; it relies on the agent's
+``_checkpoint_cb``, ``_tool_turn``, ``_drive``, ``_native_mode_active`` and ``interrupt_queue``.
+"""
+
+from __future__ import annotations
+
+import logging
+from typing import TYPE_CHECKING, Any
+
+from agents.engine.durable import STOP_SUSPENDED, RunSuspended
+from agents.engine.guidance import drain_interrupts
+from agents.engine.run_state import AgentResult, RunState
+
+if TYPE_CHECKING:
+    from agents.engine.checkpoint import CheckpointCallback
+    from agents.engine.interrupts import InterruptQueue
+
+logger = logging.getLogger(__name__)
+
+
+class DurableLoop:
+    """Checkpoint, resume and park a ReAct run (see ``agents.engine.react``'s module docstring)."""
+
+    _checkpoint_cb: CheckpointCallback | None
+    interrupt_queue: InterruptQueue | None
+    _native_mode_active: bool
+
+    async def _tool_turn(self, run: RunState, calls: Any, *, native: bool, replay: bool = False) -> None:
+        raise NotImplementedError
+
+    async def _drive(self, run: RunState, native: bool) -> AgentResult:
+        raise NotImplementedError
+
+    async def _resume(self, run: RunState) -> AgentResult:
+        """Continue a restored run: its answer if it had one, else its pending calls, then the loop."""
+        logger.info("resuming a run at iteration %d (%s)", run.iteration, run.stage)
+        if run.final is not None:
+            return run.result(*run.final)
+        native = self._native_mode_active
+        if run.pending is not None:
+            await self._tool_turn(run, run.pending, native=native, replay=True)
+            if native:
+                await drain_interrupts(run, self.interrupt_queue)
+            await self._checkpoint(run)
+        return await self._drive(run, native)
+
+    async def _checkpoint(self, run: RunState) -> None:
+        callback = self._checkpoint_cb
+        if callback is None:
+            return
+        try:
+            await callback(run.checkpoint())
+        except Exception as exc:
+            run.checkpoint_failed()  # the next checkpoint carries everything again
+            logger.warning("checkpoint callback failed: %s", type(exc).__name__)
+
+    async def _suspend(self, run: RunState, suspended: RunSuspended) -> AgentResult:
+        logger.info("run parked at iteration %d: %s", run.iteration, suspended.reason)
+        await self._checkpoint(run)  # with the pending calls and which of them the chat has seen
+        return run.result("", STOP_SUSPENDED, suspension=suspended.as_dict())
