@@ -4,6 +4,7 @@ The public API is re-exported here; see ``react.py`` for the loop, ``dag.py`` fo
 for what a run reports.
 """
 
+from agents.engine.checkpoint import Checkpoint, CheckpointCallback, snapshot_fold
 from agents.engine.context import CompactionResult, ContextGuard
 from agents.engine.dag import (
     Analysis,
@@ -18,6 +19,7 @@ from agents.engine.dag import (
     PlanValidationError,
     route_execution_mode,
 )
+from agents.engine.durable import RecordedCall, RunSuspended, ToolCallLedger
 from agents.engine.events import Event, EventCallback, EventStream, iterate_events
 from agents.engine.hooks import (
     HookContext,
@@ -56,6 +58,8 @@ __all__ = [
     "Analysis",
     "Artifact",
     "ChatResponse",
+    "Checkpoint",
+    "CheckpointCallback",
     "CompactionResult",
     "ContextGuard",
     "ContextLengthExceededError",
@@ -82,11 +86,14 @@ __all__ = [
     "PostToolUseHook",
     "PreToolUseHook",
     "ReActAgent",
+    "RecordedCall",
+    "RunSuspended",
     "SessionContext",
     "SessionStartHook",
     "StructuredCallResult",
     "StructuredOutputError",
     "Tool",
+    "ToolCallLedger",
     "ToolCallRecord",
     "ToolCallRequest",
     "ToolRegistry",
@@ -95,5 +102,6 @@ __all__ = [
     "extract_json",
     "iterate_events",
     "route_execution_mode",
+    "snapshot_fold",
     "structured_llm_call",
 ]
