@@ -52,9 +52,10 @@ logger = logging.getLogger(__name__)
 CONTROL_MESSAGE_TYPE = "run.control"
 
 
-def approval_hold_seconds() -> float:
-    """How long a run waits in process for an approval before it is parked."""
-    return float(getattr(settings, "APPROVAL_INPROCESS_HOLD_SECONDS", 120))
+def approval_hold_seconds() -> float | None:
+    """How long a run waits in process for an approval before it is parked (``None``: never parked)."""
+    hold = getattr(settings, "APPROVAL_INPROCESS_HOLD_SECONDS", 120)
+    return None if hold is None else float(hold)
 
 
 @dataclass

@@ -271,8 +271,11 @@ APPROVAL_RECHECK_SECONDS = float(env_str("APPROVAL_RECHECK_SECONDS", "2") or 2)
 RUN_LEASE_SECONDS = float(env_str("RUN_LEASE_SECONDS", "15") or 15)
 RUN_LEASE_RENEW_SECONDS = float(env_str("RUN_LEASE_RENEW_SECONDS", "5") or 5)
 RUN_SWEEP_SECONDS = float(env_str("RUN_SWEEP_SECONDS", "10") or 10)
-# A run waits this long for an approval in its process; then it is parked and resumes on the decision.
-APPROVAL_INPROCESS_HOLD_SECONDS = float(env_str("APPROVAL_INPROCESS_HOLD_SECONDS", "120") or 120)
+# A run waits this long for an approval in its process; then it is parked and a Celery worker resumes
+# it on the decision. Without Redis (one process, development) a worker could not stream the resumed
+# run to the browser, so runs wait in process for their approval's whole time unless this is set.
+_hold = env_str("APPROVAL_INPROCESS_HOLD_SECONDS")
+APPROVAL_INPROCESS_HOLD_SECONDS: float | None = float(_hold) if _hold else (120.0 if REDIS_URL else None)
 CELERY_BEAT_SCHEDULE["sweep-runs"] = {"task": "agents.tasks.sweep_runs", "schedule": RUN_SWEEP_SECONDS}
 # --- end durable runs ---
 
