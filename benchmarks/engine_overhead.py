@@ -8,7 +8,8 @@ the cost per turn stays flat as the history grows.
 
 Two transports: the in-process LLM double (``tests/engine/doubles.py``), and the scripted
 OpenAI-compatible HTTP server at zero latency through the real ``openai`` SDK (the SDK's own time is
-inside ``chat()`` and therefore excluded).
+inside ``chat()`` and therefore excluded). The in-process double runs twice: plain, and as a durable run
+whose ``checkpoint`` callback takes every checkpoint (queued, as the platform's event writer does).
 
     .venv/bin/python benchmarks/engine_overhead.py
 """
@@ -29,6 +30,7 @@ from typing import Any
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
+from agents.engine.checkpoint import Checkpoint  # noqa: E402
 from agents.engine.events import Event  # noqa: E402
 from agents.engine.llm import ChatResponse, Message, OpenAICompatibleLLM  # noqa: E402
 from agents.engine.react import ReActAgent  # noqa: E402
@@ -88,7 +90,17 @@ async def on_event(event: Event) -> None:
     """A consumer that takes every event (so events are built, as in production)."""
 
 
-async def measure(llm: TimedLLM, runs: int, reset: Any) -> dict[str, float]:
+class CheckpointQueue:
+    """A ``checkpoint`` callback that queues each checkpoint for a writer, as the platform's sink does."""
+
+    def __init__(self) -> None:
+        self.queue: list[Checkpoint] = []
+
+    async def __call__(self, checkpoint: Checkpoint) -> None:
+        self.queue.append(checkpoint)
+
+
+async def measure(llm: TimedLLM, runs: int, reset: Any, *, checkpoints: bool = False) -> dict[str, float]:
     per_turn: list[float] = []
     llm_calls: list[float] = []
     early: list[float] = []
@@ -98,8 +110,11 @@ async def measure(llm: TimedLLM, runs: int, reset: Any) -> dict[str, float]:
         reset()
         llm.marks.clear()
         agent = ReActAgent(llm, registry(), max_iterations=100)
+        checkpoint = CheckpointQueue() if checkpoints else None
         started = time.perf_counter()
-        result = await agent.run("Find what we know about the query.", on_event=on_event)
+        result = await agent.run(
+            "Find what we know about the query.", on_event=on_event, checkpoint=checkpoint
+        )
         elapsed = time.perf_counter() - started
         inside = sum(end - start for start, end in llm.marks)
         turns = result.iterations
@@ -118,8 +133,9 @@ async def measure(llm: TimedLLM, runs: int, reset: Any) -> dict[str, float]:
     }
 
 
-async def bench_in_process() -> list[tuple[str, int, Mapping[str, float]]]:
+async def bench_in_process(*, checkpoints: bool = False) -> list[tuple[str, int, Mapping[str, float]]]:
     rows = []
+    label = "in-process + checkpoint" if checkpoints else "in-process double"
     for count in TOOL_CALLS:
         script = Script(count)
         llm = TimedLLM(FakeLLM(responder=script, record=False))
@@ -127,8 +143,9 @@ async def bench_in_process() -> list[tuple[str, int, Mapping[str, float]]]:
         def reset(script: Script = script) -> None:
             script.index = 0
 
-        await measure(llm, max(5, RUNS_IN_PROCESS[count] // 10), reset)  # warm-up
-        rows.append(("in-process double", count, await measure(llm, RUNS_IN_PROCESS[count], reset)))
+        runs = RUNS_IN_PROCESS[count]
+        await measure(llm, max(5, runs // 10), reset, checkpoints=checkpoints)  # warm-up
+        rows.append((label, count, await measure(llm, runs, reset, checkpoints=checkpoints)))
     return rows
 
 
@@ -166,11 +183,12 @@ def machine() -> str:
 def main() -> None:
     gc.collect()
     rows = asyncio.run(bench_in_process())
+    rows += asyncio.run(bench_in_process(checkpoints=True))
     with ScriptedOpenAIServer() as server:
         rows += asyncio.run(bench_http(server))
     print(f"engine overhead per turn, outside the LLM call ({machine()})")
     header = (
-        f"{'transport':<22}{'tool calls':>11}{'turns':>7}{'µs/turn':>10}{'first 10':>10}{'last 10':>10}"
+        f"{'transport':<24}{'tool calls':>11}{'turns':>7}{'µs/turn':>10}{'first 10':>10}{'last 10':>10}"
         f"{'µs in chat()':>14}"
     )
     print(header)
@@ -181,7 +199,7 @@ def main() -> None:
 
     for transport, count, row in rows:
         print(
-            f"{transport:<22}{count:>11}{row['turns']:>7}{row['median']:>10.1f}{cell(row['early'], 10)}"
+            f"{transport:<24}{count:>11}{row['turns']:>7}{row['median']:>10.1f}{cell(row['early'], 10)}"
             f"{cell(row['late'], 10)}{row['llm']:>14.1f}"
         )
 
