@@ -159,6 +159,9 @@ class RunManager:
 
     async def _ensure_listener(self) -> None:
         loop = asyncio.get_running_loop()
+        if self._loop is not None and self._loop is not loop:
+            # A new event loop (tests, a worker's next task): runs of the old one can never finish here.
+            self.runs = {k: h for k, h in self.runs.items() if h.task.get_loop() is loop}
         if self._renewer is None or self._renewer.done() or self._loop is not loop:
             self._renewer = asyncio.create_task(self._renew_leases(), name="run-lease-renewer")
         if self._listener is not None and not self._listener.done() and self._loop is loop:

@@ -12,7 +12,7 @@ from django.db import IntegrityError, transaction
 from django.utils import timezone
 from django.utils.translation import gettext as _
 
-from agents.models import Agent, Conversation, Message, MessageRole, Run, RunStatus
+from agents.models import Agent, Conversation, Message, MessageRole, Run, RunCheckpoint, RunStatus
 from platform_core.models import Organization
 
 TITLE_CHARS = 80
@@ -127,6 +127,7 @@ def run_finish(
 
     With ``lease_owner`` (the process that ran it) nothing changes unless that process still holds the
     running run (``None`` is returned): a run the sweeper declared interrupted is no longer its to close.
+    A closed run never resumes, so its checkpoints are dropped (``Run.checkpoint`` keeps the last state).
     """
     run = Run.objects.select_for_update().get(pk=run_id)
     if lease_owner is not None and (run.status != RunStatus.RUNNING or run.lease_owner != lease_owner):
@@ -155,4 +156,5 @@ def run_finish(
             conversation_id=run.conversation_id, run=run, role=MessageRole.ASSISTANT, content=answer
         )
     Conversation.objects.filter(pk=run.conversation_id).update(updated_at=timezone.now())
+    RunCheckpoint.objects.filter(run_id=run.pk).delete()
     return run

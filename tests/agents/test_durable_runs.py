@@ -103,10 +103,14 @@ def _assert_exactly_once(frames: list[dict[str, Any]]) -> None:
 async def test_a_run_is_held_by_its_process_checkpointed_as_it_goes_and_released_when_it_ends(
     world, scripted_llm, erp
 ):
+    release = threading.Event()
+
+    def held(body: dict[str, Any]) -> Any:
+        release.wait(15)
+        return text("Nothing is due.")
+
     scripted_llm.script(
-        tool_calls(call("erp__list_payments", {}, id="l1")),
-        text("Nothing is due."),
-        text("Nothing is due this week."),
+        tool_calls(call("erp__list_payments", {}, id="l1")), held, text("Nothing is due this week.")
     )
     purchasing, ws = await _open(world)
     await ws.send_json_to({"type": "message", "content": "What is due?"})
@@ -115,15 +119,18 @@ async def test_a_run_is_held_by_its_process_checkpointed_as_it_goes_and_released
     run = await Run.objects.aget(conversation=purchasing.conversation)
     assert run.status == RunStatus.RUNNING and run.lease_owner.startswith(process_id())
     assert run.lease_expires_at > timezone.now()
+    snapshot = await database_sync_to_async(run_snapshot_load)(run_id=run.pk)
+    assert [m["role"] for m in snapshot["messages"]] == ["system", "user", "assistant", "tool"]
+    assert [r["id"] for r in snapshot["records"]] == ["l1"]
+    assert (snapshot["stage"], snapshot["iteration"]) == ("model", 1)
 
+    release.set()
     await frames_until_done(ws)
     await _finish_runs()
     run = await Run.objects.aget(pk=run.pk)
     assert run.status == RunStatus.DONE and run.lease_owner == "" and run.lease_expires_at is None
-    snapshot = await database_sync_to_async(run_snapshot_load)(run_id=run.pk)
-    assert [m["role"] for m in snapshot["messages"]] == ["system", "user", "assistant", "tool", "assistant"]
-    assert [r["id"] for r in snapshot["records"]] == ["l1"]
-    assert snapshot["stage"] == "answer" and run.checkpoint_seq == snapshot["seq"]
+    assert run.checkpoint["stage"] == "answer" and run.checkpoint_seq > snapshot["seq"]
+    assert await RunCheckpoint.objects.filter(run=run).acount() == 0  # a finished run never resumes
     entry = await ToolCallEntry.objects.aget(run=run)
     assert (entry.tool_call_id, entry.status, entry.outcome) == ("l1", "finished", "ok")
     await ws.disconnect()
