@@ -1,0 +1,114 @@
+"""The approval gate in durable runs: the in-process hold parks the run, and a replayed call finds the
+request it opened before (only for the same call with the same arguments)."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import pytest
+from channels.db import database_sync_to_async
+
+from agents.engine.durable import RunSuspended
+from agents.engine.hooks import HookContext
+from hooks.approval import ApprovalGate
+from hooks.models import ApprovalRequest, ApprovalStatus
+from hooks.registry import guard_rail_hooks
+from hooks.services import approval_decide
+from tests.hooks.factories import ApprovalPolicyFactory
+from tests.hooks.harness import Emitted, blueprint_for
+from tests.hooks.scenario import build_purchasing
+
+pytestmark = pytest.mark.django_db(transaction=True)
+
+PAYMENT = {"amount": 60000, "currency": "CNY"}
+
+
+@pytest.fixture
+def gate_for(scripted_llm, http_service):
+    """``gate_for()``: the approval gate of a new run of the purchasing organisation, its events, world."""
+
+    def build() -> tuple[ApprovalGate, Emitted, Any, dict[str, Any]]:
+        world = build_purchasing(llm_base_url=scripted_llm.base_url, erp_base_url=http_service.base_url)
+        ApprovalPolicyFactory(
+            organization=world.org,
+            actions=[world.actions["create_payment"]],
+            condition="amount > 50000",
+            approver_users=[world.approver],
+        )
+        emitted = Emitted()
+        blueprint = blueprint_for(world, emit=emitted)
+        gate = next(h for h in guard_rail_hooks(blueprint) if isinstance(h, ApprovalGate))
+        return gate, emitted, world, blueprint.metadata()
+
+    return database_sync_to_async(build)
+
+
+def _call(
+    metadata: dict[str, Any], args: dict[str, Any], *, replayed: bool = False, hold: float = 0
+) -> HookContext:
+    return HookContext(
+        "erp__create_payment",
+        args,
+        "pay-1",
+        1,
+        {**metadata, "approval_hold_seconds": hold},
+        replayed=replayed,
+    )
+
+
+async def test_a_request_still_pending_after_the_hold_parks_the_run_with_the_approval_named(gate_for):
+    gate, emitted, _, metadata = await gate_for()
+    with pytest.raises(RunSuspended) as parked:
+        await gate.pre_tool_use(_call(metadata, PAYMENT))
+    approval = await ApprovalRequest.objects.aget()
+    assert parked.value.as_dict() == {
+        "reason": "approval",
+        "approval_id": str(approval.pk),
+        "tool_call_id": "pay-1",
+    }
+    assert approval.status == ApprovalStatus.PENDING  # parking is not abandoning
+    assert [a["status"] for a in emitted.approvals()] == ["pending"]
+
+
+async def test_a_replayed_call_goes_on_with_the_decision_on_its_earlier_request(gate_for):
+    gate, emitted, world, metadata = await gate_for()
+    with pytest.raises(RunSuspended):
+        await gate.pre_tool_use(_call(metadata, PAYMENT))
+    approval = await ApprovalRequest.objects.aget()
+    await database_sync_to_async(approval_decide)(
+        approval=approval, decision="approve", via="web", actor=world.approver, comment="ok"
+    )
+
+    verdict = await gate.pre_tool_use(_call(metadata, PAYMENT, replayed=True))
+
+    assert verdict is not None and verdict.allow and verdict.modified_args == PAYMENT
+    assert await ApprovalRequest.objects.acount() == 1  # not asked again
+    assert [a["status"] for a in emitted.approvals()] == ["pending", "approved"]
+
+
+async def test_a_replayed_call_with_other_arguments_is_asked_for_afresh(gate_for):
+    gate, _, world, metadata = await gate_for()
+    with pytest.raises(RunSuspended):
+        await gate.pre_tool_use(_call(metadata, PAYMENT))
+    approval = await ApprovalRequest.objects.aget()
+    await database_sync_to_async(approval_decide)(
+        approval=approval, decision="approve", via="web", actor=world.approver
+    )
+
+    with pytest.raises(RunSuspended):
+        await gate.pre_tool_use(_call(metadata, {"amount": 90000, "currency": "CNY"}, replayed=True))
+    assert await ApprovalRequest.objects.acount() == 2
+
+
+async def test_a_call_that_is_not_a_replay_never_reuses_a_request_with_the_same_id(gate_for):
+    gate, _, world, metadata = await gate_for()
+    with pytest.raises(RunSuspended):
+        await gate.pre_tool_use(_call(metadata, PAYMENT))
+    approval = await ApprovalRequest.objects.aget()
+    await database_sync_to_async(approval_decide)(
+        approval=approval, decision="approve", via="web", actor=world.approver
+    )
+
+    with pytest.raises(RunSuspended):
+        await gate.pre_tool_use(_call(metadata, PAYMENT))  # a model reusing "pay-1" in a later turn
+    assert await ApprovalRequest.objects.acount() == 2
