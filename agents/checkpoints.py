@@ -18,7 +18,7 @@ from django.utils import timezone
 from agents.engine.checkpoint import snapshot_fold
 from agents.engine.durable import RecordedCall
 from agents.events_store import EventSink
-from agents.models import Message, MessageRole, RunCheckpoint, ToolCallEntry, ToolCallStatus
+from agents.models import Message, MessageRole, RunCheckpoint, RunEvent, ToolCallEntry, ToolCallStatus
 
 logger = logging.getLogger(__name__)
 
@@ -27,6 +27,21 @@ def run_snapshot_load(*, run_id: uuid.UUID) -> dict[str, Any] | None:
     """The engine snapshot of a run: its checkpoints folded in order (``None`` without any)."""
     rows = RunCheckpoint.objects.filter(run_id=run_id).order_by("seq").values_list("data", flat=True)
     return snapshot_fold(rows.iterator(chunk_size=200))
+
+
+def run_calls_announced(*, run_id: uuid.UUID, tool_call_ids: Sequence[str]) -> set[str]:
+    """Which of these calls the chat was already shown starting (persisted ``step`` iteration start
+    events): a resumed run does not announce them again."""
+    if not tool_call_ids:
+        return set()
+    rows = RunEvent.objects.filter(
+        run_id=run_id,
+        event="step",
+        data__type="iteration",
+        data__status="start",
+        data__tool_call_id__in=list(tool_call_ids),
+    )
+    return {str(data.get("tool_call_id")) for data in rows.values_list("data", flat=True)}
 
 
 def run_follow_ups_unread(*, run_id: uuid.UUID, taken: int) -> list[tuple[int, str]]:

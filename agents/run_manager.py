@@ -28,7 +28,12 @@ from channels.layers import get_channel_layer
 from django.conf import settings
 
 from agents import runtime
-from agents.checkpoints import DatabaseToolLedger, run_follow_ups_unread, run_snapshot_load
+from agents.checkpoints import (
+    DatabaseToolLedger,
+    run_calls_announced,
+    run_follow_ups_unread,
+    run_snapshot_load,
+)
 from agents.engine.context_summary import is_summary_message
 from agents.engine.durable import STOP_SUSPENDED
 from agents.engine.interrupts import InterruptQueue
@@ -274,6 +279,12 @@ class RunManager:
         blueprint.emit = runtime.emit_with_plan_step(sink.emit)
         snapshot = await database_sync_to_async(run_snapshot_load)(run_id=run_id) if resume else None
         if snapshot is not None:
+            pending = [str(call["id"]) for call in snapshot.get("pending") or ()]
+            if pending:  # after a crash the checkpoint cannot know which calls the chat already shows
+                shown = await database_sync_to_async(run_calls_announced)(
+                    run_id=run_id, tool_call_ids=pending
+                )
+                snapshot["announced"] = sorted(shown | set(snapshot.get("announced") or ()))
             unread = await database_sync_to_async(run_follow_ups_unread)(
                 run_id=run_id, taken=int(snapshot.get("interrupts_taken") or 0)
             )

@@ -490,3 +490,54 @@ async def test_a_turns_pending_tool_calls_are_committed_before_any_of_them_runs(
     await _finish_runs()
     assert seen == [{"stage": "tools", "pending": ["pr1"]}]
     await ws.disconnect()
+
+
+async def test_a_call_in_flight_when_its_process_died_is_not_made_again_nor_shown_twice(
+    world, scripted_llm, settings, monkeypatch
+):
+    from agents.engine.durable import UNKNOWN_OUTCOME
+    from agents.engine.tools import FunctionTool
+
+    # given a run whose tool call is in flight when its process is declared dead
+    settings.RUN_LEASE_RENEW_SECONDS = 0.05
+    started = asyncio.Event()
+    calls: list[str] = []
+
+    async def transfer() -> str:
+        calls.append("transfer")
+        started.set()
+        await asyncio.Event().wait()  # never answers: the process dies first
+        return "unreachable"
+
+    purchasing = await database_sync_to_async(world)()
+    monkeypatch.setattr(
+        runtime, "TOOL_FACTORIES", [lambda blueprint: [FunctionTool("transfer", "Transfer.", transfer)]]
+    )
+    scripted_llm.script(
+        tool_calls(call("transfer", {}, id="t1")),
+        text("I could not confirm the transfer."),
+        text("The transfer's outcome is unknown; please check it before trying again."),
+    )
+    ws, _, _ = await connect(purchasing.conversation.pk, await bearer_for(purchasing.requester))
+    await ws.send_json_to({"type": "message", "content": "Transfer the funds"})
+    await started.wait()
+    run = await Run.objects.aget(conversation=purchasing.conversation)
+    await Run.objects.filter(pk=run.pk).aupdate(lease_expires_at=timezone.now() - timedelta(seconds=1))
+    assert await database_sync_to_async(runs_interrupt_lapsed)() == [run.pk]
+    before = await frames_until(ws, _is("error", code=INTERRUPTED_CODE))
+    await _finish_runs()
+
+    # when the user resumes it
+    await ws.send_json_to({"type": "resume_run"})
+    after = await frames_until_done(ws)
+    await _finish_runs()
+
+    # then the call was not made again: the model was told its outcome is unknown; the chat saw it start once
+    assert calls == ["transfer"]
+    _assert_exactly_once(before + after)
+    starts = [f for f in before + after if _is("step", type="iteration", status="start")(f)]
+    assert [f["data"]["tool_call_id"] for f in starts] == ["t1"]
+    (done,) = [f["data"] for f in after if _is("step", type="iteration", status="done")(f)]
+    assert done["tool_call_id"] == "t1" and done["error"] == UNKNOWN_OUTCOME
+    assert (await ToolCallEntry.objects.aget(run=run)).status == "started"
+    await ws.disconnect()
