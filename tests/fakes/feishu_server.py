@@ -33,7 +33,7 @@ import threading
 import time
 from collections import deque
 from dataclasses import dataclass, field
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from http.server import BaseHTTPRequestHandler
 from typing import Any
 from urllib.parse import parse_qs, unquote, urlsplit
 
@@ -50,6 +50,7 @@ from tests.fakes.feishu_callbacks import (
     ClickRecord,
 )
 from tests.fakes.feishu_cards import CardUpdate, FakeMessage, find_button, validate_card
+from tests.fakes.threaded_server import OwnedHTTPServer, ThreadedServer
 
 __all__ = [
     "CLICK_DEADLINE",
@@ -99,57 +100,28 @@ class _Fault:
     headers: dict[str, str] = field(default_factory=dict)
 
 
-class FakeFeishu(CallbackSide):
+class FakeFeishu(ThreadedServer, CallbackSide):
     """The fake Feishu server and (through :class:`CallbackSide`) Feishu's side of card callbacks."""
 
     def __init__(self) -> None:
         self._lock = threading.RLock()
         self._wake = threading.Event()
         self._ids = itertools.count(1)
-        self._httpd: _Server | None = None
-        self._thread: threading.Thread | None = None
         self.reset()
 
     # lifecycle
 
     @property
     def base_url(self) -> str:
-        if self._httpd is None:
-            raise RuntimeError("FakeFeishu is not started")
-        host, port = self._httpd.server_address[:2]
-        return f"http://{host}:{port}"
+        return self.address
 
     @property
     def app(self) -> FeishuApp:
         """The default app's credentials, pointing at this server."""
         return FeishuApp(app_id=FAKE_APP_ID, app_secret=FAKE_APP_SECRET, base_url=self.base_url)
 
-    def start(self) -> None:
-        if self._httpd is not None:
-            return
-        self._httpd = _Server(("127.0.0.1", 0), _Handler, self)
-        self._thread = threading.Thread(
-            target=self._httpd.serve_forever, kwargs={"poll_interval": 0.05}, daemon=True
-        )
-        self._thread.start()
-
-    def stop(self) -> None:
-        if self._httpd is None:
-            return
+    def before_stop(self) -> None:
         self._wake.set()
-        self._httpd.shutdown()
-        self._httpd.server_close()
-        if self._thread is not None:
-            self._thread.join(timeout=5)
-        self._httpd = None
-        self._thread = None
-
-    def __enter__(self) -> FakeFeishu:
-        self.start()
-        return self
-
-    def __exit__(self, *exc_info: object) -> None:
-        self.stop()
 
     def reset(self) -> None:
         """Forget everything and switch every fault off; the default app stays registered."""
@@ -404,24 +376,10 @@ def _message_reply(message: FakeMessage) -> dict[str, Any]:
     }
 
 
-class _Server(ThreadingHTTPServer):
-    daemon_threads = True
-    block_on_close = False
-    # The default backlog of 5 drops concurrent connects, which then wait a 1 s SYN retransmit.
-    request_queue_size = 128
-
-    def __init__(self, address: tuple[str, int], handler: type, owner: FakeFeishu) -> None:
-        super().__init__(address, handler)
-        self.owner = owner
-
-    def handle_error(self, request: Any, client_address: Any) -> None:
-        return  # clients that give up early are part of the tests
-
-
 class _Handler(BaseHTTPRequestHandler):
     protocol_version = "HTTP/1.1"
     disable_nagle_algorithm = True
-    server: _Server
+    server: OwnedHTTPServer
 
     def log_message(self, format: str, *args: Any) -> None:
         return
@@ -452,3 +410,6 @@ class _Handler(BaseHTTPRequestHandler):
             self.wfile.flush()
         except (BrokenPipeError, ConnectionResetError):
             self.close_connection = True
+
+
+FakeFeishu.handler = _Handler

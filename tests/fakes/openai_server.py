@@ -23,7 +23,7 @@ import threading
 import time
 from collections import deque
 from collections.abc import Iterator
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from http.server import BaseHTTPRequestHandler
 from typing import Any
 
 from tests.fakes.openai_replies import (
@@ -43,6 +43,7 @@ from tests.fakes.openai_replies import (
     text,
     tool_calls,
 )
+from tests.fakes.threaded_server import OwnedHTTPServer, ThreadedServer
 
 __all__ = [
     "NO_REPLY_MESSAGE",
@@ -70,7 +71,7 @@ NO_REPLY_MESSAGE = "scripted LLM: no reply scripted for this request"
 # --- the server ------------------------------------------------------------------------------
 
 
-class ScriptedOpenAIServer:
+class ScriptedOpenAIServer(ThreadedServer):
     """A loopback OpenAI-compatible server answering from a queue of scripted replies."""
 
     def __init__(self) -> None:
@@ -80,17 +81,12 @@ class ScriptedOpenAIServer:
         self._ids = itertools.count(1)
         # Set to wake every pending hang/latency wait (on reset and stop); replaced afterwards.
         self._wake = threading.Event()
-        self._httpd: _Server | None = None
-        self._thread: threading.Thread | None = None
 
     # public API
 
     @property
     def base_url(self) -> str:
-        if self._httpd is None:
-            raise RuntimeError("ScriptedOpenAIServer is not started")
-        host, port = self._httpd.server_address[:2]
-        return f"http://{host}:{port}/v1"
+        return f"{self.address}/v1"
 
     @property
     def pending(self) -> int:
@@ -122,32 +118,8 @@ class ScriptedOpenAIServer:
             self._wake.set()
             self._wake = threading.Event()
 
-    def start(self) -> None:
-        if self._httpd is not None:
-            return
-        self._httpd = _Server(("127.0.0.1", 0), _Handler, self)
-        self._thread = threading.Thread(
-            target=self._httpd.serve_forever, kwargs={"poll_interval": 0.05}, daemon=True
-        )
-        self._thread.start()
-
-    def stop(self) -> None:
-        if self._httpd is None:
-            return
+    def before_stop(self) -> None:
         self._wake.set()
-        self._httpd.shutdown()
-        self._httpd.server_close()
-        if self._thread is not None:
-            self._thread.join(timeout=5)
-        self._httpd = None
-        self._thread = None
-
-    def __enter__(self) -> ScriptedOpenAIServer:
-        self.start()
-        return self
-
-    def __exit__(self, *exc_info: object) -> None:
-        self.stop()
 
     # used by the handler
 
@@ -162,26 +134,11 @@ class ScriptedOpenAIServer:
         return source(body), wake, number
 
 
-class _Server(ThreadingHTTPServer):
-    daemon_threads = True
-    block_on_close = False
-    # Many concurrent runs connect at once in load tests; the default backlog of 5 makes them wait.
-    request_queue_size = 128
-
-    def __init__(self, address: tuple[str, int], handler: type, owner: ScriptedOpenAIServer) -> None:
-        super().__init__(address, handler)
-        self.owner = owner
-
-    def handle_error(self, request: Any, client_address: Any) -> None:
-        # Clients that time out or close streams early are part of the scripts; stay quiet.
-        return
-
-
 class _Handler(BaseHTTPRequestHandler):
     protocol_version = "HTTP/1.1"
     # Without this each small SSE/JSON write waits on delayed ACKs (~40 ms a request on loopback).
     disable_nagle_algorithm = True
-    server: _Server
+    server: OwnedHTTPServer
 
     def log_message(self, format: str, *args: Any) -> None:
         return
@@ -341,6 +298,9 @@ class _Handler(BaseHTTPRequestHandler):
         self.end_headers()
         self.wfile.write(data)
         self.wfile.flush()
+
+
+ScriptedOpenAIServer.handler = _Handler
 
 
 # --- OpenAI wire format ----------------------------------------------------------------------
