@@ -4,9 +4,11 @@ Every event a run emits gets the next ``seq`` of its conversation, is written to
 then published to the conversation's channel-layer group, so a client that reconnects to any process
 can replay from the database exactly what it missed and skip, by ``seq``, what it already has.
 
-One :class:`EventSink` per run. Writes go through a single writer task that batches whatever queued up
-while the previous write ran: the event loop never waits on the database, and a burst of answer deltas
-costs one transaction instead of one per token.
+One :class:`EventSink` per run; one writer task per event loop for all of them (group commit). It
+writes whatever every run queued while its previous write ran in one transaction, then publishes it:
+the event loop never waits on the database, a burst of answer deltas costs one transaction instead of
+one per token, and 50 streaming runs cost one transaction per write instead of 50 queued one behind
+the other on the process's single database thread.
 
 Durable runs: the sink also writes the run's checkpoints and tool-ledger updates, in the same
 transactions as the events around them, and is *fenced* by the run's lease: every batch first renews
@@ -22,16 +24,19 @@ from __future__ import annotations
 import asyncio
 import logging
 import uuid
+import weakref
 from collections.abc import Callable, Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from datetime import timedelta
+from functools import reduce
+from operator import or_
 from typing import Any
 
 from asgiref.sync import async_to_sync
 from channels.db import database_sync_to_async
 from channels.layers import get_channel_layer
 from django.db import transaction
-from django.db.models import Max
+from django.db.models import Max, Q
 from django.utils import timezone
 
 from agents.models import Run, RunCheckpoint, RunEvent, RunStatus
@@ -83,7 +88,55 @@ class _Checkpoint:
 
 # A write that joins the next batch's transaction (the tool ledger's "call finished" rows).
 SyncWrite = Callable[[], None]
-_Item = RunEvent | _Checkpoint | Callable[[], None] | None
+_Item = RunEvent | _Checkpoint | Callable[[], None]
+
+
+class _FenceMismatch(Exception):
+    """A batch written together with others found one of their leases gone (which one is not known)."""
+
+
+@dataclass(slots=True)
+class _Part:
+    """What one sink queued since the previous write, in order within its kind."""
+
+    sink: EventSink
+    rows: list[RunEvent] = field(default_factory=list)
+    checkpoints: list[_Checkpoint] = field(default_factory=list)
+    writes: list[SyncWrite] = field(default_factory=list)
+    closers: list[asyncio.Future[None]] = field(default_factory=list)
+
+    def add(self, item: _Item) -> None:
+        if isinstance(item, RunEvent):
+            self.rows.append(item)
+        elif isinstance(item, _Checkpoint):
+            self.checkpoints.append(item)
+        else:
+            self.writes.append(item)
+
+    @property
+    def has_writes(self) -> bool:
+        return bool(self.rows or self.checkpoints or self.writes)
+
+    @property
+    def waiting(self) -> list[asyncio.Future[None]]:
+        return [c.committed for c in self.checkpoints if c.committed is not None]
+
+
+def _checkpoint_fields(checkpoints: list[_Checkpoint]) -> dict[str, Any]:
+    if not checkpoints:
+        return {}
+    return {"checkpoint": checkpoints[-1].data.get("state") or {}, "checkpoint_seq": checkpoints[-1].seq}
+
+
+def _checkpoint_rows(run_id: uuid.UUID, checkpoints: list[_Checkpoint]) -> list[RunCheckpoint]:
+    """The checkpoint rows to insert; drops the run's rows that a whole-state checkpoint supersedes."""
+    # A checkpoint that carries everything (the first, after a compaction, every plan-mode one)
+    # supersedes the earlier ones.
+    resets = [i for i, c in enumerate(checkpoints) if c.data.get("reset")]
+    if resets:
+        checkpoints = checkpoints[resets[-1] :]
+        RunCheckpoint.objects.filter(run_id=run_id, seq__lt=checkpoints[0].seq).delete()
+    return [RunCheckpoint(run_id=run_id, seq=c.seq, data=c.data) for c in checkpoints]
 
 
 def _write_batch(
@@ -93,13 +146,9 @@ def _write_batch(
     writes: list[SyncWrite],
     fence: Fence | None,
 ) -> None:
+    """Write one run's batch in its own transaction; raises :class:`LeaseLost` if its fence fails."""
     with transaction.atomic():
-        fields: dict[str, Any] = {}
-        if checkpoints:
-            fields = {
-                "checkpoint": checkpoints[-1].data.get("state") or {},
-                "checkpoint_seq": checkpoints[-1].seq,
-            }
+        fields = _checkpoint_fields(checkpoints)
         if fence is not None:
             fields["lease_expires_at"] = timezone.now() + timedelta(seconds=fence.lease_seconds)
             held = Run.objects.filter(pk=run_id, lease_owner=fence.owner, status=RunStatus.RUNNING)
@@ -109,17 +158,143 @@ def _write_batch(
             Run.objects.filter(pk=run_id).update(**fields)
         RunEvent.objects.bulk_create(rows)
         if checkpoints:
-            # A checkpoint that carries everything (the first, after a compaction, every plan-mode one)
-            # supersedes the earlier ones.
-            resets = [i for i, c in enumerate(checkpoints) if c.data.get("reset")]
-            if resets:
-                checkpoints = checkpoints[resets[-1] :]
-                RunCheckpoint.objects.filter(run_id=run_id, seq__lt=checkpoints[0].seq).delete()
-            RunCheckpoint.objects.bulk_create(
-                [RunCheckpoint(run_id=run_id, seq=c.seq, data=c.data) for c in checkpoints]
-            )
+            RunCheckpoint.objects.bulk_create(_checkpoint_rows(run_id, checkpoints))
         for write in writes:
             write()
+
+
+def _write_batches(
+    parts: list[tuple[uuid.UUID, list[RunEvent], list[_Checkpoint], list[SyncWrite], Fence | None]],
+) -> None:
+    """Write the batches of several runs in ONE transaction: one lease renewal for all, one INSERT of
+    all their events. Raises :class:`_FenceMismatch` (nothing written) when any lease is gone."""
+    with transaction.atomic():
+        now = timezone.now()
+        fenced: dict[float, list[tuple[uuid.UUID, str]]] = {}
+        for run_id, _rows, _checkpoints, _writes, fence in parts:
+            if fence is not None:
+                fenced.setdefault(fence.lease_seconds, []).append((run_id, fence.owner))
+        for seconds, held in fenced.items():
+            condition = reduce(or_, (Q(pk=run_id, lease_owner=owner) for run_id, owner in held))
+            renewed = Run.objects.filter(condition, status=RunStatus.RUNNING).update(
+                lease_expires_at=now + timedelta(seconds=seconds)
+            )
+            if renewed != len(held):
+                raise _FenceMismatch
+        checkpoint_rows: list[RunCheckpoint] = []
+        for run_id, _rows, checkpoints, _writes, _fence in parts:
+            if checkpoints:
+                Run.objects.filter(pk=run_id).update(**_checkpoint_fields(checkpoints))
+                checkpoint_rows += _checkpoint_rows(run_id, checkpoints)
+        RunEvent.objects.bulk_create([row for part in parts for row in part[1]])
+        if checkpoint_rows:
+            RunCheckpoint.objects.bulk_create(checkpoint_rows)
+        for part in parts:
+            for write in part[3]:
+                write()
+
+
+class _Writer:
+    """The event writer of one event loop, shared by every run's sink on it (group commit).
+
+    Whatever all runs queued while the previous write ran is written in one transaction, then published
+    (one channel-layer message per run), so the cost per write (a round trip per statement on the one
+    thread that talks to the database) is shared by every run instead of queued once per run. Should
+    that transaction fail (a lease gone, the database refusing one run's rows) each run's batch is
+    written again on its own, so one run never costs another its events.
+    """
+
+    def __init__(self) -> None:
+        self._pending: dict[EventSink, _Part] = {}
+        self._task: asyncio.Task[None] | None = None
+
+    def put(self, sink: EventSink, item: _Item | None) -> asyncio.Future[None] | None:
+        """Queue an item of ``sink``; ``None`` asks for a future resolved once all before it is out."""
+        part = self._pending.get(sink)
+        if part is None:
+            part = self._pending[sink] = _Part(sink)
+        done: asyncio.Future[None] | None = None
+        if item is None:
+            done = asyncio.get_running_loop().create_future()
+            part.closers.append(done)
+        else:
+            part.add(item)
+        if self._task is None:
+            self._task = asyncio.create_task(self._loop(), name="event-writer")
+        return done
+
+    async def _loop(self) -> None:
+        try:
+            while self._pending:
+                parts = list(self._pending.values())
+                self._pending = {}
+                try:
+                    await self._write(parts)
+                    await self._publish(parts)
+                finally:
+                    for part in parts:
+                        _settle(part.closers, None)
+        finally:
+            self._task = None
+
+    async def _write(self, parts: list[_Part]) -> None:
+        live: list[_Part] = []
+        for part in parts:
+            if part.sink.lease_lost:  # a run that lost its lease adds nothing more
+                _settle(part.waiting, LeaseLost(str(part.sink.run_id)))
+                part.rows = []
+            elif part.has_writes:
+                live.append(part)
+        if len(live) > 1:
+            together = database_sync_to_async(_write_batches)
+            try:
+                await together([_args(part) for part in live])
+            except Exception as exc:
+                if not isinstance(exc, _FenceMismatch):
+                    logger.warning("writing %d runs' events together failed (%s); one by one", len(live), exc)
+            else:
+                for part in live:
+                    _settle(part.waiting, None)
+                return
+        for part in live:
+            await self._write_one(part)
+
+    async def _write_one(self, part: _Part) -> None:
+        sink = part.sink
+        try:
+            await database_sync_to_async(_write_batch)(*_args(part))
+        except LeaseLost as exc:
+            sink._lost()
+            _settle(part.waiting, exc)
+            part.rows = []
+        except Exception as exc:  # the database is down: log, keep publishing so live clients see it
+            sink.failed = exc
+            _settle(part.waiting, exc)
+            logger.exception("could not persist %d events of run %s", len(part.rows), sink.run_id)
+        else:
+            _settle(part.waiting, None)
+
+    async def _publish(self, parts: list[_Part]) -> None:
+        sends = [part.sink._publish([row.frame() for row in part.rows]) for part in parts if part.rows]
+        if sends:
+            await asyncio.gather(*sends)
+
+
+def _args(
+    part: _Part,
+) -> tuple[uuid.UUID, list[RunEvent], list[_Checkpoint], list[SyncWrite], Fence | None]:
+    return part.sink.run_id, part.rows, part.checkpoints, part.writes, part.sink.fence
+
+
+_writers: weakref.WeakKeyDictionary[asyncio.AbstractEventLoop, _Writer] = weakref.WeakKeyDictionary()
+
+
+def _writer() -> _Writer:
+    loop = asyncio.get_running_loop()
+    writer = _writers.get(loop)
+    if writer is None:
+        writer = _writers[loop] = _Writer()
+    return writer
 
 
 class EventSink:
@@ -141,10 +316,9 @@ class EventSink:
         self.conversation_id = conversation_id
         self.run_id = run_id
         self._next_seq = first_seq
-        self._queue: asyncio.Queue[_Item] = asyncio.Queue()
-        self._writer: asyncio.Task[None] | None = None
         self._group = conversation_group(conversation_id)
         self._layer = get_channel_layer()
+        self._queued = False
         self.last_seq = first_seq - 1
         self.failed: BaseException | None = None
         self.fence = fence
@@ -203,59 +377,16 @@ class EventSink:
         self._put(write)
 
     def _put(self, item: _Item) -> None:
-        self._queue.put_nowait(item)
-        if self._writer is None:
-            self._writer = asyncio.create_task(self._write_loop(), name=f"events-{self.run_id}")
+        self._queued = True
+        _writer().put(self, item)
 
     async def close(self) -> None:
-        """Flush every queued event (persisted and published) and stop the writer."""
-        if self._writer is None:
+        """Flush every queued event (persisted and published)."""
+        if not self._queued:
             return
-        self._queue.put_nowait(None)
-        try:
-            await self._writer
-        finally:
-            self._writer = None
-
-    async def _write_loop(self) -> None:
-        write = database_sync_to_async(_write_batch)
-        closing = False
-        while not closing:
-            batch: list[RunEvent] = []
-            checkpoints: list[_Checkpoint] = []
-            writes: list[SyncWrite] = []
-            item = await self._queue.get()
-            while True:
-                if item is None:
-                    closing = True
-                    break
-                if isinstance(item, RunEvent):
-                    batch.append(item)
-                elif isinstance(item, _Checkpoint):
-                    checkpoints.append(item)
-                else:
-                    writes.append(item)
-                if self._queue.empty():
-                    break
-                item = self._queue.get_nowait()
-            waiting = [c.committed for c in checkpoints if c.committed is not None]
-            if self.lease_lost or not (batch or checkpoints or writes):
-                _settle(waiting, LeaseLost(str(self.run_id)) if self.lease_lost else None)
-                continue  # a run that lost its lease adds nothing more
-            try:
-                await write(self.run_id, batch, checkpoints, writes, self.fence)
-            except LeaseLost as exc:
-                self._lost()
-                _settle(waiting, exc)
-                continue
-            except Exception as exc:  # the database is down: log, keep publishing so live clients see it
-                self.failed = exc
-                _settle(waiting, exc)
-                logger.exception("could not persist %d events of run %s", len(batch), self.run_id)
-            else:
-                _settle(waiting, None)
-            if batch:
-                await self._publish([row.frame() for row in batch])
+        done = _writer().put(self, None)
+        if done is not None:
+            await done
 
     def _lost(self) -> None:
         logger.warning("run %s: this process lost its lease; its writes stop here", self.run_id)
