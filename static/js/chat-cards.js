@@ -97,11 +97,33 @@ export class ToolCard {
     this.badges.append(el("span", { class: `badge ${kind}`, text: label, title }));
   }
 
+  // The run stopped (done, or a newer run while it was interrupted) before this call finished.
+  stop() {
+    this.running = false;
+    this.el.classList.remove("running", "paused");
+    this.el.classList.add("stopped");
+    this.setBadge("muted", gettext("Not finished"));
+  }
+
+  // The run's server stopped while this call was in flight: nothing runs it until the run continues.
+  pause() {
+    this.el.classList.replace("running", "stopped");
+    this.el.classList.add("paused");
+    this.setBadge("muted", gettext("Interrupted"));
+  }
+
+  unpause() {
+    if (!this.el.classList.contains("paused")) return;
+    this.el.classList.remove("paused", "stopped");
+    this.el.classList.add("running");
+    this.setBadge("running", gettext("Running"));
+  }
+
   // The step iteration done payload: observation, error, iter_elapsed, outcome, tool_args, artifacts.
   finish(data) {
     this.running = false;
     const failed = Boolean(data.error) || (data.outcome && data.outcome !== "ok");
-    this.el.classList.remove("running", "awaiting-approval");
+    this.el.classList.remove("running", "awaiting-approval", "paused", "stopped");
     this.el.classList.add(failed ? "failed" : "succeeded");
     if (data.tool_args !== undefined) this.setArgs(data.tool_args);
     const outcome = data.outcome || (failed ? "error" : "ok");

@@ -1,5 +1,7 @@
 // The message box: Enter sends, Shift+Enter adds a line. While the agent works it stays usable (a
-// message then becomes a follow-up the agent takes into account) and a Stop button appears.
+// message then becomes a follow-up the agent takes into account) and a Stop button appears. While the
+// newest answer is cut off (its server stopped) the agent is not working: a message starts a new
+// answer, as the server does, and the hint says that Continue is the other way on.
 
 import { gettext, interpolate } from "./chat-i18n.js";
 
@@ -18,6 +20,8 @@ export class Composer {
     this.onStop = onStop;
     this.onInvalid = onInvalid;
     this.idlePlaceholder = input.getAttribute("placeholder") || "";
+    this.working = false;
+    this.interrupted = false;
 
     form.addEventListener("submit", (event) => {
       event.preventDefault();
@@ -68,6 +72,7 @@ export class Composer {
   }
 
   setWorking(working) {
+    this.working = working;
     this.form.classList.toggle("working", working);
     this.stopButton.hidden = !working;
     this.stopButton.disabled = false;
@@ -76,9 +81,23 @@ export class Composer {
       "placeholder",
       working ? gettext("Add a follow-up; the agent will take it into account…") : this.idlePlaceholder,
     );
-    this.hint.textContent = working
-      ? gettext("The agent is working. You can still send a follow-up.")
-      : gettext("Enter to send · Shift+Enter for a new line");
+    this.showHint();
+  }
+
+  // The newest answer was cut off and can be continued (its Continue button is offered).
+  setInterrupted(interrupted) {
+    this.interrupted = interrupted;
+    this.showHint();
+  }
+
+  showHint() {
+    if (this.input.disabled) return; // disable() said why
+    if (this.working) this.hint.textContent = gettext("The agent is working. You can still send a follow-up.");
+    else if (this.interrupted) {
+      this.hint.textContent = gettext(
+        "The last answer stopped before it finished: Continue it, or send a new message (that answer then stays as it is).",
+      );
+    } else this.hint.textContent = gettext("Enter to send · Shift+Enter for a new line");
   }
 
   disable(reason) {

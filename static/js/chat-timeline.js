@@ -3,6 +3,10 @@
 // The history (REST) gives the user messages with their run ids; the socket replays every persisted
 // event and then streams live ones. Events of a run we have not seen yet belong to the message the
 // user just sent (the oldest unbound turn), or to a run started elsewhere (another tab).
+//
+// An answer cut off because its server stopped carries a Continue notice (chat-resume.js). At most one
+// notice is open, the newest interruption's: any later event retires it, the run's own events because
+// the run continued, another run's because the user asked something newer.
 
 import { Turn } from "./chat-turn.js";
 
@@ -35,21 +39,32 @@ class StickyScroll {
 }
 
 export class Timeline {
-  // onResend(content): send a missed follow-up again; onUnknownRun(runId): a run we have no message for.
-  constructor({ list, scroller, empty, onResend, onUnknownRun, onWorkingChange }) {
+  // onResend(content): send a missed follow-up again; onUnknownRun(runId): a run we have no message for;
+  // onContinue(runId): resume an interrupted run; onWorkingChange(working), onInterruptedChange(offered):
+  // the agent started or stopped working, a Continue button appeared or went away.
+  constructor({ list, scroller, empty, onResend, onUnknownRun, onContinue = () => {}, onWorkingChange, onInterruptedChange = () => {} }) {
     this.list = list;
     this.empty = empty;
     this.scroll = new StickyScroll(scroller);
     this.onResend = onResend;
     this.onUnknownRun = onUnknownRun;
+    this.onContinue = onContinue;
     this.onWorkingChange = onWorkingChange;
+    this.onInterruptedChange = onInterruptedChange;
     this.turns = [];
     this.byRun = new Map();
     this.wasWorking = false;
+    this.wasInterrupted = false;
+    this.cut = null; // the turn whose interruption notice is not retired yet
   }
 
   get working() {
     return this.turns.some((turn) => turn.working);
+  }
+
+  // The newest answer was cut off and Continue is offered for it (or was just clicked).
+  get interrupted() {
+    return Boolean(this.cut && this.cut.notice && this.cut.notice.offered);
   }
 
   get latest() {
@@ -64,10 +79,15 @@ export class Timeline {
       this.wasWorking = working;
       this.onWorkingChange(working);
     }
+    const interrupted = this.interrupted;
+    if (interrupted !== this.wasInterrupted) {
+      this.wasInterrupted = interrupted;
+      this.onInterruptedChange(interrupted);
+    }
   }
 
   addTurn(options) {
-    const turn = new Turn({ ...options, onChange: () => this.changed(), onResend: this.onResend });
+    const turn = new Turn({ ...options, onChange: () => this.changed(), onResend: this.onResend, onContinue: this.onContinue });
     this.turns.push(turn);
     if (turn.runId) this.byRun.set(turn.runId, turn);
     this.list.append(turn.el);
@@ -119,7 +139,26 @@ export class Timeline {
   // A persisted frame {seq, run_id, event, data}.
   handle(frame) {
     if (!frame.run_id) return;
-    this.turnFor(String(frame.run_id)).handle(frame.event, frame.data || {});
+    const runId = String(frame.run_id);
+    if (this.cut && this.cut.runId !== runId) {
+      // Another run after an interruption: the server no longer resumes the cut one.
+      this.cut.superseded();
+      this.cut = null;
+    }
+    const turn = this.turnFor(runId);
+    turn.handle(frame.event, frame.data || {});
+    if (turn.notice) this.cut = turn;
+    else if (this.cut === turn) this.cut = null;
+  }
+
+  // The server refused the resume_run of the Continue waiting for an answer (a socket-local error).
+  continueRefused(message) {
+    if (this.continuing) this.cut.continueRefused(message);
+  }
+
+  // A Continue was clicked and the run's events have not arrived yet.
+  get continuing() {
+    return Boolean(this.cut && this.cut.notice && this.cut.notice.state === "resuming");
   }
 
   addLocalMessage(content) {

@@ -6,6 +6,7 @@ import { el } from "./chat-dom.js";
 import { formatDuration, formatNumber, gettext, interpolate, ngettext } from "./chat-i18n.js";
 import { renderMarkdown } from "./chat-markdown.js";
 import { PlanView, phaseStatus } from "./chat-plan.js";
+import { INTERRUPTED_CODE, InterruptNotice } from "./chat-resume.js";
 
 function stopNote(reason) {
   switch (reason) {
@@ -31,13 +32,16 @@ function stopNote(reason) {
 
 export class Turn {
   // runId may be null for a message just sent (bound to its run by the first event that arrives).
-  constructor({ runId = null, content = null, ended = false, onChange, onResend }) {
+  // onContinue(runId): ask the server to resume this turn's interrupted run.
+  constructor({ runId = null, content = null, ended = false, onChange, onResend, onContinue }) {
     this.runId = runId;
     this.ended = ended;
     this.done = false;
     this.working = false;
     this.onChange = onChange;
     this.onResend = onResend;
+    this.onContinue = onContinue;
+    this.notice = null; // the InterruptNotice of the run's latest interruption, until a later event retires it
     this.cards = [];
     this.followUps = [];
     this.answerText = "";
@@ -101,7 +105,9 @@ export class Turn {
 
   // -- events of this turn's run ---------------------------------------------------------------
   handle(event, data) {
-    if (!this.ended && !this.done && event !== "done") this.setWorking(true);
+    const interruption = event === "error" && data.code === INTERRUPTED_CODE;
+    if (this.notice && !interruption) this.continued();
+    if (!this.ended && !this.done && event !== "done" && !interruption) this.setWorking(true);
     switch (event) {
       case "step":
         this.onStep(data);
@@ -125,7 +131,8 @@ export class Turn {
         this.onPlan(data);
         break;
       case "error":
-        this.addStep(el("li", { class: "step run-error", role: "alert", text: data.message || gettext("Something went wrong.") }));
+        if (interruption) this.onInterrupted(data);
+        else this.addStep(el("li", { class: "step run-error", role: "alert", text: data.message || gettext("Something went wrong.") }));
         break;
       case "done":
         this.onDone(data);
@@ -288,6 +295,15 @@ export class Turn {
     }
   }
 
+  // The run ended without reading these: offer to send them as new messages.
+  missPendingFollowUps() {
+    for (const followUp of this.followUps) {
+      if (followUp.status !== "pending") continue;
+      this.steps.append(followUp.node); // after everything the run did without reading it
+      this.setFollowUpStatus(followUp, "missed");
+    }
+  }
+
   failNewestFollowUp() {
     const pending = this.followUps.filter((f) => f.status === "pending");
     const last = pending[pending.length - 1];
@@ -296,22 +312,56 @@ export class Turn {
     return last.content;
   }
 
+  // -- an answer cut off because its server stopped (see chat-resume.js) -------------------------
+  onInterrupted(data) {
+    this.setWorking(false);
+    for (const card of this.cards) if (card.running) card.pause();
+    if (this.notice) this.continued(); // it had been resumed, and was cut again before saying anything
+    if (!data.resumable) {
+      this.addStep(el("li", { class: "step run-error", role: "alert", text: data.message || gettext("The server answering this stopped.") }));
+      return;
+    }
+    this.notice = new InterruptNotice({ onContinue: () => this.continueRequested(), onChange: () => this.changed() });
+    this.addStep(this.notice.el);
+  }
+
+  continueRequested() {
+    this.ended = false;
+    this.setWorking(true);
+    this.setStatus(gettext("Continuing…"));
+    this.onContinue(this.runId);
+  }
+
+  // The server would not resume the run (already resumed elsewhere, or a newer run): say so.
+  continueRefused(message) {
+    this.notice.refused(message);
+    this.setWorking(false);
+  }
+
+  // An event of the run after its interruption: it continued, asked from here or from anywhere else.
+  continued() {
+    // A notice the user saw as live makes the turn live again; in a replay it was over long ago.
+    if (this.notice.wasLive) this.ended = false;
+    this.notice.continued();
+    this.notice = null;
+    for (const card of this.cards) if (card.running) card.unpause();
+  }
+
+  // A later run started: the server will not resume this one, its answer stays as it is.
+  superseded() {
+    this.notice.superseded();
+    this.notice = null;
+    this.ended = true;
+    for (const card of this.cards) if (card.running) card.stop();
+    this.missPendingFollowUps();
+    this.changed();
+  }
+
   onDone(data) {
     this.done = true;
     if (this.plan) this.plan.stop();
-    for (const card of this.cards) {
-      if (card.running) {
-        card.running = false;
-        card.el.classList.remove("running");
-        card.el.classList.add("stopped");
-        card.setBadge("muted", gettext("Not finished"));
-      }
-    }
-    for (const followUp of this.followUps) {
-      if (followUp.status !== "pending") continue;
-      this.steps.append(followUp.node); // after everything the run did without reading it
-      this.setFollowUpStatus(followUp, "missed");
-    }
+    for (const card of this.cards) if (card.running) card.stop();
+    this.missPendingFollowUps();
     if (!this.answerText && data.answer) {
       this.answerText = data.answer;
       this.renderAnswer();

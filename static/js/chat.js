@@ -12,6 +12,8 @@ const TOAST_MS = 7000;
 const GAP_WAIT_MS = 1500;
 // Socket-local error codes that refuse the message this page just sent.
 const SEND_ERRORS = new Set(["empty_message", "message_too_large", "too_many_runs", "agent_unavailable", "run_active"]);
+// Socket-local error codes that refuse a Continue (resume_run) this page sent.
+const CONTINUE_ERRORS = new Set(["nothing_to_resume", "run_active"]);
 
 const root = document.getElementById("chat");
 const config = root.dataset;
@@ -88,7 +90,13 @@ const timeline = new Timeline({
       .then((messages) => timeline.fillUserMessages(messages))
       .catch(() => {});
   },
+  onContinue: (runId) => {
+    if (!socket.send({ type: "resume_run", run_id: runId })) {
+      toast(gettext("You are offline. The answer will continue when the connection is back."), "info");
+    }
+  },
   onWorkingChange: (working) => composer.setWorking(working),
+  onInterruptedChange: (interrupted) => composer.setInterrupted(interrupted),
 });
 
 const socket = new ConversationSocket({
@@ -124,6 +132,13 @@ function handleFrame(frame) {
   if (frame.seq === null || frame.seq === undefined) {
     // A socket-local error: not persisted, the socket stays open.
     const data = frame.data || {};
+    // The answer to a Continue: the notice says it. (run_active refuses a message only if none waits.)
+    if (CONTINUE_ERRORS.has(data.code) && timeline.continuing) {
+      timeline.continueRefused(data.message);
+      return;
+    }
+    // A Continue that waited for the connection, answered after the replay showed the run continuing.
+    if (data.code === "nothing_to_resume") return;
     toast(data.message || gettext("Something went wrong."));
     if (SEND_ERRORS.has(data.code)) composer.restore(timeline.failNewestLocal(gettext("Not sent.")));
     return;
