@@ -52,6 +52,8 @@ class HttpConnectorConfig:
     retry_backoff_seconds: float = 0.25  # first retry delay; doubles per retry
     circuit_failure_threshold: int = 5  # consecutive failed calls that open the circuit
     circuit_open_seconds: float = 30.0  # how long an open circuit refuses calls before one trial
+    # The header carrying a run's idempotency key on POST/PUT/PATCH/DELETE calls; "" sends none.
+    idempotency_header: str = "Idempotency-Key"
 
 
 @dataclass(frozen=True, slots=True)

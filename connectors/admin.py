@@ -55,7 +55,7 @@ class ConnectorAdmin(OrgScopedAdmin):
     change_form_template = "admin/connectors/connector/change_form.html"
     fieldsets = [
         (None, {"fields": ["organization", "name", "description", "kind", "is_active"]}),
-        (_("HTTP API"), {"fields": ["base_url"]}),
+        (_("HTTP API"), {"fields": ["base_url", "idempotency_header"]}),
         (
             _("Authentication"),
             {

@@ -48,6 +48,7 @@ def http_config_for(connector: Connector) -> HttpConnectorConfig:
         read_timeout=connector.read_timeout,
         max_response_bytes=connector.max_response_bytes,
         allowed_private_hosts=tuple(connector.allowed_private_hosts or ()),
+        idempotency_header=connector.idempotency_header.strip(),
     )
 
 

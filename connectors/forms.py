@@ -69,6 +69,7 @@ class ConnectorAdminForm(forms.ModelForm):
             "kind",
             "is_active",
             "base_url",
+            "idempotency_header",
             "auth_type",
             "auth_key_name",
             "auth_username",

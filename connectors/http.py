@@ -6,6 +6,10 @@ most five, and each hop's connection is checked again; credentials, default head
 arguments go only to the connector's own origin. Idempotent methods are retried on connection
 errors and 502/503/504; a per-connector circuit breaker stops calls to a failing service.
 Ordinary failures come back as ``CallOutcome(status="error")`` with a short, secret-free message.
+
+A call made by a run passes its idempotency key (:mod:`connectors.idempotency`): POST, PUT, PATCH
+and DELETE requests carry it in the connector's idempotency header (``Idempotency-Key`` by default),
+on every retry and on redirect hops to the connector's own origin. "Test connection" sends no key.
 """
 
 from __future__ import annotations
@@ -29,8 +33,10 @@ from connectors.http_request import (
     RequestBuildError,
     build_request,
     split_base_url,
+    with_header,
 )
 from connectors.http_transport import GuardedTransport
+from connectors.idempotency import KEY_PATTERN, KEYED_METHODS
 from connectors.loop_cache import PerLoop
 from connectors.scrub import scrub
 from connectors.ssrf import SSRFBlocked, normalise_host
@@ -271,13 +277,33 @@ def _outcome(
     return CallOutcome(status="error", content=text, error=error, **common)
 
 
+def _keyed(
+    prepared: PreparedRequest, config: HttpConnectorConfig, idempotency_key: str | None
+) -> PreparedRequest:
+    """The request with the idempotency header, when it writes and the connector sends one."""
+    if not idempotency_key or not config.idempotency_header or prepared.method not in KEYED_METHODS:
+        return prepared
+    if not KEY_PATTERN.fullmatch(idempotency_key):
+        raise RequestBuildError("the idempotency key must be 1 to 255 visible ASCII characters")
+    return with_header(prepared, config.idempotency_header, idempotency_key)
+
+
 async def http_call(
-    config: HttpConnectorConfig, action: HttpActionSpec, args: Mapping[str, Any]
+    config: HttpConnectorConfig,
+    action: HttpActionSpec,
+    args: Mapping[str, Any],
+    *,
+    idempotency_key: str | None = None,
 ) -> CallOutcome:
-    """Call one action of an HTTP connector with the LLM's arguments."""
+    """Call one action of an HTTP connector with the LLM's arguments.
+
+    ``idempotency_key``: the key of the run's tool call making this call (none outside a run); it
+    replaces a default header or argument of the same name.
+    """
     started = time.perf_counter()
     try:
         prepared = build_request(config.base_url, action, args, config.default_headers)
+        prepared = _keyed(prepared, config, idempotency_key)
     except RequestBuildError as exc:
         return _error_outcome(str(exc), started, config)
     request_bytes = len(prepared.body or b"")

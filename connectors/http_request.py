@@ -5,7 +5,7 @@ from __future__ import annotations
 import json
 import re
 from collections.abc import Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Any
 from urllib.parse import parse_qsl, quote, urlsplit, urlunsplit
 
@@ -123,3 +123,9 @@ def build_request(
         headers=tuple(headers.items()),
         body=payload,
     )
+
+
+def with_header(prepared: PreparedRequest, name: str, value: str) -> PreparedRequest:
+    """``prepared`` with header ``name`` set to ``value``, replacing any header of that name."""
+    kept = tuple((k, v) for k, v in prepared.headers if k.lower() != name.lower())
+    return replace(prepared, headers=(*kept, (name, value)))

@@ -17,7 +17,12 @@ from django.db import models
 from django.utils import timezone
 from django.utils.translation import gettext_lazy as _
 
-from connectors.demo_api.models import DemoPayment, DemoPurchaseOrder  # noqa: F401  (models of this app)
+from connectors.demo_api.models import (  # noqa: F401  (models of this app)
+    DemoIdempotentRequest,
+    DemoPayment,
+    DemoPurchaseOrder,
+)
+from connectors.idempotency import DEFAULT_IDEMPOTENCY_HEADER
 from connectors.pg_dsn import DsnError, dsn_hosts, dsn_params
 from connectors.sql_guard import is_write_sql
 from platform_core.crypto import EncryptedTextField
@@ -31,6 +36,24 @@ _HOST_RE = re.compile(
 connector_name_validator = RegexValidator(
     r"^[A-Za-z0-9]+(?:[-_][A-Za-z0-9]+)*$",
     _("Use letters, digits and single hyphens or underscores (it becomes part of tool names)."),
+)
+header_name_validator = RegexValidator(
+    r"^[A-Za-z0-9!#$%&'*+.^_`|~-]+$", _("Give an HTTP header name, such as 'Idempotency-Key'.")
+)
+# Headers the platform sets itself (or HTTP needs untouched): an idempotency key must not replace them.
+_RESERVED_HEADERS = frozenset(
+    {
+        "authorization",
+        "proxy-authorization",
+        "cookie",
+        "host",
+        "content-type",
+        "content-length",
+        "transfer-encoding",
+        "connection",
+        "accept",
+        "user-agent",
+    }
 )
 action_name_validator = RegexValidator(
     r"^[A-Za-z0-9_-]+$", _("Use letters, digits, hyphens and underscores only.")
@@ -83,6 +106,17 @@ class Connector(OrgOwnedModel):
     oauth_token_url = models.URLField(_("OAuth2 token URL"), max_length=500, blank=True)
     oauth_scope = models.CharField(_("OAuth2 scope"), max_length=500, blank=True)
     auth_secret = EncryptedTextField(_("secret"))
+    idempotency_header = models.CharField(
+        _("idempotency key header"),
+        max_length=100,
+        blank=True,
+        default=DEFAULT_IDEMPOTENCY_HEADER,
+        validators=[header_name_validator],
+        help_text=_(
+            "Header that carries a key unique to each agent tool call on POST, PUT, PATCH and DELETE "
+            "requests, so the API can recognise the same call sent twice. Leave empty to send none."
+        ),
+    )
     connect_timeout = models.FloatField(
         _("connect timeout (s)"), default=5.0, validators=[MinValueValidator(0.1), MaxValueValidator(60)]
     )
@@ -148,6 +182,15 @@ class Connector(OrgOwnedModel):
                     errors[name] = _("Required for this authentication type.")
             if self.auth_type != AuthType.NONE and not self.has_secret("auth_secret"):
                 errors["auth_secret"] = _("Required for this authentication type.")
+            header = (self.idempotency_header or "").strip().lower()
+            if header in _RESERVED_HEADERS or (
+                header
+                and self.auth_type == AuthType.API_KEY_HEADER
+                and header == (self.auth_key_name or "").strip().lower()
+            ):
+                errors["idempotency_header"] = _(
+                    "This header is already used for the request itself or its credentials."
+                )
         elif self.kind == ConnectorKind.DATABASE:
             if not self.has_secret("dsn"):
                 errors["dsn"] = _("A database connector needs a DSN.")

@@ -31,6 +31,7 @@ _CONNECTOR_AUDIT_FIELDS = (
     "description",
     "kind",
     "base_url",
+    "idempotency_header",
     "auth_type",
     "auth_key_name",
     "auth_username",

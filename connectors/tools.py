@@ -13,7 +13,9 @@ result; the tool then writes only the row of a call cancelled while it ran, whic
 
 Each call runs with the engine's :data:`~agents.engine.durable.current_tool_call` set: its tool call id
 (recorded on the call log) and its idempotency key ``<run_id>:<tool_call_id>``, under which the run's
-tool ledger recorded the call before it was made, so a resumed run never makes it twice.
+tool ledger recorded the call before it was made, so a resumed run never makes it twice. An HTTP
+call of a run also sends a key derived from it to the remote API on write requests
+(:mod:`connectors.idempotency`), so an API that honours ``Idempotency-Key`` answers a repeat once.
 """
 
 from __future__ import annotations
@@ -43,6 +45,7 @@ from connectors.configs import (
 )
 from connectors.database import db_call
 from connectors.http import http_call
+from connectors.idempotency import connector_idempotency_key
 from connectors.models import ConnectorAction, ConnectorKind
 from connectors.redaction import redact_text
 from connectors.selectors import actions_for_tools
@@ -164,7 +167,7 @@ class ConnectorTool(Tool):
                 outcome = _failed(loaded, started)
             else:
                 prepared = loaded
-                outcome = await _call_adapter(prepared, kwargs)
+                outcome = await _call_adapter(prepared, kwargs, self._idempotency_key(tool_call_id, kwargs))
         except asyncio.CancelledError:
             outcome = _failed("the call was cancelled (timeout or stop)", started)
             await asyncio.shield(self._record(prepared, kwargs, outcome, tool_call_id))
@@ -179,6 +182,14 @@ class ConnectorTool(Tool):
         if not self.context.call_log_by_hook:
             await self._record(prepared, kwargs, outcome, tool_call_id)
         return _result(outcome, prepared.secrets if prepared is not None else ())
+
+    def _idempotency_key(self, tool_call_id: str, args: Mapping[str, Any]) -> str | None:
+        """The key of this call when a run makes it (a run id and a tool call id are known)."""
+        if not self.context.run_id or not tool_call_id:
+            return None
+        return connector_idempotency_key(
+            run_id=self.context.run_id, tool_call_id=tool_call_id, arguments=args
+        )
 
     async def _record(
         self, prepared: _Prepared | None, args: Mapping[str, Any], outcome: CallOutcome, tool_call_id: str
@@ -234,9 +245,11 @@ def _prepare_call(organization_id: int, action_id: Any) -> _Prepared | str:
     )
 
 
-async def _call_adapter(prepared: _Prepared, args: Mapping[str, Any]) -> CallOutcome:
+async def _call_adapter(
+    prepared: _Prepared, args: Mapping[str, Any], idempotency_key: str | None
+) -> CallOutcome:
     if prepared.kind == ConnectorKind.HTTP:
-        return await http_call(prepared.config, prepared.spec, args)
+        return await http_call(prepared.config, prepared.spec, args, idempotency_key=idempotency_key)
     return await db_call(prepared.config, prepared.spec, args)
 
 

@@ -63,6 +63,7 @@ class ConnectorSerializer(serializers.ModelSerializer):
             "description",
             "kind",
             "base_url",
+            "idempotency_header",
             "auth_type",
             "auth_key_name",
             "auth_username",

@@ -52,7 +52,11 @@ def demo_openapi_document(server_url: str = "/demo-api") -> dict[str, Any]:
         "info": {
             "title": "Demo ERP",
             "version": "1.0",
-            "description": "Purchase orders and payments of a small trading company (demo data).",
+            "description": (
+                "Purchase orders and payments of a small trading company (demo data). A POST may carry "
+                "an Idempotency-Key header: the same request sent again with that key within 24 hours "
+                "gets the first answer instead of being carried out twice."
+            ),
         },
         "servers": [{"url": server_url}],
         "paths": {

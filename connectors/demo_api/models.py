@@ -57,3 +57,22 @@ class DemoPayment(models.Model):
 
     def __str__(self) -> str:
         return f"{self.order.number} {self.amount}"
+
+
+class DemoIdempotentRequest(models.Model):
+    """A POST the demo ERP answered successfully under an ``Idempotency-Key``: a repeat of the same
+    request with that key gets this answer again instead of being carried out twice."""
+
+    key = models.CharField(max_length=255, unique=True)
+    fingerprint = models.CharField(max_length=64)  # SHA-256 of the method, path and body
+    status = models.PositiveSmallIntegerField()
+    body = models.TextField()
+    created_at = models.DateTimeField(auto_now_add=True, db_index=True)
+
+    class Meta:
+        ordering = ["id"]
+        verbose_name = _("demo idempotent request")
+        verbose_name_plural = _("demo idempotent requests")
+
+    def __str__(self) -> str:
+        return self.key

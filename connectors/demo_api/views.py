@@ -2,26 +2,37 @@
 
 It stands in for an organisation's own system so the demo connector works offline; agents reach it over
 HTTP through the connector like any other API.
+
+Like a payment provider's API, its POSTs honour an ``Idempotency-Key`` header: the first successful
+answer to a key is kept for 24 hours, and the same request sent again with that key gets that answer
+(with ``Idempotent-Replayed: true``) instead of creating a second order or payment. The key with
+another request (method, path or body) is refused with 422. A failed request is not remembered, so
+it can be sent again with its key once the problem is fixed.
 """
 
 from __future__ import annotations
 
+import hashlib
 import json
+from datetime import timedelta
 from decimal import Decimal, InvalidOperation
 from typing import Any
 
-from django.db import transaction
+from django.db import IntegrityError, transaction
 from django.db.models import Q
-from django.http import HttpRequest, JsonResponse
+from django.http import HttpRequest, HttpResponse, JsonResponse
 from django.utils import timezone
 from django.views.decorators.csrf import csrf_exempt
 from django.views.decorators.http import require_GET, require_http_methods, require_POST
 
 from connectors.demo_api.document import demo_openapi_document
-from connectors.demo_api.models import DemoPayment, DemoPurchaseOrder
+from connectors.demo_api.models import DemoIdempotentRequest, DemoPayment, DemoPurchaseOrder
 
 PAYMENT_METHODS = ("bank_transfer", "card", "cash")
 MAX_AMOUNT = Decimal("100000000")
+IDEMPOTENCY_HEADER = "Idempotency-Key"
+REPLAYED_HEADER = "Idempotent-Replayed"
+IDEMPOTENCY_KEY_TTL = timedelta(hours=24)
 
 
 class _BadRequest(Exception):
@@ -99,6 +110,63 @@ def _handled(view: Any) -> Any:
     return wrapper
 
 
+def _fingerprint(request: HttpRequest) -> str:
+    """The request's method, path and body (a JSON body with its keys sorted, so order does not count)."""
+    body = request.body
+    try:
+        body = json.dumps(json.loads(body), sort_keys=True, separators=(",", ":")).encode()
+    except (ValueError, UnicodeDecodeError):
+        pass
+    digest = hashlib.sha256(f"{request.method} {request.path}\n".encode())
+    digest.update(body)
+    return digest.hexdigest()
+
+
+def _replay(stored: DemoIdempotentRequest, fingerprint: str) -> HttpResponse:
+    if stored.fingerprint != fingerprint:
+        return _error(f"this {IDEMPOTENCY_HEADER} was already used for a different request", 422)
+    response = HttpResponse(stored.body, status=stored.status, content_type="application/json")
+    response[REPLAYED_HEADER] = "true"
+    return response
+
+
+def _idempotent(view: Any) -> Any:
+    """Honour ``Idempotency-Key`` on POST (see the module docstring); other requests pass through."""
+
+    def wrapper(request: HttpRequest, *args: Any, **kwargs: Any) -> HttpResponse:
+        key = request.headers.get(IDEMPOTENCY_HEADER, "")
+        if request.method != "POST" or not key:
+            return view(request, *args, **kwargs)
+        if len(key) > 255 or not key.isascii() or not key.isprintable():
+            return _error(f"{IDEMPOTENCY_HEADER} must be at most 255 printable ASCII characters", 400)
+        fingerprint = _fingerprint(request)
+        DemoIdempotentRequest.objects.filter(created_at__lt=timezone.now() - IDEMPOTENCY_KEY_TTL).delete()
+        stored = DemoIdempotentRequest.objects.filter(key=key).first()
+        if stored is not None:
+            return _replay(stored, fingerprint)
+        with transaction.atomic():
+            try:
+                with transaction.atomic():
+                    # Taken first: a concurrent request with this key waits here until this one ends.
+                    record = DemoIdempotentRequest.objects.create(
+                        key=key, fingerprint=fingerprint, status=0, body=""
+                    )
+            except IntegrityError:  # that request succeeded: answer as it did
+                return _replay(DemoIdempotentRequest.objects.get(key=key), fingerprint)
+            response = view(request, *args, **kwargs)
+            if 200 <= response.status_code < 300:
+                record.status = response.status_code
+                record.body = response.content.decode()
+                record.save(update_fields=["status", "body"])
+            else:
+                transaction.set_rollback(True)  # forget the key: the request may be sent again
+        return response
+
+    wrapper.__name__ = view.__name__
+    wrapper.__doc__ = view.__doc__
+    return wrapper
+
+
 @require_GET
 def openapi_document(request: HttpRequest) -> JsonResponse:
     """The API's OpenAPI document, with this server's absolute base URL."""
@@ -108,6 +176,7 @@ def openapi_document(request: HttpRequest) -> JsonResponse:
 
 @csrf_exempt
 @require_http_methods(["GET", "POST"])
+@_idempotent
 @_handled
 def purchase_orders(request: HttpRequest) -> JsonResponse:
     if request.method == "POST":
@@ -164,6 +233,7 @@ def purchase_order_detail(request: HttpRequest, order_id: int) -> JsonResponse:
 
 @csrf_exempt
 @require_POST
+@_idempotent
 @_handled
 @transaction.atomic
 def purchase_order_approve(request: HttpRequest, order_id: int) -> JsonResponse:
@@ -181,6 +251,7 @@ def purchase_order_approve(request: HttpRequest, order_id: int) -> JsonResponse:
 
 @csrf_exempt
 @require_http_methods(["GET", "POST"])
+@_idempotent
 @_handled
 def payments(request: HttpRequest) -> JsonResponse:
     if request.method == "POST":

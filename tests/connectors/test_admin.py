@@ -44,6 +44,7 @@ def _form(org, **overrides):
         "kind": "http",
         "is_active": "on",
         "base_url": "https://crm.example.com/api",
+        "idempotency_header": "Idempotency-Key",
         "auth_type": "bearer",
         "auth_key_name": "",
         "auth_username": "",
@@ -105,6 +106,33 @@ def test_a_blank_secret_keeps_the_stored_one_a_new_value_replaces_it_and_clear_r
     cleared = admin_client.post(url, _form(org, auth_type="none", auth_secret_clear="on"))
     assert cleared.status_code == 302
     assert Connector.objects.get(pk=connector.pk).has_secret("auth_secret") is False
+
+
+def test_the_admin_renames_or_turns_off_the_idempotency_header_and_it_is_audited(admin_client, org):
+    add_page = admin_client.get(_url("connector_add")).content.decode()
+    assert 'name="idempotency_header"' in add_page and 'value="Idempotency-Key"' in add_page
+    connector = ConnectorFactory(
+        organization=org, name="crm", auth_type="none", base_url="https://crm.example.com/api"
+    )
+    url = _url("connector_change", connector.pk)
+
+    renamed = admin_client.post(url, _form(org, auth_type="none", idempotency_header="X-Request-Id"))
+    assert renamed.status_code == 302, renamed.content.decode()[:3000]
+    assert Connector.objects.get(pk=connector.pk).idempotency_header == "X-Request-Id"
+    update = AuditLog.objects.filter(action="connector.updated").order_by("id").last()
+    assert update.before == {"idempotency_header": "Idempotency-Key"}
+    assert update.after == {"idempotency_header": "X-Request-Id"}
+
+    assert admin_client.post(url, _form(org, auth_type="none", idempotency_header="")).status_code == 302
+    assert Connector.objects.get(pk=connector.pk).idempotency_header == ""
+
+    for bad, message in [
+        ("Idempotency Key", "Give an HTTP header name"),
+        ("authorization", "already used for the request itself or its credentials"),
+    ]:
+        refused = admin_client.post(url, _form(org, auth_type="none", idempotency_header=bad))
+        assert refused.status_code == 200 and message in refused.content.decode()
+    assert Connector.objects.get(pk=connector.pk).idempotency_header == ""
 
 
 def test_actions_are_edited_inline_and_audited(admin_client, org):

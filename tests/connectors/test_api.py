@@ -109,6 +109,26 @@ def test_invalid_connectors_get_clear_field_errors(client_for, org_admin, org):
     assert duplicate.status_code == 400 and "non_field_errors" in duplicate.json()
 
 
+def test_the_idempotency_header_is_read_written_and_validated_through_the_api(client_for, org_admin, org):
+    client = client_for(org_admin)
+    created = client.post(
+        _url(org, "connectors"), {"name": "pay", "base_url": "https://pay.example.com"}, format="json"
+    )
+    assert created.status_code == 201, created.content
+    assert created.json()["idempotency_header"] == "Idempotency-Key"
+    url = _url(org, "connectors", created.json()["id"])
+
+    renamed = client.patch(url, {"idempotency_header": "X-Idempotency-Key"}, format="json")
+    assert renamed.status_code == 200 and renamed.json()["idempotency_header"] == "X-Idempotency-Key"
+    turned_off = client.patch(url, {"idempotency_header": ""}, format="json")
+    assert turned_off.status_code == 200 and turned_off.json()["idempotency_header"] == ""
+
+    for bad in ["Idempotency Key", "Content-Type"]:
+        refused = client.patch(url, {"idempotency_header": bad}, format="json")
+        assert refused.status_code == 400 and "idempotency_header" in refused.json()
+    assert Connector.objects.get(pk=created.json()["id"]).idempotency_header == ""
+
+
 def test_creating_with_an_openapi_document_imports_its_operations(client_for, org_admin, org):
     body = {"name": "erp", "allowed_private_hosts": ["127.0.0.1"], "openapi": DEMO}
     response = client_for(org_admin).post(_url(org, "connectors"), body, format="json")

@@ -16,6 +16,7 @@ from asgiref.sync import async_to_sync
 from connectors import circuit, http_auth
 from connectors.adapter_types import CallOutcome, HttpActionSpec, HttpAuth, HttpConnectorConfig
 from connectors.http import aclose_http_clients, http_call, http_test_connection
+from connectors.http_request import PreparedRequest, with_header
 from tests.fakes.http_service import LoopbackHTTPService, Scripted, running_http_service
 
 API_KEY = "key-" + uuid.uuid4().hex
@@ -443,6 +444,95 @@ async def test_client_errors_do_not_open_the_circuit(service: LoopbackHTTPServic
         await http_call(config, action(path="/status/404"), {})
 
     assert (await http_call(config, action(), {})).status == "ok"
+
+
+# --- the idempotency key of a run's call -----------------------------------------------------------------------------
+
+KEY = "run-7:call-1:0123456789abcdef"
+
+
+@pytest.mark.parametrize("method", ["POST", "PUT", "PATCH", "DELETE"])
+async def test_write_methods_send_the_calls_idempotency_key(
+    service: LoopbackHTTPService, method: str
+) -> None:
+    outcome = await http_call(make(service), action(method, "/orders"), {"amount": 1}, idempotency_key=KEY)
+
+    assert outcome.status == "ok", outcome.error
+    assert service.requests_to("/orders")[0].headers["idempotency-key"] == KEY
+
+
+@pytest.mark.parametrize("method", ["GET", "HEAD", "OPTIONS"])
+async def test_read_methods_send_no_idempotency_key(service: LoopbackHTTPService, method: str) -> None:
+    await http_call(make(service), action(method, "/orders"), {}, idempotency_key=KEY)
+
+    assert "idempotency-key" not in service.requests_to("/orders")[0].headers
+
+
+async def test_a_call_without_a_key_sends_no_idempotency_header(service: LoopbackHTTPService) -> None:
+    await http_call(make(service), action("POST", "/orders"), {"amount": 1})
+
+    assert "idempotency-key" not in service.requests_to("/orders")[0].headers
+
+
+async def test_every_retry_of_a_call_sends_the_same_key(service: LoopbackHTTPService) -> None:
+    service.script("/orders/9", Scripted(503), Scripted(502), Scripted(200, "{}"))
+
+    outcome = await http_call(
+        make(service, max_retries=2), action("PUT", "/orders/9"), {"amount": 1}, idempotency_key=KEY
+    )
+
+    assert outcome.status == "ok"
+    assert [r.headers["idempotency-key"] for r in service.requests_to("/orders/9")] == [KEY] * 3
+
+
+async def test_the_connector_names_the_header_or_sends_none(service: LoopbackHTTPService) -> None:
+    await http_call(
+        make(service, idempotency_header="X-Request-Id"), action("POST", "/a"), {}, idempotency_key=KEY
+    )
+    await http_call(make(service, idempotency_header=""), action("POST", "/b"), {}, idempotency_key=KEY)
+
+    renamed = service.requests_to("/a")[0].headers
+    assert renamed["x-request-id"] == KEY and "idempotency-key" not in renamed
+    assert not {"idempotency-key", "x-request-id"} & set(service.requests_to("/b")[0].headers)
+
+
+async def test_the_key_replaces_a_default_header_or_an_argument_of_the_same_name(
+    service: LoopbackHTTPService,
+) -> None:
+    config = make(service, default_headers={"idempotency-key": "fixed-by-admin"})
+    spec = action("POST", "/orders", **{"Idempotency-Key": "header"})
+
+    await http_call(
+        config, spec, {"Idempotency-Key": "made-up-by-the-model", "amount": 1}, idempotency_key=KEY
+    )
+
+    sent = service.requests_to("/orders")[0]
+    assert sent.headers["idempotency-key"] == KEY and sent.json() == {"amount": 1}
+    prepared = PreparedRequest(
+        method="POST", url="http://x/", headers=(("idempotency-KEY", "a"), ("X-A", "1"))
+    )
+    assert with_header(prepared, "Idempotency-Key", KEY).headers == (("X-A", "1"), ("Idempotency-Key", KEY))
+
+
+async def test_the_key_follows_redirects_within_the_origin_only(service: LoopbackHTTPService) -> None:
+    spec = action("POST", "/redirect", to="query", status="query")
+    with running_http_service() as other:
+        await http_call(make(service), spec, {"to": "/next", "status": "307"}, idempotency_key=KEY)
+        await http_call(
+            make(service), spec, {"to": other.base_url + "/landing", "status": "307"}, idempotency_key=KEY
+        )
+
+        assert service.requests_to("/next")[0].headers["idempotency-key"] == KEY
+        assert "idempotency-key" not in other.requests_to("/landing")[0].headers
+
+
+async def test_a_key_that_is_not_visible_ascii_is_refused_before_sending(
+    service: LoopbackHTTPService,
+) -> None:
+    outcome = await http_call(make(service), action("POST", "/orders"), {}, idempotency_key="run:付款")
+
+    assert outcome.error == "the idempotency key must be 1 to 255 visible ASCII characters"
+    assert service.requests == []
 
 
 # --- secrets and test connection ---------------------------------------------------------------------------------------

@@ -206,6 +206,12 @@ def test_an_action_always_belongs_to_its_connectors_organisation(org, other_org)
         ({"kind": "database", "base_url": ""}, "dsn"),
         ({"allowed_private_hosts": ["http://10.0.0.1/x"]}, "allowed_private_hosts"),
         ({"name": "has space"}, "name"),
+        ({"idempotency_header": "Idempotency Key"}, "idempotency_header"),
+        ({"idempotency_header": "Authorization"}, "idempotency_header"),
+        (
+            {"auth_type": "api_key_header", "auth_key_name": "X-Key", "idempotency_header": "x-key"},
+            "idempotency_header",
+        ),
     ],
 )
 def test_connector_validation_names_the_missing_or_wrong_field(org, fields, error_field):
