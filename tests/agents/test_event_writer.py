@@ -35,7 +35,7 @@ async def _published_seqs(channel: str) -> list[int]:
     while True:
         try:
             message = await asyncio.wait_for(layer.receive(channel), 0.3)
-        except asyncio.TimeoutError:
+        except TimeoutError:
             return seqs
         seqs += [frame["seq"] for frame in message["frames"]]
 
