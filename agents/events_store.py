@@ -324,6 +324,10 @@ class EventSink:
         self.fence = fence
         self.on_lease_lost = on_lease_lost
         self.lease_lost = False
+        # With ``hold_done`` the run's ``done`` event waits for :meth:`release_done`, so the run's end
+        # can be recorded in the transaction that stores it (see RunManager._record).
+        self.hold_done = False
+        self.held_done: dict[str, Any] | None = None
 
     @classmethod
     async def open(
@@ -347,8 +351,20 @@ class EventSink:
         """Accept an engine ``Event`` (channel + data)."""
         self.emit(event.channel, event.data)
 
-    def emit(self, channel: str, data: Mapping[str, Any]) -> int:
-        """Queue one event; returns its seq. Never blocks."""
+    def emit(self, channel: str, data: Mapping[str, Any]) -> int | None:
+        """Queue one event; returns its seq (``None`` for a held ``done``). Never blocks."""
+        if channel == "done" and self.hold_done:
+            self.held_done = dict(data)
+            return None
+        return self._emit(channel, data)
+
+    def release_done(self) -> None:
+        """Queue the held ``done`` event, if any, behind everything emitted so far."""
+        held, self.held_done = self.held_done, None
+        if held is not None:
+            self._emit("done", held)
+
+    def _emit(self, channel: str, data: Mapping[str, Any]) -> int:
         seq = self._next_seq
         self._next_seq += 1
         self.last_seq = seq

@@ -255,6 +255,7 @@ class RunManager:
                 fence=Fence(owner, lease_seconds()),
                 on_lease_lost=lambda: self._lose(handle),
             )
+            sink.hold_done = True  # published with the run's end: see _record
             outcome = await self._run_engine(handle, sink, resume, started)
         except asyncio.CancelledError:
             # Cancelled before the engine took over (or during shutdown): end the stream cleanly.
@@ -344,16 +345,7 @@ class RunManager:
         this process's run."""
         run_id = handle.run_id
         try:
-            if sink is not None:
-                await sink.close()
-            if handle.lost or (sink is not None and sink.lease_lost):
-                pass  # interrupted by the sweeper meanwhile: whoever resumes it records its end
-            elif outcome.pop("park", False):
-                await database_sync_to_async(run_park)(
-                    run_id=run_id, owner=owner, approval_id=outcome.get("approval_id")
-                )
-            else:
-                await database_sync_to_async(run_finish)(run_id=run_id, lease_owner=owner, **outcome)
+            await self._close_and_record(handle, sink, outcome, owner)
         except Exception:
             logger.exception("could not record the end of run %s", run_id)
         if self.runs.get(run_id) is not handle:
@@ -363,6 +355,31 @@ class RunManager:
         if layer is not None and self._channel is not None:
             with contextlib.suppress(Exception):
                 await layer.group_discard(run_group(run_id), self._channel)
+
+    async def _close_and_record(
+        self, handle: RunHandle, sink: EventSink | None, outcome: dict[str, Any], owner: str
+    ) -> None:
+        run_id = handle.run_id
+        parking = outcome.pop("park", False)
+        if sink is None:  # it failed before it had a stream
+            if not handle.lost:
+                await database_sync_to_async(run_finish)(run_id=run_id, lease_owner=owner, **outcome)
+            return
+        if parking or handle.lost:
+            await sink.close()
+            if parking and not handle.lost and not sink.lease_lost:
+                await database_sync_to_async(run_park)(
+                    run_id=run_id, owner=owner, approval_id=outcome.get("approval_id")
+                )
+            return  # a run interrupted by the sweeper meanwhile: whoever resumes it records its end
+        # The run's end is recorded in the transaction that stores its ``done`` event, which is published
+        # only after that: a client that sees ``done`` and asks its next question at once finds the
+        # conversation free (not a finishing run that would swallow the question).
+        sink.release_done()
+        sink.write_later(lambda: run_finish(run_id=run_id, lease_owner=owner, **outcome))
+        await sink.close()
+        if sink.failed is not None and not sink.lease_lost:  # that batch may not have committed
+            await database_sync_to_async(run_finish)(run_id=run_id, lease_owner=owner, **outcome)
 
 
 def _done_payload(elapsed: float, *, cancelled: bool, reason: str) -> dict[str, Any]:

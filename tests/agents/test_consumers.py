@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+import time
 
 import pytest
 from channels.db import database_sync_to_async
@@ -245,3 +246,40 @@ async def test_other_orgs_and_other_users_are_refused_with_4403_and_strangers_wi
     assert code == 4401
     _, _, code = await connect("not-a-uuid", await bearer_for(foreign_user))
     assert code == 4403
+
+
+async def test_a_run_is_recorded_finished_before_its_done_event_reaches_the_client(
+    chat, scripted_llm, monkeypatch
+):
+    from asgiref.sync import sync_to_async
+
+    from agents import run_manager as manager_module
+
+    finish = manager_module.run_finish
+
+    def slow_finish(**kwargs):
+        time.sleep(0.3)  # a busy database: recording the run's end takes a while
+        return finish(**kwargs)
+
+    def status_now(conversation_id) -> list[str]:  # as another server process would read it
+        runs = Run.objects.filter(conversation_id=conversation_id).order_by("started_at")
+        return list(runs.values_list("status", flat=True))
+
+    monkeypatch.setattr(manager_module, "run_finish", slow_finish)
+    scripted_llm.script(*[text(a) for a in ["Order 7 has shipped."] * 2 + ["Order 8 awaits payment."] * 2])
+    _, conversation, token = await _setup(chat)
+    ws, _, _ = await connect(conversation.pk, token)
+    await ws.send_json_to({"type": "message", "content": "Where is order 7?"})
+    first = await frames_until_done(ws)
+    seen_at_done = await sync_to_async(status_now, thread_sensitive=False)(conversation.pk)
+    # so a question asked at once, through any server, starts a new run instead of joining a finishing one
+    await ws.send_json_to({"type": "message", "content": "And order 8?"})
+    second = await frames_until_done(ws)
+    await _finish_runs()
+
+    assert seen_at_done == ["done"]
+    assert first[-1]["data"]["answer"] == "Order 7 has shipped."
+    assert second[-1]["data"]["answer"] == "Order 8 awaits payment."
+    assert [f for f in second if f["event"] == "inject"] == []
+    assert await database_sync_to_async(status_now)(conversation.pk) == ["done", "done"]
+    await ws.disconnect()
