@@ -26,6 +26,7 @@ import logging
 import uuid
 import weakref
 from collections.abc import Callable, Mapping
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from datetime import timedelta
 from functools import reduce
@@ -35,7 +36,7 @@ from typing import Any
 from asgiref.sync import async_to_sync
 from channels.db import database_sync_to_async
 from channels.layers import get_channel_layer
-from django.db import transaction
+from django.db import close_old_connections, transaction
 from django.db.models import Max, Q
 from django.utils import timezone
 
@@ -104,8 +105,10 @@ class _Part:
     checkpoints: list[_Checkpoint] = field(default_factory=list)
     writes: list[SyncWrite] = field(default_factory=list)
     closers: list[asyncio.Future[None]] = field(default_factory=list)
+    last: _Item | None = None
 
     def add(self, item: _Item) -> None:
+        self.last = item
         if isinstance(item, RunEvent):
             self.rows.append(item)
         elif isinstance(item, _Checkpoint):
@@ -194,6 +197,23 @@ def _write_batches(
                 write()
 
 
+# The writer's own database thread (and so its own connection): event writes never queue behind the
+# other database work of the process, which asgiref runs on one shared thread one call after another.
+_WRITER_THREAD = ThreadPoolExecutor(max_workers=1, thread_name_prefix="event-writer")
+
+
+def _with_connection(function: Callable[..., None], args: tuple[Any, ...]) -> None:
+    close_old_connections()
+    try:
+        function(*args)
+    finally:
+        close_old_connections()
+
+
+async def _in_writer_thread(function: Callable[..., None], *args: Any) -> None:
+    await asyncio.get_running_loop().run_in_executor(_WRITER_THREAD, _with_connection, function, args)
+
+
 class _Writer:
     """The event writer of one event loop, shared by every run's sink on it (group commit).
 
@@ -223,6 +243,17 @@ class _Writer:
             self._task = asyncio.create_task(self._loop(), name="event-writer")
         return done
 
+    def queued_delta(self, sink: EventSink) -> RunEvent | None:
+        """The answer delta ``sink`` queued last, if nothing else of it was queued after it and it is
+        still waiting for the next write."""
+        part = self._pending.get(sink)
+        if part is None or part.last is None or not isinstance(part.last, RunEvent):
+            return None
+        row = part.last
+        if row.event == "answer" and row.data.get("status") == "delta":
+            return row
+        return None
+
     async def _loop(self) -> None:
         try:
             while self._pending:
@@ -246,9 +277,8 @@ class _Writer:
             elif part.has_writes:
                 live.append(part)
         if len(live) > 1:
-            together = database_sync_to_async(_write_batches)
             try:
-                await together([_args(part) for part in live])
+                await _in_writer_thread(_write_batches, [_args(part) for part in live])
             except Exception as exc:
                 if not isinstance(exc, _FenceMismatch):
                     logger.warning("writing %d runs' events together failed (%s); one by one", len(live), exc)
@@ -262,7 +292,7 @@ class _Writer:
     async def _write_one(self, part: _Part) -> None:
         sink = part.sink
         try:
-            await database_sync_to_async(_write_batch)(*_args(part))
+            await _in_writer_thread(_write_batch, *_args(part))
         except LeaseLost as exc:
             sink._lost()
             _settle(part.waiting, exc)
@@ -365,6 +395,13 @@ class EventSink:
             self._emit("done", held)
 
     def _emit(self, channel: str, data: Mapping[str, Any]) -> int:
+        if channel == "answer" and data.get("status") == "delta":
+            queued = _writer().queued_delta(self)
+            if queued is not None:
+                # Streamed pieces that arrive while the previous write is under way join the delta
+                # still waiting for the next one: one row and one frame, the same text, no delay.
+                queued.data["content"] = f"{queued.data.get('content', '')}{data.get('content', '')}"
+                return queued.seq
         seq = self._next_seq
         self._next_seq += 1
         self.last_seq = seq

@@ -4,6 +4,7 @@ share transactions, and one run's trouble never costs another run its events."""
 from __future__ import annotations
 
 import asyncio
+import time
 from typing import Any
 
 import pytest
@@ -124,3 +125,37 @@ async def test_a_run_whose_rows_the_database_refuses_does_not_lose_the_other_run
     assert broken_sink.failed is not None
     # live clients still see what could not be stored (a reconnecting one would find the gap)
     assert await _published_seqs(broken_channel) == [1, 2]
+
+
+async def test_answer_pieces_streamed_during_a_write_are_stored_and_sent_as_one_delta(monkeypatch):
+    run = await _running_run("here#1")
+    channel = await _listen(run.conversation_id)
+    write = events_store._write_batch
+
+    def slow_write(*args: Any) -> None:
+        time.sleep(0.2)  # a busy database: the pieces below arrive while this write is under way
+        write(*args)
+
+    monkeypatch.setattr(events_store, "_write_batch", slow_write)
+    sink = EventSink(
+        conversation_id=run.conversation_id, run_id=run.pk, first_seq=1, fence=Fence("here#1", 15)
+    )
+    sink.emit("answer", {"status": "start"})
+    await asyncio.sleep(0.05)  # the writer has taken the first batch
+    seqs = [
+        sink.emit("answer", {"status": "delta", "content": piece}) for piece in ("Order ", "7 ", "shipped")
+    ]
+    sink.emit("step", {"type": "answer", "status": "start"})
+    seqs.append(sink.emit("answer", {"status": "delta", "content": "."}))
+    await sink.close()
+
+    assert seqs == [2, 2, 2, 4]
+    rows = RunEvent.objects.filter(run_id=run.pk).order_by("seq").values_list("seq", "event", "data")
+    stored = await database_sync_to_async(list)(rows)
+    assert stored == [
+        (1, "answer", {"status": "start"}),
+        (2, "answer", {"status": "delta", "content": "Order 7 shipped"}),
+        (3, "step", {"type": "answer", "status": "start"}),
+        (4, "answer", {"status": "delta", "content": "."}),
+    ]
+    assert await _published_seqs(channel) == [1, 2, 3, 4]
