@@ -72,6 +72,9 @@ class RunHandle:
     agent: ReActAgent | PlanAgent | None = None
     cancel_requested: bool = False
     lost: bool = False
+    # Between taking its lease and recording its end: only then does the lease renewer speak for the run
+    # (before, the lease may not be taken yet; after, the run's end has released it).
+    holds_lease: bool = False
     # Ids of the follow-up messages already queued (a resumed run loads unread ones from the database).
     follow_ups: set[int] = field(default_factory=set)
 
@@ -202,7 +205,7 @@ class RunManager:
         renew = database_sync_to_async(run_leases_renew)
         while True:
             await asyncio.sleep(lease_renew_seconds())
-            handles = [h for h in self.runs.values() if not h.lost and not h.task.done()]
+            handles = [h for h in self.runs.values() if h.holds_lease and not h.lost and not h.task.done()]
             if not handles:
                 continue
             try:
@@ -213,7 +216,7 @@ class RunManager:
                 )
                 continue
             for handle in handles:
-                if handle.run_id not in held and not handle.task.done():
+                if handle.run_id not in held and handle.holds_lease and not handle.task.done():
                     self._lose(handle)
 
     async def wait(self, run_id: uuid.UUID) -> None:
@@ -246,6 +249,7 @@ class RunManager:
                 logger.warning("run %s is not this process's to run; leaving it", run_id)
                 handle.lost = True
                 return
+            handle.holds_lease = True
             conversation_id = await database_sync_to_async(
                 lambda: Run.objects.values_list("conversation_id", flat=True).get(pk=run_id)
             )()
@@ -360,6 +364,7 @@ class RunManager:
         self, handle: RunHandle, sink: EventSink | None, outcome: dict[str, Any], owner: str
     ) -> None:
         run_id = handle.run_id
+        handle.holds_lease = False  # the end recorded below releases the lease (the sink still fences)
         parking = outcome.pop("park", False)
         if sink is None:  # it failed before it had a stream
             if not handle.lost:

@@ -118,12 +118,18 @@ async def until_done(
 
 
 async def converse(
-    ws: ClientConnection, conversation: str, level: Level, rounds: int, delay: float, rng: random.Random
+    ws: ClientConnection,
+    conversation: str,
+    level: Level,
+    rounds: int,
+    delay: float,
+    rng: random.Random,
+    think: tuple[float, float],
 ) -> None:
     await asyncio.sleep(delay)
     for number in range(rounds):
         if number:
-            await asyncio.sleep(rng.uniform(0.2, 1.0))
+            await asyncio.sleep(rng.uniform(*think))
         level.active += 1
         level.peak_active = max(level.peak_active, level.active)
         try:
@@ -242,7 +248,7 @@ async def run_level(stack: BenchStack, world: dict[str, Any], n: int, args: argp
                 await asyncio.gather(
                     cancel_drill(base, spare[2], token, level, args.ramp / 2),
                     *(
-                        converse(ws, c, level, args.rounds, rng.uniform(0, args.ramp), rng)
+                        converse(ws, c, level, args.rounds, rng.uniform(0, args.ramp), rng, args.think_range)
                         for ws, c in zip(sockets, conversations, strict=True)
                     ),
                 )
@@ -408,7 +414,7 @@ async def main_async(args: argparse.Namespace) -> None:
     print(f"machine: {machine_summary()}")
     print(
         f"model: {args.latency} s per call, {args.tokens} streamed chunks {args.token_interval * 1000:.0f} ms "
-        f"apart; {args.rounds} questions per conversation, starts spread over {args.ramp} s"
+        f"apart; {args.rounds} questions per conversation, {args.think} s apart, starts spread over {args.ramp} s"
     )
     print()
     print_table(rows)
@@ -422,8 +428,12 @@ def main() -> None:
     parser.add_argument("--latency", default="0.2,0.8")
     parser.add_argument("--tokens", type=int, default=30)
     parser.add_argument("--token-interval", type=float, default=0.03)
+    parser.add_argument("--think", default="0.2,1.0", help="seconds a user pauses between questions: min,max")
     parser.add_argument("--level-timeout", type=float, default=180.0)
-    asyncio.run(main_async(parser.parse_args()))
+    args = parser.parse_args()
+    low, high = (float(x) for x in args.think.split(","))
+    args.think_range = (low, high)
+    asyncio.run(main_async(args))
 
 
 if __name__ == "__main__":

@@ -541,3 +541,36 @@ async def test_a_call_in_flight_when_its_process_died_is_not_made_again_nor_show
     assert done["tool_call_id"] == "t1" and done["error"] == UNKNOWN_OUTCOME
     assert (await ToolCallEntry.objects.aget(run=run)).status == "started"
     await ws.disconnect()
+
+
+async def test_the_lease_renewer_stops_only_runs_whose_lease_was_taken_elsewhere(settings):
+    # given three runs of this process: one still taking its lease (a busy database), one holding its
+    # lease, and one whose lease another process took after the sweeper interrupted it
+    from agents.run_manager import RunHandle, RunManager
+
+    settings.RUN_LEASE_RENEW_SECONDS = 0.02
+
+    def runs():
+        return [RunFactory(status="running", lease_owner=owner) for owner in ("", "here#2", "elsewhere#9")]
+
+    starting, holding, taken = await database_sync_to_async(runs)()
+    manager = RunManager()
+    work = asyncio.create_task(asyncio.sleep(30))
+    handles = {
+        run.pk: RunHandle(run_id=run.pk, task=work, owner=owner, holds_lease=holds)
+        for run, owner, holds in (
+            (starting, "here#1", False),
+            (holding, "here#2", True),
+            (taken, "here#3", True),
+        )
+    }
+    manager.runs.update(handles)
+
+    # when the renewer runs a few times
+    renewer = asyncio.create_task(manager._renew_leases())
+    await asyncio.sleep(0.3)
+    renewer.cancel()
+    work.cancel()
+
+    # then only the run whose lease is elsewhere is stopped
+    assert [h.lost for h in handles.values()] == [False, False, True]
