@@ -40,6 +40,7 @@ from django.db import close_old_connections, transaction
 from django.db.models import Max, Q
 from django.utils import timezone
 
+from agents.fanout import group_send_many
 from agents.models import Run, RunCheckpoint, RunEvent, RunStatus
 
 logger = logging.getLogger(__name__)
@@ -123,6 +124,12 @@ class _Part:
     @property
     def waiting(self) -> list[asyncio.Future[None]]:
         return [c.committed for c in self.checkpoints if c.committed is not None]
+
+
+@dataclass(slots=True)
+class _Outgoing:
+    frames: list[dict[str, Any]] = field(default_factory=list)
+    closers: list[asyncio.Future[None]] = field(default_factory=list)
 
 
 def _checkpoint_fields(checkpoints: list[_Checkpoint]) -> dict[str, Any]:
@@ -227,6 +234,10 @@ class _Writer:
     def __init__(self) -> None:
         self._pending: dict[EventSink, _Part] = {}
         self._task: asyncio.Task[None] | None = None
+        # Written frames waiting to be published, per run, with the close() waiters behind them. The
+        # publisher works beside the writer: the next write does not wait for the channel layer.
+        self._outbox: dict[EventSink, _Outgoing] = {}
+        self._publisher: asyncio.Task[None] | None = None
 
     def put(self, sink: EventSink, item: _Item | None) -> asyncio.Future[None] | None:
         """Queue an item of ``sink``; ``None`` asks for a future resolved once all before it is out."""
@@ -261,12 +272,52 @@ class _Writer:
                 self._pending = {}
                 try:
                     await self._write(parts)
-                    await self._publish(parts)
-                finally:
+                except BaseException:
                     for part in parts:
                         _settle(part.closers, None)
+                    raise
+                self._hand_over(parts)
         finally:
             self._task = None
+
+    def _hand_over(self, parts: list[_Part]) -> None:
+        for part in parts:
+            if not part.rows and not part.closers:
+                continue
+            outgoing = self._outbox.get(part.sink)
+            if outgoing is None:
+                outgoing = self._outbox[part.sink] = _Outgoing()
+            outgoing.frames += [row.frame() for row in part.rows]
+            outgoing.closers += part.closers
+        if self._outbox and self._publisher is None:
+            self._publisher = asyncio.create_task(self._publish_loop(), name="event-publisher")
+
+    async def _publish_loop(self) -> None:
+        """Publish what was written, in order per run: frames of several writes that waited for the
+        channel layer go out as one message."""
+        try:
+            while self._outbox:
+                batch, self._outbox = self._outbox, {}
+                try:
+                    await self._publish(batch)
+                finally:
+                    for outgoing in batch.values():
+                        _settle(outgoing.closers, None)
+        finally:
+            self._publisher = None
+
+    @staticmethod
+    async def _publish(batch: dict[EventSink, _Outgoing]) -> None:
+        """One channel-layer message per run, all of them in one pipelined round trip."""
+        sends = [(sink, outgoing.frames) for sink, outgoing in batch.items() if outgoing.frames]
+        layer = get_channel_layer()
+        if not sends or layer is None:
+            return
+        messages = [(sink._group, {"type": EVENT_MESSAGE_TYPE, "frames": frames}) for sink, frames in sends]
+        try:
+            await group_send_many(layer, messages)
+        except Exception:
+            logger.exception("could not publish the events of %d run(s)", len(messages))
 
     async def _write(self, parts: list[_Part]) -> None:
         live: list[_Part] = []
@@ -303,11 +354,6 @@ class _Writer:
             logger.exception("could not persist %d events of run %s", len(part.rows), sink.run_id)
         else:
             _settle(part.waiting, None)
-
-    async def _publish(self, parts: list[_Part]) -> None:
-        sends = [part.sink._publish([row.frame() for row in part.rows]) for part in parts if part.rows]
-        if sends:
-            await asyncio.gather(*sends)
 
 
 def _args(
@@ -347,7 +393,6 @@ class EventSink:
         self.run_id = run_id
         self._next_seq = first_seq
         self._group = conversation_group(conversation_id)
-        self._layer = get_channel_layer()
         self._queued = False
         self.last_seq = first_seq - 1
         self.failed: BaseException | None = None
@@ -446,15 +491,6 @@ class EventSink:
         self.lease_lost = True
         if self.on_lease_lost is not None:
             self.on_lease_lost()
-
-    async def _publish(self, frames: list[dict[str, Any]]) -> None:
-        """One channel-layer message per written batch: a burst of answer deltas costs one publish."""
-        if self._layer is None:
-            return
-        try:
-            await self._layer.group_send(self._group, {"type": EVENT_MESSAGE_TYPE, "frames": frames})
-        except Exception:
-            logger.exception("could not publish events %s.. of run %s", frames[0].get("seq"), self.run_id)
 
 
 def _settle(futures: list[asyncio.Future[None]], error: BaseException | None) -> None:

@@ -18,6 +18,7 @@ from channels.routing import ProtocolTypeRouter, URLRouter  # noqa: E402
 from channels.security.websocket import OriginValidator  # noqa: E402
 from django.conf import settings  # noqa: E402
 
+from platform_core.gc_tuning import gc_tune_for_server  # noqa: E402
 from platform_core.routing import websocket_urlpatterns  # noqa: E402
 from platform_core.ws_auth import SessionOrTokenAuthMiddleware  # noqa: E402
 
@@ -52,3 +53,6 @@ def build_websocket_app() -> object:
 
 
 application = ProtocolTypeRouter({"http": django_asgi_app, "websocket": build_websocket_app()})
+
+# Everything the server needs is loaded now: keep it out of the garbage collector's full scans.
+gc_tune_for_server()
