@@ -125,7 +125,7 @@ class ConversationConsumer(AsyncWebsocketConsumer):
                     conversation_id=self.conversation.pk
                 )
             else:
-                await run_manager.launch(start.run.pk)
+                await run_manager.launch(start.run.pk, conversation_id=self.conversation.pk)
                 return
         if active is None:  # it finished between the two checks: start afresh
             await self._on_message(content)
@@ -136,6 +136,10 @@ class ConversationConsumer(AsyncWebsocketConsumer):
         await run_manager.send_control(active.pk, "interrupt", content, message_id=message.pk)
 
     async def _on_cancel(self) -> None:
+        local = run_manager.local_run_for(self.conversation.pk)
+        if local is not None:  # working in this process: stop it now, without a database round trip
+            await run_manager.send_control(local, "cancel")
+            return
         active = await database_sync_to_async(selectors.active_run_for_conversation)(
             conversation_id=self.conversation.pk
         )
@@ -170,7 +174,7 @@ class ConversationConsumer(AsyncWebsocketConsumer):
         if not claimed:
             await self._error("nothing_to_resume", _("This answer is already being resumed."))
             return
-        await run_manager.launch(run.pk, resume=True, owner=owner)
+        await run_manager.launch(run.pk, resume=True, owner=owner, conversation_id=self.conversation.pk)
 
     async def _on_resume(self, after_seq: Any) -> None:
         if isinstance(after_seq, bool) or not isinstance(after_seq, int) or after_seq < 0:

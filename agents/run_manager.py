@@ -68,6 +68,7 @@ class RunHandle:
     run_id: uuid.UUID
     task: asyncio.Task[None]
     owner: str = ""
+    conversation_id: uuid.UUID | None = None
     interrupts: InterruptQueue = field(default_factory=InterruptQueue)
     agent: ReActAgent | PlanAgent | None = None
     cancel_requested: bool = False
@@ -104,20 +105,40 @@ class RunManager:
         self._loop: asyncio.AbstractEventLoop | None = None
 
     # -- starting and controlling -------------------------------------------------------------
-    async def launch(self, run_id: uuid.UUID, *, resume: bool = False, owner: str | None = None) -> RunHandle:
+    async def launch(
+        self,
+        run_id: uuid.UUID,
+        *,
+        resume: bool = False,
+        owner: str | None = None,
+        conversation_id: uuid.UUID | None = None,
+    ) -> RunHandle:
         """Start the run's task in this process and subscribe it to control messages.
 
         ``resume``: continue from the run's checkpoint; the caller has claimed the run with
         :func:`agents.leases.run_resume_claim` for ``owner`` (from :func:`agents.leases.lease_owner_new`).
+        ``conversation_id`` lets :meth:`local_run_for` find the run without the database.
         """
         await self._ensure_listener()
-        handle = RunHandle(run_id=run_id, task=None, owner=owner or lease_owner_new())  # type: ignore[arg-type]
+        handle = RunHandle(
+            run_id=run_id,
+            task=None,  # type: ignore[arg-type]
+            owner=owner or lease_owner_new(),
+            conversation_id=conversation_id,
+        )
         handle.task = asyncio.create_task(self._execute(handle, resume), name=f"run-{run_id}")
         self.runs[run_id] = handle
         layer = get_channel_layer()
         if layer is not None and self._channel is not None:
             await layer.group_add(run_group(run_id), self._channel)
         return handle
+
+    def local_run_for(self, conversation_id: uuid.UUID) -> uuid.UUID | None:
+        """The conversation's run working in this process, if any (a cancel needs no database then)."""
+        for handle in self.runs.values():
+            if handle.conversation_id == conversation_id and not handle.lost and not handle.task.done():
+                return handle.run_id
+        return None
 
     async def send_control(
         self, run_id: uuid.UUID, action: str, content: str = "", message_id: int | None = None

@@ -210,6 +210,32 @@ async def test_cancel_stops_a_run_with_a_tool_in_flight(chat, scripted_llm, orde
     await ws.disconnect()
 
 
+async def test_cancel_reaches_a_run_of_this_process_without_looking_it_up_in_the_database(
+    chat, scripted_llm, order_tools, monkeypatch
+):
+    from agents import consumers
+
+    scripted_llm.script(tool_calls(call("slow_report", {})))
+    _, conversation, token = await _setup(chat)
+    ws, _, _ = await connect(conversation.pk, token)
+    await ws.send_json_to({"type": "message", "content": "Run the slow report"})
+    await frames_until(ws, lambda f: f["data"].get("type") == "iteration" and f["data"]["status"] == "start")
+    lookups: list[object] = []
+
+    def looked_up(**kwargs):  # a busy process answers database calls last: a cancel must not wait for one
+        lookups.append(kwargs)
+        return None
+
+    monkeypatch.setattr(consumers.selectors, "active_run_for_conversation", looked_up)
+    await ws.send_json_to({"type": "cancel"})
+    frames = await frames_until_done(ws)
+    await _finish_runs()
+
+    assert frames[-1]["data"]["cancelled"] is True and lookups == []
+    assert (await Run.objects.aget(conversation=conversation)).status == "cancelled"
+    await ws.disconnect()
+
+
 async def test_bad_frames_get_error_events_and_the_socket_stays_open(chat, scripted_llm, order_tools):
     _, conversation, token = await _setup(chat)
     ws, _, _ = await connect(conversation.pk, token)
