@@ -1,12 +1,19 @@
 """Websocket load on ONE daphne process: N concurrent conversations on PostgreSQL and Redis.
 
-    .venv/bin/python benchmarks/ws_load.py [--levels 10,50,200,500] [--rounds 2]
+    .venv/bin/python benchmarks/ws_load.py [--profile chat|burst] [--levels 10,50,200,500]
 
-For each N a fresh daphne serves N conversations, each on its own authenticated socket. Starts are
-spread over ``--ramp`` seconds; each conversation asks ``--rounds`` questions (a think time of 0.2–1 s
-between them). Every question is a real run: the model (``benchmarks/streaming_llm.py``, its own process)
-answers each call after 200–800 ms, calls one ERP tool, and streams the final answer in 30 chunks 30 ms
-apart. Measured:
+For each N a fresh daphne serves N conversations, each on its own authenticated socket. Every question is
+a real run: the model (``benchmarks/streaming_llm.py``, its own process) waits before each of its calls,
+the agent calls one ERP tool, and the final answer streams in chunks. Two load profiles:
+
+- ``chat`` (default): people chatting with a model at production pace. Conversations join over 10 s; each
+  asks 3 questions, reading the answer for 3–8 s before the next; the model takes 0.5–1.5 s before each
+  call and streams the answer at 40 tokens/s (80 chunks, 25 ms apart).
+- ``burst``: a stress test. Every conversation starts within 2 s and asks 2 questions 0.2–1 s apart of a
+  fast model (0.2–0.8 s per call, 30 chunks 30 ms apart).
+
+Each setting can be overridden (``--rounds``, ``--ramp``, ``--think``, ``--latency``, ``--tokens``,
+``--token-interval``). Measured:
 
 - event latency, model → client: each streamed chunk carries the wall-clock time the model wrote it;
   the client matches the ``answer`` delta (by ``seq``) that carries it and subtracts. It spans the whole
@@ -414,23 +421,56 @@ async def main_async(args: argparse.Namespace) -> None:
     print(f"machine: {machine_summary()}")
     print(
         f"model: {args.latency} s per call, {args.tokens} streamed chunks {args.token_interval * 1000:.0f} ms "
-        f"apart; {args.rounds} questions per conversation, {args.think} s apart, starts spread over {args.ramp} s"
+        f"apart; {args.rounds} questions per conversation, {args.think} s apart, starts spread over {args.ramp} s "
+        f"(profile {args.profile})"
     )
     print()
     print_table(rows)
 
 
+# chat: a model at production pace (0.5-1.5 s before each call's first token, the answer at 40 tokens/s),
+# people who read the answer before asking again, conversations joining over 10 s.
+# burst: every conversation asks at once and again right away, of a fast model (a stress test).
+PROFILES: dict[str, dict[str, Any]] = {
+    "chat": {
+        "rounds": 3,
+        "ramp": 10.0,
+        "latency": "0.5,1.5",
+        "tokens": 80,
+        "token_interval": 0.025,
+        "think": "3,8",
+    },
+    "burst": {
+        "rounds": 2,
+        "ramp": 2.0,
+        "latency": "0.2,0.8",
+        "tokens": 30,
+        "token_interval": 0.03,
+        "think": "0.2,1.0",
+    },
+}
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--levels", default="10,50,200,500")
-    parser.add_argument("--rounds", type=int, default=2)
-    parser.add_argument("--ramp", type=float, default=2.0)
-    parser.add_argument("--latency", default="0.2,0.8")
-    parser.add_argument("--tokens", type=int, default=30)
-    parser.add_argument("--token-interval", type=float, default=0.03)
-    parser.add_argument("--think", default="0.2,1.0", help="seconds a user pauses between questions: min,max")
+    parser.add_argument(
+        "--profile",
+        choices=sorted(PROFILES),
+        default="chat",
+        help="chat: people chatting with a production-like model; burst: every conversation at once, fast model",
+    )
+    parser.add_argument("--rounds", type=int)
+    parser.add_argument("--ramp", type=float)
+    parser.add_argument("--latency")
+    parser.add_argument("--tokens", type=int)
+    parser.add_argument("--token-interval", type=float)
+    parser.add_argument("--think", help="seconds a user pauses between questions: min,max")
     parser.add_argument("--level-timeout", type=float, default=180.0)
     args = parser.parse_args()
+    for name, value in PROFILES[args.profile].items():
+        if getattr(args, name) is None:
+            setattr(args, name, value)
     low, high = (float(x) for x in args.think.split(","))
     args.think_range = (low, high)
     asyncio.run(main_async(args))
