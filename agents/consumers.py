@@ -21,13 +21,14 @@ import json
 import logging
 from typing import Any
 
+from channels.consumer import get_handler_name
 from channels.db import database_sync_to_async
 from channels.generic.websocket import AsyncWebsocketConsumer
 from django.utils import translation
 from django.utils.translation import gettext as _
 
 from agents import selectors, services
-from agents.events_store import EVENT_MESSAGE_TYPE, conversation_group, events_after_sync, last_seq_sync
+from agents.events_store import conversation_group, events_after_sync, last_seq_sync
 from agents.leases import lease_owner_new, run_resume_claim
 from agents.models import RunStatus
 from agents.parking import run_cancel_parked
@@ -194,13 +195,14 @@ class ConversationConsumer(AsyncWebsocketConsumer):
 
     # -- events from the run ---------------------------------------------------------------------
     async def dispatch(self, message: dict[str, Any]) -> None:
-        # Relaying persisted events touches the database only to fill a gap (through its own adapter), so
-        # skip Channels' per-message hop through the shared sync thread, which queues behind every
-        # other database call of the process.
-        if message.get("type") == EVENT_MESSAGE_TYPE:
-            await self.run_event(message)
-            return
-        await super().dispatch(message)
+        # Channels (>= 4.2) hops through the process's one shared sync thread before every message a
+        # consumer handles, to close stale database connections. This consumer reaches the database only
+        # through database_sync_to_async, which closes them itself, so the hop only made every client
+        # frame (a cancel too) and every relayed event wait behind the process's other database work.
+        handler = getattr(self, get_handler_name(message), None)
+        if handler is None:
+            raise ValueError(f"No handler for message type {message['type']}")
+        await handler(message)
 
     async def run_event(self, message: dict[str, Any]) -> None:
         """Persisted events published to the conversation's group (a batch, or one frame)."""

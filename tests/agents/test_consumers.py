@@ -236,6 +236,28 @@ async def test_cancel_reaches_a_run_of_this_process_without_looking_it_up_in_the
     await ws.disconnect()
 
 
+async def test_a_cancel_does_not_wait_behind_the_processs_other_database_work(
+    chat, scripted_llm, order_tools
+):
+    from asgiref.sync import sync_to_async
+
+    scripted_llm.script(tool_calls(call("slow_report", {})))
+    _, conversation, token = await _setup(chat)
+    ws, _, _ = await connect(conversation.pk, token)
+    await ws.send_json_to({"type": "message", "content": "Run the slow report"})
+    await frames_until(ws, lambda f: f["data"].get("type") == "iteration" and f["data"]["status"] == "start")
+    # the process's shared database thread is busy with someone else's long query
+    busy = asyncio.create_task(sync_to_async(time.sleep)(3))
+    await asyncio.sleep(0.05)
+    await ws.send_json_to({"type": "cancel"})
+    frames = await frames_until_done(ws)
+
+    assert frames[-1]["data"]["cancelled"] is True and not busy.done()
+    await busy
+    await _finish_runs()
+    await ws.disconnect()
+
+
 async def test_bad_frames_get_error_events_and_the_socket_stays_open(chat, scripted_llm, order_tools):
     _, conversation, token = await _setup(chat)
     ws, _, _ = await connect(conversation.pk, token)
