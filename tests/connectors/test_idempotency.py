@@ -120,25 +120,24 @@ def test_a_call_id_that_is_not_plain_ascii_becomes_a_digest(tool_call_id):
 # --- sent by a run's connector tools ------------------------------------------------------------------------
 
 
-@pytest.mark.django_db(transaction=True)
-async def test_a_runs_write_calls_carry_a_key_per_call_that_a_resumed_run_sends_again(http_service, org):
-    def arrange():
-        connector = ConnectorFactory(
-            organization=org, name="crm", base_url=http_service.base_url, allowed_private_hosts=["127.0.0.1"]
-        )
-        ConnectorActionFactory(
-            connector=connector,
-            name="pay",
-            method="POST",
-            path_template="/payments",
-            parameters=PAY_PARAMETERS,
-        )
+def _crm_connector(org, base_url: str, *, listing: bool = False):
+    """A ``crm`` connector on the loopback service with a ``pay`` write action (and ``list_payments``)."""
+    connector = ConnectorFactory(
+        organization=org, name="crm", base_url=base_url, allowed_private_hosts=["127.0.0.1"]
+    )
+    ConnectorActionFactory(
+        connector=connector, name="pay", method="POST", path_template="/payments", parameters=PAY_PARAMETERS
+    )
+    if listing:
         ConnectorActionFactory(
             connector=connector, name="list_payments", method="GET", path_template="/payments"
         )
-        return connector
+    return connector
 
-    connector = await sync_to_async(arrange)()
+
+@pytest.mark.django_db(transaction=True)
+async def test_a_runs_write_calls_carry_a_key_per_call_that_a_resumed_run_sends_again(http_service, org):
+    connector = await sync_to_async(_crm_connector)(org, http_service.base_url, listing=True)
     run_id = str(uuid.uuid4())
     blueprint = _blueprint(org, connector, run_id)
 
@@ -175,20 +174,7 @@ async def test_a_runs_write_calls_carry_a_key_per_call_that_a_resumed_run_sends_
 
 @pytest.mark.django_db(transaction=True)
 async def test_calls_outside_a_run_and_test_connection_send_no_key(http_service, org):
-    def arrange():
-        connector = ConnectorFactory(
-            organization=org, name="crm", base_url=http_service.base_url, allowed_private_hosts=["127.0.0.1"]
-        )
-        ConnectorActionFactory(
-            connector=connector,
-            name="pay",
-            method="POST",
-            path_template="/payments",
-            parameters=PAY_PARAMETERS,
-        )
-        return connector
-
-    connector = await sync_to_async(arrange)()
+    connector = await sync_to_async(_crm_connector)(org, http_service.base_url)
     assert connector.idempotency_header == "Idempotency-Key"
     [tool] = await aconnector_tools_for(
         organization_id=org.pk, connector_ids=[connector.pk], context=CallContext(organization_id=org.pk)
