@@ -7,6 +7,7 @@ import time
 
 import pytest
 from channels.db import database_sync_to_async
+from django.db import connection
 
 from agents import runtime
 from agents.engine.tools import FunctionTool
@@ -312,7 +313,10 @@ async def test_a_run_is_recorded_finished_before_its_done_event_reaches_the_clie
 
     def status_now(conversation_id) -> list[str]:  # as another server process would read it
         runs = Run.objects.filter(conversation_id=conversation_id).order_by("started_at")
-        return list(runs.values_list("status", flat=True))
+        try:
+            return list(runs.values_list("status", flat=True))
+        finally:
+            connection.close()  # this thread's own connection: give it back before the test ends
 
     monkeypatch.setattr(manager_module, "run_finish", slow_finish)
     scripted_llm.script(*[text(a) for a in ["Order 7 has shipped."] * 2 + ["Order 8 awaits payment."] * 2])
