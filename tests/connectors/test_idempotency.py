@@ -9,9 +9,7 @@ from collections.abc import Mapping, Sequence
 from decimal import Decimal
 from types import SimpleNamespace
 from typing import Any
-from urllib.parse import urlsplit
 
-import httpx
 import pytest
 from asgiref.sync import sync_to_async
 
@@ -22,9 +20,9 @@ from agents.engine.tool_runner import ToolCallRecord, ToolRunner
 from agents.engine.tools import Tool, ToolRegistry
 from connectors.demo_api.models import DemoPayment, DemoPurchaseOrder
 from connectors.idempotency import connector_idempotency_key
-from connectors.models import Connector
-from connectors.services import CallContext, connector_import_openapi, connector_test_connection
+from connectors.services import CallContext, connector_test_connection
 from connectors.tools import aconnector_tools_for, connector_tools_for_run
+from tests.connectors.demo_erp import demo_erp_connector, demo_erp_document
 from tests.factories import ConnectorActionFactory, ConnectorFactory
 from tests.fakes.http_service import LoopbackHTTPService, running_http_service
 
@@ -219,18 +217,10 @@ async def test_the_connectors_header_setting_renames_or_turns_off_the_key(http_s
 
 @pytest.mark.django_db(transaction=True)
 async def test_the_demo_erp_pays_once_for_a_call_that_reaches_it_twice(live_server, org):
-    async with httpx.AsyncClient() as client:
-        document = (await client.get(f"{live_server.url}/demo-api/openapi.json")).text
+    document = await demo_erp_document(live_server.url)
 
     def arrange():
-        connector = Connector(
-            organization=org,
-            name="erp",
-            base_url=f"{live_server.url}/demo-api",
-            allowed_private_hosts=[urlsplit(live_server.url).hostname],
-        )
-        connector.save()
-        connector_import_openapi(connector=connector, document_text=document, actor=None)
+        connector, _ = demo_erp_connector(org, live_server.url, document)
         order = DemoPurchaseOrder.objects.create(
             number="PO-IDEM", supplier="Acme Parts", amount=Decimal("100.00"), status="approved"
         )

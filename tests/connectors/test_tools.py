@@ -5,9 +5,8 @@ from __future__ import annotations
 import asyncio
 import json
 from types import SimpleNamespace
-from urllib.parse import quote, urlsplit
+from urllib.parse import quote
 
-import httpx
 import pytest
 from asgiref.sync import sync_to_async
 from django.db import connection
@@ -16,7 +15,7 @@ from agents import runtime
 from agents.engine.tools import ToolRegistry
 from connectors.models import Connector, ConnectorAction, ConnectorCallLog
 from connectors.redaction import is_secret_key, redact
-from connectors.services import CallContext, connector_import_openapi
+from connectors.services import CallContext
 from connectors.tools import (
     FREE_FORM_PARAMETERS,
     aconnector_tools_for,
@@ -25,6 +24,7 @@ from connectors.tools import (
     current_tool_call_id,
     tool_name_for,
 )
+from tests.connectors.demo_erp import demo_erp_connector, demo_erp_document
 from tests.factories import ConnectorActionFactory, ConnectorFactory
 from tests.fakes.http_service import running_http_service
 
@@ -65,21 +65,8 @@ async def _tools(org, *connectors, user=None):
 async def test_every_imported_demo_action_works_through_its_tool_and_leaves_one_log_row(
     live_server, org, member
 ):
-    async with httpx.AsyncClient() as client:
-        document = (await client.get(f"{live_server.url}/demo-api/openapi.json")).text
-
-    def make_connector():
-        connector = Connector(
-            organization=org,
-            name="erp",
-            base_url=f"{live_server.url}/demo-api",
-            allowed_private_hosts=[urlsplit(live_server.url).hostname],
-        )
-        connector.save()
-        report = connector_import_openapi(connector=connector, document_text=document, actor=None)
-        return connector, report
-
-    connector, report = await sync_to_async(make_connector)()
+    document = await demo_erp_document(live_server.url)
+    connector, report = await sync_to_async(demo_erp_connector)(org, live_server.url, document)
     assert len(report.added) == 6
     tools = await _tools(org, connector, user=member)
     registry = ToolRegistry(tools.values())  # the engine accepts every schema
