@@ -224,11 +224,12 @@ async def _in_writer_thread(function: Callable[..., None], *args: Any) -> None:
 class _Writer:
     """The event writer of one event loop, shared by every run's sink on it (group commit).
 
-    Whatever all runs queued while the previous write ran is written in one transaction, then published
-    (one channel-layer message per run), so the cost per write (a round trip per statement on the one
-    thread that talks to the database) is shared by every run instead of queued once per run. Should
-    that transaction fail (a lease gone, the database refusing one run's rows) each run's batch is
-    written again on its own, so one run never costs another its events.
+    Whatever all runs queued while the previous write ran is written in one transaction, in the writer's
+    own thread, so the cost per write (a round trip per statement) is shared by every run instead of
+    queued once per run. Written frames are then published by a task of their own (one channel-layer
+    message per run, all in one round trip) while the next write runs. Should that transaction fail (a
+    lease gone, the database refusing one run's rows) each run's batch is written again on its own, so
+    one run never costs another its events.
     """
 
     def __init__(self) -> None:
