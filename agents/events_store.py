@@ -29,19 +29,18 @@ from collections.abc import Callable, Mapping
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from datetime import timedelta
-from functools import reduce
-from operator import or_
 from typing import Any
 
 from asgiref.sync import async_to_sync
 from channels.db import database_sync_to_async
 from channels.layers import get_channel_layer
 from django.db import close_old_connections, transaction
-from django.db.models import Max, Q
+from django.db.models import Max
 from django.utils import timezone
 
+from agents.event_sql import PendingEvent, events_insert, leases_renew_fenced
 from agents.fanout import group_send_many
-from agents.models import Run, RunCheckpoint, RunEvent, RunStatus
+from agents.models import Run, RunCheckpoint, RunEvent
 
 logger = logging.getLogger(__name__)
 
@@ -90,7 +89,7 @@ class _Checkpoint:
 
 # A write that joins the next batch's transaction (the tool ledger's "call finished" rows).
 SyncWrite = Callable[[], None]
-_Item = RunEvent | _Checkpoint | Callable[[], None]
+_Item = PendingEvent | _Checkpoint | Callable[[], None]
 
 
 class _FenceMismatch(Exception):
@@ -102,7 +101,7 @@ class _Part:
     """What one sink queued since the previous write, in order within its kind."""
 
     sink: EventSink
-    rows: list[RunEvent] = field(default_factory=list)
+    rows: list[PendingEvent] = field(default_factory=list)
     checkpoints: list[_Checkpoint] = field(default_factory=list)
     writes: list[SyncWrite] = field(default_factory=list)
     closers: list[asyncio.Future[None]] = field(default_factory=list)
@@ -110,7 +109,7 @@ class _Part:
 
     def add(self, item: _Item) -> None:
         self.last = item
-        if isinstance(item, RunEvent):
+        if isinstance(item, PendingEvent):
             self.rows.append(item)
         elif isinstance(item, _Checkpoint):
             self.checkpoints.append(item)
@@ -151,22 +150,21 @@ def _checkpoint_rows(run_id: uuid.UUID, checkpoints: list[_Checkpoint]) -> list[
 
 def _write_batch(
     run_id: uuid.UUID,
-    rows: list[RunEvent],
+    rows: list[PendingEvent],
     checkpoints: list[_Checkpoint],
     writes: list[SyncWrite],
     fence: Fence | None,
 ) -> None:
     """Write one run's batch in its own transaction; raises :class:`LeaseLost` if its fence fails."""
     with transaction.atomic():
-        fields = _checkpoint_fields(checkpoints)
+        now = timezone.now()
         if fence is not None:
-            fields["lease_expires_at"] = timezone.now() + timedelta(seconds=fence.lease_seconds)
-            held = Run.objects.filter(pk=run_id, lease_owner=fence.owner, status=RunStatus.RUNNING)
-            if not held.update(**fields):
+            until = now + timedelta(seconds=fence.lease_seconds)
+            if not leases_renew_fenced([(run_id, fence.owner)], until):
                 raise LeaseLost(str(run_id))
-        elif fields:
-            Run.objects.filter(pk=run_id).update(**fields)
-        RunEvent.objects.bulk_create(rows)
+        if checkpoints:
+            Run.objects.filter(pk=run_id).update(**_checkpoint_fields(checkpoints))
+        events_insert(rows, now)
         if checkpoints:
             RunCheckpoint.objects.bulk_create(_checkpoint_rows(run_id, checkpoints))
         for write in writes:
@@ -174,7 +172,7 @@ def _write_batch(
 
 
 def _write_batches(
-    parts: list[tuple[uuid.UUID, list[RunEvent], list[_Checkpoint], list[SyncWrite], Fence | None]],
+    parts: list[tuple[uuid.UUID, list[PendingEvent], list[_Checkpoint], list[SyncWrite], Fence | None]],
 ) -> None:
     """Write the batches of several runs in ONE transaction: one lease renewal for all, one INSERT of
     all their events. Raises :class:`_FenceMismatch` (nothing written) when any lease is gone."""
@@ -185,18 +183,14 @@ def _write_batches(
             if fence is not None:
                 fenced.setdefault(fence.lease_seconds, []).append((run_id, fence.owner))
         for seconds, held in fenced.items():
-            condition = reduce(or_, (Q(pk=run_id, lease_owner=owner) for run_id, owner in held))
-            renewed = Run.objects.filter(condition, status=RunStatus.RUNNING).update(
-                lease_expires_at=now + timedelta(seconds=seconds)
-            )
-            if renewed != len(held):
+            if leases_renew_fenced(held, now + timedelta(seconds=seconds)) != len(held):
                 raise _FenceMismatch
         checkpoint_rows: list[RunCheckpoint] = []
         for run_id, _rows, checkpoints, _writes, _fence in parts:
             if checkpoints:
                 Run.objects.filter(pk=run_id).update(**_checkpoint_fields(checkpoints))
                 checkpoint_rows += _checkpoint_rows(run_id, checkpoints)
-        RunEvent.objects.bulk_create([row for part in parts for row in part[1]])
+        events_insert([row for part in parts for row in part[1]], now)
         if checkpoint_rows:
             RunCheckpoint.objects.bulk_create(checkpoint_rows)
         for part in parts:
@@ -255,11 +249,11 @@ class _Writer:
             self._task = asyncio.create_task(self._loop(), name="event-writer")
         return done
 
-    def queued_delta(self, sink: EventSink) -> RunEvent | None:
+    def queued_delta(self, sink: EventSink) -> PendingEvent | None:
         """The answer delta ``sink`` queued last, if nothing else of it was queued after it and it is
         still waiting for the next write."""
         part = self._pending.get(sink)
-        if part is None or part.last is None or not isinstance(part.last, RunEvent):
+        if part is None or part.last is None or not isinstance(part.last, PendingEvent):
             return None
         row = part.last
         if row.event == "answer" and row.data.get("status") == "delta":
@@ -359,7 +353,7 @@ class _Writer:
 
 def _args(
     part: _Part,
-) -> tuple[uuid.UUID, list[RunEvent], list[_Checkpoint], list[SyncWrite], Fence | None]:
+) -> tuple[uuid.UUID, list[PendingEvent], list[_Checkpoint], list[SyncWrite], Fence | None]:
     return part.sink.run_id, part.rows, part.checkpoints, part.writes, part.sink.fence
 
 
@@ -451,9 +445,7 @@ class EventSink:
         seq = self._next_seq
         self._next_seq += 1
         self.last_seq = seq
-        row = RunEvent(
-            conversation_id=self.conversation_id, run_id=self.run_id, seq=seq, event=channel, data=dict(data)
-        )
+        row = PendingEvent(self.conversation_id, self.run_id, seq, channel, dict(data))
         self._put(row)
         return seq
 

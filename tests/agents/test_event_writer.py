@@ -159,3 +159,21 @@ async def test_answer_pieces_streamed_during_a_write_are_stored_and_sent_as_one_
         (4, "answer", {"status": "delta", "content": "."}),
     ]
     assert await _published_seqs(channel) == [1, 2, 3, 4]
+
+
+async def test_a_batch_larger_than_the_databases_parameter_limit_is_stored_whole_with_its_data():
+    run = await _running_run("here#big")
+    sink = EventSink(
+        conversation_id=run.conversation_id, run_id=run.pk, first_seq=1, fence=Fence("here#big", 15)
+    )
+    channel = await _listen(run.conversation_id)
+    # Steps, not deltas: deltas waiting together would be joined into one row.
+    for i in range(1200):
+        sink.emit("step", {"index": i, "text": f"步骤 {i}", "nested": {"ok": i % 2 == 0}})
+    await sink.close()
+
+    rows = RunEvent.objects.filter(run_id=run.pk).order_by("seq")
+    stored = await database_sync_to_async(list)(rows.values_list("seq", "event", "data"))
+    assert [seq for seq, _event, _data in stored] == list(range(1, 1201))
+    assert stored[1199] == (1200, "step", {"index": 1199, "text": "步骤 1199", "nested": {"ok": False}})
+    assert await _published_seqs(channel) == list(range(1, 1201))
