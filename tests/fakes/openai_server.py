@@ -2,7 +2,8 @@
 
 A real HTTP server on 127.0.0.1 (random port, background thread) that answers
 ``POST /v1/chat/completions`` the way OpenAI does, streaming (SSE) and not. Tests queue
-replies with :meth:`ScriptedOpenAIServer.script`; each request pops one, in order. The code
+replies with :meth:`ScriptedOpenAIServer.script`; each request pops one, in order
+(:func:`event_stream` sends a raw, paced event stream instead of a scripted answer). The code
 under test reaches it through the real ``openai`` SDK, so retries, timeouts, SSE parsing and
 error mapping are exercised for real.
 
@@ -23,6 +24,7 @@ import threading
 import time
 from collections import deque
 from collections.abc import Iterator
+from dataclasses import dataclass
 from http.server import BaseHTTPRequestHandler
 from typing import Any
 
@@ -48,6 +50,7 @@ from tests.fakes.threaded_server import OwnedHTTPServer, ThreadedServer
 __all__ = [
     "NO_REPLY_MESSAGE",
     "ErrorReply",
+    "EventStreamReply",
     "HangReply",
     "MalformedReply",
     "Reply",
@@ -59,6 +62,7 @@ __all__ = [
     "call",
     "context_length_error",
     "error",
+    "event_stream",
     "hang",
     "malformed",
     "text",
@@ -66,6 +70,23 @@ __all__ = [
 ]
 
 NO_REPLY_MESSAGE = "scripted LLM: no reply scripted for this request"
+
+
+@dataclass(frozen=True)
+class EventStreamReply:
+    """A raw ``text/event-stream`` body, written piece by piece (see :func:`event_stream`)."""
+
+    pieces: tuple[bytes | float, ...]
+
+
+def event_stream(*pieces: bytes | float) -> EventStreamReply:
+    """A streamed answer sent verbatim, to script what :func:`text` cannot: odd SSE framing,
+    comments, a provider that stalls mid-answer.
+
+    Each ``bytes`` piece is written and flushed as its own HTTP chunk; a number pauses that many
+    seconds. The body then ends normally. A reset or stop during a pause drops the connection.
+    """
+    return EventStreamReply(pieces)
 
 
 # --- the server ------------------------------------------------------------------------------
@@ -76,7 +97,7 @@ class ScriptedOpenAIServer(ThreadedServer):
 
     def __init__(self) -> None:
         self.requests: list[dict[str, Any]] = []
-        self._queue: deque[ReplySource] = deque()
+        self._queue: deque[ReplySource | EventStreamReply] = deque()
         self._lock = threading.Lock()
         self._ids = itertools.count(1)
         # Set to wake every pending hang/latency wait (on reset and stop); replaced afterwards.
@@ -102,7 +123,7 @@ class ScriptedOpenAIServer(ThreadedServer):
                 raise AssertionError("the scripted LLM received no request")
             return self.requests[-1]
 
-    def script(self, *replies: ReplySource) -> None:
+    def script(self, *replies: ReplySource | EventStreamReply) -> None:
         """Append replies to the queue; each incoming request consumes one, in order.
 
         A callable receives the parsed request body and returns the reply to send.
@@ -123,13 +144,13 @@ class ScriptedOpenAIServer(ThreadedServer):
 
     # used by the handler
 
-    def _take(self, body: dict[str, Any]) -> tuple[Reply | None, threading.Event, int]:
+    def _take(self, body: dict[str, Any]) -> tuple[Reply | EventStreamReply | None, threading.Event, int]:
         with self._lock:
             self.requests.append(body)
             source = self._queue.popleft() if self._queue else None
             wake = self._wake
             number = next(self._ids)
-        if source is None or isinstance(source, Reply):
+        if source is None or isinstance(source, Reply | EventStreamReply):
             return source, wake, number
         return source(body), wake, number
 
@@ -170,7 +191,12 @@ class _Handler(BaseHTTPRequestHandler):
 
     # replies
 
-    def _answer(self, body: dict[str, Any], reply: Reply, wake: threading.Event, cid: str) -> None:
+    def _answer(
+        self, body: dict[str, Any], reply: Reply | EventStreamReply, wake: threading.Event, cid: str
+    ) -> None:
+        if isinstance(reply, EventStreamReply):
+            self._event_stream(reply, wake)
+            return
         if isinstance(reply, HangReply):
             if wake.wait(reply.seconds):
                 self._abort()
@@ -256,6 +282,20 @@ class _Handler(BaseHTTPRequestHandler):
         if (body.get("stream_options") or {}).get("include_usage") and not reply.omit_usage:
             event(None, usage=_usage(body, reply))
         self._write_chunk(b"data: [DONE]\n\n")
+        self.wfile.write(b"0\r\n\r\n")
+        self.wfile.flush()
+
+    def _event_stream(self, reply: EventStreamReply, wake: threading.Event) -> None:
+        self.send_response(200)
+        self.send_header("Content-Type", "text/event-stream")
+        self.send_header("Transfer-Encoding", "chunked")
+        self.end_headers()
+        for piece in reply.pieces:
+            if isinstance(piece, bytes):
+                self._write_chunk(piece)
+            elif wake.wait(piece):
+                self._abort()
+                return
         self.wfile.write(b"0\r\n\r\n")
         self.wfile.flush()
 
