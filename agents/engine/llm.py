@@ -13,15 +13,20 @@ from __future__ import annotations
 
 import asyncio
 import hashlib
+import json
 import logging
 import re
+import ssl
 import weakref
-from collections.abc import AsyncIterator, Mapping, Sequence
+from collections.abc import AsyncIterable, AsyncIterator, Mapping, Sequence
+from contextlib import aclosing
 from dataclasses import dataclass, field
 from types import MappingProxyType
 from typing import Any, Protocol, runtime_checkable
 from urllib.parse import urlsplit
 
+import anyio
+import httpx2
 import openai
 
 logger = logging.getLogger(__name__)
@@ -247,33 +252,46 @@ class OpenAICompatibleLLM:
         temperature: float | None = None,
         usage: Usage | None = None,
     ) -> AsyncIterator[str]:
-        """Yield content deltas; add the stream's usage to ``usage`` when it ends."""
+        """Yield content deltas; add the stream's usage to ``usage`` when it ends.
+
+        The SDK sends the request (auth, retries, HTTP errors as its exceptions, timeouts); the
+        body is read raw and decoded by :func:`sse_payloads` (see there why).
+        """
         request = self._request(messages, temperature)
         request["stream"] = True
         request["stream_options"] = {"include_usage": True}
-        try:
-            stream = await self.client().chat.completions.create(**request)
-        except (openai.OpenAIError, ValueError) as exc:
-            raise self._error(exc) from exc
         produced: list[str] = []
         reported: Usage | None = None
         chunks = 0
         try:
-            async for chunk in stream:
-                chunks += 1
-                if chunk.usage is not None:
-                    reported = _usage(chunk.usage)
-                if chunk.choices:
-                    delta = chunk.choices[0].delta.content
-                    if delta:
-                        produced.append(delta)
-                        yield delta
+            async with (
+                self.client().chat.completions.with_streaming_response.create(**request) as response,
+                aclosing(response.iter_bytes()) as body,
+                aclosing(sse_lines(body)) as lines,
+                aclosing(sse_payloads(lines)) as payloads,
+            ):
+                try:
+                    async for chunk in payloads:
+                        chunks += 1
+                        if chunk.get("error"):
+                            raise _stream_error(chunk["error"], response.http_response.request)
+                        if chunk.get("usage") is not None:
+                            reported = _reported_usage(chunk["usage"])
+                        delta = _delta_content(chunk)
+                        if delta:
+                            produced.append(delta)
+                            yield delta
+                    await _drain(body)
+                # What the SDK's own stream raised for a transport failure while reading the body.
+                except httpx2.TimeoutException as exc:
+                    raise openai.APITimeoutError(request=response.http_response.request) from exc
+                except _TRANSPORT_ERRORS as exc:
+                    raise openai.APIConnectionError(request=response.http_response.request) from exc
             if not chunks:
                 raise ValueError("the stream ended without any event")
         except (openai.OpenAIError, ValueError, AttributeError, TypeError) as exc:
             raise self._error(exc) from exc
         finally:
-            await stream.close()
             if usage is not None:
                 usage.add(reported or _estimated_usage(request["messages"], "".join(produced)))
 
@@ -301,6 +319,133 @@ class OpenAICompatibleLLM:
         error.status_code = status
         logger.warning("LLM call failed: %s (HTTP %s)", type(exc).__name__, status)
         return error
+
+
+# --- the event stream -------------------------------------------------------------------------
+
+# Transport failures of httpx2 while a body is read, as the SDK's stream maps them to
+# APIConnectionError (it adds the TLS and stream-end errors that anyio raises unmapped).
+_TRANSPORT_ERRORS: tuple[type[Exception], ...] = (httpx2.RequestError, ssl.SSLError, anyio.EndOfStream)
+# How long the rest of a body is read after ``[DONE]``, so that the connection goes back to the pool.
+_DRAIN_SECONDS = 0.1
+
+
+async def sse_lines(chunks: AsyncIterable[bytes]) -> AsyncIterator[str]:
+    """The lines of an event stream's body, each yielded as soon as its end arrives.
+
+    Lines end at CR LF, LF or CR, as the SSE spec says; ``httpx``'s ``aiter_lines`` (behind the
+    SDK's ``iter_lines``) would also split at U+2028, U+0085 and other Unicode line breaks, which
+    a provider may send unescaped inside a JSON string. The body is UTF-8; a leading BOM is dropped.
+    """
+    tail = b""
+    skip_lf = False  # the last chunk ended in CR: an LF starting the next one ends no line
+    first = True
+    async for chunk in chunks:
+        if skip_lf and chunk[:1] == b"\n":
+            chunk = chunk[1:]
+        if not chunk:
+            continue
+        skip_lf = chunk[-1:] == b"\r"
+        if tail:
+            chunk = tail + chunk
+        lines = chunk.splitlines()
+        tail = b"" if chunk[-1:] in (b"\n", b"\r") else lines.pop()
+        for line in lines:
+            text = line.decode()
+            if first:
+                text = text.removeprefix("\ufeff")
+                first = False
+            yield text
+    if tail:
+        yield tail.decode().removeprefix("\ufeff") if first else tail.decode()
+
+
+async def sse_payloads(lines: AsyncIterable[str]) -> AsyncIterator[dict[str, Any]]:
+    """The JSON payloads of an OpenAI-style event stream, one dict an event, until ``data: [DONE]``.
+
+    We decode the stream ourselves instead of iterating the SDK's typed ``AsyncStream``: that
+    builds a pydantic ``ChatCompletionChunk`` for every token (``construct_type`` over the whole
+    chunk), which cost about an eighth of a busy server process's CPU, while we read only
+    ``choices[0].delta.content`` and ``usage``.
+
+    Per the SSE spec an event is the ``data:`` lines before an empty line, joined with ``\\n``
+    (one leading space of a value is dropped); ``:`` comments (keep-alives), ``event:``,
+    ``id:``, ``retry:`` and unknown fields carry nothing we read, and an event left unfinished
+    when the stream ends is discarded. Events of every type are decoded alike, as the SDK does.
+    An event without data is skipped. Raises ``ValueError`` for data that is not a JSON object.
+    """
+    data: list[str] = []
+    async for line in lines:
+        if line:
+            if line.startswith("data:"):
+                value = line[5:]
+                data.append(value[1:] if value[:1] == " " else value)
+            elif line == "data":
+                data.append("")
+            continue
+        if not data:
+            continue
+        payload = data[0] if len(data) == 1 else "\n".join(data)
+        data = []
+        if payload.startswith("[DONE]"):
+            return
+        if not payload.strip():
+            continue
+        decoded = json.loads(payload)
+        if not isinstance(decoded, dict):
+            raise ValueError(f"an event's data is not a JSON object: {payload[:80]!r}")
+        yield decoded
+
+
+def _stream_error(error: Any, request: httpx2.Request) -> openai.APIError:
+    """The error a provider reports inside a stream, built as the SDK's stream built it."""
+    message = error.get("message") if isinstance(error, dict) else None
+    if not message or not isinstance(message, str):
+        message = "An error occurred during streaming"
+    return openai.APIError(message, request, body=error)
+
+
+def _delta_content(chunk: dict[str, Any]) -> str | None:
+    """``choices[0].delta.content`` of a stream chunk (a choice without a delta has none)."""
+    choices = chunk.get("choices")
+    if not choices:
+        return None
+    if not isinstance(choices, list) or not isinstance(choices[0], dict):
+        raise ValueError("a chunk's choices are not a list of objects")
+    delta = choices[0].get("delta")
+    if delta is None:
+        return None
+    if not isinstance(delta, dict):
+        raise ValueError("a chunk's delta is not an object")
+    content = delta.get("content")
+    if content is not None and not isinstance(content, str):
+        raise ValueError("a chunk's delta content is not a string")
+    return content
+
+
+def _reported_usage(reported: Any) -> Usage:
+    if not isinstance(reported, dict):
+        raise ValueError("a chunk's usage is not an object")
+    prompt = reported.get("prompt_tokens") or 0
+    completion = reported.get("completion_tokens") or 0
+    total = reported.get("total_tokens") or 0
+    if not all(isinstance(n, int) for n in (prompt, completion, total)):
+        raise ValueError("a chunk's usage has a token count that is not an integer")
+    return Usage(prompt, completion, total or prompt + completion, calls=1)
+
+
+async def _drain(body: AsyncIterator[bytes]) -> None:
+    """Read what is left of a body after ``[DONE]`` (its end, normally), briefly.
+
+    An HTTP/1.1 connection whose response was not read to its end is closed instead of
+    reused; the SDK's stream drains the same way.
+    """
+    try:
+        async with asyncio.timeout(_DRAIN_SECONDS):
+            async for _ in body:
+                pass
+    except (TimeoutError, httpx2.TimeoutException, *_TRANSPORT_ERRORS):
+        pass  # the answer is complete: a failure to reuse the connection is no error
 
 
 def strip_metadata(messages: Sequence[Message]) -> list[Message]:
