@@ -13,12 +13,11 @@ from __future__ import annotations
 
 import asyncio
 import hashlib
-import json
 import logging
 import re
 import ssl
 import weakref
-from collections.abc import AsyncIterable, AsyncIterator, Mapping, Sequence
+from collections.abc import AsyncIterator, Mapping, Sequence
 from contextlib import aclosing
 from dataclasses import dataclass, field
 from types import MappingProxyType
@@ -28,6 +27,8 @@ from urllib.parse import urlsplit
 import anyio
 import httpx2
 import openai
+
+from agents.engine.sse import sse_lines, sse_payloads
 
 logger = logging.getLogger(__name__)
 
@@ -328,73 +329,6 @@ class OpenAICompatibleLLM:
 _TRANSPORT_ERRORS: tuple[type[Exception], ...] = (httpx2.RequestError, ssl.SSLError, anyio.EndOfStream)
 # How long the rest of a body is read after ``[DONE]``, so that the connection goes back to the pool.
 _DRAIN_SECONDS = 0.1
-
-
-async def sse_lines(chunks: AsyncIterable[bytes]) -> AsyncIterator[str]:
-    """The lines of an event stream's body, each yielded as soon as its end arrives.
-
-    Lines end at CR LF, LF or CR, as the SSE spec says; ``httpx``'s ``aiter_lines`` (behind the
-    SDK's ``iter_lines``) would also split at U+2028, U+0085 and other Unicode line breaks, which
-    a provider may send unescaped inside a JSON string. The body is UTF-8; a leading BOM is dropped.
-    """
-    tail = b""
-    skip_lf = False  # the last chunk ended in CR: an LF starting the next one ends no line
-    first = True
-    async for chunk in chunks:
-        if skip_lf and chunk[:1] == b"\n":
-            chunk = chunk[1:]
-        if not chunk:
-            continue
-        skip_lf = chunk[-1:] == b"\r"
-        if tail:
-            chunk = tail + chunk
-        lines = chunk.splitlines()
-        tail = b"" if chunk[-1:] in (b"\n", b"\r") else lines.pop()
-        for line in lines:
-            text = line.decode()
-            if first:
-                text = text.removeprefix("\ufeff")
-                first = False
-            yield text
-    if tail:
-        yield tail.decode().removeprefix("\ufeff") if first else tail.decode()
-
-
-async def sse_payloads(lines: AsyncIterable[str]) -> AsyncIterator[dict[str, Any]]:
-    """The JSON payloads of an OpenAI-style event stream, one dict an event, until ``data: [DONE]``.
-
-    We decode the stream ourselves instead of iterating the SDK's typed ``AsyncStream``: that
-    builds a pydantic ``ChatCompletionChunk`` for every token (``construct_type`` over the whole
-    chunk), which cost about an eighth of a busy server process's CPU, while we read only
-    ``choices[0].delta.content`` and ``usage``.
-
-    Per the SSE spec an event is the ``data:`` lines before an empty line, joined with ``\\n``
-    (one leading space of a value is dropped); ``:`` comments (keep-alives), ``event:``,
-    ``id:``, ``retry:`` and unknown fields carry nothing we read, and an event left unfinished
-    when the stream ends is discarded. Events of every type are decoded alike, as the SDK does.
-    An event without data is skipped. Raises ``ValueError`` for data that is not a JSON object.
-    """
-    data: list[str] = []
-    async for line in lines:
-        if line:
-            if line.startswith("data:"):
-                value = line[5:]
-                data.append(value[1:] if value[:1] == " " else value)
-            elif line == "data":
-                data.append("")
-            continue
-        if not data:
-            continue
-        payload = data[0] if len(data) == 1 else "\n".join(data)
-        data = []
-        if payload.startswith("[DONE]"):
-            return
-        if not payload.strip():
-            continue
-        decoded = json.loads(payload)
-        if not isinstance(decoded, dict):
-            raise ValueError(f"an event's data is not a JSON object: {payload[:80]!r}")
-        yield decoded
 
 
 def _stream_error(error: Any, request: httpx2.Request) -> openai.APIError:

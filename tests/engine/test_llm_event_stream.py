@@ -18,9 +18,8 @@ from agents.engine.llm import (
     LLMError,
     OpenAICompatibleLLM,
     Usage,
-    sse_lines,
-    sse_payloads,
 )
+from agents.engine.sse import sse_lines, sse_payloads
 from tests.fakes.openai_server import event_stream, text
 
 ASK = [{"role": "user", "content": "What is the capital of France?"}]
