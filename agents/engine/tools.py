@@ -7,6 +7,7 @@ model's arguments before anything runs without recompiling the schema.
 
 from __future__ import annotations
 
+import functools
 import json
 from collections.abc import Awaitable, Callable, Iterable, Iterator, Mapping
 from dataclasses import dataclass
@@ -124,13 +125,33 @@ class _Entry:
     catalogue_line: str
 
 
+@functools.lru_cache(maxsize=2048)
+def _validator_for_json(schema_json: str) -> Any:
+    schema = json.loads(schema_json)
+    cls = _validators.validator_for(schema)
+    cls.check_schema(schema)
+    return cls(schema)
+
+
+def _validator_for(params: dict[str, Any]) -> Any:
+    """The checked, compiled validator of a schema; the same schema is checked and compiled once per
+    process (every run of an agent registers the same connector tools, and checking a schema against
+    the metaschema costs far more than validating arguments with it)."""
+    try:
+        schema_json = json.dumps(params, sort_keys=True, ensure_ascii=False)
+    except (TypeError, ValueError):  # not plain JSON: compile it for this registration only
+        cls = _validators.validator_for(params)
+        cls.check_schema(params)
+        return cls(params)
+    return _validator_for_json(schema_json)
+
+
 def _compile(tool: Tool) -> _Entry:
     if not tool.name or not isinstance(tool.name, str):
         raise ValueError(f"tool {tool!r} has no name")
     params = dict(tool.parameters) if tool.parameters else dict(EMPTY_PARAMETERS)
-    cls = _validators.validator_for(params)
     try:
-        cls.check_schema(params)
+        validator = _validator_for(params)
     except SchemaError as exc:
         raise ValueError(f"tool {tool.name!r} has an invalid parameters schema: {exc.message}") from exc
     schema = {
@@ -141,7 +162,7 @@ def _compile(tool: Tool) -> _Entry:
     line = f"{tool.name}: {first_line}" if first_line else tool.name
     if len(line) > _CATALOGUE_WIDTH:
         line = line[: _CATALOGUE_WIDTH - 1] + "…"
-    return _Entry(tool=tool, validator=cls(params), schema=schema, catalogue_line=line)
+    return _Entry(tool=tool, validator=validator, schema=schema, catalogue_line=line)
 
 
 @dataclass(frozen=True, slots=True)

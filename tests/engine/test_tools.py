@@ -37,6 +37,22 @@ def test_an_invalid_parameters_schema_is_refused_at_registration():
         ToolRegistry([RecordingTool("bad", parameters={"type": "no-such-type"})])
 
 
+def test_an_invalid_schema_is_refused_every_time_it_is_registered():
+    for _ in range(2):  # compiled schemas are shared across registries; a refusal must not be
+        with pytest.raises(ValueError, match="invalid parameters schema"):
+            ToolRegistry([RecordingTool("bad", parameters={"type": "no-such-type"})])
+
+
+def test_registries_of_the_same_schema_validate_arguments_alike():
+    schema = {"type": "object", "properties": {"n": {"type": "integer"}}, "required": ["n"]}
+    first = ToolRegistry([RecordingTool("count", parameters=schema)])
+    second = ToolRegistry([RecordingTool("count", parameters=dict(reversed(list(schema.items()))))])
+    for registry in (first, second):
+        assert registry.validate("count", {"n": 3}) == []
+        assert [p.path for p in registry.validate("count", {"n": "three"})] == ["$.n"]
+        assert registry.validate("count", {}) != []
+
+
 def test_openai_schemas_are_built_once_and_rebuilt_after_a_registration():
     registry = ToolRegistry([RecordingTool("alpha")])
     first = registry.openai_schemas()
