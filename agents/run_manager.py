@@ -271,9 +271,12 @@ class RunManager:
                 handle.lost = True
                 return
             handle.holds_lease = True
-            conversation_id = await database_sync_to_async(
-                lambda: Run.objects.values_list("conversation_id", flat=True).get(pk=run_id)
-            )()
+            conversation_id = (
+                handle.conversation_id
+                or await database_sync_to_async(
+                    lambda: Run.objects.values_list("conversation_id", flat=True).get(pk=run_id)
+                )()
+            )
             sink = await EventSink.open(
                 conversation_id=conversation_id,
                 run_id=run_id,

@@ -83,6 +83,7 @@ class RunBlueprint:
     endpoint: ModelEndpoint
     # react | plan | auto (ExecutionMode); auto asks the fast model once per message.
     execution_mode: str = ExecutionMode.REACT
+    organization_name: str = ""
     # Plan mode's model per role (general, fast, smart, reasoning); empty means every role uses `endpoint`.
     role_endpoints: dict[str, ModelEndpoint] = field(default_factory=dict)
     # Emits an event into the run's persisted stream: emit(channel, data) -> seq. Set by the run manager
@@ -177,6 +178,7 @@ def runtime_build(run_id: uuid.UUID) -> RunBlueprint:
         conversation_id=conversation.pk,
         organization_id=conversation.organization_id,
         organization_slug=conversation.organization.slug,
+        organization_name=conversation.organization.name,
         user_id=run.user_id,
         username=run.user.get_username(),
         agent_id=agent.pk,

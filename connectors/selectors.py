@@ -85,6 +85,20 @@ def actions_for_tools(*, organization_id: int, connector_ids: Iterable[Any]) -> 
     )
 
 
+def run_connector_actions(blueprint: Any) -> list[ConnectorAction]:
+    """:func:`actions_for_tools` of a run (an ``agents.runtime.RunBlueprint``), loaded once per run: its
+    tools and its guard rails' catalogue are built from the same rows."""
+    memo = getattr(blueprint, "extra", None)
+    actions = memo.get("connector_actions") if memo is not None else None
+    if actions is None:
+        actions = actions_for_tools(
+            organization_id=blueprint.organization_id, connector_ids=blueprint.connector_ids
+        )
+        if memo is not None:
+            memo["connector_actions"] = actions
+    return actions
+
+
 def _by_id(queryset: QuerySet, object_id: Any) -> Any:
     try:
         return queryset.filter(pk=object_id).first()

@@ -48,7 +48,7 @@ from connectors.http import http_call
 from connectors.idempotency import connector_idempotency_key
 from connectors.models import ConnectorAction, ConnectorKind
 from connectors.redaction import redact_text
-from connectors.selectors import actions_for_tools
+from connectors.selectors import actions_for_tools, run_connector_actions
 from connectors.services import CallContext, call_log_record
 from platform_core.crypto import SecretDecryptError
 
@@ -316,6 +316,4 @@ def connector_tools_for_run(blueprint: Any) -> list[Tool]:
         run_id=str(blueprint.run_id),
         call_log_by_hook=django_apps.is_installed("hooks"),
     )
-    return connector_tools_for(
-        organization_id=blueprint.organization_id, connector_ids=blueprint.connector_ids, context=context
-    )
+    return [ConnectorTool(action, context) for action in run_connector_actions(blueprint)]

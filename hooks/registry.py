@@ -15,10 +15,11 @@ from typing import Any
 
 from django.utils import translation
 
+from connectors.selectors import run_connector_actions
 from connectors.services import CallContext
 from hooks.approval import ApprovalGate, RunFacts
 from hooks.audit import AuditHook
-from hooks.catalog import action_catalog_for
+from hooks.catalog import ActionCatalog, ActionInfo
 from hooks.conf import DEFAULT_MAX_OBSERVATION_CHARS
 from hooks.rate_limit import RateLimitHook
 from hooks.read_only import ReadOnlyGuard
@@ -33,7 +34,7 @@ def guard_rail_hooks(blueprint: Any) -> list[Any]:
     """The hooks of one run (sync: reads the agent's settings and the run's connector actions)."""
     language = translation.get_language()
     org_id = blueprint.organization_id
-    catalog = action_catalog_for(organization_id=org_id, connector_ids=blueprint.connector_ids)
+    catalog = ActionCatalog(ActionInfo.from_action(a) for a in run_connector_actions(blueprint))
     settings = hook_settings_for_agent(agent_id=blueprint.agent_id)
     state = RunGuardState()
     context = CallContext(
@@ -69,7 +70,9 @@ def guard_rail_hooks(blueprint: Any) -> list[Any]:
         limit = settings.max_observation_chars if settings is not None else DEFAULT_MAX_OBSERVATION_CHARS
         hooks.append(TruncateResult(limit=limit, language=language))
     if settings is None or settings.session_context_enabled:
-        org_name = Organization.objects.filter(pk=org_id).values_list("name", flat=True).first() or ""
+        org_name = getattr(blueprint, "organization_name", "") or (
+            Organization.objects.filter(pk=org_id).values_list("name", flat=True).first() or ""
+        )
         hooks.append(
             SessionContextHook(
                 organization_name=org_name,
