@@ -20,6 +20,7 @@ import contextlib
 import logging
 import time
 import uuid
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -36,11 +37,13 @@ from agents.checkpoints import (
 )
 from agents.engine.context_summary import is_summary_message
 from agents.engine.durable import STOP_SUSPENDED
+from agents.engine.hooks import HookRegistry
 from agents.engine.interrupts import InterruptQueue
 from agents.engine.llm import Usage
 from agents.engine.plan_agent import PlanAgent
 from agents.engine.react import ReActAgent
-from agents.events_store import EventSink, Fence, run_group
+from agents.engine.tools import ToolRegistry
+from agents.events_store import EventSink, Fence, last_seq_sync, run_group
 from agents.leases import (
     lease_owner_new,
     lease_renew_seconds,
@@ -266,24 +269,14 @@ class RunManager:
         sink: EventSink | None = None
         outcome: dict[str, Any] = {"status": RunStatus.FAILED, "error": "the run did not start"}
         try:
-            if not await database_sync_to_async(run_lease_take)(run_id=run_id, owner=owner):
+            sink = await database_sync_to_async(_stream_open)(
+                handle, on_lease_lost=lambda: self._lose(handle)
+            )
+            if sink is None:
                 logger.warning("run %s is not this process's to run; leaving it", run_id)
                 handle.lost = True
                 return
             handle.holds_lease = True
-            conversation_id = (
-                handle.conversation_id
-                or await database_sync_to_async(
-                    lambda: Run.objects.values_list("conversation_id", flat=True).get(pk=run_id)
-                )()
-            )
-            sink = await EventSink.open(
-                conversation_id=conversation_id,
-                run_id=run_id,
-                fence=Fence(owner, lease_seconds()),
-                on_lease_lost=lambda: self._lose(handle),
-            )
-            sink.hold_done = True  # published with the run's end: see _record
             outcome = await self._run_engine(handle, sink, resume, started)
         except asyncio.CancelledError:
             # Cancelled before the engine took over (or during shutdown): end the stream cleanly.
@@ -304,8 +297,7 @@ class RunManager:
         self, handle: RunHandle, sink: EventSink, resume: bool, started: float
     ) -> dict[str, Any]:
         run_id = handle.run_id
-        blueprint = await database_sync_to_async(runtime.runtime_build)(run_id)
-        blueprint.emit = runtime.emit_with_plan_step(sink.emit)
+        blueprint, tools, hooks = await database_sync_to_async(_engine_parts)(run_id, sink)
         snapshot = await database_sync_to_async(run_snapshot_load)(run_id=run_id) if resume else None
         if snapshot is not None:
             pending = [str(call["id"]) for call in snapshot.get("pending") or ()]
@@ -319,8 +311,6 @@ class RunManager:
             )
             for message_id, content in unread:
                 self._apply(handle, "interrupt", content, message_id)
-        tools = await database_sync_to_async(runtime.tools_for)(blueprint)
-        hooks = await database_sync_to_async(runtime.hooks_for)(blueprint)
         registry = runtime.registry_for(blueprint)
         routing = Usage()
         if snapshot is not None:  # a resumed run keeps the mode it was in
@@ -409,6 +399,34 @@ class RunManager:
         await sink.close()
         if sink.failed is not None and not sink.lease_lost:  # that batch may not have committed
             await database_sync_to_async(run_finish)(run_id=run_id, lease_owner=owner, **outcome)
+
+
+def _stream_open(handle: RunHandle, *, on_lease_lost: Callable[[], None]) -> EventSink | None:
+    """Take the run's lease and open its event stream, fenced by that lease (sync, one database hop);
+    ``None`` when the run is not this process's to run."""
+    if not run_lease_take(run_id=handle.run_id, owner=handle.owner):
+        return None
+    conversation_id = handle.conversation_id or Run.objects.values_list("conversation_id", flat=True).get(
+        pk=handle.run_id
+    )
+    sink = EventSink(
+        conversation_id=conversation_id,
+        run_id=handle.run_id,
+        first_seq=last_seq_sync(conversation_id) + 1,
+        fence=Fence(handle.owner, lease_seconds()),
+        on_lease_lost=on_lease_lost,
+    )
+    sink.hold_done = True  # published with the run's end: see RunManager._close_and_record
+    return sink
+
+
+def _engine_parts(
+    run_id: uuid.UUID, sink: EventSink
+) -> tuple[runtime.RunBlueprint, ToolRegistry, HookRegistry]:
+    """The run's blueprint, tools and hooks (sync, one database hop); hooks report through ``sink``."""
+    blueprint = runtime.runtime_build(run_id)
+    blueprint.emit = runtime.emit_with_plan_step(sink.emit)
+    return blueprint, runtime.tools_for(blueprint), runtime.hooks_for(blueprint)
 
 
 def _done_payload(elapsed: float, *, cancelled: bool, reason: str) -> dict[str, Any]:

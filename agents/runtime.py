@@ -161,9 +161,9 @@ def endpoints_by_role(agent: Agent, general: ModelEndpoint | None = None) -> dic
 
 def runtime_build(run_id: uuid.UUID) -> RunBlueprint:
     """Load everything a run needs (sync: call it through ``database_sync_to_async``)."""
-    run = Run.objects.select_related("conversation__agent", "conversation__organization", "user").get(
-        pk=run_id
-    )
+    run = Run.objects.select_related(
+        "conversation__agent__model_config", "conversation__organization", "user"
+    ).get(pk=run_id)
     conversation = run.conversation
     agent = conversation.agent
     question = (

@@ -64,17 +64,24 @@ def engine_history(*, conversation_id: uuid.UUID, before_message_id: int) -> lis
     the user messages and answers since the run that produced it. Injected follow-ups are pinned.
     """
     messages = Message.objects.filter(conversation_id=conversation_id, id__lt=before_message_id)
-    summary = messages.filter(role=MessageRole.SUMMARY).order_by("-id").select_related("run").first()
+    summary = (
+        messages.filter(role=MessageRole.SUMMARY)
+        .order_by("-id")
+        .values_list("id", "run_id", "content")
+        .first()
+    )
     history: list[EngineMessage] = []
     if summary is not None:
-        history.append({"role": "user", "content": summary.content, "_summary": True, "_pinned": True})
+        summary_id, summary_run_id, summary_content = summary
+        history.append({"role": "user", "content": summary_content, "_summary": True, "_pinned": True})
         first_of_run = (
-            Message.objects.filter(run_id=summary.run_id).order_by("id").values_list("id", flat=True).first()
+            Message.objects.filter(run_id=summary_run_id).order_by("id").values_list("id", flat=True).first()
         )
-        messages = messages.filter(id__gte=first_of_run or summary.id)
-    for message in messages.exclude(role=MessageRole.SUMMARY).order_by("id"):
-        entry: EngineMessage = {"role": message.role, "content": message.content}
-        if message.pinned:
+        messages = messages.filter(id__gte=first_of_run or summary_id)
+    rows = messages.exclude(role=MessageRole.SUMMARY).order_by("id").values_list("role", "content", "pinned")
+    for role, content, pinned in rows:
+        entry: EngineMessage = {"role": role, "content": content}
+        if pinned:
             entry["_pinned"] = True
         history.append(entry)
     return history

@@ -129,20 +129,26 @@ def run_finish(
     running run (``None`` is returned): a run the sweeper declared interrupted is no longer its to close.
     A closed run never resumes, so its checkpoints are dropped (``Run.checkpoint`` keeps the last state).
     """
-    run = Run.objects.select_for_update().get(pk=run_id)
+    run = (
+        Run.objects.select_for_update().only("id", "conversation_id", "status", "lease_owner").get(pk=run_id)
+    )
     if lease_owner is not None and (run.status != RunStatus.RUNNING or run.lease_owner != lease_owner):
         return None
-    run.lease_owner = ""
-    run.lease_expires_at = None
-    run.status = status
-    run.answer = answer
-    run.usage = usage or {}
-    run.iterations = iterations
-    run.elapsed = elapsed
-    run.stop_reason = stop_reason[:40]
-    run.error = error
-    run.finished_at = timezone.now()
-    run.save()
+    ended = {
+        "lease_owner": "",
+        "lease_expires_at": None,
+        "status": status,
+        "answer": answer,
+        "usage": usage or {},
+        "iterations": iterations,
+        "elapsed": elapsed,
+        "stop_reason": stop_reason[:40],
+        "error": error,
+        "finished_at": timezone.now(),
+    }
+    Run.objects.filter(pk=run.pk).update(**ended)
+    for name, value in ended.items():
+        setattr(run, name, value)
     if summary:
         Message.objects.create(
             conversation_id=run.conversation_id,
