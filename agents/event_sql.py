@@ -1,6 +1,7 @@
-"""The event writer's two hot statements, in plain SQL: the fenced lease renewal and the event INSERT.
+"""The event writer's hot statements in plain SQL: the fenced lease renewal, the INSERT of events and
+checkpoints, the run's latest checkpoint.
 
-Every batch of every run goes through them, many times a second per streaming run. Through the ORM each
+Every batch of every run goes through the first two, many times a second per streaming run. Through the ORM each
 one was compiled anew (a ``Q`` tree of one term per run, a model instance per event, ``bulk_create``'s
 per-object bookkeeping): at 200 conversations that compilation was the largest share of the process's
 database CPU. Here the SQL is a string built once per batch and the values go through each field's own
@@ -17,7 +18,7 @@ from typing import Any
 
 from django.db import connection
 
-from agents.models import Run, RunEvent, RunStatus
+from agents.models import Run, RunCheckpoint, RunEvent, RunStatus
 
 
 @dataclass(slots=True)
@@ -63,43 +64,53 @@ def leases_renew_fenced(leases: Sequence[tuple[uuid.UUID, str]], until: datetime
         return cursor.rowcount
 
 
-_EVENT_FIELDS = ("conversation_id", "run_id", "seq", "event", "data", "created_at")
+def rows_insert(model: Any, names: Sequence[str], rows: Sequence[Sequence[Any]]) -> None:
+    """INSERT ``rows`` of ``model`` (each a tuple of Python values in ``names`` order, prepared by the
+    field they go to), in as few statements as the database's parameter limit allows. No signals are
+    sent and no defaults are applied: every column without a database default must be named."""
+    if not rows:
+        return
+    fields = [model._meta.get_field(name) for name in names]
+    table = connection.ops.quote_name(model._meta.db_table)
+    columns = ", ".join(connection.ops.quote_name(f.column) for f in fields)
+    row_sql = "(" + ", ".join(["%s"] * len(fields)) + ")"
+    per_statement = max(1, (connection.features.max_query_params or 60000) // len(fields))
+    with connection.cursor() as cursor:
+        for start in range(0, len(rows), per_statement):
+            chunk = rows[start : start + per_statement]
+            params = [
+                field.get_db_prep_value(value, connection, prepared=False)
+                for row in chunk
+                for field, value in zip(fields, row, strict=True)
+            ]
+            cursor.execute(
+                f"INSERT INTO {table} ({columns}) VALUES {', '.join([row_sql] * len(chunk))}", params
+            )
+
+
+_EVENT_COLUMNS = ("conversation", "run", "seq", "event", "data", "created_at")
+_CHECKPOINT_COLUMNS = ("run", "seq", "data", "created_at")
 
 
 def events_insert(events: Sequence[PendingEvent], created_at: datetime) -> None:
-    """INSERT ``events`` as ``RunEvent`` rows, in as few statements as the database's parameter limit
-    allows (the conversation's unique ``seq`` still refuses a duplicate)."""
-    if not events:
-        return
-    table = connection.ops.quote_name(RunEvent._meta.db_table)
-    columns = ", ".join(_column(RunEvent, name.removesuffix("_id")) for name in _EVENT_FIELDS)
-    per_statement = max(1, (connection.features.max_query_params or 60000) // len(_EVENT_FIELDS))
-    stamp = _prep(RunEvent, "created_at", created_at)
-    ids: dict[uuid.UUID, Any] = {}
+    """INSERT ``events`` as ``RunEvent`` rows (the conversation's unique ``seq`` refuses a duplicate)."""
+    rows_insert(
+        RunEvent,
+        _EVENT_COLUMNS,
+        [(e.conversation_id, e.run_id, e.seq, e.event, e.data, created_at) for e in events],
+    )
 
-    def prep_id(value: uuid.UUID) -> Any:
-        prepared = ids.get(value)
-        if prepared is None:
-            prepared = ids[value] = _uuid(value)
-        return prepared
 
+def checkpoints_insert(rows: Sequence[tuple[uuid.UUID, int, dict[str, Any]]], created_at: datetime) -> None:
+    """INSERT ``(run_id, seq, data)`` as ``RunCheckpoint`` rows."""
+    rows_insert(RunCheckpoint, _CHECKPOINT_COLUMNS, [(*row, created_at) for row in rows])
+
+
+def run_checkpoint_set(run_id: uuid.UUID, state: dict[str, Any], seq: int) -> None:
+    """Keep the run's latest checkpoint state on its row."""
+    sql = (
+        f"UPDATE {connection.ops.quote_name(Run._meta.db_table)} SET {_column(Run, 'checkpoint')} = %s, "
+        f"{_column(Run, 'checkpoint_seq')} = %s WHERE {_column(Run, 'id')} = %s"
+    )
     with connection.cursor() as cursor:
-        for start in range(0, len(events), per_statement):
-            chunk = events[start : start + per_statement]
-            values = ", ".join(["(%s, %s, %s, %s, %s, %s)"] * len(chunk))
-            params: list[Any] = []
-            for event in chunk:
-                params += (
-                    prep_id(event.conversation_id),
-                    prep_id(event.run_id),
-                    event.seq,
-                    event.event,
-                    _prep(RunEvent, "data", event.data),
-                    stamp,
-                )
-            cursor.execute(f"INSERT INTO {table} ({columns}) VALUES {values}", params)
-
-
-def _uuid(value: uuid.UUID) -> Any:
-    """A UUID as the database takes it (native on PostgreSQL, hex text on SQLite)."""
-    return Run._meta.pk.get_db_prep_value(value, connection, prepared=False)
+        cursor.execute(sql, [_prep(Run, "checkpoint", state), seq, _prep(Run, "id", run_id)])

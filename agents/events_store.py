@@ -28,7 +28,7 @@ import weakref
 from collections.abc import Callable, Mapping
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
-from datetime import timedelta
+from datetime import datetime, timedelta
 from typing import Any
 
 from asgiref.sync import async_to_sync
@@ -38,7 +38,13 @@ from django.db import close_old_connections, transaction
 from django.db.models import Max
 from django.utils import timezone
 
-from agents.event_sql import PendingEvent, events_insert, leases_renew_fenced
+from agents.event_sql import (
+    PendingEvent,
+    checkpoints_insert,
+    events_insert,
+    leases_renew_fenced,
+    run_checkpoint_set,
+)
 from agents.fanout import group_send_many
 from agents.models import Run, RunCheckpoint, RunEvent
 
@@ -131,21 +137,17 @@ class _Outgoing:
     closers: list[asyncio.Future[None]] = field(default_factory=list)
 
 
-def _checkpoint_fields(checkpoints: list[_Checkpoint]) -> dict[str, Any]:
+def _checkpoints_write(run_id: uuid.UUID, checkpoints: list[_Checkpoint], created_at: datetime) -> None:
+    """Store a run's new checkpoints and keep the latest state on the run; a checkpoint that carries
+    everything (the first, after a compaction, every plan-mode one) supersedes the rows before it."""
     if not checkpoints:
-        return {}
-    return {"checkpoint": checkpoints[-1].data.get("state") or {}, "checkpoint_seq": checkpoints[-1].seq}
-
-
-def _checkpoint_rows(run_id: uuid.UUID, checkpoints: list[_Checkpoint]) -> list[RunCheckpoint]:
-    """The checkpoint rows to insert; drops the run's rows that a whole-state checkpoint supersedes."""
-    # A checkpoint that carries everything (the first, after a compaction, every plan-mode one)
-    # supersedes the earlier ones.
+        return
+    run_checkpoint_set(run_id, checkpoints[-1].data.get("state") or {}, checkpoints[-1].seq)
     resets = [i for i, c in enumerate(checkpoints) if c.data.get("reset")]
     if resets:
         checkpoints = checkpoints[resets[-1] :]
         RunCheckpoint.objects.filter(run_id=run_id, seq__lt=checkpoints[0].seq).delete()
-    return [RunCheckpoint(run_id=run_id, seq=c.seq, data=c.data) for c in checkpoints]
+    checkpoints_insert([(run_id, c.seq, c.data) for c in checkpoints], created_at)
 
 
 def _write_batch(
@@ -162,11 +164,8 @@ def _write_batch(
             until = now + timedelta(seconds=fence.lease_seconds)
             if not leases_renew_fenced([(run_id, fence.owner)], until):
                 raise LeaseLost(str(run_id))
-        if checkpoints:
-            Run.objects.filter(pk=run_id).update(**_checkpoint_fields(checkpoints))
         events_insert(rows, now)
-        if checkpoints:
-            RunCheckpoint.objects.bulk_create(_checkpoint_rows(run_id, checkpoints))
+        _checkpoints_write(run_id, checkpoints, now)
         for write in writes:
             write()
 
@@ -185,14 +184,9 @@ def _write_batches(
         for seconds, held in fenced.items():
             if leases_renew_fenced(held, now + timedelta(seconds=seconds)) != len(held):
                 raise _FenceMismatch
-        checkpoint_rows: list[RunCheckpoint] = []
-        for run_id, _rows, checkpoints, _writes, _fence in parts:
-            if checkpoints:
-                Run.objects.filter(pk=run_id).update(**_checkpoint_fields(checkpoints))
-                checkpoint_rows += _checkpoint_rows(run_id, checkpoints)
         events_insert([row for part in parts for row in part[1]], now)
-        if checkpoint_rows:
-            RunCheckpoint.objects.bulk_create(checkpoint_rows)
+        for run_id, _rows, checkpoints, _writes, _fence in parts:
+            _checkpoints_write(run_id, checkpoints, now)
         for part in parts:
             for write in part[3]:
                 write()
