@@ -7,6 +7,9 @@ OpenAI-compatible endpoint without conversion.
 
 Keys that begin with ``_`` (``_pinned``, ``_tokens``, ...) are engine metadata on a message:
 every implementation strips them before a request leaves the process.
+
+The reply's value types (:class:`ChatResponse`, :class:`ToolCallRequest`, :class:`Usage`) live
+with their decoding in :mod:`agents.engine.completion` and are exported from here too.
 """
 
 from __future__ import annotations
@@ -19,7 +22,6 @@ import ssl
 import weakref
 from collections.abc import AsyncIterator, Mapping, Sequence
 from contextlib import aclosing
-from dataclasses import dataclass, field
 from types import MappingProxyType
 from typing import Any, Protocol, runtime_checkable
 from urllib.parse import urlsplit
@@ -28,66 +30,35 @@ import anyio
 import httpx2
 import openai
 
+from agents.engine.completion import (
+    ChatResponse,
+    ToolCallRequest,
+    Usage,
+    chat_response,
+    delta_content,
+    estimated_usage,
+    reported_usage,
+)
 from agents.engine.sse import sse_lines, sse_payloads
+
+__all__ = [
+    "DEFAULT_ABILITIES",
+    "LLM",
+    "ChatResponse",
+    "ContextLengthExceededError",
+    "LLMError",
+    "Message",
+    "OpenAICompatibleLLM",
+    "ToolCallRequest",
+    "Usage",
+    "aclose_shared_clients",
+    "get_shared_client",
+    "strip_metadata",
+]
 
 logger = logging.getLogger(__name__)
 
 Message = dict[str, Any]
-
-
-@dataclass(slots=True)
-class Usage:
-    """Token usage, accumulated across calls."""
-
-    prompt_tokens: int = 0
-    completion_tokens: int = 0
-    total_tokens: int = 0
-    calls: int = 0
-
-    def add(self, other: Usage) -> None:
-        self.prompt_tokens += other.prompt_tokens
-        self.completion_tokens += other.completion_tokens
-        self.total_tokens += other.total_tokens
-        self.calls += other.calls
-
-    def as_dict(self) -> dict[str, int]:
-        return {
-            "prompt_tokens": self.prompt_tokens,
-            "completion_tokens": self.completion_tokens,
-            "total_tokens": self.total_tokens,
-            "calls": self.calls,
-        }
-
-
-@dataclass(frozen=True, slots=True)
-class ToolCallRequest:
-    """One tool call requested by the model. ``arguments`` is the raw JSON string it sent."""
-
-    id: str
-    name: str
-    arguments: str
-
-
-@dataclass(frozen=True, slots=True)
-class ChatResponse:
-    """The reply of one non-streaming ``chat()`` call."""
-
-    content: str | None
-    tool_calls: tuple[ToolCallRequest, ...] = ()
-    reasoning_content: str | None = None
-    usage: Usage = field(default_factory=Usage)
-    finish_reason: str | None = None
-    model: str | None = None
-
-    def assistant_message(self) -> Message:
-        """The OpenAI-format assistant message to append to the history."""
-        message: Message = {"role": "assistant", "content": self.content or ""}
-        if self.tool_calls:
-            message["tool_calls"] = [
-                {"id": c.id, "type": "function", "function": {"name": c.name, "arguments": c.arguments}}
-                for c in self.tool_calls
-            ]
-        return message
 
 
 class LLMError(Exception):
@@ -143,7 +114,6 @@ DEFAULT_ABILITIES: Mapping[str, bool] = MappingProxyType({"tool_call": True, "js
 _CONTEXT_LENGTH_RE = re.compile(
     r"context[ _-]?length|maximum context|context window|prompt is too long|too many tokens", re.IGNORECASE
 )
-_CJK_RE = re.compile(r"[\u3000-\u9fff\uac00-\ud7af\uf900-\ufaff\uff00-\uffef]")
 
 # One AsyncOpenAI client per endpoint and event loop: a client's pooled connections belong to
 # the loop that opened them, so a client is never shared across loops.
@@ -184,7 +154,9 @@ async def aclose_shared_clients() -> None:
 
 class OpenAICompatibleLLM:
     """An :class:`LLM` on any OpenAI-compatible chat-completions endpoint (OpenAI, DeepSeek,
-    Qwen, vLLM, Ollama...), through the official ``openai`` SDK.
+    Qwen, vLLM, Ollama...), through the official ``openai`` SDK's client, without its typed
+    request and response layer: bodies are sent as plain dicts and replies decoded by
+    :mod:`agents.engine.completion` and :mod:`agents.engine.sse`.
 
     The SDK retries 429/5xx and connection errors ``max_retries`` times; whatever still fails
     is raised as :class:`LLMError` (:class:`ContextLengthExceededError` for a prompt that is
@@ -233,16 +205,17 @@ class OpenAICompatibleLLM:
         temperature: float | None = None,
     ) -> ChatResponse:
         """One non-streaming completion."""
-        request = self._request(messages, temperature)
+        sent = strip_metadata(messages)
+        body = self._body(sent, temperature)
         if tools:
-            request["tools"] = list(tools)
+            body["tools"] = list(tools)
             if tool_choice is not None:
-                request["tool_choice"] = tool_choice
+                body["tool_choice"] = tool_choice
         if response_format is not None:
-            request["response_format"] = dict(response_format)
+            body["response_format"] = dict(response_format)
         try:
-            completion = await self.client().chat.completions.create(**request)
-            return _chat_response(completion, request["messages"])
+            response = await self._post(body)
+            return chat_response(response.content, sent)
         except (openai.OpenAIError, ValueError, AttributeError, TypeError) as exc:
             raise self._error(exc) from exc
 
@@ -255,54 +228,74 @@ class OpenAICompatibleLLM:
     ) -> AsyncIterator[str]:
         """Yield content deltas; add the stream's usage to ``usage`` when it ends.
 
-        The SDK sends the request (auth, retries, HTTP errors as its exceptions, timeouts); the
-        body is read raw and decoded by :func:`sse_payloads` (see there why).
+        The SDK sends the request (see :meth:`_post`); the body is read raw and decoded by
+        :func:`sse_payloads` (see there why).
         """
-        request = self._request(messages, temperature)
-        request["stream"] = True
-        request["stream_options"] = {"include_usage": True}
+        sent = strip_metadata(messages)
+        body = self._body(sent, temperature)
+        body["stream"] = True
+        body["stream_options"] = {"include_usage": True}
         produced: list[str] = []
         reported: Usage | None = None
         chunks = 0
         try:
+            response = await self._post(body, stream=True)
             async with (
-                self.client().chat.completions.with_streaming_response.create(**request) as response,
-                aclosing(response.iter_bytes()) as body,
-                aclosing(sse_lines(body)) as lines,
+                aclosing(response),
+                aclosing(response.aiter_bytes()) as raw,
+                aclosing(sse_lines(raw)) as lines,
                 aclosing(sse_payloads(lines)) as payloads,
             ):
                 try:
                     async for chunk in payloads:
                         chunks += 1
                         if chunk.get("error"):
-                            raise _stream_error(chunk["error"], response.http_response.request)
+                            raise _stream_error(chunk["error"], response.request)
                         if chunk.get("usage") is not None:
-                            reported = _reported_usage(chunk["usage"])
-                        delta = _delta_content(chunk)
+                            reported = reported_usage(chunk["usage"])
+                        delta = delta_content(chunk)
                         if delta:
                             produced.append(delta)
                             yield delta
-                    await _drain(body)
+                    await _drain(raw)
                 # What the SDK's own stream raised for a transport failure while reading the body.
                 except httpx2.TimeoutException as exc:
-                    raise openai.APITimeoutError(request=response.http_response.request) from exc
+                    raise openai.APITimeoutError(request=response.request) from exc
                 except _TRANSPORT_ERRORS as exc:
-                    raise openai.APIConnectionError(request=response.http_response.request) from exc
+                    raise openai.APIConnectionError(request=response.request) from exc
             if not chunks:
                 raise ValueError("the stream ended without any event")
         except (openai.OpenAIError, ValueError, AttributeError, TypeError) as exc:
             raise self._error(exc) from exc
         finally:
             if usage is not None:
-                usage.add(reported or _estimated_usage(request["messages"], "".join(produced)))
+                usage.add(reported or estimated_usage(sent, "".join(produced)))
 
-    def _request(self, messages: Sequence[Message], temperature: float | None) -> dict[str, Any]:
-        request: dict[str, Any] = {"model": self.model, "messages": strip_metadata(messages)}
+    def _body(self, sent: list[Message], temperature: float | None) -> dict[str, Any]:
+        body: dict[str, Any] = {"model": self.model, "messages": sent}
         if temperature is not None:
-            request["temperature"] = temperature
+            body["temperature"] = temperature
+        return body
+
+    async def _post(self, body: dict[str, Any], *, stream: bool = False) -> httpx2.Response:
+        """Send a chat-completions request through the SDK's untyped ``post``.
+
+        The same client, auth, base URL, retries (429/5xx, connection errors), timeouts and HTTP
+        errors (as the SDK's ``APIStatusError`` subclasses) as ``chat.completions.create``, but
+        the body goes out as the plain dict it is: ``create`` walked every message against the
+        SDK's TypedDicts on every call (``async_maybe_transform``), and the history grows each
+        call. Returns the transport's response, read unless ``stream``; a streamed one is the
+        caller's to close.
+        """
         if self.extra_body:
-            request["extra_body"] = self.extra_body
-        return request
+            body = {**body, **self.extra_body}  # merged as the SDK merges ``extra_body``: its keys win
+        return await self.client().post(
+            "/chat/completions",
+            cast_to=httpx2.Response,
+            body=body,
+            options={"security": {"bearer_auth": True}},  # what ``create`` sends: the API key alone
+            stream=stream,
+        )
 
     def _error(self, exc: Exception) -> LLMError:
         status = getattr(exc, "status_code", None)
@@ -339,35 +332,6 @@ def _stream_error(error: Any, request: httpx2.Request) -> openai.APIError:
     return openai.APIError(message, request, body=error)
 
 
-def _delta_content(chunk: dict[str, Any]) -> str | None:
-    """``choices[0].delta.content`` of a stream chunk (a choice without a delta has none)."""
-    choices = chunk.get("choices")
-    if not choices:
-        return None
-    if not isinstance(choices, list) or not isinstance(choices[0], dict):
-        raise ValueError("a chunk's choices are not a list of objects")
-    delta = choices[0].get("delta")
-    if delta is None:
-        return None
-    if not isinstance(delta, dict):
-        raise ValueError("a chunk's delta is not an object")
-    content = delta.get("content")
-    if content is not None and not isinstance(content, str):
-        raise ValueError("a chunk's delta content is not a string")
-    return content
-
-
-def _reported_usage(reported: Any) -> Usage:
-    if not isinstance(reported, dict):
-        raise ValueError("a chunk's usage is not an object")
-    prompt = reported.get("prompt_tokens") or 0
-    completion = reported.get("completion_tokens") or 0
-    total = reported.get("total_tokens") or 0
-    if not all(isinstance(n, int) for n in (prompt, completion, total)):
-        raise ValueError("a chunk's usage has a token count that is not an integer")
-    return Usage(prompt, completion, total or prompt + completion, calls=1)
-
-
 async def _drain(body: AsyncIterator[bytes]) -> None:
     """Read what is left of a body after ``[DONE]`` (its end, normally), briefly.
 
@@ -387,14 +351,6 @@ def strip_metadata(messages: Sequence[Message]) -> list[Message]:
     return [{k: v for k, v in m.items() if not k.startswith("_")} for m in messages]
 
 
-def _estimate_text_tokens(text: str) -> int:
-    """A rough token count: one per CJK character, one per four other characters."""
-    if not text:
-        return 0
-    cjk = len(_CJK_RE.findall(text))
-    return cjk + (len(text) - cjk + 3) // 4
-
-
 def _is_context_length(exc: Exception) -> bool:
     if not isinstance(exc, openai.APIError) or isinstance(exc, openai.APIConnectionError):
         return False
@@ -402,50 +358,3 @@ def _is_context_length(exc: Exception) -> bool:
     if status is not None and status not in (400, 413, 422):
         return False
     return exc.code == "context_length_exceeded" or bool(_CONTEXT_LENGTH_RE.search(exc.message or ""))
-
-
-def _chat_response(completion: Any, sent: Sequence[Message]) -> ChatResponse:
-    if not completion.choices:
-        raise ValueError("the completion has no choices")
-    choice = completion.choices[0]
-    message = choice.message
-    content = message.content
-    calls: list[ToolCallRequest] = []
-    for call in message.tool_calls or []:
-        function = getattr(call, "function", None)
-        if function is None:  # custom (non-function) tool calls are not part of the contract
-            continue
-        calls.append(ToolCallRequest(id=call.id, name=function.name, arguments=function.arguments or ""))
-    usage = _usage(completion.usage) if completion.usage is not None else None
-    if usage is None:
-        usage = _estimated_usage(sent, (content or "") + "".join(c.arguments for c in calls))
-    return ChatResponse(
-        content=content,
-        tool_calls=tuple(calls),
-        reasoning_content=_reasoning(message),
-        usage=usage,
-        finish_reason=choice.finish_reason,
-        model=getattr(completion, "model", None),
-    )
-
-
-def _reasoning(message: Any) -> str | None:
-    """DeepSeek-style ``reasoning_content`` (or OpenRouter's ``reasoning``), sent as extra fields."""
-    extra = getattr(message, "model_extra", None) or {}
-    for key in ("reasoning_content", "reasoning"):
-        value = extra.get(key)
-        if isinstance(value, str):
-            return value
-    return None
-
-
-def _usage(reported: Any) -> Usage:
-    prompt = reported.prompt_tokens or 0
-    completion = reported.completion_tokens or 0
-    return Usage(prompt, completion, reported.total_tokens or prompt + completion, calls=1)
-
-
-def _estimated_usage(messages: Sequence[Message], completion_text: str) -> Usage:
-    prompt = sum(_estimate_text_tokens(str(m.get("content") or "")) + 4 for m in messages)
-    completion = _estimate_text_tokens(completion_text)
-    return Usage(prompt, completion, prompt + completion, calls=1)

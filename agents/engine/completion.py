@@ -1,0 +1,215 @@
+"""A model's reply (:class:`ChatResponse`, :class:`ToolCallRequest`, :class:`Usage`) and its
+decoding from the OpenAI chat-completions wire format.
+
+The reply is decoded from JSON into plain dicts and checked here, instead of being parsed by the
+SDK into pydantic ``ChatCompletion``/``ChatCompletionChunk`` models: that parse cost a busy server
+process a noticeable share of its CPU for the few fields we read, and it tolerated shapes we would
+rather refuse (a ``tool_calls`` that is not a list was dropped silently, a tool call without an id
+or name came through as ``None``). What we read is checked; what we do not read is not.
+
+Every decoding failure is a ``ValueError``: the caller reports it as a malformed response.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+_CJK_RE = re.compile(r"[\u3000-\u9fff\uac00-\ud7af\uf900-\ufaff\uff00-\uffef]")
+
+
+@dataclass(slots=True)
+class Usage:
+    """Token usage, accumulated across calls."""
+
+    prompt_tokens: int = 0
+    completion_tokens: int = 0
+    total_tokens: int = 0
+    calls: int = 0
+
+    def add(self, other: Usage) -> None:
+        self.prompt_tokens += other.prompt_tokens
+        self.completion_tokens += other.completion_tokens
+        self.total_tokens += other.total_tokens
+        self.calls += other.calls
+
+    def as_dict(self) -> dict[str, int]:
+        return {
+            "prompt_tokens": self.prompt_tokens,
+            "completion_tokens": self.completion_tokens,
+            "total_tokens": self.total_tokens,
+            "calls": self.calls,
+        }
+
+
+@dataclass(frozen=True, slots=True)
+class ToolCallRequest:
+    """One tool call requested by the model. ``arguments`` is the raw JSON string it sent."""
+
+    id: str
+    name: str
+    arguments: str
+
+
+@dataclass(frozen=True, slots=True)
+class ChatResponse:
+    """The reply of one non-streaming ``chat()`` call."""
+
+    content: str | None
+    tool_calls: tuple[ToolCallRequest, ...] = ()
+    reasoning_content: str | None = None
+    usage: Usage = field(default_factory=Usage)
+    finish_reason: str | None = None
+    model: str | None = None
+
+    def assistant_message(self) -> dict[str, Any]:
+        """The OpenAI-format assistant message to append to the history."""
+        message: dict[str, Any] = {"role": "assistant", "content": self.content or ""}
+        if self.tool_calls:
+            message["tool_calls"] = [
+                {"id": c.id, "type": "function", "function": {"name": c.name, "arguments": c.arguments}}
+                for c in self.tool_calls
+            ]
+        return message
+
+
+# --- a non-streaming completion --------------------------------------------------------------
+
+
+def chat_response(body: bytes, sent: Sequence[dict[str, Any]]) -> ChatResponse:
+    """The :class:`ChatResponse` of a completion's JSON body; ``sent`` are the messages sent, for
+    the usage estimate when the provider reports none.
+
+    Read: ``choices[0].message`` (``content``, ``tool_calls`` of type ``function``, DeepSeek's
+    ``reasoning_content`` or OpenRouter's ``reasoning``), ``choices[0].finish_reason``, ``usage``,
+    ``model``. Raises ``ValueError`` for a body that is not JSON, a completion without choices,
+    and for a field we read that has the wrong shape; a ``finish_reason`` or ``model`` that is
+    not a string is only metadata and is dropped.
+    """
+    try:
+        completion = json.loads(body)
+    except ValueError:
+        raise ValueError(f"the body is not JSON: {body[:80]!r}") from None
+    if not isinstance(completion, dict):
+        raise ValueError("the completion is not a JSON object")
+    choices = completion.get("choices")
+    if not choices:
+        raise ValueError("the completion has no choices")
+    if not isinstance(choices, list) or not isinstance(choices[0], dict):
+        raise ValueError("the completion's choices are not a list of objects")
+    choice = choices[0]
+    message = choice.get("message")
+    if not isinstance(message, dict):
+        raise ValueError("the choice has no message object")
+    content = message.get("content")
+    if content is not None and not isinstance(content, str):
+        raise ValueError("the message content is not a string")
+    calls = _tool_calls(message.get("tool_calls"))
+    reported = completion.get("usage")
+    if reported is not None:
+        usage = reported_usage(reported)
+    else:
+        usage = estimated_usage(sent, (content or "") + "".join(c.arguments for c in calls))
+    return ChatResponse(
+        content=content,
+        tool_calls=calls,
+        reasoning_content=_reasoning(message),
+        usage=usage,
+        finish_reason=_text(choice.get("finish_reason")),
+        model=_text(completion.get("model")),
+    )
+
+
+def _tool_calls(calls: Any) -> tuple[ToolCallRequest, ...]:
+    """The function tool calls of a message (``null`` or absent: none)."""
+    if calls is None:
+        return ()
+    if not isinstance(calls, list):
+        raise ValueError("the message's tool_calls are not a list")
+    requests: list[ToolCallRequest] = []
+    for call in calls:
+        if not isinstance(call, dict):
+            raise ValueError("a tool call is not an object")
+        if call.get("type") not in (None, "function"):
+            continue  # custom (non-function) tool calls are not part of the contract
+        function = call.get("function")
+        if not isinstance(function, dict):
+            raise ValueError("a function tool call has no function object")
+        call_id, name, arguments = call.get("id"), function.get("name"), function.get("arguments")
+        if not isinstance(call_id, str):
+            raise ValueError("a tool call's id is not a string")
+        if not isinstance(name, str):
+            raise ValueError("a tool call's function name is not a string")
+        if arguments is None:
+            arguments = ""
+        elif not isinstance(arguments, str):
+            raise ValueError("a tool call's arguments are not a JSON string")
+        requests.append(ToolCallRequest(id=call_id, name=name, arguments=arguments))
+    return tuple(requests)
+
+
+def _reasoning(message: dict[str, Any]) -> str | None:
+    """DeepSeek-style ``reasoning_content`` (or OpenRouter's ``reasoning``), sent as extra fields."""
+    for key in ("reasoning_content", "reasoning"):
+        value = message.get(key)
+        if isinstance(value, str):
+            return value
+    return None
+
+
+def _text(value: Any) -> str | None:
+    return value if isinstance(value, str) else None
+
+
+# --- a streamed completion's chunks ----------------------------------------------------------
+
+
+def delta_content(chunk: dict[str, Any]) -> str | None:
+    """``choices[0].delta.content`` of a stream chunk (a choice without a delta has none)."""
+    choices = chunk.get("choices")
+    if not choices:
+        return None
+    if not isinstance(choices, list) or not isinstance(choices[0], dict):
+        raise ValueError("a chunk's choices are not a list of objects")
+    delta = choices[0].get("delta")
+    if delta is None:
+        return None
+    if not isinstance(delta, dict):
+        raise ValueError("a chunk's delta is not an object")
+    content = delta.get("content")
+    if content is not None and not isinstance(content, str):
+        raise ValueError("a chunk's delta content is not a string")
+    return content
+
+
+# --- usage -----------------------------------------------------------------------------------
+
+
+def reported_usage(reported: Any) -> Usage:
+    """The ``usage`` object of a completion or of a stream's last chunk."""
+    if not isinstance(reported, dict):
+        raise ValueError("the usage is not an object")
+    prompt = reported.get("prompt_tokens") or 0
+    completion = reported.get("completion_tokens") or 0
+    total = reported.get("total_tokens") or 0
+    if not all(isinstance(n, int) for n in (prompt, completion, total)):
+        raise ValueError("the usage has a token count that is not an integer")
+    return Usage(prompt, completion, total or prompt + completion, calls=1)
+
+
+def estimated_usage(messages: Sequence[dict[str, Any]], completion_text: str) -> Usage:
+    """A rough usage for a provider that reports none."""
+    prompt = sum(estimate_text_tokens(str(m.get("content") or "")) + 4 for m in messages)
+    completion = estimate_text_tokens(completion_text)
+    return Usage(prompt, completion, prompt + completion, calls=1)
+
+
+def estimate_text_tokens(text: str) -> int:
+    """A rough token count: one per CJK character, one per four other characters."""
+    if not text:
+        return 0
+    cjk = len(_CJK_RE.findall(text))
+    return cjk + (len(text) - cjk + 3) // 4
