@@ -129,7 +129,9 @@ def get_shared_client(
 ) -> openai.AsyncOpenAI:
     """The ``AsyncOpenAI`` client for this endpoint on the running event loop, created once.
 
-    Runs against the same endpoint reuse its connection pool.
+    Runs against the same endpoint reuse its connection pool. The client speaks HTTP through the SDK's
+    aiohttp transport (``openai[aiohttp]``), whose parser is written in C: a streamed answer costs
+    about half the CPU per chunk that the default pure-Python transport costs.
     """
     key = (base_url.rstrip("/"), hashlib.sha256(api_key.encode()).hexdigest(), float(timeout), max_retries)
     try:
@@ -139,7 +141,11 @@ def get_shared_client(
     client = clients.get(key)
     if client is None:
         client = openai.AsyncOpenAI(
-            base_url=base_url, api_key=api_key, timeout=timeout, max_retries=max_retries
+            base_url=base_url,
+            api_key=api_key,
+            timeout=timeout,
+            max_retries=max_retries,
+            http_client=openai.DefaultAioHttpClient(),
         )
         clients[key] = client
     return client

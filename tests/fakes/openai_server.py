@@ -97,6 +97,8 @@ class ScriptedOpenAIServer(ThreadedServer):
 
     def __init__(self) -> None:
         self.requests: list[dict[str, Any]] = []
+        # The client's (host, port) of each request: one port for several requests means one connection.
+        self.peers: list[tuple[str, int]] = []
         self._queue: deque[ReplySource | EventStreamReply] = deque()
         self._lock = threading.Lock()
         self._ids = itertools.count(1)
@@ -136,6 +138,7 @@ class ScriptedOpenAIServer(ThreadedServer):
         with self._lock:
             self._queue.clear()
             self.requests.clear()
+            self.peers.clear()
             self._wake.set()
             self._wake = threading.Event()
 
@@ -144,9 +147,12 @@ class ScriptedOpenAIServer(ThreadedServer):
 
     # used by the handler
 
-    def _take(self, body: dict[str, Any]) -> tuple[Reply | EventStreamReply | None, threading.Event, int]:
+    def _take(
+        self, body: dict[str, Any], peer: tuple[str, int]
+    ) -> tuple[Reply | EventStreamReply | None, threading.Event, int]:
         with self._lock:
             self.requests.append(body)
+            self.peers.append(peer)
             source = self._queue.popleft() if self._queue else None
             wake = self._wake
             number = next(self._ids)
@@ -175,7 +181,7 @@ class _Handler(BaseHTTPRequestHandler):
             self._send_json(400, _error_body("scripted LLM: request body is not JSON", None))
             return
         try:
-            reply, wake, number = self.server.owner._take(body)
+            reply, wake, number = self.server.owner._take(body, self.client_address[:2])
         except Exception as exc:  # a scripted callable failed: make the test fail loudly
             self._send_json(
                 500, _error_body(f"scripted LLM: reply callable raised {exc!r}", None), retry=False
