@@ -110,26 +110,24 @@ class ConversationConsumer(AsyncWebsocketConsumer):
         if self.last_sent_seq is None:
             self.last_sent_seq = await database_sync_to_async(last_seq_sync)(self.conversation.pk)
         user = self.scope["user"]
-        active = await database_sync_to_async(selectors.active_run_for_conversation)(
-            conversation_id=self.conversation.pk
-        )
-        if active is None:
-            try:
-                start = await database_sync_to_async(services.run_start)(
-                    conversation=self.conversation, user=user, content=content
-                )
-            except services.RunRefused as refused:
+        # Most messages start a run: try that first (one database hop); the database's own constraint
+        # refuses it while the conversation has an active run, and the message then joins that run.
+        try:
+            start = await database_sync_to_async(services.run_start)(
+                conversation=self.conversation, user=user, content=content
+            )
+        except services.RunRefused as refused:
+            active = await database_sync_to_async(selectors.active_run_for_conversation)(
+                conversation_id=self.conversation.pk
+            )
+            if active is None:
                 if refused.code != "run_active":
                     await self._error(refused.code, refused.message)
-                    return
-                active = await database_sync_to_async(selectors.active_run_for_conversation)(
-                    conversation_id=self.conversation.pk
-                )
-            else:
-                await run_manager.launch(start.run.pk, conversation_id=self.conversation.pk)
+                else:  # it finished between the two: start afresh
+                    await self._on_message(content)
                 return
-        if active is None:  # it finished between the two checks: start afresh
-            await self._on_message(content)
+        else:
+            await run_manager.launch(start.run.pk, conversation_id=self.conversation.pk)
             return
         message = await database_sync_to_async(services.message_add_injected)(
             run_id=active.pk, content=content

@@ -196,6 +196,39 @@ async def test_a_message_sent_while_the_agent_works_is_injected_into_the_run(cha
     await ws.disconnect()
 
 
+async def test_at_the_users_run_limit_a_new_question_is_refused_but_a_follow_up_still_joins_its_run(
+    chat, scripted_llm, order_tools, settings
+):
+    settings.AGENT_MAX_CONCURRENT_RUNS_PER_USER = 1
+    scripted_llm.script(
+        tool_calls(call("lookup_order", {"order_id": "7"}), latency=0.6),
+        text("Order 7 shipped.", latency=0.1),
+        text("Order 7 has shipped."),
+        text("Order 7 has shipped."),
+    )
+    user, conversation, token = await _setup(chat)
+    other = await database_sync_to_async(ConversationFactory)(
+        organization=conversation.organization, user=user, agent=conversation.agent
+    )
+    ws, _, _ = await connect(conversation.pk, token)
+    await ws.send_json_to({"type": "message", "content": "Where is order 7?"})
+    await frames_until(ws, lambda f: f["data"].get("type") == "thinking")
+
+    elsewhere, _, _ = await connect(other.pk, token)
+    await elsewhere.send_json_to({"type": "message", "content": "And order 9?"})
+    refused = await next_frame(elsewhere)
+    await ws.send_json_to({"type": "message", "content": "Also check order 8 please"})
+    frames = await frames_until_done(ws)
+    await _finish_runs()
+
+    assert refused["event"] == "error" and refused["data"]["code"] == "too_many_runs"
+    assert not await Run.objects.filter(conversation=other).aexists()
+    assert [f["data"]["content"] for f in frames if f["event"] == "inject"] == ["Also check order 8 please"]
+    assert await Run.objects.filter(conversation=conversation).acount() == 1
+    await ws.disconnect()
+    await elsewhere.disconnect()
+
+
 async def test_cancel_stops_a_run_with_a_tool_in_flight(chat, scripted_llm, order_tools):
     scripted_llm.script(tool_calls(call("slow_report", {})))
     _, conversation, token = await _setup(chat)
