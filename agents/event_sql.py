@@ -66,16 +66,29 @@ def leases_renew_fenced(leases: Sequence[tuple[uuid.UUID, str]], until: datetime
 
 def rows_insert(model: Any, names: Sequence[str], rows: Sequence[Sequence[Any]]) -> None:
     """INSERT ``rows`` of ``model`` (each a tuple of Python values in ``names`` order, prepared by the
-    field they go to), in as few statements as the database's parameter limit allows. No signals are
-    sent and no defaults are applied: every column without a database default must be named."""
+    field they go to). No signals are sent and no defaults are applied: every column without a
+    database default must be named.
+
+    On PostgreSQL one statement of constant text takes one array per column (``unnest``), so the
+    driver parses it once per process, not once per batch size; elsewhere, multi-row ``VALUES`` in as
+    few statements as the database's parameter limit allows.
+    """
     if not rows:
         return
     fields = [model._meta.get_field(name) for name in names]
     table = connection.ops.quote_name(model._meta.db_table)
     columns = ", ".join(connection.ops.quote_name(f.column) for f in fields)
-    row_sql = "(" + ", ".join(["%s"] * len(fields)) + ")"
-    per_statement = max(1, (connection.features.max_query_params or 60000) // len(fields))
     with connection.cursor() as cursor:
+        if connection.vendor == "postgresql":
+            arrays = ", ".join(f"%s::{f.db_type(connection)}[]" for f in fields)
+            params = [
+                [field.get_db_prep_value(row[i], connection, prepared=False) for row in rows]
+                for i, field in enumerate(fields)
+            ]
+            cursor.execute(f"INSERT INTO {table} ({columns}) SELECT * FROM unnest({arrays})", params)
+            return
+        row_sql = "(" + ", ".join(["%s"] * len(fields)) + ")"
+        per_statement = max(1, (connection.features.max_query_params or 60000) // len(fields))
         for start in range(0, len(rows), per_statement):
             chunk = rows[start : start + per_statement]
             params = [
