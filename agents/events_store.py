@@ -26,6 +26,7 @@ import logging
 import uuid
 import weakref
 from collections.abc import Callable, Mapping
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from datetime import datetime, timedelta
 from typing import Any
@@ -33,11 +34,10 @@ from typing import Any
 from asgiref.sync import async_to_sync
 from channels.db import database_sync_to_async
 from channels.layers import get_channel_layer
-from django.db import transaction
+from django.db import close_old_connections, transaction
 from django.db.models import Max
 from django.utils import timezone
 
-from agents.db_threads import writer_thread
 from agents.event_sql import (
     PendingEvent,
     checkpoints_insert,
@@ -192,8 +192,21 @@ def _write_batches(
                 write()
 
 
+# The writer's own database thread (and so its own connection): event writes never queue behind the
+# other database work of the process, which asgiref runs on one shared thread one call after another.
+_WRITER_THREAD = ThreadPoolExecutor(max_workers=1, thread_name_prefix="event-writer")
+
+
+def _with_connection(function: Callable[..., None], args: tuple[Any, ...]) -> None:
+    close_old_connections()
+    try:
+        function(*args)
+    finally:
+        close_old_connections()
+
+
 async def _in_writer_thread(function: Callable[..., None], *args: Any) -> None:
-    await writer_thread.run(function, *args)
+    await asyncio.get_running_loop().run_in_executor(_WRITER_THREAD, _with_connection, function, args)
 
 
 class _Writer:

@@ -35,7 +35,6 @@ from agents.checkpoints import (
     run_follow_ups_unread,
     run_snapshot_load,
 )
-from agents.db_threads import run_start_threads
 from agents.engine.context_summary import is_summary_message
 from agents.engine.durable import STOP_SUSPENDED
 from agents.engine.hooks import HookRegistry
@@ -270,7 +269,9 @@ class RunManager:
         sink: EventSink | None = None
         outcome: dict[str, Any] = {"status": RunStatus.FAILED, "error": "the run did not start"}
         try:
-            sink = await run_start_threads.run(_stream_open, handle, on_lease_lost=lambda: self._lose(handle))
+            sink = await database_sync_to_async(_stream_open)(
+                handle, on_lease_lost=lambda: self._lose(handle)
+            )
             if sink is None:
                 logger.warning("run %s is not this process's to run; leaving it", run_id)
                 handle.lost = True
@@ -296,7 +297,7 @@ class RunManager:
         self, handle: RunHandle, sink: EventSink, resume: bool, started: float
     ) -> dict[str, Any]:
         run_id = handle.run_id
-        blueprint, tools, hooks = await run_start_threads.run(_engine_parts, run_id, sink)
+        blueprint, tools, hooks = await database_sync_to_async(_engine_parts)(run_id, sink)
         snapshot = await database_sync_to_async(run_snapshot_load)(run_id=run_id) if resume else None
         if snapshot is not None:
             pending = [str(call["id"]) for call in snapshot.get("pending") or ()]

@@ -369,35 +369,3 @@ async def test_a_run_is_recorded_finished_before_its_done_event_reaches_the_clie
     assert [f for f in second if f["event"] == "inject"] == []
     assert await database_sync_to_async(status_now)(conversation.pk) == ["done", "done"]
     await ws.disconnect()
-
-
-async def test_a_handshake_does_not_wait_behind_a_run_that_is_starting(
-    chat, scripted_llm, order_tools, monkeypatch
-):
-    from agents import run_manager as run_manager_module
-
-    scripted_llm.script(text("Order 7 has shipped."), text("Order 7 has shipped."))
-    started_engine = run_manager_module._engine_parts
-    start_finished = asyncio.Event()
-    loop = asyncio.get_running_loop()
-
-    def slow_start(run_id, sink):  # loading a run's agent, tools and hooks takes long on a busy database
-        time.sleep(1.5)
-        parts = started_engine(run_id, sink)
-        loop.call_soon_threadsafe(start_finished.set)
-        return parts
-
-    monkeypatch.setattr(run_manager_module, "_engine_parts", slow_start)
-    user, conversation, token = await _setup(chat)
-    ws, _, _ = await connect(conversation.pk, token)
-    await ws.send_json_to({"type": "message", "content": "Where is order 7?"})
-    await asyncio.sleep(0.2)
-
-    other, connected, _ = await connect(conversation.pk, token)
-
-    assert connected and not start_finished.is_set()
-    frames = await frames_until_done(ws)
-    await _finish_runs()
-    assert frames[-1]["event"] == "done" and start_finished.is_set()
-    await other.disconnect()
-    await ws.disconnect()
