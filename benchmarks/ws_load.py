@@ -53,6 +53,7 @@ ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
 from websockets.asyncio.client import ClientConnection, connect  # noqa: E402
+from websockets.exceptions import WebSocketException  # noqa: E402
 
 from benchmarks.common import (  # noqa: E402
     BenchStack,
@@ -151,7 +152,11 @@ async def converse(
 async def cancel_drill(base: str, conversation: str, token: str, level: Level, start_after: float) -> None:
     """Start a run whose tool hangs, cancel it once the tool is in flight, time the ``done``."""
     await asyncio.sleep(start_after)
-    ws = await open_socket(base, conversation, token)
+    try:
+        ws = await open_socket(base, conversation, token)
+    except (OSError, WebSocketException) as exc:  # an overloaded daphne drops handshakes after 5 s
+        level.errors.append(f"cancel drill: handshake failed ({type(exc).__name__})")
+        return
     try:
         for _ in range(CANCELS_PER_LEVEL):
             await ws.send(json.dumps({"type": "message", "content": "Run the slow report."}))
@@ -197,7 +202,10 @@ def probe_main(base: str, conversation: str, token: str, stop: Any, results: Any
 
     async def run() -> list[float]:
         samples: list[float] = []
-        ws = await open_socket(base, conversation, token)
+        try:
+            ws = await open_socket(base, conversation, token)
+        except (OSError, WebSocketException):  # an overloaded daphne drops handshakes after 5 s
+            return samples
         try:
             while not stop.is_set():
                 started = time.perf_counter()
