@@ -5,6 +5,7 @@ from __future__ import annotations
 import asyncio
 import copy
 import json
+import time
 from collections.abc import Mapping, Sequence
 from typing import Any
 
@@ -360,6 +361,10 @@ async def test_a_resumed_run_keeps_its_cycle_tracker_and_checklist_state(scripte
     agent = ReActAgent(make_llm(), registry_of(tool), completion_check_min_tools=1)
     task = asyncio.create_task(agent.run("loop", checkpoint=checkpoints))
     await checkpoints.reached(iteration=2, stage=STAGE_MODEL)
+    # the hanging call has reached the server, so it cannot take a reply scripted for the resumed run
+    deadline = time.monotonic() + 10
+    while len(scripted_llm.requests) < 3 and time.monotonic() < deadline:  # noqa: ASYNC110 - another thread
+        await asyncio.sleep(0.01)
     task.cancel()
     await asyncio.gather(task, return_exceptions=True)
 
