@@ -280,9 +280,34 @@ async def run(
     print()
     if broken:
         print(f"BROKEN: {len(broken)} requests: {broken[:5]}")
+        for approval, _row in broken[:5]:
+            explain_broken(stack, approval, streams[approvals.index(approval)])
         return 1
     print(f"OK: every one of {args.requests} requests: exactly one decision, one resume, one tool call")
     return 0
+
+
+def explain_broken(stack: BenchStack, approval: str, stream: list[dict[str, Any]]) -> None:
+    """What a broken request's run did: its call-log rows (any status), its approval and tool-call steps."""
+    logs = postgres_query(
+        stack.database_url,
+        "SELECT l.tool_call_id, l.status, l.http_status, l.error FROM connectors_connectorcalllog l "
+        "JOIN hooks_approvalrequest a ON a.run_id::text = l.run_id WHERE a.id::text = %s ORDER BY l.id",
+        (approval,),
+    )
+    print(f"  {approval}: call logs {list(logs)}")
+    telling = [
+        f
+        for f in stream
+        if f.get("event") in ("approval", "error", "done")
+        or ((f.get("data") or {}).get("type") == "iteration" and f["data"].get("status") == "done")
+    ]
+    for frame in telling[-8:]:
+        data = frame.get("data") or {}
+        detail = {
+            k: data[k] for k in ("type", "status", "code", "message", "error", "observation") if k in data
+        }
+        print(f"    #{frame.get('seq')} {frame.get('event')} {json.dumps(detail, ensure_ascii=False)[:300]}")
 
 
 def main() -> None:
