@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import json
 
-import httpx2
 import openai
 import pytest
 
@@ -213,25 +212,16 @@ async def test_stream_that_dies_mid_answer_raises_llm_error_after_the_partial_de
     assert received == ["one two three ", "four five six "]
 
 
-async def test_closing_the_stream_early_releases_the_connection(scripted_llm):
+async def test_closing_the_stream_early_releases_the_connection(scripted_llm, one_connection_llm):
     # One pooled connection: if the abandoned stream kept it, the next call could not get one.
-    http_client = httpx2.AsyncClient(
-        limits=httpx2.Limits(max_connections=1), timeout=httpx2.Timeout(5.0, pool=1.0)
-    )
-    client = openai.AsyncOpenAI(
-        base_url=scripted_llm.base_url, api_key="sk-test", max_retries=0, http_client=http_client
-    )
-    llm = OpenAICompatibleLLM(base_url=scripted_llm.base_url, api_key="sk-test", model="m", client=client)
+    llm = one_connection_llm
     scripted_llm.script(text(" ".join(["word"] * 300)), text("next"))
     usage = Usage()
-    try:
-        stream = llm.stream_chat(ASK, usage=usage)
-        first = await anext(stream)
-        await stream.aclose()
+    stream = llm.stream_chat(ASK, usage=usage)
+    first = await anext(stream)
+    await stream.aclose()
 
-        response = await llm.chat(ASK)
-    finally:
-        await client.close()
+    response = await llm.chat(ASK)
 
     assert first == "word word word "
     assert response.content == "next"

@@ -309,26 +309,17 @@ async def test_a_rate_limited_stream_is_retried_by_the_sdk_then_streams(scripted
     assert usage.calls == 1
 
 
-async def test_a_stream_that_fails_mid_answer_gives_its_connection_back(scripted_llm):
+async def test_a_stream_that_fails_mid_answer_gives_its_connection_back(scripted_llm, one_connection_llm):
     # One pooled connection, and the server keeps the failed body open: only closing it frees it.
-    http_client = httpx2.AsyncClient(
-        limits=httpx2.Limits(max_connections=1), timeout=httpx2.Timeout(5.0, pool=1.0)
-    )
-    client = openai.AsyncOpenAI(
-        base_url=scripted_llm.base_url, api_key="sk-test", max_retries=0, http_client=http_client
-    )
-    llm = OpenAICompatibleLLM(base_url=scripted_llm.base_url, api_key="sk-test", model="m", client=client)
+    llm = one_connection_llm
     chunk = {"choices": [{"index": 0, "delta": {"content": "Par"}}]}
     scripted_llm.script(
         event_stream(b"data: " + json.dumps(chunk).encode() + b"\n\n", b"data: {broken\n\n", 30.0),
         text("next"),
     )
-    try:
-        with pytest.raises(LLMError, match="malformed response"):
-            [_ async for _ in llm.stream_chat(ASK)]
+    with pytest.raises(LLMError, match="malformed response"):
+        [_ async for _ in llm.stream_chat(ASK)]
 
-        response = await llm.chat(ASK)
-    finally:
-        await client.close()
+    response = await llm.chat(ASK)
 
     assert response.content == "next"

@@ -314,15 +314,9 @@ async def test_a_dropped_connection_mid_answer_is_a_connection_error(scripted_ll
     assert type(caught.value.__cause__) is openai.APIConnectionError
 
 
-async def test_cancelling_the_consumer_releases_the_connection(scripted_llm):
+async def test_cancelling_the_consumer_releases_the_connection(scripted_llm, one_connection_llm):
     # One pooled connection: if the cancelled stream kept it, the next call could not get one.
-    http_client = httpx2.AsyncClient(
-        limits=httpx2.Limits(max_connections=1), timeout=httpx2.Timeout(5.0, pool=1.0)
-    )
-    client = openai.AsyncOpenAI(
-        base_url=scripted_llm.base_url, api_key="sk-test", max_retries=0, http_client=http_client
-    )
-    llm = OpenAICompatibleLLM(base_url=scripted_llm.base_url, api_key="sk-test", model="m", client=client)
+    llm = one_connection_llm
     scripted_llm.script(event_stream(event(content("Paris")), 30.0), text("next"))
     first_delta = asyncio.Event()
     usage = Usage()
@@ -331,18 +325,15 @@ async def test_cancelling_the_consumer_releases_the_connection(scripted_llm):
         async for _ in llm.stream_chat(ASK, usage=usage):
             first_delta.set()
 
+    task = asyncio.create_task(consume())
     try:
-        task = asyncio.create_task(consume())
-        try:
-            await asyncio.wait_for(first_delta.wait(), 2)
-        finally:
-            task.cancel()
-        with pytest.raises(asyncio.CancelledError):
-            await task
-
-        response = await llm.chat(ASK)
+        await asyncio.wait_for(first_delta.wait(), 2)
     finally:
-        await client.close()
+        task.cancel()
+    with pytest.raises(asyncio.CancelledError):
+        await task
+
+    response = await llm.chat(ASK)
 
     assert response.content == "next"
     assert usage.calls == 1

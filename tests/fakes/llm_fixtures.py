@@ -12,6 +12,8 @@ import os
 from collections.abc import AsyncIterator, Callable, Iterator
 from typing import Any
 
+import httpx2
+import openai
 import pytest
 
 from agents.engine.llm import OpenAICompatibleLLM, aclose_shared_clients
@@ -83,3 +85,19 @@ async def make_llm(scripted_llm: ScriptedOpenAIServer) -> AsyncIterator[MakeLLM]
         yield factory
     finally:
         await aclose_shared_clients()
+
+
+@pytest.fixture
+async def one_connection_llm(scripted_llm: ScriptedOpenAIServer) -> AsyncIterator[OpenAICompatibleLLM]:
+    """An LLM on ``scripted_llm`` whose SDK client has exactly ONE pooled connection (waiting 1 s for
+    it): a call that leaves its connection taken makes the next call fail."""
+    http_client = httpx2.AsyncClient(
+        limits=httpx2.Limits(max_connections=1), timeout=httpx2.Timeout(5.0, pool=1.0)
+    )
+    client = openai.AsyncOpenAI(
+        base_url=scripted_llm.base_url, api_key="sk-test", max_retries=0, http_client=http_client
+    )
+    try:
+        yield OpenAICompatibleLLM(base_url=scripted_llm.base_url, api_key="sk-test", model="m", client=client)
+    finally:
+        await client.close()
