@@ -32,7 +32,6 @@ from datetime import datetime, timedelta
 from typing import Any
 
 from asgiref.sync import async_to_sync
-from channels.db import database_sync_to_async
 from channels.layers import get_channel_layer
 from django.db import close_old_connections, transaction
 from django.db.models import Max
@@ -392,24 +391,6 @@ class EventSink:
         # can be recorded in the transaction that stores it (see RunManager._record).
         self.hold_done = False
         self.held_done: dict[str, Any] | None = None
-
-    @classmethod
-    async def open(
-        cls,
-        *,
-        conversation_id: uuid.UUID,
-        run_id: uuid.UUID,
-        fence: Fence | None = None,
-        on_lease_lost: Callable[[], None] | None = None,
-    ) -> EventSink:
-        last = await database_sync_to_async(last_seq_sync)(conversation_id)
-        return cls(
-            conversation_id=conversation_id,
-            run_id=run_id,
-            first_seq=last + 1,
-            fence=fence,
-            on_lease_lost=on_lease_lost,
-        )
 
     async def __call__(self, event: Any) -> None:
         """Accept an engine ``Event`` (channel + data)."""
