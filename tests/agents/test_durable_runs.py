@@ -206,6 +206,7 @@ async def test_a_run_interrupted_by_the_sweeper_resumes_from_its_checkpoint_with
     purchasing, ws = await _open(world)
     await ws.send_json_to({"type": "message", "content": "What is due?"})
     before = await frames_until(ws, _is("step", type="thinking", status="start", iteration=2))
+    await scripted_llm.until_received(2)  # else the resumed run's request could take the hang
     run = await Run.objects.aget(conversation=purchasing.conversation)
     await Run.objects.filter(pk=run.pk).aupdate(lease_expires_at=timezone.now() - timedelta(seconds=1))
 

@@ -5,7 +5,6 @@ from __future__ import annotations
 import asyncio
 import copy
 import json
-import time
 from collections.abc import Mapping, Sequence
 from typing import Any
 
@@ -145,6 +144,7 @@ async def test_a_run_resumed_from_its_checkpoint_after_a_crash_finishes_the_same
     first = ReActAgent(make_llm(), registry_of(tool), completion_check=False)
     task = asyncio.create_task(first.run("find a then b", checkpoint=checkpoints, metadata=RUN))
     await checkpoints.reached(iteration=1, stage=STAGE_MODEL)
+    await scripted_llm.until_received(2)
     task.cancel()
     await asyncio.gather(task, return_exceptions=True)
 
@@ -218,6 +218,7 @@ async def test_a_replayed_call_that_finished_gets_its_recorded_outcome_and_is_no
     )
     await ledger.finished.wait()
     assert ledger.rows[idempotency_key("run-1", "c1")]["finished"]
+    await scripted_llm.until_received(2)
     task.cancel()
     await asyncio.gather(task, return_exceptions=True)
 
@@ -361,10 +362,7 @@ async def test_a_resumed_run_keeps_its_cycle_tracker_and_checklist_state(scripte
     agent = ReActAgent(make_llm(), registry_of(tool), completion_check_min_tools=1)
     task = asyncio.create_task(agent.run("loop", checkpoint=checkpoints))
     await checkpoints.reached(iteration=2, stage=STAGE_MODEL)
-    # the hanging call has reached the server, so it cannot take a reply scripted for the resumed run
-    deadline = time.monotonic() + 10
-    while len(scripted_llm.requests) < 3 and time.monotonic() < deadline:  # noqa: ASYNC110 - another thread
-        await asyncio.sleep(0.01)
+    await scripted_llm.until_received(3)
     task.cancel()
     await asyncio.gather(task, return_exceptions=True)
 

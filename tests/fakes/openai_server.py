@@ -16,6 +16,7 @@ When the queue is empty the server answers HTTP 500 (marked not retryable) sayin
 
 from __future__ import annotations
 
+import asyncio
 import itertools
 import json
 import re
@@ -124,6 +125,17 @@ class ScriptedOpenAIServer(ThreadedServer):
             if not self.requests:
                 raise AssertionError("the scripted LLM received no request")
             return self.requests[-1]
+
+    async def until_received(self, count: int) -> None:
+        """Wait (without blocking the loop) until ``count`` requests have arrived.
+
+        A test that cancels a run must wait for its in-flight request first: cancelled while on the
+        wire, the request could arrive after ``reset()`` and take a reply scripted for what follows.
+        """
+        deadline = time.monotonic() + 10
+        while len(self.requests) < count and time.monotonic() < deadline:  # noqa: ASYNC110 - server thread
+            await asyncio.sleep(0.01)
+        assert len(self.requests) >= count, f"{len(self.requests)} of {count} requests arrived"
 
     def script(self, *replies: ReplySource | EventStreamReply) -> None:
         """Append replies to the queue; each incoming request consumes one, in order.
