@@ -1,5 +1,6 @@
 """The event writer's hot statements in plain SQL: the fenced lease renewal, the INSERT of events and
-checkpoints, the run's latest checkpoint.
+checkpoints, the run's latest checkpoint, and the statements of a run's end (recorded in the writer's
+transaction that stores its ``done`` event).
 
 Every batch of every run goes through the first two, many times a second per streaming run. Through the ORM each
 one was compiled anew (a ``Q`` tree of one term per run, a model instance per event, ``bulk_create``'s
@@ -18,7 +19,7 @@ from typing import Any
 
 from django.db import connection
 
-from agents.models import Run, RunCheckpoint, RunEvent, RunStatus
+from agents.models import Conversation, Message, Run, RunCheckpoint, RunEvent, RunStatus
 
 
 @dataclass(slots=True)
@@ -127,3 +128,58 @@ def run_checkpoint_set(run_id: uuid.UUID, state: dict[str, Any], seq: int) -> No
     )
     with connection.cursor() as cursor:
         cursor.execute(sql, [_prep(Run, "checkpoint", state), seq, _prep(Run, "id", run_id)])
+
+
+def run_end_update(run_id: uuid.UUID, ended: dict[str, Any], lease_owner: str | None) -> uuid.UUID | None:
+    """Set ``ended`` (model field names to values) on the run's row; with ``lease_owner``, only if that
+    process still holds the running run. Returns the run's conversation id, ``None`` when nothing changed.
+
+    One statement: the row lock the UPDATE takes orders it against the sweeper, as ``SELECT ... FOR
+    UPDATE`` followed by an UPDATE did in two."""
+    sets = ", ".join(f"{_column(Run, name)} = %s" for name in ended)
+    params = [_prep(Run, name, value) for name, value in ended.items()]
+    where = f"{_column(Run, 'id')} = %s"
+    params.append(_prep(Run, "id", run_id))
+    if lease_owner is not None:
+        where += f" AND {_column(Run, 'status')} = %s AND {_column(Run, 'lease_owner')} = %s"
+        params += [RunStatus.RUNNING, lease_owner]
+    sql = (
+        f"UPDATE {connection.ops.quote_name(Run._meta.db_table)} SET {sets} WHERE {where} "
+        f"RETURNING {_column(Run, 'conversation')}"
+    )
+    with connection.cursor() as cursor:
+        cursor.execute(sql, params)
+        row = cursor.fetchone()
+    return None if row is None else Conversation._meta.pk.to_python(row[0])
+
+
+_MESSAGE_COLUMNS = ("conversation", "run", "role", "content", "pinned", "injected", "created_at")
+
+
+def messages_insert(
+    rows: Sequence[tuple[uuid.UUID, uuid.UUID, str, str, bool]], created_at: datetime
+) -> None:
+    """INSERT ``(conversation_id, run_id, role, content, pinned)`` as ``Message`` rows (not injected)."""
+    rows_insert(Message, _MESSAGE_COLUMNS, [(*row, False, created_at) for row in rows])
+
+
+def conversation_touch(conversation_id: uuid.UUID, now: datetime) -> None:
+    """Set the conversation's ``updated_at`` (the list of conversations is ordered by it)."""
+    sql = (
+        f"UPDATE {connection.ops.quote_name(Conversation._meta.db_table)} "
+        f"SET {_column(Conversation, 'updated_at')} = %s WHERE {_column(Conversation, 'id')} = %s"
+    )
+    with connection.cursor() as cursor:
+        cursor.execute(
+            sql, [_prep(Conversation, "updated_at", now), _prep(Conversation, "id", conversation_id)]
+        )
+
+
+def run_checkpoints_delete(run_id: uuid.UUID) -> None:
+    """Drop every checkpoint of a run (a closed run never resumes; ``Run.checkpoint`` keeps its last state)."""
+    sql = (
+        f"DELETE FROM {connection.ops.quote_name(RunCheckpoint._meta.db_table)} "
+        f"WHERE {_column(RunCheckpoint, 'run')} = %s"
+    )
+    with connection.cursor() as cursor:
+        cursor.execute(sql, [_prep(RunCheckpoint, "run", run_id)])

@@ -12,7 +12,8 @@ from django.db import IntegrityError, transaction
 from django.utils import timezone
 from django.utils.translation import gettext as _
 
-from agents.models import Agent, Conversation, Message, MessageRole, Run, RunCheckpoint, RunStatus
+from agents.event_sql import conversation_touch, messages_insert, run_checkpoints_delete, run_end_update
+from agents.models import Agent, Conversation, Message, MessageRole, Run, RunStatus
 from platform_core.models import Organization
 
 TITLE_CHARS = 80
@@ -122,18 +123,18 @@ def run_finish(
     error: str = "",
     summary: str | None = None,
     lease_owner: str | None = None,
-) -> Run | None:
+) -> bool:
     """Close a run: its status, answer and figures, the answer and any compaction summary as messages.
+    Returns whether the run was closed.
 
     With ``lease_owner`` (the process that ran it) nothing changes unless that process still holds the
-    running run (``None`` is returned): a run the sweeper declared interrupted is no longer its to close.
-    A closed run never resumes, so its checkpoints are dropped (``Run.checkpoint`` keeps the last state).
+    running run: a run the sweeper declared interrupted is no longer its to close. A closed run never
+    resumes, so its checkpoints are dropped (``Run.checkpoint`` keeps the last state).
+
+    Every run ends here, in the event writer's transaction: its statements are plain SQL
+    (:mod:`agents.event_sql`), four instead of the ORM's seven.
     """
-    run = (
-        Run.objects.select_for_update().only("id", "conversation_id", "status", "lease_owner").get(pk=run_id)
-    )
-    if lease_owner is not None and (run.status != RunStatus.RUNNING or run.lease_owner != lease_owner):
-        return None
+    now = timezone.now()
     ended = {
         "lease_owner": "",
         "lease_expires_at": None,
@@ -144,23 +145,15 @@ def run_finish(
         "elapsed": elapsed,
         "stop_reason": stop_reason[:40],
         "error": error,
-        "finished_at": timezone.now(),
+        "finished_at": now,
     }
-    Run.objects.filter(pk=run.pk).update(**ended)
-    for name, value in ended.items():
-        setattr(run, name, value)
-    if summary:
-        Message.objects.create(
-            conversation_id=run.conversation_id,
-            run=run,
-            role=MessageRole.SUMMARY,
-            content=summary,
-            pinned=True,
-        )
+    conversation_id = run_end_update(run_id, ended, lease_owner)
+    if conversation_id is None:
+        return False
+    messages = [(conversation_id, run_id, MessageRole.SUMMARY, summary, True)] if summary else []
     if answer:
-        Message.objects.create(
-            conversation_id=run.conversation_id, run=run, role=MessageRole.ASSISTANT, content=answer
-        )
-    Conversation.objects.filter(pk=run.conversation_id).update(updated_at=timezone.now())
-    RunCheckpoint.objects.filter(run_id=run.pk).delete()
-    return run
+        messages.append((conversation_id, run_id, MessageRole.ASSISTANT, answer, False))
+    messages_insert(messages, now)
+    conversation_touch(conversation_id, now)
+    run_checkpoints_delete(run_id)
+    return True

@@ -187,7 +187,7 @@ async def test_a_process_that_lost_a_run_writes_nothing_more_to_it(world):
     assert lost.is_set() and sink.lease_lost
     assert await RunEvent.objects.filter(run=run).acount() == 0
     assert (
-        await database_sync_to_async(run_finish)(run_id=run.pk, status="done", lease_owner="here#2") is None
+        await database_sync_to_async(run_finish)(run_id=run.pk, status="done", lease_owner="here#2") is False
     )
     assert (await Run.objects.aget(pk=run.pk)).status == RunStatus.RUNNING
 
