@@ -17,7 +17,7 @@ import logging
 import uuid
 from collections.abc import Callable
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, TypeVar
 
 from django.conf import settings
 
@@ -35,8 +35,12 @@ from agents.engine.tools import Tool, ToolRegistry
 from agents.models import Agent, ExecutionMode, MessageRole, ModelConfig, ModelRole, Run
 from agents.models import Message as MessageRow
 from agents.selectors import engine_history
+from platform_core.config_cache import agent_config_cached
+from platform_core.config_version import config_version_of
 
 logger = logging.getLogger(__name__)
+
+T = TypeVar("T")
 
 # Hook factories registered by other apps (the hooks app adds the built-in guard rails). Each takes the
 # blueprint and returns hooks for that run.
@@ -90,6 +94,10 @@ class RunBlueprint:
     # before hooks are built, so hooks (the approval gate) can report to the chat.
     emit: Callable[[str, dict[str, Any]], int] | None = None
     extra: dict[str, Any] = field(default_factory=dict)
+    # The organisation's configuration version read with the run: what is loaded the same for every run
+    # of the agent is cached per process under it (``platform_core.config_cache``). ``None``: built by
+    # hand, nothing cached beyond the run.
+    config_version: int | None = None
 
     def metadata(self) -> dict[str, Any]:
         """What every hook sees about the run."""
@@ -118,14 +126,15 @@ def endpoint_of(config: ModelConfig) -> ModelEndpoint:
     )
 
 
-def endpoint_for_agent(agent: Agent) -> ModelEndpoint:
-    """The agent's endpoint, else the organisation's default, else the environment's, else the demo model."""
+def endpoint_for_agent(agent: Agent, *, config_version: int | None = None) -> ModelEndpoint:
+    """The agent's endpoint, else the organisation's default, else the environment's, else the demo model.
+
+    With the organisation's ``config_version`` its default is looked up once per version and process.
+    """
     config = agent.model_config if agent.model_config is not None and agent.model_config.active else None
     if config is None:
-        config = (
-            ModelConfig.objects.filter(organization_id=agent.organization_id, is_default=True, active=True)
-            .order_by("name")
-            .first()
+        config = _cached(
+            agent, config_version, "default_model", lambda: _default_model(agent.organization_id)
         )
     if config is not None:
         return endpoint_of(config)
@@ -141,28 +150,52 @@ def endpoint_for_agent(agent: Agent) -> ModelEndpoint:
     return ModelEndpoint(base_url=None, api_key="", model="offline-demo-model", context_window=32000)
 
 
-def endpoints_by_role(agent: Agent, general: ModelEndpoint | None = None) -> dict[str, ModelEndpoint]:
+def _default_model(organization_id: int) -> ModelConfig | None:
+    return (
+        ModelConfig.objects.filter(organization_id=organization_id, is_default=True, active=True)
+        .order_by("name")
+        .first()
+    )
+
+
+def _role_models(organization_id: int) -> list[ModelConfig]:
+    return list(
+        ModelConfig.objects.filter(organization_id=organization_id, active=True)
+        .exclude(role=ModelRole.GENERAL)
+        .order_by("-is_default", "name")
+    )
+
+
+def _cached(agent: Agent, config_version: int | None, key: str, load: Callable[[], T]) -> T:
+    if config_version is None:
+        return load()
+    return agent_config_cached(agent.pk, config_version, key, load)
+
+
+def endpoints_by_role(
+    agent: Agent, general: ModelEndpoint | None = None, *, config_version: int | None = None
+) -> dict[str, ModelEndpoint]:
     """Plan mode's endpoint for every model role (sync).
 
     ``general`` is the agent's endpoint; ``fast``, ``smart`` and ``reasoning`` are the organisation's
     active endpoints of that role (its default first, then by name); a role with none uses ``general``.
     """
-    general = general if general is not None else endpoint_for_agent(agent)
+    general = general if general is not None else endpoint_for_agent(agent, config_version=config_version)
     chosen: dict[str, ModelEndpoint] = {ModelRole.GENERAL: general}
-    configs = (
-        ModelConfig.objects.filter(organization_id=agent.organization_id, active=True)
-        .exclude(role=ModelRole.GENERAL)
-        .order_by("-is_default", "name")
-    )
-    for config in configs:
+    for config in _cached(agent, config_version, "role_models", lambda: _role_models(agent.organization_id)):
         chosen.setdefault(config.role, endpoint_of(config))
     return {role: chosen.get(role, general) for role in ModelRole.values}
 
 
 def runtime_build(run_id: uuid.UUID) -> RunBlueprint:
-    """Load everything a run needs (sync: call it through ``database_sync_to_async``)."""
+    """Load everything a run needs (sync: call it through ``database_sync_to_async``).
+
+    What every run of the agent loads the same (its connectors and default models here, its actions and
+    hook settings in the factories) comes from the process's cache while the organisation's
+    configuration version is unchanged.
+    """
     run = Run.objects.select_related(
-        "conversation__agent__model_config", "conversation__organization", "user"
+        "conversation__agent__model_config", "conversation__organization__config_version", "user"
     ).get(pk=run_id)
     conversation = run.conversation
     agent = conversation.agent
@@ -171,7 +204,8 @@ def runtime_build(run_id: uuid.UUID) -> RunBlueprint:
     )
     if question is None:
         raise LookupError(f"run {run_id} has no question")
-    endpoint = endpoint_for_agent(agent)
+    version = config_version_of(conversation.organization)
+    endpoint = endpoint_for_agent(agent, config_version=version)
     mode = agent.execution_mode
     return RunBlueprint(
         run_id=run.pk,
@@ -179,6 +213,7 @@ def runtime_build(run_id: uuid.UUID) -> RunBlueprint:
         organization_id=conversation.organization_id,
         organization_slug=conversation.organization.slug,
         organization_name=conversation.organization.name,
+        config_version=version,
         user_id=run.user_id,
         username=run.user.get_username(),
         agent_id=agent.pk,
@@ -186,15 +221,19 @@ def runtime_build(run_id: uuid.UUID) -> RunBlueprint:
         instructions=agent.instructions,
         max_iterations=agent.max_iterations,
         completion_check=agent.completion_check,
-        connector_ids=[
-            str(pk) for pk in agent.connectors.filter(is_active=True).values_list("pk", flat=True)
-        ],
+        connector_ids=_cached(agent, version, "connector_ids", lambda: _active_connector_ids(agent)),
         query=question.content,
         history=engine_history(conversation_id=conversation.pk, before_message_id=question.pk),
         endpoint=endpoint,
         execution_mode=mode,
-        role_endpoints=endpoints_by_role(agent, endpoint) if mode != ExecutionMode.REACT else {},
+        role_endpoints=(
+            endpoints_by_role(agent, endpoint, config_version=version) if mode != ExecutionMode.REACT else {}
+        ),
     )
+
+
+def _active_connector_ids(agent: Agent) -> list[str]:
+    return [str(pk) for pk in agent.connectors.filter(is_active=True).values_list("pk", flat=True)]
 
 
 def llm_for(endpoint: ModelEndpoint) -> LLM:

@@ -13,10 +13,14 @@ class ConnectorsConfig(AppConfig):
         from django.apps import apps
 
         from connectors.demo_api.seed import demo_connector_seed
+        from connectors.models import Connector, ConnectorAction
+        from platform_core.config_version import config_watch
         from platform_core.demo import DEMO_SEEDERS
 
         if demo_connector_seed not in DEMO_SEEDERS:
             DEMO_SEEDERS.append(demo_connector_seed)
+        # Runs cache their connectors and actions per process under the organisation's configuration version.
+        config_watch(Connector, ConnectorAction)
         if apps.is_installed("agents"):
             # Registration only: the agents runtime asks its tool factories for each run's tools.
             from agents import runtime

@@ -11,6 +11,7 @@ from django.db.models import Count, Q, QuerySet
 from django.http import Http404
 
 from connectors.models import Connector, ConnectorAction, ConnectorCallLog
+from platform_core.config_cache import run_config_cached
 from platform_core.models import ADMIN_ROLES, Membership, Organization
 
 
@@ -86,17 +87,16 @@ def actions_for_tools(*, organization_id: int, connector_ids: Iterable[Any]) -> 
 
 
 def run_connector_actions(blueprint: Any) -> list[ConnectorAction]:
-    """:func:`actions_for_tools` of a run (an ``agents.runtime.RunBlueprint``), loaded once per run: its
-    tools and its guard rails' catalogue are built from the same rows."""
-    memo = getattr(blueprint, "extra", None)
-    actions = memo.get("connector_actions") if memo is not None else None
-    if actions is None:
-        actions = actions_for_tools(
+    """:func:`actions_for_tools` of a run (an ``agents.runtime.RunBlueprint``), loaded once per run, and
+    once per process while the organisation's configuration is unchanged: its tools and its guard rails'
+    catalogue are built from the same rows (shared, never to be mutated)."""
+    return run_config_cached(
+        blueprint,
+        "connector_actions",
+        lambda: actions_for_tools(
             organization_id=blueprint.organization_id, connector_ids=blueprint.connector_ids
-        )
-        if memo is not None:
-            memo["connector_actions"] = actions
-    return actions
+        ),
+    )
 
 
 def _by_id(queryset: QuerySet, object_id: Any) -> Any:

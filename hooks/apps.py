@@ -11,7 +11,12 @@ class HooksConfig(AppConfig):
 
     def ready(self) -> None:
         from agents import runtime
+        from hooks.models import AgentHookSettings
         from hooks.registry import guard_rail_hooks
+        from platform_core.config_version import config_watch
+
+        # Runs cache their agent's hook settings per process under the organisation's configuration version.
+        config_watch(AgentHookSettings)
 
         if guard_rail_hooks not in runtime.HOOK_FACTORIES:
             runtime.HOOK_FACTORIES.append(guard_rail_hooks)

@@ -27,6 +27,7 @@ from hooks.selectors import hook_settings_for_agent
 from hooks.session_context import SessionContextHook
 from hooks.state import RunGuardState
 from hooks.truncate import TruncateResult
+from platform_core.config_cache import run_config_cached
 from platform_core.models import Organization
 
 
@@ -35,7 +36,9 @@ def guard_rail_hooks(blueprint: Any) -> list[Any]:
     language = translation.get_language()
     org_id = blueprint.organization_id
     catalog = ActionCatalog(ActionInfo.from_action(a) for a in run_connector_actions(blueprint))
-    settings = hook_settings_for_agent(agent_id=blueprint.agent_id)
+    settings = run_config_cached(
+        blueprint, "hook_settings", lambda: hook_settings_for_agent(agent_id=blueprint.agent_id)
+    )
     state = RunGuardState()
     context = CallContext(
         organization_id=org_id,

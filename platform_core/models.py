@@ -196,3 +196,25 @@ class AuditLog(models.Model):
 
     def delete(self, *args: Any, **kwargs: Any) -> tuple[int, dict[str, int]]:
         raise AppendOnlyError("audit log rows cannot be deleted")
+
+
+class ConfigVersion(models.Model):
+    """How many times an organisation's agent configuration changed (agents, their connectors and actions,
+    model endpoints, hook settings). Each process caches what a run loads of that configuration and
+    compares this number, read with the run, to know when to load it again.
+
+    A row of its own rather than a field of :class:`Organization`: saving an organisation (its admin
+    page) writes back every field it loaded, which could turn a newer version back into an older one.
+    """
+
+    organization = models.OneToOneField(
+        Organization, on_delete=models.CASCADE, primary_key=True, related_name="config_version"
+    )
+    version = models.BigIntegerField(default=0)
+
+    class Meta:
+        verbose_name = _("configuration version")
+        verbose_name_plural = _("configuration versions")
+
+    def __str__(self) -> str:
+        return f"{self.organization_id}@{self.version}"
