@@ -25,7 +25,7 @@ import asyncio
 import contextlib
 import copy
 import logging
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass
 from datetime import datetime, timedelta
 from typing import Any
@@ -71,7 +71,14 @@ def policy_for_call(
     *, organization_id: int, info: ActionInfo, arguments: Mapping[str, Any]
 ) -> ApprovalPolicy | None:
     """The first active policy (by name) that covers the action and whose condition holds (sync)."""
-    for policy in policies_matching(organization_id=organization_id, info=info):
+    return policy_requiring_approval(policies_matching(organization_id=organization_id, info=info), arguments)
+
+
+def policy_requiring_approval(
+    policies: Iterable[ApprovalPolicy], arguments: Mapping[str, Any]
+) -> ApprovalPolicy | None:
+    """The first of ``policies`` whose condition holds for the call's arguments."""
+    for policy in policies:
         if condition_requires_approval(policy.condition, arguments):
             return policy
     return None
@@ -117,15 +124,19 @@ def _earlier_request(
 
 
 def _open_request(
-    facts: RunFacts, info: ActionInfo, arguments: dict[str, Any], tool_call_id: str, replayed: bool = False
+    facts: RunFacts,
+    info: ActionInfo,
+    arguments: dict[str, Any],
+    tool_call_id: str,
+    replayed: bool,
+    policy: ApprovalPolicy | None,
 ) -> tuple[ApprovalRequest, list[str], bool] | None:
-    """The call's request and its approvers, and whether it was opened before this attempt (a replay);
-    ``None`` when no policy covers the call."""
+    """The call's request under ``policy`` and its approvers, and whether it was opened before this
+    attempt (a replay); ``None`` when no policy requires approval of the call."""
     if replayed:
         earlier = _earlier_request(facts, info, arguments, tool_call_id)
         if earlier is not None:
             return earlier, _approver_labels(earlier), True
-    policy = policy_for_call(organization_id=facts.organization_id, info=info, arguments=arguments)
     if policy is None:
         return None
     approval = approval_request_create(
@@ -307,8 +318,12 @@ class ApprovalGate(PreToolUseHook):
         if info is None:
             return None
         arguments = copy.deepcopy(dict(ctx.tool_args))
+        config = await self.state.call_config(self.facts.organization_id, ctx.tool_call_id)
+        policy = policy_requiring_approval(config.policies_for(info) if config is not None else (), arguments)
+        if policy is None and not ctx.replayed:
+            return None  # no request to open or to find: no database hop
         opened = await database_sync_to_async(_open_request)(
-            self.facts, info, arguments, ctx.tool_call_id, ctx.replayed
+            self.facts, info, arguments, ctx.tool_call_id, ctx.replayed, policy
         )
         if opened is None:
             return None
@@ -323,6 +338,8 @@ class ApprovalGate(PreToolUseHook):
                 status = await await_decision(
                     approval.pk, expires_at=approval.expires_at, give_up_at=give_up_at
                 )
+                # Configuration read before a human decided may be stale: the hooks after this one re-read it.
+                self.state.forget_call(ctx.tool_call_id)
             except asyncio.CancelledError:
                 await asyncio.shield(self._abandon(approval, info, ctx, approvers))
                 raise

@@ -11,12 +11,23 @@ class HooksConfig(AppConfig):
 
     def ready(self) -> None:
         from agents import runtime
-        from hooks.models import AgentHookSettings
+        from hooks.models import AgentHookSettings, ApprovalPolicy, FeishuChannel, RateLimit
         from hooks.registry import guard_rail_hooks
         from platform_core.config_version import config_watch
 
-        # Runs cache their agent's hook settings per process under the organisation's configuration version.
-        config_watch(AgentHookSettings)
+        # Runs cache their agent's hook settings, and guard rails the organisation's policies and limits,
+        # per process under the organisation's configuration version.
+        config_watch(
+            AgentHookSettings,
+            ApprovalPolicy,
+            RateLimit,
+            FeishuChannel,
+            m2m=(
+                ApprovalPolicy.actions.through,
+                ApprovalPolicy.connectors.through,
+                ApprovalPolicy.approver_users.through,
+            ),
+        )
 
         if guard_rail_hooks not in runtime.HOOK_FACTORIES:
             runtime.HOOK_FACTORIES.append(guard_rail_hooks)

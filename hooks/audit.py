@@ -61,6 +61,7 @@ class AuditHook(PostToolUseHook):
         if info is None:
             return None  # not a connector call
         gate = self.state.take_approval(ctx.tool_call_id)
+        self.state.forget_call(ctx.tool_call_id)
         approval_ref = gate.approval_id if gate is not None else ""
         if ctx.outcome == OUTCOME_TIMEOUT:
             await sync_to_async(_complete_cancelled)(

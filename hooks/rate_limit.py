@@ -3,7 +3,8 @@
 Each limit counts attempts in fixed windows of ``period_seconds``: the first call of a window creates the
 counter with ``add`` (expiring with the window) and every call increments it atomically with ``incr``,
 so processes sharing the cache share the count. A call over any limit is blocked and the model is told
-which limit and when the window ends.
+which limit and when the window ends. Which limits exist comes with the call's guard-rail configuration
+(:mod:`hooks.call_config`), so a limit an admin adds counts from the next call on.
 """
 
 from __future__ import annotations
@@ -21,6 +22,7 @@ from django.utils.translation import ngettext
 from agents.engine.hooks import HookContext, HookResult, PreToolUseHook
 from hooks.catalog import ActionCatalog
 from hooks.models import RateLimit
+from hooks.state import RunGuardState
 
 logger = logging.getLogger(__name__)
 
@@ -97,24 +99,20 @@ class RateLimitHook(PreToolUseHook):
         user_id: int | None,
         catalog: ActionCatalog,
         language: str | None = None,
+        state: RunGuardState | None = None,
     ) -> None:
         self.organization_id = organization_id
         self.user_id = user_id
         self.catalog = catalog
         self.language = language
+        self.state = state if state is not None else RunGuardState()
 
     async def pre_tool_use(self, ctx: HookContext) -> HookResult | None:
         info = self.catalog.get(ctx.tool_name)
         if info is None:
             return None
-        limits = [
-            limit
-            async for limit in RateLimit.objects.filter(
-                organization_id=self.organization_id, is_active=True
-            ).order_by("pk")
-            if limit.connector_id is None or limit.connector_id == info.connector_id
-        ]
-        for limit in limits:
+        config = await self.state.call_config(self.organization_id, ctx.tool_call_id)
+        for limit in config.rate_limits_for(info) if config is not None else ():
             state = await count_call(limit, user_id=self.user_id)
             if state.exceeded:
                 logger.info(

@@ -57,7 +57,7 @@ def guard_rail_hooks(blueprint: Any) -> list[Any]:
         agent_name=blueprint.agent_name,
     )
     hooks: list[Any] = [
-        ReadOnlyGuard(organization_id=org_id, catalog=catalog, language=language),
+        ReadOnlyGuard(organization_id=org_id, catalog=catalog, language=language, state=state),
         ApprovalGate(
             facts=facts, catalog=catalog, state=state, audit=audit, emit=blueprint.emit, language=language
         ),
@@ -66,7 +66,11 @@ def guard_rail_hooks(blueprint: Any) -> list[Any]:
     if settings is None or settings.rate_limits_enabled:
         hooks.append(
             RateLimitHook(
-                organization_id=org_id, user_id=blueprint.user_id, catalog=catalog, language=language
+                organization_id=org_id,
+                user_id=blueprint.user_id,
+                catalog=catalog,
+                language=language,
+                state=state,
             )
         )
     if settings is None or settings.truncate_enabled:

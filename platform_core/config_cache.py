@@ -1,11 +1,12 @@
-"""Per-process cache of what every run of an agent loads the same: its connectors, their actions, its
-hook settings, the organisation's default model endpoints.
+"""Per-process cache of configuration rows that runs load the same again and again: an agent's
+connectors, their actions, its hook settings, the organisation's default model endpoints (per agent);
+the organisation's approval policies and rate limits (per organisation).
 
-Entries are kept per agent under the organisation's configuration version
-(:mod:`platform_core.config_version`), which the run reads with its own row. Any admin change to an
-agent, a connector, an action, a model endpoint or hook settings bumps that version, so the next run of
-that organisation, in any process, loads afresh. What must be checked at call time (read-only mode,
-approval policies, rate limits, whether the action is still active) is never cached.
+Entries are kept per owner (an agent, an organisation) under the organisation's configuration version
+(:mod:`platform_core.config_version`), which the reader loads with the row it needs anyway: the run, or
+the organisation's read-only flag before each connector call. Any admin change to those models bumps
+the version, so the next reader, in any process, loads afresh. What is not configuration (whether
+read-only mode is on, rate-limit counters, approval requests) is never cached.
 
 Cached values are shared by concurrent runs in several threads: they must not be mutated.
 """
@@ -13,59 +14,59 @@ Cached values are shared by concurrent runs in several threads: they must not be
 from __future__ import annotations
 
 import threading
-import uuid
 from collections import OrderedDict
-from collections.abc import Callable
+from collections.abc import Callable, Hashable
 from typing import Any, TypeVar
 
 T = TypeVar("T")
 
-# Agents kept per process; the least recently used go first.
-MAX_AGENTS = 1024
+# Owners kept per process; the least recently used go first.
+MAX_OWNERS = 2048
 
-_entries: OrderedDict[uuid.UUID, tuple[int, dict[str, Any]]] = OrderedDict()
+_entries: OrderedDict[Hashable, tuple[int, dict[str, Any]]] = OrderedDict()
 _lock = threading.Lock()
 
 
-def agent_config_cached(agent_id: uuid.UUID, version: int, key: str, load: Callable[[], T]) -> T:
-    """``load()``'s value for the agent at this configuration version, loaded at most once per process
-    (sync; two threads missing at once may both load, and either value is right)."""
+def config_cached(owner: Hashable, version: int, key: str, load: Callable[[], T]) -> T:
+    """``load()``'s value for ``owner`` (an agent's id, ``("organization", id)``) at this configuration
+    version, loaded at most once per process (sync; two threads missing at once may both load, and
+    either value is right)."""
     with _lock:
-        entry = _entries.get(agent_id)
+        entry = _entries.get(owner)
         if entry is not None and entry[0] == version:
-            _entries.move_to_end(agent_id)
+            _entries.move_to_end(owner)
             values = entry[1]
             if key in values:
                 return values[key]
     value = load()
     with _lock:
-        entry = _entries.get(agent_id)
+        entry = _entries.get(owner)
         if entry is None or entry[0] != version:
-            if entry is not None and entry[0] > version:
-                return value  # a newer run already cached a newer configuration: keep that one
+            # A reader that read an older version late replaces a newer entry: the next reader of the
+            # newer version loads again (a miss, never a wrong value).
             entry = (version, {})
-            _entries[agent_id] = entry
-            while len(_entries) > MAX_AGENTS:
+            _entries[owner] = entry
+            while len(_entries) > MAX_OWNERS:
                 _entries.popitem(last=False)
         entry[1][key] = value
     return value
 
 
-def agent_config_forget() -> None:
+def config_cache_forget() -> None:
     """Empty the cache (tests that compare fresh and cached loads)."""
     with _lock:
         _entries.clear()
 
 
 def run_config_cached(blueprint: Any, key: str, load: Callable[[], T]) -> T:
-    """:func:`agent_config_cached` for a run (an ``agents.runtime.RunBlueprint``).
+    """:func:`config_cached` for a run (an ``agents.runtime.RunBlueprint``).
 
     A blueprint without a configuration version (built by hand, not by ``runtime_build``) keeps the
     value for its own run only, in its ``extra``.
     """
     version = getattr(blueprint, "config_version", None)
     if version is not None:
-        return agent_config_cached(blueprint.agent_id, version, key, load)
+        return config_cached(blueprint.agent_id, version, key, load)
     memo = getattr(blueprint, "extra", None)
     if memo is None:
         return load()

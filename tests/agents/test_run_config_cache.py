@@ -13,7 +13,7 @@ from django.test.utils import CaptureQueriesContext
 from agents import runtime
 from agents.models import ExecutionMode, ModelConfig, ModelRole
 from hooks.truncate import TruncateResult
-from platform_core.config_cache import MAX_AGENTS, agent_config_cached, agent_config_forget
+from platform_core.config_cache import MAX_OWNERS, config_cache_forget, config_cached
 from platform_core.models import ConfigVersion, Organization
 from tests.agents.factories import (
     AgentFactory,
@@ -22,7 +22,7 @@ from tests.agents.factories import (
     ModelConfigFactory,
     RunFactory,
 )
-from tests.factories import ConnectorActionFactory, ConnectorFactory
+from tests.factories import ConnectorActionFactory, ConnectorFactory, OrganizationFactory
 from tests.hooks.factories import AgentHookSettingsFactory
 
 pytestmark = pytest.mark.django_db
@@ -41,9 +41,9 @@ CACHED_TABLES = tuple(
 
 @pytest.fixture(autouse=True)
 def _fresh_cache():
-    agent_config_forget()
+    config_cache_forget()
     yield
-    agent_config_forget()
+    config_cache_forget()
 
 
 @pytest.fixture
@@ -197,10 +197,18 @@ def test_a_change_in_another_organisation_leaves_this_ones_cache_alone(agent, ot
     assert not [sql for sql in _setup_queries(agent) if any(t in sql for t in CACHED_TABLES)]
 
 
-def test_every_change_bumps_the_organisations_version_once(agent, org):
-    before = ConfigVersion.objects.get(pk=org.pk).version
-    _add_action(agent)
-    assert ConfigVersion.objects.get(pk=org.pk).version == before + 1
+def test_every_change_gives_the_organisation_a_new_version(agent, org):
+    seen = {ConfigVersion.objects.get(pk=org.pk).version}
+    for change in (_add_action, _deactivate_connector, _remove_connector):
+        change(agent)
+        seen.add(ConfigVersion.objects.get(pk=org.pk).version)
+    assert len(seen) == 4
+
+
+def test_a_new_organisation_starts_with_a_version_of_its_own():
+    first, second = OrganizationFactory(), OrganizationFactory()
+    versions = {ConfigVersion.objects.get(pk=o.pk).version for o in (first, second)}
+    assert len(versions) == 2 and 0 not in versions
 
 
 def test_an_organisation_deleted_with_its_agents_and_connectors_leaves_nothing_behind(agent, org):
@@ -209,14 +217,15 @@ def test_an_organisation_deleted_with_its_agents_and_connectors_leaves_nothing_b
     assert not ConfigVersion.objects.filter(pk=org.pk).exists()
 
 
-def test_the_cache_keeps_the_newest_version_when_an_older_run_loads_late():
-    agent_config_cached("a", 2, "k", lambda: "new")
-    assert agent_config_cached("a", 1, "k", lambda: "old") == "old"  # the late run uses what it loaded
-    assert agent_config_cached("a", 2, "k", lambda: "reloaded") == "new"
+def test_a_cached_value_is_only_ever_served_at_the_version_it_was_loaded_under():
+    assert config_cached("a", 2, "k", lambda: "new") == "new"
+    assert config_cached("a", 1, "k", lambda: "old") == "old"  # a run that read the old version late
+    assert config_cached("a", 2, "k", lambda: "loaded again") == "loaded again"
+    assert config_cached("a", 2, "k", lambda: "not loaded") == "loaded again"
 
 
 def test_the_cache_forgets_the_least_recently_used_agents_beyond_its_bound():
-    for n in range(MAX_AGENTS + 1):
-        agent_config_cached(n, 1, "k", lambda n=n: n)
-    assert agent_config_cached(0, 1, "k", lambda: "loaded again") == "loaded again"
-    assert agent_config_cached(MAX_AGENTS, 1, "k", lambda: "loaded again") == MAX_AGENTS
+    for n in range(MAX_OWNERS + 1):
+        config_cached(n, 1, "k", lambda n=n: n)
+    assert config_cached(0, 1, "k", lambda: "loaded again") == "loaded again"
+    assert config_cached(MAX_OWNERS, 1, "k", lambda: "loaded again") == MAX_OWNERS

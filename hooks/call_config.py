@@ -1,0 +1,108 @@
+"""What the guard rails check before each connector call, read in one database hop per call.
+
+The read-only guard, the approval gate and the rate limit each need the organisation's guard-rail
+configuration as it is *now*: an admin who switches read-only mode on, adds a policy or tightens a limit
+stops the next call of runs already in progress. Each used to run its own query, in its own hop to the
+database thread. Now the first of them to ask reads, for the call, the organisation's read-only flag and
+configuration version (one query); the active approval policies and rate limits come from the process's
+cache for that version (:mod:`platform_core.config_cache`), reloaded whenever an admin change bumps it.
+The others reuse what the first read for the same tool call (:class:`~hooks.state.RunGuardState`).
+"""
+
+from __future__ import annotations
+
+from collections import defaultdict
+from dataclasses import dataclass
+from typing import Any
+
+from hooks.catalog import ActionInfo
+from hooks.models import ApprovalPolicy, RateLimit
+from platform_core.config_cache import config_cached
+from platform_core.models import Organization
+
+
+@dataclass(frozen=True, slots=True)
+class PolicyRule:
+    """An active approval policy and what it covers."""
+
+    policy: ApprovalPolicy
+    action_ids: frozenset[Any]
+    connector_ids: frozenset[Any]
+
+    def covers(self, info: ActionInfo) -> bool:
+        """Whether calls of the action need this policy's approval (before its condition is checked):
+        the action is named, or its connector is and the policy is not for writes only or the action may
+        write."""
+        if info.action_id in self.action_ids:
+            return True
+        if info.connector_id not in self.connector_ids:
+            return False
+        return not (self.policy.writes_only and info.is_write is False)
+
+
+@dataclass(frozen=True, slots=True)
+class CallGuardConfig:
+    """The organisation's guard-rail configuration as one call sees it."""
+
+    read_only: bool
+    read_only_reason: str
+    policies: tuple[PolicyRule, ...]
+    rate_limits: tuple[RateLimit, ...]
+
+    def policies_for(self, info: ActionInfo) -> list[ApprovalPolicy]:
+        """The active policies covering the action, in name order."""
+        return [rule.policy for rule in self.policies if rule.covers(info)]
+
+    def rate_limits_for(self, info: ActionInfo) -> list[RateLimit]:
+        """The active limits counting calls of the action's connector (its own and the global ones)."""
+        return [limit for limit in self.rate_limits if limit.connector_id in (None, info.connector_id)]
+
+
+def call_guard_config(organization_id: int) -> CallGuardConfig | None:
+    """The configuration for a call now (sync); ``None`` when the organisation no longer exists."""
+    row = (
+        Organization.objects.filter(pk=organization_id)
+        .values_list("read_only", "read_only_reason", "config_version__version")
+        .first()
+    )
+    if row is None:
+        return None
+    read_only, reason, version = row
+    owner = ("organization", organization_id)
+    return CallGuardConfig(
+        read_only=read_only,
+        read_only_reason=reason,
+        policies=config_cached(
+            owner, version or 0, "approval_policies", lambda: policy_rules(organization_id)
+        ),
+        rate_limits=config_cached(owner, version or 0, "rate_limits", lambda: rate_limits(organization_id)),
+    )
+
+
+def policy_rules(organization_id: int) -> tuple[PolicyRule, ...]:
+    """The organisation's active approval policies with what each covers, in name order (sync)."""
+    policies = list(
+        ApprovalPolicy.objects.filter(organization_id=organization_id, is_active=True)
+        .select_related("channel")
+        .order_by("name", "pk")
+    )
+    ids = [p.pk for p in policies]
+    actions: dict[Any, set[Any]] = defaultdict(set)
+    connectors: dict[Any, set[Any]] = defaultdict(set)
+    for policy_id, action_id in ApprovalPolicy.actions.through.objects.filter(
+        approvalpolicy_id__in=ids
+    ).values_list("approvalpolicy_id", "connectoraction_id"):
+        actions[policy_id].add(action_id)
+    for policy_id, connector_id in ApprovalPolicy.connectors.through.objects.filter(
+        approvalpolicy_id__in=ids
+    ).values_list("approvalpolicy_id", "connector_id"):
+        connectors[policy_id].add(connector_id)
+    return tuple(
+        PolicyRule(policy=p, action_ids=frozenset(actions[p.pk]), connector_ids=frozenset(connectors[p.pk]))
+        for p in policies
+    )
+
+
+def rate_limits(organization_id: int) -> tuple[RateLimit, ...]:
+    """The organisation's active rate limits, oldest first (sync)."""
+    return tuple(RateLimit.objects.filter(organization_id=organization_id, is_active=True).order_by("pk"))
