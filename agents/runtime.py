@@ -35,7 +35,7 @@ from agents.engine.tools import Tool, ToolRegistry
 from agents.models import Agent, ExecutionMode, MessageRole, ModelConfig, ModelRole, Run
 from agents.models import Message as MessageRow
 from agents.selectors import engine_history
-from platform_core.config_cache import agent_config_cached
+from platform_core.config_cache import config_cached
 from platform_core.config_version import config_version_of
 
 logger = logging.getLogger(__name__)
@@ -169,7 +169,7 @@ def _role_models(organization_id: int) -> list[ModelConfig]:
 def _cached(agent: Agent, config_version: int | None, key: str, load: Callable[[], T]) -> T:
     if config_version is None:
         return load()
-    return agent_config_cached(agent.pk, config_version, key, load)
+    return config_cached(agent.pk, config_version, key, load)
 
 
 def endpoints_by_role(
