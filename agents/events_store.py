@@ -33,12 +33,15 @@ from typing import Any
 
 from asgiref.sync import async_to_sync
 from channels.layers import get_channel_layer
-from django.db import close_old_connections, transaction
+from django.db import close_old_connections, connection, transaction
 from django.db.models import Max
 from django.utils import timezone
 
 from agents.event_sql import (
+    FenceBroken,
+    FencedBatch,
     PendingEvent,
+    batch_write_fenced,
     checkpoints_insert,
     events_insert,
     leases_renew_fenced,
@@ -157,6 +160,12 @@ def _write_batch(
     fence: Fence | None,
 ) -> None:
     """Write one run's batch in its own transaction; raises :class:`LeaseLost` if its fence fails."""
+    if fence is not None and _one_statement():
+        try:
+            _write_fenced([(run_id, rows, checkpoints, writes, fence)])
+        except FenceBroken as exc:
+            raise LeaseLost(str(run_id)) from exc
+        return
     with transaction.atomic():
         now = timezone.now()
         if fence is not None:
@@ -174,6 +183,12 @@ def _write_batches(
 ) -> None:
     """Write the batches of several runs in ONE transaction: one lease renewal for all, one INSERT of
     all their events. Raises :class:`_FenceMismatch` (nothing written) when any lease is gone."""
+    if _one_statement() and all(part[4] is not None for part in parts):
+        try:
+            _write_fenced(parts)
+        except FenceBroken as exc:
+            raise _FenceMismatch from exc
+        return
     with transaction.atomic():
         now = timezone.now()
         fenced: dict[float, list[tuple[uuid.UUID, str]]] = {}
@@ -189,6 +204,46 @@ def _write_batches(
         for part in parts:
             for write in part[3]:
                 write()
+
+
+def _one_statement() -> bool:
+    """Whether fenced batches go as one statement (:func:`agents.event_sql.batch_write_fenced`)."""
+    return connection.vendor == "postgresql"
+
+
+def _write_fenced(
+    parts: list[tuple[uuid.UUID, list[PendingEvent], list[_Checkpoint], list[SyncWrite], Fence | None]],
+) -> None:
+    """Fenced batches of several runs in one statement, in autocommit when nothing else is to be written
+    (one round trip in all); the runs' other writes (a run's end, the tool ledger) follow it in one
+    transaction. Raises :class:`FenceBroken` when a lease is gone (nothing written)."""
+    now = timezone.now()
+    batches = []
+    for run_id, rows, checkpoints, _writes, fence in parts:
+        assert fence is not None
+        batch = FencedBatch(
+            run_id=run_id,
+            owner=fence.owner,
+            lease_until=now + timedelta(seconds=fence.lease_seconds),
+            events=rows,
+            checkpoints=[],
+        )
+        if checkpoints:
+            batch.latest = (checkpoints[-1].data.get("state") or {}, checkpoints[-1].seq)
+            resets = [i for i, c in enumerate(checkpoints) if c.data.get("reset")]
+            if resets:
+                checkpoints = checkpoints[resets[-1] :]
+                batch.prune_before = checkpoints[0].seq
+            batch.checkpoints = [(c.seq, c.data) for c in checkpoints]
+        batches.append(batch)
+    writes = [write for part in parts for write in part[3]]
+    if not writes:
+        batch_write_fenced(batches, now)
+        return
+    with transaction.atomic():
+        batch_write_fenced(batches, now)
+        for write in writes:
+            write()
 
 
 # The writer's own database thread (and so its own connection): event writes never queue behind the
