@@ -17,7 +17,7 @@ from dataclasses import dataclass
 from datetime import datetime
 from typing import Any
 
-from django.db import DataError, connection
+from django.db import DataError, connection, transaction
 
 from agents.models import Conversation, Message, Run, RunCheckpoint, RunEvent, RunStatus
 
@@ -269,3 +269,63 @@ def batch_write_fenced(parts: Sequence[FencedBatch], created_at: datetime) -> No
         if getattr(getattr(exc, "__cause__", None), "sqlstate", None) == "22012":  # division_by_zero
             raise FenceBroken from exc
         raise
+
+
+def run_end_write(
+    run_id: uuid.UUID,
+    ended: dict[str, Any],
+    lease_owner: str | None,
+    messages: Sequence[tuple[str, str, bool]],
+    now: datetime,
+) -> bool:
+    """A run's end: ``ended`` on its row (with ``lease_owner``, only if that process still holds the
+    running run), ``messages`` (role, content, pinned) added to its conversation, the conversation's
+    ``updated_at`` set, its checkpoints dropped. Returns whether the run was closed.
+
+    On PostgreSQL one statement (its parts keyed on the run's UPDATE, so nothing happens when it matches
+    nothing); elsewhere the same as four.
+    """
+    if connection.vendor != "postgresql":
+        with transaction.atomic():
+            conversation_id = run_end_update(run_id, ended, lease_owner)
+            if conversation_id is None:
+                return False
+            messages_insert([(conversation_id, run_id, *m) for m in messages], now)
+            conversation_touch(conversation_id, now)
+            run_checkpoints_delete(run_id)
+            return True
+    run = connection.ops.quote_name(Run._meta.db_table)
+    conversation = connection.ops.quote_name(Conversation._meta.db_table)
+    sets = ", ".join(f"{_column(Run, name)} = %s" for name in ended)
+    params: list[Any] = [_prep(Run, name, value) for name, value in ended.items()]
+    where = f"{_column(Run, 'id')} = %s"
+    params.append(_prep(Run, "id", run_id))
+    if lease_owner is not None:
+        where += f" AND {_column(Run, 'status')} = %s AND {_column(Run, 'lease_owner')} = %s"
+        params += [RunStatus.RUNNING, lease_owner]
+    message_cols = ", ".join(_column(Message, name) for name in _MESSAGE_COLUMNS)
+    sql = (
+        f"WITH r AS (UPDATE {run} SET {sets} WHERE {where} RETURNING {_column(Run, 'conversation')} AS c), "
+        f"m AS (INSERT INTO {connection.ops.quote_name(Message._meta.db_table)} ({message_cols}) "
+        f"SELECT r.c, %s::uuid, x.role, x.content, x.pinned, false, %s::timestamptz "
+        f"FROM r, unnest(%s::varchar[], %s::text[], %s::boolean[]) WITH ORDINALITY AS x(role, content, pinned, n) "
+        f"ORDER BY x.n), "
+        f"t AS (UPDATE {conversation} SET {_column(Conversation, 'updated_at')} = %s FROM r "
+        f"WHERE {conversation}.{_column(Conversation, 'id')} = r.c), "
+        f"k AS (DELETE FROM {connection.ops.quote_name(RunCheckpoint._meta.db_table)} "
+        f"WHERE {_column(RunCheckpoint, 'run')} = %s AND EXISTS (SELECT 1 FROM r)) "
+        f"SELECT count(*) FROM r"
+    )
+    stamp = _prep(Message, "created_at", now)
+    params += [
+        _prep(Message, "run", run_id),
+        stamp,
+        [role for role, _content, _pinned in messages],
+        [content for _role, content, _pinned in messages],
+        [pinned for _role, _content, pinned in messages],
+        _prep(Conversation, "updated_at", now),
+        _prep(RunCheckpoint, "run", run_id),
+    ]
+    with connection.cursor() as cursor:
+        cursor.execute(sql, params)
+        return bool(cursor.fetchone()[0])

@@ -12,7 +12,7 @@ from django.db import IntegrityError, transaction
 from django.utils import timezone
 from django.utils.translation import gettext as _
 
-from agents.event_sql import conversation_touch, messages_insert, run_checkpoints_delete, run_end_update
+from agents.event_sql import run_end_write
 from agents.models import Agent, Conversation, Message, MessageRole, Run, RunStatus
 from platform_core.models import Organization
 
@@ -110,7 +110,6 @@ def message_add_injected(*, run_id: uuid.UUID, content: str) -> Message:
     )
 
 
-@transaction.atomic
 def run_finish(
     *,
     run_id: uuid.UUID,
@@ -132,7 +131,7 @@ def run_finish(
     resumes, so its checkpoints are dropped (``Run.checkpoint`` keeps the last state).
 
     Every run ends here, in the event writer's transaction: its statements are plain SQL
-    (:mod:`agents.event_sql`), four instead of the ORM's seven.
+    (:mod:`agents.event_sql`): on PostgreSQL one, instead of the ORM's seven.
     """
     now = timezone.now()
     ended = {
@@ -147,13 +146,7 @@ def run_finish(
         "error": error,
         "finished_at": now,
     }
-    conversation_id = run_end_update(run_id, ended, lease_owner)
-    if conversation_id is None:
-        return False
-    messages = [(conversation_id, run_id, MessageRole.SUMMARY, summary, True)] if summary else []
+    messages = [(MessageRole.SUMMARY, summary, True)] if summary else []
     if answer:
-        messages.append((conversation_id, run_id, MessageRole.ASSISTANT, answer, False))
-    messages_insert(messages, now)
-    conversation_touch(conversation_id, now)
-    run_checkpoints_delete(run_id)
-    return True
+        messages.append((MessageRole.ASSISTANT, answer, False))
+    return run_end_write(run_id, ended, lease_owner, messages, now)
