@@ -11,11 +11,12 @@ one per token, and 50 streaming runs cost one transaction per write instead of 5
 the other on the process's single database thread.
 
 Durable runs: the sink also writes the run's checkpoints and tool-ledger updates, in the same
-transactions as the events around them, and is *fenced* by the run's lease: every batch first renews
-the lease with ``UPDATE run ... WHERE lease_owner = <this process> AND status = 'running'``. When that
+transactions as the events around them, and is *fenced* by the run's lease: every batch renews the
+lease with ``UPDATE run ... WHERE lease_owner = <this process> AND status = 'running'``. When that
 matches nothing (the run was declared interrupted and perhaps resumed elsewhere) the batch is dropped
 unpublished and the sink reports :class:`LeaseLost`, so a process that lost its run can never add to
-its stream. Events written for a run that holds no process (interrupted, parked, cancelled while
+its stream. On PostgreSQL a batch is one statement that does all of it, fence included
+(:func:`agents.event_sql.batch_write_fenced`); elsewhere a transaction of several. Events written for a run that holds no process (interrupted, parked, cancelled while
 parked) go through :func:`event_append`, under a lock of the run's row.
 """
 

@@ -40,7 +40,7 @@ class RunGuardState:
     async def call_config(self, organization_id: int, tool_call_id: str) -> CallGuardConfig | None:
         """The organisation's guard-rail configuration for this call, read once for all the guard rails
         (``None``: the organisation no longer exists)."""
-        calls = self._calls()
+        calls = self._calls() if tool_call_id else {}  # a call without an id cannot be told apart
         loading = calls.get(tool_call_id)
         if loading is None:
             loading = asyncio.ensure_future(sync_to_async(call_guard_config)(organization_id))
