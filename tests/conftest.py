@@ -5,6 +5,7 @@ from __future__ import annotations
 import pytest
 from rest_framework.test import APIClient
 
+from platform_core.config_cache import config_cache_forget
 from platform_core.models import Role
 from platform_core.services import api_token_issue
 from tests.factories import OrganizationFactory, member_of
@@ -76,3 +77,12 @@ def client_for():
         return client
 
     return make
+
+
+@pytest.fixture
+def fresh_config_cache():
+    """An empty per-process configuration cache before and after the test (tests that count the
+    queries a cold or a warm cache costs)."""
+    config_cache_forget()
+    yield
+    config_cache_forget()

@@ -13,7 +13,7 @@ from django.test.utils import CaptureQueriesContext
 from agents import runtime
 from agents.models import ExecutionMode, ModelConfig, ModelRole
 from hooks.truncate import TruncateResult
-from platform_core.config_cache import MAX_OWNERS, config_cache_forget, config_cached
+from platform_core.config_cache import MAX_OWNERS, config_cached
 from platform_core.models import ConfigVersion, Organization
 from tests.agents.factories import (
     AgentFactory,
@@ -25,7 +25,7 @@ from tests.agents.factories import (
 from tests.factories import ConnectorActionFactory, ConnectorFactory, OrganizationFactory
 from tests.hooks.factories import AgentHookSettingsFactory
 
-pytestmark = pytest.mark.django_db
+pytestmark = [pytest.mark.django_db, pytest.mark.usefixtures("fresh_config_cache")]
 
 # What the cached loads select from (the run's own query joins the agent's model, but from agents_run).
 CACHED_TABLES = tuple(
@@ -37,13 +37,6 @@ CACHED_TABLES = tuple(
         "connectors_connector",
     )
 )
-
-
-@pytest.fixture(autouse=True)
-def _fresh_cache():
-    config_cache_forget()
-    yield
-    config_cache_forget()
 
 
 @pytest.fixture

@@ -14,22 +14,14 @@ from hooks.call_config import call_guard_config
 from hooks.catalog import ActionInfo
 from hooks.registry import guard_rail_hooks
 from hooks.selectors import policies_matching
-from platform_core.config_cache import config_cache_forget
 from tests.factories import ConnectorActionFactory, ConnectorFactory
 from tests.hooks.factories import ApprovalPolicyFactory, RateLimitFactory
 from tests.hooks.harness import blueprint_for
 from tests.hooks.scenario import build_purchasing
 
-pytestmark = pytest.mark.django_db
+pytestmark = [pytest.mark.django_db, pytest.mark.usefixtures("fresh_config_cache")]
 
 GUARD_TABLES = ('FROM "hooks_approvalpolicy"', 'FROM "hooks_ratelimit"', 'FROM "platform_core_organization"')
-
-
-@pytest.fixture(autouse=True)
-def _fresh_cache():
-    config_cache_forget()
-    yield
-    config_cache_forget()
 
 
 @pytest.fixture
