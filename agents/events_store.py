@@ -16,8 +16,9 @@ lease with ``UPDATE run ... WHERE lease_owner = <this process> AND status = 'run
 matches nothing (the run was declared interrupted and perhaps resumed elsewhere) the batch is dropped
 unpublished and the sink reports :class:`LeaseLost`, so a process that lost its run can never add to
 its stream. On PostgreSQL a batch is one statement that does all of it, fence included
-(:func:`agents.event_sql.batch_write_fenced`); elsewhere a transaction of several. Events written for a run that holds no process (interrupted, parked, cancelled while
-parked) go through :func:`event_append`, under a lock of the run's row.
+(:func:`agents.event_sql.batch_write_fenced`); elsewhere a transaction of several. Events written for a
+run that holds no process (interrupted, parked, cancelled while parked) go through
+:func:`event_append`, under a lock of the run's row.
 """
 
 from __future__ import annotations
@@ -146,11 +147,20 @@ def _checkpoints_write(run_id: uuid.UUID, checkpoints: list[_Checkpoint], create
     if not checkpoints:
         return
     run_checkpoint_set(run_id, checkpoints[-1].data.get("state") or {}, checkpoints[-1].seq)
-    resets = [i for i, c in enumerate(checkpoints) if c.data.get("reset")]
-    if resets:
-        checkpoints = checkpoints[resets[-1] :]
-        RunCheckpoint.objects.filter(run_id=run_id, seq__lt=checkpoints[0].seq).delete()
+    checkpoints, prune_before = _checkpoints_kept(checkpoints)
+    if prune_before is not None:
+        RunCheckpoint.objects.filter(run_id=run_id, seq__lt=prune_before).delete()
     checkpoints_insert([(run_id, c.seq, c.data) for c in checkpoints], created_at)
+
+
+def _checkpoints_kept(checkpoints: list[_Checkpoint]) -> tuple[list[_Checkpoint], int | None]:
+    """The checkpoints to store and, when one of them carries everything, the seq below which the run's
+    stored rows are superseded (``None``: keep them all)."""
+    resets = [i for i, c in enumerate(checkpoints) if c.data.get("reset")]
+    if not resets:
+        return checkpoints, None
+    kept = checkpoints[resets[-1] :]
+    return kept, kept[0].seq
 
 
 def _write_batch(
@@ -160,7 +170,8 @@ def _write_batch(
     writes: list[SyncWrite],
     fence: Fence | None,
 ) -> None:
-    """Write one run's batch in its own transaction; raises :class:`LeaseLost` if its fence fails."""
+    """Write one run's batch on its own (one statement on PostgreSQL, else a transaction); raises
+    :class:`LeaseLost` if its fence fails."""
     if fence is not None and _one_statement():
         try:
             _write_fenced([(run_id, rows, checkpoints, writes, fence)])
@@ -231,11 +242,8 @@ def _write_fenced(
         )
         if checkpoints:
             batch.latest = (checkpoints[-1].data.get("state") or {}, checkpoints[-1].seq)
-            resets = [i for i, c in enumerate(checkpoints) if c.data.get("reset")]
-            if resets:
-                checkpoints = checkpoints[resets[-1] :]
-                batch.prune_before = checkpoints[0].seq
-            batch.checkpoints = [(c.seq, c.data) for c in checkpoints]
+            kept, batch.prune_before = _checkpoints_kept(checkpoints)
+            batch.checkpoints = [(c.seq, c.data) for c in kept]
         batches.append(batch)
     writes = [write for part in parts for write in part[3]]
     if not writes:
