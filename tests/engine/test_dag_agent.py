@@ -246,7 +246,8 @@ async def test_a_follow_up_queued_during_planning_skips_the_stale_plan(registry,
 
     assert [s.status for s in result.plans[0].steps] == ["skipped", "skipped"]
     assert [s.status for s in result.plans[1].steps] == ["done", "done"]
-    assert [r.step_id for r in script.of(STEP)] == ["1", "2"]
+    # each step of the new plan ran once, none of the stale one's (the two run side by side: any order)
+    assert sorted(r.step_id for r in script.of(STEP)) == ["1", "2"]
 
 
 # --- planning failures --------------------------------------------------------------------------
