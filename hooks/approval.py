@@ -41,11 +41,11 @@ from connectors.configs import connector_secret_values
 from connectors.models import Connector
 from connectors.redaction import redact
 from hooks.audit import AuditHook
+from hooks.call_config import call_guard_config
 from hooks.catalog import ActionCatalog, ActionInfo
 from hooks.conditions import condition_requires_approval
 from hooks.conf import approval_recheck_seconds
 from hooks.models import ApprovalPolicy, ApprovalRequest, ApprovalStatus
-from hooks.selectors import policies_matching
 from hooks.services import approval_cancel, approval_expire, approval_group, approval_request_create
 from hooks.state import GateOutcome, RunGuardState
 
@@ -70,8 +70,10 @@ class RunFacts:
 def policy_for_call(
     *, organization_id: int, info: ActionInfo, arguments: Mapping[str, Any]
 ) -> ApprovalPolicy | None:
-    """The first active policy (by name) that covers the action and whose condition holds (sync)."""
-    return policy_requiring_approval(policies_matching(organization_id=organization_id, info=info), arguments)
+    """The first active policy (by name) that covers the action and whose condition holds (sync; the
+    organisation's current configuration, as the approval gate sees it)."""
+    config = call_guard_config(organization_id)
+    return policy_requiring_approval(config.policies_for(info) if config is not None else (), arguments)
 
 
 def policy_requiring_approval(

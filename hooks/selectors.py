@@ -6,11 +6,10 @@ from typing import Any
 
 from django.contrib.auth.base_user import AbstractBaseUser
 from django.core.exceptions import ValidationError
-from django.db.models import Q, QuerySet
+from django.db.models import QuerySet
 from django.http import Http404
 
-from hooks.catalog import ActionInfo
-from hooks.models import AgentHookSettings, ApprovalPolicy, ApprovalRequest, FeishuChannel
+from hooks.models import AgentHookSettings, ApprovalRequest, FeishuChannel
 from platform_core.models import ADMIN_ROLES, Membership, Organization, Role
 
 DECIDER_ROLES = ADMIN_ROLES | {Role.APPROVER}
@@ -67,20 +66,6 @@ def approval_get_for_org(*, organization: Organization, approval_id: Any) -> App
     if approval is None:
         raise Http404("No such approval request.")
     return approval
-
-
-def policies_matching(*, organization_id: int, info: ActionInfo) -> list[ApprovalPolicy]:
-    """Active policies covering the action (by action, or by connector), in name order (sync)."""
-    by_connector = Q(connectors__pk=info.connector_id)
-    if info.is_write is False:
-        by_connector &= Q(writes_only=False)
-    return list(
-        ApprovalPolicy.objects.filter(organization_id=organization_id, is_active=True)
-        .filter(Q(actions__pk=info.action_id) | by_connector)
-        .select_related("channel")
-        .distinct()
-        .order_by("name", "pk")
-    )
 
 
 def channel_get_active(*, channel_id: Any) -> FeishuChannel | None:

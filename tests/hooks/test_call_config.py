@@ -7,13 +7,14 @@ from __future__ import annotations
 import pytest
 from asgiref.sync import async_to_sync
 from django.db import connection
+from django.db.models import Q
 from django.test.utils import CaptureQueriesContext
 
 from agents.engine.hooks import HookContext, HookRegistry
 from hooks.call_config import call_guard_config
 from hooks.catalog import ActionInfo
+from hooks.models import ApprovalPolicy
 from hooks.registry import guard_rail_hooks
-from hooks.selectors import policies_matching
 from tests.factories import ConnectorActionFactory, ConnectorFactory
 from tests.hooks.factories import ApprovalPolicyFactory, RateLimitFactory
 from tests.hooks.harness import blueprint_for
@@ -33,6 +34,20 @@ def erp(org):
         "list": ConnectorActionFactory(connector=connector, name="list", method="GET", path_template="/list"),
         "other": ConnectorActionFactory(organization=org, name="find", method="GET"),
     }
+
+
+def policies_matching(*, organization_id: int, info: ActionInfo) -> list[ApprovalPolicy]:
+    """The reference: active policies covering the action (by action, or by connector), in name order,
+    as one database query."""
+    by_connector = Q(connectors__pk=info.connector_id)
+    if info.is_write is False:
+        by_connector &= Q(writes_only=False)
+    return list(
+        ApprovalPolicy.objects.filter(organization_id=organization_id, is_active=True)
+        .filter(Q(actions__pk=info.action_id) | by_connector)
+        .distinct()
+        .order_by("name", "pk")
+    )
 
 
 def _policies_for(org, action):
