@@ -9,6 +9,7 @@ from rest_framework import serializers
 
 from agents.models import Agent, Conversation, Message, ModelConfig, RunEvent
 from connectors.models import Connector
+from platform_core.api_unique import OrgUniqueValidator
 
 
 class OrgScopedPrimaryKeyField(serializers.PrimaryKeyRelatedField):
@@ -49,6 +50,7 @@ class ModelConfigSerializer(serializers.ModelSerializer):
             "created_at",
         ]
         read_only_fields = ["id", "created_at"]
+        validators = [OrgUniqueValidator()]
 
     def get_has_api_key(self, obj: ModelConfig) -> bool:
         return bool(obj.__dict__.get("api_key"))
@@ -91,6 +93,7 @@ class AgentSerializer(serializers.ModelSerializer):
             "created_at",
         ]
         read_only_fields = ["id", "created_at"]
+        validators = [OrgUniqueValidator()]
 
 
 class ConversationSerializer(serializers.ModelSerializer):

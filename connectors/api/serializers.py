@@ -10,6 +10,7 @@ from rest_framework import serializers
 
 from connectors.models import Connector, ConnectorAction, ConnectorCallLog
 from connectors.openapi import MAX_DOCUMENT_CHARS
+from platform_core.api_unique import OrgUniqueValidator
 
 _SECRET_STYLE = {"input_type": "password"}
 
@@ -88,8 +89,8 @@ class ConnectorSerializer(serializers.ModelSerializer):
             "updated_at",
         ]
         read_only_fields = ["id", "created_at", "updated_at"]
-        # Model validation (with the organisation set) runs in the service; skip DRF's own unique checks.
-        validators: list[Any] = []
+        # The name is unique per organisation (the URL's): checked here so a taken name is a field error.
+        validators = [OrgUniqueValidator()]
 
     def get_has_auth_secret(self, connector: Connector) -> bool:
         return connector.has_secret("auth_secret")

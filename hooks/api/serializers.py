@@ -14,6 +14,7 @@ from connectors.models import Connector, ConnectorAction
 from hooks.conditions import ConditionError, parse_condition
 from hooks.models import AgentHookSettings, ApprovalPolicy, ApprovalRequest, FeishuChannel, RateLimit
 from hooks.selectors import DECIDER_ROLES
+from platform_core.api_unique import OrgUniqueValidator
 
 
 class OrgScopedPrimaryKeyField(serializers.PrimaryKeyRelatedField):
@@ -109,6 +110,7 @@ class ApprovalPolicySerializer(serializers.ModelSerializer):
             "updated_at",
         ]
         read_only_fields = ["id", "created_at", "updated_at"]
+        validators = [OrgUniqueValidator()]
 
     def validate_condition(self, value: str) -> str:
         if value.strip():
@@ -164,6 +166,7 @@ class FeishuChannelSerializer(serializers.ModelSerializer):
             "updated_at",
         ]
         read_only_fields = ["id", "created_at", "updated_at"]
+        validators = [OrgUniqueValidator()]
 
     def get_has_app_secret(self, obj: FeishuChannel) -> bool:
         return obj.has_secret("app_secret")

@@ -106,7 +106,7 @@ def test_invalid_connectors_get_clear_field_errors(client_for, org_admin, org):
     duplicate = client.post(
         _url(org, "connectors"), {"name": "crm", "base_url": "https://x.example.com"}, format="json"
     )
-    assert duplicate.status_code == 400 and "non_field_errors" in duplicate.json()
+    assert duplicate.status_code == 400 and "name" in duplicate.json()
 
 
 def test_the_idempotency_header_is_read_written_and_validated_through_the_api(client_for, org_admin, org):
