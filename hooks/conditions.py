@@ -8,14 +8,17 @@ Allowed: comparisons (``== != < <= > >= in not in``, chained), ``and``/``or``/``
 string/number/``true``/``false``/``null`` literals (Python spellings work too), lists of literals, argument
 names and dotted lookups into nested objects (``order.total``). Anything else is a syntax error.
 
-Evaluation fails closed: an argument that is missing, a comparison of incompatible types or any other
-error makes :func:`condition_requires_approval` answer ``True`` (approval required).
+Evaluation fails closed: an argument that is missing, a comparison of values of different types (``"60000"``
+with ``60000``, ``true`` with ``1``), a number that is not finite (NaN, infinity) or any other error makes
+:func:`condition_requires_approval` answer ``True`` (approval required). ``null`` may be compared with
+anything (``approver == null``).
 """
 
 from __future__ import annotations
 
 import ast
 import logging
+import math
 import operator
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
@@ -97,6 +100,8 @@ def _check(node: ast.AST, paths: list[tuple[str, ...]]) -> None:
     elif isinstance(node, ast.Constant):
         if not isinstance(node.value, str | int | float | bool) and node.value is not None:
             raise ConditionError("only text, numbers, true, false and null are allowed as values")
+        if isinstance(node.value, float) and not math.isfinite(node.value):
+            raise ConditionError("numbers in a condition must be finite")
     elif isinstance(node, ast.List | ast.Tuple):
         for element in node.elts:
             if not isinstance(element, ast.Constant | ast.UnaryOp):
@@ -180,15 +185,56 @@ def _truth(value: Any) -> bool:
     return value
 
 
+def _kind(value: Any) -> str:
+    """The condition language's type of a value; a number that is not finite has none (a type error)."""
+    if value is None:
+        return "null"
+    if isinstance(value, bool):
+        return "bool"
+    if isinstance(value, int | float):
+        if isinstance(value, float) and not math.isfinite(value):
+            raise TypeError("a number that is not finite cannot be compared")
+        return "number"
+    if isinstance(value, str):
+        return "text"
+    if isinstance(value, list | tuple):
+        for element in value:
+            _kind(element)  # a non-finite number anywhere inside cannot be judged either
+        return "list"
+    if isinstance(value, Mapping):
+        for element in value.values():
+            _kind(element)
+        return "object"
+    raise TypeError(f"a {type(value).__name__} cannot be compared")
+
+
+def _same_kind(left: Any, right: Any) -> None:
+    """Raise unless ``left`` and ``right`` may be tested for equality: the same type, or one is null.
+
+    Python would answer ``"60000" == 60000`` and ``True == 1`` without complaint, and a policy's
+    ``amount == 60000`` would then be silently false for the string: a mismatch is a type error instead.
+    """
+    kinds = {_kind(left), _kind(right)}
+    if len(kinds) > 1 and "null" not in kinds:
+        raise TypeError("only values of the same type can be compared")
+
+
 def _compare(op: type[ast.cmpop], left: Any, right: Any) -> bool:
     if op in (ast.Lt, ast.LtE, ast.Gt, ast.GtE):
         # Python would compare True with 1 and refuse only some mixes; be strict: numbers with numbers,
-        # text with text, anything else is a type error (and so requires approval).
-        numbers = all(isinstance(v, int | float) and not isinstance(v, bool) for v in (left, right))
-        texts = isinstance(left, str) and isinstance(right, str)
-        if not (numbers or texts):
+        # text with text, anything else (a NaN or an infinity too) is a type error (and so requires approval).
+        kinds = {_kind(left), _kind(right)}
+        if kinds not in ({"number"}, {"text"}):
             raise TypeError("only numbers with numbers or text with text can be ordered")
-    if op in (ast.In, ast.NotIn) and not isinstance(right, list | str):
+    elif op in (ast.Eq, ast.NotEq):
+        _same_kind(left, right)
+    elif isinstance(right, str):
+        if not isinstance(left, str):
+            raise TypeError("'in' text needs text on its left")
+    elif isinstance(right, list):
+        for element in right:
+            _same_kind(left, element)
+    else:
         raise TypeError("'in' needs a list or text on its right")
     return bool(_COMPARE[op](left, right))
 

@@ -9,7 +9,8 @@ from typing import Any
 
 from agents.engine.llm import ToolCallRequest
 from agents.engine.prompts import PARSE_FAILURE_SENTINEL
-from agents.engine.structured import extract_json
+from agents.engine.strict_json import StrictJSONError, loads_strict
+from agents.engine.structured import find_json_object
 
 TOOL_CALL = "tool_call"
 FINAL_ANSWER = "final_answer"
@@ -21,13 +22,15 @@ _FINAL_TYPES = frozenset({"final_answer", "answer", "final", "finish", "done"})
 @dataclass(frozen=True, slots=True)
 class ParsedAction:
     """One JSON-mode action. A reply that is not a usable action parses as a ``final_answer`` whose
-    reasoning is :data:`PARSE_FAILURE_SENTINEL` and whose answer is the raw content."""
+    reasoning is :data:`PARSE_FAILURE_SENTINEL` and whose answer is the raw content; ``problem`` then says
+    what strict JSON refused in it (empty when it was simply not JSON)."""
 
     kind: str
     reasoning: str
     tool_name: str = ""
     tool_args: Any = None
     answer: str = ""
+    problem: str = ""
 
     @property
     def parse_failed(self) -> bool:
@@ -44,8 +47,8 @@ class ToolCall:
     args_error: str | None = None
 
 
-def _failure(content: str | None) -> ParsedAction:
-    return ParsedAction(FINAL_ANSWER, PARSE_FAILURE_SENTINEL, answer=content or "")
+def _failure(content: str | None, problem: str = "") -> ParsedAction:
+    return ParsedAction(FINAL_ANSWER, PARSE_FAILURE_SENTINEL, answer=content or "", problem=problem)
 
 
 def _first(mapping: Mapping[str, Any], *keys: str) -> Any:
@@ -58,9 +61,10 @@ def _first(mapping: Mapping[str, Any], *keys: str) -> Any:
 
 def parse_action(content: str | None, reasoning_content: str | None = None) -> ParsedAction:
     """Parse a JSON-mode reply. ``reasoning_content`` (DeepSeek R1 style) fills an empty ``reasoning``."""
-    data = extract_json(content)
+    found = find_json_object(content)
+    data = found.value
     if data is None:
-        return _failure(content)
+        return _failure(content, found.problem)
     reasoning = _first(data, "reasoning", "thought", "thinking")
     if not isinstance(reasoning, str) or not reasoning.strip():
         reasoning = reasoning_content or ""
@@ -92,16 +96,21 @@ def parse_action(content: str | None, reasoning_content: str | None = None) -> P
 
 
 def decode_arguments(raw: Any) -> tuple[Mapping[str, Any], str | None]:
-    """Arguments as a mapping, or ``({}, reason)`` when they are not a JSON object."""
+    """Arguments as a mapping, or ``({}, reason)`` when they are not a strict JSON object.
+
+    A string is decoded by :func:`~agents.engine.strict_json.loads_strict`: ``NaN``, ``Infinity``, a key
+    given twice and anything after the object are refused, so the call does not run and the model is told
+    why, instead of a guard rail judging a value the tool would read differently.
+    """
     if isinstance(raw, Mapping):
         return raw, None
     if raw is None or (isinstance(raw, str) and not raw.strip()):
         return {}, None
     if isinstance(raw, str):
         try:
-            value = json.loads(raw)
-        except ValueError as exc:
-            return {}, f"the arguments are not valid JSON ({exc.msg} at position {exc.pos})"
+            value = loads_strict(raw)
+        except StrictJSONError as exc:
+            return {}, f"the arguments are not valid JSON ({exc.reason})"
         if isinstance(value, Mapping):
             return value, None
         return {}, f"the arguments must be a JSON object, got {type(value).__name__}"

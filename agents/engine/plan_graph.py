@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import json
 import logging
 import re
 from collections.abc import Collection, Mapping, Sequence
@@ -10,6 +9,7 @@ from typing import Any
 
 from agents.engine.model_registry import normalise_role
 from agents.engine.plan_models import PlanStep, PlanValidationError, id_order
+from agents.engine.strict_json import StrictJSONError, loads_strict
 
 logger = logging.getLogger(__name__)
 
@@ -21,7 +21,7 @@ _FENCED_ARRAY = re.compile(r"```[a-zA-Z0-9]*\s*(\[.*?\])\s*```", re.DOTALL)
 
 
 def json_array(text: str | None) -> list[Any] | None:
-    """The JSON array that ``text`` consists of (possibly in a fenced block), or ``None``."""
+    """The strict JSON array that ``text`` consists of (possibly in a fenced block), or ``None``."""
     if not text:
         return None
     candidates = [text.strip()] + [m.group(1) for m in _FENCED_ARRAY.finditer(text)]
@@ -29,8 +29,10 @@ def json_array(text: str | None) -> list[Any] | None:
         if not candidate.startswith("["):
             continue
         try:
-            value = json.loads(candidate)
-        except ValueError:
+            value = loads_strict(candidate)
+        except StrictJSONError as exc:
+            if exc.is_refusal:
+                return None
             continue
         if isinstance(value, list):
             return value

@@ -415,7 +415,10 @@ class ReActAgent(DurableLoop):
                 if not content.strip():
                     return await self._fallback(run, STOP_UNPARSED_OUTPUT)
                 return await self._finish(run, content, STOP_UNPARSED_OUTPUT)
-            run.transcript.append(note(prompts.REFORMAT_REQUEST))
+            request = prompts.REFORMAT_REQUEST
+            if action.problem:  # strict JSON refused it: say what, so the model can fix exactly that
+                request = f"{request}\nProblem: {action.problem}"
+            run.transcript.append(note(request))
             return None
         run.parse_failures = 0
         if action.kind == TOOL_CALL:

@@ -26,6 +26,7 @@ from typing import Any, Generic, Literal, TypeVar
 import jsonschema
 
 from agents.engine.llm import LLM, ChatResponse, LLMError, Message, Usage
+from agents.engine.strict_json import StrictJSONError, loads_strict, raw_decode_strict
 
 logger = logging.getLogger(__name__)
 
@@ -80,49 +81,71 @@ class _Failure(Exception):
     """One attempt's output could not be turned into a value."""
 
 
+@dataclass(frozen=True, slots=True)
+class FoundJSON:
+    """What :func:`find_json_object` found: the object, or ``None`` and, when strict JSON refused the
+    reply (rather than finding no JSON in it), ``problem`` saying why."""
+
+    value: dict[str, Any] | None
+    problem: str = ""
+
+
 def extract_json(text: str | None) -> dict[str, Any] | None:
-    """The JSON object in free-form model output, or ``None``.
+    """The JSON object in free-form model output, or ``None`` (see :func:`find_json_object`)."""
+    return find_json_object(text).value
+
+
+def find_json_object(text: str | None) -> FoundJSON:
+    """The strict JSON object in free-form model output.
 
     Tries, in order: the whole text, each fenced code block, then every ``{`` from the left
     (the first that starts a parseable object wins; braces inside strings and nested objects
     are handled by the JSON decoder). Trailing commas are forgiven. A top-level array is not
-    an object: the scan may still find an object inside it.
+    an object: the scan may still find an object inside it. Decoding is strict
+    (:mod:`agents.engine.strict_json`): a candidate holding ``NaN``, ``Infinity``, a key given twice or
+    a lone surrogate ends the search with its ``problem``; a later object is never used in its place.
     """
     if not text or "{" not in text:
-        return None
+        return FoundJSON(None)
     candidates = [text.strip()]
     candidates += [m.group(1).strip() for m in _FENCE_RE.finditer(text)]
     for candidate in candidates:
-        value = _loads_object(candidate)
-        if value is not None:
-            return value
-    decoder = json.JSONDecoder()
+        found = _loads_object(candidate)
+        if found.value is not None or found.problem:
+            return found
     start = text.find("{")
     while start != -1:
         try:
-            value, _end = decoder.raw_decode(text, start)
-        except ValueError:
-            value = _loads_object(_balanced(text, start) or "")
-        if isinstance(value, dict):
-            return value
+            value = raw_decode_strict(text, start)
+        except StrictJSONError as exc:
+            if exc.is_refusal:
+                return FoundJSON(None, exc.reason)
+            found = _loads_object(_balanced(text, start) or "")
+            if found.value is not None or found.problem:
+                return found
+        else:
+            if isinstance(value, dict):
+                return FoundJSON(value)
         start = text.find("{", start + 1)
-    return None
+    return FoundJSON(None)
 
 
 _FENCE_RE = re.compile(r"```[ \t]*(?:json|JSON|json5|javascript|js)?[ \t]*\r?\n?(.*?)```", re.DOTALL)
 _TRAILING_COMMA_RE = re.compile(r",(\s*[}\]])")
 
 
-def _loads_object(candidate: str) -> dict[str, Any] | None:
+def _loads_object(candidate: str) -> FoundJSON:
     if not candidate.startswith("{"):
-        return None
+        return FoundJSON(None)
     for attempt in (candidate, _TRAILING_COMMA_RE.sub(r"\1", candidate)):
         try:
-            value = json.loads(attempt)
-        except ValueError:
+            value = loads_strict(attempt)
+        except StrictJSONError as exc:
+            if exc.is_refusal:
+                return FoundJSON(None, exc.reason)
             continue
-        return value if isinstance(value, dict) else None
-    return None
+        return FoundJSON(value if isinstance(value, dict) else None)
+    return FoundJSON(None)
 
 
 def _balanced(text: str, start: int) -> str | None:
@@ -284,7 +307,10 @@ class _Chain(Generic[T]):
             return _decode_arguments(calls[0].arguments)
         text = response.content or ""
         self._saw(text)
-        raw = extract_json(text)
+        found = find_json_object(text)
+        if found.problem:
+            raise _Failure(f"the JSON is not strict JSON: {found.problem}")
+        raw = found.value
         if raw is None and level == "plain_text" and self.regex_fallback is not None:
             try:
                 raw = self.regex_fallback(text)
@@ -331,11 +357,14 @@ class _Chain(Generic[T]):
 
 def _decode_arguments(arguments: str) -> dict[str, Any]:
     try:
-        value: Any = json.loads(arguments) if arguments.strip() else {}
+        value: Any = loads_strict(arguments) if arguments.strip() else {}
         if isinstance(value, str):  # some providers double-encode the arguments
-            value = json.loads(value)
-    except ValueError:
-        value = extract_json(arguments)
+            value = loads_strict(value)
+    except StrictJSONError as exc:
+        found = FoundJSON(None, exc.reason) if exc.is_refusal else find_json_object(arguments)
+        if found.problem:
+            raise _Failure(f"the function arguments are not strict JSON: {found.problem}") from None
+        value = found.value
     if not isinstance(value, dict):
         raise _Failure("the function arguments are not a JSON object")
     return value
