@@ -1,0 +1,247 @@
+"""The Content-Security-Policy: every HTML page carries the strict policy, and no page needs more.
+
+- Every page of a corpus (the web app, the approvals inbox, and the changelist, add and change pages of
+  every admin) answers with the same strict ``Content-Security-Policy`` header, with DEBUG on and off, and
+  a production environment sends it too.
+- No page and no template holds what that policy blocks: inline ``<script>`` or ``<style>``, ``style=``
+  attributes, ``on*=`` event handlers or ``javascript:`` URLs. The browser test (tests/e2e/test_csp.py)
+  proves the pages still work under the policy.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+import subprocess
+import sys
+from collections.abc import Callable
+from dataclasses import dataclass
+from html.parser import HTMLParser
+from pathlib import Path
+
+import pytest
+from django.contrib import admin
+from django.test import override_settings
+from django.urls import reverse
+
+from platform_core.models import Role
+from tests.agents.factories import AgentFactory, ConversationFactory
+from tests.factories import TENANT_FACTORIES, ConnectorFactory, member_of
+from tests.hooks.factories import ApprovalRequestFactory
+from tests.platform_core.test_settings import PRODUCTION
+
+ROOT = Path(__file__).resolve().parents[2]
+
+STRICT_POLICY = {
+    "default-src": {"'self'"},
+    "script-src": {"'self'"},
+    "style-src": {"'self'"},
+    "img-src": {"'self'", "data:"},
+    "connect-src": {"'self'"},
+    "object-src": {"'none'"},
+    "base-uri": {"'self'"},
+    "form-action": {"'self'"},
+    "frame-ancestors": {"'none'"},
+}
+# Script types that are data, not code: the browser never runs them, so the policy does not apply.
+DATA_SCRIPT_TYPES = {"application/json", "application/ld+json"}
+URL_ATTRIBUTES = {"href", "src", "action", "formaction"}
+
+
+def parse_policy(header: str) -> dict[str, set[str]]:
+    """``"a x y; b z"`` as ``{"a": {"x", "y"}, "b": {"z"}}``."""
+    policy: dict[str, set[str]] = {}
+    for directive in filter(None, (part.strip() for part in header.split(";"))):
+        name, *sources = directive.split()
+        policy[name.lower()] = set(sources)
+    return policy
+
+
+class _InlineCode(HTMLParser):
+    """Collects what a strict policy blocks: inline scripts and styles, style attributes, event handlers."""
+
+    def __init__(self) -> None:
+        super().__init__(convert_charrefs=True)
+        self.found: list[str] = []
+
+    def handle_starttag(self, tag: str, attrs: list[tuple[str, str | None]]) -> None:
+        named = {name.lower(): value or "" for name, value in attrs}
+        if tag == "script" and "src" not in named and named.get("type", "").lower() not in DATA_SCRIPT_TYPES:
+            self.found.append(f"inline <script> at line {self.getpos()[0]}")
+        if tag == "style":
+            self.found.append(f"inline <style> at line {self.getpos()[0]}")
+        for name, value in named.items():
+            if name == "style" or name.startswith("on"):
+                self.found.append(f'<{tag} {name}="{value[:60]}"> at line {self.getpos()[0]}')
+            if name in URL_ATTRIBUTES and value.strip().lower().startswith("javascript:"):
+                self.found.append(f"<{tag} {name}=javascript:...> at line {self.getpos()[0]}")
+
+
+def inline_code(html: str) -> list[str]:
+    """Every construct in ``html`` that ``script-src 'self'`` / ``style-src 'self'`` would block."""
+    parser = _InlineCode()
+    parser.feed(html)
+    parser.close()
+    return parser.found
+
+
+@dataclass(frozen=True)
+class World:
+    org_slug: str
+    conversation_id: str
+    approval_id: str
+    connector_id: int
+
+
+@pytest.fixture
+def world(client, org) -> World:
+    """An org owner (an admin and an approver at once) signed in, with a conversation and an approval."""
+    owner = member_of(org, Role.OWNER, username="csp-owner")
+    agent = AgentFactory(organization=org, name="Purchasing assistant")
+    conversation = ConversationFactory(organization=org, user=owner, agent=agent)
+    approval = ApprovalRequestFactory(organization=org, approver_users=[owner])
+    connector = ConnectorFactory(organization=org)
+    client.force_login(owner)
+    return World(org.slug, str(conversation.pk), str(approval.pk), connector.pk)
+
+
+def _admin_pages() -> list[tuple[str, Callable[[World], str]]]:
+    """The changelist, add and change page of every registered admin (the change page of its own row)."""
+    pages: list[tuple[str, Callable[[World], str]]] = [("admin:index", lambda w: reverse("admin:index"))]
+    for model in admin.site._registry:
+        info = f"{model._meta.app_label}_{model._meta.model_name}"
+        pages.append((f"admin:{info}_changelist", lambda w, i=info: reverse(f"admin:{i}_changelist")))
+        pages.append((f"admin:{info}_add", lambda w, i=info: reverse(f"admin:{i}_add")))
+        if model in TENANT_FACTORIES:
+            pages.append((f"admin:{info}_change", lambda w, i=info: f"change-of-own:{i}"))
+    pages.append(
+        (
+            "admin:connectors_connector_import_openapi",
+            lambda w: reverse("admin:connectors_connector_import_openapi", args=[w.connector_id]),
+        )
+    )
+    return pages
+
+
+# The corpus of HTML pages: add each new page here.
+PAGES: list[tuple[str, Callable[[World], str]]] = [
+    ("login", lambda w: reverse("login")),
+    ("home", lambda w: reverse("home")),
+    ("chat-home", lambda w: reverse("chat-home", kwargs={"org_slug": w.org_slug})),
+    (
+        "chat-conversation",
+        lambda w: reverse(
+            "chat-conversation", kwargs={"org_slug": w.org_slug, "conversation_id": w.conversation_id}
+        ),
+    ),
+    ("approvals-inbox", lambda w: reverse("approvals-inbox", kwargs={"org_slug": w.org_slug})),
+    (
+        "approvals-inbox-detail",
+        lambda w: reverse(
+            "approvals-inbox-detail", kwargs={"org_slug": w.org_slug, "approval_id": w.approval_id}
+        ),
+    ),
+    *_admin_pages(),
+]
+
+
+def _url(world: World, org, build: Callable[[World], str]) -> str:
+    url = build(world)
+    if url.startswith("change-of-own:"):
+        info = url.removeprefix("change-of-own:")
+        model = next(m for m in admin.site._registry if f"{m._meta.app_label}_{m._meta.model_name}" == info)
+        return reverse(f"admin:{info}_change", args=[TENANT_FACTORIES[model](org).pk])
+    return url
+
+
+@pytest.mark.django_db
+@pytest.mark.parametrize("debug", [True, False], ids=["debug", "no-debug"])
+@pytest.mark.parametrize("build", [b for _, b in PAGES], ids=[n for n, _ in PAGES])
+def test_every_html_page_carries_the_strict_policy(client, world, org, build, debug):
+    with override_settings(DEBUG=debug):
+        response = client.get(_url(world, org, build))
+    assert response.status_code in (200, 403), response.status_code
+    assert response["Content-Type"].startswith("text/html")
+    assert "Content-Security-Policy" in response, "the page has no Content-Security-Policy header"
+    assert parse_policy(response["Content-Security-Policy"]) == STRICT_POLICY
+
+
+@pytest.mark.django_db
+@pytest.mark.parametrize("build", [b for _, b in PAGES], ids=[n for n, _ in PAGES])
+def test_no_html_page_holds_inline_script_style_or_handlers(client, world, org, build):
+    response = client.get(_url(world, org, build))
+    assert response.status_code in (200, 403)
+    assert inline_code(response.content.decode()) == []
+
+
+def _project_templates() -> list[Path]:
+    folders = [ROOT / "templates", *ROOT.glob("*/templates")]
+    return sorted(path for folder in folders for path in folder.rglob("*.html"))
+
+
+_TEMPLATE_INLINE = [
+    (re.compile(r"<script\b(?![^>]*\bsrc=)(?![^>]*application/(ld\+)?json)[^>]*>", re.I), "inline <script>"),
+    (re.compile(r"<style\b", re.I), "<style>"),
+    (re.compile(r"\sstyle\s*=", re.I), "style= attribute"),
+    (re.compile(r"\son[a-z]+\s*=", re.I), "on*= event handler"),
+    (re.compile(r"javascript:", re.I), "javascript: URL"),
+]
+
+
+@pytest.mark.parametrize("template", _project_templates(), ids=lambda p: str(p.relative_to(ROOT)))
+def test_no_template_holds_inline_script_style_or_handlers(template):
+    """Templates a page walk may not reach (error branches, popups) are read as source too."""
+    source = template.read_text()
+    found = [
+        f"{what} at line {source.count(chr(10), 0, match.start()) + 1}"
+        for pattern, what in _TEMPLATE_INLINE
+        for match in pattern.finditer(source)
+    ]
+    assert found == []
+
+
+def test_the_policy_is_the_same_strict_one_in_production():
+    """A production environment (DJANGO_ENV=production) sends the policy too: it is not a debug aid."""
+    code = (
+        "import django;django.setup();"
+        "from django.test import Client, override_settings;"
+        # The manifest of collected static files is not this test's subject.
+        "storages={'default':{'BACKEND':'django.core.files.storage.FileSystemStorage'},"
+        "'staticfiles':{'BACKEND':'django.contrib.staticfiles.storage.StaticFilesStorage'}};"
+        "o=override_settings(STORAGES=storages);o.enable();"
+        "from django.conf import settings;assert not settings.DEBUG;"
+        "r=Client().get('/login/',secure=True,HTTP_HOST='agents.example.com');"
+        "print(r.status_code);print(r.headers.get('Content-Security-Policy',''))"
+    )
+    env = {
+        k: v for k, v in os.environ.items() if not k.startswith(("DJANGO_", "DATABASE_", "REDIS_", "CELERY_"))
+    }
+    done = subprocess.run(
+        [sys.executable, "-c", code],
+        cwd=ROOT,
+        env={**env, **PRODUCTION},
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
+    assert done.returncode == 0, done.stderr[-3000:]
+    status, header = done.stdout.splitlines()[-2:]
+    assert status == "200"
+    assert parse_policy(header) == STRICT_POLICY
+
+
+def test_the_inline_code_finder_sees_what_the_policy_blocks():
+    """The page check above can fail: each blocked construct is found, data scripts and files are not."""
+    html = (
+        '<script>alert(1)</script><script src="/static/a.js"></script>'
+        '<script type="application/json" id="d">{}</script><style>p{}</style>'
+        '<p style="color:red" onclick="x()"><a href="javascript:void(0)">x</a></p>'
+    )
+    found = inline_code(html)
+    assert [f.split(" at ")[0] for f in found] == [
+        "inline <script>",
+        "inline <style>",
+        '<p style="color:red">',
+        '<p onclick="x()">',
+        "<a href=javascript:...>",
+    ]
