@@ -310,14 +310,18 @@ async def test_legitimate_free_form_reads_run(schema: ScratchDatabase, sql: str)
     assert outcome.status == "ok", outcome.error
 
 
-async def test_user_function_that_writes_passes_the_guard_but_not_the_database(
+async def test_user_function_that_writes_is_refused_by_the_guard_before_the_database(
     schema: ScratchDatabase,
 ) -> None:
     before = await snapshot(schema)
 
     outcome = await db_call(make_config(schema), FREE_FORM, {"sql": "SELECT guard_write()"})
 
-    assert outcome.status == "error" and outcome.error.startswith("refused: this action is read-only")
+    assert outcome.status == "error"
+    assert outcome.error == (
+        "refused by the SQL guard: calls guard_write(), which is not on the SQL guard's list of allowed"
+        " read functions"
+    )
     assert await snapshot(schema) == before
 
 
@@ -369,6 +373,21 @@ async def test_database_alone_keeps_session_state_from_the_next_call(
 
     assert await backend_pid(config) == pid
     assert state.content.splitlines()[1] == " | off | 0 | 0 | 0"
+
+
+@pytest.mark.parametrize("attempt", corpus("guard_only"), ids=lambda a: a.why)
+async def test_guard_keeps_other_sessions_of_the_same_role_alive(
+    schema: ScratchDatabase, attempt: Attempt
+) -> None:
+    # A role may end and cancel its own sessions, so the database cannot stop this: the guard must.
+    config = make_config(schema, user=schema.reader)
+    async with await psycopg.AsyncConnection.connect(schema.dsn(schema.reader), autocommit=True) as bystander:
+        outcome = await db_call(config, FREE_FORM, {"sql": attempt.sql})
+
+        assert (await (await bystander.execute("SELECT 1")).fetchone()) == (1,)
+
+    assert outcome.status == "error"
+    assert outcome.error.startswith("refused by the SQL guard: calls ")
 
 
 @pytest.mark.parametrize("attempt", corpus("role_refuses"), ids=lambda a: a.why)

@@ -6,7 +6,7 @@ import logging
 
 import pytest
 
-from connectors.sql_guard import classify_sql, is_write_sql, template_as_sent
+from connectors.sql_guard import ALLOWED_FUNCTIONS, classify_sql, is_write_sql, template_as_sent
 from tests.connectors.sql_write_corpus import LEGITIMATE_READS, WRITE_ATTEMPTS, Attempt
 
 
@@ -38,7 +38,19 @@ def test_legitimate_reads_pass(sql: str) -> None:
         ("SELECT * INTO t2 FROM t", "SELECT ... INTO creates a table"),
         (
             "SELECT set_config('a', 'b', false)",
-            "calls set_config(), which has side effects or privileged access",
+            "calls set_config(), which is not on the SQL guard's list of allowed read functions",
+        ),
+        (
+            "SELECT * FROM ts_stat('SELECT 1')",
+            "calls ts_stat(), which is not on the SQL guard's list of allowed read functions",
+        ),
+        (
+            "SELECT public.lower('x')",
+            "calls public.lower(); only built-in functions (unqualified or pg_catalog) are allowed",
+        ),
+        (
+            "SELECT \"lower\"('x')",
+            "calls a function by a quoted name ('lower'); write function names without quotes",
         ),
         (
             "EXPLAIN ANALYZE DELETE FROM t",
@@ -81,10 +93,105 @@ def test_trailing_semicolons_and_comments_are_not_statements() -> None:
     assert classify_sql("SELECT 1;;").is_single_read
 
 
-def test_user_defined_functions_are_left_to_the_read_only_transaction() -> None:
-    # The function check is a denylist: it cannot know what a user function does. The database
-    # layer refuses such a function's writes (test_database_adapter.py); a SELECT-only role helps too.
-    assert classify_sql("SELECT guard_write()").is_single_read
+# Every place an expression can stand; "{f}" is where the call goes.
+EXPRESSION_PLACES: tuple[str, ...] = (
+    "SELECT {f}",
+    "SELECT {f} AS x FROM t",
+    "SELECT * FROM {f}",
+    "SELECT * FROM {f} AS g(n)",
+    "SELECT * FROM t, LATERAL {f} AS l",
+    "SELECT * FROM ROWS FROM ({f}) AS r",
+    "SELECT * FROM t JOIN u ON {f}",
+    "SELECT * FROM t WHERE {f}",
+    "SELECT * FROM t WHERE a IN (SELECT {f})",
+    "SELECT * FROM t WHERE EXISTS (SELECT {f})",
+    "SELECT a FROM t GROUP BY {f}",
+    "SELECT a FROM t GROUP BY ROLLUP ({f})",
+    "SELECT a FROM t GROUP BY a HAVING {f}",
+    "SELECT a FROM t ORDER BY {f}",
+    "SELECT a FROM t LIMIT {f} OFFSET {f}",
+    "SELECT a FROM t FETCH FIRST {f} ROWS ONLY",
+    "SELECT DISTINCT ON ({f}) a FROM t",
+    "SELECT sum(a) OVER (PARTITION BY {f} ORDER BY {f}) FROM t",
+    "SELECT count(*) FILTER (WHERE {f}) FROM t",
+    "SELECT percentile_cont(0.5) WITHIN GROUP (ORDER BY {f}) FROM t",
+    "SELECT a FROM t WINDOW w AS (ORDER BY {f})",
+    "WITH x AS (SELECT {f}) SELECT * FROM x",
+    "WITH RECURSIVE r(n) AS (SELECT {f}) SELECT * FROM r",
+    "SELECT 1 UNION ALL SELECT {f}",
+    "VALUES ({f})",
+    "SELECT CASE WHEN {f} THEN {f} ELSE {f} END",
+    "SELECT CASE {f} WHEN 1 THEN 2 END",
+    "SELECT CAST({f} AS int), {f}::text",
+    "SELECT ARRAY[{f}], ROW({f}), ({f}, 1)",
+    "SELECT coalesce(NULL, {f}), lower({f}), jsonb_build_object('k', {f})",
+    "SELECT substring({f} FROM 1 FOR 2), trim({f}), position({f} IN 'a'), extract(year FROM {f})",
+    "SELECT a = ANY({f}), a = ALL({f})",
+    "SELECT {f} IS NULL, NOT {f}, -{f}, {f} BETWEEN 1 AND 2, {f} LIKE 'x', {f} || 'x'",
+    "SELECT x AT TIME ZONE {f} FROM t",
+    "SELECT (SELECT {f})",
+    "SELECT data->>{f}, data @> {f} FROM t",
+    "SELECT concat(VARIADIC {f})",
+)
+REFUSED_CALLS: tuple[str, ...] = (
+    "user_fn()",
+    "guard_write()",
+    "public.lower('x')",
+    "evil.unnest(ARRAY[1])",
+    "db.pg_catalog.lower('x')",
+    "evil . trim('x')",
+    "evil./**/lower('x')",
+    "\"lower\"('x')",
+    '"pg_catalog"."lower"(\'x\')',
+    "ts_stat('SELECT 1')",
+    "PG_SLEEP(1)",
+    "if(true, 1, 2)",
+    "argmax(1, 2)",
+    "group_concat('x')",
+    "pg_backend_pid()",
+)
+
+
+@pytest.mark.parametrize("place", EXPRESSION_PLACES)
+@pytest.mark.parametrize("call", REFUSED_CALLS)
+def test_a_function_outside_the_allow_list_is_refused_wherever_it_stands(place: str, call: str) -> None:
+    sql = place.replace("{f}", call)
+
+    verdict = classify_sql(sql)
+
+    assert not verdict.is_single_read, f"the guard accepted {sql!r}"
+    assert "call" in verdict.reason or "could not be parsed" in verdict.reason
+
+
+@pytest.mark.parametrize("place", EXPRESSION_PLACES)
+def test_an_allowed_function_is_accepted_wherever_it_stands(place: str) -> None:
+    sql = place.replace("{f}", "pg_catalog.abs(1)")
+
+    verdict = classify_sql(sql)
+
+    assert verdict.is_single_read or verdict.reason == "the SQL could not be parsed", verdict.reason
+
+
+def test_user_defined_functions_are_refused_because_the_guard_cannot_know_them() -> None:
+    verdict = classify_sql("SELECT guard_write()")
+
+    assert (
+        verdict.reason
+        == "calls guard_write(), which is not on the SQL guard's list of allowed read functions"
+    )
+
+
+def test_allow_list_holds_no_function_that_runs_sql_text_or_has_side_effects() -> None:
+    refused = {
+        "ts_stat", "ts_rewrite", "query_to_xml", "query_to_xmlschema", "query_to_xml_and_xmlschema",
+        "cursor_to_xml", "table_to_xml", "schema_to_xml", "database_to_xml", "xpath", "set_config",
+        "setseed", "nextval", "setval", "currval", "pg_sleep", "pg_notify", "txid_current",
+        "pg_current_xact_id", "pg_backend_pid", "pg_terminate_backend", "pg_cancel_backend",
+        "pg_advisory_lock", "pg_try_advisory_lock", "pg_advisory_xact_lock", "lo_import", "lo_get",
+        "pg_read_file", "pg_ls_dir", "pg_stat_file", "dblink", "pg_export_snapshot",
+    }  # fmt: skip
+
+    assert not refused & ALLOWED_FUNCTIONS
 
 
 @pytest.mark.parametrize(
@@ -96,6 +203,8 @@ def test_user_defined_functions_are_left_to_the_read_only_transaction() -> None:
         ("INSERT INTO orders (id) VALUES (%(id)s) RETURNING id", True),
         ("WITH d AS (DELETE FROM orders WHERE id = %(id)s RETURNING id) SELECT * FROM d", True),
         ("SELECT nextval('orders_id_seq')", True),
+        ("SELECT * FROM ts_stat(%(query)s)", True),
+        ("SELECT month_report(%(month)s)", True),  # a function the guard cannot know counts as a write
         ("CALL close_month(%(month)s)", True),
     ],
 )
