@@ -1,8 +1,10 @@
-"""Redaction of secrets from call logs, events and error messages.
+"""Redaction of secrets from call logs, events and error messages, into a form every database stores.
 
 Two rules, both applied: a value whose key looks secret (password, token, api_key, authorization, ...)
 is replaced whole, and every occurrence of a known secret value (the connector's credentials) inside any
-string is replaced, wherever it appears.
+string is replaced, wherever it appears (:mod:`connectors.scrub`). The result is also storable: a value a
+JSON column refuses (NaN, NUL, a lone surrogate, an object that is not JSON) is given the readable form of
+:func:`agents.engine.strict_json.json_safe`, so redacting never makes a record impossible to write.
 """
 
 from __future__ import annotations
@@ -11,16 +13,16 @@ import re
 from collections.abc import Iterable, Mapping
 from typing import Any
 
-from connectors.scrub import secret_variants
+from agents.engine.strict_json import MAX_STORED_DEPTH, json_safe, key_safe, text_safe
+from connectors.scrub import REDACTED, scrub, scrub_variants, secret_variants
 
-REDACTED = "[redacted]"
 # Matched against the key lowercased with "-" and spaces turned into "_".
 SECRET_KEY_PATTERN = re.compile(
     r"(passw(or)?d|^pass$|_pass$|^pwd$|_pwd$|secret|token|api_?key|apikey|authori[sz]ation|^auth$|"
     r"cookie|session_?id|credential|private_?key|access_?key|signature|^dsn$|_dsn$|connection_string)"
 )
-# Secrets shorter than this are not searched for inside other strings (too many false hits).
-_MIN_SECRET_LENGTH = 4
+
+__all__ = ["REDACTED", "SECRET_KEY_PATTERN", "is_secret_key", "redact", "redact_text", "redact_values"]
 
 
 def is_secret_key(key: object) -> bool:
@@ -31,33 +33,38 @@ def is_secret_key(key: object) -> bool:
     return bool(SECRET_KEY_PATTERN.search(normalised))
 
 
-def _usable(secrets: Iterable[str]) -> tuple[str, ...]:
-    # Each secret with the encodings it may come back in, longest first so a secret that contains
-    # another is replaced whole.
-    return secret_variants(s for s in secrets if s and len(s) >= _MIN_SECRET_LENGTH)
-
-
 def redact_text(text: str, secrets: Iterable[str] = ()) -> str:
-    """``text`` with every known secret value replaced by ``[redacted]``."""
-    for secret in _usable(secrets):
-        if secret in text:
-            text = text.replace(secret, REDACTED)
-    return text
+    """``text`` with every known secret value replaced by ``[redacted]`` (:func:`connectors.scrub.scrub`)."""
+    return scrub(text, secrets)
 
 
 def redact(value: Any, secrets: Iterable[str] = ()) -> Any:
-    """A copy of ``value`` (JSON-like data) with secret-looking keys and known secret values redacted."""
-    return _redact(value, _usable(secrets))
+    """A storable copy of ``value`` (JSON-like data) with secret-looking keys and known secret values
+    redacted."""
+    return _redact(value, secret_variants(secrets), True, 0)
 
 
-def _redact(value: Any, secrets: tuple[str, ...]) -> Any:
-    if isinstance(value, Mapping):
-        return {k: REDACTED if is_secret_key(k) else _redact(v, secrets) for k, v in value.items()}
-    if isinstance(value, list | tuple):
-        return [_redact(v, secrets) for v in value]
+def redact_values(value: Any, secrets: Iterable[str] = ()) -> Any:
+    """A storable copy of ``value`` with known secret values redacted, keys left alone (for data whose
+    keys are the platform's own, like a run's events and checkpoints: ``prompt_tokens`` is no secret)."""
+    variants = secret_variants(secrets)
+    if not variants:
+        return json_safe(value)
+    return _redact(value, variants, False, 0)
+
+
+def _redact(value: Any, variants: tuple[str, ...], by_key: bool, depth: int) -> Any:
     if isinstance(value, str):
-        for secret in secrets:
-            if secret in value:
-                value = value.replace(secret, REDACTED)
-        return value
-    return value
+        return text_safe(scrub_variants(value, variants) if variants else value)
+    if isinstance(value, Mapping | list | tuple):
+        if depth >= MAX_STORED_DEPTH:
+            return "<nested too deeply>"
+        if isinstance(value, Mapping):
+            return {
+                key_safe(k): REDACTED
+                if by_key and is_secret_key(k)
+                else _redact(v, variants, by_key, depth + 1)
+                for k, v in value.items()
+            }
+        return [_redact(v, variants, by_key, depth + 1) for v in value]
+    return json_safe(value)

@@ -15,6 +15,7 @@ from django.contrib.auth.base_user import AbstractBaseUser
 from django.db import transaction
 from django.utils import timezone
 
+from agents.engine.strict_json import text_safe
 from connectors.configs import connector_secret_values, database_config_for, http_config_for
 from connectors.database import db_test_connection
 from connectors.http import http_test_connection
@@ -383,7 +384,7 @@ def call_log_record(
         latency_ms=round(latency_ms, 3),
         request_bytes=max(0, int(request_bytes)),
         response_bytes=max(0, int(response_bytes)),
-        error=redact_text(error, secrets)[:MAX_ERROR_CHARS],
+        error=text_safe(redact_text(error, secrets))[:MAX_ERROR_CHARS],
         approval_ref=approval_ref,
     )
 

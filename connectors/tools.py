@@ -8,8 +8,8 @@ calls the adapter. It returns a :class:`ConnectorToolResult`, which also carries
 
 Exactly one :class:`~connectors.models.ConnectorCallLog` row is written per call, through
 :func:`connectors.services.call_log_record`: by the tool itself, whatever happens, or, when the call
-context says ``call_log_by_hook`` (the hooks app is installed), by the run's audit post-hook from the
-result; the tool then writes only the row of a call cancelled while it ran, which no post-hook sees.
+context says ``call_log_by_hook`` (the hooks app is installed), by the run's audit hook, which writes the
+row before the call runs and completes it from the result (so a call cancelled while it ran keeps it).
 
 Each call runs with the engine's :data:`~agents.engine.durable.current_tool_call` set: its tool call id
 (recorded on the call log) and its idempotency key ``<run_id>:<tool_call_id>``, under which the run's
@@ -169,8 +169,9 @@ class ConnectorTool(Tool):
                 prepared = loaded
                 outcome = await _call_adapter(prepared, kwargs, self._idempotency_key(tool_call_id, kwargs))
         except asyncio.CancelledError:
-            outcome = _failed("the call was cancelled (timeout or stop)", started)
-            await asyncio.shield(self._record(prepared, kwargs, outcome, tool_call_id))
+            if not self.context.call_log_by_hook:  # else the audit hook recorded the call before it ran
+                outcome = _failed("the call was cancelled (timeout or stop)", started)
+                await asyncio.shield(self._record(prepared, kwargs, outcome, tool_call_id))
             raise
         except Exception as exc:
             logger.exception(

@@ -1,13 +1,17 @@
 """AuditLog: the one writer of connector call logs. Exactly one row per attempted connector call.
 
-It runs after every call the model asked for, whatever happened: the call ran (``ok``/``error``, with
-the adapter's HTTP status, row count, latency and sizes when the tool reports them), a guard rail
-blocked it (``blocked_read_only``, ``blocked_rate_limit``, or ``rejected``/``expired`` by an approval,
-with the approval's id), or it never ran (invalid arguments: ``error``). A call abandoned while it
-waited for approval (the run was stopped) is recorded by the gate through :meth:`record`. A call cancelled
-while it ran (a timeout, or the run was stopped) is the one case the connector tool records itself, since
-only the tool sees that cancellation and no post-hook runs for a stopped run; for a timeout this hook
-then completes that row with the tool call id and approval reference the tool cannot know.
+Record first, or do not run: a call that every other guard rail allowed gets its row from
+:class:`CallRecorder`, the last pre-tool-use hook, *before* it runs (status ``error``, "its end was not
+recorded"); if that row cannot be written the call is blocked and the model is told why. After the call
+this hook completes that row with the outcome (``ok``/``error``, the adapter's HTTP status, row count,
+latency and sizes). A call that never ran gets its row here, after the fact: a guard rail blocked it
+(``blocked_read_only``, ``blocked_rate_limit``, or ``rejected``/``expired`` by an approval, with the
+approval's id) or its arguments were invalid (``error``). A call abandoned while it waited for approval
+(the run was stopped) is recorded by the gate through :meth:`AuditHook.record`; a call stopped while it
+ran keeps its "not recorded" row, since no post-hook runs for a stopped run.
+
+Nothing about a value can keep a row from being written: arguments and errors are stored in the safe
+form of :mod:`connectors.redaction` (NaN, NUL, lone surrogates and non-JSON objects spelled out).
 """
 
 from __future__ import annotations
@@ -18,6 +22,8 @@ from typing import Any
 
 from asgiref.sync import sync_to_async
 from django.db import IntegrityError, transaction
+from django.utils import translation
+from django.utils.translation import gettext as _
 
 from agents.engine.hooks import (
     OUTCOME_BLOCKED,
@@ -26,17 +32,25 @@ from agents.engine.hooks import (
     HookContext,
     HookResult,
     PostToolUseHook,
+    PreToolUseHook,
 )
+from agents.engine.strict_json import text_safe
 from agents.engine.tools import ToolResult
-from connectors.models import CallStatus, ConnectorCallLog
-from connectors.redaction import redact
-from connectors.services import CallContext, call_log_record
+from connectors.configs import connector_secret_values
+from connectors.models import CallStatus, Connector, ConnectorCallLog
+from connectors.redaction import redact, redact_text
+from connectors.services import MAX_ERROR_CHARS, CallContext, call_log_record
 from hooks.catalog import ActionCatalog, ActionInfo
 from hooks.state import RunGuardState
 
 logger = logging.getLogger(__name__)
 
 PRIORITY = 10
+# The recorder runs after every pre-hook that may block or rewrite a call (read-only 10, approval 20,
+# rate limit 30): it records exactly the call that is about to run.
+RECORD_PRIORITY = 1000
+#: The error of a row written before its call ran, until the call's end replaces it.
+NOT_FINISHED = "the call started but its end was not recorded (the run was stopped or the process ended)"
 # Names of the pre-hooks whose blocks have their own call-log status.
 BLOCK_STATUSES = {
     "read_only_guard": CallStatus.BLOCKED_READ_ONLY,
@@ -45,16 +59,49 @@ BLOCK_STATUSES = {
 GATE_STATUSES = {"rejected": CallStatus.REJECTED, "expired": CallStatus.EXPIRED}
 
 
+def not_recorded_message(language: str | None = None) -> str:
+    """What the model sees for a call that was not made because its audit row could not be written."""
+    with translation.override(language):
+        return _("the call could not be recorded in the audit log, so it was not made")
+
+
 class AuditHook(PostToolUseHook):
     """Writes the call-log row of every connector call attempt of one run."""
 
     name = "audit_log"
     priority = PRIORITY
 
-    def __init__(self, *, context: CallContext, catalog: ActionCatalog, state: RunGuardState) -> None:
+    def __init__(
+        self,
+        *,
+        context: CallContext,
+        catalog: ActionCatalog,
+        state: RunGuardState,
+        language: str | None = None,
+    ) -> None:
         self.context = context
         self.catalog = catalog
         self.state = state
+        self.language = language
+        self.recorder = CallRecorder(self)
+        # tool call id -> the row written before the call ran (completed after it)
+        self._started: dict[str, int] = {}
+        self._secrets: dict[Any, tuple[str, ...]] = {}
+
+    async def record_start(self, ctx: HookContext, info: ActionInfo) -> None:
+        """Write the row of a call about to run (raises when the database refuses it)."""
+        if info.connector_id not in self._secrets:
+            self._secrets[info.connector_id] = await sync_to_async(_secrets_of)(
+                self.context.organization_id, info.connector_id
+            )
+        self._started[ctx.tool_call_id] = await sync_to_async(_write_started)(
+            context=self.context,
+            info=info,
+            tool_call_id=ctx.tool_call_id,
+            arguments=dict(ctx.tool_args),
+            secrets=self._secrets[info.connector_id],
+            replayed=ctx.replayed,
+        )
 
     async def post_tool_use(self, ctx: HookContext, result: ToolResult) -> HookResult | None:
         info = self.catalog.get(ctx.tool_name)
@@ -63,6 +110,16 @@ class AuditHook(PostToolUseHook):
         gate = self.state.take_approval(ctx.tool_call_id)
         self.state.forget_call(ctx.tool_call_id)
         approval_ref = gate.approval_id if gate is not None else ""
+        started = self._started.pop(ctx.tool_call_id, None)
+        if started is not None:
+            await sync_to_async(_complete_started)(
+                pk=started,
+                status=CallStatus.OK if ctx.outcome == OUTCOME_OK else CallStatus.ERROR,
+                error=_error_of(ctx.outcome, result),
+                approval_ref=approval_ref,
+                result=result,
+            )
+            return None
         if ctx.outcome == OUTCOME_TIMEOUT:
             await sync_to_async(_complete_cancelled)(
                 context=self.context,
@@ -126,13 +183,117 @@ class AuditHook(PostToolUseHook):
         )
 
 
-def _write(**fields: Any) -> None:
+class CallRecorder(PreToolUseHook):
+    """The audit log's pre-tool-use half: records a connector call just before it runs, or blocks it."""
+
+    name = "audit_record"
+    priority = RECORD_PRIORITY
+
+    def __init__(self, audit: AuditHook) -> None:
+        self.audit = audit
+
+    async def pre_tool_use(self, ctx: HookContext) -> HookResult | None:
+        info = self.audit.catalog.get(ctx.tool_name)
+        if info is None:
+            return None  # not a connector call
+        try:
+            await self.audit.record_start(ctx, info)
+        except Exception as exc:  # any failure to record: the call is not made
+            logger.error(
+                "could not record connector call %s before making it (%s); it was not made",
+                ctx.tool_call_id,
+                type(exc).__name__,
+                extra={"org_id": self.audit.context.organization_id, "tool_call_id": ctx.tool_call_id},
+            )
+            return HookResult.block(not_recorded_message(self.audit.language))
+        return None
+
+
+def _error_of(outcome: str, result: ToolResult) -> str:
+    if outcome == OUTCOME_OK:
+        return ""
+    error = result.error or result.content or ""
+    if outcome == OUTCOME_TIMEOUT:
+        return f"{error}; the call was cancelled"
+    return error
+
+
+def _secrets_of(organization_id: int, connector_id: Any) -> tuple[str, ...]:
+    """The connector's secret values, to redact them from the row (none when it cannot be read)."""
+    connector = Connector.objects.filter(pk=connector_id, organization_id=organization_id).first()
+    if connector is None:
+        return ()
+    try:
+        return tuple(connector_secret_values(connector))
+    except Exception:  # an undecryptable secret must not stop the record; key-based redaction still runs
+        logger.warning("could not read the secrets of connector %s for redaction", connector_id)
+        return ()
+
+
+def _write(**fields: Any) -> ConnectorCallLog:
+    fields["error"] = text_safe(fields.get("error") or "")
     try:
         with transaction.atomic():
-            call_log_record(**fields)
+            return call_log_record(**fields)
     except IntegrityError:
         # The connector or action was deleted mid-run: keep the row, without the links.
-        call_log_record(**{**fields, "connector_id": None, "action_id": None})
+        return call_log_record(**{**fields, "connector_id": None, "action_id": None})
+
+
+def _write_started(
+    *,
+    context: CallContext,
+    info: ActionInfo,
+    tool_call_id: str,
+    arguments: dict[str, Any],
+    secrets: tuple[str, ...],
+    replayed: bool,
+) -> int:
+    """The row of a call about to run; a resumed run that makes again a call whose end was never
+    recorded reuses that call's row."""
+    if replayed:
+        earlier = (
+            ConnectorCallLog.objects.filter(
+                organization_id=context.organization_id,
+                run_id=str(context.run_id),
+                tool_call_id=tool_call_id[:128],
+                status=CallStatus.ERROR,
+                error=NOT_FINISHED,
+            )
+            .values_list("pk", flat=True)
+            .first()
+        )
+        if earlier is not None:
+            return earlier
+    row = _write(
+        context=context,
+        tool_name=info.tool_name,
+        arguments=arguments,
+        status=CallStatus.ERROR,
+        connector_id=info.connector_id,
+        action_id=info.action_id,
+        is_write=info.is_write,
+        tool_call_id=tool_call_id,
+        error=NOT_FINISHED,
+        secrets=secrets,
+    )
+    return row.pk
+
+
+def _complete_started(*, pk: int, status: str, error: str, approval_ref: str, result: ToolResult) -> None:
+    """Complete the row written before the call ran with how it ended."""
+    call = getattr(result, "call", None)  # connectors.tools.ConnectorToolResult carries the outcome
+    secrets: tuple[str, ...] = tuple(getattr(result, "secrets", ()) or ())
+    ConnectorCallLog.objects.filter(pk=pk).update(
+        status=status,
+        error=text_safe(redact_text(error, secrets))[:MAX_ERROR_CHARS],
+        approval_ref=approval_ref,
+        http_status=getattr(call, "http_status", None),
+        row_count=getattr(call, "row_count", None),
+        latency_ms=round(float(getattr(call, "latency_ms", 0.0) or 0.0), 3),
+        request_bytes=max(0, int(getattr(call, "request_bytes", 0) or 0)),
+        response_bytes=max(0, int(getattr(call, "response_bytes", 0) or 0)),
+    )
 
 
 def _complete_cancelled(

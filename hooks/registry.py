@@ -1,6 +1,7 @@
 """The built-in guard rails of every run, in a fixed priority order (lower runs first):
 
-- before a tool call: ReadOnlyGuard (10), ApprovalGate (20), RateLimit (30);
+- before a tool call: ReadOnlyGuard (10), ApprovalGate (20), RateLimit (30), then the audit log's
+  CallRecorder (1000), which records the call before it runs or blocks it;
 - after it: AuditLog (10, the one writer of call logs, blocked calls included), TruncateResult (20);
 - at the start of a run: SessionContext (10).
 
@@ -47,7 +48,7 @@ def guard_rail_hooks(blueprint: Any) -> list[Any]:
         conversation_id=str(blueprint.conversation_id),
         run_id=str(blueprint.run_id),
     )
-    audit = AuditHook(context=context, catalog=catalog, state=state)
+    audit = AuditHook(context=context, catalog=catalog, state=state, language=language)
     facts = RunFacts(
         organization_id=org_id,
         user_id=blueprint.user_id,
@@ -62,6 +63,7 @@ def guard_rail_hooks(blueprint: Any) -> list[Any]:
             facts=facts, catalog=catalog, state=state, audit=audit, emit=blueprint.emit, language=language
         ),
         audit,
+        audit.recorder,  # the last pre-hook: records the call it lets run, or blocks it
     ]
     if settings is None or settings.rate_limits_enabled:
         hooks.append(

@@ -163,7 +163,7 @@ def json_safe(value: Any, _depth: int = 0) -> Any:
         if _depth >= MAX_STORED_DEPTH:
             return "<nested too deeply>"
         if isinstance(value, Mapping):
-            return {_key(k): json_safe(v, _depth + 1) for k, v in value.items()}
+            return {key_safe(k): json_safe(v, _depth + 1) for k, v in value.items()}
         return [json_safe(v, _depth + 1) for v in value]
     return text_safe(f"<unstorable {type(value).__name__}: {_short_repr(value)}>")
 
@@ -183,7 +183,8 @@ def dumps_storable(value: Any) -> str:
     return text
 
 
-def _key(key: Any) -> str:
+def key_safe(key: Any) -> str:
+    """A mapping key as a storable JSON key (a string, see :func:`text_safe`)."""
     return text_safe(key) if isinstance(key, str) else text_safe(str(json_safe(key)))
 
 
@@ -206,6 +207,7 @@ __all__ = [
     "StrictJSONError",
     "dumps_storable",
     "json_safe",
+    "key_safe",
     "loads_strict",
     "raw_decode_strict",
     "text_safe",

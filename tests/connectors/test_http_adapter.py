@@ -177,7 +177,7 @@ async def test_oauth2_token_is_fetched_once_and_reused(service: LoopbackHTTPServ
     token_request = service.requests_to("/oauth/token")[0]
     assert token_request.headers["authorization"].startswith("Basic ")
     assert b"grant_type=client_credentials" in token_request.body
-    assert "tok-1" not in first.content  # the access token is a secret too
+    assert "access-token-1" not in first.content  # the access token is a secret too
 
 
 async def test_oauth2_client_secret_post_sends_credentials_as_form_fields(
@@ -211,7 +211,7 @@ async def test_oauth2_token_is_refreshed_before_it_expires(
     now[0] += 2  # inside the last minute: refresh before the API would refuse it
     await http_call(config, action(path="/protected/a"), {})
     assert service.token_requests == 2
-    assert service.requests_to("/protected/a")[-1].headers["authorization"] == "Bearer tok-2"
+    assert service.requests_to("/protected/a")[-1].headers["authorization"] == "Bearer access-token-2"
 
 
 async def test_oauth2_token_is_refreshed_once_on_401(service: LoopbackHTTPService) -> None:
@@ -224,9 +224,9 @@ async def test_oauth2_token_is_refreshed_once_on_401(service: LoopbackHTTPServic
     assert outcome.status == "ok"
     assert service.token_requests == 2
     assert [r.headers["authorization"] for r in service.requests_to("/protected/a")] == [
-        "Bearer tok-1",
-        "Bearer tok-1",
-        "Bearer tok-2",
+        "Bearer access-token-1",
+        "Bearer access-token-1",
+        "Bearer access-token-2",
     ]
 
 

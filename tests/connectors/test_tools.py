@@ -379,7 +379,7 @@ def test_the_runtime_tool_factory_gives_a_run_its_connector_tools(org, member):
 
 
 @pytest.mark.django_db(transaction=True)
-async def test_with_the_audit_hook_the_tool_hands_over_its_outcome_and_writes_only_cancelled_calls(
+async def test_with_the_audit_hook_the_tool_hands_over_its_outcome_and_writes_no_row_itself(
     http_service, org
 ):
     def arrange():
@@ -406,7 +406,7 @@ async def test_with_the_audit_hook_the_tool_hands_over_its_outcome_and_writes_on
     assert result.secrets == (TOKEN,) and TOKEN not in repr(result)
     assert await sync_to_async(_logs)() == []  # the audit hook writes this one
 
+    # A cancelled call too: the audit hook recorded it before it ran (tests/hooks/test_audit_record_first.py).
     with pytest.raises(TimeoutError):
         await asyncio.wait_for(tools["crm__slow"].execute(seconds=30), timeout=0.5)
-    [log] = await sync_to_async(_logs)()
-    assert log.tool_name == "crm__slow" and "cancelled" in log.error
+    assert await sync_to_async(_logs)() == []

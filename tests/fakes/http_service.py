@@ -3,7 +3,7 @@
 It counts accepted TCP connections and records every request, so tests can prove that a blocked
 target was never contacted and that only idempotent requests were retried. Routes:
 
-- ``POST /oauth/token``: OAuth2 client credentials (HTTP basic or form fields); issues ``tok-<n>``.
+- ``POST /oauth/token``: OAuth2 client credentials (HTTP basic or form fields); issues ``access-token-<n>`` (long enough to be redacted).
 - ``/protected/...``: 401 unless ``Authorization: Bearer <a token it issued and has not revoked>``,
   then like the echo route.
 - ``/redirect?to=<url>&status=302``: a redirect.
@@ -269,7 +269,7 @@ class LoopbackHTTPService:
             return None
         with self._lock:
             self._issued += 1
-            token = f"tok-{self._issued}"
+            token = f"access-token-{self._issued}"
             self._valid_tokens.add(token)
             return token
 
