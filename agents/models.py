@@ -5,10 +5,12 @@ from __future__ import annotations
 import uuid
 
 from django.conf import settings
+from django.core.exceptions import ValidationError
 from django.core.validators import MaxValueValidator, MinValueValidator
 from django.db import models
 from django.utils.translation import gettext_lazy as _
 
+from agents.endpoint_guard import validate_model_endpoint_url
 from platform_core.crypto import EncryptedTextField
 from platform_core.models import OrgOwnedModel
 
@@ -53,6 +55,14 @@ class ModelConfig(OrgOwnedModel):
 
     def __str__(self) -> str:
         return f"{self.name} ({self.model})"
+
+    def clean(self) -> None:
+        """The base URL must pass the SSRF guard (the same check runs again on every call)."""
+        if self.base_url:
+            try:
+                validate_model_endpoint_url(self.base_url)
+            except ValidationError as exc:
+                raise ValidationError({"base_url": exc.error_list}) from exc
 
 
 class ExecutionMode(models.TextChoices):

@@ -22,6 +22,11 @@ from typing import Any, TypeVar
 from django.conf import settings
 
 from agents.demo_model import DemoLLM
+from agents.endpoint_guard import (
+    ModelEndpointGuard,
+    model_endpoint_allowed_hosts,
+    operator_endpoint_allowed_hosts,
+)
 from agents.engine.context import ContextGuard
 from agents.engine.durable import ToolCallLedger
 from agents.engine.hooks import HookContext, HookRegistry, HookResult, PreToolUseHook
@@ -51,7 +56,11 @@ TOOL_FACTORIES: list[Callable[[RunBlueprint], list[Tool]]] = []
 
 @dataclass(frozen=True)
 class ModelEndpoint:
-    """Where the run's LLM is; ``None`` base_url means the offline demo model."""
+    """Where the run's LLM is; ``None`` base_url means the offline demo model.
+
+    Every connection to it goes through the SSRF guard; ``allowed_private_hosts`` is the operator's
+    allowance (never an org admin's).
+    """
 
     base_url: str | None
     api_key: str
@@ -60,6 +69,7 @@ class ModelEndpoint:
     json_mode: bool = True
     context_window: int = 128000
     timeout: float = 60.0
+    allowed_private_hosts: tuple[str, ...] = ()
 
     @property
     def is_demo(self) -> bool:
@@ -123,6 +133,7 @@ def endpoint_of(config: ModelConfig) -> ModelEndpoint:
         json_mode=config.json_mode,
         context_window=config.context_window,
         timeout=config.timeout,
+        allowed_private_hosts=model_endpoint_allowed_hosts(),
     )
 
 
@@ -146,6 +157,7 @@ def endpoint_for_agent(agent: Agent, *, config_version: int | None = None) -> Mo
             tool_call=settings.LLM_TOOL_CALL,
             json_mode=settings.LLM_JSON_MODE,
             context_window=settings.LLM_CONTEXT_WINDOW,
+            allowed_private_hosts=operator_endpoint_allowed_hosts(settings.OPENAI_BASE_URL),
         )
     return ModelEndpoint(base_url=None, api_key="", model="offline-demo-model", context_window=32000)
 
@@ -237,6 +249,7 @@ def _active_connector_ids(agent: Agent) -> list[str]:
 
 
 def llm_for(endpoint: ModelEndpoint) -> LLM:
+    """The endpoint's LLM: every connection it opens (redirects included) goes through the SSRF guard."""
     if endpoint.is_demo:
         return DemoLLM(context_window=endpoint.context_window)
     return OpenAICompatibleLLM(
@@ -246,6 +259,7 @@ def llm_for(endpoint: ModelEndpoint) -> LLM:
         abilities={"tool_call": endpoint.tool_call, "json_mode": endpoint.json_mode},
         context_window=endpoint.context_window,
         timeout=endpoint.timeout,
+        guard=ModelEndpointGuard(endpoint.allowed_private_hosts),
     )
 
 

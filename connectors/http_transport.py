@@ -6,7 +6,8 @@ second DNS lookup between check and connect. The URL, the ``Host`` header, TLS S
 verification all keep the original host name, and the connection pool stays keyed by that name
 (a TLS connection verified for one host is never reused for another host on the same address).
 Redirect hops, OAuth token requests and retries open connections through the same backend, so no
-request of a connector can skip the check.
+request of a connector can skip the check. Feishu channels use the same transport (with the operator's
+allowance instead of an admin's).
 """
 
 from __future__ import annotations
@@ -18,7 +19,7 @@ from collections.abc import Iterable, Sequence
 import httpcore
 import httpx
 
-from connectors.ssrf import HostResolutionError, SSRFBlocked, resolve_and_check
+from connectors.ssrf import ADMIN_HINT, HostResolutionError, SSRFBlocked, resolve_and_check
 
 
 class _HideQueryStrings(logging.Filter):
@@ -37,8 +38,9 @@ logging.getLogger("httpx").addFilter(_HideQueryStrings())
 class _GuardedBackend(httpcore.AsyncNetworkBackend):
     """Resolve, check, then connect to the checked address (trying each in turn)."""
 
-    def __init__(self, allowed_private_hosts: Sequence[str]) -> None:
+    def __init__(self, allowed_private_hosts: Sequence[str], hint: str = ADMIN_HINT) -> None:
         self._allowed = tuple(allowed_private_hosts)
+        self._hint = hint
         self._inner = httpcore.AnyIOBackend()
 
     async def connect_tcp(
@@ -51,7 +53,9 @@ class _GuardedBackend(httpcore.AsyncNetworkBackend):
     ) -> httpcore.AsyncNetworkStream:
         try:
             async with asyncio.timeout(timeout):
-                addresses = await resolve_and_check(host, port, allowed_private_hosts=self._allowed)
+                addresses = await resolve_and_check(
+                    host, port, allowed_private_hosts=self._allowed, hint=self._hint
+                )
         except TimeoutError as exc:
             raise httpcore.ConnectTimeout(f"resolving {host} timed out") from exc
         except HostResolutionError as exc:
@@ -80,9 +84,18 @@ class _GuardedBackend(httpcore.AsyncNetworkBackend):
 
 
 class GuardedTransport(httpx.AsyncHTTPTransport):
-    """``httpx.AsyncHTTPTransport`` with the SSRF-checking network backend; ignores proxy variables."""
+    """``httpx.AsyncHTTPTransport`` with the SSRF-checking network backend; ignores proxy variables.
 
-    def __init__(self, *, allowed_private_hosts: Sequence[str] = (), limits: httpx.Limits | None = None):
+    ``refusal_hint`` ends a refusal's message: who can allow a private host (an admin, the operator).
+    """
+
+    def __init__(
+        self,
+        *,
+        allowed_private_hosts: Sequence[str] = (),
+        limits: httpx.Limits | None = None,
+        refusal_hint: str = ADMIN_HINT,
+    ):
         limits = limits or httpx.Limits(max_connections=20, max_keepalive_connections=10, keepalive_expiry=30)
         super().__init__(trust_env=False, limits=limits)
         # httpx has no public switch for httpcore's network backend; replace the (unopened) pool it built.
@@ -93,5 +106,5 @@ class GuardedTransport(httpx.AsyncHTTPTransport):
             max_connections=limits.max_connections,
             max_keepalive_connections=limits.max_keepalive_connections,
             keepalive_expiry=limits.keepalive_expiry,
-            network_backend=_GuardedBackend(allowed_private_hosts),
+            network_backend=_GuardedBackend(allowed_private_hosts, refusal_hint),
         )

@@ -1,8 +1,11 @@
-"""SSRF guard: connectors may only reach globally routable addresses unless an admin allows a host.
+"""SSRF guard: the one check for every URL the server calls on an org admin's behalf.
 
-The host is resolved once, without blocking the event loop, and every address it resolves to is
-checked; callers then connect to one of the returned addresses (never to the name again), so a DNS
-answer that changes between the check and the connection cannot redirect the request.
+Connectors, model endpoints, Feishu channels and OAuth token URLs may only reach globally routable
+addresses unless a host is allowed explicitly (by an admin for a connector, by the operator for model
+endpoints and Feishu). At call time the host is resolved once, without blocking the event loop, and
+every address it resolves to is checked; callers then connect to one of the returned addresses (never
+to the name again), so a DNS answer that changes between the check and the connection cannot redirect
+the request. On save, :func:`url_refusal` gives the same verdict on a URL (synchronously).
 """
 
 from __future__ import annotations
@@ -11,6 +14,8 @@ import asyncio
 import ipaddress
 import socket
 from collections.abc import Sequence
+from dataclasses import dataclass
+from urllib.parse import urlsplit
 
 IPAddress = ipaddress.IPv4Address | ipaddress.IPv6Address
 
@@ -42,6 +47,7 @@ _V6_RANGES: tuple[tuple[ipaddress.IPv6Network, str], ...] = tuple(
         ("::/96", "IPv4-compatible IPv6"),
         ("64:ff9b:1::/48", "local-use NAT64"),
         ("fc00::/7", "unique local (private)"),
+        ("fec0::/10", "site-local (deprecated)"),
         ("fe80::/10", "link-local"),
         ("ff00::/8", "multicast"),
     )
@@ -51,6 +57,33 @@ _NAT64 = ipaddress.IPv6Network("64:ff9b::/96")
 
 class SSRFBlocked(Exception):
     """A connector target resolves to an address that is not globally routable and not allowed."""
+
+
+@dataclass(frozen=True, slots=True)
+class Refusal:
+    """Why the guard refuses a host: ``address`` (one it resolves to) is of a kind it may not reach."""
+
+    host: str
+    address: str
+    kind: str
+
+    @property
+    def target(self) -> str:
+        """The host as the messages name it: the address itself, or the name and what it resolves to."""
+        return self.host if self.host == self.address else f"{self.host!r} (resolves to {self.address})"
+
+    def message(self, hint: str) -> str:
+        return f"blocked by the SSRF guard: {self.target} is a {self.kind} address; {hint}"
+
+
+@dataclass(frozen=True, slots=True)
+class BadURL:
+    """The URL cannot be called at all: not http(s), no host, or an unusable port."""
+
+    reason: str
+
+
+URLRefusal = Refusal | BadURL
 
 
 class HostResolutionError(Exception):
@@ -104,16 +137,38 @@ def host_is_allowed(host: str, allowed_private_hosts: Sequence[str]) -> bool:
     return bool(name) and any(name == normalise_host(h) for h in allowed_private_hosts)
 
 
-async def _getaddrinfo(host: str, port: int) -> list[str]:
-    """Resolve ``host`` in the event loop's resolver thread; the addresses in the resolver's order."""
-    loop = asyncio.get_running_loop()
-    infos = await loop.getaddrinfo(host, port, type=socket.SOCK_STREAM, proto=socket.IPPROTO_TCP)
+def refusal_of(
+    host: str, addresses: Sequence[str], allowed_private_hosts: Sequence[str] = ()
+) -> Refusal | None:
+    """The guard's verdict on ``host`` resolving to ``addresses``: every one must be public (a name with
+    one private address among public ones is refused as a whole), unless the host is allowed."""
+    if host_is_allowed(host, allowed_private_hosts):
+        return None
+    for ip in addresses:
+        kind = address_refusal_reason(ip)
+        if kind is not None:
+            return Refusal(host=normalise_host(host), address=ip, kind=kind)
+    return None
+
+
+def _addresses(infos: Sequence[tuple]) -> list[str]:
     addresses: list[str] = []
     for _family, _type, _proto, _canon, sockaddr in infos:
         ip = str(sockaddr[0]).split("%", 1)[0]
         if ip not in addresses:
             addresses.append(ip)
     return addresses
+
+
+async def _getaddrinfo(host: str, port: int) -> list[str]:
+    """Resolve ``host`` in the event loop's resolver thread; the addresses in the resolver's order."""
+    loop = asyncio.get_running_loop()
+    return _addresses(await loop.getaddrinfo(host, port, type=socket.SOCK_STREAM, proto=socket.IPPROTO_TCP))
+
+
+def _getaddrinfo_sync(host: str, port: int) -> list[str]:
+    """Resolve ``host`` in the calling thread (save-time checks run in sync views, never in the loop)."""
+    return _addresses(socket.getaddrinfo(host, port, type=socket.SOCK_STREAM, proto=socket.IPPROTO_TCP))
 
 
 async def resolve(host: str, port: int) -> list[str]:
@@ -134,22 +189,55 @@ async def resolve(host: str, port: int) -> list[str]:
     return addresses
 
 
-async def resolve_and_check(host: str, port: int, *, allowed_private_hosts: Sequence[str] = ()) -> list[str]:
+ADMIN_HINT = "an admin can allow this host explicitly"
+
+
+async def resolve_and_check(
+    host: str, port: int, *, allowed_private_hosts: Sequence[str] = (), hint: str = ADMIN_HINT
+) -> list[str]:
     """Resolve ``host`` and return its addresses, or raise :class:`SSRFBlocked`.
 
     Every address must be public: a name that resolves to one public and one private address is
-    refused as a whole. A host listed in ``allowed_private_hosts`` skips the address check.
+    refused as a whole. A host listed in ``allowed_private_hosts`` skips the address check. ``hint``
+    ends the refusal's message: who can allow the host.
     """
     addresses = await resolve(host, port)
-    if host_is_allowed(host, allowed_private_hosts):
-        return addresses
-    for ip in addresses:
-        reason = address_refusal_reason(ip)
-        if reason is not None:
-            shown = normalise_host(host)
-            target = shown if shown == ip else f"{shown!r} (resolves to {ip})"
-            raise SSRFBlocked(
-                f"blocked by the SSRF guard: {target} is a {reason} address; "
-                "an admin can allow this host explicitly"
-            )
+    refusal = refusal_of(host, addresses, allowed_private_hosts)
+    if refusal is not None:
+        raise SSRFBlocked(refusal.message(hint))
     return addresses
+
+
+def url_host_port(url: str) -> tuple[str, int] | BadURL:
+    """The host and port an http(s) URL connects to, or why it cannot be called."""
+    try:
+        parts = urlsplit(url.strip())
+        port = parts.port
+    except ValueError:
+        return BadURL("the URL or its port is not valid")
+    if parts.scheme not in ("http", "https"):
+        return BadURL("only http:// and https:// URLs can be called")
+    host = parts.hostname or ""
+    if not host:
+        return BadURL("the URL has no host")
+    return host, port or (443 if parts.scheme == "https" else 80)
+
+
+def url_refusal(url: str, *, allowed_private_hosts: Sequence[str] = ()) -> URLRefusal | None:
+    """The guard's verdict on a URL when it is saved (sync: resolves the host in this thread).
+
+    A name that does not resolve now is accepted: the check at call time decides then.
+    """
+    target = url_host_port(url)
+    if isinstance(target, BadURL):
+        return target
+    host, port = target
+    name = normalise_host(host)
+    try:
+        addresses = [str(ipaddress.ip_address(name))]
+    except ValueError:
+        try:
+            addresses = _getaddrinfo_sync(name, port)
+        except (OSError, UnicodeError):
+            return None
+    return refusal_of(name, addresses, allowed_private_hosts)

@@ -12,13 +12,13 @@ import secrets
 from dataclasses import dataclass
 from typing import Any
 
-import httpx
 from asgiref.sync import async_to_sync
 
 from hooks.conf import card_retry_base_seconds
 from hooks.feishu.cards import approval_decided_card, approval_pending_card, channel_test_card
-from hooks.feishu.client import FeishuApp, FeishuClient
+from hooks.feishu.client import FeishuApp, FeishuClient, guarded_http
 from hooks.feishu.errors import FeishuError
+from hooks.feishu_guard import feishu_allowed_private_hosts
 from hooks.models import ApprovalRequest, ApprovalStatus, CardStatus, FeishuChannel
 from hooks.services import approval_card_mark_failed, approval_card_mark_sent
 
@@ -48,8 +48,12 @@ def retry_countdown(*, retries: int, retry_after: float | None, base: float | No
 
 
 def feishu_app_for(channel: FeishuChannel) -> FeishuApp:
+    """The channel's app; its requests go through the SSRF guard with the operator's allowance."""
     return FeishuApp(
-        app_id=channel.app_id, app_secret=channel.app_secret, base_url=channel.effective_base_url
+        app_id=channel.app_id,
+        app_secret=channel.app_secret,
+        base_url=channel.effective_base_url,
+        allowed_private_hosts=feishu_allowed_private_hosts(),
     )
 
 
@@ -90,14 +94,14 @@ def _load(approval_id: Any) -> ApprovalRequest | None:
 
 
 async def _send(app: FeishuApp, *, receive_id: str, receive_id_type: str, card: dict, uuid: str) -> str:
-    async with httpx.AsyncClient() as http:
+    async with guarded_http(app) as http:
         return await FeishuClient(app, http=http).send_card(
             receive_id=receive_id, receive_id_type=receive_id_type, card=card, uuid=uuid
         )
 
 
 async def _update(app: FeishuApp, *, message_id: str, card: dict) -> None:
-    async with httpx.AsyncClient() as http:
+    async with guarded_http(app) as http:
         await FeishuClient(app, http=http).update_card(message_id=message_id, card=card)
 
 

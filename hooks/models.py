@@ -19,6 +19,7 @@ from django.utils.translation import gettext_lazy as _
 
 from hooks.conditions import ConditionError, parse_condition
 from hooks.conf import DEFAULT_APPROVAL_TIMEOUT_SECONDS, DEFAULT_MAX_OBSERVATION_CHARS, feishu_base_url
+from hooks.feishu_guard import validate_feishu_base_url
 from platform_core.crypto import EncryptedTextField
 from platform_core.models import OrgOwnedModel
 
@@ -83,6 +84,13 @@ class FeishuChannel(OrgOwnedModel):
     def has_secret(self, field: str) -> bool:
         """Whether a secret is stored, without decrypting it."""
         return bool(self.__dict__.get(field))
+
+    def clean(self) -> None:
+        """The base URL must pass the SSRF guard (the same check runs again on every call)."""
+        try:
+            validate_feishu_base_url(self.base_url)
+        except ValidationError as exc:
+            raise ValidationError({"base_url": exc.error_list}) from exc
 
     @property
     def effective_base_url(self) -> str:

@@ -172,6 +172,13 @@ LLM_CONTEXT_WINDOW = env_int("LLM_CONTEXT_WINDOW", 128000)
 
 FEISHU_BASE_URL = env_str("FEISHU_BASE_URL", "https://open.feishu.cn")
 
+# --- Outbound SSRF allowances (issue 14): hosts org admins may use for model endpoints / Feishu although
+# they resolve to private or loopback addresses (a local vLLM or Ollama, a Feishu gateway inside the
+# network). Operator-only: comma-separated host names or IPs, matched exactly; empty by default. The hosts
+# of OPENAI_BASE_URL and FEISHU_BASE_URL are the operator's own and always allowed for those defaults.
+MODEL_ENDPOINT_ALLOWED_PRIVATE_HOSTS = env_list("MODEL_ENDPOINT_ALLOWED_PRIVATE_HOSTS")
+FEISHU_ALLOWED_PRIVATE_HOSTS = env_list("FEISHU_ALLOWED_PRIVATE_HOSTS")
+
 # --- Auth -----------------------------------------------------------------------------------------
 AUTH_PASSWORD_VALIDATORS = [
     {"NAME": "django.contrib.auth.password_validation.UserAttributeSimilarityValidator"},

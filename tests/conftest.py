@@ -10,7 +10,7 @@ from platform_core.models import Role
 from platform_core.services import api_token_issue
 from tests.factories import OrganizationFactory, member_of
 
-pytest_plugins = ["tests.fakes.llm_fixtures", "tests.fakes.feishu_fixtures"]
+pytest_plugins = ["tests.fakes.llm_fixtures", "tests.fakes.feishu_fixtures", "tests.fakes.dns"]
 
 
 def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:

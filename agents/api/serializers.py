@@ -4,9 +4,11 @@ from __future__ import annotations
 
 from typing import Any
 
+from django.core.exceptions import ValidationError as DjangoValidationError
 from django.utils.translation import gettext_lazy as _
 from rest_framework import serializers
 
+from agents.endpoint_guard import validate_model_endpoint_url
 from agents.models import Agent, Conversation, Message, ModelConfig, RunEvent
 from connectors.models import Connector
 from platform_core.api_unique import OrgUniqueValidator
@@ -54,6 +56,13 @@ class ModelConfigSerializer(serializers.ModelSerializer):
 
     def get_has_api_key(self, obj: ModelConfig) -> bool:
         return bool(obj.__dict__.get("api_key"))
+
+    def validate_base_url(self, value: str) -> str:
+        try:
+            validate_model_endpoint_url(value)
+        except DjangoValidationError as exc:
+            raise serializers.ValidationError(exc.messages) from exc
+        return value
 
     def create(self, validated_data: dict[str, Any]) -> ModelConfig:
         api_key = validated_data.pop("api_key", "")

@@ -10,22 +10,31 @@ every implementation strips them before a request leaves the process.
 
 The reply's value types (:class:`ChatResponse`, :class:`ToolCallRequest`, :class:`Usage`) live
 with their decoding in :mod:`agents.engine.completion` and are exported from here too.
+
+Where the client may connect is decided by a :class:`ConnectGuard` the caller passes in (the platform
+passes its SSRF guard): it checks every connection, redirect hops included, and pins the addresses it
+checked, so the engine itself needs no knowledge of the platform's address rules.
 """
 
 from __future__ import annotations
 
 import asyncio
 import hashlib
+import ipaddress
 import logging
 import re
+import socket
 import ssl
 import weakref
 from collections.abc import AsyncIterator, Mapping, Sequence
 from contextlib import aclosing
+from dataclasses import dataclass
 from types import MappingProxyType
 from typing import Any, Protocol, runtime_checkable
 from urllib.parse import urlsplit
 
+import aiohttp
+import aiohttp.abc
 import anyio
 import httpx2
 import openai
@@ -45,7 +54,10 @@ __all__ = [
     "DEFAULT_ABILITIES",
     "LLM",
     "ChatResponse",
+    "ConnectGuard",
+    "ConnectRefusal",
     "ContextLengthExceededError",
+    "EndpointRefusedError",
     "LLMError",
     "Message",
     "OpenAICompatibleLLM",
@@ -70,6 +82,30 @@ class LLMError(Exception):
 
 class ContextLengthExceededError(LLMError):
     """The provider refused the request because the prompt is longer than its context window."""
+
+
+class EndpointRefusedError(LLMError):
+    """The connect guard refused the endpoint's address (or a redirect's): nothing was sent, and the
+    call is not retried. Its message says why, for the user: it is a configuration error."""
+
+
+@dataclass(frozen=True, slots=True)
+class ConnectRefusal:
+    """A connect guard's refusal of a host, with the reason shown to the user (no secret in it)."""
+
+    reason: str
+
+
+class ConnectGuard(Protocol):
+    """Decides where the client may connect: called for every connection it opens, redirect hops
+    included. Implementations are hashable (clients are shared per endpoint and guard)."""
+
+    async def check(self, host: str, port: int) -> Sequence[str] | ConnectRefusal:
+        """The IP addresses to connect to (used as they are, never resolved again), or why not.
+
+        Raises ``OSError`` when the name cannot be resolved (a transient failure, retried).
+        """
+        ...
 
 
 @runtime_checkable
@@ -125,15 +161,27 @@ _loopless_clients: dict[tuple[Any, ...], openai.AsyncOpenAI] = {}
 
 
 def get_shared_client(
-    base_url: str, api_key: str, timeout: float = 60.0, max_retries: int = 2
+    base_url: str,
+    api_key: str,
+    timeout: float = 60.0,
+    max_retries: int = 2,
+    *,
+    guard: ConnectGuard | None = None,
 ) -> openai.AsyncOpenAI:
     """The ``AsyncOpenAI`` client for this endpoint on the running event loop, created once.
 
     Runs against the same endpoint reuse its connection pool. The client speaks HTTP through the SDK's
     aiohttp transport (``openai[aiohttp]``), whose parser is written in C: a streamed answer costs
-    about half the CPU per chunk that the default pure-Python transport costs.
+    about half the CPU per chunk that the default pure-Python transport costs. With a ``guard`` every
+    connection (redirects included) goes where the guard allows, and proxy variables are ignored.
     """
-    key = (base_url.rstrip("/"), hashlib.sha256(api_key.encode()).hexdigest(), float(timeout), max_retries)
+    key = (
+        base_url.rstrip("/"),
+        hashlib.sha256(api_key.encode()).hexdigest(),
+        float(timeout),
+        max_retries,
+        guard,
+    )
     try:
         clients = _shared_clients.setdefault(asyncio.get_running_loop(), {})
     except RuntimeError:
@@ -145,10 +193,94 @@ def get_shared_client(
             api_key=api_key,
             timeout=timeout,
             max_retries=max_retries,
-            http_client=openai.DefaultAioHttpClient(),
+            http_client=openai.DefaultAioHttpClient() if guard is None else _GuardedAioHttpClient(guard),
         )
         clients[key] = client
     return client
+
+
+class _GuardedResolver(aiohttp.abc.AbstractResolver):
+    """aiohttp's resolver for host names: asks the guard, and connects to the addresses it checked."""
+
+    def __init__(self, guard: ConnectGuard) -> None:
+        self._guard = guard
+
+    async def resolve(
+        self, host: str, port: int = 0, family: socket.AddressFamily = socket.AF_INET
+    ) -> list[aiohttp.abc.ResolveResult]:
+        verdict = await _checked(self._guard, host, port)
+        results: list[aiohttp.abc.ResolveResult] = []
+        for ip in verdict:
+            found = socket.AF_INET6 if ipaddress.ip_address(ip).version == 6 else socket.AF_INET
+            if family in (socket.AF_UNSPEC, found):
+                flags = socket.AI_NUMERICHOST | socket.AI_NUMERICSERV
+                results.append(
+                    {"hostname": host, "host": ip, "port": port, "family": found, "proto": 0, "flags": flags}
+                )
+        if not results:
+            raise OSError(f"{host} has no address of the requested family")
+        return results
+
+    async def close(self) -> None:
+        return None
+
+
+async def _checked(guard: ConnectGuard, host: str, port: int) -> Sequence[str]:
+    verdict = await guard.check(host, port)
+    if isinstance(verdict, ConnectRefusal):
+        # Not an ``OpenAIError`` or transport error: the SDK lets it through at once, without retrying.
+        raise EndpointRefusedError(f"the model endpoint is refused (nothing was sent): {verdict.reason}")
+    return verdict
+
+
+class _LiteralGuard(httpx2.AsyncBaseTransport):
+    """Checks requests to IP literals, which aiohttp connects to without asking its resolver."""
+
+    def __init__(self, inner: httpx2.AsyncBaseTransport, guard: ConnectGuard) -> None:
+        self._inner = inner
+        self._guard = guard
+
+    async def handle_async_request(self, request: httpx2.Request) -> httpx2.Response:
+        host = request.url.host
+        try:
+            ipaddress.ip_address(host)
+        except ValueError:
+            pass  # a name: the resolver checks it
+        else:
+            port = request.url.port or (443 if request.url.scheme == "https" else 80)
+            await _checked(self._guard, host, port)
+        return await self._inner.handle_async_request(request)
+
+    async def aclose(self) -> None:
+        await self._inner.aclose()
+
+
+class _GuardedAioHttpClient(openai.DefaultAioHttpClient):  # type: ignore[misc,valid-type]
+    """The SDK's aiohttp client with every connection going through a :class:`ConnectGuard`."""
+
+    def __init__(self, guard: ConnectGuard, **kwargs: Any) -> None:
+        self._connect_guard = guard
+        super().__init__(trust_env=False, **kwargs)
+
+    def _init_transport(self, *args: Any, **kwargs: Any) -> httpx2.AsyncBaseTransport:
+        inner = super()._init_transport(*args, **kwargs)
+        # The SDK's aiohttp transport builds its session lazily, in the event loop, from ``client``
+        # when that is a callable: hand it a session whose connector resolves through the guard.
+        if not all(hasattr(inner, name) for name in ("client", "ssl_context", "limits")):
+            raise RuntimeError("unsupported openai version: cannot install the guarded aiohttp connector")
+        guard, limits, tls = self._connect_guard, inner.limits, inner.ssl_context
+
+        def session() -> aiohttp.ClientSession:
+            connector = aiohttp.TCPConnector(
+                resolver=_GuardedResolver(guard),
+                ssl=tls,
+                keepalive_timeout=limits.keepalive_expiry,
+                limit=limits.max_connections or 0,
+            )
+            return aiohttp.ClientSession(connector=connector)
+
+        inner.client = session
+        return _LiteralGuard(inner, guard)
 
 
 async def aclose_shared_clients() -> None:
@@ -166,7 +298,8 @@ class OpenAICompatibleLLM:
 
     The SDK retries 429/5xx and connection errors ``max_retries`` times; whatever still fails
     is raised as :class:`LLMError` (:class:`ContextLengthExceededError` for a prompt that is
-    too long for the model).
+    too long for the model). With a ``guard`` (see :class:`ConnectGuard`) a refused address raises
+    :class:`EndpointRefusedError` before anything is sent.
     """
 
     def __init__(
@@ -181,6 +314,7 @@ class OpenAICompatibleLLM:
         max_retries: int = 2,
         extra_body: dict[str, Any] | None = None,
         client: openai.AsyncOpenAI | None = None,
+        guard: ConnectGuard | None = None,
     ) -> None:
         self.base_url = base_url
         self.model = model
@@ -191,6 +325,7 @@ class OpenAICompatibleLLM:
         self.extra_body = dict(extra_body or {})
         self._api_key = api_key
         self._client = client
+        self._guard = guard
 
     def __repr__(self) -> str:
         return f"OpenAICompatibleLLM(model={self.model!r}, base_url={self.base_url!r})"
@@ -199,7 +334,9 @@ class OpenAICompatibleLLM:
         """The SDK client used for the next call (the shared one unless one was injected)."""
         if self._client is not None:
             return self._client
-        return get_shared_client(self.base_url, self._api_key, self.timeout, self.max_retries)
+        return get_shared_client(
+            self.base_url, self._api_key, self.timeout, self.max_retries, guard=self._guard
+        )
 
     async def chat(
         self,

@@ -30,7 +30,7 @@ from agents.engine.events import Emitter, Event, EventCallback, iterate_events
 from agents.engine.guidance import after_tool_calls, completion_check_due, drain_interrupts
 from agents.engine.hooks import HookRegistry, SessionContext
 from agents.engine.interrupts import InterruptQueue
-from agents.engine.llm import LLM, ChatResponse, Message, ToolCallRequest
+from agents.engine.llm import LLM, ChatResponse, EndpointRefusedError, Message, ToolCallRequest
 from agents.engine.model_call import LLMFailed, ask
 from agents.engine.parsing import TOOL_CALL, ToolCall, json_tool_call, native_tool_call, parse_action
 from agents.engine.react_durable import DurableLoop
@@ -311,7 +311,10 @@ class ReActAgent(DurableLoop):
             logger.warning(
                 "run ended by an LLM error after %d iterations: %s", run.iteration, type(exc.cause).__name__
             )
-            return await self._fallback(run, STOP_LLM_ERROR, error=type(exc.cause).__name__)
+            # A refused endpoint is a configuration error the user should read; others are named by type.
+            refused = isinstance(exc.cause, EndpointRefusedError)
+            error = str(exc.cause) if refused else type(exc.cause).__name__
+            return await self._fallback(run, STOP_LLM_ERROR, error=error)
 
     async def _tool_turn(
         self, run: RunState, calls: list[ToolCall], *, native: bool, replay: bool = False

@@ -6,12 +6,14 @@ from __future__ import annotations
 from typing import Any
 
 from django.contrib.auth import get_user_model
+from django.core.exceptions import ValidationError as DjangoValidationError
 from django.utils.translation import gettext_lazy as _
 from rest_framework import serializers
 
 from agents.models import Agent
 from connectors.models import Connector, ConnectorAction
 from hooks.conditions import ConditionError, parse_condition
+from hooks.feishu_guard import validate_feishu_base_url
 from hooks.models import AgentHookSettings, ApprovalPolicy, ApprovalRequest, FeishuChannel, RateLimit
 from hooks.selectors import DECIDER_ROLES
 from platform_core.api_unique import OrgUniqueValidator
@@ -167,6 +169,13 @@ class FeishuChannelSerializer(serializers.ModelSerializer):
         ]
         read_only_fields = ["id", "created_at", "updated_at"]
         validators = [OrgUniqueValidator()]
+
+    def validate_base_url(self, value: str) -> str:
+        try:
+            validate_feishu_base_url(value)
+        except DjangoValidationError as exc:
+            raise serializers.ValidationError(exc.messages) from exc
+        return value
 
     def get_has_app_secret(self, obj: FeishuChannel) -> bool:
         return obj.has_secret("app_secret")

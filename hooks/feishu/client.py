@@ -1,7 +1,9 @@
 """An async Feishu (Lark) open-platform client for approval cards (FEISHU.md sections 1, 2 and 5).
 
 One pooled ``httpx.AsyncClient`` per base URL and event loop (a pool's connections belong to the
-loop that opened them). Tenant access tokens are cached per app in this process, refreshed 5-10
+loop that opened them). Every connection goes through the SSRF guard (the connectors' guarded
+transport): a private or loopback address is refused unless the app's ``allowed_private_hosts`` (the
+operator's allowance, never an org admin's) lists the host. Tenant access tokens are cached per app in this process, refreshed 5-10
 minutes before they expire, one fetch at a time per app and loop. The client does not retry
 except once after an invalid-token reply; a :class:`FeishuError` says whether the caller may retry.
 """
@@ -22,6 +24,8 @@ from urllib.parse import quote
 
 import httpx
 
+from connectors.http_transport import GuardedTransport
+from connectors.ssrf import SSRFBlocked
 from hooks.feishu.cards import card_to_content
 from hooks.feishu.errors import RATE_LIMITED, TOKEN_CODES, FeishuError, code_meaning
 
@@ -34,15 +38,21 @@ RECEIVE_ID_TYPES = frozenset({"chat_id", "open_id", "union_id", "user_id", "emai
 MAX_UUID_CHARS = 50
 # Refresh this many seconds before expiry (a random point in the range, so processes spread out).
 REFRESH_MARGIN = (300.0, 600.0)
+REFUSAL_HINT = "the operator can allow a private Feishu host with FEISHU_ALLOWED_PRIVATE_HOSTS"
 
 
 @dataclass(frozen=True)
 class FeishuApp:
-    """One Feishu app's credentials and the origin to reach (open.feishu.cn, Lark, or a test fake)."""
+    """One Feishu app's credentials and the origin to reach (open.feishu.cn, Lark, or a test fake).
+
+    ``allowed_private_hosts``: hosts the SSRF guard lets through although they are private (the
+    operator's setting and own default host).
+    """
 
     app_id: str
     app_secret: str = field(repr=False)
     base_url: str = "https://open.feishu.cn"
+    allowed_private_hosts: tuple[str, ...] = ()
 
 
 @dataclass(frozen=True)
@@ -56,7 +66,9 @@ _tokens: dict[_CacheKey, _Token] = {}
 _guard = threading.Lock()
 _locks: weakref.WeakKeyDictionary[asyncio.AbstractEventLoop, dict[_CacheKey, asyncio.Lock]]
 _locks = weakref.WeakKeyDictionary()
-_clients: weakref.WeakKeyDictionary[asyncio.AbstractEventLoop, dict[str, httpx.AsyncClient]]
+_clients: weakref.WeakKeyDictionary[
+    asyncio.AbstractEventLoop, dict[tuple[str, tuple[str, ...]], httpx.AsyncClient]
+]
 _clients = weakref.WeakKeyDictionary()
 
 
@@ -74,14 +86,25 @@ async def aclose_shared_clients() -> None:
         await client.aclose()
 
 
-def _shared_http(base_url: str) -> httpx.AsyncClient:
+def guarded_http(app: FeishuApp, *, max_connections: int = 10) -> httpx.AsyncClient:
+    """A new HTTP client for ``app`` whose every connection goes through the SSRF guard (the caller
+    closes it); proxy variables are ignored, like the connectors' clients."""
+    limits = httpx.Limits(max_connections=max_connections, max_keepalive_connections=10, keepalive_expiry=30)
+    transport = GuardedTransport(
+        allowed_private_hosts=app.allowed_private_hosts, limits=limits, refusal_hint=REFUSAL_HINT
+    )
+    return httpx.AsyncClient(transport=transport, trust_env=False)
+
+
+def _shared_http(app: FeishuApp, base_url: str) -> httpx.AsyncClient:
     loop = asyncio.get_running_loop()
+    key = (base_url, app.allowed_private_hosts)
     with _guard:
         clients = _clients.setdefault(loop, {})
-        client = clients.get(base_url)
+        client = clients.get(key)
         if client is None or client.is_closed:
-            client = httpx.AsyncClient(limits=httpx.Limits(max_connections=50, max_keepalive_connections=10))
-            clients[base_url] = client
+            client = guarded_http(app, max_connections=50)
+            clients[key] = client
         return client
 
 
@@ -99,7 +122,7 @@ class FeishuClient:
         app: FeishuApp,
         *,
         timeout: float = 10.0,
-        http: httpx.AsyncClient | None = None,
+        http: httpx.AsyncClient | None = None,  # give one from guarded_http(app): it is used as it is
         clock: Callable[[], float] = time.monotonic,
     ) -> None:
         self.app = app
@@ -223,7 +246,7 @@ class FeishuClient:
         token: str | None,
         params: dict[str, str] | None = None,
     ) -> tuple[int, Any, httpx.Headers]:
-        http = self._http or _shared_http(self._base)
+        http = self._http or _shared_http(self.app, self._base)
         headers = {"Content-Type": "application/json; charset=utf-8"}
         if token is not None:
             headers["Authorization"] = f"Bearer {token}"
@@ -231,6 +254,8 @@ class FeishuClient:
             response = await http.request(
                 method, self._base + path, json=json, params=params, headers=headers, timeout=self._timeout
             )
+        except SSRFBlocked as exc:  # nothing was sent; retrying cannot help
+            raise FeishuError(f"the Feishu base URL is {exc}", retryable=False) from exc
         except httpx.TimeoutException as exc:
             raise FeishuError(f"Feishu did not answer {method} {path} in time", retryable=True) from exc
         except httpx.TransportError as exc:

@@ -6,12 +6,10 @@ and names are mapped to addresses with a fake resolver (``connectors.ssrf._getad
 
 from __future__ import annotations
 
-import socket
 from collections.abc import AsyncIterator, Iterator
 
 import pytest
 
-from connectors import ssrf
 from connectors.adapter_types import HttpActionSpec, HttpAuth, HttpConnectorConfig
 from connectors.http import aclose_http_clients, http_call, http_test_connection
 from connectors.ssrf import HostResolutionError, SSRFBlocked, is_public_address, resolve_and_check
@@ -49,6 +47,8 @@ NOT_PUBLIC = {
     "fe80::1": "link-local",
     "::1": "loopback",
     "fc00::1": "unique local",
+    "fec0::1": "site-local",
+    "feff:ffff::1": "site-local",
     "224.0.0.1": "multicast",
     "ff02::1": "multicast",
     "240.0.0.1": "reserved",
@@ -82,29 +82,6 @@ def service_v6() -> Iterator[LoopbackHTTPService]:
 async def _close_clients() -> AsyncIterator[None]:
     yield
     await aclose_http_clients()
-
-
-@pytest.fixture
-def fake_dns(monkeypatch: pytest.MonkeyPatch) -> dict[str, list[str]]:
-    """Names the resolver knows; every lookup is counted in ``fake_dns["<lookups>"]``."""
-    answers: dict[str, list[str]] = {"<lookups>": []}
-
-    async def resolve(host: str, port: int) -> list[str]:
-        answers["<lookups>"].append(host)
-        if host not in answers:
-            raise socket.gaierror(socket.EAI_NONAME, "Name or service not known")
-        return answers[host]
-
-    real_getaddrinfo = socket.getaddrinfo
-
-    def no_second_lookup(host, *args, **kwargs):  # type: ignore[no-untyped-def]
-        if host in answers:
-            raise AssertionError(f"{host} was resolved a second time, outside the guard")
-        return real_getaddrinfo(host, *args, **kwargs)
-
-    monkeypatch.setattr(ssrf, "_getaddrinfo", resolve)
-    monkeypatch.setattr(socket, "getaddrinfo", no_second_lookup)
-    return answers
 
 
 def config(base_url: str, **kwargs: object) -> HttpConnectorConfig:

@@ -74,6 +74,8 @@ FAKE_APP_SECRET = "fake-app-secret-do-not-log"
 MAX_CONTENT_BYTES = 30 * 1024
 REUSE_WINDOW = 1800  # Feishu returns the same tenant token while this many seconds remain
 RECEIVE_ID_TYPES = frozenset({"chat_id", "open_id", "union_id", "user_id", "email"})
+# The fake listens on loopback: apps pointing at it carry the allowance an operator would configure.
+LOOPBACK = ("127.0.0.1",)
 
 # Body codes. 99991663/99991661/99991400/230001/230002/230099 are Feishu's (FEISHU.md); the others
 # stand for "bad request" where the fake needs one.
@@ -118,7 +120,12 @@ class FakeFeishu(ThreadedServer, CallbackSide):
     @property
     def app(self) -> FeishuApp:
         """The default app's credentials, pointing at this server."""
-        return FeishuApp(app_id=FAKE_APP_ID, app_secret=FAKE_APP_SECRET, base_url=self.base_url)
+        return FeishuApp(
+            app_id=FAKE_APP_ID,
+            app_secret=FAKE_APP_SECRET,
+            base_url=self.base_url,
+            allowed_private_hosts=LOOPBACK,
+        )
 
     def before_stop(self) -> None:
         self._wake.set()
@@ -150,7 +157,9 @@ class FakeFeishu(ThreadedServer, CallbackSide):
         """Register another app, or give an app a new secret; returns its credentials."""
         with self._lock:
             self.apps[app_id] = app_secret
-        return FeishuApp(app_id=app_id, app_secret=app_secret, base_url=self.base_url)
+        return FeishuApp(
+            app_id=app_id, app_secret=app_secret, base_url=self.base_url, allowed_private_hosts=LOOPBACK
+        )
 
     def rate_limit(self, times: int = 1, *, reset: float = 1) -> None:
         """The next ``times`` API calls get HTTP 429, code 99991400, ``x-ogw-ratelimit-reset``."""

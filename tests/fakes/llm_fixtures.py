@@ -4,6 +4,11 @@ Fixtures: ``scripted_llm`` (a :class:`ScriptedOpenAIServer`, one per session, re
 test) and ``make_llm`` (a factory of :class:`OpenAICompatibleLLM` bound to it). The plugin also
 points ``OPENAI_BASE_URL`` at a closed loopback port and sets a dummy ``OPENAI_API_KEY``, so a
 request that was not meant for the scripted server fails loudly instead of reaching a provider.
+
+The scripted server listens on loopback, which the SSRF guard refuses for model endpoints: the plugin
+allows ``127.0.0.1`` the way an operator would, through ``MODEL_ENDPOINT_ALLOWED_PRIVATE_HOSTS`` (in this
+process and, through the environment, in the servers the end-to-end tests start). Tests of the guard
+override it.
 """
 
 from __future__ import annotations
@@ -15,6 +20,7 @@ from typing import Any
 import httpx2
 import openai
 import pytest
+from django.test import override_settings
 
 from agents.engine.llm import OpenAICompatibleLLM, aclose_shared_clients
 from tests.fakes.openai_server import ScriptedOpenAIServer
@@ -27,9 +33,20 @@ SCRIPTED_API_KEY = "sk-scripted-test"
 MakeLLM = Callable[..., OpenAICompatibleLLM]
 
 
+LOOPBACK_ALLOWED = ["127.0.0.1"]
+
+
 def pytest_configure(config: pytest.Config) -> None:
     os.environ["OPENAI_BASE_URL"] = GUARD_BASE_URL
     os.environ["OPENAI_API_KEY"] = GUARD_API_KEY
+    os.environ["MODEL_ENDPOINT_ALLOWED_PRIVATE_HOSTS"] = ",".join(LOOPBACK_ALLOWED)
+
+
+@pytest.fixture(autouse=True, scope="session")
+def _model_endpoints_may_reach_loopback() -> Iterator[None]:
+    """The operator's allowance for the scripted server (settings were read before the plugin ran)."""
+    with override_settings(MODEL_ENDPOINT_ALLOWED_PRIVATE_HOSTS=LOOPBACK_ALLOWED):
+        yield
 
 
 @pytest.fixture(scope="session")

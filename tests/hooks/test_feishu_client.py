@@ -161,7 +161,12 @@ async def test_token_rejected_twice_fails_without_a_third_attempt(fake_feishu):
 
 async def test_wrong_app_secret_fails_clearly_without_echoing_it(fake_feishu):
     client = FeishuClient(
-        FeishuApp(app_id="cli_fake_approvals", app_secret="wrong-s3cret", base_url=fake_feishu.base_url)
+        FeishuApp(
+            app_id="cli_fake_approvals",
+            app_secret="wrong-s3cret",
+            base_url=fake_feishu.base_url,
+            allowed_private_hosts=("127.0.0.1",),
+        )
     )
     with pytest.raises(FeishuError) as caught:
         await send(client)
@@ -212,7 +217,11 @@ async def test_server_errors_are_retryable_and_a_retry_with_the_same_uuid_sends_
 
 
 async def test_unreachable_feishu_is_retryable():
-    client = FeishuClient(FeishuApp(app_id="cli", app_secret="s", base_url="http://127.0.0.1:9"))
+    client = FeishuClient(
+        FeishuApp(
+            app_id="cli", app_secret="s", base_url="http://127.0.0.1:9", allowed_private_hosts=("127.0.0.1",)
+        )
+    )
     with pytest.raises(FeishuError) as caught:
         await send(client)
     assert caught.value.retryable and caught.value.code is None
