@@ -33,12 +33,12 @@ from agents.leases import lease_owner_new, run_resume_claim
 from agents.models import RunStatus
 from agents.parking import run_cancel_parked
 from agents.run_manager import run_manager
+from agents.ws_frames import FrameRefused, after_seq_parse, after_seq_within, frame_decode
 
 logger = logging.getLogger(__name__)
 
 CLOSE_UNAUTHENTICATED = 4401
 CLOSE_FORBIDDEN = 4403
-MAX_FRAME_BYTES = 256 * 1024
 
 
 class ConversationConsumer(AsyncWebsocketConsumer):
@@ -76,17 +76,11 @@ class ConversationConsumer(AsyncWebsocketConsumer):
             await self._receive(text_data, bytes_data)
 
     async def _receive(self, text_data: str | None, bytes_data: bytes | None) -> None:
-        if text_data is None or len(text_data.encode()) > MAX_FRAME_BYTES:
-            await self._error("bad_frame", _("Frames must be JSON text of at most 256 KB."))
+        decoded = frame_decode(text_data)
+        if isinstance(decoded, FrameRefused):
+            await self._error(decoded.code, decoded.message)
             return
-        try:
-            frame = json.loads(text_data)
-        except ValueError:
-            await self._error("bad_frame", _("The frame is not valid JSON."))
-            return
-        if not isinstance(frame, dict):
-            await self._error("bad_frame", _("The frame must be a JSON object."))
-            return
+        frame = decoded.frame
         kind = frame.get("type")
         if kind == "message":
             await self._on_message(frame.get("content"))
@@ -175,9 +169,13 @@ class ConversationConsumer(AsyncWebsocketConsumer):
             return
         await run_manager.launch(run.pk, resume=True, owner=owner, conversation_id=self.conversation.pk)
 
-    async def _on_resume(self, after_seq: Any) -> None:
-        if isinstance(after_seq, bool) or not isinstance(after_seq, int) or after_seq < 0:
-            await self._error("bad_frame", _("after_seq must be a non-negative whole number."))
+    async def _on_resume(self, value: Any) -> None:
+        after_seq = after_seq_parse(value)
+        if not isinstance(after_seq, FrameRefused):
+            newest = await database_sync_to_async(last_seq_sync)(self.conversation.pk)
+            after_seq = after_seq_within(after_seq, newest=newest)
+        if isinstance(after_seq, FrameRefused):  # the socket keeps the position it had
+            await self._error(after_seq.code, after_seq.message)
             return
         self.last_sent_seq = after_seq
         await self._send_persisted_after(after_seq)

@@ -23,6 +23,10 @@ from typing import IO
 ROOT = Path(__file__).resolve().parents[1]
 ASGI_APPLICATION = "platform_core.asgi:application"
 READY_PATH = "/login/"
+# The largest websocket message daphne accepts (its default is 1 MiB; above it the connection drops). The
+# consumer refuses frames above its own, far lower limit (agents.ws_frames.MAX_FRAME_BYTES) with an error
+# frame and keeps the socket open; this limit only caps the memory one message can take.
+WEBSOCKET_TRANSPORT_MAX_BYTES = 8 * 1024 * 1024
 
 
 @dataclass(frozen=True, slots=True)
@@ -54,9 +58,16 @@ def daphne_spec(port: int, *, host: str = "127.0.0.1", name: str | None = None) 
         "20",
         "--ping-timeout",
         "30",
+        *daphne_websocket_args(),
         ASGI_APPLICATION,
     )
     return ProcessSpec(name or f"daphne:{port}", argv, f"http://{host}:{port}")
+
+
+def daphne_websocket_args() -> tuple[str, ...]:
+    """daphne's websocket size limits, the same for every way the platform starts daphne."""
+    size = str(WEBSOCKET_TRANSPORT_MAX_BYTES)
+    return ("--websocket-max-message-size", size, "--websocket-max-frame-size", size)
 
 
 def worker_spec(*, concurrency: int = 2, name: str = "worker") -> ProcessSpec:

@@ -1,7 +1,7 @@
 """ASGI entry point: HTTP through Django, websockets through Channels, one ProtocolTypeRouter.
 
 Websocket handshakes are origin-checked (``WEBSOCKET_ALLOWED_ORIGINS``, else ``ALLOWED_HOSTS``) and then
-authenticated by the session cookie or a Bearer token.
+authenticated by the session cookie or a Bearer token. A path no route serves is closed with 4404.
 """
 
 from __future__ import annotations
@@ -17,10 +17,12 @@ django_asgi_app = get_asgi_application()
 from channels.routing import ProtocolTypeRouter, URLRouter  # noqa: E402
 from channels.security.websocket import OriginValidator  # noqa: E402
 from django.conf import settings  # noqa: E402
+from django.urls import re_path  # noqa: E402
 
 from platform_core.gc_tuning import gc_tune_for_server  # noqa: E402
 from platform_core.routing import websocket_urlpatterns  # noqa: E402
 from platform_core.ws_auth import SessionOrTokenAuthMiddleware  # noqa: E402
+from platform_core.ws_not_found import UnknownPathConsumer  # noqa: E402
 
 
 def _allowed_origins() -> list[str]:
@@ -47,9 +49,9 @@ class _PortAwareOriginValidator(OriginValidator):
 
 
 def build_websocket_app() -> object:
-    return _PortAwareOriginValidator(
-        SessionOrTokenAuthMiddleware(URLRouter(websocket_urlpatterns)), _allowed_origins()
-    )
+    # Last route: any other path is closed with 4404 (URLRouter itself would raise, and daphne answer 500).
+    routes = [*websocket_urlpatterns, re_path(r"", UnknownPathConsumer.as_asgi())]
+    return _PortAwareOriginValidator(SessionOrTokenAuthMiddleware(URLRouter(routes)), _allowed_origins())
 
 
 application = ProtocolTypeRouter({"http": django_asgi_app, "websocket": build_websocket_app()})

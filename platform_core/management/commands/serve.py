@@ -15,6 +15,8 @@ from typing import Any
 
 from django.core.management.base import BaseCommand, CommandParser
 
+from deploy.stack import daphne_websocket_args
+
 
 class Command(BaseCommand):
     help = "Run daphne and a Celery worker (with beat) together until interrupted."
@@ -53,6 +55,7 @@ class Command(BaseCommand):
                     host,
                     "-p",
                     str(port),
+                    *daphne_websocket_args(),
                     "platform_core.asgi:application",
                 ]
             )
