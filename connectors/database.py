@@ -1,12 +1,19 @@
 """The PostgreSQL connector adapter (psycopg 3 async, one connection pool per connector and loop).
 
-Read actions and free-form SQL run in ``BEGIN READ ONLY`` with ``SET LOCAL statement_timeout``,
-inside a server-side cursor (``DECLARE ... CURSOR FOR <statement>``): PostgreSQL accepts only one
-SELECT/VALUES query there and refuses data-modifying WITH clauses, the extended protocol refuses a
-second statement, and the cursor lets us fetch only ``max_rows + 1`` rows. The transaction is
-always rolled back. Write actions (``is_write=True``) run in a normal transaction with the same
-timeout and are committed. Before a connection is reused the pool runs ``DISCARD ALL``, so session
-settings, temporary tables, prepared statements and advisory locks cannot leak into the next call.
+Read actions and free-form SQL run in ``BEGIN READ ONLY`` with a transaction-local
+``statement_timeout`` (and ``pg_catalog`` first on the search path), inside a server-side cursor
+(``DECLARE ... CURSOR FOR <statement>``): PostgreSQL accepts only one SELECT/VALUES query there and
+refuses data-modifying WITH clauses, the extended protocol refuses a second statement, and the
+cursor lets us fetch only ``max_rows + 1`` rows. The transaction is always rolled back.
+
+A read holds at most about twice the result budget in memory (``connectors.db_read`` fetches it
+with every value cut by the database), and the statement timeout bounds the whole read, every
+FETCH included: past it the query is cancelled on the server (the statement itself may have
+switched the server's own timeout off).
+
+Write actions (``is_write=True``) run in a normal transaction with the same timeout and are
+committed. Before a connection is reused the pool runs ``DISCARD ALL``, so session settings,
+temporary tables, prepared statements and advisory locks cannot leak into the next call.
 
 Arguments are bound as query parameters (``%(name)s`` placeholders); SQL text is never formatted.
 """
@@ -18,7 +25,6 @@ import logging
 import re
 import time
 from collections.abc import Mapping
-from dataclasses import dataclass
 from typing import Any
 
 import psycopg
@@ -29,17 +35,16 @@ from psycopg_pool import PoolTimeout
 
 from connectors.adapter_types import CallOutcome, DatabaseConnectorConfig, SqlActionSpec
 from connectors.db_pool import ConnectFailed, aclose_pools, acquire, db_message, pool_for
+from connectors.db_read import QueryResult, ReadLimitError, fetch_read, set_read_limits
 from connectors.pg_dsn import DsnError, dsn_password, pinned_conninfo
 from connectors.scrub import scrub
 from connectors.sql_guard import classify_sql
 from connectors.ssrf import HostResolutionError, SSRFBlocked
-from connectors.tables import render_cell, render_table
+from connectors.tables import render_table
 
 logger = logging.getLogger(__name__)
 
 _PLACEHOLDER = re.compile(r"%%|%\((\w+)\)s")
-_READ_CURSOR = "connector_read"
-_FETCH_CHUNK = 50
 _READ_HINT = " (read actions accept one SELECT, VALUES or WITH ... SELECT query)"
 
 
@@ -52,12 +57,8 @@ class ArgumentError(ValueError):
     """The arguments do not fit the SQL template."""
 
 
-@dataclass(frozen=True, slots=True)
-class _Result:
-    columns: tuple[str, ...]
-    rows: tuple[tuple[Any, ...], ...]
-    more_rows: bool
-    rowcount: int
+class ReadDeadlineExceeded(Exception):
+    """Reading the result took longer than the statement timeout."""
 
 
 def bind_params(sql_template: str, args: Mapping[str, Any]) -> dict[str, Any] | None:
@@ -87,35 +88,23 @@ async def _set_timeout(conn: psycopg.AsyncConnection, config: DatabaseConnectorC
 
 async def _run_read(
     conn: psycopg.AsyncConnection, config: DatabaseConnectorConfig, sql: str, params: dict[str, Any] | None
-) -> _Result:
+) -> QueryResult:
     await conn.execute("BEGIN READ ONLY")
     try:
-        await _set_timeout(conn, config)
-        cursor = conn.cursor(name=_READ_CURSOR)
+        await set_read_limits(conn, config)
         try:
-            await cursor.execute(sql, params)
-            columns = tuple(d.name for d in cursor.description or ())
-            rows: list[tuple[Any, ...]] = []
-            size, exhausted = 0, False
-            # Fetch max_rows + 1 rows (the extra one tells whether there are more), and stop early
-            # once the rows fetched would already fill the size budget.
-            while not exhausted and len(rows) <= config.max_rows and size <= config.max_result_bytes:
-                wanted = min(_FETCH_CHUNK, config.max_rows + 1 - len(rows))
-                chunk = await cursor.fetchmany(wanted)
-                rows.extend(chunk)
-                exhausted = len(chunk) < wanted
-                size += sum(len(render_cell(v)) + 3 for row in chunk for v in row)
-            more = len(rows) > config.max_rows or not exhausted
-            return _Result(columns, tuple(rows[: config.max_rows]), more, len(rows))
-        finally:
-            await cursor.close()
+            # psycopg cancels the running query on the server when the deadline interrupts it.
+            async with asyncio.timeout(config.statement_timeout_ms / 1000):
+                return await fetch_read(conn, config, sql, params)
+        except TimeoutError:
+            raise ReadDeadlineExceeded from None
     finally:
         await _rollback(conn)
 
 
 async def _run_write(
     conn: psycopg.AsyncConnection, config: DatabaseConnectorConfig, sql: str, params: dict[str, Any] | None
-) -> _Result:
+) -> QueryResult:
     await conn.execute("BEGIN")
     try:
         await _set_timeout(conn, config)
@@ -130,7 +119,7 @@ async def _run_write(
         await conn.execute("COMMIT")
     finally:
         await _rollback(conn)
-    return _Result(columns, tuple(rows[: config.max_rows]), len(rows) > config.max_rows, rowcount)
+    return QueryResult(columns, tuple(rows[: config.max_rows]), len(rows) > config.max_rows, rowcount)
 
 
 def _error_text(exc: BaseException, config: DatabaseConnectorConfig, *, write: bool) -> str:
@@ -140,9 +129,11 @@ def _error_text(exc: BaseException, config: DatabaseConnectorConfig, *, write: b
         return f"could not connect to the database: {exc}"
     if isinstance(exc, PoolTimeout):
         return "timed out waiting for a database connection"
+    if isinstance(exc, ReadLimitError):
+        return str(exc)
     if isinstance(exc, TimeoutError):
         return "the database did not answer in time"
-    if isinstance(exc, pg_errors.QueryCanceled):
+    if isinstance(exc, pg_errors.QueryCanceled | ReadDeadlineExceeded):
         return (
             f"statement timeout: the query ran longer than {config.statement_timeout_ms} ms and was cancelled"
         )
@@ -192,6 +183,8 @@ async def _execute(
                 await pool.putconn(conn)
     except (
         psycopg.Error,
+        ReadLimitError,
+        ReadDeadlineExceeded,
         PoolTimeout,
         ConnectFailed,
         TimeoutError,

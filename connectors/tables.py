@@ -6,7 +6,8 @@
     (2 rows)
 
 Cells are single-line (line breaks and ``|`` escaped) and cut at :data:`MAX_CELL_CHARS`; the table
-stops before it passes the byte budget and says how many rows it left out.
+stops before it passes the byte budget and says how many rows it left out. A value too large to
+fetch whole arrives as a :class:`CutValue` (the database cut it) and is shown ending in ``…``.
 """
 
 from __future__ import annotations
@@ -19,6 +20,14 @@ from decimal import Decimal
 from typing import Any
 
 MAX_CELL_CHARS = 500
+
+
+@dataclass(frozen=True, slots=True)
+class CutValue:
+    """A value the database cut before sending it: the start of its text, or a binary value's size."""
+
+    head: str = ""
+    byte_count: int | None = None
 
 
 @dataclass(frozen=True, slots=True)
@@ -39,6 +48,10 @@ def render_cell(value: Any) -> str:
     """One value as table text: NULL, true/false, ISO dates, compact JSON, a size for binary data."""
     if value is None:
         return "NULL"
+    if isinstance(value, CutValue):
+        if value.byte_count is not None:
+            return f"<{value.byte_count} bytes>"
+        return _one_line(value.head)[: MAX_CELL_CHARS - 1] + "…"
     if isinstance(value, bool):
         return "true" if value else "false"
     if isinstance(value, bytes | bytearray | memoryview):

@@ -10,17 +10,21 @@ from __future__ import annotations
 
 import datetime
 import logging
+import re
 import secrets
+import time
+import tracemalloc
 import uuid
 from collections.abc import AsyncIterator, Iterator
 from dataclasses import dataclass
 from decimal import Decimal
+from pathlib import Path
 
 import psycopg
 import pytest
 from asgiref.sync import async_to_sync
 
-from connectors import database
+from connectors import database, db_read
 from connectors.adapter_types import DatabaseConnectorConfig, SqlActionSpec
 from connectors.database import aclose_db_pools, db_call, db_test_connection
 from connectors.tables import MAX_CELL_CHARS, render_cell, render_table
@@ -157,8 +161,13 @@ async def test_size_cap_cuts_the_table_and_counts_rows_left_out(schema: ScratchD
 
     assert outcome.status == "ok" and outcome.truncated
     assert len(outcome.content.encode()) <= 1_000
-    shown = len(outcome.content.splitlines()) - 2
-    assert outcome.content.endswith(f"({20 - shown} more rows not shown: result size limit of 1000 bytes)")
+    footer = re.fullmatch(
+        r"\(at least (\d+) more rows not shown: result size limit of 1000 bytes\)",
+        outcome.content.splitlines()[-1],
+    )
+    assert footer is not None
+    # Fetching stopped once the budget was spent: not every row of the statement was read.
+    assert outcome.row_count + int(footer.group(1)) < 20
 
 
 async def test_statement_timeout_is_reported_clearly(schema: ScratchDatabase) -> None:
@@ -177,6 +186,143 @@ async def test_connection_is_usable_after_a_statement_timeout(schema: ScratchDat
     outcome = await db_call(config, read("SELECT 42 AS answer"), {})
 
     assert outcome.status == "ok" and outcome.content == "answer\n42\n(1 row)"
+
+
+def peak_rss_bytes() -> int:
+    status = Path("/proc/self/status").read_text()
+    return int(re.search(r"VmHWM:\s+(\d+) kB", status).group(1)) * 1024  # type: ignore[union-attr]
+
+
+def reset_peak_rss() -> None:
+    Path("/proc/self/clear_refs").write_text("5")  # Linux: the peak restarts from the current size
+
+
+async def test_huge_values_are_cut_by_the_database_before_they_reach_the_process(
+    schema: ScratchDatabase,
+) -> None:
+    # The query: ten 20 MB values under a 200 KB cap once raised the process's memory by 404 MB.
+    config = make_config(schema, max_result_bytes=200_000, statement_timeout_ms=20_000)
+    sql = "SELECT repeat('x', 20000000) AS big FROM generate_series(1, 10)"
+    await db_call(config, FREE_FORM, {"sql": "SELECT 1"})  # the pool and its connection exist already
+    reset_peak_rss()
+    baseline = peak_rss_bytes()
+    tracemalloc.start()
+    try:
+        outcome = await db_call(config, FREE_FORM, {"sql": sql})
+        _, traced_peak = tracemalloc.get_traced_memory()
+    finally:
+        tracemalloc.stop()
+    grown = peak_rss_bytes() - baseline
+
+    assert outcome.status == "ok", outcome.error
+    assert traced_peak < 5 * config.max_result_bytes, traced_peak
+    assert grown < 10 * config.max_result_bytes, grown
+    assert len(outcome.content.encode()) <= config.max_result_bytes
+    assert outcome.content.splitlines()[1] == "x" * (MAX_CELL_CHARS - 1) + "…"
+    assert outcome.row_count == 10
+
+
+async def test_statement_timeout_bounds_the_whole_read_not_each_fetch(schema: ScratchDatabase) -> None:
+    # Every row takes 8 ms, so no single FETCH reaches the 500 ms timeout; the read as a whole does.
+    config = make_config(schema, statement_timeout_ms=500, max_rows=200)
+    sql = "SELECT n, pg_sleep(0.008) FROM generate_series(1, 200) AS n"
+    started = time.monotonic()
+
+    outcome = await database._execute(config, sql, None, write=False)
+    elapsed = time.monotonic() - started
+
+    assert outcome.status == "error"
+    assert outcome.error == "statement timeout: the query ran longer than 500 ms and was cancelled"
+    assert elapsed < 1.5
+    assert (await db_call(config, read("SELECT 42 AS answer"), {})).content == "answer\n42\n(1 row)"
+
+
+async def test_statement_timeout_holds_when_the_statement_switches_it_off(schema: ScratchDatabase) -> None:
+    # With the guard bypassed: the first row turns the server's timeout off for every later FETCH.
+    config = make_config(schema, statement_timeout_ms=500, max_rows=200)
+    sql = (
+        "SELECT n, CASE WHEN n = 1 THEN set_config('statement_timeout', '0', true)"
+        " WHEN n > 50 THEN pg_sleep(0.03)::text END FROM generate_series(1, 150) AS n"
+    )
+    started = time.monotonic()
+
+    outcome = await database._execute(config, sql, None, write=False)
+
+    assert outcome.status == "error" and outcome.error.startswith("statement timeout:")
+    assert time.monotonic() - started < 1.5
+
+
+async def test_value_types_render_the_same_through_the_size_cut(schema: ScratchDatabase) -> None:
+    sql = (
+        "SELECT true AS t, 1.50::numeric AS n, date '2024-05-01' AS d, '{\"a\": [1]}'::jsonb AS j,"
+        " NULL::text AS z, '\\x0001'::bytea AS b, ARRAY[1, 2] AS a, 'x' || repeat('y', 3000) AS long,"
+        " decode(repeat('ab', 5000), 'hex') AS blob"
+    )
+
+    outcome = await db_call(make_config(schema), FREE_FORM, {"sql": sql})
+
+    header, row = outcome.content.splitlines()[:2]
+    assert header == "t | n | d | j | z | b | a | long | blob"
+    assert row == (
+        'true | 1.50 | 2024-05-01 | {"a":[1]} | NULL | <2 bytes> | [1,2] | x'
+        + "y" * (MAX_CELL_CHARS - 2)
+        + "… | <5000 bytes>"
+    )
+
+
+async def test_rows_of_duplicate_and_unnamed_columns_read_through_the_size_cut(
+    schema: ScratchDatabase,
+) -> None:
+    outcome = await db_call(make_config(schema), read("SELECT 1 AS a, 2 AS a, 3, pg_sleep(0)"), {})
+
+    assert outcome.content == "a | a | ?column? | pg_sleep\n1 | 2 | 3 | \n(1 row)"
+
+
+async def test_a_statement_with_more_columns_than_can_be_read_is_a_clear_error(
+    schema: ScratchDatabase,
+) -> None:
+    columns = ", ".join(f"{n} AS c{n}" for n in range(db_read.MAX_COLUMNS + 1))
+
+    outcome = await db_call(make_config(schema), FREE_FORM, {"sql": f"SELECT {columns}"})
+
+    assert outcome.status == "error"
+    assert outcome.error == (
+        f"the query returns {db_read.MAX_COLUMNS + 1} columns; at most {db_read.MAX_COLUMNS} can be read,"
+        " select fewer columns"
+    )
+
+
+async def test_wide_rows_stop_at_the_size_budget(schema: ScratchDatabase) -> None:
+    columns = ", ".join(f"repeat('v', 5000) AS c{n}" for n in range(100))
+    config = make_config(schema, max_result_bytes=20_000, max_rows=200)
+
+    await db_call(config, FREE_FORM, {"sql": "SELECT 1"})
+    tracemalloc.start()
+    try:
+        # Guard bypassed: parsing a long statement costs memory by its text, not by its result.
+        sql = f"SELECT {columns} FROM generate_series(1, 1000)"
+        outcome = await database._execute(config, sql, None, write=False)
+        _, traced_peak = tracemalloc.get_traced_memory()
+    finally:
+        tracemalloc.stop()
+
+    assert outcome.status == "ok" and outcome.truncated
+    assert len(outcome.content.encode()) <= 20_000
+    assert traced_peak < 10 * config.max_result_bytes, traced_peak
+
+
+async def test_an_allowed_built_in_name_is_the_built_in_whatever_the_roles_search_path(
+    schema: ScratchDatabase,
+) -> None:
+    with psycopg.connect(schema.dsn(), autocommit=True) as conn:
+        conn.execute(
+            "CREATE FUNCTION public.lower(text) RETURNS text LANGUAGE sql AS $$ SELECT 'shadowed' $$"
+        )
+    config = make_config(schema, dsn=schema.dsn(options="-csearch_path=public,pg_catalog"))
+
+    outcome = await db_call(config, FREE_FORM, {"sql": "SELECT lower('X') AS v"})
+
+    assert outcome.content == "v\nx\n(1 row)"
 
 
 # --- session reset --------------------------------------------------------------------------------
@@ -229,6 +375,53 @@ async def test_session_state_of_templated_calls_is_discarded_before_reuse(schema
 
     assert await backend_pid(config) == pid
     assert state.content.splitlines()[1] == " | 0 | 0 | 0 | true"
+
+
+async def test_locks_role_and_settings_of_a_call_are_gone_before_the_next_call(
+    schema: ScratchDatabase,
+) -> None:
+    # Guard bypassed: whatever a statement leaves on its connection, DISCARD ALL takes back.
+    config = make_config(schema)
+    pid = await backend_pid(config)
+    reads = (
+        "SELECT pg_advisory_lock(1)",
+        "SELECT pg_advisory_lock_shared(2)",
+        "SELECT pg_advisory_xact_lock(3)",
+        "SELECT pg_try_advisory_lock(4)",
+        "SELECT * FROM ts_stat('SELECT to_tsvector(pg_advisory_lock(5)::text)')",
+        "SELECT set_config('x.y', 'leak', false), set_config('lock_timeout', '1s', false)",
+        "SELECT set_config('search_path', 'pg_temp', false), set_config('work_mem', '1GB', false)",
+    )
+    writes = (
+        "SELECT pg_advisory_lock(6)",
+        "SET application_name = 'leak'",
+        "SET lock_timeout = '2s'",
+        f"SET ROLE {schema.reader}",
+    )
+    for sql in reads:
+        await database._execute(config, sql, None, write=False)
+    for sql in writes:
+        assert (await database._execute(config, sql, None, write=True)).status == "ok", sql
+
+    state = await database._execute(
+        config,
+        "SELECT current_user, current_setting('search_path') AS path, current_setting('application_name') AS app,"
+        " coalesce(current_setting('x.y', true), '') AS x, current_setting('lock_timeout') AS lock_timeout,"
+        " current_setting('work_mem') <> '1GB' AS work_mem_reset",
+        None,
+        write=True,
+    )
+    async with await psycopg.AsyncConnection.connect(schema.dsn(), autocommit=True) as outside:
+        held = await (
+            await outside.execute(
+                "SELECT count(*) FROM pg_locks WHERE locktype = 'advisory'"
+                " AND database = (SELECT oid FROM pg_database WHERE datname = current_database())"
+            )
+        ).fetchone()
+
+    assert await backend_pid(config) == pid  # one pooled connection served every call
+    assert state.content.splitlines()[1] == 'postgres | "$user", public |  |  | 0 | true'
+    assert held == (0,)
 
 
 # --- writes -----------------------------------------------------------------------------------------
