@@ -6,7 +6,9 @@ Every batch of every run goes through the first two, many times a second per str
 one was compiled anew (a ``Q`` tree of one term per run, a model instance per event, ``bulk_create``'s
 per-object bookkeeping): at 200 conversations that compilation was the largest share of the process's
 database CPU. Here the SQL is a string built once per batch and the values go through each field's own
-``get_db_prep_value``, so PostgreSQL and SQLite get exactly what the ORM would have sent.
+``get_db_prep_value``, so PostgreSQL and SQLite get what the ORM would have sent, except that a value
+neither stores (NaN, NUL, a lone surrogate) is sent in a safe, spelled-out form instead of failing the
+batch (:func:`_prep_field`).
 """
 
 from __future__ import annotations
@@ -17,8 +19,9 @@ from dataclasses import dataclass
 from datetime import datetime
 from typing import Any
 
-from django.db import DataError, connection, transaction
+from django.db import DataError, connection, models, transaction
 
+from agents.engine.strict_json import dumps_storable, text_safe
 from agents.models import Conversation, Message, Run, RunCheckpoint, RunEvent, RunStatus
 
 
@@ -42,7 +45,24 @@ def _column(model: Any, name: str) -> str:
 
 
 def _prep(model: Any, name: str, value: Any) -> Any:
-    return model._meta.get_field(name).get_db_prep_value(value, connection, prepared=False)
+    return _prep_field(model._meta.get_field(name), value)
+
+
+def _prep_field(field: Any, value: Any) -> Any:
+    """``value`` as the ORM would send it to ``field``, but always storable: a JSON column gets the text
+    of :func:`~agents.engine.strict_json.dumps_storable` (NaN, NUL and lone surrogates spelled out, where
+    ``json.dumps`` would send what both backends refuse), a text column loses NUL and lone surrogates.
+    A run's events and checkpoints carry model output and tool results: none of it may make a batch fail.
+    """
+    if isinstance(field, models.JSONField):
+        if connection.vendor == "postgresql":
+            from psycopg.types.json import Jsonb  # the adapter Django's own JSONField sends
+
+            return Jsonb(value, dumps=dumps_storable)
+        return dumps_storable(value)
+    if isinstance(value, str):
+        value = text_safe(value)
+    return field.get_db_prep_value(value, connection, prepared=False)
 
 
 def leases_renew_fenced(leases: Sequence[tuple[uuid.UUID, str]], until: datetime) -> int:
@@ -82,10 +102,7 @@ def rows_insert(model: Any, names: Sequence[str], rows: Sequence[Sequence[Any]])
     with connection.cursor() as cursor:
         if connection.vendor == "postgresql":
             arrays = ", ".join(f"%s::{f.db_type(connection)}[]" for f in fields)
-            params = [
-                [field.get_db_prep_value(row[i], connection, prepared=False) for row in rows]
-                for i, field in enumerate(fields)
-            ]
+            params = [[_prep_field(field, row[i]) for row in rows] for i, field in enumerate(fields)]
             cursor.execute(f"INSERT INTO {table} ({columns}) SELECT * FROM unnest({arrays})", params)
             return
         row_sql = "(" + ", ".join(["%s"] * len(fields)) + ")"
@@ -93,9 +110,7 @@ def rows_insert(model: Any, names: Sequence[str], rows: Sequence[Sequence[Any]])
         for start in range(0, len(rows), per_statement):
             chunk = rows[start : start + per_statement]
             params = [
-                field.get_db_prep_value(value, connection, prepared=False)
-                for row in chunk
-                for field, value in zip(fields, row, strict=True)
+                _prep_field(field, value) for row in chunk for field, value in zip(fields, row, strict=True)
             ]
             cursor.execute(
                 f"INSERT INTO {table} ({columns}) VALUES {', '.join([row_sql] * len(chunk))}", params
@@ -321,7 +336,7 @@ def run_end_write(
         _prep(Message, "run", run_id),
         stamp,
         [role for role, _content, _pinned in messages],
-        [content for _role, content, _pinned in messages],
+        [text_safe(content) for _role, content, _pinned in messages],
         [pinned for _role, _content, pinned in messages],
         _prep(Conversation, "updated_at", now),
         _prep(RunCheckpoint, "run", run_id),

@@ -10,6 +10,10 @@ the event loop never waits on the database, a burst of answer deltas costs one t
 one per token, and 50 streaming runs cost one transaction per write instead of 50 queued one behind
 the other on the process's single database thread.
 
+Nothing a run emits can fail its batch because of a value (:func:`agents.event_sql._prep_field` stores
+NaN, NUL and lone surrogates spelled out), and a sink given the run's connector secrets replaces them in
+every event and checkpoint before it stores or publishes anything.
+
 Durable runs: the sink also writes the run's checkpoints and tool-ledger updates, in the same
 transactions as the events around them, and is *fenced* by the run's lease: every batch renews the
 lease with ``UPDATE run ... WHERE lease_owner = <this process> AND status = 'running'``. When that
@@ -27,7 +31,7 @@ import asyncio
 import logging
 import uuid
 import weakref
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Iterable, Mapping
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from datetime import datetime, timedelta
@@ -39,6 +43,7 @@ from django.db import close_old_connections, connection, transaction
 from django.db.models import Max
 from django.utils import timezone
 
+from agents.engine.strict_json import json_safe
 from agents.event_sql import (
     FenceBroken,
     FencedBatch,
@@ -51,6 +56,8 @@ from agents.event_sql import (
 )
 from agents.fanout import group_send_many
 from agents.models import Run, RunCheckpoint, RunEvent
+from connectors.redaction import scrub_value
+from connectors.scrub import secret_variants
 
 logger = logging.getLogger(__name__)
 
@@ -440,6 +447,7 @@ class EventSink:
         first_seq: int,
         fence: Fence | None = None,
         on_lease_lost: Callable[[], None] | None = None,
+        secrets: Iterable[str] = (),
     ) -> None:
         self.conversation_id = conversation_id
         self.run_id = run_id
@@ -455,6 +463,13 @@ class EventSink:
         # can be recorded in the transaction that stores it (see RunManager._record).
         self.hold_done = False
         self.held_done: dict[str, Any] | None = None
+        self.redact_secrets(secrets)
+
+    def redact_secrets(self, secrets: Iterable[str]) -> None:
+        """Replace these secret values (the run's connector credentials) in everything the sink stores
+        and publishes from now on: a model that sends a credential as a tool argument must not leave it
+        in the ``iteration start`` event or the run's checkpoint."""
+        self._secret_variants = secret_variants(secrets)
 
     async def __call__(self, event: Any) -> None:
         """Accept an engine ``Event`` (channel + data)."""
@@ -477,10 +492,14 @@ class EventSink:
         if channel == "answer" and data.get("status") == "delta":
             queued = _writer().queued_delta(self)
             if queued is not None:
+                if self._secret_variants:
+                    data = scrub_value(data, self._secret_variants)
                 # Streamed pieces that arrive while the previous write is under way join the delta
                 # still waiting for the next one: one row and one frame, the same text, no delay.
                 queued.data["content"] = f"{queued.data.get('content', '')}{data.get('content', '')}"
                 return queued.seq
+        if self._secret_variants:
+            data = scrub_value(data, self._secret_variants)
         seq = self._next_seq
         self._next_seq += 1
         self.last_seq = seq
@@ -498,7 +517,10 @@ class EventSink:
         state = checkpoint.state
         pending = bool(state.get("pending")) or _has_pending_steps(state)
         committed = asyncio.get_running_loop().create_future() if pending else None
-        self._put(_Checkpoint(checkpoint.seq, checkpoint.as_dict(), committed))
+        data = checkpoint.as_dict()
+        if self._secret_variants:  # a resumed run then sees "[redacted]" where the model wrote a secret
+            data = scrub_value(data, self._secret_variants)
+        self._put(_Checkpoint(checkpoint.seq, data, committed))
         if committed is not None:
             await committed
 
@@ -563,7 +585,7 @@ def event_append(*, run: Run, channel: str, data: Mapping[str, Any]) -> RunEvent
     """
     seq = last_seq_sync(run.conversation_id) + 1
     row = RunEvent.objects.create(
-        conversation_id=run.conversation_id, run=run, seq=seq, event=channel, data=dict(data)
+        conversation_id=run.conversation_id, run=run, seq=seq, event=channel, data=json_safe(dict(data))
     )
     frame = row.frame()
     transaction.on_commit(lambda: publish_frame(run.conversation_id, frame))

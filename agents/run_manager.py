@@ -54,6 +54,8 @@ from agents.leases import (
 from agents.models import ExecutionMode, Run, RunStatus
 from agents.parking import run_park
 from agents.services import run_finish
+from connectors.configs import run_secret_values
+from connectors.selectors import run_connector_actions
 
 logger = logging.getLogger(__name__)
 
@@ -426,6 +428,8 @@ def _engine_parts(
     """The run's blueprint, tools and hooks (sync, one database hop); hooks report through ``sink``."""
     blueprint = runtime.runtime_build(run_id)
     blueprint.emit = runtime.emit_with_plan_step(sink.emit)
+    # The run's connector credentials never reach its stored events or checkpoints, whatever the model sends.
+    sink.redact_secrets(run_secret_values(run_connector_actions(blueprint)))
     return blueprint, runtime.tools_for(blueprint), runtime.hooks_for(blueprint)
 
 

@@ -6,6 +6,10 @@ callers wrap them with ``sync_to_async`` together with the query that loads the 
 
 from __future__ import annotations
 
+import logging
+from collections.abc import Iterable
+from typing import Any
+
 from connectors.adapter_types import (
     DatabaseConnectorConfig,
     HttpActionSpec,
@@ -15,6 +19,9 @@ from connectors.adapter_types import (
 )
 from connectors.models import AuthType, Connector, ConnectorAction
 from connectors.pg_dsn import dsn_password
+from platform_core.crypto import SecretDecryptError
+
+logger = logging.getLogger(__name__)
 
 
 def http_auth_for(connector: Connector) -> HttpAuth:
@@ -83,6 +90,23 @@ def sql_action_spec_for(action: ConnectorAction) -> SqlActionSpec:
         is_write=action.is_write,
         free_form=action.free_form,
     )
+
+
+def run_secret_values(actions: Iterable[ConnectorAction]) -> tuple[str, ...]:
+    """The secret values of the connectors behind a run's actions (each connector once), to redact them
+    from the run's events and checkpoints; a connector whose secrets cannot be decrypted adds none."""
+    values: list[str] = []
+    seen: set[Any] = set()
+    for action in actions:
+        connector = action.connector
+        if connector.pk in seen:
+            continue
+        seen.add(connector.pk)
+        try:
+            values.extend(connector_secret_values(connector))
+        except SecretDecryptError:
+            logger.warning("connector %s: its secrets cannot be decrypted for redaction", connector.pk)
+    return tuple(values)
 
 
 def connector_secret_values(connector: Connector) -> tuple[str, ...]:

@@ -22,7 +22,15 @@ SECRET_KEY_PATTERN = re.compile(
     r"cookie|session_?id|credential|private_?key|access_?key|signature|^dsn$|_dsn$|connection_string)"
 )
 
-__all__ = ["REDACTED", "SECRET_KEY_PATTERN", "is_secret_key", "redact", "redact_text", "redact_values"]
+__all__ = [
+    "REDACTED",
+    "SECRET_KEY_PATTERN",
+    "is_secret_key",
+    "redact",
+    "redact_text",
+    "redact_values",
+    "scrub_value",
+]
 
 
 def is_secret_key(key: object) -> bool:
@@ -47,7 +55,12 @@ def redact(value: Any, secrets: Iterable[str] = ()) -> Any:
 def redact_values(value: Any, secrets: Iterable[str] = ()) -> Any:
     """A storable copy of ``value`` with known secret values redacted, keys left alone (for data whose
     keys are the platform's own, like a run's events and checkpoints: ``prompt_tokens`` is no secret)."""
-    variants = secret_variants(secrets)
+    return scrub_value(value, secret_variants(secrets))
+
+
+def scrub_value(value: Any, variants: tuple[str, ...]) -> Any:
+    """:func:`redact_values` with the secrets' variants already computed
+    (:func:`connectors.scrub.secret_variants`), for a caller that redacts many values with the same ones."""
     if not variants:
         return json_safe(value)
     return _redact(value, variants, False, 0)
