@@ -17,7 +17,7 @@ from typing import Any
 
 from django.contrib import messages
 from django.contrib.auth.decorators import login_required
-from django.core.exceptions import PermissionDenied
+from django.core.exceptions import PermissionDenied, RequestDataTooBig
 from django.core.paginator import Paginator
 from django.http import Http404, HttpRequest, HttpResponse, JsonResponse
 from django.shortcuts import redirect, render
@@ -28,6 +28,7 @@ from django.views.decorators.csrf import csrf_exempt
 from django.views.decorators.http import require_GET, require_POST
 
 from hooks.callback_handler import handle_feishu_callback
+from hooks.feishu.callback import MAX_CALLBACK_BYTES, too_large_rejected
 from hooks.models import ApprovalStatus, DecidedVia
 from hooks.selectors import (
     DECIDER_ROLES,
@@ -57,10 +58,36 @@ def feishu_callback(request: HttpRequest, channel_id: Any) -> HttpResponse:
             {"toast": {"type": "error", "content": "Unknown or inactive channel."}}, status=404
         )
     with translation.override(channel.language):
+        raw_body = _callback_body(request)
+        if raw_body is None:
+            rejected = too_large_rejected(_declared_length(request), language=channel.language)
+            return JsonResponse(
+                rejected.reply(), status=rejected.http_status, json_dumps_params={"ensure_ascii": False}
+            )
         status, body = handle_feishu_callback(
-            channel=channel, raw_body=request.body, headers=dict(request.headers.items()), now=timezone.now()
+            channel=channel, raw_body=raw_body, headers=dict(request.headers.items()), now=timezone.now()
         )
     return JsonResponse(body, status=status, json_dumps_params={"ensure_ascii": False})
+
+
+def _declared_length(request: HttpRequest) -> int | None:
+    try:
+        return int(request.META.get("CONTENT_LENGTH") or "")
+    except ValueError:
+        return None
+
+
+def _callback_body(request: HttpRequest) -> bytes | None:
+    """The callback's raw body, or ``None`` when it is over :data:`MAX_CALLBACK_BYTES` (told by its
+    Content-Length, or found while reading), without reading more than that."""
+    declared = _declared_length(request)
+    if declared is not None and declared > MAX_CALLBACK_BYTES:
+        return None
+    try:
+        body = request.read(MAX_CALLBACK_BYTES + 1)
+    except (RequestDataTooBig, OSError):
+        return None
+    return None if len(body) > MAX_CALLBACK_BYTES else body
 
 
 def _inbox_org(request: HttpRequest, org_slug: str) -> tuple[Organization, Membership]:
@@ -152,8 +179,8 @@ def approval_decide_page(request: HttpRequest, org_slug: str, approval_id: Any) 
             comment=request.POST.get("comment", ""),
             ip_address=client_ip(request),
         )
-    except ApprovalForbidden:
-        raise PermissionDenied(_("You are not an approver of this request.")) from None
+    except ApprovalForbidden as refused:
+        raise PermissionDenied(refused.message) from None
     if result.changed:
         text = _("Approved.") if result.approval.status == ApprovalStatus.APPROVED else _("Rejected.")
         messages.success(request, text)

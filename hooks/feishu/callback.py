@@ -32,6 +32,9 @@ TIMESTAMP_HEADER = "x-lark-request-timestamp"
 NONCE_HEADER = "x-lark-request-nonce"
 SIGNATURE_HEADER = "x-lark-signature"
 EVENT_TYPE = "card.action.trigger"
+# Feishu's callbacks carry opaque ids and a few headers: a few KB. Anything much larger is refused
+# before it is verified, decrypted or parsed.
+MAX_CALLBACK_BYTES = 256 * 1024
 ToastKind = Literal["success", "info", "warning", "error"]
 TOAST_KINDS = ("success", "info", "warning", "error")
 _Reject = Callable[[str, int, str], "CallbackRejected"]
@@ -45,6 +48,7 @@ _TOASTS = {
         "replay": "This click was already handled.",
         "unsupported": "This kind of callback is not supported.",
         "not_configured": "This Feishu channel is not fully configured.",
+        "too_large": "This request is too large.",
     },
     "zh-hans": {
         "bad_signature": "无法验证此请求。",
@@ -54,6 +58,7 @@ _TOASTS = {
         "replay": "此次点击已处理。",
         "unsupported": "不支持此类回调。",
         "not_configured": "此飞书渠道尚未配置完成。",
+        "too_large": "此请求过大。",
     },
 }
 
@@ -96,7 +101,7 @@ class CallbackRejected(Exception):
     """A callback that failed a check; reply ``http_status`` with :meth:`reply` as the JSON body.
 
     ``reason`` is one of bad_signature, malformed, wrong_token, stale, replay, unsupported,
-    not_configured. The message (for logs) never contains secrets.
+    not_configured, too_large. The message (for logs) never contains secrets.
     """
 
     def __init__(self, reason: str, http_status: int, detail: str, *, language: str = "en") -> None:
@@ -122,6 +127,14 @@ class SeenEvents(Protocol):
 def replay_rejected(event_id: str, *, language: str = "en") -> CallbackRejected:
     """The rejection for an ``event_id`` already handled (for callers checking replays themselves)."""
     return CallbackRejected("replay", 409, f"event {event_id} was already handled", language=language)
+
+
+def too_large_rejected(size: int | None, *, language: str = "en") -> CallbackRejected:
+    """The rejection for a body over :data:`MAX_CALLBACK_BYTES` (``size`` unknown: ``None``)."""
+    told = "an unknown number of" if size is None else str(size)
+    return CallbackRejected(
+        "too_large", 413, f"{told} bytes; at most {MAX_CALLBACK_BYTES} are read", language=language
+    )
 
 
 def verify_signature(
@@ -182,6 +195,8 @@ def parse_callback(
     def reject(reason: str, status: int, detail: str) -> CallbackRejected:
         return CallbackRejected(reason, status, detail, language=language)
 
+    if len(raw_body) > MAX_CALLBACK_BYTES:
+        raise too_large_rejected(len(raw_body), language=language)
     if not secrets.encrypt_key or not secrets.verification_token:
         raise reject("not_configured", 503, "the channel has no encrypt key or verification token")
     lowered = {k.lower(): v for k, v in headers.items()}
@@ -281,10 +296,16 @@ def _decode(raw_body: bytes, encrypt_key: str, reject: _Reject) -> dict[str, Any
     return payload
 
 
+def _refuse_constant(name: str) -> Any:
+    raise ValueError(f"{name} is not JSON")
+
+
 def _json_object(raw: bytes) -> dict[str, Any] | None:
+    """``raw`` as a JSON object, or ``None`` for anything else: not JSON, not an object, NaN or
+    Infinity, or nested too deeply for the decoder (``RecursionError``)."""
     try:
-        value = json.loads(raw)
-    except (ValueError, UnicodeDecodeError):
+        value = json.loads(raw, parse_constant=_refuse_constant)
+    except (ValueError, UnicodeDecodeError, RecursionError):
         return None
     return value if isinstance(value, dict) else None
 
