@@ -1,11 +1,12 @@
 """Handling one Feishu card callback for a channel: the checks of FEISHU.md section 4 in order, then the
 decision. Returns ``(http_status, json_body)``; every path has a toast body.
 
-Order: signature (401), decryption (400), URL verification (answered with the challenge), verification
-token (403), timestamp within 5 minutes (408), replayed ``event_id`` (409, recorded with a unique
-database row so every server process shares it), then: unknown approval, operator not an approver
-(error toasts, nothing changes), already decided (info toast and the final card), decided (success
-toast and the new card, which replaces the card for everyone).
+Order: body size (413), signature (401), decryption (400), URL verification (answered with the
+challenge), verification token (403), timestamp within 5 minutes (408), replayed ``event_id`` (409,
+recorded with a unique database row so every server process shares it), then: unknown approval, a
+request sent on another channel or before the channel's credentials changed, operator not an approver,
+separation of duties (error toasts, nothing changes), already decided (info toast and the final card),
+decided (success toast and the new card, which replaces the card for everyone).
 """
 
 from __future__ import annotations
@@ -95,10 +96,17 @@ def _decide(channel: FeishuChannel, action: CardAction) -> dict[str, Any]:
             decision=decision,
             via=DecidedVia.FEISHU,
             operator_open_id=action.operator_open_id,
+            channel=channel,
         )
-    except ApprovalForbidden:
-        logger.info("Feishu click on approval %s by a user who is not an approver", approval.pk)
-        return toast_reply("error", _("You are not an approver of this request; nothing was changed."))
+    except ApprovalForbidden as refused:
+        logger.info(
+            "Feishu click on approval %s refused (%s) on channel %s",
+            approval.pk,
+            refused.reason,
+            channel.pk,
+            extra={"org_id": channel.organization_id},
+        )
+        return toast_reply("error", refused.message)
     final = result.approval
     card = decided_card_for(final, channel.language)
     if not result.changed:

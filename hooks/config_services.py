@@ -44,6 +44,12 @@ def config_state(instance: models.Model) -> dict[str, Any]:
     return json.loads(json.dumps(state, cls=DjangoJSONEncoder))
 
 
+def credential_changes(instance: models.Model) -> dict[str, str]:
+    """The secrets the last save of ``instance`` replaced, each as ``"changed"`` (never a value)."""
+    secrets = set(getattr(instance, "SECRET_FIELDS", ()))
+    return {name: "changed" for name in getattr(instance, "changed_credentials", ()) if name in secrets}
+
+
 def _changes(
     before: dict[str, Any] | None, after: dict[str, Any]
 ) -> tuple[dict[str, Any] | None, dict[str, Any]]:
@@ -79,6 +85,7 @@ def config_save(
     for name, values in (m2m or {}).items():
         getattr(instance, name).set(values)
     old, new = _changes(before, config_state(instance))
+    new = {**new, **credential_changes(instance)}
     if created or new:
         audit_log_write(
             organization=Organization.objects.get(pk=instance.organization_id),

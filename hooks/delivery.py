@@ -2,7 +2,8 @@
 
 Each function makes one attempt and returns an :class:`Attempt` telling the task whether to retry and
 after how long (Feishu's ``x-ogw-ratelimit-reset`` when it gave one, else exponential backoff). A card
-is sent with the approval id as Feishu's ``uuid``, so a retried send never posts twice.
+is sent with the approval id as Feishu's ``uuid`` (plus the re-send number after a re-send, which is a new
+message), so a retried send never posts twice.
 """
 
 from __future__ import annotations
@@ -124,7 +125,7 @@ def card_send_attempt(*, approval_id: Any) -> Attempt:
             receive_id=approval.chat_id,
             receive_id_type=channel.receive_id_type,
             card=pending_card_for(approval, channel.language),
-            uuid=str(approval.pk),
+            uuid=approval.card_uuid,
         )
     except FeishuError as exc:
         logger.warning("approval %s: sending the card failed (%s)", approval.pk, exc)

@@ -13,7 +13,7 @@ from typing import Any
 from django.conf import settings
 from django.core.exceptions import ValidationError
 from django.core.validators import MaxValueValidator, MinValueValidator
-from django.db import models
+from django.db import models, transaction
 from django.utils import timezone
 from django.utils.translation import gettext_lazy as _
 
@@ -65,10 +65,20 @@ class FeishuChannel(OrgOwnedModel):
         _("card language"), max_length=8, choices=CardLanguage.choices, default=CardLanguage.ZH_HANS
     )
     is_active = models.BooleanField(_("active"), default=True)
+    credentials_version = models.PositiveIntegerField(
+        _("credentials version"),
+        default=1,
+        editable=False,
+        help_text=_("Goes up whenever the app ID, secret, tokens, keys or base URL change."),
+    )
+    credentials_changed_at = models.DateTimeField(_("credentials changed at"), null=True, blank=True)
     created_at = models.DateTimeField(_("created at"), auto_now_add=True)
     updated_at = models.DateTimeField(_("updated at"), auto_now=True)
 
     SECRET_FIELDS = ("app_secret", "verification_token", "encrypt_key")
+    # A request is bound to the version of these; changing any of them leaves pending requests undecidable
+    # by card until they are re-sent.
+    CREDENTIAL_FIELDS = ("app_id", "base_url", *SECRET_FIELDS)
 
     class Meta:
         verbose_name = _("Feishu channel")
@@ -92,6 +102,38 @@ class FeishuChannel(OrgOwnedModel):
         except ValidationError as exc:
             raise ValidationError({"base_url": exc.error_list}) from exc
 
+    def save(self, *args: Any, **kwargs: Any) -> None:
+        """Save, bumping ``credentials_version`` when a credential differs from the stored row (whoever
+        saves: the admin, the API or code; a stale copy writing old values back counts as a change).
+        ``changed_credentials`` then names the fields that changed, for the audit log."""
+        with transaction.atomic(using=kwargs.get("using")):
+            self.changed_credentials = self._credentials_to_bump()
+            update_fields = kwargs.get("update_fields")
+            if self.changed_credentials and update_fields is not None:
+                kwargs["update_fields"] = {*update_fields, "credentials_version", "credentials_changed_at"}
+            super().save(*args, **kwargs)
+
+    def _credentials_to_bump(self) -> tuple[str, ...]:
+        if self._state.adding:
+            return ()
+        stored = (
+            type(self)
+            .objects.select_for_update()
+            .only("credentials_version", "credentials_changed_at", "organization", *self.CREDENTIAL_FIELDS)
+            .filter(pk=self.pk)
+            .first()
+        )
+        if stored is None:
+            return ()
+        changed = tuple(f for f in self.CREDENTIAL_FIELDS if not _same_value(self, stored, f))
+        if changed:
+            self.credentials_version = stored.credentials_version + 1
+            self.credentials_changed_at = timezone.now()
+        else:
+            self.credentials_version = stored.credentials_version
+            self.credentials_changed_at = stored.credentials_changed_at
+        return changed
+
     @property
     def effective_base_url(self) -> str:
         return (self.base_url or feishu_base_url()).rstrip("/")
@@ -100,6 +142,16 @@ class FeishuChannel(OrgOwnedModel):
     def callback_path(self) -> str:
         """The path to enter in the Feishu app's callback configuration."""
         return f"/integrations/feishu/{self.pk}/callback/"
+
+
+def _same_value(current: models.Model, stored: models.Model, field: str) -> bool:
+    mine, theirs = current.__dict__.get(field), stored.__dict__.get(field)
+    if mine is theirs or (getattr(mine, "token", None) or 0) == (getattr(theirs, "token", None) or 1):
+        return True  # the same stored token: no need to decrypt
+    try:
+        return (getattr(current, field) or "") == (getattr(stored, field) or "")
+    except Exception:  # a token that no longer decrypts: treat as changed
+        return False
 
 
 class ApprovalPolicy(OrgOwnedModel):
@@ -290,6 +342,16 @@ class ApprovalRequest(OrgOwnedModel):
         blank=True,
         related_name="+",
     )
+    channel_credentials_version = models.PositiveIntegerField(
+        _("channel credentials version"),
+        null=True,
+        blank=True,
+        help_text=_(
+            "The channel's credentials when the card was sent; a click decides only while they match."
+        ),
+    )
+    call_digest = models.CharField(_("call digest"), max_length=64, blank=True)
+    resend_count = models.PositiveSmallIntegerField(_("times re-sent"), default=0)
     chat_id = models.CharField(_("chat"), max_length=100, blank=True)
     feishu_message_id = models.CharField(_("Feishu message ID"), max_length=100, blank=True)
     card_status = models.CharField(
@@ -307,6 +369,7 @@ class ApprovalRequest(OrgOwnedModel):
         indexes = [
             models.Index(fields=["organization", "status", "-created_at"]),
             models.Index(fields=["status", "expires_at"]),
+            models.Index(fields=["run", "call_digest"]),
         ]
 
     def __str__(self) -> str:
@@ -315,6 +378,11 @@ class ApprovalRequest(OrgOwnedModel):
     @property
     def is_pending(self) -> bool:
         return self.status == ApprovalStatus.PENDING
+
+    @property
+    def card_uuid(self) -> str:
+        """Feishu's idempotency key of this request's current card: a re-send is a new message."""
+        return str(self.pk) if not self.resend_count else f"{self.pk}-r{self.resend_count}"
 
     def decider_label(self) -> str:
         """Who decided, for people: the platform user's name or the Feishu open_id."""

@@ -8,11 +8,14 @@ other attempt sees ``changed=False`` and the final state.
 
 from __future__ import annotations
 
+import hashlib
+import json
 import logging
 import uuid
 from collections.abc import Mapping
 from dataclasses import dataclass
 from datetime import datetime, timedelta
+from enum import StrEnum
 from typing import Any
 
 from asgiref.sync import async_to_sync
@@ -20,8 +23,10 @@ from channels.layers import get_channel_layer
 from django.contrib.auth.base_user import AbstractBaseUser
 from django.db import IntegrityError, transaction
 from django.utils import timezone
+from django.utils.translation import gettext as _
 
 from connectors.redaction import redact
+from hooks.duties import RESENT_ACTION, approval_cooldown_hours, feishu_click_in_cooldown, user_in_cooldown
 from hooks.models import (
     ApprovalPolicy,
     ApprovalRequest,
@@ -43,8 +48,49 @@ MAX_COMMENT_CHARS = 2000
 DECIDED_MESSAGE_TYPE = "approval.decided"
 
 
+class Refusal(StrEnum):
+    """Why a decision attempt was refused."""
+
+    NOT_APPROVER = "not_approver"
+    OTHER_CHANNEL = "other_channel"
+    CREDENTIALS_CHANGED = "credentials_changed"
+    COOLDOWN = "cooldown"
+
+
 class ApprovalForbidden(Exception):
-    """The caller is not one of the approvers of this request; nothing was changed."""
+    """The caller may not decide this request (``reason``, and ``message`` to show); nothing was changed."""
+
+    def __init__(self, reason: Refusal, message: str) -> None:
+        super().__init__(message)
+        self.reason = reason
+        self.message = message
+
+
+def _refusal_message(reason: Refusal, hours: int = 0) -> str:
+    if reason == Refusal.OTHER_CHANNEL:
+        return _(
+            "This request was sent on another Feishu channel; nothing was changed. Decide it on the card "
+            "of its own channel, or ask an admin to re-send it."
+        )
+    if reason == Refusal.CREDENTIALS_CHANGED:
+        return _(
+            "This channel's keys changed after the request was sent; nothing was changed. It must be "
+            "re-sent by an admin before it can be decided here."
+        )
+    if reason == Refusal.COOLDOWN:
+        return _(
+            "You changed the approval configuration in the last %(hours)s hours (or this channel's keys "
+            "changed since), so you cannot decide approval requests yet; nothing was changed."
+        ) % {"hours": hours}
+    return _("You are not an approver of this request; nothing was changed.")
+
+
+@dataclass(frozen=True, slots=True)
+class ApprovalResend:
+    """The outcome of a re-send: ``resent`` is False when the request was no longer pending."""
+
+    approval: ApprovalRequest
+    resent: bool
 
 
 @dataclass(frozen=True, slots=True)
@@ -108,6 +154,36 @@ def _after_change(approval: ApprovalRequest, *, update_card: bool) -> None:
         transaction.on_commit(lambda: _queue_card_update(approval_id))
 
 
+def call_digest(tool_name: str, shown_arguments: Mapping[str, Any]) -> str:
+    """A key of one call as the approvers see it (the tool and its redacted arguments, key order aside)."""
+    canonical = json.dumps(
+        [tool_name, shown_arguments], sort_keys=True, ensure_ascii=False, separators=(",", ":"), default=str
+    )
+    return hashlib.sha256(canonical.encode("utf-8", "surrogatepass")).hexdigest()
+
+
+def _binding(policy: ApprovalPolicy) -> dict[str, Any]:
+    """Where and to whom a request of ``policy`` goes now: its channel and that channel's credentials
+    version, the chat, the approvers (a snapshot, not a live link to the policy)."""
+    # Read afresh (the policy may come from the configuration cache): the version bound must be current.
+    channel = (
+        FeishuChannel.objects.filter(
+            pk=policy.channel_id, organization_id=policy.organization_id, is_active=True
+        ).first()
+        if policy.channel_id
+        else None
+    )
+    chat_id = (policy.chat_id or (channel.default_chat_id if channel else "")).strip()
+    open_ids = list(policy.approver_open_ids or [])
+    return {
+        "channel": channel,
+        "channel_credentials_version": channel.credentials_version if channel else None,
+        "chat_id": chat_id,
+        "approver_open_ids": open_ids,
+        "card_status": CardStatus.QUEUED if channel and chat_id and open_ids else CardStatus.NONE,
+    }
+
+
 @transaction.atomic
 def approval_request_create(
     *,
@@ -129,9 +205,8 @@ def approval_request_create(
     if policy.organization_id != organization_id:
         raise ValueError("the policy belongs to another organisation")
     now = now or timezone.now()
-    channel = policy.channel if policy.channel_id and policy.channel.is_active else None
-    chat_id = (policy.chat_id or (channel.default_chat_id if channel else "")).strip()
-    send_card = channel is not None and bool(chat_id) and bool(policy.approver_open_ids)
+    binding = _binding(policy)
+    shown = redact(dict(arguments), secrets)
     approval = ApprovalRequest.objects.create(
         organization_id=organization_id,
         policy=policy,
@@ -143,19 +218,64 @@ def approval_request_create(
         tool_call_id=tool_call_id[:128],
         tool_name=tool_name[:64],
         action_id=action_id,
-        arguments=redact(dict(arguments), secrets),
+        arguments=shown,
+        call_digest=call_digest(tool_name[:64], shown),
         requested_by_id=requested_by_id,
-        approver_open_ids=list(policy.approver_open_ids or []),
-        channel=channel,
-        chat_id=chat_id,
-        card_status=CardStatus.QUEUED if send_card else CardStatus.NONE,
         created_at=now,
         expires_at=now + timedelta(seconds=policy.timeout_seconds),
+        **binding,
     )
     approval.approver_users.set(policy.approver_users.all())
-    if send_card:
+    if approval.card_status == CardStatus.QUEUED:
         transaction.on_commit(lambda: _queue_card_send(approval.pk))
     return approval
+
+
+def _binding_audit_state(approval: ApprovalRequest) -> dict[str, Any]:
+    return {
+        "channel": str(approval.channel_id or ""),
+        "channel_credentials_version": approval.channel_credentials_version,
+        "approver_open_ids": list(approval.approver_open_ids or []),
+        "approver_users": sorted(str(pk) for pk in approval.approver_users.values_list("pk", flat=True)),
+    }
+
+
+@transaction.atomic
+def approval_resend(
+    *, approval: ApprovalRequest, actor: AbstractBaseUser | None, ip_address: str | None = None
+) -> ApprovalResend:
+    """Re-bind a pending request to its policy's current channel, credentials and approvers, send a new
+    card (a new Feishu message) and audit it. A request no longer pending, or without a policy, is left
+    as it is (``resent=False``)."""
+    current = ApprovalRequest.objects.select_for_update().get(pk=approval.pk)
+    policy = ApprovalPolicy.objects.filter(
+        pk=current.policy_id, organization_id=current.organization_id
+    ).first()
+    if current.status != ApprovalStatus.PENDING or policy is None:
+        return ApprovalResend(current, False)
+    before = _binding_audit_state(current)
+    binding = _binding(policy)
+    for name, value in binding.items():
+        setattr(current, name, value)
+    current.resend_count += 1
+    current.feishu_message_id = ""
+    current.card_error = ""
+    current.save(
+        update_fields=[*binding, "resend_count", "feishu_message_id", "card_error"],
+    )
+    current.approver_users.set(policy.approver_users.all())
+    audit_log_write(
+        organization=Organization.objects.get(pk=current.organization_id),
+        actor=actor,
+        action=RESENT_ACTION,
+        target=current,
+        before=before,
+        after=_binding_audit_state(current),
+        ip_address=ip_address,
+    )
+    if current.card_status == CardStatus.QUEUED:
+        transaction.on_commit(lambda: _queue_card_send(current.pk))
+    return ApprovalResend(current, True)
 
 
 def _decision_audit(
@@ -190,28 +310,34 @@ def approval_decide(
     via: str,
     actor: AbstractBaseUser | None = None,
     operator_open_id: str = "",
+    channel: FeishuChannel | None = None,
     comment: str = "",
     ip_address: str | None = None,
     now: datetime | None = None,
 ) -> ApprovalDecision:
     """Approve or reject a pending request, exactly once.
 
-    Feishu clicks (``via="feishu"``) are authorised by ``operator_open_id`` against the request's Feishu
-    approvers; the web app and the API (``via="web"``) by ``actor`` against its platform approvers.
-    Raises :class:`ApprovalForbidden` for anyone else (nothing changes). A request that is already
-    decided, or whose time is up, is returned unchanged (``changed=False``; an overdue one is expired).
+    Feishu clicks (``via="feishu"``) count only on the ``channel`` the request was sent on, while that
+    channel's credentials version is the one the request was bound to, and by an ``operator_open_id`` of
+    the request's frozen Feishu approvers; the web app and the API (``via="web"``) by ``actor`` against
+    its frozen platform approvers. With the organisation's cooldown on, whoever changed the approval
+    configuration recently cannot decide (:mod:`hooks.duties`). Anyone else gets
+    :class:`ApprovalForbidden` (nothing changes). A request that is already decided, or whose time is up,
+    is returned unchanged (``changed=False``; an overdue one is expired).
     """
     if decision not in DECISIONS:
         raise ValueError("decision must be 'approve' or 'reject'")
+    now = now or timezone.now()
     if via == DecidedVia.FEISHU:
-        if not operator_open_id or operator_open_id not in (approval.approver_open_ids or []):
-            raise ApprovalForbidden("this Feishu user is not an approver of the request")
+        _check_feishu_decider(approval, channel, operator_open_id, now)
     elif via == DecidedVia.WEB:
         if actor is None or not approval_web_decider_ok(approval=approval, user=actor):
-            raise ApprovalForbidden("this user is not an approver of the request")
+            raise ApprovalForbidden(Refusal.NOT_APPROVER, _refusal_message(Refusal.NOT_APPROVER))
+        hours = approval_cooldown_hours(organization_id=approval.organization_id, now=now)
+        if user_in_cooldown(user=actor, organization_id=approval.organization_id, hours=hours, now=now):
+            raise ApprovalForbidden(Refusal.COOLDOWN, _refusal_message(Refusal.COOLDOWN, hours))
     else:
         raise ValueError("via must be 'feishu' or 'web'")
-    now = now or timezone.now()
     current = ApprovalRequest.objects.select_related("decided_by").get(pk=approval.pk)
     if current.status == ApprovalStatus.PENDING and current.expires_at <= now:
         approval_expire(approval=current, now=now)
@@ -236,6 +362,20 @@ def approval_decide(
         "approval %s %s via %s", current.pk, current.status, via, extra={"org_id": current.organization_id}
     )
     return ApprovalDecision(current, True)
+
+
+def _check_feishu_decider(
+    approval: ApprovalRequest, channel: FeishuChannel | None, open_id: str, now: datetime
+) -> None:
+    if channel is None or approval.channel_id != channel.pk:
+        raise ApprovalForbidden(Refusal.OTHER_CHANNEL, _refusal_message(Refusal.OTHER_CHANNEL))
+    if approval.channel_credentials_version != channel.credentials_version:
+        raise ApprovalForbidden(Refusal.CREDENTIALS_CHANGED, _refusal_message(Refusal.CREDENTIALS_CHANGED))
+    if not open_id or open_id not in (approval.approver_open_ids or []):
+        raise ApprovalForbidden(Refusal.NOT_APPROVER, _refusal_message(Refusal.NOT_APPROVER))
+    hours = approval_cooldown_hours(organization_id=approval.organization_id, now=now)
+    if feishu_click_in_cooldown(approval=approval, channel=channel, open_id=open_id, hours=hours, now=now):
+        raise ApprovalForbidden(Refusal.COOLDOWN, _refusal_message(Refusal.COOLDOWN, hours))
 
 
 def _close(approval: ApprovalRequest, status: str, now: datetime) -> bool:

@@ -7,9 +7,12 @@ import secrets
 from typing import Any
 
 from django.conf import settings
+from django.core.validators import MaxValueValidator
 from django.db import models
 from django.utils import timezone
 from django.utils.translation import gettext_lazy as _
+
+MAX_APPROVAL_COOLDOWN_HOURS = 168
 
 
 class Organization(models.Model):
@@ -28,6 +31,15 @@ class Organization(models.Model):
         related_name="+",
     )
     read_only_changed_at = models.DateTimeField(_("read-only mode changed at"), null=True, blank=True)
+    approval_config_cooldown_hours = models.PositiveSmallIntegerField(
+        _("approval configuration cooldown (hours)"),
+        default=0,
+        validators=[MaxValueValidator(MAX_APPROVAL_COOLDOWN_HOURS)],
+        help_text=_(
+            "Separation of duties: whoever changed approval policies, approver lists or Feishu channel "
+            "credentials in the last this many hours cannot decide approval requests. 0 turns it off."
+        ),
+    )
     created_at = models.DateTimeField(_("created at"), auto_now_add=True)
 
     class Meta:

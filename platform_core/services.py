@@ -82,6 +82,32 @@ def organization_set_read_only(
 
 
 @transaction.atomic
+def organization_set_approval_cooldown(
+    *, organization: Organization, actor: AbstractBaseUser | None, hours: int, ip_address: str | None = None
+) -> Organization:
+    """Set the separation-of-duties cooldown (hours; 0 turns it off), audited. The change itself counts as
+    changing approval configuration, and a lowered value stays in force for the hours it had."""
+    org = Organization.objects.select_for_update().get(pk=organization.pk)
+    before = org.approval_config_cooldown_hours
+    if before == hours:
+        return org
+    org.approval_config_cooldown_hours = hours
+    org.full_clean(validate_unique=False, validate_constraints=False)
+    org.save(update_fields=["approval_config_cooldown_hours"])
+    audit_log_write(
+        organization=org,
+        actor=actor,
+        action="organization.approval_cooldown.changed",
+        target=org,
+        before={"approval_config_cooldown_hours": before},
+        after={"approval_config_cooldown_hours": hours},
+        ip_address=ip_address,
+    )
+    organization.approval_config_cooldown_hours = hours
+    return org
+
+
+@transaction.atomic
 def organization_create(*, slug: str, name: str, actor: AbstractBaseUser | None = None) -> Organization:
     """Create an organisation and record it in its own audit log."""
     org = Organization(slug=slug, name=name)

@@ -64,6 +64,9 @@ class ApprovalRequestSerializer(serializers.ModelSerializer):
             "comment",
             "card_status",
             "feishu_message_id",
+            "channel",
+            "channel_credentials_version",
+            "resend_count",
             "created_at",
             "expires_at",
             "decided_at",
@@ -164,10 +167,12 @@ class FeishuChannelSerializer(serializers.ModelSerializer):
             "language",
             "is_active",
             "callback_path",
+            "credentials_version",
+            "credentials_changed_at",
             "created_at",
             "updated_at",
         ]
-        read_only_fields = ["id", "created_at", "updated_at"]
+        read_only_fields = ["id", "credentials_version", "credentials_changed_at", "created_at", "updated_at"]
         validators = [OrgUniqueValidator()]
 
     def validate_base_url(self, value: str) -> str:

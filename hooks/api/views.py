@@ -2,7 +2,8 @@
 
 - ``approvals/`` (approvers, admins, owners: the requests they may see) and ``approvals/<id>/decide/``
   (``{"decision": "approve"|"reject", "comment": ""}``, through the same ``approval_decide`` as the
-  inbox and the Feishu callback);
+  inbox and the Feishu callback); ``approvals/<id>/resend/`` (owners and admins: re-bind a pending
+  request to its policy's current channel and approvers, audited);
 - ``approval-policies/``, ``feishu-channels/`` (secrets write-only; ``test-card/`` posts a test card),
   ``rate-limits/``, ``agent-hook-settings/``: owners and admins, every write audited.
 """
@@ -39,7 +40,7 @@ from hooks.models import (
     RateLimit,
 )
 from hooks.selectors import approval_list_for_user
-from hooks.services import ApprovalForbidden, approval_decide
+from hooks.services import ApprovalForbidden, approval_decide, approval_resend
 from platform_core.request_meta import client_ip
 from platform_core.tenancy import IsOrgAdmin, IsOrgApprover, IsOrgMember, OrgScopedViewMixin
 
@@ -81,9 +82,25 @@ class ApprovalViewSet(
                 ip_address=client_ip(request),
             )
         except ApprovalForbidden as exc:
-            raise PermissionDenied("You are not an approver of this request.") from exc
+            raise PermissionDenied(exc.message) from exc
         data = self.get_serializer(result.approval).data
         return Response(data, status=status.HTTP_200_OK if result.changed else status.HTTP_409_CONFLICT)
+
+    @extend_schema(request=None, responses=ApprovalRequestSerializer)
+    @action(
+        detail=True,
+        methods=["post"],
+        url_path="resend",
+        permission_classes=[permissions.IsAuthenticated, IsOrgMember, IsOrgAdmin],
+    )
+    def resend(self, request: Request, org_slug: str, pk: Any = None) -> Response:
+        """Owners and admins: re-bind a pending request to its policy's current channel, credentials and
+        approvers and send a new card (audited). 200 with the request; 409 when it is no longer pending."""
+        outcome = approval_resend(
+            approval=self.get_object(), actor=request.user, ip_address=client_ip(request)
+        )
+        data = self.get_serializer(outcome.approval).data
+        return Response(data, status=status.HTTP_200_OK if outcome.resent else status.HTTP_409_CONFLICT)
 
 
 class _AuditedConfigViewSet(OrgScopedViewMixin, viewsets.ModelViewSet):

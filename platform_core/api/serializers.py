@@ -22,6 +22,7 @@ class OrganizationSettingsSerializer(serializers.ModelSerializer):
             "read_only_reason",
             "read_only_changed_by",
             "read_only_changed_at",
+            "approval_config_cooldown_hours",
         ]
         read_only_fields = ["slug", "name", "read_only_changed_by", "read_only_changed_at"]
 

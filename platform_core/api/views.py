@@ -17,7 +17,7 @@ from platform_core.api.serializers import (
 from platform_core.models import AuditLog, Membership
 from platform_core.request_meta import client_ip
 from platform_core.selectors import audit_log_list_for_org, organizations_for_user
-from platform_core.services import organization_set_read_only
+from platform_core.services import organization_set_approval_cooldown, organization_set_read_only
 from platform_core.tenancy import IsOrgAdmin, IsOrgAdminOrReadOnly, IsOrgMember, OrgScopedViewMixin
 
 
@@ -39,7 +39,8 @@ class OrganizationListView(generics.ListAPIView):
 
 
 class OrganizationSettingsView(OrgScopedViewMixin, generics.GenericAPIView):
-    """Read-only mode of the organisation: members read it, owners and admins change it."""
+    """Read-only mode and the approval cooldown (separation of duties) of the organisation: members read
+    them, owners and admins change them."""
 
     serializer_class = OrganizationSettingsSerializer
     permission_classes = [permissions.IsAuthenticated, IsOrgMember, IsOrgAdminOrReadOnly]
@@ -59,6 +60,13 @@ class OrganizationSettingsView(OrgScopedViewMixin, generics.GenericAPIView):
             reason=data.get("read_only_reason", self.org.read_only_reason),
             ip_address=client_ip(request),
         )
+        if "approval_config_cooldown_hours" in data:
+            org = organization_set_approval_cooldown(
+                organization=org,
+                actor=request.user,
+                hours=data["approval_config_cooldown_hours"],
+                ip_address=client_ip(request),
+            )
         return Response(self.get_serializer(org).data)
 
     put = patch

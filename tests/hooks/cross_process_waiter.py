@@ -34,7 +34,10 @@ def main() -> None:
         llm_base_url=os.environ["WAITER_LLM_URL"], erp_base_url=os.environ["WAITER_ERP_URL"], slug="waiter"
     )
     ApprovalPolicyFactory(
-        organization=world.org, actions=[world.actions["create_payment"]], timeout_seconds=120
+        organization=world.org,
+        actions=[world.actions["create_payment"]],
+        approver_users=[world.approver],
+        timeout_seconds=120,
     )
 
     def make_llm() -> OpenAICompatibleLLM:

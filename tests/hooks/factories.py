@@ -70,6 +70,10 @@ class ApprovalRequestFactory(factory.django.DjangoModelFactory):
     arguments = factory.LazyFunction(lambda: {"amount": 60000, "currency": "CNY"})
     approver_open_ids = factory.LazyFunction(lambda: ["ou_boss"])
     expires_at = factory.LazyFunction(lambda: timezone.now() + timedelta(minutes=10))
+    # bound to its channel's credentials as approval_request_create binds it
+    channel_credentials_version = factory.LazyAttribute(
+        lambda o: o.channel.credentials_version if getattr(o, "channel", None) else None
+    )
 
     @factory.post_generation
     def approver_users(obj, create, extracted, **kwargs):  # noqa: N805

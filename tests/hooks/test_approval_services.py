@@ -105,9 +105,12 @@ def test_a_policy_of_another_organisation_is_refused(org, other_org):
 
 
 def test_a_decision_lands_exactly_once_even_from_a_stale_copy(org, approver):
-    approval = ApprovalRequestFactory(organization=org, approver_users=[approver])
+    channel = FeishuChannelFactory(organization=org)
+    approval = ApprovalRequestFactory(organization=org, approver_users=[approver], channel=channel)
     stale = ApprovalRequest.objects.get(pk=approval.pk)  # loaded while still pending
-    first = approval_decide(approval=approval, decision="approve", via="feishu", operator_open_id="ou_boss")
+    first = approval_decide(
+        approval=approval, decision="approve", via="feishu", operator_open_id="ou_boss", channel=channel
+    )
     second = approval_decide(approval=stale, decision="reject", via="web", actor=approver, comment="late")
     assert first.changed and not second.changed
     assert second.approval.status == "approved" and second.approval.comment == ""
@@ -122,10 +125,17 @@ def test_a_cancelled_request_cannot_be_approved_afterwards(org, approver):
 
 
 def test_only_listed_feishu_users_decide_by_card(org):
-    approval = ApprovalRequestFactory(organization=org, approver_open_ids=["ou_boss"])
+    channel = FeishuChannelFactory(organization=org)
+    approval = ApprovalRequestFactory(organization=org, approver_open_ids=["ou_boss"], channel=channel)
     for operator in ("ou_intern", ""):
         with pytest.raises(ApprovalForbidden):
-            approval_decide(approval=approval, decision="approve", via="feishu", operator_open_id=operator)
+            approval_decide(
+                approval=approval,
+                decision="approve",
+                via="feishu",
+                operator_open_id=operator,
+                channel=channel,
+            )
     approval.refresh_from_db()
     assert approval.status == "pending"
 

@@ -133,16 +133,18 @@ def test_a_decision_from_a_separate_manage_py_shell_wakes_a_run_waiting_in_anoth
         decider = _manage(
             "shell",
             "-c",
+            "from django.contrib.auth import get_user_model; "
             "from hooks.models import ApprovalRequest; from hooks.services import approval_decide; "
             f"a = ApprovalRequest.objects.get(pk='{pending['approval_id']}'); "
-            "print(approval_decide(approval=a, decision='approve', via='feishu', operator_open_id='ou_boss').changed)",
+            "u = get_user_model().objects.get(username='waiter-april'); "
+            "print(approval_decide(approval=a, decision='approve', via='web', actor=u).changed)",
             env=env,
         )
         out, err = decider.communicate(timeout=60)
         assert decider.returncode == 0 and out.strip().endswith("True"), err[-2000:]
 
         approved = _read_event(waiter, "approval")
-        assert approved["status"] == "approved" and approved["decided_by"] == "ou_boss"
+        assert approved["status"] == "approved" and approved["decided_by"] == "waiter-april"
         done = _read_event(waiter, "done")
         assert done["tool_calls"] == [{"tool_call_id": "x1", "outcome": "ok"}]
         assert waiter.wait(timeout=30) == 0
