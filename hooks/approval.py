@@ -17,6 +17,10 @@ pending then, it raises :class:`~agents.engine.durable.RunSuspended`: the run is
 pending and resumes when the decision arrives. A resumed run replays the call (``ctx.replayed``): the
 gate then reuses the request it opened for the same tool call id (and the same arguments) instead of
 asking again, and goes on with its decision (or waits again while it is pending).
+
+An identical call of the same run (same tool, same arguments as the approvers saw them) that was already
+rejected, or is still pending, is not asked again: the model is told so (a plan step's retries and a
+ReAct loop's alike, since both share the run).
 """
 
 from __future__ import annotations
@@ -46,7 +50,13 @@ from hooks.catalog import ActionCatalog, ActionInfo
 from hooks.conditions import condition_requires_approval
 from hooks.conf import approval_recheck_seconds
 from hooks.models import ApprovalPolicy, ApprovalRequest, ApprovalStatus
-from hooks.services import approval_cancel, approval_expire, approval_group, approval_request_create
+from hooks.services import (
+    approval_cancel,
+    approval_expire,
+    approval_group,
+    approval_request_create,
+    call_digest,
+)
 from hooks.state import GateOutcome, RunGuardState
 
 logger = logging.getLogger(__name__)
@@ -125,6 +135,43 @@ def _earlier_request(
     return earlier if shown == earlier.arguments else None
 
 
+@dataclass(frozen=True, slots=True)
+class Opened:
+    """The call's request and its approvers; ``earlier`` when this attempt replays a call that opened it."""
+
+    approval: ApprovalRequest
+    approvers: list[str]
+    earlier: bool
+
+
+@dataclass(frozen=True, slots=True)
+class AskedBefore:
+    """An identical call of this run (same tool, same arguments as shown) was already rejected or is
+    still pending: the approvers are not asked again."""
+
+    approval: ApprovalRequest
+
+
+def _asked_before(
+    facts: RunFacts, info: ActionInfo, arguments: dict[str, Any], secrets: tuple[str, ...]
+) -> ApprovalRequest | None:
+    if not facts.run_id:
+        return None
+    tool_name = info.tool_name[:64]
+    return (
+        ApprovalRequest.objects.select_related("decided_by")
+        .filter(
+            organization_id=facts.organization_id,
+            run_id=facts.run_id,
+            call_digest=call_digest(tool_name, redact(dict(arguments), secrets)),
+            tool_name=tool_name,
+            status__in=(ApprovalStatus.PENDING, ApprovalStatus.REJECTED),
+        )
+        .order_by("-created_at")
+        .first()
+    )
+
+
 def _open_request(
     facts: RunFacts,
     info: ActionInfo,
@@ -132,15 +179,19 @@ def _open_request(
     tool_call_id: str,
     replayed: bool,
     policy: ApprovalPolicy | None,
-) -> tuple[ApprovalRequest, list[str], bool] | None:
-    """The call's request under ``policy`` and its approvers, and whether it was opened before this
-    attempt (a replay); ``None`` when no policy requires approval of the call."""
+) -> Opened | AskedBefore | None:
+    """The call's request under ``policy`` (a replay's earlier one, or a new one), or the identical call
+    of this run asked before; ``None`` when no policy requires approval of the call."""
     if replayed:
         earlier = _earlier_request(facts, info, arguments, tool_call_id)
         if earlier is not None:
-            return earlier, _approver_labels(earlier), True
+            return Opened(earlier, _approver_labels(earlier), True)
     if policy is None:
         return None
+    secrets = _secrets_of(facts.organization_id, info.connector_id)
+    before = _asked_before(facts, info, arguments, secrets)
+    if before is not None:
+        return AskedBefore(before)
     approval = approval_request_create(
         organization_id=facts.organization_id,
         policy=policy,
@@ -153,9 +204,9 @@ def _open_request(
         agent_name=facts.agent_name,
         requested_by_id=facts.user_id,
         action_id=info.action_id,
-        secrets=_secrets_of(facts.organization_id, info.connector_id),
+        secrets=secrets,
     )
-    return approval, _approver_labels(approval), False
+    return Opened(approval, _approver_labels(approval), False)
 
 
 def _load(approval_id: Any) -> ApprovalRequest:
@@ -260,6 +311,33 @@ def decision_message(approval: ApprovalRequest, language: str | None) -> str:
         return _("the approval request for %(tool)s was cancelled; the call was not made.") % values
 
 
+def asked_before_message(approval: ApprovalRequest, language: str | None) -> str:
+    """What the model sees for a call identical to one of this run already rejected or still pending."""
+    with translation.override(language):
+        values = {
+            "tool": approval.tool_name,
+            "who": approval.decider_label() or _("an approver"),
+            "reason": approval.comment or _("no reason given"),
+        }
+        if approval.status == ApprovalStatus.REJECTED:
+            return (
+                _(
+                    "an identical call to %(tool)s was already rejected by %(who)s (reason: %(reason)s), so "
+                    "the approvers were not asked again and the call was not made. This is a human "
+                    "decision: do not retry it; tell the user."
+                )
+                % values
+            )
+        return (
+            _(
+                "an identical call to %(tool)s is still waiting for approval, so the approvers were not "
+                "asked again and this call was not made. Do not repeat it; its outcome is reported on "
+                "the call that is waiting."
+            )
+            % values
+        )
+
+
 def approval_event_data(
     approval: ApprovalRequest, tool_call_id: str, approvers: list[str], language: str | None
 ) -> dict[str, Any]:
@@ -329,7 +407,13 @@ class ApprovalGate(PreToolUseHook):
         )
         if opened is None:
             return None
-        approval, approvers, earlier = opened
+        if isinstance(opened, AskedBefore):
+            before = opened.approval
+            self.state.approvals[ctx.tool_call_id] = GateOutcome(
+                approval_id=str(before.pk), status=before.status, decided_by=before.decider_label()
+            )
+            return HookResult.block(asked_before_message(before, self.language))
+        approval, approvers, earlier = opened.approval, opened.approvers, opened.earlier
         if not earlier:
             self._report(approval, ctx.tool_call_id, approvers)  # a replay's chat already shows it
         status = approval.status
