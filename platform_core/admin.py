@@ -6,6 +6,7 @@ from typing import Any
 
 from django import forms
 from django.contrib import admin, messages
+from django.contrib.auth import get_user_model
 from django.core.exceptions import ValidationError
 from django.db.models import QuerySet
 from django.http import HttpRequest, HttpResponse
@@ -13,10 +14,11 @@ from django.template.response import TemplateResponse
 from django.utils.translation import gettext_lazy as _
 from django.utils.translation import ngettext
 
-from platform_core.admin_base import OrgScopedAdmin
+from platform_core.admin_base import OrgScopedAdmin, admin_visible_rows
+from platform_core.admin_members import UserIdentifierField, username_prefill
 from platform_core.models import ApiToken, AuditLog, Membership, Organization
 from platform_core.request_meta import client_ip
-from platform_core.services import organization_set_approval_cooldown, organization_set_read_only
+from platform_core.services import organization_set_read_only
 
 admin.site.site_header = _("Agent platform administration")
 admin.site.site_title = _("Agent platform admin")
@@ -26,20 +28,14 @@ admin.site.index_title = _("Organisation administration")
 class OrganizationForm(forms.ModelForm):
     class Meta:
         model = Organization
-        fields = ["name", "slug", "read_only", "read_only_reason", "approval_config_cooldown_hours"]
+        fields = ["name", "slug", "read_only", "read_only_reason"]
         help_texts = {
             "read_only": _("While on, agents of this organisation cannot call any write action."),
             "read_only_reason": _("Required when read-only mode is on; agents and users see it."),
         }
 
-    def __init__(self, *args: Any, **kwargs: Any) -> None:
-        super().__init__(*args, **kwargs)
-        self.fields["approval_config_cooldown_hours"].required = False  # empty: 0, off
-
     def clean(self) -> dict[str, Any]:
         data = super().clean()
-        if data.get("approval_config_cooldown_hours") is None:
-            data["approval_config_cooldown_hours"] = 0
         if data.get("read_only") and not (data.get("read_only_reason") or "").strip():
             raise ValidationError({"read_only_reason": _("A reason is required to turn on read-only mode.")})
         return data
@@ -75,7 +71,6 @@ class OrganizationAdmin(OrgScopedAdmin):
                 ),
             },
         ),
-        (_("Separation of duties"), {"fields": ["approval_config_cooldown_hours"]}),
     ]
     readonly_fields = ["read_only_changed_by", "read_only_changed_at"]
 
@@ -94,15 +89,10 @@ class OrganizationAdmin(OrgScopedAdmin):
     def save_model(self, request: HttpRequest, obj: Organization, form: Any, change: bool) -> None:
         enabled = bool(form.cleaned_data.get("read_only"))
         reason = form.cleaned_data.get("read_only_reason") or ""
-        cooldown = form.cleaned_data.get("approval_config_cooldown_hours") or 0
         if change:
             stored = Organization.objects.get(pk=obj.pk)
             obj.read_only, obj.read_only_reason = stored.read_only, stored.read_only_reason
-            obj.approval_config_cooldown_hours = stored.approval_config_cooldown_hours
             super().save_model(request, obj, form, change)
-            organization_set_approval_cooldown(
-                organization=obj, actor=request.user, hours=cooldown, ip_address=client_ip(request)
-            )
             organization_set_read_only(
                 organization=obj,
                 actor=request.user,
@@ -113,10 +103,6 @@ class OrganizationAdmin(OrgScopedAdmin):
         else:
             obj.read_only, obj.read_only_reason = False, ""
             super().save_model(request, obj, form, change)
-            if cooldown:
-                organization_set_approval_cooldown(
-                    organization=obj, actor=request.user, hours=cooldown, ip_address=client_ip(request)
-                )
             if enabled:
                 organization_set_read_only(
                     organization=obj,
@@ -181,10 +167,36 @@ class OrganizationAdmin(OrgScopedAdmin):
 
 @admin.register(Membership)
 class MembershipAdmin(OrgScopedAdmin):
+    """Members of the organisations the user administers.
+
+    The rule for users (not tenant data): an org admin adds an existing user by exact username or e-mail
+    address (``UserIdentifierField``) and can never browse, search, autocomplete or prefill a user who is
+    not yet a member of their organisations; ``?user=<id>`` of a non-member prefills nothing. A
+    membership's user never changes (remove it and add another). Superusers keep the raw-id user field.
+    """
+
     list_display = ["user", "organization", "role", "created_at"]
     list_filter = ["role"]
     search_fields = ["user__username", "user__email"]
-    raw_id_fields = ["user"]
+    raw_id_fields = ["user"]  # superusers only; org admins get UserIdentifierField
+
+    def formfield_for_foreignkey(self, db_field: Any, request: HttpRequest, **kwargs: Any) -> Any:
+        if db_field.name == "user" and not request.user.is_superuser:
+            return UserIdentifierField(label=db_field.verbose_name)
+        return super().formfield_for_foreignkey(db_field, request, **kwargs)
+
+    def get_changeform_initial_data(self, request: HttpRequest) -> dict[str, Any]:
+        initial = super().get_changeform_initial_data(request)  # a non-member's id is already dropped
+        if "user" in initial and not request.user.is_superuser:
+            visible = admin_visible_rows(request, get_user_model())
+            username = username_prefill(value=initial.pop("user"), visible=visible)
+            if username is not None:
+                initial["user"] = username
+        return initial
+
+    def get_readonly_fields(self, request: HttpRequest, obj: Any = None) -> list[str]:
+        fields = list(super().get_readonly_fields(request, obj))
+        return [*fields, "user"] if obj is not None else fields
 
 
 @admin.register(AuditLog)
