@@ -66,7 +66,7 @@ class ApprovalForbidden(Exception):
         self.message = message
 
 
-def _refusal_message(reason: Refusal, hours: int = 0) -> str:
+def _refusal_message(reason: Refusal, hours: int = 0, *, on_feishu: bool = False) -> str:
     if reason == Refusal.OTHER_CHANNEL:
         return _(
             "This request was sent on another Feishu channel; nothing was changed. Decide it on the card "
@@ -77,10 +77,16 @@ def _refusal_message(reason: Refusal, hours: int = 0) -> str:
             "This channel's keys changed after the request was sent; nothing was changed. It must be "
             "re-sent by an admin before it can be decided here."
         )
+    if reason == Refusal.COOLDOWN and on_feishu:
+        return _(
+            "This channel's keys, or its approvers, changed in the last %(hours)s hours, so this request "
+            "cannot be decided by card yet (separation of duties); decide it in the web app. Nothing was "
+            "changed."
+        ) % {"hours": hours}
     if reason == Refusal.COOLDOWN:
         return _(
-            "You changed the approval configuration in the last %(hours)s hours (or this channel's keys "
-            "changed since), so you cannot decide approval requests yet; nothing was changed."
+            "You changed the approval configuration in the last %(hours)s hours, so you cannot decide "
+            "approval requests yet (separation of duties); nothing was changed."
         ) % {"hours": hours}
     return _("You are not an approver of this request; nothing was changed.")
 
@@ -375,7 +381,7 @@ def _check_feishu_decider(
         raise ApprovalForbidden(Refusal.NOT_APPROVER, _refusal_message(Refusal.NOT_APPROVER))
     hours = approval_cooldown_hours(organization_id=approval.organization_id, now=now)
     if feishu_click_in_cooldown(approval=approval, channel=channel, open_id=open_id, hours=hours, now=now):
-        raise ApprovalForbidden(Refusal.COOLDOWN, _refusal_message(Refusal.COOLDOWN, hours))
+        raise ApprovalForbidden(Refusal.COOLDOWN, _refusal_message(Refusal.COOLDOWN, hours, on_feishu=True))
 
 
 def _close(approval: ApprovalRequest, status: str, now: datetime) -> bool:
