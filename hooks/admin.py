@@ -1,7 +1,8 @@
 """Admin pages of the guard rails, scoped to the organisations the admin user administers.
 
 Approval policies, Feishu channels (write-only secrets and a "send a test card" action), approval
-requests (read-only history), rate limits and per-agent hook settings. Every change writes an audit row
+requests (read-only history, and a "re-send" action that re-binds pending ones to their policy's current
+channel and approvers), rate limits and per-agent hook settings. Every change writes an audit row
 with the before and after state (secrets only as set or not set).
 """
 
@@ -17,11 +18,12 @@ from django.db.models import QuerySet
 from django.http import HttpRequest
 from django.utils.translation import gettext_lazy as _
 
-from hooks.config_services import config_delete, config_state
+from hooks.config_services import config_delete, config_state, credential_changes
 from hooks.delivery import channel_send_test_card
 from hooks.feishu.errors import FeishuError
 from hooks.models import AgentHookSettings, ApprovalPolicy, ApprovalRequest, FeishuChannel, RateLimit
 from hooks.selectors import DECIDER_ROLES
+from hooks.services import approval_resend
 from platform_core.admin_base import OrgScopedAdmin, admin_orgs
 from platform_core.request_meta import client_ip
 from platform_core.services import audit_log_write
@@ -46,6 +48,7 @@ class _AuditedAdmin(OrgScopedAdmin):
             if not keys:
                 return
             before, after = {k: before.get(k) for k in keys}, {k: after[k] for k in keys}
+        after.update(credential_changes(obj))
         audit_log_write(
             organization=obj.organization,
             actor=request.user,
@@ -255,6 +258,22 @@ class ApprovalRequestAdmin(OrgScopedAdmin):
     search_fields = ["tool_name", "policy_name", "agent_name", "decided_by_open_id"]
     date_hierarchy = "created_at"
     list_select_related = ["requested_by", "decided_by", "organization"]
+    actions = ["resend"]
+
+    @admin.action(description=_("Re-send to the policy's current channel and approvers"))
+    def resend(self, request: HttpRequest, queryset: QuerySet[ApprovalRequest]) -> None:
+        for approval in queryset:
+            outcome = approval_resend(approval=approval, actor=request.user, ip_address=client_ip(request))
+            if outcome.resent:
+                self.message_user(
+                    request, _("%(approval)s: re-sent.") % {"approval": approval}, messages.SUCCESS
+                )
+            else:
+                self.message_user(
+                    request,
+                    _("%(approval)s: not re-sent, it is no longer pending.") % {"approval": approval},
+                    messages.WARNING,
+                )
 
     @admin.display(description=_("decided by"))
     def decider(self, obj: ApprovalRequest) -> str:
@@ -292,6 +311,7 @@ class RateLimitAdmin(_AuditedAdmin):
     search_fields = ["name"]
     fields = ["organization", "name", "connector", "per_user", "max_calls", "period_seconds", "is_active"]
     autocomplete_fields = ["connector"]
+    autocomplete_fields = ["connector"]
 
 
 @admin.register(AgentHookSettings)
@@ -314,4 +334,5 @@ class AgentHookSettingsAdmin(_AuditedAdmin):
         "session_context_enabled",
     ]
     list_select_related = ["agent", "organization"]
+    autocomplete_fields = ["agent"]
     autocomplete_fields = ["agent"]

@@ -18,7 +18,7 @@ from platform_core.admin_base import OrgScopedAdmin, admin_visible_rows
 from platform_core.admin_members import UserIdentifierField, username_prefill
 from platform_core.models import ApiToken, AuditLog, Membership, Organization
 from platform_core.request_meta import client_ip
-from platform_core.services import organization_set_read_only
+from platform_core.services import organization_set_approval_cooldown, organization_set_read_only
 
 admin.site.site_header = _("Agent platform administration")
 admin.site.site_title = _("Agent platform admin")
@@ -28,14 +28,20 @@ admin.site.index_title = _("Organisation administration")
 class OrganizationForm(forms.ModelForm):
     class Meta:
         model = Organization
-        fields = ["name", "slug", "read_only", "read_only_reason"]
+        fields = ["name", "slug", "read_only", "read_only_reason", "approval_config_cooldown_hours"]
         help_texts = {
             "read_only": _("While on, agents of this organisation cannot call any write action."),
             "read_only_reason": _("Required when read-only mode is on; agents and users see it."),
         }
 
+    def __init__(self, *args: Any, **kwargs: Any) -> None:
+        super().__init__(*args, **kwargs)
+        self.fields["approval_config_cooldown_hours"].required = False  # empty: 0, off
+
     def clean(self) -> dict[str, Any]:
         data = super().clean()
+        if data.get("approval_config_cooldown_hours") is None:
+            data["approval_config_cooldown_hours"] = 0
         if data.get("read_only") and not (data.get("read_only_reason") or "").strip():
             raise ValidationError({"read_only_reason": _("A reason is required to turn on read-only mode.")})
         return data
@@ -71,6 +77,7 @@ class OrganizationAdmin(OrgScopedAdmin):
                 ),
             },
         ),
+        (_("Separation of duties"), {"fields": ["approval_config_cooldown_hours"]}),
     ]
     readonly_fields = ["read_only_changed_by", "read_only_changed_at"]
 
@@ -89,10 +96,15 @@ class OrganizationAdmin(OrgScopedAdmin):
     def save_model(self, request: HttpRequest, obj: Organization, form: Any, change: bool) -> None:
         enabled = bool(form.cleaned_data.get("read_only"))
         reason = form.cleaned_data.get("read_only_reason") or ""
+        cooldown = form.cleaned_data.get("approval_config_cooldown_hours") or 0
         if change:
             stored = Organization.objects.get(pk=obj.pk)
             obj.read_only, obj.read_only_reason = stored.read_only, stored.read_only_reason
+            obj.approval_config_cooldown_hours = stored.approval_config_cooldown_hours
             super().save_model(request, obj, form, change)
+            organization_set_approval_cooldown(
+                organization=obj, actor=request.user, hours=cooldown, ip_address=client_ip(request)
+            )
             organization_set_read_only(
                 organization=obj,
                 actor=request.user,
@@ -103,6 +115,10 @@ class OrganizationAdmin(OrgScopedAdmin):
         else:
             obj.read_only, obj.read_only_reason = False, ""
             super().save_model(request, obj, form, change)
+            if cooldown:
+                organization_set_approval_cooldown(
+                    organization=obj, actor=request.user, hours=cooldown, ip_address=client_ip(request)
+                )
             if enabled:
                 organization_set_read_only(
                     organization=obj,
