@@ -311,7 +311,6 @@ class RateLimitAdmin(_AuditedAdmin):
     search_fields = ["name"]
     fields = ["organization", "name", "connector", "per_user", "max_calls", "period_seconds", "is_active"]
     autocomplete_fields = ["connector"]
-    autocomplete_fields = ["connector"]
 
 
 @admin.register(AgentHookSettings)
@@ -334,5 +333,4 @@ class AgentHookSettingsAdmin(_AuditedAdmin):
         "session_context_enabled",
     ]
     list_select_related = ["agent", "organization"]
-    autocomplete_fields = ["agent"]
     autocomplete_fields = ["agent"]
