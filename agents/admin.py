@@ -11,12 +11,14 @@ from django.utils.translation import gettext_lazy as _
 
 from agents.models import Agent, Conversation, ModelConfig, Run
 from platform_core.admin_base import OrgScopedAdmin
+from platform_core.secret_rules import validate_secret_length
 
 
 class ModelConfigForm(forms.ModelForm):
     api_key_input = forms.CharField(
         label=_("API key"),
         required=False,
+        validators=[validate_secret_length],
         widget=forms.PasswordInput(render_value=False, attrs={"autocomplete": "new-password"}),
         help_text=_("Stored encrypted and never shown again. Leave empty to keep the current key."),
     )

@@ -14,9 +14,17 @@ from django.utils.translation import gettext_lazy as _
 
 from connectors.models import Connector
 from connectors.openapi import MAX_DOCUMENT_CHARS
+from connectors.pg_dsn import dsn_password
+from platform_core.secret_rules import validate_secret_length
 
 # form field -> (model secret field, clear-box field)
 SECRET_INPUTS = {"auth_secret_new": ("auth_secret", "auth_secret_clear"), "dsn_new": ("dsn", "dsn_clear")}
+
+
+def validate_dsn_secret(value: str | None) -> None:
+    """Refuse a DSN whose password is shorter than the minimum secret length (a DSN without one passes)."""
+    if value:
+        validate_secret_length(dsn_password(value))
 
 
 class HostListField(forms.CharField):
@@ -41,6 +49,7 @@ class ConnectorAdminForm(forms.ModelForm):
         label=_("Secret"),
         required=False,
         strip=False,
+        validators=[validate_secret_length],
         widget=forms.PasswordInput(render_value=False, attrs={"autocomplete": "new-password"}),
     )
     auth_secret_clear = forms.BooleanField(label=_("Remove the stored secret"), required=False)
@@ -48,6 +57,7 @@ class ConnectorAdminForm(forms.ModelForm):
         label=_("Database DSN"),
         required=False,
         strip=False,
+        validators=[validate_dsn_secret],
         widget=forms.PasswordInput(render_value=False, attrs={"autocomplete": "new-password", "size": 60}),
     )
     dsn_clear = forms.BooleanField(label=_("Remove the stored DSN"), required=False)

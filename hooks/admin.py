@@ -26,6 +26,7 @@ from hooks.selectors import DECIDER_ROLES
 from hooks.services import approval_resend
 from platform_core.admin_base import OrgScopedAdmin, admin_orgs
 from platform_core.request_meta import client_ip
+from platform_core.secret_rules import validate_secret_length
 from platform_core.services import audit_log_write
 
 
@@ -75,6 +76,7 @@ def _secret_input(label: str) -> forms.CharField:
         label=label,
         required=False,
         strip=True,
+        validators=[validate_secret_length],
         widget=forms.PasswordInput(render_value=False, attrs={"autocomplete": "new-password"}),
         help_text=_("Stored encrypted and never shown again. Leave empty to keep the current value."),
     )

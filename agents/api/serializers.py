@@ -12,6 +12,7 @@ from agents.endpoint_guard import validate_model_endpoint_url
 from agents.models import Agent, Conversation, Message, ModelConfig, RunEvent
 from connectors.models import Connector
 from platform_core.api_unique import OrgUniqueValidator
+from platform_core.secret_rules import validate_secret_length
 
 
 class OrgScopedPrimaryKeyField(serializers.PrimaryKeyRelatedField):
@@ -29,6 +30,7 @@ class ModelConfigSerializer(serializers.ModelSerializer):
         required=False,
         allow_blank=True,
         trim_whitespace=True,
+        validators=[validate_secret_length],
         help_text=_("Write-only. Leave out to keep the stored key; send an empty string to remove it."),
     )
     has_api_key = serializers.SerializerMethodField()

@@ -8,9 +8,11 @@ from typing import Any
 from django.utils.translation import gettext_lazy as _
 from rest_framework import serializers
 
+from connectors.forms import validate_dsn_secret
 from connectors.models import Connector, ConnectorAction, ConnectorCallLog
 from connectors.openapi import MAX_DOCUMENT_CHARS
 from platform_core.api_unique import OrgUniqueValidator
+from platform_core.secret_rules import validate_secret_length
 
 _SECRET_STYLE = {"input_type": "password"}
 
@@ -41,10 +43,16 @@ class ConnectorSerializer(serializers.ModelSerializer):
         allow_blank=True,
         trim_whitespace=False,
         style=_SECRET_STYLE,
+        validators=[validate_secret_length],
         help_text=_("API key, bearer token, password or client secret, by authentication type."),
     )
     dsn = serializers.CharField(
-        write_only=True, required=False, allow_blank=True, trim_whitespace=False, style=_SECRET_STYLE
+        write_only=True,
+        required=False,
+        allow_blank=True,
+        trim_whitespace=False,
+        style=_SECRET_STYLE,
+        validators=[validate_dsn_secret],
     )
     has_auth_secret = serializers.SerializerMethodField()
     has_dsn = serializers.SerializerMethodField()

@@ -17,6 +17,7 @@ from hooks.feishu_guard import validate_feishu_base_url
 from hooks.models import AgentHookSettings, ApprovalPolicy, ApprovalRequest, FeishuChannel, RateLimit
 from hooks.selectors import DECIDER_ROLES
 from platform_core.api_unique import OrgUniqueValidator
+from platform_core.secret_rules import validate_secret_length
 
 
 class OrgScopedPrimaryKeyField(serializers.PrimaryKeyRelatedField):
@@ -136,13 +137,25 @@ class ApprovalPolicySerializer(serializers.ModelSerializer):
 
 class FeishuChannelSerializer(serializers.ModelSerializer):
     app_secret = serializers.CharField(
-        write_only=True, required=False, allow_blank=True, trim_whitespace=True
+        write_only=True,
+        required=False,
+        allow_blank=True,
+        trim_whitespace=True,
+        validators=[validate_secret_length],
     )
     verification_token = serializers.CharField(
-        write_only=True, required=False, allow_blank=True, trim_whitespace=True
+        write_only=True,
+        required=False,
+        allow_blank=True,
+        trim_whitespace=True,
+        validators=[validate_secret_length],
     )
     encrypt_key = serializers.CharField(
-        write_only=True, required=False, allow_blank=True, trim_whitespace=True
+        write_only=True,
+        required=False,
+        allow_blank=True,
+        trim_whitespace=True,
+        validators=[validate_secret_length],
     )
     has_app_secret = serializers.SerializerMethodField()
     has_verification_token = serializers.SerializerMethodField()

@@ -96,7 +96,7 @@ def test_a_blank_secret_keeps_the_stored_one_a_new_value_replaces_it_and_clear_r
     assert admin_client.post(url, _form(org, auth_secret_new="sk-new-value-99")).status_code == 302
     assert Connector.objects.get(pk=connector.pk).auth_secret == "sk-new-value-99"
 
-    both = admin_client.post(url, _form(org, auth_secret_new="x-value", auth_secret_clear="on"))
+    both = admin_client.post(url, _form(org, auth_secret_new="x-value-long", auth_secret_clear="on"))
     assert both.status_code == 200 and "not both" in both.content.decode()
 
     needed = admin_client.post(url, _form(org, auth_secret_clear="on"))
