@@ -9,6 +9,7 @@ from __future__ import annotations
 import re
 import uuid
 from typing import Any
+from urllib.parse import urljoin
 
 from django.conf import settings
 from django.core.exceptions import ValidationError
@@ -23,6 +24,7 @@ from connectors.demo_api.models import (  # noqa: F401  (models of this app)
     DemoPurchaseOrder,
 )
 from connectors.idempotency import DEFAULT_IDEMPOTENCY_HEADER
+from connectors.outbound import validate_outbound_url
 from connectors.pg_dsn import DsnError, dsn_hosts, dsn_params
 from connectors.sql_guard import is_write_sql
 from platform_core.crypto import EncryptedTextField
@@ -204,8 +206,24 @@ class Connector(OrgOwnedModel):
             errors["allowed_private_hosts"] = _(
                 "Give a list of host names or IP addresses, without scheme, port or path."
             )
+        elif self.kind == ConnectorKind.HTTP:
+            errors.update(self._outbound_url_errors(hosts))
         if errors:
             raise ValidationError(errors)
+
+    def _outbound_url_errors(self, allowed_private_hosts: list[str]) -> dict[str, ValidationError]:
+        """The SSRF guard's verdict on the URLs this connector calls (checked again on every call)."""
+        errors: dict[str, ValidationError] = {}
+        hint = _("If the system is inside your network, add its host to the allowed private hosts.")
+        urls = {"base_url": self.base_url}
+        if self.auth_type == AuthType.OAUTH2_CLIENT_CREDENTIALS and self.oauth_token_url:
+            urls["oauth_token_url"] = urljoin(self.base_url or "", self.oauth_token_url)
+        for name, url in urls.items():
+            try:
+                validate_outbound_url(url or "", allowed_private_hosts=allowed_private_hosts, allow_hint=hint)
+            except ValidationError as exc:
+                errors[name] = exc
+        return errors
 
 
 class ActionSource(models.TextChoices):
