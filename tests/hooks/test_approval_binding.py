@@ -227,9 +227,9 @@ def test_a_decided_request_is_not_re_sent(world, org):
 @pytest.mark.parametrize(
     "change",
     [
-        {"encrypt_key": "k2"},
-        {"verification_token": "t2"},
-        {"app_secret": "s2"},
+        {"encrypt_key": "encrypt-key-2"},
+        {"verification_token": "verification-token-2"},
+        {"app_secret": "app-secret-2"},
         {"app_id": "cli_other"},
         {"base_url": "https://open.larksuite.com"},
     ],
@@ -249,7 +249,7 @@ def test_every_credential_change_bumps_the_channel_credentials_version(org, chan
 def test_a_stale_copy_saving_old_keys_back_still_bumps_the_version(org):
     channel = FeishuChannelFactory(organization=org)
     stale = FeishuChannel.objects.get(pk=channel.pk)
-    channel.encrypt_key = "k2"
+    channel.encrypt_key = "encrypt-key-2"
     channel.save()
     bumped = FeishuChannel.objects.get(pk=channel.pk).credentials_version
     stale.name = "renamed"

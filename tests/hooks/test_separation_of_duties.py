@@ -188,7 +188,7 @@ def test_a_feishu_click_is_refused_on_a_channel_whose_keys_changed_within_the_co
     Organization.objects.filter(pk=org.pk).update(approval_config_cooldown_hours=24)
     response = client_for(ada).patch(
         f"/api/v1/orgs/{org.slug}/feishu-channels/{policy.channel_id}/",
-        {"encrypt_key": "k-ada", "verification_token": "t-ada"},
+        {"encrypt_key": "k-ada-chosen-key", "verification_token": "t-ada-chosen-token"},
         format="json",
     )
     assert response.status_code == 200
@@ -198,8 +198,8 @@ def test_a_feishu_click_is_refused_on_a_channel_whose_keys_changed_within_the_co
         client=wsgi,
         approval_id=str(approval.pk),
         operator_open_id=BOSS,
-        encrypt_key="k-ada",
-        verification_token="t-ada",
+        encrypt_key="k-ada-chosen-key",
+        verification_token="t-ada-chosen-token",
     )
     assert status == 200 and reply["toast"]["type"] == "error" and "24 hours" in reply["toast"]["content"]
     approval.refresh_from_db()
