@@ -8,6 +8,11 @@ rather refuse (a ``tool_calls`` that is not a list was dropped silently, a tool 
 or name came through as ``None``). What we read is checked; what we do not read is not.
 
 Every decoding failure is a ``ValueError``: the caller reports it as a malformed response.
+
+The body itself is decoded leniently (a provider may send ``-Infinity`` in a log-probability we never
+read): nothing of it can reach a tool's arguments, because every field we read is checked for its type
+(a ``NaN`` token count or tool-call ``arguments`` that are not a string are refused) and the arguments
+are a string that :func:`agents.engine.parsing.decode_arguments` decodes strictly.
 """
 
 from __future__ import annotations

@@ -12,7 +12,9 @@ import math
 
 import pytest
 
-from agents.engine.parsing import decode_arguments, parse_action
+from agents.engine.completion import chat_response
+from agents.engine.llm import ToolCallRequest
+from agents.engine.parsing import decode_arguments, native_tool_call, parse_action
 from agents.engine.plan_graph import json_array
 from agents.engine.strict_json import (
     StrictJSONError,
@@ -114,6 +116,26 @@ def test_strict_json_still_reads_ordinary_json():
         {"order_id": "SO-1002", "amount": 60000},
         None,
     )
+
+
+def _completion(function: str, usage: str = '{"prompt_tokens": 1, "completion_tokens": 1}') -> bytes:
+    call = f'{{"id": "c1", "type": "function", "function": {function}}}'
+    return f'{{"choices": [{{"message": {{"content": null, "tool_calls": [{call}]}}}}], "usage": {usage}}}'.encode()
+
+
+def test_a_completion_body_cannot_smuggle_a_non_finite_number_into_a_tool_call():
+    # arguments as an object (not the JSON string the protocol says) are refused with the body
+    with pytest.raises(ValueError):
+        chat_response(_completion('{"name": "pay", "arguments": {"amount": NaN}}'), [])
+    # a NaN where we read a number is refused too
+    with pytest.raises(ValueError):
+        chat_response(_completion('{"name": "pay", "arguments": "{}"}', '{"prompt_tokens": NaN}'), [])
+    # and NaN inside the arguments string reaches the strict decoder, which refuses it
+    response = chat_response(_completion('{"name": "pay", "arguments": "{\\"amount\\": NaN}"}'), [])
+    [request] = response.tool_calls
+    assert request == ToolCallRequest("c1", "pay", '{"amount": NaN}')
+    call_ = native_tool_call(request)
+    assert call_.args == {} and "NaN" in (call_.args_error or "")
 
 
 NUMBER_SCHEMA = {"type": "object", "properties": {"n": {"type": "number"}}, "required": ["n"]}
