@@ -59,7 +59,7 @@ def _api_body(base_url: str) -> dict[str, object]:
         "app_id": "cli_1",
         "app_secret": "s3cret-app-secret",
         "verification_token": "v-token-abc",
-        "encrypt_key": "enc-key",
+        "encrypt_key": "enc-key-value",
         "base_url": base_url,
     }
 
