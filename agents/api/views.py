@@ -6,6 +6,7 @@ from typing import Any
 
 from django.db.models import QuerySet
 from django.shortcuts import get_object_or_404
+from django.utils.translation import gettext as _
 from drf_spectacular.types import OpenApiTypes
 from drf_spectacular.utils import OpenApiParameter, extend_schema
 from rest_framework import mixins, permissions, serializers, viewsets
@@ -113,5 +114,5 @@ class RunEventViewSet(_ConversationChildMixin, mixins.ListModelMixin, viewsets.G
         try:
             after = int(raw)
         except ValueError as exc:
-            raise ValidationError({"after_seq": ["must be a whole number"]}) from exc
+            raise ValidationError({"after_seq": [_("Give a whole number.")]}) from exc
         return queryset.filter(seq__gt=after)

@@ -215,3 +215,13 @@ def test_a_model_validation_error_from_a_service_answers_400_in_drf_shape():
     response = api_exception_handler(error, {})
     assert response is not None and response.status_code == 400
     assert response.data == {"name": ["bad name"], "non_field_errors": ["bad row"]}
+
+
+@pytest.mark.parametrize("value", [str(10**18), str(2**63), str(10**30), "-" + str(10**30), "1e5", "abc"])
+def test_replay_after_an_impossible_seq_is_empty_or_a_400_never_a_500(client_for, org, member, value):
+    conversation = ConversationFactory(organization=org, user=member)
+    url = f"{_url(org, 'conversations', conversation.pk)}events/?after_seq={value}"
+    response = client_for(member).get(url, HTTP_ACCEPT_LANGUAGE="zh-hans")
+    assert response.status_code in (200, 400), response.content
+    if response.status_code == 200:
+        assert response.json()["results"] == []
