@@ -8,10 +8,21 @@ Allowed: comparisons (``== != < <= > >= in not in``, chained), ``and``/``or``/``
 string/number/``true``/``false``/``null`` literals (Python spellings work too), lists of literals, argument
 names and dotted lookups into nested objects (``order.total``). Anything else is a syntax error.
 
-Evaluation fails closed: an argument that is missing, a comparison of values of different types (``"60000"``
-with ``60000``, ``true`` with ``1``), a number that is not finite (NaN, infinity) or any other error makes
-:func:`condition_requires_approval` answer ``True`` (approval required). ``null`` may be compared with
-anything (``approver == null``).
+How values compare (each pair of a comparison on its own):
+
+- Numbers compare exactly, as :class:`~decimal.Decimal` (a float is the decimal it prints as: ``0.1`` is
+  0.1). A *decimal string* (``"18600.00"``, ``"-0.5"``: an optional minus, digits, an optional fraction;
+  no exponent, sign ``+``, spaces or thousands separators) is a number when compared with a number or with
+  another decimal string, so ``"10000.00" > 10000`` is false and ``"10000.01" > 10000`` true.
+- A boolean is never a number (``true == 1`` cannot be judged).
+- A string in ISO form, a date (``"2026-12-01"``) or a date and time (``"2026-12-01T10:00:00+08:00"``, a
+  space instead of ``T`` also works), compares as a date (or an instant) with another one of the same kind.
+  A date with a date-time, or a date-time with a time zone with one without, cannot be judged.
+- Other strings compare as text.
+
+Evaluation fails closed: a missing argument, values that cannot be compared (``"fifty"`` with ``10000``),
+a number that is not finite (NaN, infinity) or any other error yield :class:`Unjudged`, which requires
+approval and says why. ``null`` may be compared with anything by ``==`` and ``!=`` (``approver == null``).
 """
 
 from __future__ import annotations
@@ -20,16 +31,22 @@ import ast
 import logging
 import math
 import operator
+import re
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
+from datetime import date, datetime
+from decimal import Decimal
+from enum import StrEnum
 from functools import lru_cache
-from typing import Any
+from typing import Any, ClassVar
 
 logger = logging.getLogger(__name__)
 
 MAX_CONDITION_CHARS = 1000
 MAX_NODES = 200
+MAX_DECIMAL_CHARS = 100
 _LITERAL_NAMES = {"true": True, "false": False, "null": None, "none": None}
+_ORDERING = (ast.Lt, ast.LtE, ast.Gt, ast.GtE)
 
 _COMPARE: dict[type[ast.cmpop], Callable[[Any, Any], bool]] = {
     ast.Eq: operator.eq,
@@ -42,13 +59,69 @@ _COMPARE: dict[type[ast.cmpop], Callable[[Any, Any], bool]] = {
     ast.NotIn: lambda a, b: a not in b,
 }
 
+DECIMAL_TEXT = re.compile(r"-?[0-9]+(\.[0-9]+)?")
+_ISO_DATE = re.compile(r"[0-9]{4}-[0-9]{2}-[0-9]{2}")
+_ISO_DATETIME = re.compile(
+    r"[0-9]{4}-[0-9]{2}-[0-9]{2}[T ][0-9]{2}:[0-9]{2}(:[0-9]{2}(\.[0-9]{1,6})?)?(Z|[+-][0-9]{2}:[0-9]{2})?"
+)
+
 
 class ConditionError(ValueError):
     """The condition text is not a valid condition (raised when parsing)."""
 
 
-class _Missing(LookupError):
-    """An argument the condition names is not in the call's arguments."""
+class Problem(StrEnum):
+    """Why a condition could not be evaluated for a call."""
+
+    MISSING = "missing"  # an argument the condition names is not in the call
+    MISMATCH = "mismatch"  # two values of kinds that cannot be compared
+    NOT_FINITE = "not_finite"  # NaN or an infinity
+    DATE_AND_DATETIME = "date_and_datetime"  # a date with a date and time
+    NAIVE_AND_AWARE = "naive_and_aware"  # a date-time with a time zone with one without
+    NOT_A_COMPARISON = "not_a_comparison"  # a bare value where true or false is needed
+    INVALID = "invalid"  # the stored condition does not parse
+    ERROR = "error"  # anything else
+
+
+@dataclass(frozen=True, slots=True)
+class Matched:
+    """The condition holds (or there is none: ``condition`` empty), so the call needs approval."""
+
+    condition: str
+    requires_approval: ClassVar[bool] = True
+
+
+@dataclass(frozen=True, slots=True)
+class NotMatched:
+    """The condition is false for the call: no approval needed."""
+
+    requires_approval: ClassVar[bool] = False
+
+
+@dataclass(frozen=True, slots=True)
+class Unjudged:
+    """The condition could not be evaluated, so the call needs approval (fail closed).
+
+    ``argument`` is the dotted argument concerned (empty when none is), ``found`` the kind of its value and
+    ``expected`` the kind it was compared with (see :func:`value_kind`)."""
+
+    condition: str
+    problem: Problem
+    argument: str = ""
+    found: str = ""
+    expected: str = ""
+    requires_approval: ClassVar[bool] = True
+
+
+ConditionOutcome = Matched | NotMatched | Unjudged
+
+
+class _CannotJudge(Exception):
+    """Raised while evaluating; becomes an :class:`Unjudged` outcome."""
+
+    def __init__(self, problem: Problem, found: str = "", expected: str = "", argument: str = "") -> None:
+        super().__init__(problem)
+        self.problem, self.found, self.expected, self.argument = problem, found, expected, argument
 
 
 @dataclass(frozen=True, slots=True)
@@ -60,9 +133,10 @@ class Condition:
     paths: tuple[tuple[str, ...], ...]
 
     def evaluate(self, arguments: Mapping[str, Any]) -> bool:
-        """The condition's truth for ``arguments``; raises on a missing argument or a type error."""
+        """The condition's truth for ``arguments``; raises on a missing argument or values that cannot be
+        compared (use :func:`evaluate_condition` for a typed outcome)."""
         values = {path: _lookup(arguments, path) for path in self.paths}
-        return _truth(_eval(self.tree, values))
+        return _truth(_eval(self.tree, values), "")
 
 
 def _path_of(node: ast.expr) -> tuple[str, ...] | None:
@@ -86,7 +160,7 @@ def _check(node: ast.AST, paths: list[tuple[str, ...]]) -> None:
     elif isinstance(node, ast.UnaryOp):
         if isinstance(node.op, ast.Not):
             _check(node.operand, paths)
-        elif isinstance(node.op, ast.USub | ast.UAdd) and isinstance(node.operand, ast.Constant):
+        elif isinstance(node.op, ast.USub | ast.UAdd) and _is_number_constant(node.operand):
             _check(node.operand, paths)
         else:
             raise ConditionError("only 'not' and the sign of a number are allowed before a value")
@@ -120,6 +194,14 @@ def _check(node: ast.AST, paths: list[tuple[str, ...]]) -> None:
         raise ConditionError(f"{type(node).__name__} is not allowed in a condition")
 
 
+def _is_number_constant(node: ast.AST) -> bool:
+    return (
+        isinstance(node, ast.Constant)
+        and isinstance(node.value, int | float)
+        and not isinstance(node.value, bool)
+    )
+
+
 @lru_cache(maxsize=512)
 def parse_condition(source: str) -> Condition:
     """Parse ``source`` into a :class:`Condition`; raise :class:`ConditionError` when it is not valid."""
@@ -139,6 +221,10 @@ def parse_condition(source: str) -> Condition:
     return Condition(source=text, tree=module.body, paths=tuple(dict.fromkeys(paths)))
 
 
+class _Missing(LookupError):
+    """An argument the condition names is not in the call's arguments."""
+
+
 def _lookup(arguments: Mapping[str, Any], path: tuple[str, ...]) -> Any:
     value: Any = arguments
     for part in path:
@@ -148,25 +234,35 @@ def _lookup(arguments: Mapping[str, Any], path: tuple[str, ...]) -> Any:
     return value
 
 
+def _label(node: ast.expr) -> str:
+    """The dotted argument a node reads, or "" for a literal."""
+    path = _path_of(node)
+    if path is None or (len(path) == 1 and path[0].lower() in _LITERAL_NAMES):
+        return ""
+    return ".".join(path)
+
+
 def _eval(node: ast.expr, values: Mapping[tuple[str, ...], Any]) -> Any:
     if isinstance(node, ast.BoolOp):
         if isinstance(node.op, ast.And):
-            return all(_truth(_eval(v, values)) for v in node.values)
-        return any(_truth(_eval(v, values)) for v in node.values)
+            return all(_truth(_eval(v, values), _label(v)) for v in node.values)
+        return any(_truth(_eval(v, values), _label(v)) for v in node.values)
     if isinstance(node, ast.UnaryOp):
         operand = _eval(node.operand, values)
         if isinstance(node.op, ast.Not):
-            return not _truth(operand)
-        if isinstance(operand, bool) or not isinstance(operand, int | float):
-            raise TypeError("a sign needs a number")
-        return -operand if isinstance(node.op, ast.USub) else operand
+            return not _truth(operand, _label(node.operand))
+        return -operand if isinstance(node.op, ast.USub) else operand  # a number constant (see _check)
     if isinstance(node, ast.Compare):
-        left = _eval(node.left, values)
+        left, left_node = _eval(node.left, values), node.left
         for op, right_node in zip(node.ops, node.comparators, strict=True):
             right = _eval(right_node, values)
-            if not _compare(type(op), left, right):
+            try:
+                holds = _compare(type(op), left, right)
+            except _CannotJudge as exc:
+                raise _named(exc, left_node, right_node) from None
+            if not holds:
                 return False
-            left = right
+            left, left_node = right, right_node
         return True
     if isinstance(node, ast.Constant):
         return node.value
@@ -179,81 +275,140 @@ def _eval(node: ast.expr, values: Mapping[tuple[str, ...], Any]) -> Any:
     return values[path]
 
 
-def _truth(value: Any) -> bool:
+def _named(exc: _CannotJudge, left_node: ast.expr, right_node: ast.expr) -> _CannotJudge:
+    """Name the argument of a failed comparison: the left one, else the right one (kinds swapped)."""
+    if _label(left_node):
+        return _CannotJudge(exc.problem, exc.found, exc.expected, _label(left_node))
+    return _CannotJudge(exc.problem, exc.expected, exc.found, _label(right_node))
+
+
+def _truth(value: Any, label: str) -> bool:
     if not isinstance(value, bool):
-        raise TypeError("'and', 'or' and 'not' need comparisons, not bare values")
+        raise _CannotJudge(Problem.NOT_A_COMPARISON, value_kind(value), "bool", label)
     return value
 
 
-def _kind(value: Any) -> str:
-    """The condition language's type of a value; a number that is not finite has none (a type error)."""
+def _finite(value: Any) -> None:
+    """Raise for a non-finite number anywhere in ``value`` (it can be judged by nothing)."""
+    if isinstance(value, float) and not math.isfinite(value):
+        raise _CannotJudge(Problem.NOT_FINITE, "number", "number")
+    if isinstance(value, list | tuple):
+        for element in value:
+            _finite(element)
+    elif isinstance(value, Mapping):
+        for element in value.values():
+            _finite(element)
+
+
+def iso_value(text: str) -> date | datetime | None:
+    """The date or date-time a string spells in ISO form, else ``None`` (also for impossible dates)."""
+    try:
+        if _ISO_DATE.fullmatch(text):
+            return date.fromisoformat(text)
+        if _ISO_DATETIME.fullmatch(text):
+            return datetime.fromisoformat(text)
+    except ValueError:
+        return None
+    return None
+
+
+def is_decimal_text(text: str) -> bool:
+    """Whether ``text`` is a decimal string that compares as a number (``"-1200.50"``)."""
+    return len(text) <= MAX_DECIMAL_CHARS and DECIMAL_TEXT.fullmatch(text) is not None
+
+
+def value_kind(value: Any) -> str:
+    """The kind of a value as the condition language sees it: ``null``, ``bool``, ``number``,
+    ``decimal_text`` (a decimal string), ``date``, ``datetime``, ``text``, ``list`` or ``object``."""
     if value is None:
         return "null"
     if isinstance(value, bool):
         return "bool"
-    if isinstance(value, int | float):
-        if isinstance(value, float) and not math.isfinite(value):
-            raise TypeError("a number that is not finite cannot be compared")
+    if isinstance(value, int | float | Decimal):
         return "number"
     if isinstance(value, str):
-        return "text"
+        if is_decimal_text(value):
+            return "decimal_text"
+        moment = iso_value(value)
+        if moment is None:
+            return "text"
+        return "datetime" if isinstance(moment, datetime) else "date"
     if isinstance(value, list | tuple):
-        for element in value:
-            _kind(element)  # a non-finite number anywhere inside cannot be judged either
         return "list"
     if isinstance(value, Mapping):
-        for element in value.values():
-            _kind(element)
         return "object"
-    raise TypeError(f"a {type(value).__name__} cannot be compared")
+    return type(value).__name__
 
 
-def _same_kind(left: Any, right: Any) -> None:
-    """Raise unless ``left`` and ``right`` may be tested for equality: the same type, or one is null.
+def _number(value: Any) -> Decimal:
+    # repr() is the shortest text that reads back as the same float: 0.1 is Decimal("0.1").
+    return Decimal(repr(value)) if isinstance(value, float) else Decimal(value)
 
-    Python would answer ``"60000" == 60000`` and ``True == 1`` without complaint, and a policy's
-    ``amount == 60000`` would then be silently false for the string: a mismatch is a type error instead.
-    """
-    kinds = {_kind(left), _kind(right)}
-    if len(kinds) > 1 and "null" not in kinds:
-        raise TypeError("only values of the same type can be compared")
+
+def _comparable(left: Any, right: Any, ordering: bool) -> tuple[Any, Any]:
+    """The two values in the form they compare in; raise :class:`_CannotJudge` when they cannot."""
+    found, expected = value_kind(left), value_kind(right)
+    kinds = {found, expected}
+    if "null" in kinds and not ordering:
+        return left, right
+    if kinds <= {"number", "decimal_text"}:
+        return _number(left), _number(right)
+    if kinds & {"date", "datetime"}:
+        if len(kinds) > 1:
+            problem = Problem.DATE_AND_DATETIME if kinds == {"date", "datetime"} else Problem.MISMATCH
+            raise _CannotJudge(problem, found, expected)
+        a, b = iso_value(left), iso_value(right)
+        if isinstance(a, datetime) and isinstance(b, datetime) and (a.tzinfo is None) != (b.tzinfo is None):
+            raise _CannotJudge(Problem.NAIVE_AND_AWARE, found, expected)
+        return a, b
+    if kinds <= {"text", "decimal_text"}:
+        if ordering and len(kinds) > 1:
+            raise _CannotJudge(Problem.MISMATCH, found, expected)  # "50.00" < "abc" means nothing
+        return left, right  # text with text; a decimal string is never equal to other text anyway
+    if len(kinds) == 1 and not (ordering and found in ("null", "bool", "list", "object")):
+        return left, right
+    raise _CannotJudge(Problem.MISMATCH, found, expected)
 
 
 def _compare(op: type[ast.cmpop], left: Any, right: Any) -> bool:
-    if op in (ast.Lt, ast.LtE, ast.Gt, ast.GtE):
-        # Python would compare True with 1 and refuse only some mixes; be strict: numbers with numbers,
-        # text with text, anything else (a NaN or an infinity too) is a type error (and so requires approval).
-        kinds = {_kind(left), _kind(right)}
-        if kinds not in ({"number"}, {"text"}):
-            raise TypeError("only numbers with numbers or text with text can be ordered")
-    elif op in (ast.Eq, ast.NotEq):
-        _same_kind(left, right)
-    elif isinstance(right, str):
-        if not isinstance(left, str):
-            raise TypeError("'in' text needs text on its left")
-    elif isinstance(right, list):
-        for element in right:
-            _same_kind(left, element)
-    else:
-        raise TypeError("'in' needs a list or text on its right")
-    return bool(_COMPARE[op](left, right))
+    _finite(left)
+    _finite(right)
+    if op in _ORDERING or op in (ast.Eq, ast.NotEq):
+        a, b = _comparable(left, right, ordering=op in _ORDERING)
+        return bool(_COMPARE[op](a, b))
+    if isinstance(right, str) and value_kind(left) in ("text", "decimal_text", "date", "datetime"):
+        return bool(_COMPARE[op](left, right))  # 'in' text is a substring test
+    if isinstance(right, list):
+        found = any(operator.eq(*_comparable(left, element, ordering=False)) for element in right)
+        return found if op is ast.In else not found
+    raise _CannotJudge(Problem.MISMATCH, value_kind(left), value_kind(right))
+
+
+def evaluate_condition(source: str, arguments: Mapping[str, Any]) -> ConditionOutcome:
+    """Whether a policy with condition ``source`` holds ``arguments`` for approval, and why.
+
+    An empty condition always matches. A condition that cannot be parsed, names a missing argument or
+    compares values that cannot be compared is :class:`Unjudged` (fail closed: approval required).
+    """
+    text = (source or "").strip()
+    if not text:
+        return Matched(condition="")
+    try:
+        condition = parse_condition(text)
+        return Matched(condition=text) if condition.evaluate(arguments) else NotMatched()
+    except ConditionError:
+        logger.warning("an approval-policy condition does not parse; approval is required")
+        return Unjudged(condition=text, problem=Problem.INVALID)
+    except _Missing as exc:
+        return Unjudged(condition=text, problem=Problem.MISSING, argument=str(exc))
+    except _CannotJudge as exc:
+        logger.info("an approval-policy condition could not be evaluated (%s)", exc.problem.value)
+        return Unjudged(text, exc.problem, exc.argument, exc.found, exc.expected)
+    except Exception as exc:  # anything else: fail closed
+        logger.info("an approval-policy condition could not be evaluated (%s)", type(exc).__name__)
+        return Unjudged(condition=text, problem=Problem.ERROR)
 
 
 def condition_requires_approval(source: str, arguments: Mapping[str, Any]) -> bool:
-    """Whether a policy with condition ``source`` requires approval for ``arguments``.
-
-    An empty condition always requires approval. A condition that cannot be parsed, names a missing
-    argument or fails to evaluate also requires approval (fail closed).
-    """
-    if not (source or "").strip():
-        return True
-    try:
-        return parse_condition(source).evaluate(arguments)
-    except ConditionError:
-        logger.warning("an approval-policy condition does not parse; approval is required")
-        return True
-    except _Missing:
-        return True
-    except Exception as exc:  # type errors and anything else: fail closed
-        logger.info("an approval-policy condition could not be evaluated (%s)", type(exc).__name__)
-        return True
+    """Whether a policy with condition ``source`` requires approval for ``arguments`` (fail closed)."""
+    return evaluate_condition(source, arguments).requires_approval
