@@ -10,7 +10,7 @@ from django.http import HttpRequest
 from django.utils.translation import gettext_lazy as _
 
 from agents.models import Agent, Conversation, ModelConfig, Run
-from platform_core.admin_base import OrgScopedAdmin
+from platform_core.admin_base import AuditedAdmin, OrgScopedAdmin
 from platform_core.secret_rules import validate_secret_length
 
 
@@ -52,7 +52,7 @@ class ModelConfigForm(forms.ModelForm):
 
 
 @admin.register(ModelConfig)
-class ModelConfigAdmin(OrgScopedAdmin):
+class ModelConfigAdmin(AuditedAdmin):
     form = ModelConfigForm
     list_display = ["name", "organization", "model", "base_url", "role", "is_default", "active", "key_stored"]
     list_filter = ["role", "is_default", "active"]
@@ -64,7 +64,7 @@ class ModelConfigAdmin(OrgScopedAdmin):
 
 
 @admin.register(Agent)
-class AgentAdmin(OrgScopedAdmin):
+class AgentAdmin(AuditedAdmin):
     list_display = ["name", "organization", "model_config", "execution_mode", "active"]
     list_filter = ["execution_mode", "active"]
     search_fields = ["name", "description"]

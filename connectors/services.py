@@ -22,68 +22,16 @@ from connectors.http import http_test_connection
 from connectors.models import ActionSource, CallStatus, Connector, ConnectorAction, ConnectorCallLog
 from connectors.openapi import ImportedAction, OpenAPIError, parse_openapi
 from connectors.redaction import redact, redact_text
+from platform_core.audited import audited_delete, audited_save
 from platform_core.crypto import SecretDecryptError
 from platform_core.services import audit_log_write
 
 logger = logging.getLogger(__name__)
 
-_CONNECTOR_AUDIT_FIELDS = (
-    "name",
-    "description",
-    "kind",
-    "base_url",
-    "idempotency_header",
-    "auth_type",
-    "auth_key_name",
-    "auth_username",
-    "oauth_client_id",
-    "oauth_token_url",
-    "oauth_scope",
-    "connect_timeout",
-    "read_timeout",
-    "max_response_bytes",
-    "statement_timeout_ms",
-    "max_rows",
-    "allowed_private_hosts",
-    "is_active",
-)
-_ACTION_AUDIT_FIELDS = (
-    "name",
-    "description",
-    "method",
-    "path_template",
-    "sql_template",
-    "free_form",
-    "parameters",
-    "param_locations",
-    "is_write",
-    "is_write_override",
-    "is_active",
-)
 _IMPORTED_FIELDS = ("description", "method", "path_template", "parameters", "param_locations")
 MAX_ERROR_CHARS = 2_000
 
 
-def connector_state(connector: Connector) -> dict[str, Any]:
-    """The audit view of a connector: its settings, and whether each secret is set (never the secret)."""
-    state = {f: getattr(connector, f) for f in _CONNECTOR_AUDIT_FIELDS}
-    for secret in Connector.SECRET_FIELDS:
-        state[f"{secret}_set"] = connector.has_secret(secret)
-    return state
-
-
-def action_state(action: ConnectorAction) -> dict[str, Any]:
-    return {f: getattr(action, f) for f in _ACTION_AUDIT_FIELDS}
-
-
-def _changes(before: dict[str, Any] | None, after: dict[str, Any]) -> tuple[dict | None, dict]:
-    if before is None:
-        return None, after
-    keys = [k for k in after if before.get(k) != after[k]]
-    return {k: before.get(k) for k in keys}, {k: after[k] for k in keys}
-
-
-@transaction.atomic
 def connector_save(
     *,
     connector: Connector,
@@ -91,49 +39,20 @@ def connector_save(
     secrets: Mapping[str, str | None] | None = None,
     ip_address: str | None = None,
 ) -> Connector:
-    """Validate and save a new or changed connector and audit it.
+    """Validate and save a new or changed connector and audit it (``platform_core.audited``).
 
     ``secrets`` maps ``auth_secret``/``dsn`` to a new value; ``""`` or ``None`` clears it; a missing key
-    keeps the stored value.
+    keeps the stored value. The audit row says only whether a secret is set and that it changed.
     """
-    created = connector._state.adding
-    before = None
-    if not created:
-        before = connector_state(Connector.objects.select_for_update().get(pk=connector.pk))
-    for name, value in (secrets or {}).items():
-        if name not in Connector.SECRET_FIELDS:
-            raise ValueError(f"{name!r} is not a secret field of a connector")
-        setattr(connector, name, value or "")
-    connector.full_clean()
-    connector.save()
-    old, new = _changes(before, connector_state(connector))
-    if created or new:
-        audit_log_write(
-            organization=connector.organization,
-            actor=actor,
-            action="connector.created" if created else "connector.updated",
-            target=connector,
-            before=old,
-            after=new,
-            ip_address=ip_address,
-        )
+    audited_save(instance=connector, actor=actor, secrets=secrets, ip_address=ip_address)
     return connector
 
 
-@transaction.atomic
 def connector_delete(
     *, connector: Connector, actor: AbstractBaseUser | None, ip_address: str | None = None
 ) -> None:
     """Delete a connector and its actions; its call logs stay (without the link)."""
-    audit_log_write(
-        organization=connector.organization,
-        actor=actor,
-        action="connector.deleted",
-        target=connector,
-        before=connector_state(connector),
-        ip_address=ip_address,
-    )
-    connector.delete()
+    audited_delete(instance=connector, actor=actor, ip_address=ip_address)
 
 
 @dataclass(frozen=True, slots=True)
@@ -286,43 +205,19 @@ def connector_create_with_openapi(
     return connector, report
 
 
-@transaction.atomic
 def action_save(
     *, action: ConnectorAction, actor: AbstractBaseUser | None, ip_address: str | None = None
 ) -> ConnectorAction:
     """Validate and save a new or changed action and audit it."""
-    created = action._state.adding
-    before = None if created else action_state(ConnectorAction.objects.get(pk=action.pk))
     action.organization_id = action.connector.organization_id
-    action.full_clean()
-    action.save()
-    old, new = _changes(before, action_state(action))
-    if created or new:
-        audit_log_write(
-            organization=action.connector.organization,
-            actor=actor,
-            action="connector_action.created" if created else "connector_action.updated",
-            target=action,
-            before=old,
-            after=new,
-            ip_address=ip_address,
-        )
+    audited_save(instance=action, actor=actor, ip_address=ip_address)
     return action
 
 
-@transaction.atomic
 def action_delete(
     *, action: ConnectorAction, actor: AbstractBaseUser | None, ip_address: str | None = None
 ) -> None:
-    audit_log_write(
-        organization=action.connector.organization,
-        actor=actor,
-        action="connector_action.deleted",
-        target=action,
-        before=action_state(action),
-        ip_address=ip_address,
-    )
-    action.delete()
+    audited_delete(instance=action, actor=actor, ip_address=ip_address)
 
 
 @dataclass(frozen=True, slots=True)

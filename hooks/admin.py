@@ -18,55 +18,14 @@ from django.db.models import QuerySet
 from django.http import HttpRequest
 from django.utils.translation import gettext_lazy as _
 
-from hooks.config_services import config_delete, config_state, credential_changes
 from hooks.delivery import channel_send_test_card
 from hooks.feishu.errors import FeishuError
 from hooks.models import AgentHookSettings, ApprovalPolicy, ApprovalRequest, FeishuChannel, RateLimit
 from hooks.selectors import DECIDER_ROLES
 from hooks.services import approval_resend
-from platform_core.admin_base import OrgScopedAdmin, admin_orgs
+from platform_core.admin_base import AuditedAdmin, OrgScopedAdmin, admin_orgs
 from platform_core.request_meta import client_ip
 from platform_core.secret_rules import validate_secret_length
-from platform_core.services import audit_log_write
-
-
-class _AuditedAdmin(OrgScopedAdmin):
-    """Writes one audit row per saved or deleted row, after its many-to-many sets are saved."""
-
-    audit_label = ""
-
-    def save_model(self, request: HttpRequest, obj: Any, form: Any, change: bool) -> None:
-        request._hooks_before = config_state(type(obj).objects.get(pk=obj.pk)) if change else None  # type: ignore[attr-defined]
-        super().save_model(request, obj, form, change)
-
-    def save_related(self, request: HttpRequest, form: Any, formsets: Any, change: bool) -> None:
-        super().save_related(request, form, formsets, change)
-        obj = form.instance
-        before = getattr(request, "_hooks_before", None)
-        after = config_state(obj)
-        if before is not None:
-            keys = [k for k in after if before.get(k) != after[k]]
-            if not keys:
-                return
-            before, after = {k: before.get(k) for k in keys}, {k: after[k] for k in keys}
-        after.update(credential_changes(obj))
-        audit_log_write(
-            organization=obj.organization,
-            actor=request.user,
-            action=f"{self.audit_label}.updated" if change else f"{self.audit_label}.created",
-            target=obj,
-            before=before,
-            after=after,
-            ip_address=client_ip(request),
-        )
-
-    def delete_model(self, request: HttpRequest, obj: Any) -> None:
-        config_delete(instance=obj, actor=request.user, ip_address=client_ip(request))
-
-    def delete_queryset(self, request: HttpRequest, queryset: QuerySet) -> None:
-        for obj in queryset:
-            config_delete(instance=obj, actor=request.user, ip_address=client_ip(request))
-
 
 # --- Feishu channels ------------------------------------------------------------------------------
 
@@ -114,8 +73,7 @@ class FeishuChannelForm(forms.ModelForm):
 
 
 @admin.register(FeishuChannel)
-class FeishuChannelAdmin(_AuditedAdmin):
-    audit_label = "feishu_channel"
+class FeishuChannelAdmin(AuditedAdmin):
     form = FeishuChannelForm
     list_display = [
         "name",
@@ -223,8 +181,7 @@ class ApprovalPolicyForm(forms.ModelForm):
 
 
 @admin.register(ApprovalPolicy)
-class ApprovalPolicyAdmin(_AuditedAdmin):
-    audit_label = "approval_policy"
+class ApprovalPolicyAdmin(AuditedAdmin):
     form = ApprovalPolicyForm
     list_display = ["name", "organization", "condition", "channel", "timeout_seconds", "is_active"]
     list_filter = ["is_active"]
@@ -298,8 +255,7 @@ class ApprovalRequestAdmin(OrgScopedAdmin):
 
 
 @admin.register(RateLimit)
-class RateLimitAdmin(_AuditedAdmin):
-    audit_label = "rate_limit"
+class RateLimitAdmin(AuditedAdmin):
     list_display = [
         "name",
         "organization",
@@ -316,8 +272,7 @@ class RateLimitAdmin(_AuditedAdmin):
 
 
 @admin.register(AgentHookSettings)
-class AgentHookSettingsAdmin(_AuditedAdmin):
-    audit_label = "agent_hook_settings"
+class AgentHookSettingsAdmin(AuditedAdmin):
     list_display = [
         "agent",
         "organization",

@@ -24,7 +24,9 @@ from django.db import models
 from django.db.models import Q, QuerySet
 from django.http import HttpRequest
 
+from platform_core.audited import audit_finish, audit_start, audited_delete
 from platform_core.models import Membership, Organization
+from platform_core.request_meta import client_ip
 from platform_core.selectors import admin_organizations_for_user
 
 
@@ -267,6 +269,32 @@ class OrgScopedAdmin(OrgScopedChoicesMixin, admin.ModelAdmin):
 
     def has_delete_permission(self, request: HttpRequest, obj: Any = None) -> bool:
         return self._is_org_admin(request) and self._object_visible(request, obj)
+
+
+class AuditedAdmin(OrgScopedAdmin):
+    """An org-scoped admin whose every add, change and delete writes one audit row
+    (:mod:`platform_core.audited`): the row is read before the save and compared after its
+    many-to-many sets are saved, so a change of connectors or approvers is recorded too."""
+
+    def save_model(self, request: HttpRequest, obj: Any, form: Any, change: bool) -> None:
+        starts = request.__dict__.setdefault("_audit_starts", {})
+        starts[id(obj)] = audit_start(obj)
+        super().save_model(request, obj, form, change)
+
+    def save_related(self, request: HttpRequest, form: Any, formsets: Any, change: bool) -> None:
+        super().save_related(request, form, formsets, change)
+        start = request.__dict__.get("_audit_starts", {}).pop(id(form.instance), None)
+        if start is not None:
+            audit_finish(
+                instance=form.instance, start=start, actor=request.user, ip_address=client_ip(request)
+            )
+
+    def delete_model(self, request: HttpRequest, obj: Any) -> None:
+        audited_delete(instance=obj, actor=request.user, ip_address=client_ip(request))
+
+    def delete_queryset(self, request: HttpRequest, queryset: QuerySet) -> None:
+        for obj in queryset:
+            audited_delete(instance=obj, actor=request.user, ip_address=client_ip(request))
 
 
 class OrgScopedInline(OrgScopedChoicesMixin, admin.TabularInline):

@@ -21,19 +21,20 @@ from agents.api.serializers import (
     RunEventSerializer,
 )
 from agents.models import Agent, Conversation, Message, ModelConfig, RunEvent
+from platform_core.api.audited import AuditedWritesMixin
 from platform_core.tenancy import IsOrgAdmin, IsOrgAdminOrReadOnly, IsOrgMember, OrgScopedViewMixin
 
 
-class ModelConfigViewSet(OrgScopedViewMixin, viewsets.ModelViewSet):
-    """The organisation's model endpoints (admins only; API keys are write-only)."""
+class ModelConfigViewSet(AuditedWritesMixin, OrgScopedViewMixin, viewsets.ModelViewSet):
+    """The organisation's model endpoints (admins only; API keys are write-only; writes audited)."""
 
     queryset = ModelConfig.objects.all()
     serializer_class = ModelConfigSerializer
     permission_classes = [permissions.IsAuthenticated, IsOrgMember, IsOrgAdmin]
 
 
-class AgentViewSet(OrgScopedViewMixin, viewsets.ModelViewSet):
-    """Agents: members list the active ones; admins manage all."""
+class AgentViewSet(AuditedWritesMixin, OrgScopedViewMixin, viewsets.ModelViewSet):
+    """Agents: members list the active ones; admins manage all (writes audited)."""
 
     queryset = Agent.objects.all()
     serializer_class = AgentSerializer

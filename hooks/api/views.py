@@ -28,7 +28,6 @@ from hooks.api.serializers import (
     FeishuChannelSerializer,
     RateLimitSerializer,
 )
-from hooks.config_services import config_delete, config_save
 from hooks.delivery import channel_send_test_card
 from hooks.feishu.errors import FeishuError
 from hooks.models import (
@@ -41,6 +40,7 @@ from hooks.models import (
 )
 from hooks.selectors import approval_list_for_user
 from hooks.services import ApprovalForbidden, approval_decide, approval_resend
+from platform_core.api.audited import AuditedWritesMixin
 from platform_core.request_meta import client_ip
 from platform_core.tenancy import IsOrgAdmin, IsOrgApprover, IsOrgMember, OrgScopedViewMixin
 
@@ -103,44 +103,10 @@ class ApprovalViewSet(
         return Response(data, status=status.HTTP_200_OK if outcome.resent else status.HTTP_409_CONFLICT)
 
 
-class _AuditedConfigViewSet(OrgScopedViewMixin, viewsets.ModelViewSet):
-    """Admin-only configuration; writes go through ``config_save``/``config_delete`` (audited)."""
+class _AuditedConfigViewSet(AuditedWritesMixin, OrgScopedViewMixin, viewsets.ModelViewSet):
+    """Admin-only configuration; every write is audited (``platform_core.audited``)."""
 
     permission_classes = [permissions.IsAuthenticated, IsOrgMember, IsOrgAdmin]
-    m2m_fields: tuple[str, ...] = ()
-    secret_fields: tuple[str, ...] = ()
-
-    def _split(self, data: dict[str, Any]) -> tuple[dict[str, Any], dict[str, Any], dict[str, Any]]:
-        m2m = {k: data.pop(k) for k in self.m2m_fields if k in data}
-        secrets = {k: data.pop(k) for k in self.secret_fields if k in data}
-        return data, m2m, secrets
-
-    def perform_create(self, serializer: Any) -> None:
-        data, m2m, secrets = self._split(dict(serializer.validated_data))
-        instance = self.queryset.model(organization=self.org, **data)
-        serializer.instance = config_save(
-            instance=instance,
-            actor=self.request.user,
-            m2m=m2m,
-            secrets=secrets,
-            ip_address=client_ip(self.request),
-        )
-
-    def perform_update(self, serializer: Any) -> None:
-        data, m2m, secrets = self._split(dict(serializer.validated_data))
-        instance = serializer.instance
-        for name, value in data.items():
-            setattr(instance, name, value)
-        serializer.instance = config_save(
-            instance=instance,
-            actor=self.request.user,
-            m2m=m2m,
-            secrets=secrets,
-            ip_address=client_ip(self.request),
-        )
-
-    def perform_destroy(self, instance: Any) -> None:
-        config_delete(instance=instance, actor=self.request.user, ip_address=client_ip(self.request))
 
 
 class ApprovalPolicyViewSet(_AuditedConfigViewSet):
@@ -148,7 +114,6 @@ class ApprovalPolicyViewSet(_AuditedConfigViewSet):
 
     queryset = ApprovalPolicy.objects.prefetch_related("actions", "connectors", "approver_users")
     serializer_class = ApprovalPolicySerializer
-    m2m_fields = ("actions", "connectors", "approver_users")
 
 
 class FeishuChannelViewSet(_AuditedConfigViewSet):
@@ -156,7 +121,6 @@ class FeishuChannelViewSet(_AuditedConfigViewSet):
 
     queryset = FeishuChannel.objects.all()
     serializer_class = FeishuChannelSerializer
-    secret_fields = FeishuChannel.SECRET_FIELDS
 
     @extend_schema(request=None, responses={200: dict})
     @action(detail=True, methods=["post"], url_path="test-card")

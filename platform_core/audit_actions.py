@@ -1,0 +1,62 @@
+"""Readable names of the audit log's actions, in every language the platform speaks.
+
+An audit row stores its action as a stable string (``agent.updated``); the admin, the API
+(``action_label``) and exports show the label registered here. Every action the code writes must be
+registered: a test walks the code's ``audit_log_write`` calls and fails for an action without a label.
+"""
+
+from __future__ import annotations
+
+from django.utils.functional import Promise
+from django.utils.translation import gettext_lazy as _
+
+AUDIT_ACTION_LABELS: dict[str, Promise] = {
+    # organisations and members
+    "organization.created": _("Organisation created"),
+    "organization.read_only.enabled": _("Read-only mode turned on"),
+    "organization.read_only.disabled": _("Read-only mode turned off"),
+    "organization.approval_cooldown.changed": _("Approval cooldown changed"),
+    "membership.created": _("Member added"),
+    "membership.updated": _("Member's role changed"),
+    "membership.deleted": _("Member removed"),
+    # agents and model endpoints
+    "agent.created": _("Agent created"),
+    "agent.updated": _("Agent changed"),
+    "agent.deleted": _("Agent deleted"),
+    "model_config.created": _("Model endpoint created"),
+    "model_config.updated": _("Model endpoint changed"),
+    "model_config.deleted": _("Model endpoint deleted"),
+    # connectors
+    "connector.created": _("Connector created"),
+    "connector.updated": _("Connector changed"),
+    "connector.deleted": _("Connector deleted"),
+    "connector.openapi_imported": _("OpenAPI document imported"),
+    "connector_action.created": _("Connector action created"),
+    "connector_action.updated": _("Connector action changed"),
+    "connector_action.deleted": _("Connector action deleted"),
+    # guard rails
+    "approval_policy.created": _("Approval policy created"),
+    "approval_policy.updated": _("Approval policy changed"),
+    "approval_policy.deleted": _("Approval policy deleted"),
+    "feishu_channel.created": _("Feishu channel created"),
+    "feishu_channel.updated": _("Feishu channel changed"),
+    "feishu_channel.deleted": _("Feishu channel deleted"),
+    "rate_limit.created": _("Rate limit created"),
+    "rate_limit.updated": _("Rate limit changed"),
+    "rate_limit.deleted": _("Rate limit deleted"),
+    "agent_hook_settings.created": _("Agent hook settings created"),
+    "agent_hook_settings.updated": _("Agent hook settings changed"),
+    "agent_hook_settings.deleted": _("Agent hook settings deleted"),
+    # approvals
+    "approval.approved": _("Approval request approved"),
+    "approval.rejected": _("Approval request rejected"),
+    "approval.expired": _("Approval request expired"),
+    "approval.cancelled": _("Approval request cancelled"),
+    "approval.resent": _("Approval request re-sent"),
+}
+
+
+def audit_action_label(action: str) -> str:
+    """The readable name of ``action`` in the active language (the action itself when unregistered)."""
+    label = AUDIT_ACTION_LABELS.get(action)
+    return str(label) if label is not None else action
