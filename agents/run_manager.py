@@ -81,6 +81,10 @@ class RunHandle:
     # Between taking its lease and recording its end: only then does the lease renewer speak for the run
     # (before, the lease may not be taken yet; after, the run's end has released it).
     holds_lease: bool = False
+    # Whether a cancel may stop the task at any await: only once its event stream is open, so that the
+    # cancel ends through that stream with a stored ``done``. Before, a cancel only sets
+    # ``cancel_requested``, which the task reads as soon as the stream is open.
+    interruptible: bool = False
     # Ids of the follow-up messages already queued (a resumed run loads unread ones from the database).
     follow_ups: set[int] = field(default_factory=set)
 
@@ -181,8 +185,11 @@ class RunManager:
     def _stop(handle: RunHandle) -> None:
         if handle.agent is not None:
             handle.agent.cancel()
-        elif not handle.task.done():
+        elif handle.interruptible and not handle.task.done():
             handle.task.cancel()
+        # Otherwise the task is still taking its lease and opening its stream: cancelled there, it
+        # could neither store a ``done`` nor record its end (the run would stay active). It reads
+        # ``cancel_requested`` (or ``lost``) once the stream is open.
 
     def _lose(self, handle: RunHandle) -> None:
         """The run's lease was taken from this process: stop it; it records nothing more."""
@@ -279,12 +286,14 @@ class RunManager:
                 handle.lost = True
                 return
             handle.holds_lease = True
-            outcome = await self._run_engine(handle, sink, resume, started)
+            handle.interruptible = True
+            if handle.cancel_requested or handle.lost:  # stopped before it could start
+                outcome = _cancelled(sink, started)
+            else:
+                outcome = await self._run_engine(handle, sink, resume, started)
         except asyncio.CancelledError:
             # Cancelled before the engine took over (or during shutdown): end the stream cleanly.
-            outcome = {"status": RunStatus.CANCELLED, **_ended(started, "cancelled")}
-            if sink is not None:
-                sink.emit("done", _done_payload(outcome["elapsed"], cancelled=True, reason="cancelled"))
+            outcome = _cancelled(sink, started)
         except Exception as exc:
             logger.exception("run %s failed", run_id)
             message = f"{type(exc).__name__}: the run failed unexpectedly."
@@ -364,6 +373,7 @@ class RunManager:
         """Flush the run's events and checkpoints, then record its end (or its parking) if it is still
         this process's run."""
         run_id = handle.run_id
+        handle.interruptible = False  # a late cancel must not cut the recording of the run's end
         try:
             await self._close_and_record(handle, sink, outcome, owner)
         except Exception:
@@ -431,6 +441,15 @@ def _engine_parts(
     # The run's connector credentials never reach its stored events or checkpoints, whatever the model sends.
     sink.redact_secrets(run_secret_values(run_connector_actions(blueprint)))
     return blueprint, runtime.tools_for(blueprint), runtime.hooks_for(blueprint)
+
+
+def _cancelled(sink: EventSink | None, started: float) -> dict[str, Any]:
+    """The outcome of a run cancelled before its engine took over; its stream gets the cancelled
+    ``done`` (held, like every run's, until its end is recorded)."""
+    outcome = {"status": RunStatus.CANCELLED, **_ended(started, "cancelled")}
+    if sink is not None:
+        sink.emit("done", _done_payload(outcome["elapsed"], cancelled=True, reason="cancelled"))
+    return outcome
 
 
 def _done_payload(elapsed: float, *, cancelled: bool, reason: str) -> dict[str, Any]:
