@@ -20,6 +20,7 @@ from django.utils.translation import gettext_lazy as _
 from hooks.conditions import ConditionError, parse_condition
 from hooks.conf import DEFAULT_APPROVAL_TIMEOUT_SECONDS, DEFAULT_MAX_OBSERVATION_CHARS, feishu_base_url
 from hooks.feishu_guard import validate_feishu_base_url
+from hooks.hold_reasons import hold_reason_text
 from platform_core.crypto import EncryptedTextField
 from platform_core.models import OrgOwnedModel
 
@@ -308,6 +309,12 @@ class ApprovalRequest(OrgOwnedModel):
         related_name="+",
     )
     arguments = models.JSONField(_("arguments (redacted)"), default=dict, blank=True)
+    hold_reason = models.JSONField(
+        _("why it was held"),
+        default=dict,
+        blank=True,
+        help_text=_("The policy's condition that matched, or why it could not be evaluated."),
+    )
     status = models.CharField(
         _("status"), max_length=12, choices=ApprovalStatus.choices, default=ApprovalStatus.PENDING
     )
@@ -383,6 +390,10 @@ class ApprovalRequest(OrgOwnedModel):
     def card_uuid(self) -> str:
         """Feishu's idempotency key of this request's current card: a re-send is a new message."""
         return str(self.pk) if not self.resend_count else f"{self.pk}-r{self.resend_count}"
+
+    def held_because(self) -> str:
+        """Why the call was held, in the active language ("" for requests stored before reasons were)."""
+        return hold_reason_text(self.hold_reason)
 
     def decider_label(self) -> str:
         """Who decided, for people: the platform user's name or the Feishu open_id."""
