@@ -47,8 +47,9 @@ from connectors.redaction import redact
 from hooks.audit import AuditHook
 from hooks.call_config import call_guard_config
 from hooks.catalog import ActionCatalog, ActionInfo
-from hooks.conditions import condition_requires_approval
+from hooks.conditions import Matched, Unjudged, evaluate_condition
 from hooks.conf import approval_recheck_seconds
+from hooks.hold_reasons import hold_reason_data
 from hooks.models import ApprovalPolicy, ApprovalRequest, ApprovalStatus
 from hooks.services import (
     approval_cancel,
@@ -77,6 +78,19 @@ class RunFacts:
     agent_name: str
 
 
+@dataclass(frozen=True, slots=True)
+class PolicyHold:
+    """A policy holds the call for approval: its condition matched, or could not be evaluated."""
+
+    policy: ApprovalPolicy
+    outcome: Matched | Unjudged
+
+    @property
+    def reason(self) -> dict[str, Any]:
+        """Why, as the request stores it (:mod:`hooks.hold_reasons`)."""
+        return hold_reason_data(self.outcome)
+
+
 def policy_for_call(
     *, organization_id: int, info: ActionInfo, arguments: Mapping[str, Any]
 ) -> ApprovalPolicy | None:
@@ -90,9 +104,17 @@ def policy_requiring_approval(
     policies: Iterable[ApprovalPolicy], arguments: Mapping[str, Any]
 ) -> ApprovalPolicy | None:
     """The first of ``policies`` whose condition holds for the call's arguments."""
+    hold = policy_hold(policies, arguments)
+    return hold.policy if hold is not None else None
+
+
+def policy_hold(policies: Iterable[ApprovalPolicy], arguments: Mapping[str, Any]) -> PolicyHold | None:
+    """The first of ``policies`` that holds the call for approval, and why (fail closed: a condition that
+    cannot be evaluated holds it too)."""
     for policy in policies:
-        if condition_requires_approval(policy.condition, arguments):
-            return policy
+        outcome = evaluate_condition(policy.condition, arguments)
+        if isinstance(outcome, Matched | Unjudged):
+            return PolicyHold(policy, outcome)
     return None
 
 
@@ -178,15 +200,15 @@ def _open_request(
     arguments: dict[str, Any],
     tool_call_id: str,
     replayed: bool,
-    policy: ApprovalPolicy | None,
+    hold: PolicyHold | None,
 ) -> Opened | AskedBefore | None:
-    """The call's request under ``policy`` (a replay's earlier one, or a new one), or the identical call
-    of this run asked before; ``None`` when no policy requires approval of the call."""
+    """The call's request under the policy that ``hold``s it (a replay's earlier one, or a new one), or
+    the identical call of this run asked before; ``None`` when no policy requires approval of the call."""
     if replayed:
         earlier = _earlier_request(facts, info, arguments, tool_call_id)
         if earlier is not None:
             return Opened(earlier, _approver_labels(earlier), True)
-    if policy is None:
+    if hold is None:
         return None
     secrets = _secrets_of(facts.organization_id, info.connector_id)
     before = _asked_before(facts, info, arguments, secrets)
@@ -194,7 +216,7 @@ def _open_request(
         return AskedBefore(before)
     approval = approval_request_create(
         organization_id=facts.organization_id,
-        policy=policy,
+        policy=hold.policy,
         tool_name=info.tool_name,
         arguments=arguments,
         tool_call_id=tool_call_id,
@@ -205,6 +227,7 @@ def _open_request(
         requested_by_id=facts.user_id,
         action_id=info.action_id,
         secrets=secrets,
+        hold_reason=hold.reason,
     )
     return Opened(approval, _approver_labels(approval), False)
 
@@ -399,11 +422,11 @@ class ApprovalGate(PreToolUseHook):
             return None
         arguments = copy.deepcopy(dict(ctx.tool_args))
         config = await self.state.call_config(self.facts.organization_id, ctx.tool_call_id)
-        policy = policy_requiring_approval(config.policies_for(info) if config is not None else (), arguments)
-        if policy is None and not ctx.replayed:
+        hold = policy_hold(config.policies_for(info) if config is not None else (), arguments)
+        if hold is None and not ctx.replayed:
             return None  # no request to open or to find: no database hop
         opened = await database_sync_to_async(_open_request)(
-            self.facts, info, arguments, ctx.tool_call_id, ctx.replayed, policy
+            self.facts, info, arguments, ctx.tool_call_id, ctx.replayed, hold
         )
         if opened is None:
             return None

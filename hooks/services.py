@@ -206,8 +206,10 @@ def approval_request_create(
     action_id: Any = None,
     secrets: tuple[str, ...] = (),
     now: datetime | None = None,
+    hold_reason: Mapping[str, Any] | None = None,
 ) -> ApprovalRequest:
-    """Hold one tool call for a decision: store it (arguments redacted) and queue its Feishu card."""
+    """Hold one tool call for a decision: store it (arguments redacted) with why it was held
+    (:mod:`hooks.hold_reasons`) and queue its Feishu card."""
     if policy.organization_id != organization_id:
         raise ValueError("the policy belongs to another organisation")
     now = now or timezone.now()
@@ -225,6 +227,7 @@ def approval_request_create(
         tool_name=tool_name[:64],
         action_id=action_id,
         arguments=shown,
+        hold_reason=dict(hold_reason or {}),
         call_digest=call_digest(tool_name[:64], shown),
         requested_by_id=requested_by_id,
         created_at=now,
