@@ -17,6 +17,8 @@ from collections.abc import AsyncIterator, Mapping, Sequence
 from typing import Any
 
 from agents import demo_plan
+from agents.demo_intent import arguments_for, question_facts
+from agents.demo_summary import tool_result_markdown
 from agents.engine.llm import ChatResponse, Message, ToolCallRequest, Usage
 
 DEMO_MODEL_NAME = "offline-demo-model"
@@ -25,8 +27,6 @@ LABEL_ZH = "离线演示模型"
 
 _WORD = re.compile(r"[a-z0-9]+")
 _CJK_RUN = re.compile(r"[\u4e00-\u9fff]+")
-_NUMBER = re.compile(r"(?<![\w.])-?\d+(?:\.\d+)?(?![\w.])")
-_QUOTED = re.compile(r"[\"“'‘「]([^\"”'’」]{1,200})[\"”'’」]")
 _CJK = re.compile(r"[\u4e00-\u9fff]")
 _STOP = {
     "the",
@@ -119,6 +119,7 @@ def _observations(messages: Sequence[Message]) -> list[str]:
 
 
 _WRITE_VERBS = {
+    "make",
     "create",
     "add",
     "new",
@@ -151,64 +152,100 @@ def _is_write_tool(function: Mapping[str, Any]) -> bool:
     return first in _WRITE_VERBS
 
 
-def _score(tool: Mapping[str, Any], question_words: set[str], question: str) -> int:
+def _action_words(function: Mapping[str, Any]) -> tuple[set[str], set[str]]:
+    """The words of a tool's action verb and of its object (``create_payment``: create, payment)."""
+    action = str(function.get("name", "")).split("__")[-1]
+    parts = [p for p in re.split(r"[_\-\s]+|(?<=[a-z])(?=[A-Z])", action) if p]
+    verb = _words(parts[0]) if parts else set()
+    return verb, _words(" ".join(parts[1:]))
+
+
+def _first_mention(tokens: list[set[str]], words: set[str]) -> int:
+    return next((index for index, token in enumerate(tokens) if token & words), len(tokens))
+
+
+def _tokens(question: str) -> list[set[str]]:
+    """The question's words in order, each with its synonyms (Chinese as two-character words)."""
+    tokens: list[set[str]] = []
+    for match in re.finditer(r"[a-z0-9]+|[\u4e00-\u9fff]+", question.lower()):
+        piece = match.group(0)
+        if _CJK.match(piece):
+            tokens += [_words(piece[i : i + 2]) for i in range(max(1, len(piece) - 1))]
+        elif piece not in _STOP:
+            tokens.append(_words(piece))
+    return tokens
+
+
+def _write_words(question: str) -> set[str]:
+    """The write verbs of the question with their synonyms ("pay": pay, payment, 支付…)."""
+    words: set[str] = set()
+    for token in _WORD.findall(question.lower()):
+        if token in _WRITE_VERBS:
+            words |= _words(token)
+    for word in _WRITE_WORDS_ZH:
+        if word in question:
+            words |= _words(word)
+    return words
+
+
+def _score(tool: Mapping[str, Any], question: str, first_thing: int) -> int:
+    """How well a tool fits the question: shared words, the thing named first, the verb, the id it needs."""
     function = tool.get("function", tool)
     name_words = _words(re.sub(r"[_\-]+", " ", str(function.get("name", ""))))
-    description_words = _words(str(function.get("description", "")))
-    score = 3 * len(name_words & question_words) + len(description_words & question_words)
+    description = str(function.get("description", "")).split("\nSystem:", 1)[0]  # every tool's system line
+    description_words = _words(description)
+    # Count the question's words (not their synonyms) that the name and the description share.
+    tokens = _tokens(question)
+    distinct = {frozenset(token) for token in tokens}
+    score = sum(3 * bool(token & name_words) + bool(token & description_words) for token in distinct)
     if score <= 0:
         return 0
-    # A tool that needs an id fits a question that gives a number, and not one that gives none.
-    schema = function.get("parameters") or {}
-    needs_value = any(
-        (schema.get("properties") or {}).get(name, {}).get("type") in ("integer", "number")
-        for name in schema.get("required") or ()
-    )
-    has_number = bool(_NUMBER.search(question))
-    if needs_value:
-        score += 2 if has_number else -4
+    verb, thing = _action_words(function)
+    # The thing a question names first is what it is about ("the payments of PO-0001": payments).
+    if thing and _first_mention(tokens, thing) == first_thing:
+        score += 4
+    # A write question's own verb picks the write action: "pay" a payment, "approve" an approval.
+    if _is_write_tool(function) and (verb | thing) & _write_words(question):
+        score += 10
+    # A tool that takes a number fits a question that gives one; one that needs a number needs one.
+    properties = (function.get("parameters") or {}).get("properties") or {}
+    numeric = {name for name, spec in properties.items() if spec.get("type") in ("integer", "number")}
+    required = numeric & set((function.get("parameters") or {}).get("required") or ())
+    has_value = question_facts(question).has_value
+    if numeric and has_value:
+        score += 2
+    elif required and not has_value:
+        score -= 4
     return score
 
 
-def _arguments(schema: Mapping[str, Any], question: str) -> dict[str, Any]:
-    """Fill an object schema's properties from the question, required ones with a sensible default."""
-    properties: Mapping[str, Any] = schema.get("properties") or {}
-    required = set(schema.get("required") or ())
-    numbers = _NUMBER.findall(question)
-    quoted = _QUOTED.findall(question)
-    lowered = question.lower()
-    args: dict[str, Any] = {}
-    for name, spec in properties.items():
-        kind = spec.get("type")
-        if "enum" in spec:
-            match = next((v for v in spec["enum"] if str(v).lower() in lowered), None)
-            if match is not None or name in required:
-                args[name] = match if match is not None else spec["enum"][0]
-        elif kind in ("integer", "number"):
-            if numbers:
-                raw = numbers.pop(0)
-                args[name] = int(float(raw)) if kind == "integer" else float(raw)
-            elif name in required:
-                args[name] = spec.get("default", spec.get("minimum", 1))
-        elif kind == "string":
-            if quoted:
-                args[name] = quoted.pop(0)
-            elif name in required:
-                args[name] = spec.get("default") or question[:120]
-        elif kind == "boolean" and name in required:
-            args[name] = bool(spec.get("default", False))
-        elif kind == "array" and name in required:
-            args[name] = []
-        elif kind == "object" and name in required:
-            args[name] = _arguments(spec, question)
-    return args
+def _pick_tool(
+    tools: Sequence[Mapping[str, Any]], question: str, *, hint: str | None = None
+) -> Mapping[str, Any] | None:
+    """The tool that best fits the question (the hinted one when it may be used), or ``None``."""
+    wants_write = _wants_write(question)
+    usable = [t for t in tools if wants_write or not _is_write_tool(t.get("function", t))]
+    things = set().union(*(_action_words(t.get("function", t))[1] for t in usable)) if usable else set()
+    first_thing = _first_mention(_tokens(question), things)
+    candidates = [
+        (100 if hint == t.get("function", t).get("name") else _score(t, question, first_thing), -index, t)
+        for index, t in enumerate(usable)
+    ]
+    candidates = [c for c in candidates if c[0] > 0]
+    return max(candidates, key=lambda c: (c[0], c[1]))[2] if candidates else None
+
+
+def _pick_from_catalogue(question: str, catalogue: Sequence[tuple[str, str]]) -> str | None:
+    """Like :func:`_pick_tool` for a catalogue of ``(name, description)`` (the planner's prompt)."""
+    tool = _pick_tool([{"name": name, "description": about} for name, about in catalogue], question)
+    return str(tool["name"]) if tool is not None else None
 
 
 def _structured_value(schema: Mapping[str, Any], messages: Sequence[Message]) -> dict[str, Any]:
     """A value for a forced function call (tool selection and other structured calls)."""
     properties = schema.get("properties") or {}
     question = _question(messages)
-    planned = demo_plan.structured_plan_value(properties, messages, question, _words)
+    planned = demo_plan.structured_plan_value(properties, messages, question, _pick_from_catalogue)
     if planned is not None:
         return planned
     if "tools" in properties:  # tool selection: the catalogue is in the prompt, one tool per line
@@ -222,7 +259,7 @@ def _structured_value(schema: Mapping[str, Any], messages: Sequence[Message]) ->
                 ranked.append((len(_words(line) & words), name))
         ranked.sort(key=lambda pair: -pair[0])
         return {"tools": [name for score, name in ranked[:6] if score > 0] or [n for _, n in ranked[:6]]}
-    return _arguments(schema, question)
+    return arguments_for(schema, question_facts(question))
 
 
 def _final_answer(question: str, messages: Sequence[Message]) -> str:
@@ -234,7 +271,7 @@ def _final_answer(question: str, messages: Sequence[Message]) -> str:
             return f"（{label}）我没有找到与这个问题相关的工具。配置一个模型端点后即可获得真正的回答。"
         return f"({label}) I found no tool related to this question. Configure a model endpoint for real answers."
     head = f"（{label}）根据工具返回的结果：" if zh else f"({label}) Based on the tool results:"
-    return head + "\n\n" + "\n\n".join(obs[:600] for obs in observations[-3:])
+    return head + "\n\n" + "\n\n".join(tool_result_markdown(obs, zh=zh) for obs in observations[-3:])
 
 
 class DemoLLM:
@@ -279,23 +316,14 @@ class DemoLLM:
         summary = demo_plan.dependency_answer(question)
         if summary is not None and not _called_tools(messages):
             return ChatResponse(content=summary, usage=usage, model=self.model, finish_reason="stop")
-        # In a plan step, arguments come from the user's goal (not from the step's own wording).
-        goal = demo_plan.step_goal(question) or question
+        # In a plan step, arguments come from its part of the user's goal (not from the step's wording).
+        goal = demo_plan.step_subject(question) or question
         # One tool call per question: the demo model looks one thing up, then answers from it.
         if tools and not _called_tools(messages):
-            words = _words(question)
-            wants_write = _wants_write(goal)
-            hint = demo_plan.suggested_tool(question)
-            candidates = [
-                (100 if hint == t.get("function", t).get("name") else _score(t, words, goal), index, t)
-                for index, t in enumerate(tools)
-                if wants_write or not _is_write_tool(t.get("function", t))
-            ]
-            candidates = [c for c in candidates if c[0] > 0]
-            if candidates:
-                _, _, tool = max(candidates, key=lambda c: (c[0], -c[1]))
+            tool = _pick_tool(tools, goal, hint=demo_plan.suggested_tool(question))
+            if tool is not None:
                 function = tool.get("function", tool)
-                arguments = _arguments(function.get("parameters") or {}, goal)
+                arguments = arguments_for(function.get("parameters") or {}, question_facts(goal))
                 call = ToolCallRequest(
                     id="demo-call-1",
                     name=function["name"],
@@ -337,7 +365,7 @@ class DemoLLM:
                 else f"**{label}**: here is what the tools returned.\n\n"
             )
             body = "\n\n".join(
-                f"**{name}**\n\n```\n{content.strip()[:1200]}\n```" for name, content in results
+                f"`{name}`\n\n{tool_result_markdown(content, zh=zh)}" for name, content in results
             )
         else:
             intro = f"**{label}**：" if zh else f"**{label}**: "

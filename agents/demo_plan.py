@@ -79,31 +79,61 @@ def _catalogue(messages: Sequence[Message]) -> list[tuple[str, str]]:
     return tools
 
 
-def plan_value(messages: Sequence[Message], words: Callable[[str], set[str]]) -> dict[str, Any]:
-    """Two steps: look the goal up with the best-matching tool, then summarise what was found."""
+_PART_SPLIT = re.compile(
+    r"\s*(?:,?\s+\b(?:and|as well as|plus)\b\s+|[,;]\s+|和|以及|及|、|；|，)\s*", re.IGNORECASE
+)
+_LOOKUP_EN = "Look up the data this question needs: "
+_LOOKUP_ZH = "查询回答这个问题所需的数据："
+
+
+ToolPicker = Callable[[str, Sequence[tuple[str, str]]], str | None]
+
+
+def plan_value(messages: Sequence[Message], pick_tool: ToolPicker) -> dict[str, Any]:
+    """One look-up per part of the goal ("the drafts and the payments": two), each with the tool that
+    best matches it, then a step that summarises what they found."""
     goal = planner_goal(messages)
-    goal_words = words(goal)
-    scored = [
-        (
-            len(words(re.sub(r"[_\-]+", " ", name)) & goal_words) * 3 + len(words(text) & goal_words),
-            index,
-            name,
-        )
-        for index, (name, text) in enumerate(_catalogue(messages))
+    catalogue = _catalogue(messages)
+    zh = is_chinese(goal)
+    parts = [part.strip(" .?!。？！") for part in _PART_SPLIT.split(goal)]
+    looked_up = [(part, pick_tool(part, catalogue)) for part in parts if part]
+    looked_up = [(part, tool) for part, tool in looked_up if tool is not None]
+    if len(looked_up) < 2:  # one thing to look up: the whole goal is its task
+        looked_up = [(goal, pick_tool(goal, catalogue))]
+    prefix = _LOOKUP_ZH if zh else _LOOKUP_EN
+    steps = [
+        {"id": str(n), "task": prefix + part, "dependencies": [], "tool_hint": tool, "model_hint": "fast"}
+        for n, (part, tool) in enumerate(looked_up, start=1)
     ]
-    scored = [entry for entry in scored if entry[0] > 0]
-    tool = max(scored, key=lambda entry: (entry[0], -entry[1]))[2] if scored else None
-    if is_chinese(goal):
-        first, second = f"查询回答这个问题所需的数据：{goal}", "整理第 1 步查到的结果，回答这个问题。"
+    ids = [step["id"] for step in steps]
+    if zh:
+        summary = f"整理第 {'、'.join(ids)} 步查到的结果，回答这个问题。"
+    elif len(ids) == 1:
+        summary = "Summarise what step 1 found to answer the question."
     else:
-        first = f"Look up the data this question needs: {goal}"
-        second = "Summarise what step 1 found to answer the question."
-    return {
-        "steps": [
-            {"id": "1", "task": first, "dependencies": [], "tool_hint": tool, "model_hint": "fast"},
-            {"id": "2", "task": second, "dependencies": ["1"], "tool_hint": None, "model_hint": "general"},
-        ]
-    }
+        summary = f"Summarise what steps {', '.join(ids[:-1])} and {ids[-1]} found to answer the question."
+    steps.append(
+        {
+            "id": str(len(steps) + 1),
+            "task": summary,
+            "dependencies": ids,
+            "tool_hint": None,
+            "model_hint": "general",
+        }
+    )
+    return {"steps": steps}
+
+
+def step_subject(question: str) -> str | None:
+    """What a plan step's look-up is about (its part of the goal), or ``None`` for other prompts."""
+    goal = step_goal(question)
+    if goal is None:
+        return None
+    task = question.split(_STEP_GOAL_END, 1)[-1].split("):\n", 1)[-1].split("\n", 1)[0]
+    for prefix in (_LOOKUP_EN, _LOOKUP_ZH):
+        if task.startswith(prefix):
+            return task[len(prefix) :].strip() or goal
+    return goal
 
 
 def analysis_value(messages: Sequence[Message]) -> dict[str, Any]:
@@ -165,11 +195,11 @@ def structured_plan_value(
     properties: Mapping[str, Any],
     messages: Sequence[Message],
     question: str,
-    words: Callable[[str], set[str]],
+    pick_tool: ToolPicker,
 ) -> dict[str, Any] | None:
     """The demo's value for plan mode's structured calls (planner, analyser, router), else ``None``."""
     if "steps" in properties:
-        return plan_value(messages, words)
+        return plan_value(messages, pick_tool)
     if "achieved" in properties:
         return analysis_value(messages)
     if "mode" in properties:
