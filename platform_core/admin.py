@@ -7,18 +7,25 @@ from typing import Any
 from django import forms
 from django.contrib import admin, messages
 from django.contrib.auth import get_user_model
-from django.core.exceptions import ValidationError
+from django.core.exceptions import PermissionDenied, ValidationError
 from django.db.models import QuerySet
 from django.http import HttpRequest, HttpResponse
 from django.template.response import TemplateResponse
 from django.utils.translation import gettext_lazy as _
 from django.utils.translation import ngettext
 
-from platform_core.admin_base import OrgScopedAdmin, admin_visible_rows
+from platform_core.admin_base import OrgScopedAdmin, admin_orgs, admin_visible_rows
 from platform_core.admin_members import UserIdentifierField, username_prefill
 from platform_core.models import ApiToken, AuditLog, Membership, Organization
 from platform_core.request_meta import client_ip
-from platform_core.services import organization_set_approval_cooldown, organization_set_read_only
+from platform_core.services import (
+    MembershipRefused,
+    membership_refusal,
+    membership_remove,
+    membership_save,
+    organization_set_approval_cooldown,
+    organization_set_read_only,
+)
 
 admin.site.site_header = _("Agent platform administration")
 admin.site.site_title = _("Agent platform admin")
@@ -181,6 +188,31 @@ class OrganizationAdmin(OrgScopedAdmin):
         )
 
 
+def _removal_refusal(membership: Membership, actor: Any) -> MembershipRefused | None:
+    return membership_refusal(
+        organization=membership.organization, user=membership.user, role=None, actor=actor
+    )
+
+
+class MembershipAdminForm(forms.ModelForm):
+    """Refuses what the membership service would refuse (owner role by non-owners, the last owner)."""
+
+    actor: Any = None
+
+    def clean(self) -> dict[str, Any]:
+        data = super().clean()
+        org = data.get("organization") or (
+            self.instance.organization if self.instance.organization_id else None
+        )
+        user = data.get("user") or (self.instance.user if self.instance.user_id else None)
+        role = data.get("role")
+        if org is not None and user is not None and role:
+            refusal = membership_refusal(organization=org, user=user, role=role, actor=self.actor)
+            if refusal is not None:
+                raise ValidationError({"role": refusal.message})
+        return data
+
+
 @admin.register(Membership)
 class MembershipAdmin(OrgScopedAdmin):
     """Members of the organisations the user administers.
@@ -212,7 +244,46 @@ class MembershipAdmin(OrgScopedAdmin):
 
     def get_readonly_fields(self, request: HttpRequest, obj: Any = None) -> list[str]:
         fields = list(super().get_readonly_fields(request, obj))
-        return [*fields, "user"] if obj is not None else fields
+        return [*fields, "user", "organization"] if obj is not None else fields
+
+    def get_form(self, request: HttpRequest, obj: Any = None, change: bool = False, **kwargs: Any) -> Any:
+        kwargs.setdefault("form", MembershipAdminForm)
+        form = super().get_form(request, obj, change=change, **kwargs)
+        form.actor = request.user  # a class made for this request by modelform_factory
+        return form
+
+    def save_model(self, request: HttpRequest, obj: Membership, form: Any, change: bool) -> None:
+        if obj.organization_id is None:
+            obj.organization = admin_orgs(request).first()
+        outcome = membership_save(
+            organization=obj.organization,
+            user=obj.user,
+            role=obj.role,
+            actor=request.user,
+            ip_address=client_ip(request),
+        )
+        if isinstance(outcome, MembershipRefused):  # the form checked it: only a concurrent change gets here
+            raise PermissionDenied(outcome.message)
+        obj.pk = outcome.membership.pk
+        obj.created_at = outcome.membership.created_at
+        obj._state.adding = False
+
+    def has_delete_permission(self, request: HttpRequest, obj: Any = None) -> bool:
+        if not super().has_delete_permission(request, obj):
+            return False
+        return obj is None or _removal_refusal(obj, request.user) is None
+
+    def delete_model(self, request: HttpRequest, obj: Membership) -> None:
+        self._remove(request, obj)
+
+    def delete_queryset(self, request: HttpRequest, queryset: QuerySet) -> None:
+        for membership in queryset.select_related("user", "organization"):
+            self._remove(request, membership)
+
+    def _remove(self, request: HttpRequest, membership: Membership) -> None:
+        outcome = membership_remove(membership=membership, actor=request.user, ip_address=client_ip(request))
+        if isinstance(outcome, MembershipRefused):
+            self.message_user(request, f"{membership}: {outcome.message}", messages.ERROR)
 
 
 @admin.register(AuditLog)

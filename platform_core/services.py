@@ -2,7 +2,8 @@
 
 from __future__ import annotations
 
-from typing import Any
+from dataclasses import dataclass
+from typing import Any, Literal
 
 from django.contrib.auth import get_user_model
 from django.contrib.auth.base_user import AbstractBaseUser
@@ -123,7 +124,158 @@ def organization_create(*, slug: str, name: str, actor: AbstractBaseUser | None 
     return org
 
 
+@dataclass(frozen=True, slots=True)
+class MembershipSaved:
+    """A membership was created or its role changed (``changed`` False: it already had that role)."""
+
+    membership: Membership
+    changed: bool
+    type: Literal["saved"] = "saved"
+
+
+@dataclass(frozen=True, slots=True)
+class MembershipRemoved:
+    type: Literal["removed"] = "removed"
+
+
+@dataclass(frozen=True, slots=True)
+class MembershipRefused:
+    """Why a membership change was refused: ``owner_only`` (only owners may grant, change or remove the
+    owner role) or ``last_owner`` (an organisation always keeps one owner)."""
+
+    code: Literal["owner_only", "last_owner"]
+    message: str
+    type: Literal["refused"] = "refused"
+
+
+def _is_owner(user: AbstractBaseUser, organization: Organization) -> bool:
+    return Membership.objects.filter(user=user, organization=organization, role=Role.OWNER).exists()
+
+
+def membership_refusal(
+    *,
+    organization: Organization,
+    user: AbstractBaseUser,
+    role: str | None,
+    actor: AbstractBaseUser | None,
+) -> MembershipRefused | None:
+    """Why ``actor`` may not give ``user`` ``role`` in ``organization`` (``None``: remove the membership).
+
+    ``actor=None`` is the operator (a management command): only the last-owner rule applies to it.
+    """
+    current = (
+        Membership.objects.filter(organization=organization, user=user).values_list("role", flat=True).first()
+    )
+    if current == role:
+        return None
+    acting_as_operator = actor is None or actor.is_superuser
+    if Role.OWNER in (current, role) and not acting_as_operator and not _is_owner(actor, organization):
+        return MembershipRefused(
+            "owner_only", _("Only an owner can make someone an owner, or change or remove an owner.")
+        )
+    if current == Role.OWNER:
+        others = Membership.objects.filter(organization=organization, role=Role.OWNER).exclude(user=user)
+        if not others.exists():
+            return MembershipRefused(
+                "last_owner",
+                _(
+                    "The organisation's last owner cannot leave or be demoted: make another member "
+                    "owner first."
+                ),
+            )
+    return None
+
+
+def _staff_follow_role(user: AbstractBaseUser, *, was_admin: bool, is_admin: bool) -> None:
+    """Owners and admins need ``is_staff`` to open the admin: granted on promotion; on demotion or
+    removal withdrawn unless the user is an owner or admin elsewhere, or a superuser."""
+    if is_admin:
+        wanted = True
+    elif was_admin:
+        elsewhere = Membership.objects.filter(user=user, role__in=ADMIN_ROLES).exists()
+        wanted = bool(user.is_superuser or elsewhere)
+    else:
+        return
+    if user.is_staff != wanted:
+        user.is_staff = wanted
+        user.save(update_fields=["is_staff"])
+
+
+def _member_state(membership: Membership) -> dict[str, Any]:
+    return {"user": membership.user.get_username(), "role": membership.role}
+
+
+def _lock_owners(organization: Organization) -> None:
+    # Two owners demoting each other at once must not leave the organisation without one.
+    list(Membership.objects.select_for_update().filter(organization=organization, role=Role.OWNER))
+
+
 @transaction.atomic
+def membership_save(
+    *,
+    organization: Organization,
+    user: AbstractBaseUser,
+    role: str,
+    actor: AbstractBaseUser | None,
+    ip_address: str | None = None,
+) -> MembershipSaved | MembershipRefused:
+    """Add ``user`` to ``organization`` with ``role`` or change their role, audited; ``is_staff`` follows
+    the role. Refused (nothing changes) when :func:`membership_refusal` says why."""
+    if role not in Role.values:
+        raise ValidationError({"role": _("Unknown role: %(role)s") % {"role": role}})
+    _lock_owners(organization)
+    refusal = membership_refusal(organization=organization, user=user, role=role, actor=actor)
+    if refusal is not None:
+        return refusal
+    membership = Membership.objects.select_for_update().filter(organization=organization, user=user).first()
+    if membership is not None and membership.role == role:
+        _staff_follow_role(user, was_admin=False, is_admin=role in ADMIN_ROLES)
+        return MembershipSaved(membership, False)
+    before = None if membership is None else _member_state(membership)
+    was_admin = membership is not None and membership.role in ADMIN_ROLES
+    if membership is None:
+        membership = Membership.objects.create(organization=organization, user=user, role=role)
+    else:
+        membership.role = role
+        membership.save(update_fields=["role"])
+    _staff_follow_role(user, was_admin=was_admin, is_admin=role in ADMIN_ROLES)
+    audit_log_write(
+        organization=organization,
+        actor=actor,
+        action="membership.created" if before is None else "membership.updated",
+        target=membership,
+        before=before,
+        after=_member_state(membership),
+        ip_address=ip_address,
+    )
+    return MembershipSaved(membership, True)
+
+
+@transaction.atomic
+def membership_remove(
+    *, membership: Membership, actor: AbstractBaseUser | None, ip_address: str | None = None
+) -> MembershipRemoved | MembershipRefused:
+    """Remove a member from the organisation, audited; ``is_staff`` follows (see :func:`membership_save`)."""
+    organization = Organization.objects.get(pk=membership.organization_id)
+    _lock_owners(organization)
+    refusal = membership_refusal(organization=organization, user=membership.user, role=None, actor=actor)
+    if refusal is not None:
+        return refusal
+    audit_log_write(
+        organization=organization,
+        actor=actor,
+        action="membership.deleted",
+        target=membership,
+        before=_member_state(membership),
+        ip_address=ip_address,
+    )
+    was_admin = membership.role in ADMIN_ROLES
+    user = membership.user
+    membership.delete()
+    _staff_follow_role(user, was_admin=was_admin, is_admin=False)
+    return MembershipRemoved()
+
+
 def membership_set(
     *,
     organization: Organization,
@@ -131,32 +283,14 @@ def membership_set(
     role: str,
     actor: AbstractBaseUser | None = None,
 ) -> Membership:
-    """Give ``user`` ``role`` in ``organization`` (creating or changing the membership).
+    """Give ``user`` ``role`` in ``organization`` (the operator's path: ``add_member``, the demo).
 
-    Org admins and owners need ``is_staff`` to open the Django admin, so it is granted here.
+    Raises ``ValidationError`` when :func:`membership_save` refuses.
     """
-    if role not in Role.values:
-        raise ValidationError({"role": _("Unknown role: %(role)s") % {"role": role}})
-    membership, created = Membership.objects.select_for_update().get_or_create(
-        organization=organization, user=user, defaults={"role": role}
-    )
-    before = None if created else {"role": membership.role}
-    if not created and membership.role != role:
-        membership.role = role
-        membership.save(update_fields=["role"])
-    if role in ADMIN_ROLES and not user.is_staff:
-        user.is_staff = True
-        user.save(update_fields=["is_staff"])
-    if created or before != {"role": role}:
-        audit_log_write(
-            organization=organization,
-            actor=actor,
-            action="membership.set",
-            target=membership,
-            before=before,
-            after={"user": user.get_username(), "role": role},
-        )
-    return membership
+    outcome = membership_save(organization=organization, user=user, role=role, actor=actor)
+    if isinstance(outcome, MembershipRefused):
+        raise ValidationError(outcome.message, code=outcome.code)
+    return outcome.membership
 
 
 def user_get_or_create(*, username: str, password: str | None = None, email: str = "") -> AbstractBaseUser:

@@ -5,10 +5,12 @@ from __future__ import annotations
 from django.urls import include, path
 from rest_framework.routers import SimpleRouter
 
+from platform_core.api.members import MemberViewSet
 from platform_core.api.views import AuditLogViewSet, OrganizationListView, OrganizationSettingsView
 
 org_router = SimpleRouter()
 org_router.register("audit-logs", AuditLogViewSet, basename="audit-log")
+org_router.register("members", MemberViewSet, basename="member")
 
 # Every app's org-scoped API routes, each in its own module.
 org_urlpatterns = [

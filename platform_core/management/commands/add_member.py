@@ -2,6 +2,7 @@ from __future__ import annotations
 
 from typing import Any
 
+from django.core.exceptions import ValidationError
 from django.core.management.base import BaseCommand, CommandError, CommandParser
 
 from platform_core.models import Organization, Role
@@ -35,5 +36,8 @@ class Command(BaseCommand):
         if org is None:
             raise CommandError(f"No organisation with the slug {slug!r}. Create it with create_org first.")
         user = user_get_or_create(username=username, password=password, email=email)
-        membership_set(organization=org, user=user, role=role)
+        try:
+            membership_set(organization=org, user=user, role=role)
+        except ValidationError as exc:
+            raise CommandError(" ".join(exc.messages)) from exc
         self.stdout.write(self.style.SUCCESS(f"{username} is now {role} of {slug}."))
