@@ -14,6 +14,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from asgiref.sync import async_to_sync
+from django.utils import translation
 
 from hooks.conf import card_retry_base_seconds
 from hooks.feishu.cards import approval_decided_card, approval_pending_card, channel_test_card
@@ -58,6 +59,11 @@ def feishu_app_for(channel: FeishuChannel) -> FeishuApp:
     )
 
 
+def _held_because(approval: ApprovalRequest, language: str) -> str:
+    with translation.override(language):
+        return approval.held_because()
+
+
 def pending_card_for(approval: ApprovalRequest, language: str) -> dict[str, Any]:
     return approval_pending_card(
         approval_id=str(approval.pk),
@@ -67,6 +73,7 @@ def pending_card_for(approval: ApprovalRequest, language: str) -> dict[str, Any]
         arguments=approval.arguments,
         policy_name=approval.policy_name,
         expires_at=approval.expires_at,
+        reason=_held_because(approval, language),
         language=language,
     )
 

@@ -44,6 +44,7 @@ class ApprovalRequestSerializer(serializers.ModelSerializer):
     requested_by = serializers.SlugRelatedField(slug_field="username", read_only=True)
     decided_by = serializers.SerializerMethodField()
     approvers = serializers.SerializerMethodField()
+    held_because = serializers.CharField(read_only=True)
 
     class Meta:
         model = ApprovalRequest
@@ -52,6 +53,8 @@ class ApprovalRequestSerializer(serializers.ModelSerializer):
             "status",
             "tool_name",
             "arguments",
+            "hold_reason",
+            "held_because",
             "policy",
             "policy_name",
             "agent_name",

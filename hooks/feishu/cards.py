@@ -34,6 +34,7 @@ TEXTS: dict[str, dict[str, str]] = {
         "tool": "Tool",
         "policy": "Policy",
         "expires": "Expires",
+        "why": "Why it was held",
         "arguments": "Arguments",
         "approve": "Approve",
         "reject": "Reject",
@@ -62,6 +63,7 @@ TEXTS: dict[str, dict[str, str]] = {
         "tool": "工具",
         "policy": "审批策略",
         "expires": "截止时间",
+        "why": "审批原因",
         "arguments": "参数",
         "approve": "批准",
         "reject": "拒绝",
@@ -121,6 +123,7 @@ def approval_pending_card(
     arguments: Mapping[str, Any],
     policy_name: str,
     expires_at: datetime,
+    reason: str = "",
     language: str = "en",
     texts: Mapping[str, str] | None = None,
 ) -> dict[str, Any]:
@@ -138,6 +141,7 @@ def approval_pending_card(
         _row(t["tool"], tool_name),
         _row(t["policy"], policy_name),
         _row(t["expires"], format_time(expires_at)),
+        *([_row(t["why"], reason, limit=MAX_COMMENT_CHARS)] if reason else []),
         _arguments_block(t, arguments),
         {"tag": "hr"},
         {
