@@ -30,7 +30,9 @@ VAR_DIR.mkdir(exist_ok=True)
 
 SECRET_KEY = local_secret("SECRET_KEY")
 FIELD_ENCRYPTION_KEYS = [k.strip() for k in local_secret("FIELD_ENCRYPTION_KEYS").split(",") if k.strip()]
-DEBUG = env_bool("DJANGO_DEBUG", not PRODUCTION)
+# Off unless asked for, in development too: `make run` shows what users see (the styled error pages,
+# never Django's technical ones). DJANGO_DEBUG=true turns Django's debug pages on for development.
+DEBUG = env_bool("DJANGO_DEBUG", False)
 ALLOWED_HOSTS = env_list(
     "ALLOWED_HOSTS", [] if PRODUCTION else ["127.0.0.1", "localhost", "[::1]", "testserver"]
 )
@@ -82,6 +84,7 @@ TEMPLATES = [
                 "django.template.context_processors.i18n",
                 "django.contrib.auth.context_processors.auth",
                 "django.contrib.messages.context_processors.messages",
+                "platform_core.navigation.topbar",
             ],
         },
     },
