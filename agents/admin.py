@@ -7,8 +7,10 @@ from typing import Any
 from django import forms
 from django.contrib import admin
 from django.http import HttpRequest
+from django.utils.text import capfirst
 from django.utils.translation import gettext_lazy as _
 
+from agents.example_questions import ExampleQuestionsFormField
 from agents.models import Agent, Conversation, ModelConfig, Run
 from platform_core.admin_base import AuditedAdmin, OrgScopedAdmin
 from platform_core.secret_rules import validate_secret_length
@@ -79,8 +81,16 @@ class AgentAdmin(AuditedAdmin):
         "execution_mode",
         "max_iterations",
         "completion_check",
+        "example_questions",
         "active",
     ]
+
+    def formfield_for_dbfield(self, db_field: Any, request: HttpRequest, **kwargs: Any) -> Any:
+        if db_field.name == "example_questions":
+            return ExampleQuestionsFormField(
+                required=False, label=capfirst(db_field.verbose_name), help_text=db_field.help_text
+            )
+        return super().formfield_for_dbfield(db_field, request, **kwargs)
 
 
 class _ReadOnlyAdmin(OrgScopedAdmin):

@@ -11,6 +11,7 @@ from django.db import models
 from django.utils.translation import gettext_lazy as _
 
 from agents.endpoint_guard import validate_model_endpoint_url
+from agents.example_questions import validate_example_questions
 from platform_core.crypto import EncryptedTextField
 from platform_core.models import OrgOwnedModel
 
@@ -97,6 +98,13 @@ class Agent(OrgOwnedModel):
         _("maximum iterations"), default=50, validators=[MinValueValidator(1), MaxValueValidator(50)]
     )
     completion_check = models.BooleanField(_("completion checklist"), default=True)
+    example_questions = models.JSONField(
+        _("example questions"),
+        default=list,
+        blank=True,
+        validators=[validate_example_questions],
+        help_text=_("Offered to users in an empty conversation; one question per line, at most six."),
+    )
     active = models.BooleanField(_("active"), default=True)
     created_at = models.DateTimeField(_("created at"), auto_now_add=True)
 

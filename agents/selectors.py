@@ -5,7 +5,7 @@ from __future__ import annotations
 import uuid
 
 from django.contrib.auth.base_user import AbstractBaseUser
-from django.db.models import QuerySet
+from django.db.models import Q, QuerySet
 
 from agents.engine.llm import Message as EngineMessage
 from agents.models import ACTIVE_RUN_STATUSES, Agent, Conversation, Message, MessageRole, Run, RunStatus
@@ -32,8 +32,19 @@ def conversation_for_user(*, user: AbstractBaseUser, conversation_id: uuid.UUID 
     return conversation
 
 
-def conversation_list_for_user(*, user: AbstractBaseUser, organization_id: int) -> QuerySet[Conversation]:
-    return Conversation.objects.filter(organization_id=organization_id, user=user).select_related("agent")
+def conversation_list_for_user(
+    *, user: AbstractBaseUser, organization_id: int, search: str = ""
+) -> QuerySet[Conversation]:
+    """The user's conversations in the organisation, newest first; ``search`` matches titles and agents."""
+    conversations = Conversation.objects.filter(organization_id=organization_id, user=user)
+    return conversation_search(conversations.select_related("agent"), search)
+
+
+def conversation_search(conversations: QuerySet[Conversation], search: str) -> QuerySet[Conversation]:
+    """``conversations`` whose title or agent name contains every word of ``search`` (any case)."""
+    for word in str(search).split()[:8]:
+        conversations = conversations.filter(Q(title__icontains=word) | Q(agent__name__icontains=word))
+    return conversations
 
 
 def agents_available(*, organization_id: int) -> QuerySet[Agent]:

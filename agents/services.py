@@ -13,7 +13,7 @@ from django.utils import timezone
 from django.utils.translation import gettext as _
 
 from agents.event_sql import run_end_write
-from agents.models import Agent, Conversation, Message, MessageRole, Run, RunStatus
+from agents.models import ACTIVE_RUN_STATUSES, Agent, Conversation, Message, MessageRole, Run, RunStatus
 from platform_core.models import Organization
 
 TITLE_CHARS = 80
@@ -57,6 +57,30 @@ def conversation_create(
     if agent.organization_id != organization.pk or not agent.active:
         raise RunRefused("agent_unavailable", _("This agent is not available."))
     return Conversation.objects.create(organization=organization, user=user, agent=agent, title=title[:200])
+
+
+@transaction.atomic
+def conversation_rename(*, conversation: Conversation, title: str) -> Conversation:
+    """Give ``conversation`` a new title (one line, at most 200 characters; refused when blank)."""
+    cleaned = " ".join(str(title).split())[:200]
+    if not cleaned:
+        raise RunRefused("empty_title", _("The title is empty."))
+    conversation.title = cleaned
+    conversation.save(update_fields=["title"])  # renaming does not make it the newest conversation
+    return conversation
+
+
+@transaction.atomic
+def conversation_delete(*, conversation: Conversation) -> None:
+    """Delete ``conversation`` with its messages and runs, unless its agent is still answering."""
+    locked = Conversation.objects.select_for_update().filter(pk=conversation.pk).first()
+    if locked is None:
+        return
+    if Run.objects.filter(conversation=locked, status__in=ACTIVE_RUN_STATUSES).exists():
+        raise RunRefused(
+            "run_active", _("The agent is still answering in this conversation. Stop it before deleting.")
+        )
+    locked.delete()
 
 
 @dataclass(frozen=True)

@@ -13,13 +13,12 @@ from collections.abc import Callable
 from functools import wraps
 from typing import Any
 
-from django.contrib import messages
 from django.contrib.auth.decorators import login_required
 from django.http import Http404, HttpRequest, HttpResponse
-from django.shortcuts import redirect, render
+from django.shortcuts import render
 from django.urls import reverse
 from django.utils.http import urlencode
-from django.views.decorators.http import require_GET, require_POST
+from django.views.decorators.http import require_GET
 
 from agents import selectors, services
 from platform_core.authentication import api_token_authenticate, bearer_token_from_header
@@ -78,29 +77,47 @@ def chat_home(request: HttpRequest, org_slug: str) -> HttpResponse:
             "org": org,
             "conversations": _conversations(request, org),
             "agents": list(selectors.agents_available(organization_id=org.pk)),
+            **_chat_page_urls(org),
         },
     )
 
 
 @_bearer_user
 @login_required
-@require_POST
+@require_GET
 def chat_new(request: HttpRequest, org_slug: str) -> HttpResponse:
-    """Start a conversation with the chosen agent and open it."""
+    """A new, empty chat with the chosen agent (``?agent=<id>``). Nothing is stored until the first
+    message: the page then creates the conversation over the REST API and opens its socket."""
     org = _org_for_member(request, org_slug)
     try:
-        agent_id = uuid.UUID(str(request.POST.get("agent", "")))
+        agent_id = uuid.UUID(str(request.GET.get("agent", "")))
     except ValueError as exc:
         raise Http404("No such agent.") from exc
     agent = selectors.agents_available(organization_id=org.pk).filter(pk=agent_id).first()
     if agent is None:
         raise Http404("No such agent.")
-    try:
-        conversation = services.conversation_create(organization=org, user=request.user, agent=agent)
-    except services.RunRefused as refused:
-        messages.error(request, refused.message)
-        return redirect("chat-home", org_slug=org.slug)
-    return redirect("chat-conversation", org_slug=org.slug, conversation_id=conversation.pk)
+    return render(
+        request,
+        "agents/chat.html",
+        {
+            "org": org,
+            "agent": agent,
+            "conversation": None,
+            "conversations": _conversations(request, org),
+            "create_url": f"/api/v1/orgs/{org.slug}/conversations/",
+            "login_url": f"{reverse('login')}?{urlencode({'next': request.get_full_path()})}",
+            **_chat_page_urls(org),
+        },
+    )
+
+
+def _chat_page_urls(org: Organization) -> dict[str, Any]:
+    """What every chat page's script needs besides its conversation."""
+    return {
+        "chat_home_url": reverse("chat-home", kwargs={"org_slug": org.slug}),
+        "conversations_url": f"/api/v1/orgs/{org.slug}/conversations/",
+        "max_message_chars": services.max_message_chars(),
+    }
 
 
 @_bearer_user
@@ -117,12 +134,13 @@ def chat_conversation(request: HttpRequest, org_slug: str, conversation_id: uuid
         "agents/chat.html",
         {
             "org": org,
+            "agent": conversation.agent,
             "conversation": conversation,
             "conversations": _conversations(request, org),
             "active_run": selectors.active_run_for_conversation(conversation_id=conversation.pk),
             "messages_url": f"/api/v1/orgs/{org.slug}/conversations/{conversation.pk}/messages/",
             "socket_path": f"/ws/conversations/{conversation.pk}/",
             "login_url": f"{reverse('login')}?{urlencode({'next': request.path})}",
-            "max_message_chars": services.max_message_chars(),
+            **_chat_page_urls(org),
         },
     )

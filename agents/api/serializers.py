@@ -6,9 +6,15 @@ from typing import Any
 
 from django.core.exceptions import ValidationError as DjangoValidationError
 from django.utils.translation import gettext_lazy as _
+from drf_spectacular.utils import extend_schema_field
 from rest_framework import serializers
 
 from agents.endpoint_guard import validate_model_endpoint_url
+from agents.example_questions import (
+    MAX_EXAMPLE_QUESTION_CHARS,
+    MAX_EXAMPLE_QUESTIONS,
+    example_questions_clean,
+)
 from agents.models import Agent, Conversation, Message, ModelConfig, RunEvent
 from connectors.models import Connector
 from platform_core.api_unique import OrgUniqueValidator
@@ -82,11 +88,29 @@ class ModelConfigSerializer(serializers.ModelSerializer):
         return instance
 
 
+@extend_schema_field(
+    {
+        "type": "array",
+        "items": {"type": "string", "maxLength": MAX_EXAMPLE_QUESTION_CHARS},
+        "maxItems": MAX_EXAMPLE_QUESTIONS,
+    }
+)
+class ExampleQuestionsField(serializers.JSONField):
+    """A list of example questions, checked by the same rules as the admin's."""
+
+    def to_internal_value(self, data: Any) -> list[str]:
+        try:
+            return example_questions_clean(super().to_internal_value(data))
+        except DjangoValidationError as exc:
+            raise serializers.ValidationError(exc.messages) from exc
+
+
 class AgentSerializer(serializers.ModelSerializer):
     model_config = OrgScopedPrimaryKeyField(
         queryset=ModelConfig.objects.all(), allow_null=True, required=False
     )
     connectors = OrgScopedPrimaryKeyField(queryset=Connector.objects.all(), many=True, required=False)
+    example_questions = ExampleQuestionsField(required=False)
 
     class Meta:
         model = Agent
@@ -100,6 +124,7 @@ class AgentSerializer(serializers.ModelSerializer):
             "execution_mode",
             "max_iterations",
             "completion_check",
+            "example_questions",
             "active",
             "created_at",
         ]
@@ -115,6 +140,16 @@ class ConversationSerializer(serializers.ModelSerializer):
         model = Conversation
         fields = ["id", "agent", "agent_name", "title", "created_at", "updated_at"]
         read_only_fields = ["id", "created_at", "updated_at"]
+
+
+class ConversationRenameSerializer(serializers.ModelSerializer):
+    """What a PATCH may change: the title only."""
+
+    title = serializers.CharField(max_length=200, allow_blank=True)
+
+    class Meta:
+        model = Conversation
+        fields = ["title"]
 
 
 class MessageSerializer(serializers.ModelSerializer):

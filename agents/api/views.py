@@ -8,13 +8,15 @@ from django.db.models import QuerySet
 from django.shortcuts import get_object_or_404
 from django.utils.translation import gettext as _
 from drf_spectacular.types import OpenApiTypes
-from drf_spectacular.utils import OpenApiParameter, extend_schema
-from rest_framework import mixins, permissions, serializers, viewsets
-from rest_framework.exceptions import ValidationError
+from drf_spectacular.utils import OpenApiParameter, extend_schema, extend_schema_view
+from rest_framework import mixins, permissions, serializers, status, viewsets
+from rest_framework.exceptions import APIException, ValidationError
+from rest_framework.response import Response
 
-from agents import services
+from agents import selectors, services
 from agents.api.serializers import (
     AgentSerializer,
+    ConversationRenameSerializer,
     ConversationSerializer,
     MessageSerializer,
     ModelConfigSerializer,
@@ -23,6 +25,11 @@ from agents.api.serializers import (
 from agents.models import Agent, Conversation, Message, ModelConfig, RunEvent
 from platform_core.api.audited import AuditedWritesMixin
 from platform_core.tenancy import IsOrgAdmin, IsOrgAdminOrReadOnly, IsOrgMember, OrgScopedViewMixin
+
+
+class Conflict(APIException):
+    status_code = status.HTTP_409_CONFLICT
+    default_code = "conflict"
 
 
 class ModelConfigViewSet(AuditedWritesMixin, OrgScopedViewMixin, viewsets.ModelViewSet):
@@ -48,21 +55,58 @@ class AgentViewSet(AuditedWritesMixin, OrgScopedViewMixin, viewsets.ModelViewSet
         return queryset
 
 
+@extend_schema_view(
+    list=extend_schema(
+        parameters=[
+            OpenApiParameter(
+                "search", OpenApiTypes.STR, description="Words that the title or the agent's name contain"
+            )
+        ]
+    )
+)
 class ConversationViewSet(
     OrgScopedViewMixin,
     mixins.ListModelMixin,
     mixins.RetrieveModelMixin,
     mixins.CreateModelMixin,
+    mixins.UpdateModelMixin,
     mixins.DestroyModelMixin,
     viewsets.GenericViewSet,
 ):
-    """The caller's own conversations in the organisation."""
+    """The caller's own conversations in the organisation: start, list (``?search=``), rename, delete."""
 
     queryset = Conversation.objects.select_related("agent")
     serializer_class = ConversationSerializer
+    http_method_names = ["get", "post", "patch", "delete", "head", "options"]
 
     def filter_org_queryset(self, queryset: QuerySet) -> QuerySet:
-        return queryset.filter(user=self.request.user)
+        queryset = queryset.filter(user=self.request.user)
+        if self.action == "list":
+            queryset = selectors.conversation_search(queryset, self.request.query_params.get("search", ""))
+        return queryset
+
+    def get_serializer_class(self) -> type[serializers.BaseSerializer]:
+        if self.action in ("update", "partial_update"):
+            return ConversationRenameSerializer
+        return ConversationSerializer
+
+    def perform_update(self, serializer: serializers.BaseSerializer) -> None:
+        try:
+            services.conversation_rename(
+                conversation=serializer.instance, title=serializer.validated_data.get("title", "")
+            )
+        except services.RunRefused as refused:
+            raise ValidationError({"title": [refused.message]}) from refused
+
+    def update(self, request: Any, *args: Any, **kwargs: Any) -> Any:
+        super().update(request, *args, **kwargs)
+        return Response(ConversationSerializer(self.get_object(), context=self.get_serializer_context()).data)
+
+    def perform_destroy(self, instance: Conversation) -> None:
+        try:
+            services.conversation_delete(conversation=instance)
+        except services.RunRefused as refused:
+            raise Conflict(refused.message) from refused
 
     def perform_create(self, serializer: serializers.BaseSerializer) -> None:
         try:

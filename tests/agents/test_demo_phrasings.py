@@ -152,6 +152,7 @@ async def test_demo_model_calls_the_tool_a_natural_phrasing_asks_for_with_its_ar
     assert calls == [(tool, arguments)]
 
 
+PLAN_QUESTION = "Show the draft purchase orders and all payments"
 LIST_QUESTIONS = [
     "Which purchase orders are still drafts?",
     "Show me all purchase orders",
@@ -203,7 +204,7 @@ async def test_a_question_with_two_parts_is_split_into_one_look_up_per_part_in_p
     calls: list = []
     agent = PlanAgent(ModelRegistry({"general": DemoLLM(stream_delay=0)}), demo_erp_tools(calls))
     stream = EventStream()
-    result = await agent.run("Show the draft purchase orders and all payments", on_event=stream)
+    result = await agent.run(PLAN_QUESTION, on_event=stream)
     answer = await agent.stream_synthesize(result, on_event=stream)
     stream.close()
     events = [e async for e in stream]

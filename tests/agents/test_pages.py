@@ -130,22 +130,35 @@ def test_home_page_links_to_the_chat_of_each_organisation(signed_in, org):
 # --- new chat -----------------------------------------------------------------------------------------
 
 
-def test_new_chat_creates_a_conversation_with_the_chosen_agent_and_opens_it(signed_in, member, org):
+def test_opening_a_new_chat_shows_the_agent_and_creates_no_conversation(signed_in, member, org):
     agent = AgentFactory(organization=org, name="Purchasing assistant")
 
-    response = signed_in.post(chat_url(org, "new/"), {"agent": str(agent.pk)})
+    response = signed_in.get(chat_url(org, "new/"), {"agent": str(agent.pk)})
 
-    conversation = Conversation.objects.get(user=member)
-    assert conversation.agent == agent and conversation.organization == org
-    assert response.status_code == 302
-    assert response["Location"] == f"/o/acme/chat/{conversation.pk}/"
+    assert response.status_code == 200
+    assert not Conversation.objects.exists()  # created with the first message, not before
+    body = response.content.decode()
+    assert f'data-agent-id="{agent.pk}"' in body
+    assert 'data-create-url="/api/v1/orgs/acme/conversations/"' in body
+    assert 'data-conversation=""' in body and 'data-socket-path=""' in body
+
+
+def test_the_agent_picker_opens_a_new_chat_without_posting_anything(signed_in, org):
+    agent = AgentFactory(organization=org, name="Purchasing assistant")
+    body = signed_in.get(chat_url(org)).content.decode()
+    assert '<form method="get" action="/o/acme/chat/new/">' in body
+    assert f'name="agent" value="{agent.pk}"' in body
+    assert (
+        'action="/o/acme/chat/new/" method="post"' not in body
+        and "csrfmiddlewaretoken" not in body.split('<ul class="agent-picker">')[1].split("</ul>")[0]
+    )
 
 
 @pytest.mark.cross_org("chat-new")
 def test_new_chat_with_another_organisations_agent_is_404_and_creates_nothing(signed_in, org, other_org):
     foreign = AgentFactory(organization=other_org, name="Globex agent")
 
-    response = signed_in.post(chat_url(org, "new/"), {"agent": str(foreign.pk)})
+    response = signed_in.get(chat_url(org, "new/"), {"agent": str(foreign.pk)})
 
     assert response.status_code == 404
     assert not Conversation.objects.exists()
@@ -154,25 +167,27 @@ def test_new_chat_with_another_organisations_agent_is_404_and_creates_nothing(si
 @pytest.mark.cross_org("chat-new")
 def test_new_chat_in_an_organisation_the_user_is_not_in_is_404(signed_in, other_org):
     agent = AgentFactory(organization=other_org)
-    response = signed_in.post(chat_url(other_org, "new/"), {"agent": str(agent.pk)})
+    response = signed_in.get(chat_url(other_org, "new/"), {"agent": str(agent.pk)})
     assert response.status_code == 404
     assert not Conversation.objects.exists()
 
 
 @pytest.mark.parametrize("value", ["", "not-a-uuid", "00000000-0000-0000-0000-000000000001"])
 def test_new_chat_with_a_missing_or_unknown_agent_is_404(signed_in, org, value):
-    assert signed_in.post(chat_url(org, "new/"), {"agent": value}).status_code == 404
+    assert signed_in.get(chat_url(org, "new/"), {"agent": value}).status_code == 404
     assert not Conversation.objects.exists()
 
 
 def test_new_chat_with_an_inactive_agent_is_404(signed_in, org):
     agent = AgentFactory(organization=org, active=False)
-    assert signed_in.post(chat_url(org, "new/"), {"agent": str(agent.pk)}).status_code == 404
+    assert signed_in.get(chat_url(org, "new/"), {"agent": str(agent.pk)}).status_code == 404
     assert not Conversation.objects.exists()
 
 
-def test_new_chat_only_accepts_post(signed_in, org):
-    assert signed_in.get(chat_url(org, "new/")).status_code == 405
+def test_new_chat_stores_nothing_on_post(signed_in, org):
+    agent = AgentFactory(organization=org)
+    assert signed_in.post(chat_url(org, "new/"), {"agent": str(agent.pk)}).status_code == 405
+    assert not Conversation.objects.exists()
 
 
 # --- the chat view ----------------------------------------------------------------------------------
