@@ -44,6 +44,7 @@ from agents.engine.hooks import HookContext, HookResult, PreToolUseHook
 from connectors.configs import connector_secret_values
 from connectors.models import Connector
 from connectors.redaction import redact
+from hooks.approvers import approver_names
 from hooks.audit import AuditHook
 from hooks.call_config import call_guard_config
 from hooks.catalog import ActionCatalog, ActionInfo
@@ -130,8 +131,7 @@ def _secrets_of(organization_id: int, connector_id: Any) -> tuple[str, ...]:
 
 
 def _approver_labels(approval: ApprovalRequest) -> list[str]:
-    users = [u.get_username() for u in approval.approver_users.order_by("username")]
-    return users + [f"feishu:{open_id}" for open_id in approval.approver_open_ids or []]
+    return approver_names(approval)
 
 
 def _earlier_request(

@@ -16,13 +16,20 @@ from typing import Any
 from asgiref.sync import async_to_sync
 from django.utils import translation
 
+from hooks.approvers import approver_names, person_name
 from hooks.conf import card_retry_base_seconds
 from hooks.feishu.cards import approval_decided_card, approval_pending_card, channel_test_card
 from hooks.feishu.client import FeishuApp, FeishuClient, guarded_http
 from hooks.feishu.errors import FeishuError
 from hooks.feishu_guard import feishu_allowed_private_hosts
 from hooks.models import ApprovalRequest, ApprovalStatus, CardStatus, FeishuChannel
-from hooks.services import approval_card_mark_failed, approval_card_mark_sent
+from hooks.services import (
+    approval_card_mark_failed,
+    approval_card_mark_sent,
+    approval_card_mark_skipped,
+    approval_card_mark_update_failed,
+    approval_card_mark_updated,
+)
 
 logger = logging.getLogger(__name__)
 
@@ -65,15 +72,21 @@ def _held_because(approval: ApprovalRequest, language: str) -> str:
 
 
 def pending_card_for(approval: ApprovalRequest, language: str) -> dict[str, Any]:
+    """The pending card; without Feishu approvers nobody can decide by clicking, so it has no buttons
+    and names the platform approvers who decide in the approvals inbox."""
+    with translation.override(language):
+        approvers = approver_names(approval)
     return approval_pending_card(
         approval_id=str(approval.pk),
         agent_name=approval.agent_name,
-        user_name=approval.requested_by.get_username() if approval.requested_by_id else "",
+        user_name=person_name(approval.requested_by) if approval.requested_by_id else "",
         tool_name=approval.tool_name,
         arguments=approval.arguments,
         policy_name=approval.policy_name,
         expires_at=approval.expires_at,
         reason=_held_because(approval, language),
+        approvers=approvers,
+        clickable=bool(approval.approver_open_ids),
         language=language,
     )
 
@@ -82,7 +95,7 @@ def decided_card_for(approval: ApprovalRequest, language: str) -> dict[str, Any]
     return approval_decided_card(
         decision=approval.status,
         agent_name=approval.agent_name,
-        user_name=approval.requested_by.get_username() if approval.requested_by_id else "",
+        user_name=person_name(approval.requested_by) if approval.requested_by_id else "",
         tool_name=approval.tool_name,
         policy_name=approval.policy_name,
         arguments=approval.arguments,
@@ -120,10 +133,11 @@ def _failed(exc: FeishuError) -> Attempt:
 def card_send_attempt(*, approval_id: Any) -> Attempt:
     """Send the pending card of an approval once (if it still has to be sent)."""
     approval = _load(approval_id)
-    if approval is None or approval.channel is None or approval.card_status == CardStatus.SENT:
+    delivered = (CardStatus.SENT, CardStatus.UPDATED, CardStatus.UPDATE_FAILED)
+    if approval is None or approval.channel is None or approval.card_status in delivered:
         return Attempt(done=True)
     if approval.status != ApprovalStatus.PENDING:
-        ApprovalRequest.objects.filter(pk=approval.pk).update(card_status=CardStatus.NONE)
+        approval_card_mark_skipped(approval_id=approval.pk)
         return Attempt(done=True)
     channel = approval.channel
     try:
@@ -166,12 +180,20 @@ def card_update_attempt(*, approval_id: Any) -> Attempt:
     except FeishuError as exc:
         logger.warning("approval %s: updating the card failed (%s)", approval.pk, exc)
         return _failed(exc)
+    except ValueError as exc:  # the card is too large or otherwise refused before sending
+        return Attempt(done=False, retry=False, error=str(exc)[:500])
+    approval_card_mark_updated(approval_id=approval.pk)
     return Attempt(done=True)
 
 
 def card_send_gave_up(*, approval_id: Any, error: str) -> None:
     """Record that the card could not be sent; the request stays decidable in the web app."""
     approval_card_mark_failed(approval_id=approval_id, error=error or "the card could not be sent")
+
+
+def card_update_gave_up(*, approval_id: Any, error: str) -> None:
+    """Record that the card could not be updated with the outcome (it still shows the buttons)."""
+    approval_card_mark_update_failed(approval_id=approval_id, error=error or "the card could not be updated")
 
 
 def channel_send_test_card(*, channel: FeishuChannel) -> str:

@@ -192,7 +192,10 @@ class ApprovalPolicy(OrgOwnedModel):
         _("Feishu approvers (open_id)"),
         default=list,
         blank=True,
-        help_text=_("Feishu open_ids (ou_…) of the people who may decide on the card."),
+        help_text=_(
+            "Feishu open_ids (ou_…) of the people who may decide on the card. Empty: the card still goes "
+            "to the chat, without buttons, and says to decide in the approvals inbox."
+        ),
     )
     approver_users = models.ManyToManyField(
         settings.AUTH_USER_MODEL,
@@ -200,8 +203,8 @@ class ApprovalPolicy(OrgOwnedModel):
         blank=True,
         related_name="+",
         help_text=_(
-            "Members with the approver, admin or owner role who may decide in the web app. Empty: the "
-            "organisation's owners and admins."
+            "Members with the approver, admin or owner role who may decide in the web app. Empty: every "
+            "approver, admin and owner of the organisation."
         ),
     )
     channel = models.ForeignKey(
@@ -267,10 +270,16 @@ class DecidedVia(models.TextChoices):
 
 
 class CardStatus(models.TextChoices):
-    NONE = "none", _("No Feishu channel")
+    """Where a request's Feishu card is; ``card_error`` says why when it failed."""
+
+    NONE = "none", _("Not sent: the policy names no active Feishu channel")
+    NO_CHAT = "no_chat", _("Not sent: no chat to send it to (neither the policy nor its channel names one)")
+    SKIPPED = "skipped", _("Not sent: decided before the card went out")
     QUEUED = "queued", _("Queued")
     SENT = "sent", _("Sent")
     FAILED = "failed", _("Failed")
+    UPDATED = "updated", _("Updated with the outcome")
+    UPDATE_FAILED = "update_failed", _("Sent, but updating it with the outcome failed")
 
 
 class ApprovalRequest(OrgOwnedModel):
@@ -362,7 +371,7 @@ class ApprovalRequest(OrgOwnedModel):
     chat_id = models.CharField(_("chat"), max_length=100, blank=True)
     feishu_message_id = models.CharField(_("Feishu message ID"), max_length=100, blank=True)
     card_status = models.CharField(
-        _("card"), max_length=8, choices=CardStatus.choices, default=CardStatus.NONE
+        _("card"), max_length=16, choices=CardStatus.choices, default=CardStatus.NONE
     )
     card_error = models.CharField(_("card error"), max_length=500, blank=True)
     created_at = models.DateTimeField(_("requested at"), default=timezone.now, db_index=True)

@@ -6,7 +6,7 @@ from typing import Any
 
 from django.contrib.auth.base_user import AbstractBaseUser
 from django.core.exceptions import ValidationError
-from django.db.models import QuerySet
+from django.db.models import Exists, OuterRef, QuerySet
 from django.http import Http404
 
 from hooks.models import AgentHookSettings, ApprovalRequest, FeishuChannel
@@ -19,7 +19,8 @@ def approval_web_decider_ok(*, approval: ApprovalRequest, user: AbstractBaseUser
     """Whether ``user`` may decide ``approval`` in the web app or the API.
 
     The user must hold the approver, admin or owner role in the request's organisation and be one of
-    the policy's platform approvers; a policy without platform approvers is decided by owners and admins.
+    the request's platform approvers (frozen when it was created: a policy that lists nobody names every
+    approver, admin and owner); a request that names nobody (made before that rule) by owners and admins.
     """
     if not user.is_authenticated or not user.is_active:
         return False
@@ -50,6 +51,23 @@ def approval_list_for_user(
     if role != Role.APPROVER:
         return requests.none()
     return requests.filter(approver_users=user).order_by("-created_at")
+
+
+def approval_pending_for_others(*, organization: Organization, user: AbstractBaseUser) -> int:
+    """How many of the organisation's pending requests do not name ``user`` (for its empty inbox)."""
+    through = ApprovalRequest.approver_users.through
+    names_user = Exists(through.objects.filter(approvalrequest_id=OuterRef("pk"), user_id=user.pk))
+    return ApprovalRequest.objects.for_org(organization).filter(status="pending").exclude(names_user).count()
+
+
+def approval_visible_to(*, approval: ApprovalRequest, user: AbstractBaseUser) -> bool:
+    """Whether ``user`` may open ``approval``'s page: those who see it in their inbox, and the member
+    who asked (read-only, to follow their own request)."""
+    if approval.requested_by_id is not None and approval.requested_by_id == user.pk:
+        return Membership.objects.filter(user=user, organization_id=approval.organization_id).exists()
+    return (
+        approval_list_for_user(organization=approval.organization, user=user).filter(pk=approval.pk).exists()
+    )
 
 
 def approval_get_for_org(*, organization: Organization, approval_id: Any) -> ApprovalRequest:

@@ -26,6 +26,7 @@ from django.utils import timezone
 from django.utils.translation import gettext as _
 
 from connectors.redaction import redact
+from hooks.approvers import policy_approver_users
 from hooks.duties import RESENT_ACTION, approval_cooldown_hours, feishu_click_in_cooldown, user_in_cooldown
 from hooks.models import (
     ApprovalPolicy,
@@ -181,12 +182,14 @@ def _binding(policy: ApprovalPolicy) -> dict[str, Any]:
     )
     chat_id = (policy.chat_id or (channel.default_chat_id if channel else "")).strip()
     open_ids = list(policy.approver_open_ids or [])
+    # Without Feishu approvers the card still goes to the chat (with no buttons): people see it there.
+    card_status = CardStatus.NONE if channel is None else CardStatus.QUEUED if chat_id else CardStatus.NO_CHAT
     return {
         "channel": channel,
         "channel_credentials_version": channel.credentials_version if channel else None,
         "chat_id": chat_id,
         "approver_open_ids": open_ids,
-        "card_status": CardStatus.QUEUED if channel and chat_id and open_ids else CardStatus.NONE,
+        "card_status": card_status,
     }
 
 
@@ -234,7 +237,7 @@ def approval_request_create(
         expires_at=now + timedelta(seconds=policy.timeout_seconds),
         **binding,
     )
-    approval.approver_users.set(policy.approver_users.all())
+    approval.approver_users.set(policy_approver_users(policy=policy))
     if approval.card_status == CardStatus.QUEUED:
         transaction.on_commit(lambda: _queue_card_send(approval.pk))
     return approval
@@ -272,7 +275,7 @@ def approval_resend(
     current.save(
         update_fields=[*binding, "resend_count", "feishu_message_id", "card_error"],
     )
-    current.approver_users.set(policy.approver_users.all())
+    current.approver_users.set(policy_approver_users(policy=policy))
     audit_log_write(
         organization=Organization.objects.get(pk=current.organization_id),
         actor=actor,
@@ -431,6 +434,23 @@ def approval_card_mark_sent(*, approval_id: Any, message_id: str) -> None:
 def approval_card_mark_failed(*, approval_id: Any, error: str) -> None:
     ApprovalRequest.objects.filter(pk=approval_id).update(
         card_status=CardStatus.FAILED, card_error=error[:500]
+    )
+
+
+def approval_card_mark_skipped(*, approval_id: Any) -> None:
+    """The request was decided before its card went out: no card will be sent."""
+    ApprovalRequest.objects.filter(pk=approval_id, feishu_message_id="").update(
+        card_status=CardStatus.SKIPPED, card_error=""
+    )
+
+
+def approval_card_mark_updated(*, approval_id: Any) -> None:
+    ApprovalRequest.objects.filter(pk=approval_id).update(card_status=CardStatus.UPDATED, card_error="")
+
+
+def approval_card_mark_update_failed(*, approval_id: Any, error: str) -> None:
+    ApprovalRequest.objects.filter(pk=approval_id).update(
+        card_status=CardStatus.UPDATE_FAILED, card_error=error[:500]
     )
 
 

@@ -14,6 +14,7 @@ from hooks.delivery import (
     card_send_attempt,
     card_send_gave_up,
     card_update_attempt,
+    card_update_gave_up,
     retry_countdown,
 )
 from hooks.services import approval_expire_overdue, feishu_event_receipts_prune
@@ -47,7 +48,7 @@ def update_approval_card(self: Any, approval_id: str) -> None:
     """Replace an approval's card with its outcome (decided in the web app, expired or cancelled)."""
     attempt = card_update_attempt(approval_id=approval_id)
     if not attempt.done:
-        _retry_or_give_up(self, attempt, approval_id=approval_id)
+        _retry_or_give_up(self, attempt, approval_id=approval_id, on_give_up=card_update_gave_up)
 
 
 @shared_task(acks_late=True)

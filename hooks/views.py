@@ -27,13 +27,16 @@ from django.utils.translation import gettext as _
 from django.views.decorators.csrf import csrf_exempt
 from django.views.decorators.http import require_GET, require_POST
 
+from hooks.approvers import approver_names, person_name
 from hooks.callback_handler import handle_feishu_callback
 from hooks.feishu.callback import MAX_CALLBACK_BYTES, too_large_rejected
-from hooks.models import ApprovalStatus, DecidedVia
+from hooks.inbox import conversation_link, empty_inbox, key_arguments
+from hooks.models import ApprovalStatus, CardStatus, DecidedVia
 from hooks.selectors import (
     DECIDER_ROLES,
     approval_get_for_org,
     approval_list_for_user,
+    approval_visible_to,
     approval_web_decider_ok,
     channel_get_active,
 )
@@ -90,13 +93,19 @@ def _callback_body(request: HttpRequest) -> bytes | None:
     return None if len(body) > MAX_CALLBACK_BYTES else body
 
 
-def _inbox_org(request: HttpRequest, org_slug: str) -> tuple[Organization, Membership]:
-    """The URL's organisation for one of its approvers, admins or owners (404 for non-members, 403 for
-    members without such a role)."""
+def _member_org(request: HttpRequest, org_slug: str) -> tuple[Organization, Membership]:
+    """The URL's organisation for one of its members (404 for anyone else)."""
     org = organization_get_for_user(user=request.user, slug=org_slug)
     membership = membership_for(user=request.user, organization=org)
     if membership is None:
         raise Http404("No such organisation.")
+    return org, membership
+
+
+def _inbox_org(request: HttpRequest, org_slug: str) -> tuple[Organization, Membership]:
+    """The URL's organisation for one of its approvers, admins or owners (404 for non-members, 403 for
+    members without such a role)."""
+    org, membership = _member_org(request, org_slug)
     if membership.role not in DECIDER_ROLES:
         raise PermissionDenied(_("Only approvers, admins and owners can open the approvals inbox."))
     return org, membership
@@ -106,7 +115,7 @@ def _inbox_org(request: HttpRequest, org_slug: str) -> tuple[Organization, Membe
 @require_GET
 def approvals_inbox(request: HttpRequest, org_slug: str) -> HttpResponse:
     """The approval requests the user may see, pending first by default."""
-    org, _membership = _inbox_org(request, org_slug)
+    org, membership = _inbox_org(request, org_slug)
     status = request.GET.get("status", "pending")
     if status not in STATUS_FILTERS:
         status = "pending"
@@ -114,12 +123,17 @@ def approvals_inbox(request: HttpRequest, org_slug: str) -> HttpResponse:
     if status != "all":
         approvals = approvals.filter(status=status)
     page = Paginator(approvals, INBOX_PAGE_SIZE).get_page(request.GET.get("page"))
+    empty = None
+    if not page.object_list and status == "pending":
+        empty = empty_inbox(organization=org, user=request.user, role=membership.role)
     return render(
         request,
         "hooks/approvals_inbox.html",
         {
             "org": org,
             "page": page,
+            "rows": [(approval, key_arguments(approval.arguments)) for approval in page.object_list],
+            "empty": empty,
             "status": status,
             "status_filters": [(s, _status_label(s)) for s in STATUS_FILTERS],
         },
@@ -142,10 +156,16 @@ def _visible(request: HttpRequest, org: Organization, approval_id: Any) -> Any:
 @login_required
 @require_GET
 def approval_page(request: HttpRequest, org_slug: str, approval_id: Any) -> HttpResponse:
-    """One request: the call, its arguments (redacted), its state, and the decision form."""
-    org, _membership = _inbox_org(request, org_slug)
-    approval = _visible(request, org, approval_id)
-    can_decide = approval.is_pending and approval_web_decider_ok(approval=approval, user=request.user)
+    """One request: the call, its arguments (redacted), its state, and the decision form. Its requester
+    may open it too (read-only), from the chat's waiting card."""
+    org, membership = _member_org(request, org_slug)
+    approval = approval_get_for_org(organization=org, approval_id=approval_id)
+    if not approval_visible_to(approval=approval, user=request.user):
+        raise Http404("No such approval request.")
+    is_decider = membership.role in DECIDER_ROLES
+    can_decide = (
+        is_decider and approval.is_pending and approval_web_decider_ok(approval=approval, user=request.user)
+    )
     return render(
         request,
         "hooks/approval_detail.html",
@@ -153,7 +173,11 @@ def approval_page(request: HttpRequest, org_slug: str, approval_id: Any) -> Http
             "org": org,
             "approval": approval,
             "can_decide": can_decide,
-            "approvers": [u.get_username() for u in approval.approver_users.order_by("username")],
+            "is_decider": is_decider,
+            "approvers": approver_names(approval),
+            "requester": person_name(approval.requested_by) if approval.requested_by_id else "",
+            "conversation_url": conversation_link(approval=approval, user=request.user, role=membership.role),
+            "card_failed": approval.card_status in (CardStatus.FAILED, CardStatus.UPDATE_FAILED),
             "arguments_json": json.dumps(approval.arguments, ensure_ascii=False, indent=2, default=str),
         },
     )

@@ -12,7 +12,7 @@ values are cut so that every card stays well under Feishu's 30 KB limit.
 from __future__ import annotations
 
 import json
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from datetime import UTC, datetime
 from typing import Any, Literal
 
@@ -35,6 +35,8 @@ TEXTS: dict[str, dict[str, str]] = {
         "policy": "Policy",
         "expires": "Expires",
         "why": "Why it was held",
+        "approvers": "Approvers",
+        "decide_in_web": "Nobody can decide on this card: decide in the platform's approvals inbox.",
         "arguments": "Arguments",
         "approve": "Approve",
         "reject": "Reject",
@@ -64,6 +66,8 @@ TEXTS: dict[str, dict[str, str]] = {
         "policy": "审批策略",
         "expires": "截止时间",
         "why": "审批原因",
+        "approvers": "审批人",
+        "decide_in_web": "无法在此卡片上审批：请在平台的审批收件箱中处理。",
         "arguments": "参数",
         "approve": "批准",
         "reject": "拒绝",
@@ -123,6 +127,8 @@ def approval_pending_card(
     arguments: Mapping[str, Any],
     policy_name: str,
     expires_at: datetime,
+    approvers: Sequence[str] = (),
+    clickable: bool = True,
     reason: str = "",
     language: str = "en",
     texts: Mapping[str, str] | None = None,
@@ -130,7 +136,8 @@ def approval_pending_card(
     """The card asking approvers to approve or reject one tool call (``arguments`` already redacted).
 
     The buttons carry only ``{"approval_id", "decision": "approve"|"reject"}``; approving asks for
-    confirmation.
+    confirmation. With ``clickable`` False (no Feishu approvers) the card has no buttons and says to
+    decide in the approvals inbox.
     """
     t = texts_for(language, texts)
     tool = _clip(tool_name)
@@ -142,7 +149,21 @@ def approval_pending_card(
         _row(t["policy"], policy_name),
         _row(t["expires"], format_time(expires_at)),
         *([_row(t["why"], reason, limit=MAX_COMMENT_CHARS)] if reason else []),
-        _arguments_block(t, arguments),
+    ]
+    if approvers:
+        elements.append(_row(t["approvers"], ", ".join(approvers), limit=MAX_COMMENT_CHARS))
+    elements.append(_arguments_block(t, arguments))
+    if not clickable:
+        elements.append(_plain(t["decide_in_web"]))
+    else:
+        elements += _decision_buttons(t, value, tool)
+    return _card(
+        title=t["pending_title"].format(tool=tool), subtitle=agent_name, template="pending", elements=elements
+    )
+
+
+def _decision_buttons(t: Mapping[str, str], value: dict[str, str], tool: str) -> list[dict[str, Any]]:
+    return [
         {"tag": "hr"},
         {
             "tag": "column_set",
@@ -166,9 +187,6 @@ def approval_pending_card(
             ],
         },
     ]
-    return _card(
-        title=t["pending_title"].format(tool=tool), subtitle=agent_name, template="pending", elements=elements
-    )
 
 
 def approval_decided_card(

@@ -78,7 +78,7 @@ async def test_a_large_payment_waits_for_a_feishu_click_then_runs_with_the_appro
     pending = approval_frames(before)[-1]
     assert pending["status"] == "pending" and pending["tool_name"] == "erp__create_payment"
     assert pending["tool_args"] == {"amount": 60000, "currency": "CNY"} and pending["tool_call_id"] == "pay-1"
-    assert "feishu:ou_boss" in pending["approvers"] and world.approver.username in pending["approvers"]
+    assert "Feishu user ou_boss" in pending["approvers"] and world.approver.username in pending["approvers"]
     assert http_service.requests_to("/payments") == []  # nothing ran yet
     approval_id = pending["approval_id"]
     assert len(fake_feishu.sent) == 1
