@@ -20,7 +20,6 @@ from django.utils.html import format_html, format_html_join
 from django.utils.translation import gettext_lazy as _
 
 from hooks.approvers import Audience, policy_audience
-from hooks.condition_schema import condition_schema_messages, covered_scopes
 from hooks.delivery import channel_send_test_card
 from hooks.feishu.errors import FeishuError
 from hooks.models import AgentHookSettings, ApprovalPolicy, ApprovalRequest, FeishuChannel, RateLimit
@@ -185,14 +184,6 @@ class ApprovalPolicyForm(forms.ModelForm):
                 )
         if not data.get("actions") and not data.get("connectors"):
             errors["actions"] = _("Choose the actions or connectors this policy covers.")
-        if not errors and (data.get("condition") or "").strip():
-            scopes = covered_scopes(
-                actions=data.get("actions") or [],
-                connectors=data.get("connectors") or [],
-                writes_only=bool(data.get("writes_only")),
-            )
-            if problems := condition_schema_messages(data["condition"], scopes):
-                errors["condition"] = problems
         if errors:
             raise ValidationError(errors)
         return data
