@@ -10,6 +10,7 @@ from typing import Any
 
 from django import forms
 from django.core.exceptions import ValidationError
+from django.utils.html import conditional_escape
 from django.utils.translation import gettext_lazy as _
 
 from connectors.models import Connector
@@ -110,6 +111,9 @@ class ConnectorAdminForm(forms.ModelForm):
                 self.fields["auth_secret_new"].help_text,
                 _("API key, bearer token, password or OAuth2 client secret, by authentication type."),
             )
+        # The admin prints help texts as HTML; ours are plain text ("'<connector>__<action>'" must show).
+        for field in self.fields.values():
+            field.help_text = conditional_escape(field.help_text)
 
     def clean(self) -> dict[str, Any]:
         data = super().clean()

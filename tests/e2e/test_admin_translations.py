@@ -1,0 +1,97 @@
+"""The admin's JavaScript widgets speak the page's language, in Debian's chromium under the strict policy.
+
+The approval policy's ``filter_horizontal`` selectors (Django's SelectFilter2) build their captions,
+filter box and buttons in the browser from the admin's JavaScript catalogue; under ``zh-hans`` every one
+of them reads Chinese.
+"""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+
+import pytest
+
+try:
+    from playwright.sync_api import expect
+except ImportError:  # the chromium_path fixture then fails (CI) or skips the tests
+    expect = None
+
+from tests.e2e.conftest import EXPECT_TIMEOUT_MS, ROOT, E2EServer
+
+pytestmark = pytest.mark.e2e
+
+ORG = "umbrella"
+OWNER = "i18n-olga"
+
+# SelectFilter2's strings of one selector ("actions", 操作), as the admin's catalogue translates them.
+SELECTOR_TEXTS = {
+    "zh-CN": ["可用 操作", "选中的 操作", "全选", "删除全部", "过滤"],
+    "en-GB": ["Available actions", "Chosen actions", "Choose all", "Remove all", "Filter"],
+}
+
+ENGLISH_WORDS = ["Available", "Chosen", "Choose", "Remove", "Filter", "click"]
+
+
+def build_policy_world() -> dict[str, str]:
+    """An organisation with an owner, a connector with an action and an approval policy (run in a
+    subprocess against the e2e server's database)."""
+    from platform_core.models import Role
+    from tests.factories import ConnectorActionFactory, ConnectorFactory, OrganizationFactory, member_of
+    from tests.hooks.factories import ApprovalPolicyFactory
+
+    org = OrganizationFactory(slug=ORG, name="Umbrella")
+    member_of(org, Role.OWNER, username=OWNER)
+    action = ConnectorActionFactory(connector=ConnectorFactory(organization=org, name="ledger"))
+    policy = ApprovalPolicyFactory(organization=org, name="all ledger calls", actions=[action])
+    return {"policy": str(policy.pk)}
+
+
+@pytest.fixture(scope="module")
+def policy_world(e2e_server: E2EServer) -> dict[str, str]:
+    code = (
+        "import django,json;django.setup();"
+        "from tests.e2e.test_admin_translations import build_policy_world as b;print(json.dumps(b()))"
+    )
+    done = subprocess.run(
+        [sys.executable, "-c", code],
+        cwd=ROOT,
+        env=e2e_server.env,
+        capture_output=True,
+        text=True,
+        timeout=180,
+    )
+    assert done.returncode == 0, done.stderr[-3000:]
+    return json.loads(done.stdout.strip().splitlines()[-1])
+
+
+@pytest.mark.parametrize("locale", list(SELECTOR_TEXTS))
+def test_the_policy_selectors_read_in_the_browsers_language(browser, e2e_server, policy_world, locale):
+    from tests.factories import PASSWORD
+
+    expect.set_options(timeout=EXPECT_TIMEOUT_MS)
+    context = browser.new_context(viewport={"width": 1366, "height": 900}, locale=locale)
+    errors: list[str] = []
+    try:
+        page = context.new_page()
+        page.on("pageerror", lambda error: errors.append(str(error)))
+        page.goto(f"{e2e_server.url}/login/?next=/admin/")
+        page.fill("#id_username", OWNER)
+        page.fill("#id_password", PASSWORD)
+        page.click(".login button[type=submit]")
+        page.wait_for_url("**/admin/")
+        page.goto(f"{e2e_server.url}/admin/hooks/approvalpolicy/{policy_world['policy']}/change/")
+        selector = page.locator("#id_actions_from").locator("xpath=ancestor::div[@class='selector']")
+        expect(selector).to_be_visible()
+        widget = (
+            selector.inner_text() + " " + (selector.locator("input").first.get_attribute("placeholder") or "")
+        )
+        missing = [text for text in SELECTOR_TEXTS[locale] if text not in widget]
+        assert not missing, f"{locale}: {missing} not in the selector: {widget!r}"
+        if locale != "en-GB":
+            english = [word for word in ENGLISH_WORDS if word in widget]
+            assert not english, f"{locale}: the selector still says {english}: {widget!r}"
+        assert errors == []
+    finally:
+        context.close()
