@@ -12,6 +12,7 @@ from rest_framework import serializers
 
 from agents.models import Agent
 from connectors.models import Connector, ConnectorAction
+from hooks.condition_schema import condition_schema_messages, covered_scopes
 from hooks.conditions import ConditionError, parse_condition
 from hooks.feishu_guard import validate_feishu_base_url
 from hooks.models import AgentHookSettings, ApprovalPolicy, ApprovalRequest, FeishuChannel, RateLimit
@@ -135,6 +136,11 @@ class ApprovalPolicySerializer(serializers.ModelSerializer):
         connectors = attrs.get("connectors", list(instance.connectors.all()) if instance else [])
         if not actions and not connectors:
             raise serializers.ValidationError(_("Choose the actions or connectors this policy covers."))
+        condition = attrs.get("condition", instance.condition if instance else "")
+        writes_only = attrs.get("writes_only", instance.writes_only if instance else True)
+        scopes = covered_scopes(actions=actions, connectors=connectors, writes_only=writes_only)
+        if (condition or "").strip() and (problems := condition_schema_messages(condition, scopes)):
+            raise serializers.ValidationError({"condition": problems})
         return attrs
 
 
