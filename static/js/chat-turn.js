@@ -143,8 +143,12 @@ export class Turn {
     this.changed();
   }
 
+  // Steps follow the order of the run's stored events, live and after a reload alike. A follow-up the
+  // agent has not read yet has no event: it waits below them all, and moves to its inject event's place
+  // once the agent takes it.
   addStep(node) {
-    this.steps.append(node);
+    const waiting = this.followUps.find((f) => f.status === "pending");
+    this.steps.insertBefore(node, waiting ? waiting.node : null);
   }
 
   onStep(data) {
@@ -261,7 +265,8 @@ export class Turn {
     const followUp = { content, node, state, status: "pending" };
     this.followUps.push(followUp);
     this.setFollowUpStatus(followUp, taken ? "taken" : "pending");
-    this.addStep(node);
+    if (taken) this.addStep(node);
+    else this.steps.append(node); // behind the follow-ups waiting before it
     this.changed();
     return followUp;
   }
@@ -288,8 +293,8 @@ export class Turn {
   onInject(data) {
     const match = this.followUps.find((f) => f.status === "pending" && f.content === data.content);
     if (match) {
-      this.steps.append(match.node); // moves it to where the agent took it in
       this.setFollowUpStatus(match, "taken");
+      this.addStep(match.node); // moves it to where the agent took it in
     } else {
       this.addFollowUp(data.content || "", { taken: true });
     }
