@@ -18,8 +18,10 @@ logger = logging.getLogger(__name__)
 @shared_task(acks_late=True)
 def sweep_runs() -> dict[str, int]:
     """Interrupt runs whose process stopped renewing their lease; re-queue decided parked runs."""
-    interrupted = runs_interrupt_lapsed()
+    interrupted = runs_interrupt_lapsed()  # logs a warning when it interrupts any
     requeued = parked_runs_requeue()
+    if requeued:
+        logger.info("re-queued %d parked run(s) whose approval was decided", requeued)
     return {"interrupted": len(interrupted), "requeued": requeued}
 
 

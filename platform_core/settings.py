@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import os
 import tempfile
+from pathlib import Path
 
 import dj_database_url
 from django.utils.translation import gettext_lazy as _
@@ -134,7 +135,8 @@ else:
     CACHES = {"default": {"BACKEND": "django.core.cache.backends.locmem.LocMemCache"}}
 
 # --- Celery ---------------------------------------------------------------------------------------
-_celery_dir = VAR_DIR / "celery"
+# The filesystem broker's folder (embedded default): var/celery unless CELERY_FILESYSTEM_FOLDER says.
+_celery_dir = Path(env_str("CELERY_FILESYSTEM_FOLDER") or VAR_DIR / "celery")
 CELERY_BROKER_URL = env_str("CELERY_BROKER_URL") or REDIS_URL or "filesystem://"
 CELERY_BROKER_TRANSPORT_OPTIONS: dict[str, object] = {}
 if CELERY_BROKER_URL == "filesystem://":
@@ -282,8 +284,16 @@ LOGGING = {
     "disable_existing_loggers": False,
     "formatters": {"plain": {"format": "%(asctime)s %(levelname)s %(name)s %(message)s"}},
     "handlers": {"console": {"class": "logging.StreamHandler", "formatter": "plain"}},
+    # Beat's ticks and the receipt and success of its routine tasks say nothing at INFO (those tasks log
+    # what they change), so `make run` keeps the seeded admin's once-only password on screen.
+    "filters": {"quiet_routine_tasks": {"()": "platform_core.log_filters.QuietRoutineTasks"}},
     "root": {"handlers": ["console"], "level": env_str("LOG_LEVEL", "INFO")},
-    "loggers": {"django.channels.server": {"level": "WARNING"}},
+    "loggers": {
+        "django.channels.server": {"level": "WARNING"},
+        "celery.beat": {"filters": ["quiet_routine_tasks"]},
+        "celery.worker.strategy": {"filters": ["quiet_routine_tasks"]},
+        "celery.app.trace": {"filters": ["quiet_routine_tasks"]},
+    },
 }
 TRUST_X_FORWARDED_FOR = env_bool("TRUST_X_FORWARDED_FOR", False)
 
