@@ -35,6 +35,14 @@ function people(value) {
     .join(", ");
 }
 
+// The request's page in the approvals inbox (its requester may open it too), under the chat's org.
+function approvalUrl(approvalId) {
+  const root = document.querySelector("[data-org]");
+  const org = root && root.dataset.org;
+  if (!org || !approvalId || !/^[0-9a-f-]{32,36}$/i.test(String(approvalId))) return "";
+  return `/o/${encodeURIComponent(org)}/approvals/${encodeURIComponent(approvalId)}/`;
+}
+
 export class ToolCard {
   constructor({ toolName, toolArgs, toolCallId, iteration }) {
     this.toolName = toolName || "";
@@ -102,7 +110,10 @@ export class ToolCard {
     this.running = false;
     this.el.classList.remove("running", "paused");
     this.el.classList.add("stopped");
+    const approval = this.badges.querySelector(".badge.approval");
     this.setBadge("muted", gettext("Not finished"));
+    // An approval's outcome (cancelled, when the run was stopped while it waited) stays visible.
+    if (approval && !approval.classList.contains("pending")) this.badges.append(approval);
   }
 
   // The run's server stopped while this call was in flight: nothing runs it until the run continues.
@@ -194,7 +205,8 @@ export class ToolCard {
     this.artifactBox.hidden = false;
   }
 
-  // The approval payload: status pending | approved | rejected | expired, approvers, decided_by, reason.
+  // The approval payload: status pending | approved | rejected | expired | cancelled (the run stopped
+  // while the call waited), approvers, decided_by, reason, approval_id.
   approval(data) {
     const status = data.status;
     let text;
@@ -217,16 +229,29 @@ export class ToolCard {
       } else if (status === "rejected") {
         kind = "approval err";
         text = by ? interpolate(gettext("Rejected by %s."), [by]) : gettext("Rejected.");
+      } else if (status === "cancelled") {
+        kind = "approval muted";
+        text = gettext("The approval request was cancelled: the run was stopped before anyone decided.");
       } else {
         kind = "approval err";
         text = gettext("The approval request expired before anyone decided.");
       }
-      const label = { approved: gettext("Approved"), rejected: gettext("Rejected") }[status] || gettext("Expired");
+      const label =
+        {
+          approved: gettext("Approved"),
+          rejected: gettext("Rejected"),
+          cancelled: gettext("Cancelled"),
+        }[status] || gettext("Expired");
       if (this.running) this.setBadge("running", gettext("Running"));
       this.addBadge(kind, label);
     }
     const lines = [el("p", { text })];
     if (data.reason) lines.push(el("p", { class: "muted", text: data.reason }));
+    const url = approvalUrl(data.approval_id);
+    if (url) {
+      const link = status === "pending" ? gettext("Open the approval request") : gettext("See the approval request");
+      lines.push(el("p", {}, [el("a", { href: url, class: "approval-link", text: link })]));
+    }
     this.approvalBox.className = `tool-approval ${status}`;
     this.approvalBox.replaceChildren(...lines);
     this.approvalBox.hidden = false;
