@@ -6,16 +6,20 @@ from typing import Any
 
 from django import forms
 from django.contrib import admin, messages
+from django.contrib.admin.options import IncorrectLookupParameters
 from django.contrib.auth import get_user_model
 from django.core.exceptions import PermissionDenied, ValidationError
 from django.db.models import QuerySet
-from django.http import HttpRequest, HttpResponse
+from django.http import Http404, HttpRequest, HttpResponse, HttpResponseBase, HttpResponseRedirect
 from django.template.response import TemplateResponse
+from django.urls import path, reverse
 from django.utils.translation import gettext_lazy as _
 from django.utils.translation import ngettext
 
 from platform_core.admin_base import OrgScopedAdmin, admin_orgs, admin_visible_rows
 from platform_core.admin_members import UserIdentifierField, username_prefill
+from platform_core.audit_actions import audit_action_label
+from platform_core.audit_export import EXPORT_FORMATS, audit_export_response
 from platform_core.models import ApiToken, AuditLog, Membership, Organization
 from platform_core.request_meta import client_ip
 from platform_core.services import (
@@ -286,17 +290,34 @@ class MembershipAdmin(OrgScopedAdmin):
             self.message_user(request, f"{membership}: {outcome.message}", messages.ERROR)
 
 
+class AuditActionFilter(admin.SimpleListFilter):
+    """The actions of the user's own audit rows, by their readable names."""
+
+    title = _("action")
+    parameter_name = "action"
+
+    def lookups(self, request: HttpRequest, model_admin: Any) -> list[tuple[str, str]]:
+        actions = model_admin.get_queryset(request).order_by("action").values_list("action", flat=True)
+        return [(action, audit_action_label(action)) for action in actions.distinct()]
+
+    def queryset(self, request: HttpRequest, queryset: QuerySet) -> QuerySet:
+        return queryset.filter(action=self.value()) if self.value() else queryset
+
+
 @admin.register(AuditLog)
 class AuditLogAdmin(OrgScopedAdmin):
-    """The audit log is append-only: it can be read and filtered, never added to, changed or deleted."""
+    """The audit log is append-only: it can be read, filtered and exported (CSV, JSON Lines: the
+    changelist's filters, search and date drill-down apply), never added to, changed or deleted."""
 
-    list_display = ["created_at", "organization", "actor", "action", "target_repr", "ip_address"]
-    list_filter = ["action"]
+    list_display = ["created_at", "organization", "actor", "action_name", "target_repr", "ip_address"]
+    list_filter = [AuditActionFilter, ("created_at", admin.DateFieldListFilter)]
     search_fields = ["action", "target_repr", "actor__username"]
+    list_select_related = ["organization", "actor"]
     readonly_fields = [
         "organization",
         "actor",
         "action",
+        "action_name",
         "target_type",
         "target_id",
         "target_repr",
@@ -306,6 +327,30 @@ class AuditLogAdmin(OrgScopedAdmin):
         "created_at",
     ]
     date_hierarchy = "created_at"
+    change_list_template = "admin/platform_core/auditlog/change_list.html"
+
+    @admin.display(description=_("action"), ordering="action")
+    def action_name(self, obj: AuditLog) -> str:
+        return audit_action_label(obj.action)
+
+    def get_urls(self) -> list[Any]:
+        view = self.admin_site.admin_view(self.export_view)
+        return [
+            path("export/<str:fmt>/", view, name="platform_core_auditlog_export"),
+            *super().get_urls(),
+        ]
+
+    def export_view(self, request: HttpRequest, fmt: str) -> HttpResponseBase:
+        """The changelist's rows (its filters, search and date drill-down) as a CSV or JSON Lines file."""
+        if fmt not in EXPORT_FORMATS:
+            raise Http404(_("Unknown export format."))
+        if not self.has_view_permission(request):
+            raise PermissionDenied
+        try:
+            changelist = self.get_changelist_instance(request)
+        except IncorrectLookupParameters:
+            return HttpResponseRedirect(reverse("admin:platform_core_auditlog_changelist") + "?e=1")
+        return audit_export_response(queryset=changelist.get_queryset(request), fmt=fmt, name="audit-log")
 
     def has_add_permission(self, request: HttpRequest, *args: Any) -> bool:
         return False

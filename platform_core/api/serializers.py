@@ -7,6 +7,7 @@ from typing import Any
 from django.utils.translation import gettext_lazy as _
 from rest_framework import serializers
 
+from platform_core.audit_actions import audit_action_label
 from platform_core.models import AuditLog, Organization
 
 
@@ -39,6 +40,9 @@ class OrganizationSettingsSerializer(serializers.ModelSerializer):
 
 class AuditLogSerializer(serializers.ModelSerializer):
     actor = serializers.SlugRelatedField(slug_field="username", read_only=True)
+    action_label = serializers.SerializerMethodField(
+        help_text=_("The action's name in the reader's language.")
+    )
 
     class Meta:
         model = AuditLog
@@ -47,6 +51,7 @@ class AuditLogSerializer(serializers.ModelSerializer):
             "created_at",
             "actor",
             "action",
+            "action_label",
             "target_type",
             "target_id",
             "target_repr",
@@ -55,6 +60,9 @@ class AuditLogSerializer(serializers.ModelSerializer):
             "ip_address",
         ]
         read_only_fields = fields
+
+    def get_action_label(self, entry: AuditLog) -> str:
+        return audit_action_label(entry.action)
 
 
 class OrganizationSerializer(serializers.ModelSerializer):

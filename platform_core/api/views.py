@@ -4,16 +4,22 @@ from __future__ import annotations
 
 from typing import Any
 
-from drf_spectacular.utils import extend_schema
+from django.http import StreamingHttpResponse
+from drf_spectacular.types import OpenApiTypes
+from drf_spectacular.utils import OpenApiParameter, extend_schema
 from rest_framework import generics, mixins, permissions, viewsets
+from rest_framework.decorators import action
+from rest_framework.exceptions import ValidationError
 from rest_framework.request import Request
 from rest_framework.response import Response
 
+from platform_core.api.export import ByFormatParameter, CSVRenderer, JSONLinesRenderer
 from platform_core.api.serializers import (
     AuditLogSerializer,
     OrganizationSerializer,
     OrganizationSettingsSerializer,
 )
+from platform_core.audit_export import AuditFilterInvalid, audit_export_response, audit_filter_parse
 from platform_core.models import AuditLog, Membership
 from platform_core.request_meta import client_ip
 from platform_core.selectors import audit_log_list_for_org, organizations_for_user
@@ -72,10 +78,18 @@ class OrganizationSettingsView(OrgScopedViewMixin, generics.GenericAPIView):
     put = patch
 
 
+_FILTER_PARAMETERS = [
+    OpenApiParameter("since", str, description="from this ISO date or date-time on (inclusive)"),
+    OpenApiParameter("until", str, description="up to this ISO date (its whole day) or date-time"),
+    OpenApiParameter("action", str, description="one action, e.g. agent.updated"),
+]
+
+
 class AuditLogViewSet(
     OrgScopedViewMixin, mixins.ListModelMixin, mixins.RetrieveModelMixin, viewsets.GenericViewSet
 ):
-    """The organisation's audit log, newest first. Append-only: no write methods exist."""
+    """The organisation's audit log, newest first; ``?since=&until=&action=`` narrow it. Append-only: no
+    write methods exist. ``export/?format=csv|jsonl`` streams the filtered log as a download."""
 
     serializer_class = AuditLogSerializer
     queryset = AuditLog.objects.all()
@@ -87,5 +101,33 @@ class AuditLogViewSet(
         )
 
     def filter_org_queryset(self, queryset: Any) -> Any:
-        action = self.request.query_params.get("action")
-        return queryset.filter(action=action) if action else queryset
+        parsed = audit_filter_parse(self.request.query_params)
+        if isinstance(parsed, AuditFilterInvalid):
+            raise ValidationError({parsed.field: [parsed.message]})
+        return parsed.apply(queryset)
+
+    @extend_schema(parameters=_FILTER_PARAMETERS)
+    def list(self, request: Request, *args: Any, **kwargs: Any) -> Response:
+        return super().list(request, *args, **kwargs)
+
+    @extend_schema(
+        parameters=[
+            OpenApiParameter("format", str, enum=["csv", "jsonl"], description="csv (default) or jsonl"),
+            *_FILTER_PARAMETERS,
+        ],
+        responses={(200, "text/csv"): OpenApiTypes.STR, (200, "application/jsonl"): OpenApiTypes.STR},
+    )
+    @action(
+        detail=False,
+        methods=["get"],
+        url_path="export",
+        renderer_classes=[CSVRenderer, JSONLinesRenderer],
+        content_negotiation_class=ByFormatParameter,
+    )
+    def export(self, request: Request, org_slug: str) -> StreamingHttpResponse:
+        """The filtered log as a CSV or JSON Lines download, oldest entry first (owners and admins)."""
+        return audit_export_response(
+            queryset=self.get_queryset(),
+            fmt=request.accepted_renderer.format,
+            name=f"audit-{self.org.slug}",
+        )

@@ -22,6 +22,7 @@ from agents.models import Agent, ModelConfig
 from connectors.models import Connector
 from hooks.models import ApprovalPolicy, FeishuChannel
 from platform_core.api_errors import api_exception_handler
+from platform_core.models import Membership
 from tests.agents.factories import AgentFactory, ConversationFactory, ModelConfigFactory
 from tests.factories import ConnectorFactory
 from tests.hooks.factories import ApprovalPolicyFactory, FeishuChannelFactory
@@ -108,8 +109,15 @@ def _api_models() -> set[type[models.Model]]:
     return found
 
 
+# Org-unique models without a name, whose duplicates are proven elsewhere.
+NAMELESS_UNIQUE = {
+    Membership,  # test_members_api: adding a user who is already a member answers 400 on "user"
+}
+
+
 def test_every_org_unique_api_model_is_in_the_duplicate_corpus():
-    missing = _org_unique_models() - {endpoint.model for endpoint in DUPLICATE_CORPUS}
+    covered = {endpoint.model for endpoint in DUPLICATE_CORPUS} | NAMELESS_UNIQUE
+    missing = _org_unique_models() - covered
     assert not missing, f"add these to DUPLICATE_CORPUS: {sorted(m.__name__ for m in missing)}"
 
 
