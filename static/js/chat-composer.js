@@ -2,23 +2,27 @@
 // message then becomes a follow-up the agent takes into account) and a Stop button appears. While the
 // newest answer is cut off (its server stopped) the agent is not working: a message starts a new
 // answer, as the server does, and the hint says that Continue is the other way on.
+//
+// The box never cuts what is typed or pasted: a message over the server's limit (maxChars, the same
+// number the server checks) is refused before sending, with a message under the box that says by how
+// much, and stays in the box to be shortened.
 
-import { gettext, interpolate } from "./chat-i18n.js";
+import { formatNumber, gettext, interpolate } from "./chat-i18n.js";
 
 const MAX_HEIGHT_RATIO = 0.4;
 
 export class Composer {
-  // onSend(content) -> true when accepted; onStop(); onInvalid(message).
-  constructor({ form, input, sendButton, stopButton, hint, maxChars, onSend, onStop, onInvalid }) {
+  // onSend(content) -> true when accepted; onStop(); error: the element that says why a message is refused.
+  constructor({ form, input, sendButton, stopButton, hint, error, maxChars, onSend, onStop }) {
     this.form = form;
     this.input = input;
     this.sendButton = sendButton;
     this.stopButton = stopButton;
     this.hint = hint;
+    this.error = error;
     this.maxChars = maxChars;
     this.onSend = onSend;
     this.onStop = onStop;
-    this.onInvalid = onInvalid;
     this.idlePlaceholder = input.getAttribute("placeholder") || "";
     this.working = false;
     this.interrupted = false;
@@ -34,7 +38,10 @@ export class Composer {
         this.submit();
       }
     });
-    input.addEventListener("input", () => this.autosize());
+    input.addEventListener("input", () => {
+      this.autosize();
+      if (!this.error.hidden) this.checkLength(); // the refusal goes away once the text fits
+    });
     stopButton.addEventListener("click", () => {
       stopButton.disabled = true;
       stopButton.textContent = gettext("Stopping…");
@@ -44,17 +51,38 @@ export class Composer {
 
   submit() {
     const content = this.input.value;
-    if (!content.trim()) return;
-    if (content.length > this.maxChars) {
-      this.onInvalid(
-        interpolate(gettext("The message is too long (%(size)s characters; the limit is %(limit)s)."), { size: content.length, limit: this.maxChars }, true),
-      );
-      return;
-    }
+    if (!content.trim() || !this.checkLength()) return;
     if (this.onSend(content)) {
       this.input.value = "";
       this.autosize();
     }
+  }
+
+  // Send `text` as if typed (an example question), unless the box holds a draft of the user's own.
+  sendText(text) {
+    if (this.input.value.trim()) {
+      this.input.focus();
+      return;
+    }
+    this.input.value = text;
+    this.submit();
+  }
+
+  // True when the box's text fits the limit; otherwise say so under the box and return false.
+  checkLength() {
+    const size = this.input.value.length;
+    const fits = size <= this.maxChars;
+    this.error.hidden = fits;
+    this.form.classList.toggle("too-long", !fits);
+    this.input.setAttribute("aria-invalid", String(!fits));
+    if (!fits) {
+      this.error.textContent = interpolate(
+        gettext("Not sent: the message is %(size)s characters long and the limit is %(limit)s. Shorten it by %(over)s characters."),
+        { size: formatNumber(size), limit: formatNumber(this.maxChars), over: formatNumber(size - this.maxChars) },
+        true,
+      );
+    }
+    return fits;
   }
 
   // Put a message the server refused back into an empty box, so nothing typed is lost.

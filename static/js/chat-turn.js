@@ -2,7 +2,7 @@
 // streamed answer and the footer). The Timeline routes each event of a run to its Turn.
 
 import { ToolCard } from "./chat-cards.js";
-import { el } from "./chat-dom.js";
+import { collapseLongText, el } from "./chat-dom.js";
 import { formatDuration, formatNumber, gettext, interpolate, ngettext } from "./chat-i18n.js";
 import { renderMarkdown } from "./chat-markdown.js";
 import { PlanView, phaseStatus } from "./chat-plan.js";
@@ -71,6 +71,7 @@ export class Turn {
   setUser(content) {
     this.content = content;
     this.userEl.textContent = content;
+    collapseLongText(this.userEl, content);
     this.userEl.hidden = false;
   }
 

@@ -1,14 +1,18 @@
 // The chat page: loads the history, opens the conversation socket, and wires the timeline, the
 // composer, the connection indicator, the toasts and the collapsible sidebar together.
+//
+// A new chat is a draft (no conversation id yet): its first message creates the conversation over the
+// REST API, then the page opens that conversation's socket and carries on as its page.
 
 import { Composer } from "./chat-composer.js";
-import { el } from "./chat-dom.js";
+import { el, toaster } from "./chat-dom.js";
+import { createConversation, takePendingQuestion } from "./chat-draft.js";
 import { gettext, interpolate } from "./chat-i18n.js";
+import { ConversationList } from "./chat-sidebar.js";
 import { CLOSE_UNAUTHENTICATED, ConversationSocket } from "./chat-socket.js";
 import { Timeline } from "./chat-timeline.js";
 
 const HISTORY_PAGE = 200;
-const TOAST_MS = 7000;
 const GAP_WAIT_MS = 1500;
 // Socket-local error codes that refuse the message this page just sent.
 const SEND_ERRORS = new Set(["empty_message", "message_too_large", "too_many_runs", "agent_unavailable", "run_active"]);
@@ -17,16 +21,7 @@ const CONTINUE_ERRORS = new Set(["nothing_to_resume", "run_active"]);
 
 const root = document.getElementById("chat");
 const config = root.dataset;
-const toasts = document.getElementById("toasts");
-
-function toast(message, kind = "error") {
-  const close = el("button", { type: "button", class: "toast-close", "aria-label": gettext("Dismiss"), text: "×" });
-  const node = el("div", { class: `toast ${kind}`, role: kind === "error" ? "alert" : "status" }, el("span", { text: message }), close);
-  const remove = () => node.remove();
-  close.addEventListener("click", remove);
-  setTimeout(remove, TOAST_MS);
-  toasts.append(node);
-}
+const toast = toaster(document.getElementById("toasts"));
 
 // -- connection indicator ----------------------------------------------------------------------
 const conn = root.querySelector(".conn");
@@ -91,7 +86,7 @@ const timeline = new Timeline({
       .catch(() => {});
   },
   onContinue: (runId) => {
-    if (!socket.send({ type: "resume_run", run_id: runId })) {
+    if (!socket || !socket.send({ type: "resume_run", run_id: runId })) {
       toast(gettext("You are offline. The answer will continue when the connection is back."), "info");
     }
   },
@@ -99,22 +94,28 @@ const timeline = new Timeline({
   onInterruptedChange: (interrupted) => composer.setInterrupted(interrupted),
 });
 
-const socket = new ConversationSocket({
-  path: config.socketPath,
-  lastSeq: () => lastSeq,
-  onFrame: (frame) => (historyReady ? handleFrame(frame) : buffered.push(frame)),
-  onState: showConnection,
-  onFatal: (code) => {
-    const message =
-      code === CLOSE_UNAUTHENTICATED
-        ? gettext("Your session has ended. Sign in again to continue.")
-        : gettext("You do not have access to this conversation.");
-    composer.disable(message);
-    const banner = el("div", { class: "chat-banner", role: "alert" }, el("span", { text: message }));
-    if (code === CLOSE_UNAUTHENTICATED) banner.append(" ", el("a", { href: config.loginUrl, text: gettext("Sign in") }));
-    document.querySelector(".chat-pane").prepend(banner);
-  },
-});
+let socket = null; // none while the chat is a draft
+
+function openSocket() {
+  conn.hidden = false;
+  socket = new ConversationSocket({
+    path: config.socketPath,
+    lastSeq: () => lastSeq,
+    onFrame: (frame) => (historyReady ? handleFrame(frame) : buffered.push(frame)),
+    onState: showConnection,
+    onFatal: (code) => {
+      const message =
+        code === CLOSE_UNAUTHENTICATED
+          ? gettext("Your session has ended. Sign in again to continue.")
+          : gettext("You do not have access to this conversation.");
+      composer.disable(message);
+      const banner = el("div", { class: "chat-banner", role: "alert" }, el("span", { text: message }));
+      if (code === CLOSE_UNAUTHENTICATED) banner.append(" ", el("a", { href: config.loginUrl, text: gettext("Sign in") }));
+      document.querySelector(".chat-pane").prepend(banner);
+    },
+  });
+  socket.start();
+}
 
 const composer = new Composer({
   form: document.getElementById("composer"),
@@ -122,10 +123,19 @@ const composer = new Composer({
   sendButton: document.getElementById("send-button"),
   stopButton: document.getElementById("stop-button"),
   hint: document.getElementById("composer-hint"),
+  error: document.getElementById("composer-error"),
   maxChars: Number(config.maxChars) || 20000,
   onSend: (content) => send(content),
-  onStop: () => socket.send({ type: "cancel" }),
-  onInvalid: (message) => toast(message),
+  onStop: () => socket?.send({ type: "cancel" }),
+});
+
+const sidebar = new ConversationList(root.querySelector("[data-conversations]"), {
+  toast,
+  onRenamed: (id, newTitle) => {
+    if (id !== config.conversation) return;
+    title.textContent = newTitle;
+    untitled = false;
+  },
 });
 
 function handleFrame(frame) {
@@ -188,14 +198,57 @@ function send(content) {
       untitled = false;
     }
   }
-  if (!socket.send({ type: "message", content })) {
+  const frame = { type: "message", content };
+  if (!socket) deliverFromDraft(frame);
+  else if (!socket.send(frame)) {
     toast(gettext("You are offline. The message will be sent when the connection is back."), "info");
   }
   return true;
 }
 
+// -- a draft becomes a conversation with its first message ---------------------------------------
+let creating = null;
+const queued = [];
+
+function deliverFromDraft(frame) {
+  queued.push(frame);
+  if (!creating) creating = startConversation().finally(() => (creating = null));
+}
+
+async function startConversation() {
+  const created = await createConversation(config.createUrl, config.agentId);
+  if (!created.ok) {
+    toast(created.message);
+    for (const _ of queued.splice(0)) composer.restore(timeline.failNewestLocal(gettext("Not sent.")));
+    return;
+  }
+  const id = String(created.conversation.id);
+  config.conversation = id;
+  config.messagesUrl = `${config.conversationsUrl}${id}/messages/`;
+  config.socketPath = `/ws/conversations/${id}/`;
+  history.replaceState(null, "", `${config.chatHome}${id}/`);
+  sidebar.prepend({ ...created.conversation, title: title.textContent === gettext("New conversation") ? "" : title.textContent });
+  openSocket();
+  for (const frame of queued.splice(0)) socket.send(frame);
+}
+
+// -- example questions (an empty chat offers them) ------------------------------------------------
+document.getElementById("chat-empty").addEventListener("click", (event) => {
+  const chip = event.target.closest(".example-question");
+  if (chip && !composer.input.disabled) composer.sendText(chip.dataset.question);
+});
+
 async function boot() {
-  socket.start();
+  if (!config.conversation) {
+    // A draft: nothing to load; an example question picked on the chat home is asked now.
+    historyReady = true;
+    const pending = takePendingQuestion(config.agentId);
+    if (pending) composer.sendText(pending);
+    else document.getElementById("composer-input").focus({ preventScroll: true });
+    root.dataset.ready = "1";
+    return;
+  }
+  openSocket();
   let messages = [];
   for (let attempt = 0; attempt < 3; attempt += 1) {
     try {
@@ -210,6 +263,7 @@ async function boot() {
   historyReady = true;
   for (const frame of buffered.splice(0)) handleFrame(frame);
   document.getElementById("composer-input").focus({ preventScroll: true });
+  root.dataset.ready = "1";
 }
 
 window.addEventListener("error", (event) => {

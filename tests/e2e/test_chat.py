@@ -17,6 +17,7 @@ try:
 except ImportError:  # the chromium_path fixture then fails (CI) or skips the tests
     expect = None
 
+from tests.e2e.chat_pages import open_new_chat
 from tests.e2e.conftest import ROOT, wait_for
 from tests.fakes.openai_server import call, hang, text, tool_calls
 
@@ -48,9 +49,7 @@ XSS_ANSWER = (
 
 
 def start_chat(page):
-    page.click("button.agent-option[data-agent='Purchasing assistant']")
-    page.wait_for_url(re.compile(r"/o/acme/chat/[0-9a-f-]{36}/$"))
-    expect(page.locator(".conn")).to_have_attribute("data-state", "open")
+    open_new_chat(page)  # the conversation is created by the first message
 
 
 def send(page, content):
@@ -231,8 +230,9 @@ def test_the_chat_speaks_simplified_chinese_to_a_chinese_browser(make_page):
     page = make_page(locale="zh-CN")
     expect(page.locator("h1")).to_have_text("聊天")
     start_chat(page)
-    expect(page.locator(".conn-label")).to_have_text("已连接")
     expect(page.locator("#send-button")).to_have_text("发送")
+    send(page, "你好")
+    expect(page.locator(".conn-label")).to_have_text("已连接")
 
 
 def test_stop_cancels_the_run_and_the_footer_says_stopped(make_page, scripted_llm):

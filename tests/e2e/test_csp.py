@@ -11,7 +11,6 @@ to catch a violation first, so a silent recorder cannot pass for a clean page.
 from __future__ import annotations
 
 import json
-import re
 import subprocess
 import sys
 from collections.abc import Iterator
@@ -24,6 +23,7 @@ try:
 except ImportError:  # the chromium_path fixture then fails (CI) or skips the tests
     expect = None
 
+from tests.e2e.chat_pages import open_new_chat
 from tests.e2e.conftest import EXPECT_TIMEOUT_MS, ROOT, E2EServer, wait_for
 from tests.fakes.openai_server import text
 
@@ -174,12 +174,11 @@ def test_chat_streams_an_answer_over_the_websocket_under_the_policy(recorded, e2
     page = context.new_page()
     _sign_in(page, e2e_server, e2e_server.world["username"], PASSWORD, "/o/acme/chat/")
 
-    page.click("button.agent-option[data-agent='Purchasing assistant']")
-    page.wait_for_url(re.compile(r"/o/acme/chat/[0-9a-f-]{36}/$"))
-    # connect-src 'self' lets the page open its ws: socket to the same host (CSP3).
-    expect(page.locator(".conn")).to_have_attribute("data-state", "open")
+    open_new_chat(page)
     page.fill("#composer-input", "Which purchase orders are still drafts?")
     page.press("#composer-input", "Enter")
+    # connect-src 'self' lets the page open its ws: socket to the same host (CSP3).
+    expect(page.locator(".conn")).to_have_attribute("data-state", "open")
     expect(page.locator(".answer strong")).to_have_text("drafts")
     expect(page.locator(".run-footer")).to_be_visible()
     recorder.assert_clean(page)

@@ -17,6 +17,7 @@ try:
 except ImportError:  # the chromium_path fixture then fails (CI) or skips the tests
     expect = None
 
+from tests.e2e.chat_pages import open_new_chat
 from tests.e2e.conftest import E2EServer, _free_port, _run
 
 pytestmark = pytest.mark.e2e
@@ -70,8 +71,7 @@ def test_the_demo_admin_chats_with_the_demo_agent_which_calls_the_demo_erp_offli
         page.fill("#id_password", DEMO_PASSWORD)
         page.click(".login button[type=submit]")
         page.goto(f"{demo_server.url}/o/demo/chat/")
-        page.click("button.agent-option[data-agent='Purchasing assistant']")
-        expect(page.locator(".conn")).to_have_attribute("data-state", "open", timeout=15000)
+        open_new_chat(page)
         page.fill("#composer-input", "Show me purchase order 1")
         page.press("#composer-input", "Enter")
         card = page.locator(".tool-card").first

@@ -20,6 +20,7 @@ except ImportError:  # the chromium_path fixture then fails (CI) or skips the te
     expect = None
 
 from tests.agents.plan_script import ANALYZER, PLANNER, PlanModel, step, verdict
+from tests.e2e.chat_pages import open_new_chat
 from tests.e2e.conftest import ROOT, _run
 from tests.fakes.openai_server import call, text, tool_calls
 
@@ -101,9 +102,7 @@ def test_a_two_round_plan_is_drawn_live_and_again_after_a_reload(make_page, plan
     first_round_seen = threading.Event()
     model = two_round_plan(first_round_seen).install(scripted_llm)
     page = make_page(width=1100, height=1250)
-    page.click(f"button.agent-option[data-agent='{plan_agent}']")
-    page.wait_for_url(re.compile(r"/o/acme/chat/[0-9a-f-]{36}/$"))
-    expect(page.locator(".conn")).to_have_attribute("data-state", "open")
+    open_new_chat(page, plan_agent)
 
     try:
         # When the user asks, the first round's plan appears and its steps run to the end
