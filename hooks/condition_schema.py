@@ -29,11 +29,10 @@ from typing import Any
 from django.utils.translation import gettext as _
 
 from hooks.conditions import (
-    _LITERAL_NAMES,
     Condition,
     ConditionError,
-    _is_number_constant,
-    _path_of,
+    argument_of,
+    literal_of,
     parse_condition,
     value_kind,
 )
@@ -138,40 +137,21 @@ def condition_schema_messages(condition: str, scopes: Sequence[ActionScope]) -> 
 # --- reading the condition ----------------------------------------------------------------------------
 
 
-def _literal(node: ast.expr) -> tuple[bool, Any]:
-    if isinstance(node, ast.Constant):
-        return True, node.value
-    if isinstance(node, ast.UnaryOp) and _is_number_constant(node.operand):
-        value = node.operand.value  # type: ignore[attr-defined]
-        return True, -value if isinstance(node.op, ast.USub) else value
-    path = _path_of(node)
-    if path is not None and len(path) == 1 and path[0].lower() in _LITERAL_NAMES:
-        return True, _LITERAL_NAMES[path[0].lower()]
-    return False, None
-
-
-def _argument(node: ast.expr) -> tuple[str, ...] | None:
-    path = _path_of(node)
-    if path is None or (len(path) == 1 and path[0].lower() in _LITERAL_NAMES):
-        return None
-    return path
-
-
 def _uses(tree: ast.expr) -> Iterable[_Use]:
     for node in ast.walk(tree):
-        if isinstance(node, ast.Name | ast.Attribute) and (path := _argument(node)) is not None:
+        if isinstance(node, ast.Name | ast.Attribute) and (path := argument_of(node)) is not None:
             yield _Use(path)
         if not isinstance(node, ast.Compare):
             continue
         operands = [node.left, *node.comparators]
         for op, left, right in zip(node.ops, operands, operands[1:], strict=False):
             membership = isinstance(op, ast.In | ast.NotIn)
-            if (path := _argument(left)) is not None:
+            if (path := argument_of(left)) is not None:
                 if membership and isinstance(right, ast.List | ast.Tuple):
-                    yield _Use(path, tuple(v for ok, v in map(_literal, right.elts) if ok))
-                elif (literal := _literal(right))[0] and not membership:
+                    yield _Use(path, tuple(v for ok, v in map(literal_of, right.elts) if ok))
+                elif (literal := literal_of(right))[0] and not membership:
                     yield _Use(path, (literal[1],))
-            if (path := _argument(right)) is not None and (literal := _literal(left))[0]:
+            if (path := argument_of(right)) is not None and (literal := literal_of(left))[0]:
                 yield _Use(path, (literal[1],), inside=membership)
 
 

@@ -234,12 +234,30 @@ def _lookup(arguments: Mapping[str, Any], path: tuple[str, ...]) -> Any:
     return value
 
 
-def _label(node: ast.expr) -> str:
-    """The dotted argument a node reads, or "" for a literal."""
+def argument_of(node: ast.expr) -> tuple[str, ...] | None:
+    """The argument path a parsed node reads (``("order", "total")``), or ``None`` for anything else."""
     path = _path_of(node)
     if path is None or (len(path) == 1 and path[0].lower() in _LITERAL_NAMES):
-        return ""
-    return ".".join(path)
+        return None
+    return path
+
+
+def literal_of(node: ast.expr) -> tuple[bool, Any]:
+    """``(True, value)`` when a parsed node is a literal (``-5``, ``"CNY"``, ``null``), else ``(False, None)``."""
+    if isinstance(node, ast.Constant):
+        return True, node.value
+    if isinstance(node, ast.UnaryOp) and _is_number_constant(node.operand):
+        value = node.operand.value  # type: ignore[attr-defined]
+        return True, -value if isinstance(node.op, ast.USub) else value
+    path = _path_of(node)
+    if path is not None and len(path) == 1 and path[0].lower() in _LITERAL_NAMES:
+        return True, _LITERAL_NAMES[path[0].lower()]
+    return False, None
+
+
+def _label(node: ast.expr) -> str:
+    """The dotted argument a node reads, or "" for a literal."""
+    return ".".join(argument_of(node) or ())
 
 
 def _eval(node: ast.expr, values: Mapping[tuple[str, ...], Any]) -> Any:
