@@ -33,6 +33,7 @@ HEADINGS = {
     403: {"en": "You may not open this page", "zh-hans": "您无权打开此页面"},
     500: {"en": "Something went wrong", "zh-hans": "出错了"},
 }
+EXPIRED = {"en": "The form has expired", "zh-hans": "表单已过期"}
 # What Django's technical and plain default pages say; a user never reads them.
 DEBUG_TEXT = ["Traceback", "Using the URLconf", "DEBUG = True", "technical_", "The requested resource"]
 
@@ -118,6 +119,20 @@ def test_an_unhandled_error_answers_the_styled_500_page(client):
     html = response.content.decode()
     assert response.status_code == 500
     assert HEADINGS[500]["zh-hans"] in html and "on fire" not in html
+
+
+@pytest.mark.parametrize("language", list(LANGUAGES))
+def test_a_form_without_its_csrf_token_answers_the_styled_403_page(language):
+    from django.test import Client
+
+    client = Client(enforce_csrf_checks=True)
+    response = client.post(
+        "/login/", {"username": "x", "password": "y"}, HTTP_ACCEPT_LANGUAGE=LANGUAGES[language]
+    )
+    html = response.content.decode()
+    assert response.status_code == 403
+    assert EXPIRED[language] in html and "css/app.css" in html and _topbar(html)
+    assert "CSRF verification failed" not in html
 
 
 def _settings_debug(env: dict[str, str]) -> str:
