@@ -215,3 +215,12 @@ def test_the_top_bar_marks_the_page_it_is_on(client, org, approver):
 def test_anonymous_visitors_get_no_organisation_links(client, org):
     bar = _topbar(client.get("/login/").content.decode())
     assert "/o/" not in bar
+
+
+@pytest.mark.parametrize(
+    "path", ["/static/css/app.css", "/static/js/language-switch.js", "/static/admin/js/SelectFilter2.js"]
+)
+def test_static_files_are_served_with_debug_off_without_collectstatic(client, settings, path):
+    assert settings.DEBUG is False
+    response = client.get(path)
+    assert response.status_code == 200 and b"".join(response.streaming_content)
