@@ -16,8 +16,10 @@ from django.contrib.auth import get_user_model
 from django.core.exceptions import ValidationError
 from django.db.models import QuerySet
 from django.http import HttpRequest
+from django.utils.html import format_html, format_html_join
 from django.utils.translation import gettext_lazy as _
 
+from hooks.approvers import Audience, policy_audience
 from hooks.condition_schema import condition_schema_messages, covered_scopes
 from hooks.delivery import channel_send_test_card
 from hooks.feishu.errors import FeishuError
@@ -87,16 +89,28 @@ class FeishuChannelAdmin(AuditedAdmin):
     ]
     list_filter = ["is_active", "language"]
     search_fields = ["name", "app_id"]
-    readonly_fields = ["callback_path"]
     actions = ["send_test_card"]
+    # The callback URL box (with its copy button) sits above the fields; see render_change_form.
+    change_form_template = "admin/hooks/feishuchannel/change_form.html"
+
+    class Media:
+        css = {"all": ["css/hooks-admin.css"]}
+        js = ["js/copy-button.js"]
 
     @admin.display(boolean=True, description=_("secrets stored"))
     def secrets_stored(self, obj: FeishuChannel) -> bool:
         return all(obj.has_secret(name) for name in FeishuChannel.SECRET_FIELDS)
 
-    @admin.display(description=_("callback URL path"))
-    def callback_path(self, obj: FeishuChannel) -> str:
-        return obj.callback_path if obj.pk else "—"
+    def render_change_form(
+        self, request: HttpRequest, context: dict[str, Any], add: bool = False, change: bool = False,
+        form_url: str = "", obj: FeishuChannel | None = None,
+    ) -> Any:  # fmt: skip
+        # Only a saved channel has its id: an unsaved one's default uuid changes on every page load.
+        saved = obj is not None and not add and not obj._state.adding
+        context["callback_url"] = request.build_absolute_uri(obj.callback_path) if saved else ""
+        return super().render_change_form(
+            request, context, add=add, change=change, form_url=form_url, obj=obj
+        )
 
     @admin.action(description=_("Send a test card to the default chat"))
     def send_test_card(self, request: HttpRequest, queryset: QuerySet[FeishuChannel]) -> None:
@@ -196,6 +210,23 @@ class ApprovalPolicyAdmin(AuditedAdmin):
     list_filter = ["is_active"]
     search_fields = ["name", "condition"]
     filter_horizontal = ["actions", "connectors", "approver_users"]
+    readonly_fields = ["who_is_asked"]
+
+    class Media:
+        css = {"all": ["css/hooks-admin.css"]}
+
+    @admin.display(description=_("Who will be asked"))
+    def who_is_asked(self, obj: ApprovalPolicy | None) -> str:
+        if obj is None or obj.pk is None:
+            return format_html(
+                '<div class="who-is-asked">{}</div>',
+                _(
+                    "The platform approvers listed above decide in the approvals inbox. Nobody listed: "
+                    "every approver, admin and owner of the organisation. The names appear here once the "
+                    "policy is saved."
+                ),
+            )
+        return audience_html(policy_audience(policy=obj))
 
     def formfield_for_manytomany(self, db_field: Any, request: HttpRequest, **kwargs: Any) -> Any:
         if db_field.name == "approver_users":
@@ -205,6 +236,38 @@ class ApprovalPolicyAdmin(AuditedAdmin):
             kwargs["queryset"] = users.distinct().order_by("username")
             return admin.ModelAdmin.formfield_for_manytomany(self, db_field, request, **kwargs)
         return super().formfield_for_manytomany(db_field, request, **kwargs)
+
+
+def audience_html(audience: Audience) -> str:
+    """The policy form's "who will be asked" box."""
+    if audience.listed:
+        intro = _("These platform approvers decide in the approvals inbox:")
+    else:
+        intro = _(
+            "Nobody is listed, so every approver, admin and owner of the organisation decides in the "
+            "approvals inbox:"
+        )
+    people = format_html_join("", "<li>{}</li>", ((name,) for name in audience.users)) or format_html(
+        "<li>{}</li>", _("nobody yet: add a member with the approver role")
+    )
+    if audience.card_problem:
+        card = format_html('<p class="problem">{}</p>', audience.card_problem)
+    elif audience.open_ids:
+        card = format_html(
+            "<p>{}</p>",
+            _("The Feishu card goes to chat %(chat)s; these Feishu users can decide on it: %(people)s.")
+            % {"chat": audience.card_to, "people": ", ".join(audience.open_ids)},
+        )
+    else:
+        card = format_html(
+            "<p>{}</p>",
+            _(
+                "The Feishu card goes to chat %(chat)s without buttons (no Feishu approvers are listed): "
+                "it says to decide in the approvals inbox."
+            )
+            % {"chat": audience.card_to},
+        )
+    return format_html('<div class="who-is-asked"><p>{}</p><ul>{}</ul>{}</div>', intro, people, card)
 
 
 # --- approval requests (history) ---------------------------------------------------------------------

@@ -52,12 +52,13 @@ def build_approvals_world(llm_base_url: str, site_url: str) -> dict[str, object]
     connector = Connector.objects.get(organization=org, name=DEMO_CONNECTOR_NAME)
     agent = AgentFactory(organization=org, name=AGENT, instructions="Be brief.", completion_check=False)
     agent.connectors.set([connector])
-    # Several channels with long names and ids: the list must still fit the screen.
+    # Several channels with names, app ids and chats as long as they may be: the list must still fit.
     for n in range(3):
         FeishuChannelFactory(
             organization=org,
-            name=f"Finance approvals room {n} (Shanghai office)",
-            app_id=f"cli_a1b2c3d4e5f6{n}",
+            name=f"Finance approvals room {n} (Shanghai office, purchasing and payments above budget)",
+            app_id=f"cli_{n}" + "a1b2c3d4e5f6" * 5,
+            default_chat_id=f"oc_{n}" + "7f3e9a1c5b" * 9,
         )
     channel = FeishuChannelFactory(organization=org, name="approvals")
     pay = ConnectorAction.objects.get(connector=connector, name="create_payment")
@@ -175,6 +176,9 @@ def test_the_feishu_channel_page_copies_the_callback_url_and_its_list_fits_1366_
     page.goto(f"{e2e_server.url}/admin/hooks/feishuchannel/")
     expect(page.locator("#result_list")).to_contain_text("Finance approvals room 0")
     assert page.evaluate(NO_SIDEWAYS_SCROLL), page.evaluate("document.documentElement.scrollWidth")
+    # nor does the table scroll inside its own box (the admin's .results scrolls what does not fit)
+    widths = page.locator("#changelist .results").evaluate("(r) => [r.scrollWidth, r.clientWidth]")
+    assert widths[0] <= widths[1], widths
 
 
 def test_a_run_stopped_while_waiting_for_approval_says_cancelled_and_links_to_the_request(
