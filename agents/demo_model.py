@@ -214,9 +214,14 @@ def _score(tool: Mapping[str, Any], question: str, first_thing: int) -> int:
     has_value = question_facts(question).has_value
     if numeric and has_value:
         score += 2
-    elif required and not has_value:
-        score -= 4
+    elif (required or (not properties and _fetches_one(function))) and not has_value:
+        score -= 4  # a catalogue line has no schema: "get_…" fetches one thing by its id
     return score
+
+
+def _fetches_one(function: Mapping[str, Any]) -> bool:
+    action = str(function.get("name", "")).split("__")[-1].lower()
+    return action.split("_", 1)[0] in {"get", "fetch", "read", "retrieve", "show"}
 
 
 def _pick_tool(

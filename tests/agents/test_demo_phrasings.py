@@ -83,7 +83,8 @@ def _answer_for(name: str, args: dict) -> str:
 def demo_erp_tools(calls: list) -> ToolRegistry:
     """The demo ERP's operations as tools, named and described as the seeded connector's tools are."""
     tools = []
-    for action in parse_openapi_document(demo_openapi_document("http://erp.test")).actions:
+    actions = parse_openapi_document(demo_openapi_document("http://erp.test")).actions
+    for action in sorted(actions, key=lambda a: a.name):  # the seeded connector's order
         summary, _, rest = action.description.partition("\n")
         description = f"{summary} (erp: {action.method} {action.path_template})"
         if rest.strip():

@@ -13,5 +13,5 @@ def open_new_chat(page, agent: str = "Purchasing assistant") -> None:
     from playwright.sync_api import expect
 
     page.click(f"button.agent-option[data-agent='{agent}']")
-    page.wait_for_url(NEW_CHAT_URL)
+    page.wait_for_url(NEW_CHAT_URL, wait_until="commit")
     expect(page.locator("#chat")).to_have_attribute("data-ready", "1")
