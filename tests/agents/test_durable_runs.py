@@ -208,7 +208,11 @@ async def test_a_run_interrupted_by_the_sweeper_resumes_from_its_checkpoint_with
     before = await frames_until(ws, _is("step", type="thinking", status="start", iteration=2))
     await scripted_llm.until_received(2)  # else the resumed run's request could take the hang
     run = await Run.objects.aget(conversation=purchasing.conversation)
-    await Run.objects.filter(pk=run.pk).aupdate(lease_expires_at=timezone.now() - timedelta(seconds=1))
+    # The lease lapses and names a process that is gone, so this process's renewer cannot bring it back
+    # (nor hold the row's lock the sweeper skips) between here and the sweep.
+    await Run.objects.filter(pk=run.pk).aupdate(
+        lease_owner="dead-process", lease_expires_at=timezone.now() - timedelta(seconds=1)
+    )
 
     # when the sweeper interrupts it (the process's own attempt notices and stops)
     assert await database_sync_to_async(runs_interrupt_lapsed)() == [run.pk]
@@ -523,7 +527,11 @@ async def test_a_call_in_flight_when_its_process_died_is_not_made_again_nor_show
     await ws.send_json_to({"type": "message", "content": "Transfer the funds"})
     await started.wait()
     run = await Run.objects.aget(conversation=purchasing.conversation)
-    await Run.objects.filter(pk=run.pk).aupdate(lease_expires_at=timezone.now() - timedelta(seconds=1))
+    # The lease lapses and names a process that is gone, so this process's renewer cannot bring it back
+    # (nor hold the row's lock the sweeper skips) between here and the sweep.
+    await Run.objects.filter(pk=run.pk).aupdate(
+        lease_owner="dead-process", lease_expires_at=timezone.now() - timedelta(seconds=1)
+    )
     assert await database_sync_to_async(runs_interrupt_lapsed)() == [run.pk]
     before = await frames_until(ws, _is("error", code=INTERRUPTED_CODE))
     await _finish_runs()
