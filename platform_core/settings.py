@@ -140,12 +140,14 @@ _celery_dir = Path(env_str("CELERY_FILESYSTEM_FOLDER") or VAR_DIR / "celery")
 CELERY_BROKER_URL = env_str("CELERY_BROKER_URL") or REDIS_URL or "filesystem://"
 CELERY_BROKER_TRANSPORT_OPTIONS: dict[str, object] = {}
 if CELERY_BROKER_URL == "filesystem://":
-    for sub in ("queue", "processed"):
+    for sub in ("queue", "processed", "control"):
         (_celery_dir / sub).mkdir(parents=True, exist_ok=True)
     CELERY_BROKER_TRANSPORT_OPTIONS = {
         "data_folder_in": str(_celery_dir / "queue"),
         "data_folder_out": str(_celery_dir / "queue"),
         "processed_folder": str(_celery_dir / "processed"),
+        # The exchange tables (worker broadcasts), else kombu writes them to ./control of the working directory.
+        "control_folder": str(_celery_dir / "control"),
         "store_processed": False,
     }
 else:
