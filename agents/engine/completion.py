@@ -19,9 +19,16 @@ from __future__ import annotations
 
 import json
 import re
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
+
+#: The fields a provider puts its reasoning in, next to ``content``: ``reasoning_content`` (DeepSeek,
+#: Kimi/Moonshot, Qwen/DashScope, GLM/Zhipu, vLLM and SGLang reasoning parsers), ``reasoning`` (OpenRouter,
+#: Ollama, newer vLLM) and ``reasoning_details`` (OpenRouter's structured blocks). Kept verbatim on the
+#: assistant message of a tool-calling turn; whether they are sent back is the endpoint's choice (see
+#: :mod:`agents.engine.reasoning`).
+REASONING_FIELDS: tuple[str, ...] = ("reasoning_content", "reasoning", "reasoning_details")
 
 _CJK_RE = re.compile(r"[\u3000-\u9fff\uac00-\ud7af\uf900-\ufaff\uff00-\uffef]")
 
@@ -61,7 +68,11 @@ class ToolCallRequest:
 
 @dataclass(frozen=True, slots=True)
 class ChatResponse:
-    """The reply of one non-streaming ``chat()`` call."""
+    """The reply of one non-streaming ``chat()`` call.
+
+    ``reasoning_content`` is the model's reasoning as text (for the ``thinking`` step, never the answer);
+    ``reasoning_fields`` are the reply's reasoning fields exactly as received (see :data:`REASONING_FIELDS`).
+    """
 
     content: str | None
     tool_calls: tuple[ToolCallRequest, ...] = ()
@@ -69,15 +80,25 @@ class ChatResponse:
     usage: Usage = field(default_factory=Usage)
     finish_reason: str | None = None
     model: str | None = None
+    reasoning_fields: Mapping[str, Any] | None = None
 
     def assistant_message(self) -> dict[str, Any]:
-        """The OpenAI-format assistant message to append to the history."""
+        """The OpenAI-format assistant message to append to the history.
+
+        A turn with tool calls keeps its reasoning fields: DeepSeek's thinking mode, Kimi's thinking
+        models and GLM's interleaved thinking require them back with the tool results (see
+        :mod:`agents.engine.reasoning`); the LLM leaves them out for endpoints that take no such field.
+        """
         message: dict[str, Any] = {"role": "assistant", "content": self.content or ""}
         if self.tool_calls:
             message["tool_calls"] = [
                 {"id": c.id, "type": "function", "function": {"name": c.name, "arguments": c.arguments}}
                 for c in self.tool_calls
             ]
+            if self.reasoning_fields:
+                message.update(self.reasoning_fields)
+            elif self.reasoning_content is not None:
+                message["reasoning_content"] = self.reasoning_content
         return message
 
 
@@ -125,6 +146,7 @@ def chat_response(body: bytes, sent: Sequence[dict[str, Any]]) -> ChatResponse:
         usage=usage,
         finish_reason=_text(choice.get("finish_reason")),
         model=_text(completion.get("model")),
+        reasoning_fields=_reasoning_fields(message),
     )
 
 
@@ -165,6 +187,12 @@ def _reasoning(message: dict[str, Any]) -> str | None:
     return None
 
 
+def _reasoning_fields(message: dict[str, Any]) -> Mapping[str, Any] | None:
+    """The message's reasoning fields that are present (``null`` ones are not), as received."""
+    fields = {key: message[key] for key in REASONING_FIELDS if message.get(key) is not None}
+    return fields or None
+
+
 def _text(value: Any) -> str | None:
     return value if isinstance(value, str) else None
 
@@ -188,6 +216,24 @@ def delta_content(chunk: dict[str, Any]) -> str | None:
     if content is not None and not isinstance(content, str):
         raise ValueError("a chunk's delta content is not a string")
     return content
+
+
+def delta_reasoning(chunk: dict[str, Any]) -> str | None:
+    """The reasoning text of a stream chunk's delta (``reasoning_content`` or ``reasoning``), if any.
+
+    Only counted (it is generated and billed), never yielded: reasoning is not the answer.
+    """
+    choices = chunk.get("choices")
+    if not choices or not isinstance(choices, list) or not isinstance(choices[0], dict):
+        return None
+    delta = choices[0].get("delta")
+    if not isinstance(delta, dict):
+        return None
+    for key in ("reasoning_content", "reasoning"):
+        value = delta.get(key)
+        if isinstance(value, str):
+            return value
+    return None
 
 
 # --- usage -----------------------------------------------------------------------------------

@@ -45,9 +45,18 @@ def thinking_start(iteration: int) -> Event:
     return Event(STEP, {"type": "thinking", "status": "start", "iteration": iteration})
 
 
-def thinking_done(iteration: int, reasoning: str) -> Event:
-    """``step`` thinking done: after the LLM replied, before any tool runs."""
-    return Event(STEP, {"type": "thinking", "status": "done", "iteration": iteration, "reasoning": reasoning})
+def thinking_done(iteration: int, reasoning: str, *, error: str | None = None) -> Event:
+    """``step`` thinking done: after the LLM replied, before any tool runs. ``error`` (an extra key, only
+    when set) says the model call failed or was stopped and no reply came."""
+    data: dict[str, Any] = {
+        "type": "thinking",
+        "status": "done",
+        "iteration": iteration,
+        "reasoning": reasoning,
+    }
+    if error is not None:
+        data["error"] = error
+    return Event(STEP, data)
 
 
 def iteration_start(iteration: int, tool_name: str, tool_args: Any, tool_call_id: str) -> Event:
@@ -199,13 +208,38 @@ def plan_phase(phase: str, round_: int, *, reasoning: str | None = None) -> Even
     return Event(PHASE, data)
 
 
-class Emitter:
-    """Delivers events to an optional callback; a failing callback is logged and never breaks the run."""
+def closing_event(start: Event, error: str) -> Event:
+    """The done event that closes an open ``step`` start (thinking or iteration) that failed with ``error``."""
+    data = start.data
+    if data["type"] == "thinking":
+        return thinking_done(data["iteration"], "", error=error)
+    return iteration_done(
+        data["iteration"],
+        data["tool_name"],
+        "",
+        error,
+        0.0,
+        data["tool_call_id"],
+        outcome="error",
+        tool_args=data["tool_args"],
+    )
 
-    __slots__ = ("callback",)
+
+_TRACKED_STEPS = frozenset({"thinking", "iteration"})
+
+
+class Emitter:
+    """Delivers events to an optional callback; a failing callback is logged and never breaks the run.
+
+    It remembers the ``step`` starts (thinking, iteration) not yet done, so that :meth:`close_open` can
+    close them before the run's ``done``: every step the stream opened is closed, whatever failed.
+    """
+
+    __slots__ = ("callback", "_open")
 
     def __init__(self, callback: EventCallback | None) -> None:
         self.callback = callback
+        self._open: dict[tuple[str, Any], Event] = {}
 
     @property
     def active(self) -> bool:
@@ -214,10 +248,26 @@ class Emitter:
     async def __call__(self, event: Event) -> None:
         if self.callback is None:
             return
+        if event.channel == STEP and event.data.get("type") in _TRACKED_STEPS:
+            self._track(event)
         try:
             await self.callback(event)
         except Exception as exc:
             logger.warning("event callback failed on %s event: %s", event.channel, type(exc).__name__)
+
+    def _track(self, event: Event) -> None:
+        data = event.data
+        key = (data["type"], data["tool_call_id"] if data["type"] == "iteration" else data["iteration"])
+        if data.get("status") == "start":
+            self._open[key] = event
+        else:
+            self._open.pop(key, None)
+
+    async def close_open(self, error: str) -> None:
+        """Emit a done event, with ``error``, for every step started and not done, in the order they began."""
+        while self._open:
+            start = next(iter(self._open.values()))
+            await self(closing_event(start, error))
 
 
 _CLOSED = object()

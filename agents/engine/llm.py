@@ -45,9 +45,12 @@ from agents.engine.completion import (
     Usage,
     chat_response,
     delta_content,
+    delta_reasoning,
     estimated_usage,
     reported_usage,
 )
+from agents.engine.reasoning import reasoning_replay as _reasoning_replay
+from agents.engine.reasoning import wire_messages
 from agents.engine.sse import sse_lines, sse_payloads
 
 __all__ = [
@@ -300,6 +303,9 @@ class OpenAICompatibleLLM:
     is raised as :class:`LLMError` (:class:`ContextLengthExceededError` for a prompt that is
     too long for the model). With a ``guard`` (see :class:`ConnectGuard`) a refused address raises
     :class:`EndpointRefusedError` before anything is sent.
+
+    ``reasoning_replay`` (else ``abilities["reasoning_replay"]``, else the base URL host's default): whether
+    the reasoning kept on tool-calling assistant messages is sent back (see :mod:`agents.engine.reasoning`).
     """
 
     def __init__(
@@ -315,10 +321,14 @@ class OpenAICompatibleLLM:
         extra_body: dict[str, Any] | None = None,
         client: openai.AsyncOpenAI | None = None,
         guard: ConnectGuard | None = None,
+        reasoning_replay: bool | None = None,
     ) -> None:
         self.base_url = base_url
         self.model = model
         self.abilities: Mapping[str, bool] = MappingProxyType({**DEFAULT_ABILITIES, **(abilities or {})})
+        self.reasoning_replay = (
+            _reasoning_replay(self.abilities, base_url) if reasoning_replay is None else reasoning_replay
+        )
         self.context_window = context_window
         self.timeout = timeout
         self.max_retries = max_retries
@@ -348,7 +358,7 @@ class OpenAICompatibleLLM:
         temperature: float | None = None,
     ) -> ChatResponse:
         """One non-streaming completion."""
-        sent = strip_metadata(messages)
+        sent = wire_messages(messages, replay=self.reasoning_replay)
         body = self._body(sent, temperature)
         if tools:
             body["tools"] = list(tools)
@@ -372,13 +382,15 @@ class OpenAICompatibleLLM:
         """Yield content deltas; add the stream's usage to ``usage`` when it ends.
 
         The SDK sends the request (see :meth:`_post`); the body is read raw and decoded by
-        :func:`sse_payloads` (see there why).
+        :func:`sse_payloads` (see there why). Reasoning deltas (streamed before the content by thinking
+        models) are never yielded; they count in the usage estimate when the provider reports none.
         """
-        sent = strip_metadata(messages)
+        sent = wire_messages(messages, replay=self.reasoning_replay)
         body = self._body(sent, temperature)
         body["stream"] = True
         body["stream_options"] = {"include_usage": True}
         produced: list[str] = []
+        reasoned: list[str] = []
         reported: Usage | None = None
         chunks = 0
         try:
@@ -400,6 +412,8 @@ class OpenAICompatibleLLM:
                         if delta:
                             produced.append(delta)
                             yield delta
+                        elif thought := delta_reasoning(chunk):
+                            reasoned.append(thought)
                     await _drain(raw)
                 # What the SDK's own stream raised for a transport failure while reading the body.
                 except httpx2.TimeoutException as exc:
@@ -412,7 +426,7 @@ class OpenAICompatibleLLM:
             raise self._error(exc) from exc
         finally:
             if usage is not None:
-                usage.add(reported or estimated_usage(sent, "".join(produced)))
+                usage.add(reported or estimated_usage(sent, "".join(reasoned) + "".join(produced)))
 
     def _body(self, sent: list[Message], temperature: float | None) -> dict[str, Any]:
         body: dict[str, Any] = {"model": self.model, "messages": sent}

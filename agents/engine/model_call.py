@@ -7,7 +7,7 @@ import time
 from typing import Any
 
 from agents.engine import events
-from agents.engine.llm import LLM, ChatResponse, ContextLengthExceededError, LLMError
+from agents.engine.llm import LLM, ChatResponse, ContextLengthExceededError, EndpointRefusedError, LLMError
 from agents.engine.run_state import RunState
 
 logger = logging.getLogger(__name__)
@@ -20,12 +20,18 @@ class LLMFailed(Exception):
         super().__init__(str(cause))
         self.cause = cause
 
+    @property
+    def label(self) -> str:
+        """What the user is told: a refused endpoint's reason (a configuration error), else the error's type."""
+        return str(self.cause) if isinstance(self.cause, EndpointRefusedError) else type(self.cause).__name__
+
 
 async def ask(llm: LLM, run: RunState, guard: Any | None, **kwargs: Any) -> ChatResponse:
     """Call ``llm.chat`` with the run's history (provider view), after the context guard's check.
 
     A provider "context length exceeded" error compacts the history to half the guard's budget and
-    retries once. Raises :class:`LLMFailed` for any other :class:`LLMError`.
+    retries once. Raises :class:`LLMFailed` for any other :class:`LLMError`, after closing the call's
+    ``thinking`` step with the error.
     """
     started = time.perf_counter()
     if guard is not None:
@@ -48,7 +54,10 @@ async def ask(llm: LLM, run: RunState, guard: Any | None, **kwargs: Any) -> Chat
                 raise
             response = await llm.chat(run.transcript.wire, **kwargs)
     except LLMError as exc:
-        raise LLMFailed(exc) from exc
+        failed = LLMFailed(exc)
+        if run.emit.active:
+            await run.emit(events.thinking_done(run.iteration, "", error=failed.label))
+        raise failed from exc
     run.turn_llm = time.perf_counter() - asked
     run.usage.add(response.usage)
     return response

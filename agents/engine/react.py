@@ -30,7 +30,7 @@ from agents.engine.events import Emitter, Event, EventCallback, iterate_events
 from agents.engine.guidance import after_tool_calls, completion_check_due, drain_interrupts
 from agents.engine.hooks import HookRegistry, SessionContext
 from agents.engine.interrupts import InterruptQueue
-from agents.engine.llm import LLM, ChatResponse, EndpointRefusedError, Message, ToolCallRequest
+from agents.engine.llm import LLM, ChatResponse, Message, ToolCallRequest
 from agents.engine.model_call import LLMFailed, ask
 from agents.engine.parsing import TOOL_CALL, ToolCall, json_tool_call, native_tool_call, parse_action
 from agents.engine.react_durable import DurableLoop
@@ -63,6 +63,8 @@ BATCH_TIMEOUT = 90.0
 MAX_PARALLEL_TOOLS = 4
 DEFAULT_COMPLETION_CHECK_MIN_TOOLS = 3
 DEFAULT_CYCLE_DETECTION_THRESHOLD = 3
+#: The ``error`` of a step closed because the run was cancelled while it was open.
+CLOSED_CANCELLED = "cancelled"
 
 
 def _env_int(name: str, default: int) -> int:
@@ -232,14 +234,19 @@ class ReActAgent(DurableLoop):
                     return await self._resume(run)
                 return await self._run(run, history or ())
         except RunSuspended as suspended:
-            return await self._suspend(run, suspended)
+            return await self._suspend(run, suspended)  # a parked call stays open: the run goes on later
         except asyncio.CancelledError:
             if not self._absorb_cancel(task):
+                await run.emit.close_open(CLOSED_CANCELLED)
                 raise
+        except Exception as exc:
+            await run.emit.close_open(type(exc).__name__)  # whoever reports the failure sends done
+            raise
         finally:
             self._leave()
         logger.info("run cancelled after %d iterations", run.iteration)
         result = run.result("", STOP_CANCELLED, cancelled=True)
+        await run.emit.close_open(CLOSED_CANCELLED)
         await run.emit(_cancelled_done(result))
         return result
 
@@ -311,10 +318,7 @@ class ReActAgent(DurableLoop):
             logger.warning(
                 "run ended by an LLM error after %d iterations: %s", run.iteration, type(exc.cause).__name__
             )
-            # A refused endpoint is a configuration error the user should read; others are named by type.
-            refused = isinstance(exc.cause, EndpointRefusedError)
-            error = str(exc.cause) if refused else type(exc.cause).__name__
-            return await self._fallback(run, STOP_LLM_ERROR, error=error)
+            return await self._fallback(run, STOP_LLM_ERROR, error=exc.label)
 
     async def _tool_turn(
         self, run: RunState, calls: list[ToolCall], *, native: bool, replay: bool = False
@@ -471,6 +475,7 @@ class ReActAgent(DurableLoop):
 
     async def _finish(self, run: RunState, answer: str, stop_reason: str = STOP_FINAL_ANSWER) -> AgentResult:
         if run.emit.active:
+            await run.emit.close_open(stop_reason)  # none is open on a healthy path: a safety net
             await run.emit(events.answer_signal())
         run.finished(answer, stop_reason)
         await self._checkpoint(run)

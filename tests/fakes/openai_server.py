@@ -12,18 +12,24 @@ error mapping are exercised for real.
 
 When the queue is empty the server answers HTTP 500 (marked not retryable) saying
 "scripted LLM: no reply scripted for this request", so a test fails loudly instead of hanging.
+
+A :class:`ProviderProfile` (``server.profile = DEEPSEEK_THINKING``) makes the server behave as one
+provider documents: it adds the provider's reasoning to every reply and refuses the requests the
+provider refuses, before any scripted reply is taken. ``server.quirks`` counts what the profile did,
+so a test can assert that the behaviour it relies on was exercised.
 """
 
 from __future__ import annotations
 
 import asyncio
+import dataclasses
 import itertools
 import json
 import re
 import socket
 import threading
 import time
-from collections import deque
+from collections import Counter, deque
 from collections.abc import Iterator
 from dataclasses import dataclass
 from http.server import BaseHTTPRequestHandler
@@ -49,7 +55,10 @@ from tests.fakes.openai_replies import (
 from tests.fakes.threaded_server import OwnedHTTPServer, ThreadedServer
 
 __all__ = [
+    "DEEPSEEK_REASONING_NOT_PASSED_BACK",
+    "DEEPSEEK_THINKING",
     "NO_REPLY_MESSAGE",
+    "ProviderProfile",
     "ErrorReply",
     "EventStreamReply",
     "HangReply",
@@ -71,6 +80,61 @@ __all__ = [
 ]
 
 NO_REPLY_MESSAGE = "scripted LLM: no reply scripted for this request"
+
+
+# --- provider profiles -----------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class ProviderProfile:
+    """What one provider does differently from OpenAI's API, as its documentation says (``source``).
+
+    ``reasoning``: sent as ``reasoning_content`` (streamed before the content) with every reply that
+    scripts none. ``reasoning_back_required``: a request whose assistant message with ``tool_calls``
+    lacks its ``reasoning_content`` is refused with ``refusal`` (HTTP 400), and takes no scripted reply.
+    """
+
+    name: str
+    source: str
+    reasoning: str | None = None
+    reasoning_back_required: bool = False
+    refusal: str = ""
+
+
+DEEPSEEK_REASONING_NOT_PASSED_BACK = (
+    "The `reasoning_content` in the thinking mode must be passed back to the API."
+)
+
+# Source: DeepSeek API docs, "Thinking Mode" (https://api-docs.deepseek.com/guides/thinking_mode): thinking
+# is on by default; the chain of thought comes in ``reasoning_content`` next to ``content`` (streamed first);
+# between two user messages, when the model called tools, that turn's ``reasoning_content`` must be passed
+# back in all subsequent requests. The 400 body is the one DeepSeek answers (quoted in e.g.
+# github.com/anomalyco/opencode/issues/24083): type and code ``invalid_request_error``.
+DEEPSEEK_THINKING = ProviderProfile(
+    name="deepseek-thinking",
+    source="https://api-docs.deepseek.com/guides/thinking_mode",
+    reasoning="The user wants figures; a tool call will give them.",
+    reasoning_back_required=True,
+    refusal=DEEPSEEK_REASONING_NOT_PASSED_BACK,
+)
+
+
+def _has_tool_turns(body: dict[str, Any]) -> bool:
+    return any(
+        isinstance(m, dict) and m.get("role") == "assistant" and m.get("tool_calls")
+        for m in body.get("messages") or ()
+    )
+
+
+def _lacks_reasoning_back(body: dict[str, Any]) -> bool:
+    """Whether an assistant message with tool calls in the request has no ``reasoning_content``."""
+    return any(
+        isinstance(m, dict)
+        and m.get("role") == "assistant"
+        and m.get("tool_calls")
+        and "reasoning_content" not in m
+        for m in body.get("messages") or ()
+    )
 
 
 @dataclass(frozen=True)
@@ -100,6 +164,8 @@ class ScriptedOpenAIServer(ThreadedServer):
         self.requests: list[dict[str, Any]] = []
         # The client's (host, port) of each request: one port for several requests means one connection.
         self.peers: list[tuple[str, int]] = []
+        self.profile: ProviderProfile | None = None
+        self.quirks: Counter[str] = Counter()
         self._queue: deque[ReplySource | EventStreamReply] = deque()
         self._lock = threading.Lock()
         self._ids = itertools.count(1)
@@ -146,11 +212,13 @@ class ScriptedOpenAIServer(ThreadedServer):
             self._queue.extend(replies)
 
     def reset(self) -> None:
-        """Forget queued replies and recorded requests; wake any hanging reply."""
+        """Forget queued replies, recorded requests and the profile; wake any hanging reply."""
         with self._lock:
             self._queue.clear()
             self.requests.clear()
             self.peers.clear()
+            self.profile = None
+            self.quirks.clear()
             self._wake.set()
             self._wake = threading.Event()
 
@@ -165,12 +233,27 @@ class ScriptedOpenAIServer(ThreadedServer):
         with self._lock:
             self.requests.append(body)
             self.peers.append(peer)
-            source = self._queue.popleft() if self._queue else None
             wake = self._wake
             number = next(self._ids)
-        if source is None or isinstance(source, Reply | EventStreamReply):
-            return source, wake, number
-        return source(body), wake, number
+            profile = self.profile
+            if profile is not None and profile.reasoning_back_required and _lacks_reasoning_back(body):
+                self.quirks["reasoning_back_refused"] += 1
+                return ErrorReply(400, profile.refusal, "invalid_request_error"), wake, number
+            if profile is not None and profile.reasoning_back_required and _has_tool_turns(body):
+                self.quirks["reasoning_back_accepted"] += 1
+            source = self._queue.popleft() if self._queue else None
+        reply = source if source is None or isinstance(source, Reply | EventStreamReply) else source(body)
+        return self._with_profile(reply), wake, number
+
+    def _with_profile(self, reply: Reply | EventStreamReply | None) -> Reply | EventStreamReply | None:
+        profile = self.profile
+        if profile is None or profile.reasoning is None:
+            return reply
+        if isinstance(reply, TextReply | ToolCallsReply) and reply.reasoning_content is None:
+            with self._lock:
+                self.quirks["reasoning_sent"] += 1
+            return dataclasses.replace(reply, reasoning_content=profile.reasoning)
+        return reply
 
 
 class _Handler(BaseHTTPRequestHandler):
