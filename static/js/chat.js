@@ -126,7 +126,7 @@ const composer = new Composer({
   error: document.getElementById("composer-error"),
   maxChars: Number(config.maxChars) || 20000,
   onSend: (content) => send(content),
-  onStop: () => socket?.send({ type: "cancel" }),
+  onStop: () => cancelRun(),
 });
 
 const sidebar = new ConversationList(root.querySelector("[data-conversations]"), {
@@ -210,6 +210,14 @@ function send(content) {
 let creating = null;
 const queued = [];
 
+// A Stop while the first message is still creating the conversation follows that message (dropped, the
+// run would go on and the button would say "Stopping…" for good).
+function cancelRun() {
+  const frame = { type: "cancel" };
+  if (socket) socket.send(frame);
+  else if (creating) queued.push(frame);
+}
+
 function deliverFromDraft(frame) {
   queued.push(frame);
   if (!creating) creating = startConversation().finally(() => (creating = null));
@@ -219,7 +227,9 @@ async function startConversation() {
   const created = await createConversation(config.createUrl, config.agentId);
   if (!created.ok) {
     toast(created.message);
-    for (const _ of queued.splice(0)) composer.restore(timeline.failNewestLocal(gettext("Not sent.")));
+    for (const frame of queued.splice(0)) {
+      if (frame.type === "message") composer.restore(timeline.failNewestLocal(gettext("Not sent.")));
+    }
     return;
   }
   const id = String(created.conversation.id);

@@ -251,3 +251,40 @@ def test_stop_cancels_the_run_and_the_footer_says_stopped(make_page, scripted_ll
     expect(stop).to_be_hidden()
     expect(page.locator(".run-status")).to_be_hidden()
     expect(page.locator("#composer")).not_to_have_class(re.compile(r"\bworking\b"))
+
+
+def test_stop_while_the_new_conversation_is_being_created_still_stops_the_run(
+    make_page, e2e_server, scripted_llm
+):
+    # Given a new chat whose first message is still creating its conversation (the server is slow)
+    scripted_llm.script(hang(20))
+    page = make_page()
+    _, sent = record_frames(page)
+    start_chat(page)
+    creating = []
+
+    def hold_the_creation(route):
+        if route.request.method == "POST":
+            creating.append(route)
+        else:
+            route.continue_()
+
+    page.route(re.compile(r"/api/v1/orgs/acme/conversations/$"), hold_the_creation)
+    send(page, "Summarise every order since 2019")
+    stop = page.locator("#stop-button")
+    expect(stop).to_be_visible()
+    # (each poll makes a round trip to the page, which lets Playwright call the route handler)
+    wait_for(lambda: page.evaluate("() => false") or creating, what="the conversation to be requested")
+
+    # When the user stops before the conversation exists, and the server then answers
+    stop.click()
+    expect(stop).to_have_text("Stopping…")
+    creating[0].continue_()
+
+    # Then the cancel follows the message, and the run ends stopped
+    expect(page.locator(".run-footer")).to_contain_text("Stopped")
+    expect(stop).to_be_hidden()
+    assert [f["type"] for f in sent if f["type"] != "resume"] == ["message", "cancel"]
+    assert e2e_server.query("SELECT status FROM agents_run ORDER BY started_at DESC LIMIT 1") == [
+        ("cancelled",)
+    ]
