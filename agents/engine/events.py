@@ -208,6 +208,11 @@ def plan_phase(phase: str, round_: int, *, reasoning: str | None = None) -> Even
     return Event(PHASE, data)
 
 
+#: The ``error`` of a step closed because its run was stopped; such an iteration's ``outcome`` is
+#: ``cancelled`` (the call did not finish), not ``error``.
+CLOSED_CANCELLED = "cancelled"
+
+
 def closing_event(start: Event, error: str) -> Event:
     """The done event that closes an open ``step`` start (thinking or iteration) that failed with ``error``."""
     data = start.data
@@ -220,7 +225,7 @@ def closing_event(start: Event, error: str) -> Event:
         error,
         0.0,
         data["tool_call_id"],
-        outcome="error",
+        outcome="cancelled" if error == CLOSED_CANCELLED else "error",
         tool_args=data["tool_args"],
     )
 

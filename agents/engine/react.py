@@ -26,7 +26,7 @@ from typing import Any
 from agents.engine import events, prompts
 from agents.engine.checkpoint import CheckpointCallback
 from agents.engine.durable import RunSuspended, ToolCallLedger
-from agents.engine.events import Emitter, Event, EventCallback, iterate_events
+from agents.engine.events import CLOSED_CANCELLED, Emitter, Event, EventCallback, iterate_events
 from agents.engine.guidance import after_tool_calls, completion_check_due, drain_interrupts
 from agents.engine.hooks import HookRegistry, SessionContext
 from agents.engine.interrupts import InterruptQueue
@@ -63,8 +63,6 @@ BATCH_TIMEOUT = 90.0
 MAX_PARALLEL_TOOLS = 4
 DEFAULT_COMPLETION_CHECK_MIN_TOOLS = 3
 DEFAULT_CYCLE_DETECTION_THRESHOLD = 3
-#: The ``error`` of a step closed because the run was cancelled while it was open.
-CLOSED_CANCELLED = "cancelled"
 
 
 def _env_int(name: str, default: int) -> int:

@@ -132,6 +132,8 @@ export class ToolCard {
 
   // The step iteration done payload: observation, error, iter_elapsed, outcome, tool_args, artifacts.
   finish(data) {
+    // Closed because the run was stopped while the call ran: it did not finish, it did not fail.
+    if (data.outcome === "cancelled") return this.stop();
     this.running = false;
     const failed = Boolean(data.error) || (data.outcome && data.outcome !== "ok");
     this.el.classList.remove("running", "awaiting-approval", "paused", "stopped");
