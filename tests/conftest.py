@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import pytest
+from django.utils import translation
 from rest_framework.test import APIClient
 
 from platform_core.config_cache import config_cache_forget
@@ -24,6 +25,16 @@ def pytest_configure(config: pytest.Config) -> None:
         "markers",
         "cross_org(*route_names): this test proves that the named tenant routes hide other organisations' data",
     )
+
+
+@pytest.fixture(autouse=True)
+def _default_language():
+    """Every test starts in the default language. Django's LocaleMiddleware activates a request's
+    language in the thread and never deactivates it, so a test client request with ``zh-hans`` would
+    otherwise leave Chinese active for every later test of the same thread."""
+    translation.deactivate()
+    yield
+    translation.deactivate()
 
 
 @pytest.fixture
