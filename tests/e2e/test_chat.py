@@ -226,13 +226,17 @@ def test_the_page_reconnects_after_a_server_restart_and_resumes_without_duplicat
     expect(page.locator(".answer").nth(1)).to_have_text("Second answer.")
 
 
-def test_the_chat_speaks_simplified_chinese_to_a_chinese_browser(make_page):
+def test_the_chat_speaks_simplified_chinese_to_a_chinese_browser(make_page, scripted_llm):
+    # Scripted and waited for: a run left working would take the next test's scripted reply.
+    scripted_llm.script(text("你好。"), text("你好！有什么可以帮您？"))
     page = make_page(locale="zh-CN")
     expect(page.locator("h1")).to_have_text("聊天")
     start_chat(page)
     expect(page.locator("#send-button")).to_have_text("发送")
     send(page, "你好")
     expect(page.locator(".conn-label")).to_have_text("已连接")
+    expect(page.locator(".run-footer")).to_be_visible()
+    expect(page.locator(".answer")).to_have_text("你好！有什么可以帮您？")
 
 
 def test_stop_cancels_the_run_and_the_footer_says_stopped(make_page, scripted_llm):

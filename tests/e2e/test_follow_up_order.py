@@ -139,4 +139,4 @@ def test_a_follow_up_sent_while_a_call_waits_for_approval_keeps_its_place_after_
     expect(page.locator(".step.follow-up")).to_have_attribute("data-status", "taken")
     assert _steps(page) == live
     assert live.index("tool-card") < live.index("follow-up:taken")
-    assert FOLLOW_UP in json.dumps(scripted_llm.requests[1]["messages"])
+    assert any(FOLLOW_UP in json.dumps(request["messages"]) for request in scripted_llm.requests[1:])
