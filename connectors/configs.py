@@ -109,6 +109,20 @@ def run_secret_values(actions: Iterable[ConnectorAction]) -> tuple[str, ...]:
     return tuple(values)
 
 
+def connector_secrets_for_redaction(organization_id: int, connector_id: Any) -> tuple[str, ...]:
+    """The secret values of the organisation's connector ``connector_id``, to redact them from what is
+    stored or shown; none when there is no such connector or its secrets cannot be read (an undecryptable
+    secret must not stop a record or a request; key-based redaction still runs)."""
+    connector = Connector.objects.filter(pk=connector_id, organization_id=organization_id).first()
+    if connector is None:
+        return ()
+    try:
+        return tuple(connector_secret_values(connector))
+    except Exception:
+        logger.warning("could not read the secrets of connector %s for redaction", connector_id)
+        return ()
+
+
 def connector_secret_values(connector: Connector) -> tuple[str, ...]:
     """Every secret string of the connector (decrypted), for redaction; a DSN's password on its own too."""
     values = [connector.auth_secret]

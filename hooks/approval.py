@@ -41,8 +41,7 @@ from django.utils.translation import gettext as _
 
 from agents.engine.durable import RunSuspended
 from agents.engine.hooks import HookContext, HookResult, PreToolUseHook
-from connectors.configs import connector_secret_values
-from connectors.models import Connector
+from connectors.configs import connector_secrets_for_redaction
 from connectors.redaction import redact
 from hooks.approvers import approver_names
 from hooks.audit import AuditHook
@@ -119,17 +118,6 @@ def policy_hold(policies: Iterable[ApprovalPolicy], arguments: Mapping[str, Any]
     return None
 
 
-def _secrets_of(organization_id: int, connector_id: Any) -> tuple[str, ...]:
-    connector = Connector.objects.filter(pk=connector_id, organization_id=organization_id).first()
-    if connector is None:
-        return ()
-    try:
-        return tuple(connector_secret_values(connector))
-    except Exception:  # an undecryptable secret must not stop the request; key-based redaction still runs
-        logger.warning("could not read the secrets of connector %s for redaction", connector_id)
-        return ()
-
-
 def _approver_labels(approval: ApprovalRequest) -> list[str]:
     return approver_names(approval)
 
@@ -153,7 +141,7 @@ def _earlier_request(
     )
     if earlier is None:
         return None
-    shown = redact(dict(arguments), _secrets_of(facts.organization_id, info.connector_id))
+    shown = redact(dict(arguments), connector_secrets_for_redaction(facts.organization_id, info.connector_id))
     return earlier if shown == earlier.arguments else None
 
 
@@ -210,7 +198,7 @@ def _open_request(
             return Opened(earlier, _approver_labels(earlier), True)
     if hold is None:
         return None
-    secrets = _secrets_of(facts.organization_id, info.connector_id)
+    secrets = connector_secrets_for_redaction(facts.organization_id, info.connector_id)
     before = _asked_before(facts, info, arguments, secrets)
     if before is not None:
         return AskedBefore(before)

@@ -36,8 +36,8 @@ from agents.engine.hooks import (
 )
 from agents.engine.strict_json import text_safe
 from agents.engine.tools import ToolResult
-from connectors.configs import connector_secret_values
-from connectors.models import CallStatus, Connector, ConnectorCallLog
+from connectors.configs import connector_secrets_for_redaction
+from connectors.models import CallStatus, ConnectorCallLog
 from connectors.redaction import redact, redact_text
 from connectors.services import MAX_ERROR_CHARS, CallContext, call_log_record
 from hooks.catalog import ActionCatalog, ActionInfo
@@ -91,7 +91,7 @@ class AuditHook(PostToolUseHook):
     async def record_start(self, ctx: HookContext, info: ActionInfo) -> None:
         """Write the row of a call about to run (raises when the database refuses it)."""
         if info.connector_id not in self._secrets:
-            self._secrets[info.connector_id] = await sync_to_async(_secrets_of)(
+            self._secrets[info.connector_id] = await sync_to_async(connector_secrets_for_redaction)(
                 self.context.organization_id, info.connector_id
             )
         self._started[ctx.tool_call_id] = await sync_to_async(_write_started)(
@@ -216,18 +216,6 @@ def _error_of(outcome: str, result: ToolResult) -> str:
     if outcome == OUTCOME_TIMEOUT:
         return f"{error}; the call was cancelled"
     return error
-
-
-def _secrets_of(organization_id: int, connector_id: Any) -> tuple[str, ...]:
-    """The connector's secret values, to redact them from the row (none when it cannot be read)."""
-    connector = Connector.objects.filter(pk=connector_id, organization_id=organization_id).first()
-    if connector is None:
-        return ()
-    try:
-        return tuple(connector_secret_values(connector))
-    except Exception:  # an undecryptable secret must not stop the record; key-based redaction still runs
-        logger.warning("could not read the secrets of connector %s for redaction", connector_id)
-        return ()
 
 
 def _write(**fields: Any) -> ConnectorCallLog:
