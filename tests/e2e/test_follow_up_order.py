@@ -55,12 +55,12 @@ ApprovalPolicy.objects.filter(pk=int(sys.argv[1])).delete()
 """
 
 REJECT = f"""
-import django
+import django, sys
 django.setup()
 from django.contrib.auth import get_user_model
 from hooks.models import ApprovalRequest
 from hooks.services import approval_decide
-approval = ApprovalRequest.objects.get(status="pending", tool_name="erp__create_payment")
+approval = ApprovalRequest.objects.get(status="pending", policy_id=int(sys.argv[1]))
 actor = get_user_model().objects.get(username={DECIDER!r})
 approval_decide(approval=approval, decision="reject", via="web", actor=actor, comment="Not this week.")
 """
@@ -80,11 +80,12 @@ def _python(server: E2EServer, code: str, *args: str) -> str:
 
 
 @pytest.fixture
-def payment_policy(e2e_server: E2EServer) -> Iterator[None]:
-    """Every ``erp__create_payment`` call of the chat's organisation waits for an owner's decision."""
+def payment_policy(e2e_server: E2EServer) -> Iterator[int]:
+    """Every ``erp__create_payment`` call of the chat's organisation waits for an owner's decision; the
+    policy's id (other tests of the shared server may leave requests of their own pending)."""
     policy = json.loads(_python(e2e_server, POLICY_SETUP).strip().splitlines()[-1])["policy"]
     try:
-        yield
+        yield policy
     finally:
         _python(e2e_server, POLICY_TEARDOWN, str(policy))
 
@@ -130,7 +131,7 @@ def test_a_follow_up_sent_while_a_call_waits_for_approval_keeps_its_place_after_
     assert live.index("tool-card") < live.index("follow-up:pending")
 
     # And once the approver rejects the call, the follow-up is taken where the events say, live and reloaded
-    _python(e2e_server, REJECT)
+    _python(e2e_server, REJECT, str(payment_policy))
     expect(page.locator(".run-footer")).to_be_visible()
     expect(page.locator(".step.follow-up")).to_have_attribute("data-status", "taken")
     live = _steps(page)

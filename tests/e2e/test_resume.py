@@ -104,8 +104,9 @@ def _interrupt_mid_answer(page, e2e_server, scripted_llm) -> str:
 
     _kill_server(e2e_server)
     swept = json.loads(_run([sys.executable, "-c", SWEEP], e2e_server.env, "sweep").strip().splitlines()[-1])
-    assert swept == [run_id]
-    e2e_server.start()
+    e2e_server.start()  # before asserting: a failure here must not leave the shared server down
+    # Runs that earlier tests of the shared server left working lapse with it too.
+    assert run_id in swept
     expect(page.locator(".conn")).to_have_attribute("data-state", "open", timeout=RECONNECT_MS)
     return run_id
 
