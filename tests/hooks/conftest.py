@@ -11,8 +11,12 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 
+import httpx
 import pytest
 from django.core.cache import cache
+from django.core.handlers.wsgi import WSGIHandler
+from django.core.signals import request_finished, request_started
+from django.db import close_old_connections
 
 from agents import runtime
 from connectors.tools import connector_tools_for_run
@@ -50,3 +54,19 @@ def http_service() -> Iterator[LoopbackHTTPService]:
     """A real HTTP service on loopback that records every request (the connectors' target)."""
     with running_http_service() as service:
         yield service
+
+
+@pytest.fixture
+def wsgi():
+    """The real WSGI handler in-process. Like Django's test client, it must not close the test's database
+    connection at request boundaries: on PostgreSQL that connection holds the test's transaction."""
+    request_started.disconnect(close_old_connections)
+    request_finished.disconnect(close_old_connections)
+    try:
+        with httpx.Client(
+            transport=httpx.WSGITransport(app=WSGIHandler()), base_url="http://testserver"
+        ) as client:
+            yield client
+    finally:
+        request_started.connect(close_old_connections)
+        request_finished.connect(close_old_connections)

@@ -7,11 +7,7 @@ import time
 import uuid
 from datetime import timedelta
 
-import httpx
 import pytest
-from django.core.handlers.wsgi import WSGIHandler
-from django.core.signals import request_finished, request_started
-from django.db import close_old_connections
 from django.utils import timezone
 
 from hooks.delivery import card_send_attempt
@@ -25,22 +21,6 @@ from tests.hooks.factories import ApprovalRequestFactory, FeishuChannelFactory
 pytestmark = pytest.mark.django_db
 
 BOSS = "ou_boss"
-
-
-@pytest.fixture
-def wsgi():
-    """The real WSGI handler in-process. Like Django's test client, it must not close the test's database
-    connection at request boundaries: on PostgreSQL that connection holds the test's transaction."""
-    request_started.disconnect(close_old_connections)
-    request_finished.disconnect(close_old_connections)
-    try:
-        with httpx.Client(
-            transport=httpx.WSGITransport(app=WSGIHandler()), base_url="http://testserver"
-        ) as client:
-            yield client
-    finally:
-        request_started.connect(close_old_connections)
-        request_finished.connect(close_old_connections)
 
 
 @pytest.fixture

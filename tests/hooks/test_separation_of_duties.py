@@ -5,61 +5,28 @@ from __future__ import annotations
 
 from datetime import timedelta
 
-import httpx
 import pytest
-from django.core.handlers.wsgi import WSGIHandler
-from django.core.signals import request_finished, request_started
-from django.db import close_old_connections, connection
+from django.db import connection
 from django.urls import reverse
 from django.utils import timezone
 
 from hooks.models import ApprovalRequest
 from hooks.services import approval_request_create
 from platform_core.models import AuditLog, Organization, Role
-from platform_core.services import api_token_issue, organization_set_approval_cooldown
+from platform_core.services import organization_set_approval_cooldown
 from tests.factories import PASSWORD, ConnectorActionFactory, ConnectorFactory, member_of
 from tests.hooks.factories import ApprovalPolicyFactory, FeishuChannelFactory
+from tests.hooks.wsgi_client import WsgiApi
 
 pytestmark = pytest.mark.django_db
-
-BOSS = "ou_boss"
-
-
-@pytest.fixture
-def wsgi():
-    request_started.disconnect(close_old_connections)
-    request_finished.disconnect(close_old_connections)
-    try:
-        with httpx.Client(
-            transport=httpx.WSGITransport(app=WSGIHandler()), base_url="http://testserver"
-        ) as client:
-            yield client
-    finally:
-        request_started.connect(close_old_connections)
-        request_finished.connect(close_old_connections)
-
-
-class _Api:
-    """Bearer-token API calls through the same in-process WSGI client as the callbacks (Django's test
-    client would reconnect the connection-closing signal the ``wsgi`` fixture keeps off)."""
-
-    def __init__(self, wsgi: httpx.Client, user) -> None:
-        self.wsgi = wsgi
-        self.headers = {"Authorization": f"Bearer {api_token_issue(user=user)[1]}"}
-
-    def get(self, path: str) -> httpx.Response:
-        return self.wsgi.get(path, headers=self.headers)
-
-    def post(self, path: str, data: dict | None = None, format: str = "json") -> httpx.Response:
-        return self.wsgi.post(path, json=data or {}, headers=self.headers)
-
-    def patch(self, path: str, data: dict, format: str = "json") -> httpx.Response:
-        return self.wsgi.patch(path, json=data, headers=self.headers)
 
 
 @pytest.fixture
 def client_for(wsgi):
-    return lambda user: _Api(wsgi, user)
+    return lambda user: WsgiApi(wsgi, user)
+
+
+BOSS = "ou_boss"
 
 
 @pytest.fixture
