@@ -356,14 +356,19 @@ class OpenAICompatibleLLM:
         tool_choice: str | Mapping[str, Any] | None = None,
         response_format: Mapping[str, Any] | None = None,
         temperature: float | None = None,
+        parallel_tool_calls: bool | None = None,
     ) -> ChatResponse:
-        """One non-streaming completion."""
+        """One non-streaming completion. ``parallel_tool_calls`` is sent only with ``tools`` (OpenAI refuses
+        it without them), and only when given: the engine passes ``False`` for endpoints whose
+        ``parallel_tool_calls`` ability is off."""
         sent = wire_messages(messages, replay=self.reasoning_replay)
         body = self._body(sent, temperature)
         if tools:
             body["tools"] = list(tools)
             if tool_choice is not None:
                 body["tool_choice"] = tool_choice
+            if parallel_tool_calls is not None:
+                body["parallel_tool_calls"] = parallel_tool_calls
         if response_format is not None:
             body["response_format"] = dict(response_format)
         try:
