@@ -163,15 +163,12 @@ class AuditHook(PostToolUseHook):
         """Write one call-log row (secrets redacted from the arguments and the error)."""
         call = getattr(result, "call", None)  # connectors.tools.ConnectorToolResult carries the outcome
         secrets: tuple[str, ...] = tuple(getattr(result, "secrets", ()) or ())
-        await sync_to_async(_write)(
-            context=self.context,
-            tool_name=info.tool_name,
+        await sync_to_async(_write_call)(
+            self.context,
+            info,
+            tool_call_id=tool_call_id,
             arguments=dict(arguments),
             status=status,
-            connector_id=info.connector_id,
-            action_id=info.action_id,
-            is_write=info.is_write,
-            tool_call_id=tool_call_id,
             http_status=getattr(call, "http_status", None),
             row_count=getattr(call, "row_count", None),
             latency_ms=float(getattr(call, "latency_ms", 0.0) or 0.0),
@@ -228,6 +225,31 @@ def _write(**fields: Any) -> ConnectorCallLog:
         return call_log_record(**{**fields, "connector_id": None, "action_id": None})
 
 
+def _write_call(
+    context: CallContext,
+    info: ActionInfo,
+    *,
+    tool_call_id: str,
+    arguments: dict[str, Any],
+    status: str,
+    error: str,
+    **outcome: Any,
+) -> ConnectorCallLog:
+    """One call-log row for ``info``'s action (the connector and action linked when they still exist)."""
+    return _write(
+        context=context,
+        tool_name=info.tool_name,
+        connector_id=info.connector_id,
+        action_id=info.action_id,
+        is_write=info.is_write,
+        tool_call_id=tool_call_id,
+        arguments=arguments,
+        status=status,
+        error=error,
+        **outcome,
+    )
+
+
 def _write_started(
     *,
     context: CallContext,
@@ -253,15 +275,12 @@ def _write_started(
         )
         if earlier is not None:
             return earlier
-    row = _write(
-        context=context,
-        tool_name=info.tool_name,
+    row = _write_call(
+        context,
+        info,
+        tool_call_id=tool_call_id,
         arguments=arguments,
         status=CallStatus.ERROR,
-        connector_id=info.connector_id,
-        action_id=info.action_id,
-        is_write=info.is_write,
-        tool_call_id=tool_call_id,
         error=NOT_FINISHED,
         secrets=secrets,
     )
@@ -308,15 +327,12 @@ def _complete_cancelled(
         if row.arguments == wanted:
             ConnectorCallLog.objects.filter(pk=row.pk).update(tool_call_id=call_id, approval_ref=approval_ref)
             return
-    _write(
-        context=context,
-        tool_name=info.tool_name,
+    _write_call(
+        context,
+        info,
+        tool_call_id=tool_call_id,
         arguments=arguments,
         status=CallStatus.ERROR,
-        connector_id=info.connector_id,
-        action_id=info.action_id,
-        is_write=info.is_write,
-        tool_call_id=tool_call_id,
         error=error,
         approval_ref=approval_ref,
     )
