@@ -11,6 +11,7 @@ from django.db import models
 from django.utils.translation import gettext_lazy as _
 
 from agents.endpoint_guard import validate_model_endpoint_url
+from agents.endpoint_headers import headers_parse
 from agents.example_questions import validate_example_questions
 from platform_core.crypto import EncryptedTextField
 from platform_core.models import OrgOwnedModel
@@ -23,8 +24,25 @@ class ModelRole(models.TextChoices):
     REASONING = "reasoning", _("Reasoning")
 
 
+class ModelProvider(models.TextChoices):
+    """Who serves the endpoint: its preset (``agents.model_presets``) fills the form; "custom" is none."""
+
+    OPENAI = "openai", _("OpenAI")
+    AZURE_OPENAI = "azure-openai", _("Azure OpenAI")
+    DEEPSEEK = "deepseek", _("DeepSeek")
+    QWEN_DASHSCOPE = "qwen-dashscope", _("Qwen (Alibaba Cloud Model Studio / DashScope)")
+    GLM_ZHIPU = "glm-zhipu", _("GLM (Zhipu AI)")
+    KIMI_MOONSHOT = "kimi-moonshot", _("Kimi (Moonshot AI)")
+    DOUBAO_ARK = "doubao-ark", _("Doubao (Volcengine Ark)")
+    VLLM = "vllm", _("vLLM (self-hosted)")
+    SGLANG = "sglang", _("SGLang (self-hosted)")
+    OLLAMA = "ollama", _("Ollama (self-hosted)")
+    CUSTOM = "custom", _("Other OpenAI-compatible endpoint")
+
+
 class ModelConfig(OrgOwnedModel):
-    """An organisation's OpenAI-compatible endpoint. The API key is stored encrypted."""
+    """An organisation's OpenAI-compatible endpoint and what it can do. The API key and the extra headers
+    (gateways put secrets there) are stored encrypted; the last "Check endpoint" report is kept with it."""
 
     id = models.UUIDField(primary_key=True, default=uuid.uuid4, editable=False)
     name = models.CharField(_("name"), max_length=100)
@@ -34,16 +52,62 @@ class ModelConfig(OrgOwnedModel):
     )
     model = models.CharField(_("model name"), max_length=200)
     api_key = EncryptedTextField(_("API key"))
+    provider = models.CharField(
+        _("provider"), max_length=32, choices=ModelProvider.choices, default=ModelProvider.CUSTOM
+    )
     tool_call = models.BooleanField(_("supports function calling"), default=True)
+    parallel_tool_calls = models.BooleanField(
+        _("supports parallel tool calls"),
+        default=True,
+        help_text=_("Several tool calls in one reply. Off: the engine asks for one call per model turn."),
+    )
+    forced_tool_choice = models.BooleanField(
+        _("supports forced tool choice"),
+        default=True,
+        help_text=_("Accepts tool_choice “required” or a named function. Off: only “auto” is sent."),
+    )
     json_mode = models.BooleanField(_("supports JSON mode"), default=True)
+    stream_only = models.BooleanField(
+        _("answers streamed requests only"),
+        default=False,
+        help_text=_("For models that refuse non-streamed calls (e.g. Qwen3 open-source models thinking)."),
+    )
+    reasoning_output = models.BooleanField(_("returns reasoning"), default=False)
+    reasoning_replay = models.BooleanField(
+        _("send reasoning back"),
+        null=True,
+        blank=True,
+        default=None,
+        help_text=_(
+            "Send the reasoning of tool-calling turns back (DeepSeek, Kimi and GLM thinking models require "
+            "it). Unknown: by host (off for OpenAI and Azure, on elsewhere)."
+        ),
+    )
+    vision = models.BooleanField(_("accepts images"), default=False)
     context_window = models.PositiveIntegerField(
         _("context window (tokens)"), default=128000, validators=[MinValueValidator(8192)]
     )
+    max_output_tokens = models.PositiveIntegerField(
+        _("output limit (tokens)"),
+        null=True,
+        blank=True,
+        validators=[MinValueValidator(16)],
+        help_text=_("Sent as max_tokens on every call. Empty: the provider's default."),
+    )
+    api_version = models.CharField(
+        _("API version"),
+        max_length=40,
+        blank=True,
+        help_text=_("Azure OpenAI: sent as the api-version query parameter. Empty elsewhere."),
+    )
+    extra_headers = EncryptedTextField(_("extra headers"))
     timeout = models.FloatField(_("timeout (seconds)"), default=60.0, validators=[MinValueValidator(1)])
     is_default = models.BooleanField(
         _("organisation default"), default=False, help_text=_("Used by agents that name no model.")
     )
     active = models.BooleanField(_("active"), default=True)
+    last_check = models.JSONField(_("last check"), null=True, blank=True, editable=False)
+    last_checked_at = models.DateTimeField(_("last checked at"), null=True, blank=True, editable=False)
     created_at = models.DateTimeField(_("created at"), auto_now_add=True)
 
     class Meta:
@@ -57,13 +121,35 @@ class ModelConfig(OrgOwnedModel):
     def __str__(self) -> str:
         return f"{self.name} ({self.model})"
 
+    @property
+    def headers(self) -> dict[str, str]:
+        """The extra headers (decrypted), as name -> value."""
+        return headers_parse(self.extra_headers or "")
+
+    @property
+    def header_names(self) -> list[str]:
+        """The names of the extra headers (their values are secret)."""
+        try:
+            return sorted(self.headers)
+        except ValidationError:
+            return []
+
     def clean(self) -> None:
-        """The base URL must pass the SSRF guard (the same check runs again on every call)."""
+        """The base URL must pass the SSRF guard (the same check runs again on every call); the extra
+        headers must be valid and leave the client's own headers alone."""
+        errors: dict[str, list[ValidationError]] = {}
         if self.base_url:
             try:
                 validate_model_endpoint_url(self.base_url)
             except ValidationError as exc:
-                raise ValidationError({"base_url": exc.error_list}) from exc
+                errors["base_url"] = exc.error_list
+        if self.__dict__.get("extra_headers"):
+            try:
+                self.headers  # noqa: B018 - parsing is the check
+            except ValidationError as exc:
+                errors["extra_headers"] = exc.error_list
+        if errors:
+            raise ValidationError(errors)
 
 
 class ExecutionMode(models.TextChoices):
