@@ -3,7 +3,8 @@
 ``runtime_build(run_id)`` (sync, run in a worker thread) loads the run's conversation, agent, model
 endpoints, tools and history and returns a :class:`RunBlueprint` of plain values; ``engine_for`` turns it
 into a ``ReActAgent`` or, in plan mode, a ``PlanAgent`` on the event loop. The engine itself knows nothing
-of Django.
+of Django. The run's tools come from the connectors' builder (``connector_tools_for_run``) and its guard
+rails from the hooks' builder (``guard_rail_hooks``), imported here directly: no app registers into this one.
 
 Plan mode picks a model per job from a :class:`~agents.engine.model_registry.ModelRegistry`: ``general`` is the agent's
 endpoint (as in ReAct mode) and ``fast``, ``smart`` and ``reasoning`` are the organisation's active model
@@ -36,22 +37,18 @@ from agents.engine.model_registry import ModelRegistry
 from agents.engine.plan_agent import PlanAgent
 from agents.engine.react import ReActAgent
 from agents.engine.router import route_execution_mode
-from agents.engine.tools import Tool, ToolRegistry
+from agents.engine.tools import ToolRegistry
 from agents.models import Agent, ExecutionMode, MessageRole, ModelConfig, ModelRole, Run
 from agents.models import Message as MessageRow
 from agents.selectors import engine_history
+from connectors.tools import connector_tools_for_run
+from hooks.registry import guard_rail_hooks
 from platform_core.config_cache import config_cached
 from platform_core.config_version import config_version_of
 
 logger = logging.getLogger(__name__)
 
 T = TypeVar("T")
-
-# Hook factories registered by other apps (the hooks app adds the built-in guard rails). Each takes the
-# blueprint and returns hooks for that run.
-HOOK_FACTORIES: list[Callable[[RunBlueprint], list[Any]]] = []
-# Tool factories registered by other apps (the connectors app turns connector actions into tools).
-TOOL_FACTORIES: list[Callable[[RunBlueprint], list[Tool]]] = []
 
 
 @dataclass(frozen=True)
@@ -264,20 +261,15 @@ def llm_for(endpoint: ModelEndpoint) -> LLM:
 
 
 def tools_for(blueprint: RunBlueprint) -> ToolRegistry:
-    """Every tool the registered factories provide for this run (sync: factories may query the database)."""
-    registry = ToolRegistry()
-    for factory in TOOL_FACTORIES:
-        for tool in factory(blueprint):
-            registry.register(tool)
-    return registry
+    """The run's tools: its agent's connector actions (sync: reads the database)."""
+    return ToolRegistry(connector_tools_for_run(blueprint))
 
 
 def hooks_for(blueprint: RunBlueprint) -> HookRegistry:
-    """Every hook the registered factories provide for this run, plus the plan-step marker (sync)."""
+    """The run's guard rails, plus the plan-step marker that runs before them (sync: reads the database)."""
     registry = HookRegistry([PlanStepMarker()])
-    for factory in HOOK_FACTORIES:
-        for hook in factory(blueprint):
-            registry.add(hook)
+    for hook in guard_rail_hooks(blueprint):
+        registry.add(hook)
     return registry
 
 

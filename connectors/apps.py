@@ -10,8 +10,6 @@ class ConnectorsConfig(AppConfig):
     default_auto_field = "django.db.models.BigAutoField"
 
     def ready(self) -> None:
-        from django.apps import apps
-
         from connectors.demo_api.seed import demo_connector_seed
         from connectors.models import Connector, ConnectorAction
         from platform_core.config_version import config_watch
@@ -21,10 +19,3 @@ class ConnectorsConfig(AppConfig):
             DEMO_SEEDERS.append(demo_connector_seed)
         # Runs cache their connectors and actions per process under the organisation's configuration version.
         config_watch(Connector, ConnectorAction)
-        if apps.is_installed("agents"):
-            # Registration only: the agents runtime asks its tool factories for each run's tools.
-            from agents import runtime
-            from connectors.tools import connector_tools_for_run
-
-            if connector_tools_for_run not in runtime.TOOL_FACTORIES:
-                runtime.TOOL_FACTORIES.append(connector_tools_for_run)

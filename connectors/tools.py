@@ -8,8 +8,9 @@ calls the adapter. It returns a :class:`ConnectorToolResult`, which also carries
 
 Exactly one :class:`~connectors.models.ConnectorCallLog` row is written per call, through
 :func:`connectors.services.call_log_record`: by the tool itself, whatever happens, or, when the call
-context says ``call_log_by_hook`` (the hooks app is installed), by the run's audit hook, which writes the
-row before the call runs and completes it from the result (so a call cancelled while it ran keeps it).
+context says ``call_log_by_hook`` (a run's tools: the runtime adds the guard rails), by the run's audit
+hook, which writes the row before the call runs and completes it from the result (so a call cancelled
+while it ran keeps it).
 
 Each call runs with the engine's :data:`~agents.engine.durable.current_tool_call` set: its tool call id
 (recorded on the call log) and its idempotency key ``<run_id>:<tool_call_id>``, under which the run's
@@ -31,7 +32,6 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from asgiref.sync import sync_to_async
-from django.apps import apps as django_apps
 
 from agents.engine.durable import current_tool_call
 from agents.engine.tools import Tool, ToolResult
@@ -305,9 +305,10 @@ async def aconnector_tools_for(
 
 
 def connector_tools_for_run(blueprint: Any) -> list[Tool]:
-    """Tool factory of the agents runtime (``agents.runtime.TOOL_FACTORIES``): the run's connector tools.
+    """The run's connector tools, as ``agents.runtime.tools_for`` builds them for every run.
 
-    Synchronous (one query). When the hooks app is installed its audit hook writes the call-log rows.
+    Synchronous (one query). The runtime always adds the guard rails of ``hooks`` to a run, whose audit
+    hook writes the call-log rows, so these tools leave that to it (``call_log_by_hook``).
     """
     context = CallContext(
         organization_id=blueprint.organization_id,
@@ -315,6 +316,6 @@ def connector_tools_for_run(blueprint: Any) -> list[Tool]:
         agent_id=str(blueprint.agent_id),
         conversation_id=str(blueprint.conversation_id),
         run_id=str(blueprint.run_id),
-        call_log_by_hook=django_apps.is_installed("hooks"),
+        call_log_by_hook=True,
     )
     return [ConnectorTool(action, context) for action in run_connector_actions(blueprint)]

@@ -10,9 +10,7 @@ class HooksConfig(AppConfig):
     default_auto_field = "django.db.models.BigAutoField"
 
     def ready(self) -> None:
-        from agents import runtime
         from hooks.models import AgentHookSettings, ApprovalPolicy, FeishuChannel, RateLimit
-        from hooks.registry import guard_rail_hooks
         from platform_core.config_version import config_watch
 
         # Runs cache their agent's hook settings, and guard rails the organisation's policies and limits,
@@ -28,6 +26,3 @@ class HooksConfig(AppConfig):
                 ApprovalPolicy.approver_users.through,
             ),
         )
-
-        if guard_rail_hooks not in runtime.HOOK_FACTORIES:
-            runtime.HOOK_FACTORIES.append(guard_rail_hooks)

@@ -5,7 +5,7 @@
 - after it: AuditLog (10, the one writer of call logs, blocked calls included), TruncateResult (20);
 - at the start of a run: SessionContext (10).
 
-Registered in ``agents.runtime.HOOK_FACTORIES`` by ``HooksConfig.ready()``. The read-only guard, the
+``agents.runtime.hooks_for`` builds every run's hooks with :func:`guard_rail_hooks`. The read-only guard, the
 approval gate and the audit log always run; an agent's :class:`~hooks.models.AgentHookSettings` may turn
 off rate limits, truncation and the session context, and set the truncation size.
 """

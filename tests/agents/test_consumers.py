@@ -45,7 +45,7 @@ def order_tools(monkeypatch):
             FunctionTool("slow_report", "A slow report", slow_report),
         ]
 
-    monkeypatch.setattr(runtime, "TOOL_FACTORIES", [factory])
+    monkeypatch.setattr(runtime, "connector_tools_for_run", factory)
     return calls
 
 

@@ -35,7 +35,7 @@ READ_ONLY_MESSAGE = "organisation is in read-only mode: quarter-end audit"
 @pytest.fixture(autouse=True)
 def platform_guard_rails(monkeypatch: pytest.MonkeyPatch) -> Iterator[None]:
     """Connector actions as tools (the platform's factory), Celery tasks run eagerly, fresh rate counters."""
-    monkeypatch.setattr(runtime, "TOOL_FACTORIES", [connector_tools_for_run])
+    monkeypatch.setattr(runtime, "connector_tools_for_run", connector_tools_for_run)
     conf = celery_app.conf
     saved = (conf.task_always_eager, conf.task_eager_propagates)
     conf.task_always_eager, conf.task_eager_propagates = True, False

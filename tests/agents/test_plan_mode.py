@@ -77,7 +77,7 @@ class OrderTools:
 @pytest.fixture
 def order_tools(monkeypatch):
     tools = OrderTools()
-    monkeypatch.setattr(runtime, "TOOL_FACTORIES", [tools.factory])
+    monkeypatch.setattr(runtime, "connector_tools_for_run", tools.factory)
     return tools
 
 

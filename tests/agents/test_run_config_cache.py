@@ -55,7 +55,7 @@ def _setup_of_a_new_run(agent: Any) -> tuple[runtime.RunBlueprint, list[str], li
     run = RunFactory(conversation=conversation, status="running")
     MessageFactory(conversation=conversation, run=run, content="What is open?")
     blueprint = runtime.runtime_build(run.pk)
-    hooks = [hook for factory in runtime.HOOK_FACTORIES for hook in factory(blueprint)]
+    hooks = runtime.guard_rail_hooks(blueprint)
     return blueprint, sorted(runtime.tools_for(blueprint).names()), hooks
 
 

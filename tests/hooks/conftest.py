@@ -44,9 +44,9 @@ def fresh_rate_counters() -> Iterator[None]:
 
 @pytest.fixture
 def connector_tools(monkeypatch: pytest.MonkeyPatch) -> None:
-    """Every run gets its agent's connector actions as tools, through the platform's own tool factory
-    (and no tool factory another test may have added)."""
-    monkeypatch.setattr(runtime, "TOOL_FACTORIES", [connector_tools_for_run])
+    """Every run gets its agent's connector actions as tools, through the platform's own tool builder
+    (and not one another test may have patched in)."""
+    monkeypatch.setattr(runtime, "connector_tools_for_run", connector_tools_for_run)
 
 
 @pytest.fixture

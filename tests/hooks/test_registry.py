@@ -25,8 +25,8 @@ from tests.hooks.harness import run_agent
 from tests.hooks.scenario import build_purchasing
 
 
-def test_the_hooks_app_registers_the_guard_rails_for_every_run():
-    assert guard_rail_hooks in runtime.HOOK_FACTORIES
+def test_the_runtime_builds_every_run_s_hooks_with_the_guard_rails():
+    assert runtime.guard_rail_hooks is guard_rail_hooks
     assert guard_rail_hooks.writes_call_logs is True
 
 
