@@ -34,6 +34,7 @@ from collections.abc import Iterator
 from dataclasses import dataclass
 from http.server import BaseHTTPRequestHandler
 from typing import Any
+from urllib.parse import parse_qsl, urlsplit
 
 from tests.fakes.openai_replies import (
     ErrorReply,
@@ -52,12 +53,23 @@ from tests.fakes.openai_replies import (
     text,
     tool_calls,
 )
+from tests.fakes.provider_profiles import (
+    DEEPSEEK_REASONING_NOT_PASSED_BACK,
+    DEEPSEEK_THINKING,
+    PROFILES,
+    ProviderProfile,
+    Request,
+    error_reply,
+    hermes_tool_calls,
+    refusal_of,
+)
 from tests.fakes.threaded_server import OwnedHTTPServer, ThreadedServer
 
 __all__ = [
     "DEEPSEEK_REASONING_NOT_PASSED_BACK",
     "DEEPSEEK_THINKING",
     "NO_REPLY_MESSAGE",
+    "PROFILES",
     "ProviderProfile",
     "ErrorReply",
     "EventStreamReply",
@@ -82,41 +94,7 @@ __all__ = [
 NO_REPLY_MESSAGE = "scripted LLM: no reply scripted for this request"
 
 
-# --- provider profiles -----------------------------------------------------------------------
-
-
-@dataclass(frozen=True)
-class ProviderProfile:
-    """What one provider does differently from OpenAI's API, as its documentation says (``source``).
-
-    ``reasoning``: sent as ``reasoning_content`` (streamed before the content) with every reply that
-    scripts none. ``reasoning_back_required``: a request whose assistant message with ``tool_calls``
-    lacks its ``reasoning_content`` is refused with ``refusal`` (HTTP 400), and takes no scripted reply.
-    """
-
-    name: str
-    source: str
-    reasoning: str | None = None
-    reasoning_back_required: bool = False
-    refusal: str = ""
-
-
-DEEPSEEK_REASONING_NOT_PASSED_BACK = (
-    "The `reasoning_content` in the thinking mode must be passed back to the API."
-)
-
-# Source: DeepSeek API docs, "Thinking Mode" (https://api-docs.deepseek.com/guides/thinking_mode): thinking
-# is on by default; the chain of thought comes in ``reasoning_content`` next to ``content`` (streamed first);
-# between two user messages, when the model called tools, that turn's ``reasoning_content`` must be passed
-# back in all subsequent requests. The 400 body is the one DeepSeek answers (quoted in e.g.
-# github.com/anomalyco/opencode/issues/24083): type and code ``invalid_request_error``.
-DEEPSEEK_THINKING = ProviderProfile(
-    name="deepseek-thinking",
-    source="https://api-docs.deepseek.com/guides/thinking_mode",
-    reasoning="The user wants figures; a tool call will give them.",
-    reasoning_back_required=True,
-    refusal=DEEPSEEK_REASONING_NOT_PASSED_BACK,
-)
+# --- provider profiles (see tests.fakes.provider_profiles) ----------------------------------------
 
 
 def _has_tool_turns(body: dict[str, Any]) -> bool:
@@ -164,6 +142,8 @@ class ScriptedOpenAIServer(ThreadedServer):
         self.requests: list[dict[str, Any]] = []
         # The client's (host, port) of each request: one port for several requests means one connection.
         self.peers: list[tuple[str, int]] = []
+        # The headers of each request (names lower-cased), to check what a client sent.
+        self.headers: list[dict[str, str]] = []
         self.profile: ProviderProfile | None = None
         self.quirks: Counter[str] = Counter()
         self._queue: deque[ReplySource | EventStreamReply] = deque()
@@ -176,7 +156,9 @@ class ScriptedOpenAIServer(ThreadedServer):
 
     @property
     def base_url(self) -> str:
-        return f"{self.address}/v1"
+        """The API's base URL: ``/v1``, or the profile's base path (Azure's deployment path, DashScope's...)."""
+        path = self.profile.base_path if self.profile is not None else "/v1"
+        return f"{self.address}{path}"
 
     @property
     def pending(self) -> int:
@@ -217,6 +199,7 @@ class ScriptedOpenAIServer(ThreadedServer):
             self._queue.clear()
             self.requests.clear()
             self.peers.clear()
+            self.headers.clear()
             self.profile = None
             self.quirks.clear()
             self._wake.set()
@@ -225,34 +208,76 @@ class ScriptedOpenAIServer(ThreadedServer):
     def before_stop(self) -> None:
         self._wake.set()
 
+    def count(self, quirk: str) -> None:
+        """Count one exercised quirk (thread-safe; the handler threads call it)."""
+        with self._lock:
+            self.quirks[quirk] += 1
+
     # used by the handler
 
     def _take(
-        self, body: dict[str, Any], peer: tuple[str, int]
-    ) -> tuple[Reply | EventStreamReply | None, threading.Event, int]:
+        self, request: Request, peer: tuple[str, int]
+    ) -> tuple[Reply | EventStreamReply | None, threading.Event, int, ProviderProfile | None]:
+        body = request.body
         with self._lock:
             self.requests.append(body)
+            self.headers.append(dict(request.headers))
             self.peers.append(peer)
             wake = self._wake
             number = next(self._ids)
             profile = self.profile
+            if profile is not None and (refused := refusal_of(profile, request)) is not None:
+                quirk, refusal = refused
+                self.quirks[quirk] += 1
+                return error_reply(refusal), wake, number, profile
             if profile is not None and profile.reasoning_back_required and _lacks_reasoning_back(body):
                 self.quirks["reasoning_back_refused"] += 1
-                return ErrorReply(400, profile.refusal, "invalid_request_error"), wake, number
+                return ErrorReply(400, profile.refusal, "invalid_request_error"), wake, number, profile
             if profile is not None and profile.reasoning_back_required and _has_tool_turns(body):
                 self.quirks["reasoning_back_accepted"] += 1
             source = self._queue.popleft() if self._queue else None
         reply = source if source is None or isinstance(source, Reply | EventStreamReply) else source(body)
-        return self._with_profile(reply), wake, number
+        return self._with_profile(reply, body, profile), wake, number, profile
 
-    def _with_profile(self, reply: Reply | EventStreamReply | None) -> Reply | EventStreamReply | None:
-        profile = self.profile
-        if profile is None or profile.reasoning is None:
+    def _with_profile(
+        self, reply: Reply | EventStreamReply | None, body: dict[str, Any], profile: ProviderProfile | None
+    ) -> Reply | EventStreamReply | None:
+        if profile is None:
             return reply
-        if isinstance(reply, TextReply | ToolCallsReply) and reply.reasoning_content is None:
-            with self._lock:
-                self.quirks["reasoning_sent"] += 1
-            return dataclasses.replace(reply, reasoning_content=profile.reasoning)
+        if isinstance(reply, ToolCallsReply):
+            reply = self._tool_calls_as_profile(reply, body, profile)
+        if (
+            profile.reasoning is not None
+            and isinstance(reply, TextReply | ToolCallsReply)
+            and reply.reasoning_content is None
+        ):
+            self.count("reasoning_sent")
+            reply = dataclasses.replace(reply, reasoning_content=profile.reasoning)
+        if isinstance(reply, ErrorReply):
+            if reply.status == 429:
+                self.count("rate_limited")
+            if profile.context_length is not None and reply.message == profile.context_length.message:
+                self.count("context_length")
+        return reply
+
+    def _tool_calls_as_profile(
+        self, reply: ToolCallsReply, body: dict[str, Any], profile: ProviderProfile
+    ) -> ToolCallsReply | TextReply:
+        one_only = profile.parallel == "one" or (
+            profile.parallel == "on_request" and body.get("parallel_tool_calls") is not True
+        )
+        if len(reply.calls) > 1 and (one_only or body.get("parallel_tool_calls") is False):
+            self.count("parallel_reduced_to_one")
+            reply = dataclasses.replace(reply, calls=reply.calls[:1])
+        choice = body.get("tool_choice")
+        forced = choice == "required" or isinstance(choice, dict)
+        if profile.tool_calls_as_text and body.get("tools") and not forced:
+            # No tool parser reads the model's output: its call stays text in content.
+            self.count("tool_calls_as_text")
+            written = hermes_tool_calls([(c.name, c.arguments) for c in reply.calls])
+            return TextReply(
+                written, reply.reasoning_content, reply.usage, reply.latency, omit_usage=reply.omit_usage
+            )
         return reply
 
 
@@ -261,13 +286,15 @@ class _Handler(BaseHTTPRequestHandler):
     # Without this each small SSE/JSON write waits on delayed ACKs (~40 ms a request on loopback).
     disable_nagle_algorithm = True
     server: OwnedHTTPServer
+    _profile: ProviderProfile | None = None  # the profile the current request was taken under
 
     def log_message(self, format: str, *args: Any) -> None:
         return
 
     def do_POST(self) -> None:
         raw = self.rfile.read(int(self.headers.get("Content-Length") or 0))
-        if not self.path.rstrip("/").endswith("/chat/completions"):
+        url = urlsplit(self.path)
+        if not url.path.rstrip("/").endswith("/chat/completions"):
             self._send_json(404, _error_body(f"scripted LLM: unknown path {self.path}", "not_found"))
             return
         try:
@@ -275,8 +302,14 @@ class _Handler(BaseHTTPRequestHandler):
         except ValueError:
             self._send_json(400, _error_body("scripted LLM: request body is not JSON", None))
             return
+        request = Request(
+            body=body,
+            path=url.path,
+            query=dict(parse_qsl(url.query)),
+            headers={name.lower(): value for name, value in self.headers.items()},
+        )
         try:
-            reply, wake, number = self.server.owner._take(body, self.client_address[:2])
+            reply, wake, number, profile = self.server.owner._take(request, self.client_address[:2])
         except Exception as exc:  # a scripted callable failed: make the test fail loudly
             self._send_json(
                 500, _error_body(f"scripted LLM: reply callable raised {exc!r}", None), retry=False
@@ -285,10 +318,15 @@ class _Handler(BaseHTTPRequestHandler):
         if reply is None:
             self._send_json(500, _error_body(NO_REPLY_MESSAGE, "no_reply_scripted"), retry=False)
             return
+        self._profile = profile
         try:
             self._answer(body, reply, wake, f"chatcmpl-scripted-{number}")
         except (BrokenPipeError, ConnectionResetError):
             self.close_connection = True
+
+    def _count(self, quirk: str) -> None:
+        if self._profile is not None:
+            self.server.owner.count(quirk)
 
     # replies
 
@@ -314,7 +352,27 @@ class _Handler(BaseHTTPRequestHandler):
         elif body.get("stream"):
             self._stream(body, reply, cid)
         else:
-            self._send_json(200, _completion(body, reply, cid))
+            self._send_json(200, self._completion(body, reply, cid))
+
+    def _completion(
+        self, body: dict[str, Any], reply: TextReply | ToolCallsReply, cid: str
+    ) -> dict[str, Any]:
+        profile = self._profile
+        completion = _completion(body, reply, cid, _reasoning_key(profile))
+        if profile is None:
+            return completion
+        message = completion["choices"][0]["message"]
+        if isinstance(reply, ToolCallsReply):
+            if message["content"] is None and profile.content_with_tool_calls == "empty":
+                message["content"] = ""
+                self._count("content_empty_with_tool_calls")
+            if profile.finish_with_tool_calls != "tool_calls":
+                completion["choices"][0]["finish_reason"] = profile.finish_with_tool_calls
+                self._count("finish_stop_with_tool_calls")
+        if profile.usage == "absent":
+            completion.pop("usage", None)
+            self._count("usage_absent")
+        return completion
 
     def _stream(self, body: dict[str, Any], reply: TextReply | ToolCallsReply, cid: str) -> None:
         self.send_response(200)
@@ -324,8 +382,11 @@ class _Handler(BaseHTTPRequestHandler):
         self.end_headers()
         created = int(time.time())
         model = body.get("model", "scripted-model")
+        profile = self._profile
 
-        def event(delta: dict[str, Any] | None, finish: str | None = None, usage: Any = None) -> None:
+        def event(
+            delta: dict[str, Any] | None, finish: str | None = None, usage: Any = None, **extra: Any
+        ) -> None:
             chunk: dict[str, Any] = {
                 "id": cid,
                 "object": "chat.completion.chunk",
@@ -334,15 +395,24 @@ class _Handler(BaseHTTPRequestHandler):
                 "choices": []
                 if delta is None
                 else [{"index": 0, "delta": delta, "finish_reason": finish, "logprobs": None}],
+                **extra,
             }
             if usage is not None:
                 chunk["usage"] = usage
             self._write_chunk(b"data: " + json.dumps(chunk, ensure_ascii=False).encode() + b"\n\n")
 
-        event({"role": "assistant", "content": ""})
+        if profile is not None and profile.prompt_filter_chunk:
+            filtered = [{"prompt_index": 0, "content_filter_results": {"hate": {"filtered": False}}}]
+            event(None, prompt_filter_results=filtered)
+            self._count("prompt_filter_chunk")
+        tools = isinstance(reply, ToolCallsReply)
+        first: dict[str, Any] = {"role": "assistant", "content": ""}
+        if tools and profile is not None and profile.content_with_tool_calls == "null":
+            first["content"] = None
+        event(first)
         if reply.reasoning_content:
             for piece in _split_words(reply.reasoning_content):
-                event({"reasoning_content": piece})
+                event({_reasoning_key(profile): piece})
         if isinstance(reply, TextReply):
             pieces = (
                 _split_chars(reply.content, reply.chunk_size)
@@ -362,29 +432,73 @@ class _Handler(BaseHTTPRequestHandler):
             if reply.content:
                 for piece in _split_words(reply.content):
                     event({"content": piece})
-            for index, spec in enumerate(reply.calls):
-                head = {"name": spec.name, "arguments": ""}
-                event(
-                    {
-                        "tool_calls": [
-                            {
-                                "index": index,
-                                "id": _call_id(spec, cid, index),
-                                "type": "function",
-                                "function": head,
-                            }
-                        ]
-                    }
-                )
-                for piece in _split_chars(spec.arguments, 16):
-                    event({"tool_calls": [{"index": index, "function": {"arguments": piece}}]})
+            for delta in self._tool_call_deltas(reply, cid):
+                event({"tool_calls": [delta]})
             finish = "tool_calls"
-        event({}, finish)
-        if (body.get("stream_options") or {}).get("include_usage") and not reply.omit_usage:
-            event(None, usage=_usage(body, reply))
+            if profile is not None and profile.finish_with_tool_calls != "tool_calls":
+                finish = profile.finish_with_tool_calls
+                self._count("finish_stop_with_tool_calls")
+        included = (body.get("stream_options") or {}).get("include_usage") and not reply.omit_usage
+        placement = "empty_choices" if profile is None else profile.usage
+        usage = _usage(body, reply)
+        if placement == "last_chunk" and not reply.omit_usage:
+            event({}, finish, usage=usage)
+            self._count("usage_in_last_chunk")
+        elif placement == "in_choice" and not reply.omit_usage:
+            chunk_choice = {"index": 0, "delta": {}, "finish_reason": finish, "usage": usage}
+            self._write_chunk(
+                b"data: "
+                + json.dumps(
+                    {
+                        "id": cid,
+                        "object": "chat.completion.chunk",
+                        "created": created,
+                        "model": model,
+                        "choices": [chunk_choice],
+                    }
+                ).encode()
+                + b"\n\n"
+            )
+            self._count("usage_in_choice")
+        else:
+            event({}, finish)
+            if placement == "absent":
+                self._count("usage_absent")
+            elif included:
+                event(None, usage=usage)
+                self._count("usage_empty_choices_chunk")
         self._write_chunk(b"data: [DONE]\n\n")
         self.wfile.write(b"0\r\n\r\n")
         self.wfile.flush()
+
+    def _tool_call_deltas(self, reply: ToolCallsReply, cid: str) -> Iterator[dict[str, Any]]:
+        """The streamed deltas of the reply's tool calls, shaped as the profile sends them."""
+        profile = self._profile
+        placement = "sequential" if profile is None else profile.tool_index
+        whole = profile is not None and profile.tool_arguments_whole
+        if placement == "absent":
+            self._count("tool_delta_without_index")
+        elif placement == "zero" and len(reply.calls) > 1:
+            self._count("tool_delta_index_reused")
+        self._count("tool_arguments_whole" if whole else "tool_id_first_only")
+
+        def indexed(delta: dict[str, Any], index: int) -> dict[str, Any]:
+            if placement == "sequential":
+                return {"index": index, **delta}
+            if placement == "zero":
+                return {"index": 0, **delta}
+            return delta
+
+        for index, spec in enumerate(reply.calls):
+            call_id = _call_id(spec, cid, index)
+            if whole:
+                function = {"name": spec.name, "arguments": spec.arguments}
+                yield indexed({"id": call_id, "type": "function", "function": function}, index)
+                continue
+            head = {"name": spec.name, "arguments": ""}
+            yield indexed({"id": call_id, "type": "function", "function": head}, index)
+            for piece in _split_chars(spec.arguments, 16):
+                yield indexed({"function": {"arguments": piece}}, index)
 
     def _event_stream(self, reply: EventStreamReply, wake: threading.Event) -> None:
         self.send_response(200)
@@ -455,10 +569,19 @@ def _call_id(spec: ToolCallSpec, cid: str, index: int) -> str:
     return spec.id or f"call_{cid.rsplit('-', 1)[-1]}_{index}"
 
 
-def _completion(body: dict[str, Any], reply: TextReply | ToolCallsReply, cid: str) -> dict[str, Any]:
+def _reasoning_key(profile: ProviderProfile | None) -> str:
+    return "reasoning_content" if profile is None else profile.reasoning_field
+
+
+def _completion(
+    body: dict[str, Any],
+    reply: TextReply | ToolCallsReply,
+    cid: str,
+    reasoning_key: str = "reasoning_content",
+) -> dict[str, Any]:
     message: dict[str, Any] = {"role": "assistant", "content": reply.content, "refusal": None}
     if reply.reasoning_content is not None:
-        message["reasoning_content"] = reply.reasoning_content
+        message[reasoning_key] = reply.reasoning_content
     if isinstance(reply, ToolCallsReply):
         message["tool_calls"] = [
             {

@@ -1,0 +1,653 @@
+"""Provider profiles of the scripted OpenAI-compatible server: what each provider does differently from
+OpenAI's Chat Completions API, as its documentation (or its maintainers, in an issue) says.
+
+``server.profile = P`` makes :class:`~tests.fakes.openai_server.ScriptedOpenAIServer` behave as ``P``: it
+refuses the requests ``P`` refuses (before any scripted reply is taken) and shapes every reply the way ``P``
+sends it (streamed tool-call deltas, usage, ``content`` next to tool calls, reasoning). ``server.quirks``
+counts each behaviour exercised, under the names listed in :data:`QUIRKS`.
+
+``abilities`` is what the endpoint really supports (the keys of ``agents.engine.llm.DEFAULT_ABILITIES``), so an
+engine built with a profile's abilities never triggers its refusals. Each profile names its sources; a
+message marked "as reported" is quoted from an issue that shows the provider's body, not from the docs.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from typing import Any, Literal
+
+from tests.fakes.openai_replies import ErrorReply
+
+ToolIndex = Literal["sequential", "absent", "zero"]
+UsagePlacement = Literal["empty_choices", "last_chunk", "in_choice", "absent"]
+
+#: Every quirk name ``server.quirks`` may count, with what it means.
+QUIRKS: Mapping[str, str] = {
+    "reasoning_sent": "the reply carried the profile's reasoning (streamed before the content)",
+    "reasoning_back_refused": "a tool-calling turn came back without its reasoning: 400",
+    "reasoning_back_accepted": "a request carried tool-calling turns with their reasoning",
+    "stream_only_refused": "a non-streamed request to a stream-only model: 400",
+    "auth_header_refused": "the key was not in the provider's own header (Azure api-key): 401",
+    "query_refused": "a required query parameter (Azure api-version) was missing: 400",
+    "tool_choice_refused": "tool_choice 'required' or a named function refused: 400",
+    "auto_tool_choice_refused": "tool_choice 'auto' without a tool parser (vLLM): 400",
+    "json_word_refused": "json_object without the word 'json' in the messages: 400",
+    "json_mode_refused": "response_format json_object refused: 400",
+    "parallel_reduced_to_one": "several scripted calls, the provider returned only the first",
+    "tool_calls_as_text": "the tool call came back as text in content (no tool parser)",
+    "tool_delta_without_index": "streamed tool-call deltas carried no index",
+    "tool_delta_index_reused": "every streamed tool call had index 0",
+    "tool_arguments_whole": "a streamed tool call came whole in one chunk",
+    "tool_id_first_only": "only a tool call's first chunk carried its id",
+    "finish_stop_with_tool_calls": "finish_reason 'stop' although the reply has tool calls",
+    "content_empty_with_tool_calls": "content '' (not null) next to tool calls",
+    "usage_empty_choices_chunk": "the stream's usage came in a last chunk with empty choices",
+    "usage_in_last_chunk": "the stream's usage came on the chunk with the finish_reason",
+    "usage_in_choice": "the stream's usage came inside choices[0] of the last chunk",
+    "usage_absent": "no usage at all",
+    "prompt_filter_chunk": "the stream began with an empty-choices chunk of prompt filter results",
+    "rate_limited": "a 429 with Retry-After in the provider's words",
+    "context_length": "a context-length error in the provider's words",
+}
+
+
+@dataclass(frozen=True)
+class ProviderError:
+    """An HTTP error body as one provider sends it."""
+
+    status: int
+    message: str
+    code: str | None = None
+    type: str = "invalid_request_error"
+
+
+@dataclass(frozen=True, eq=False)
+class ProviderProfile:
+    """One provider's documented departures from OpenAI's Chat Completions API (``source``: where it says so)."""
+
+    name: str
+    source: str
+    abilities: Mapping[str, bool] = field(default_factory=dict)
+    base_path: str = "/v1"
+    references: tuple[str, ...] = ()
+    # reasoning: sent as ``reasoning_field`` with every reply that scripts none; with
+    # ``reasoning_back_required`` a tool-calling turn sent back without it is refused with ``refusal``.
+    reasoning: str | None = None
+    reasoning_field: str = "reasoning_content"
+    reasoning_back_required: bool = False
+    refusal: str = ""
+    # requests refused (HTTP 4xx) before any scripted reply is taken
+    stream_only: ProviderError | None = None
+    auth_header: str | None = None
+    auth_refusal: ProviderError | None = None
+    required_query: tuple[str, ...] = ()
+    query_refusal: ProviderError | None = None
+    versionless_path: str | None = None  # a base path that needs no ``required_query`` (Azure's v1 API)
+    refused_tool_choices: frozenset[str] = frozenset()  # "required", "named"
+    tool_choice_refusal: ProviderError | None = None
+    json_word_refusal: ProviderError | None = None
+    json_mode_refusal: ProviderError | None = None
+    auto_tool_choice_refusal: ProviderError | None = None
+    # replies
+    parallel: Literal["yes", "one", "on_request"] = "yes"
+    tool_calls_as_text: Literal["hermes", "json"] | None = None
+    tool_index: ToolIndex = "sequential"
+    tool_arguments_whole: bool = False
+    finish_with_tool_calls: str = "tool_calls"
+    content_with_tool_calls: Literal["null", "empty"] = "null"
+    usage: UsagePlacement = "empty_choices"
+    prompt_filter_chunk: bool = False
+    context_length: ProviderError | None = None
+    rate_limit: ProviderError | None = None
+
+    def __repr__(self) -> str:
+        return f"ProviderProfile({self.name!r})"
+
+
+# --- what a request must look like ------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class Request:
+    """What the server saw of one request, for the profile's rules."""
+
+    body: dict[str, Any]
+    path: str
+    query: Mapping[str, str]
+    headers: Mapping[str, str]  # lower-cased names
+
+
+def refusal_of(profile: ProviderProfile, request: Request) -> tuple[str, ProviderError] | None:
+    """The quirk name and error with which ``profile`` refuses ``request``, or ``None``."""
+    body = request.body
+    if profile.auth_header and profile.auth_refusal and not request.headers.get(profile.auth_header):
+        return "auth_header_refused", profile.auth_refusal
+    versionless = profile.versionless_path and request.path.startswith(profile.versionless_path + "/")
+    missing = [q for q in profile.required_query if not request.query.get(q)]
+    if missing and profile.query_refusal and not versionless:
+        return "query_refused", profile.query_refusal
+    if profile.stream_only and not body.get("stream"):
+        return "stream_only_refused", profile.stream_only
+    choice = body.get("tool_choice")
+    if body.get("tools") and choice is not None:
+        kind = "named" if isinstance(choice, dict) else str(choice)
+        if kind in profile.refused_tool_choices and profile.tool_choice_refusal:
+            return "tool_choice_refused", profile.tool_choice_refusal
+        if kind == "auto" and profile.auto_tool_choice_refusal:
+            return "auto_tool_choice_refused", profile.auto_tool_choice_refusal
+    if (body.get("response_format") or {}).get("type") == "json_object":
+        if profile.json_mode_refusal:
+            return "json_mode_refused", profile.json_mode_refusal
+        if profile.json_word_refusal and not _mentions_json(body):
+            return "json_word_refused", profile.json_word_refusal
+    return None
+
+
+def _mentions_json(body: dict[str, Any]) -> bool:
+    return "json" in json.dumps(body.get("messages") or [], ensure_ascii=False).lower()
+
+
+def error_reply(error: ProviderError, headers: Mapping[str, str] | None = None) -> ErrorReply:
+    """The scripted reply sending ``error`` as its provider does."""
+    return ErrorReply(error.status, error.message, error.code, error.type, dict(headers or {}))
+
+
+def rate_limited(profile: ProviderProfile, *, retry_after: str = "1") -> ErrorReply:
+    """The profile's 429, asking to wait ``retry_after`` seconds (``Retry-After``, which the SDK honours)."""
+    limit = profile.rate_limit or _OPENAI_RATE_LIMIT
+    return error_reply(limit, {"Retry-After": retry_after})
+
+
+def context_overflow(profile: ProviderProfile) -> ErrorReply:
+    """The profile's refusal of a prompt longer than the model's context window."""
+    if profile.context_length is None:
+        raise ValueError(f"{profile.name} documents no context-length error")
+    return error_reply(profile.context_length)
+
+
+def hermes_tool_calls(calls: list[tuple[str, str]]) -> str:
+    """Tool calls as a Hermes-style model writes them when no tool parser reads its output."""
+    blocks = []
+    for name, arguments in calls:
+        try:
+            decoded: Any = json.loads(arguments)
+        except ValueError:
+            decoded = arguments
+        blocks.append("<tool_call>\n" + json.dumps({"name": name, "arguments": decoded}) + "\n</tool_call>")
+    return "\n".join(blocks)
+
+
+# --- the providers ---------------------------------------------------------------------------
+
+DEEPSEEK_REASONING_NOT_PASSED_BACK = (
+    "The `reasoning_content` in the thinking mode must be passed back to the API."
+)
+
+_OPENAI_JSON_WORD = ProviderError(
+    400,
+    "'messages' must contain the word 'json' in some form, to use 'response_format' of type 'json_object'.",
+)
+_OPENAI_CONTEXT = ProviderError(
+    400,
+    "This model's maximum context length is 128000 tokens. However, your messages resulted in 130512 tokens. "
+    "Please reduce the length of the messages.",
+    "context_length_exceeded",
+)
+_OPENAI_RATE_LIMIT = ProviderError(
+    429,
+    "Rate limit reached for gpt-4o in organization org-scripted on requests per min (RPM): Limit 3, Used 3, "
+    "Requested 1. Please try again in 1s.",
+    "rate_limit_exceeded",
+    "requests",
+)
+_VLLM_CONTEXT = ProviderError(
+    400,
+    "This model's maximum context length is 16384 tokens. However, you requested 19591 tokens (9591 in the "
+    "messages, 10000 in the completion). Please reduce the length of the messages or completion.",
+    None,
+    "BadRequestError",
+)
+
+# OpenAI, Chat Completions (https://platform.openai.com/docs/api-reference/chat/create): the baseline. Streamed
+# tool calls: the first delta of a call has its id and name, the following ones its index and argument
+# pieces only; with ``stream_options.include_usage`` the usage comes in a last chunk whose ``choices`` is
+# empty. JSON mode (https://platform.openai.com/docs/guides/structured-outputs#json-mode) refuses, with a
+# 400, messages that never say "json". 429s carry Retry-After (https://platform.openai.com/docs/guides/rate-limits).
+OPENAI = ProviderProfile(
+    name="openai",
+    source="https://platform.openai.com/docs/api-reference/chat/create",
+    references=(
+        "https://platform.openai.com/docs/guides/structured-outputs#json-mode",
+        "https://platform.openai.com/docs/guides/rate-limits",
+    ),
+    abilities={
+        "tool_call": True,
+        "parallel_tool_calls": True,
+        "json_mode": True,
+        "forced_tool_choice": True,
+        "stream_only": False,
+        "reasoning_output": False,
+        "reasoning_replay": False,
+        "vision": True,
+    },
+    json_word_refusal=_OPENAI_JSON_WORD,
+    context_length=_OPENAI_CONTEXT,
+    rate_limit=_OPENAI_RATE_LIMIT,
+)
+
+# Azure OpenAI, REST reference (https://learn.microsoft.com/azure/ai-foundry/openai/reference): requests go to
+# /openai/deployments/{deployment}/chat/completions?api-version=..., the key in the ``api-key`` header;
+# a request without api-version is refused (400 "The api-version query parameter (?api-version=) is required
+# for all requests."), a key in the wrong header with 401 "Access denied due to invalid subscription key or
+# wrong API endpoint...". The v1 API (https://learn.microsoft.com/azure/ai-foundry/openai/api-version-lifecycle)
+# takes /openai/v1/ without api-version. Streams begin with a chunk of ``prompt_filter_results`` and empty
+# ``choices`` (content filtering, https://learn.microsoft.com/azure/ai-foundry/openai/concepts/content-filter).
+AZURE_OPENAI = ProviderProfile(
+    name="azure-openai",
+    source="https://learn.microsoft.com/azure/ai-foundry/openai/reference",
+    references=(
+        "https://learn.microsoft.com/azure/ai-foundry/openai/api-version-lifecycle",
+        "https://learn.microsoft.com/azure/ai-foundry/openai/concepts/content-filter",
+    ),
+    abilities=dict(OPENAI.abilities),
+    base_path="/openai/deployments/gpt-4o",
+    auth_header="api-key",
+    auth_refusal=ProviderError(
+        401,
+        "Access denied due to invalid subscription key or wrong API endpoint. Make sure to provide a valid key "
+        "for an active subscription and use a correct regional API endpoint for your resource.",
+        "401",
+        "",
+    ),
+    required_query=("api-version",),
+    versionless_path="/openai/v1",
+    query_refusal=ProviderError(
+        400,
+        "The api-version query parameter (?api-version=) is required for all requests.",
+        "MissingApiVersionParameter",
+        "",
+    ),
+    json_word_refusal=_OPENAI_JSON_WORD,
+    prompt_filter_chunk=True,
+    context_length=_OPENAI_CONTEXT,
+    rate_limit=ProviderError(
+        429,
+        "Requests to the ChatCompletions_Create Operation under Azure OpenAI API version 2024-10-21 have "
+        "exceeded token rate limit of your current OpenAI S0 pricing tier. Please retry after 1 second.",
+        "429",
+        "",
+    ),
+)
+
+# DeepSeek, thinking mode (https://api-docs.deepseek.com/guides/thinking_mode): reasoning_content streamed
+# before the content; a tool-calling turn's reasoning_content must come back in every later request, else
+# 400. JSON Output (https://api-docs.deepseek.com/guides/json_mode): the system or user prompt must contain
+# "json". Context-length errors use OpenAI's wording (https://api-docs.deepseek.com/quick_start/error_codes).
+DEEPSEEK = ProviderProfile(
+    name="deepseek",
+    source="https://api-docs.deepseek.com/guides/thinking_mode",
+    references=(
+        "https://api-docs.deepseek.com/guides/json_mode",
+        "https://api-docs.deepseek.com/guides/function_calling",
+        "https://api-docs.deepseek.com/quick_start/error_codes",
+    ),
+    abilities={
+        "tool_call": True,
+        "parallel_tool_calls": True,
+        "json_mode": True,
+        "forced_tool_choice": True,
+        "stream_only": False,
+        "reasoning_output": True,
+        "reasoning_replay": True,
+        "vision": False,
+    },
+    reasoning="The user wants figures; a tool call will give them.",
+    reasoning_back_required=True,
+    refusal=DEEPSEEK_REASONING_NOT_PASSED_BACK,
+    json_word_refusal=ProviderError(
+        400,
+        "Prompt must contain the word 'json' in some form to use 'response_format' of type 'json_object'.",
+    ),
+    context_length=ProviderError(
+        400,
+        "This model's maximum context length is 131072 tokens. However, you requested 140000 tokens (140000 in "
+        "the messages, 0 in the completion). Please reduce the length of the messages or completion.",
+        "invalid_request_error",
+    ),
+    rate_limit=ProviderError(429, "Rate Limit Reached", "rate_limit_reached"),
+)
+
+#: The earlier name of :data:`DEEPSEEK` (issue #16's first part).
+DEEPSEEK_THINKING = ProviderProfile(
+    name="deepseek-thinking",
+    source=DEEPSEEK.source,
+    abilities=DEEPSEEK.abilities,
+    reasoning=DEEPSEEK.reasoning,
+    reasoning_back_required=True,
+    refusal=DEEPSEEK_REASONING_NOT_PASSED_BACK,
+)
+
+# Qwen on DashScope / Model Studio, OpenAI-compatible mode (https://help.aliyun.com/zh/model-studio/deep-thinking,
+# https://www.alibabacloud.com/help/en/model-studio/deep-thinking): ``enable_thinking`` switches thinking; the
+# reasoning comes in reasoning_content, streamed before the content; thinking mode "only supports incremental
+# output": QwQ and the open-source Qwen3 in thinking mode answer a non-streamed request with 400 "This model only
+# support stream mode, please enable the stream parameter to access the model." (as reported in
+# github.com/FoundationAgents/OpenManus/issues/330); ``stream_options.include_usage`` puts the usage in the last
+# packet. Function calling (https://help.aliyun.com/zh/model-studio/qwen-function-calling): several calls only
+# with ``parallel_tool_calls: true`` (off by default). JSON mode needs "json" in the prompt and is refused in
+# thinking mode (https://help.aliyun.com/zh/model-studio/json-mode). A prompt too long: 400 "<400>
+# InternalError.Algo.InvalidParameter: Range of input length should be [1, 30720]" (as reported in
+# github.com/QwenLM/qwen-code/issues/98).
+QWEN_DASHSCOPE = ProviderProfile(
+    name="qwen-dashscope",
+    source="https://help.aliyun.com/zh/model-studio/deep-thinking",
+    references=(
+        "https://www.alibabacloud.com/help/en/model-studio/deep-thinking",
+        "https://help.aliyun.com/zh/model-studio/qwen-function-calling",
+        "https://help.aliyun.com/zh/model-studio/json-mode",
+        "https://github.com/FoundationAgents/OpenManus/issues/330",
+    ),
+    abilities={
+        "tool_call": True,
+        "parallel_tool_calls": False,
+        "json_mode": False,
+        "forced_tool_choice": True,
+        "stream_only": True,
+        "reasoning_output": True,
+        "reasoning_replay": True,
+        "vision": False,
+    },
+    base_path="/compatible-mode/v1",
+    reasoning="Let me think about which figures are needed.",
+    stream_only=ProviderError(
+        400,
+        "This model only support stream mode, please enable the stream parameter to access the model. ",
+        "invalid_parameter_error",
+    ),
+    json_mode_refusal=ProviderError(
+        400, "Json mode response is not supported when enable_thinking is true", "invalid_parameter_error"
+    ),
+    parallel="on_request",
+    context_length=ProviderError(
+        400,
+        "<400> InternalError.Algo.InvalidParameter: Range of input length should be [1, 30720]",
+        "invalid_parameter_error",
+    ),
+    rate_limit=ProviderError(
+        429, "Requests rate limit exceeded, please try again later.", "limit_requests", "limit_requests"
+    ),
+)
+
+# GLM on Zhipu / Z.AI, chat completions (https://docs.bigmodel.cn/api-reference/模型-api/对话补全): ``tool_choice``
+# takes only "auto" (400 "Tool choice must be auto", as reported in github.com/vectorize-io/hindsight/issues/4246);
+# a streamed tool call comes whole in one delta (with its id, index and the complete arguments, as shown in
+# langchain-ai/langchain#26693); the usage comes with the last chunk. GLM-4.5 and later return reasoning_content
+# (https://docs.bigmodel.cn/cn/guide/capabilities/thinking-mode). A prompt too long: error 1261 "Prompt exceeds
+# max length" (github.com/NousResearch/hermes-agent/pull/1877).
+GLM_ZHIPU = ProviderProfile(
+    name="glm-zhipu",
+    source="https://docs.bigmodel.cn/api-reference/模型-api/对话补全",
+    references=(
+        "https://docs.bigmodel.cn/cn/guide/capabilities/thinking-mode",
+        "https://github.com/vectorize-io/hindsight/issues/4246",
+        "https://github.com/langchain-ai/langchain/pull/26693",
+    ),
+    abilities={
+        "tool_call": True,
+        "parallel_tool_calls": True,
+        "json_mode": True,
+        "forced_tool_choice": False,
+        "stream_only": False,
+        "reasoning_output": True,
+        "reasoning_replay": True,
+        "vision": False,
+    },
+    base_path="/api/paas/v4",
+    reasoning="I will look the figures up first.",
+    refused_tool_choices=frozenset({"required", "named"}),
+    tool_choice_refusal=ProviderError(400, "Tool choice must be auto", "400"),
+    tool_arguments_whole=True,
+    usage="last_chunk",
+    context_length=ProviderError(400, "Prompt exceeds max length", "1261"),
+    rate_limit=ProviderError(429, "您当前使用该API的并发数过高，请降低并发，或联系客服增加限额。", "1302"),
+)
+
+# Kimi on Moonshot, chat API (https://platform.kimi.ai/docs/api/chat) and tool use
+# (https://platform.kimi.ai/docs/api/tool-use): ``tool_choice`` "required" is not supported, and the thinking
+# models refuse a named one ("tool_choice 'specified' is incompatible with thinking enabled", as reported in
+# github.com/UKGovernmentBEIS/inspect_ai/pull/5152); kimi-k2 thinking models (thinking on by default,
+# https://platform.moonshot.cn/docs/guide/use-kimi-k2-thinking-model) stream reasoning_content first and need
+# it back with the tool calls. Streams: tool-call deltas without index and the usage inside choices[0] of the
+# last chunk (github.com/vercel/ai/pull/19727, github.com/earendil-works/pi/issues/2017). Too long: 400
+# "Invalid request: Your request exceeded model token limit: 262144 (requested: 269030)" (MoonshotAI/kimi-cli#2011).
+KIMI_MOONSHOT = ProviderProfile(
+    name="kimi-moonshot",
+    source="https://platform.kimi.ai/docs/api/chat",
+    references=(
+        "https://platform.kimi.ai/docs/api/tool-use",
+        "https://platform.moonshot.cn/docs/guide/use-kimi-k2-thinking-model",
+        "https://github.com/vercel/ai/pull/19727",
+        "https://github.com/MoonshotAI/kimi-cli/issues/2011",
+    ),
+    abilities={
+        "tool_call": True,
+        "parallel_tool_calls": True,
+        "json_mode": True,
+        "forced_tool_choice": False,
+        "stream_only": False,
+        "reasoning_output": True,
+        "reasoning_replay": True,
+        "vision": True,
+    },
+    reasoning="The figures need two look-ups.",
+    reasoning_back_required=True,
+    refusal="thinking is enabled but reasoning_content is missing in assistant tool call message at index 1",
+    refused_tool_choices=frozenset({"required", "named"}),
+    tool_choice_refusal=ProviderError(400, "tool_choice 'specified' is incompatible with thinking enabled"),
+    tool_index="absent",
+    usage="in_choice",
+    context_length=ProviderError(
+        400, "Invalid request: Your request exceeded model token limit: 262144 (requested: 269030)"
+    ),
+    rate_limit=ProviderError(
+        429,
+        "Your account org-scripted request reached organization max RPM: 3, please try again after 1 seconds",
+        None,
+        "rate_limit_reached_error",
+    ),
+)
+
+# Doubao on Volcengine Ark (https://www.volcengine.com/docs/82379/1494384, chat API; base URL
+# https://ark.cn-beijing.volces.com/api/v3): models listed with ``structured_outputs.json_object: false`` refuse
+# JSON mode with 400 "The parameter `response_format.type` specified in the request are not valid: `json_object`
+# is not supported by this model" (as reported in github.com/Usagi-org/ai-goofish-monitor/issues/272); the
+# deep-thinking models return reasoning_content (https://www.volcengine.com/docs/82379/1449737).
+DOUBAO_ARK = ProviderProfile(
+    name="doubao-ark",
+    source="https://www.volcengine.com/docs/82379/1494384",
+    references=(
+        "https://www.volcengine.com/docs/82379/1449737",
+        "https://github.com/Usagi-org/ai-goofish-monitor/issues/272",
+    ),
+    abilities={
+        "tool_call": True,
+        "parallel_tool_calls": True,
+        "json_mode": False,
+        "forced_tool_choice": True,
+        "stream_only": False,
+        "reasoning_output": True,
+        "reasoning_replay": True,
+        "vision": True,
+    },
+    base_path="/api/v3",
+    reasoning="Two look-ups are needed.",
+    json_mode_refusal=ProviderError(
+        400,
+        "The parameter `response_format.type` specified in the request are not valid: `json_object` is not "
+        "supported by this model.",
+        "InvalidParameter",
+    ),
+    rate_limit=ProviderError(
+        429,
+        "The request has exceeded the rate limit (RPM) of the endpoint. Please try again later.",
+        "RateLimitExceeded.EndpointRPMExceeded",
+    ),
+)
+
+# vLLM with ``--enable-auto-tool-choice --tool-call-parser ...`` (https://docs.vllm.ai/en/latest/features/tool_calling/):
+# auto, required and named tool_choice; streamed deltas as OpenAI's; content "" next to tool calls; too long:
+# "This model's maximum context length is N tokens. However, you requested M tokens ..." (vllm-project/vllm#20409).
+VLLM = ProviderProfile(
+    name="vllm",
+    source="https://docs.vllm.ai/en/latest/features/tool_calling/",
+    references=("https://github.com/vllm-project/vllm/issues/20409",),
+    abilities={
+        "tool_call": True,
+        "parallel_tool_calls": True,
+        "json_mode": True,
+        "forced_tool_choice": True,
+        "stream_only": False,
+        "reasoning_output": False,
+        "reasoning_replay": True,
+        "vision": False,
+    },
+    content_with_tool_calls="empty",
+    context_length=_VLLM_CONTEXT,
+)
+
+# vLLM started without a tool parser (same page): tool_choice "auto" is refused with 400 '"auto" tool choice
+# requires --enable-auto-tool-choice and --tool-call-parser to be set'; with tools and no tool_choice the tool
+# definitions still reach the chat template and the model writes its call as text in content (Hermes
+# ``<tool_call>{...}</tool_call>``), nobody parsing it. JSON mode works (structured outputs).
+VLLM_NO_TOOL_PARSER = ProviderProfile(
+    name="vllm-no-tool-parser",
+    source="https://docs.vllm.ai/en/latest/features/tool_calling/",
+    references=("https://github.com/soapbucket/sbproxy/pull/591",),
+    abilities={
+        **VLLM.abilities,
+        "tool_call": False,
+        "parallel_tool_calls": False,
+        "forced_tool_choice": False,
+    },
+    auto_tool_choice_refusal=ProviderError(
+        400,
+        '"auto" tool choice requires --enable-auto-tool-choice and --tool-call-parser to be set',
+        None,
+        "BadRequestError",
+    ),
+    tool_calls_as_text="hermes",
+    context_length=_VLLM_CONTEXT,
+)
+
+# SGLang (https://docs.sglang.ai/advanced_features/tool_parser.html): tool calls with ``--tool-call-parser``;
+# reasoning with ``--reasoning-parser`` in reasoning_content (https://docs.sglang.ai/advanced_features/separate_reasoning.html);
+# too long: 400 "The input (N tokens) is longer than the model's context length (M tokens)." (QwenLM/Qwen3#1321).
+SGLANG = ProviderProfile(
+    name="sglang",
+    source="https://docs.sglang.ai/advanced_features/tool_parser.html",
+    references=(
+        "https://docs.sglang.ai/advanced_features/separate_reasoning.html",
+        "https://github.com/QwenLM/Qwen3/issues/1321",
+    ),
+    abilities={
+        "tool_call": True,
+        "parallel_tool_calls": True,
+        "json_mode": True,
+        "forced_tool_choice": True,
+        "stream_only": False,
+        "reasoning_output": True,
+        "reasoning_replay": True,
+        "vision": False,
+    },
+    reasoning="Two tools will answer this.",
+    content_with_tool_calls="empty",
+    context_length=ProviderError(
+        400,
+        "The input (61709 tokens) is longer than the model's context length (40960 tokens).",
+        None,
+        "BadRequestError",
+    ),
+)
+
+# Ollama, OpenAI compatibility (https://docs.ollama.com/api/openai-compatibility): ``tool_choice`` is not among
+# the supported fields (ignored); thinking models return ``reasoning``. Streamed tool calls come whole in one
+# chunk, every one with index 0 (ollama/ollama#15457, #15497), and the stream may end with finish_reason "stop"
+# although it carried tool calls (ollama/ollama#7963, BerriAI/litellm#35663). A prompt longer than ``num_ctx``
+# is truncated, not refused: no context-length error to map.
+OLLAMA = ProviderProfile(
+    name="ollama",
+    source="https://docs.ollama.com/api/openai-compatibility",
+    references=(
+        "https://github.com/ollama/ollama/issues/15457",
+        "https://github.com/ollama/ollama/pull/7963",
+        "https://github.com/BerriAI/litellm/issues/35663",
+    ),
+    abilities={
+        "tool_call": True,
+        "parallel_tool_calls": True,
+        "json_mode": True,
+        "forced_tool_choice": False,
+        "stream_only": False,
+        "reasoning_output": True,
+        "reasoning_replay": True,
+        "vision": True,
+    },
+    reasoning="Both look-ups at once.",
+    reasoning_field="reasoning",
+    tool_index="zero",
+    tool_arguments_whole=True,
+    finish_with_tool_calls="stop",
+)
+
+#: One profile per provider, as the contract of issue #16 names them.
+PROFILES: tuple[ProviderProfile, ...] = (
+    OPENAI,
+    AZURE_OPENAI,
+    DEEPSEEK,
+    QWEN_DASHSCOPE,
+    GLM_ZHIPU,
+    KIMI_MOONSHOT,
+    DOUBAO_ARK,
+    VLLM,
+    VLLM_NO_TOOL_PARSER,
+    SGLANG,
+    OLLAMA,
+)
+
+
+def profile_named(name: str) -> ProviderProfile:
+    """The profile called ``name`` (raises ``KeyError``)."""
+    for profile in PROFILES:
+        if profile.name == name:
+            return profile
+    raise KeyError(name)
+
+
+__all__ = [
+    "AZURE_OPENAI",
+    "DEEPSEEK",
+    "DEEPSEEK_REASONING_NOT_PASSED_BACK",
+    "DEEPSEEK_THINKING",
+    "DOUBAO_ARK",
+    "GLM_ZHIPU",
+    "KIMI_MOONSHOT",
+    "OLLAMA",
+    "OPENAI",
+    "PROFILES",
+    "QUIRKS",
+    "QWEN_DASHSCOPE",
+    "SGLANG",
+    "VLLM",
+    "VLLM_NO_TOOL_PARSER",
+    "ProviderError",
+    "ProviderProfile",
+    "Request",
+    "context_overflow",
+    "error_reply",
+    "hermes_tool_calls",
+    "profile_named",
+    "rate_limited",
+    "refusal_of",
+]
