@@ -28,11 +28,11 @@ from django.utils import translation
 from django.utils.translation import gettext as _
 
 from agents import selectors, services
-from agents.events_store import conversation_group, events_after_sync, last_seq_sync
-from agents.leases import lease_owner_new, run_resume_claim
 from agents.models import RunStatus
-from agents.parking import run_cancel_parked
-from agents.run_manager import run_manager
+from agents.runs import lifecycle
+from agents.runs.events.store import conversation_group, events_after_sync, last_seq_sync
+from agents.runs.leases import lease_owner_new
+from agents.runs.manager import run_manager
 from agents.ws_frames import FrameRefused, after_seq_parse, after_seq_within, frame_decode
 
 logger = logging.getLogger(__name__)
@@ -107,7 +107,7 @@ class ConversationConsumer(AsyncWebsocketConsumer):
         # Most messages start a run: try that first (one database hop); the database's own constraint
         # refuses it while the conversation has an active run, and the message then joins that run.
         try:
-            start = await database_sync_to_async(services.run_start)(
+            start = await database_sync_to_async(lifecycle.run_start)(
                 conversation=self.conversation, user=user, content=content
             )
         except services.RunRefused as refused:
@@ -142,7 +142,7 @@ class ConversationConsumer(AsyncWebsocketConsumer):
         if active.status == RunStatus.PARKED:
             if self.last_sent_seq is None:
                 self.last_sent_seq = await database_sync_to_async(last_seq_sync)(self.conversation.pk)
-            if await database_sync_to_async(run_cancel_parked)(run_id=active.pk):
+            if await database_sync_to_async(lifecycle.run_cancel_parked)(run_id=active.pk):
                 return
         await run_manager.send_control(active.pk, "cancel")
 
@@ -160,7 +160,7 @@ class ConversationConsumer(AsyncWebsocketConsumer):
             self.last_sent_seq = await database_sync_to_async(last_seq_sync)(self.conversation.pk)
         owner = lease_owner_new()
         try:
-            claimed = await database_sync_to_async(run_resume_claim)(run_id=run.pk, owner=owner)
+            claimed = await database_sync_to_async(lifecycle.run_resume)(run_id=run.pk, owner=owner)
         except services.RunRefused as refused:
             await self._error(refused.code, refused.message)
             return

@@ -12,7 +12,7 @@ import pytest
 from channels.db import database_sync_to_async
 from channels.testing import WebsocketCommunicator
 
-from agents.run_manager import run_manager
+from agents.runs.manager import run_manager
 from agents.ws_frames import MAX_FRAME_BYTES
 from platform_core.asgi import application
 from platform_core.models import Role

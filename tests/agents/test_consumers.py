@@ -12,7 +12,7 @@ from django.db import connection
 from agents import runtime
 from agents.engine.tools import FunctionTool
 from agents.models import Message, Run, RunEvent
-from agents.run_manager import run_manager
+from agents.runs.manager import run_manager
 from platform_core.models import Role
 from tests.agents.factories import AgentFactory, ConversationFactory, ModelConfigFactory
 from tests.agents.ws_helpers import bearer_for, connect, frames_until, frames_until_done, next_frame
@@ -336,7 +336,7 @@ async def test_a_run_is_recorded_finished_before_its_done_event_reaches_the_clie
 ):
     from asgiref.sync import sync_to_async
 
-    from agents import run_manager as manager_module
+    from agents.runs import manager as manager_module
 
     finish = manager_module.run_finish
 

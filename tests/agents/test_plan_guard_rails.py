@@ -14,7 +14,7 @@ from channels.db import database_sync_to_async
 from django.core.cache import cache
 
 from agents import runtime
-from agents.run_manager import run_manager
+from agents.runs.manager import run_manager
 from connectors.models import ConnectorCallLog
 from connectors.tools import connector_tools_for_run
 from platform_core import celery_app

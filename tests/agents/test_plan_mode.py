@@ -20,7 +20,7 @@ from agents.engine.plan_agent import FOLLOW_UP_REASONING, PlanAgent
 from agents.engine.router import route_execution_mode
 from agents.engine.tools import FunctionTool, ToolRegistry
 from agents.models import Message, Run
-from agents.run_manager import run_manager
+from agents.runs.manager import run_manager
 from platform_core.models import Role
 from tests.agents.factories import AgentFactory, ConversationFactory, MessageFactory, ModelConfigFactory
 from tests.agents.plan_script import (

@@ -1,7 +1,7 @@
 """An answer cut off because its server died, continued from the chat page (durable runs, README).
 
 The server under test is killed (``kill -9``) while the model thinks after an ERP call; the real sweeper
-(``agents.leases.runs_interrupt_lapsed``, what the beat task runs) then interrupts the run, as it does
+(``agents.runs.lifecycle.runs_interrupt_lapsed``, what the beat task runs) then interrupts the run, as it does
 once the dead process's lease has lapsed, and the server is started again. The page reconnects by
 itself and must offer **Continue**; the run then continues from its checkpoint in the same timeline.
 """
@@ -46,7 +46,8 @@ import django
 django.setup()
 from django.utils import timezone
 
-from agents.leases import lease_seconds, runs_interrupt_lapsed
+from agents.runs.leases import lease_seconds
+from agents.runs.lifecycle import runs_interrupt_lapsed
 
 later = timezone.now() + timedelta(seconds=lease_seconds() + 1)
 print(json.dumps([str(run_id) for run_id in runs_interrupt_lapsed(now=later)]))

@@ -9,7 +9,7 @@ from channels.db import database_sync_to_async
 from django.test import Client
 from django.urls import reverse
 
-from agents.run_manager import run_manager
+from agents.runs.manager import run_manager
 from hooks.models import ApprovalRequest
 from tests.agents.ws_helpers import bearer_for, connect, frames_until, frames_until_done
 from tests.factories import PASSWORD

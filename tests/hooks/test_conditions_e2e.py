@@ -9,7 +9,7 @@ import pytest
 from asgiref.sync import sync_to_async
 from channels.db import database_sync_to_async
 
-from agents.run_manager import run_manager
+from agents.runs.manager import run_manager
 from connectors.demo_api.models import DemoPayment, DemoPurchaseOrder
 from hooks.models import ApprovalRequest
 from hooks.services import approval_decide

@@ -16,7 +16,7 @@ import httpx
 import pytest
 from channels.db import database_sync_to_async
 
-from agents.run_manager import run_manager
+from agents.runs.manager import run_manager
 from connectors.models import ConnectorCallLog
 from platform_core.services import api_token_issue
 from tests.agents.ws_helpers import bearer_for, connect, frames_until, frames_until_done

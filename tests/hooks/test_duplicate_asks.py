@@ -10,7 +10,7 @@ from channels.db import database_sync_to_async
 
 from agents.engine.durable import RunSuspended
 from agents.engine.hooks import HookContext
-from agents.run_manager import run_manager
+from agents.runs.manager import run_manager
 from hooks.approval import ApprovalGate
 from hooks.models import ApprovalRequest
 from hooks.registry import guard_rail_hooks

@@ -8,7 +8,7 @@ import httpx
 import pytest
 from channels.db import database_sync_to_async
 
-from agents.run_manager import run_manager
+from agents.runs.manager import run_manager
 from connectors.models import ConnectorCallLog
 from hooks.models import ApprovalRequest
 from platform_core.asgi import application

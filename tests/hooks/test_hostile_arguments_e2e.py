@@ -16,7 +16,7 @@ import pytest
 from channels.db import database_sync_to_async
 
 from agents.models import Run, RunCheckpoint, RunEvent
-from agents.run_manager import run_manager
+from agents.runs.manager import run_manager
 from connectors.models import Connector, ConnectorCallLog
 from tests.agents.ws_helpers import bearer_for, connect, frames_until, frames_until_done
 from tests.fakes.openai_server import call, hang, text, tool_calls

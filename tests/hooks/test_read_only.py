@@ -8,7 +8,7 @@ from asgiref.sync import async_to_sync
 from channels.db import database_sync_to_async
 
 from agents.engine.hooks import HookContext
-from agents.run_manager import run_manager
+from agents.runs.manager import run_manager
 from connectors.models import ConnectorCallLog
 from hooks.catalog import action_catalog_for
 from hooks.read_only import ReadOnlyGuard

@@ -20,7 +20,7 @@ import pytest
 from celery.app.trace import LOG_RECEIVED, LOG_SUCCESS
 from django.db import connection
 
-from agents.tasks import sweep_runs
+from agents.runs.tasks import sweep_runs
 from hooks.tasks import expire_overdue_approvals
 from platform_core.management.commands.serve import worker_command
 
@@ -84,9 +84,18 @@ LINES = [
         shown=True,
     ),
     Line(
-        "sweeper-requeued-runs", "agents.tasks", "re-queued %d parked run(s) whose approval was decided", (2,)
+        "sweeper-requeued-runs",
+        "agents.runs.tasks",
+        "re-queued %d parked run(s) whose approval was decided",
+        (2,),
     ),
-    Line("sweeper-interrupted-runs", "agents.leases", "interrupted %d run(s)", (1,), level=logging.WARNING),
+    Line(
+        "sweeper-interrupted-runs",
+        "agents.runs.lifecycle",
+        "interrupted %d run(s)",
+        (1,),
+        level=logging.WARNING,
+    ),
     Line("expiry-expired-requests", "hooks.tasks", "expired %d overdue approval requests", (3,)),
 ]
 

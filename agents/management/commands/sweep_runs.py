@@ -7,8 +7,8 @@ from typing import Any
 
 from django.core.management.base import BaseCommand
 
-from agents.leases import runs_interrupt_lapsed
-from agents.parking import parked_runs_requeue
+from agents.runs.lifecycle import runs_interrupt_lapsed
+from agents.runs.tasks import parked_runs_requeue
 
 
 class Command(BaseCommand):

@@ -4,7 +4,7 @@
 messages (interrupt, cancel) that any socket of any process sends to the run's channel-layer group. A
 disconnecting browser does not stop a run; its events keep being persisted and published.
 
-Durable runs: the manager holds each of its runs through a lease (``agents.leases``), renewed by the
+Durable runs: the manager holds each of its runs through a lease (:mod:`agents.runs.leases`), renewed by the
 run's event writes and, for quiet runs, every few seconds; the engine checkpoints after every iteration
 through the run's event sink; tool calls go through the database ledger. ``launch(resume=True)``
 continues a run from its checkpoint (an interrupted run the user resumes, or a parked run whose
@@ -29,12 +29,7 @@ from channels.layers import get_channel_layer
 from django.conf import settings
 
 from agents import runtime
-from agents.checkpoints import (
-    DatabaseToolLedger,
-    run_calls_announced,
-    run_follow_ups_unread,
-    run_snapshot_load,
-)
+from agents.engine import events
 from agents.engine.context_summary import is_summary_message
 from agents.engine.durable import STOP_SUSPENDED
 from agents.engine.hooks import HookRegistry
@@ -43,17 +38,22 @@ from agents.engine.llm import Usage
 from agents.engine.plan_agent import PlanAgent
 from agents.engine.react import ReActAgent
 from agents.engine.tools import ToolRegistry
-from agents.events_store import EventSink, Fence, last_seq_sync, run_group
-from agents.leases import (
+from agents.models import ExecutionMode, Run, RunStatus
+from agents.runs.checkpoints import (
+    DatabaseToolLedger,
+    run_calls_announced,
+    run_follow_ups_unread,
+    run_snapshot_load,
+)
+from agents.runs.events.store import EventSink, Fence, last_seq_sync, run_group
+from agents.runs.leases import (
     lease_owner_new,
     lease_renew_seconds,
     lease_seconds,
+    leases_renew,
     run_lease_take,
-    run_leases_renew,
 )
-from agents.models import ExecutionMode, Run, RunStatus
-from agents.parking import run_park
-from agents.services import run_finish
+from agents.runs.lifecycle import run_finish, run_park
 from connectors.configs import run_secret_values
 from connectors.selectors import run_connector_actions
 
@@ -125,7 +125,8 @@ class RunManager:
         """Start the run's task in this process and subscribe it to control messages.
 
         ``resume``: continue from the run's checkpoint; the caller has claimed the run with
-        :func:`agents.leases.run_resume_claim` for ``owner`` (from :func:`agents.leases.lease_owner_new`).
+        :func:`agents.runs.lifecycle.run_resume` (or ``run_resume_parked``) for ``owner`` (from
+        :func:`agents.runs.leases.lease_owner_new`).
         ``conversation_id`` lets :meth:`local_run_for` find the run without the database.
         """
         await self._ensure_listener()
@@ -235,14 +236,14 @@ class RunManager:
     async def _renew_leases(self) -> None:
         """Keep the leases of quiet runs (waiting on a model or a human); busy runs renew with every
         event batch anyway."""
-        renew = database_sync_to_async(run_leases_renew)
+        renew = database_sync_to_async(leases_renew)
         while True:
             await asyncio.sleep(lease_renew_seconds())
             handles = [h for h in self.runs.values() if h.holds_lease and not h.lost and not h.task.done()]
             if not handles:
                 continue
             try:
-                held = await renew(leases={h.run_id: h.owner for h in handles})
+                held = await renew([(h.run_id, h.owner) for h in handles])
             except Exception:
                 logger.warning(
                     "could not renew the leases of %d run(s); retrying", len(handles), exc_info=True
@@ -300,7 +301,7 @@ class RunManager:
             outcome = {"status": RunStatus.FAILED, "error": message, **_ended(started, "error")}
             if sink is not None:
                 sink.emit("error", {"code": "run_failed", "message": message})
-                sink.emit("done", _done_payload(outcome["elapsed"], cancelled=False, reason="error"))
+                _emit_done(sink, outcome["elapsed"], cancelled=False, reason="error")
         finally:
             await self._record(handle, sink, outcome, owner)
 
@@ -448,19 +449,14 @@ def _cancelled(sink: EventSink | None, started: float) -> dict[str, Any]:
     ``done`` (held, like every run's, until its end is recorded)."""
     outcome = {"status": RunStatus.CANCELLED, **_ended(started, "cancelled")}
     if sink is not None:
-        sink.emit("done", _done_payload(outcome["elapsed"], cancelled=True, reason="cancelled"))
+        _emit_done(sink, outcome["elapsed"], cancelled=True, reason="cancelled")
     return outcome
 
 
-def _done_payload(elapsed: float, *, cancelled: bool, reason: str) -> dict[str, Any]:
-    return {
-        "answer": "",
-        "iterations": 0,
-        "usage": {},
-        "elapsed": elapsed,
-        "cancelled": cancelled,
-        "stop_reason": reason,
-    }
+def _emit_done(sink: EventSink, elapsed: float, *, cancelled: bool, reason: str) -> None:
+    """The ``done`` of a run that ended before its engine answered (nothing answered, nothing counted)."""
+    done = events.done("", 0, {}, elapsed, cancelled=cancelled, stop_reason=reason)
+    sink.emit(done.channel, done.data)
 
 
 run_manager = RunManager()

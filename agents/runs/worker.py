@@ -5,7 +5,7 @@ from __future__ import annotations
 import asyncio
 import uuid
 
-from agents.run_manager import RunManager
+from agents.runs.manager import RunManager
 
 
 async def _run(run_id: uuid.UUID, owner: str) -> None:

@@ -20,13 +20,13 @@ from channels.db import database_sync_to_async
 from django.utils import timezone
 
 from agents import runtime
-from agents.checkpoints import run_snapshot_load
-from agents.events_store import EventSink, Fence
-from agents.leases import INTERRUPTED_CODE, lease_owner_new, process_id, runs_interrupt_lapsed
 from agents.models import Message, Run, RunCheckpoint, RunEvent, RunStatus, ToolCallEntry
-from agents.parking import parked_runs_requeue
-from agents.run_manager import run_manager
-from agents.services import run_finish
+from agents.runs.checkpoints import run_snapshot_load
+from agents.runs.events.store import EventSink, Fence
+from agents.runs.leases import lease_owner_new, process_id
+from agents.runs.lifecycle import INTERRUPTED_CODE, run_finish, runs_interrupt_lapsed
+from agents.runs.manager import run_manager
+from agents.runs.tasks import parked_runs_requeue
 from connectors.models import ConnectorCallLog
 from connectors.tools import connector_tools_for_run
 from hooks.models import ApprovalRequest, ApprovalStatus
@@ -53,7 +53,7 @@ def erp() -> Iterator[LoopbackHTTPService]:
 def world(scripted_llm, erp, monkeypatch):
     """The purchasing organisation (ERP connector on the loopback service, payments over 50,000 need
     the approver), its connector tools as the runs' tools."""
-    monkeypatch.setattr(runtime, "TOOL_FACTORIES", [connector_tools_for_run])
+    monkeypatch.setattr(runtime, "connector_tools_for_run", connector_tools_for_run)
 
     def build():
         purchasing = build_purchasing(llm_base_url=scripted_llm.base_url, erp_base_url=erp.base_url)
@@ -72,7 +72,7 @@ def world(scripted_llm, erp, monkeypatch):
 @pytest.fixture
 def queued_resumes(monkeypatch) -> list[str]:
     """Runs whose resumption was queued for a Celery worker (the test runs the task itself)."""
-    from agents import tasks
+    from agents.runs import tasks
 
     queued: list[str] = []
     monkeypatch.setattr(tasks.resume_parked_run, "delay", lambda run_id: queued.append(run_id))
@@ -272,7 +272,7 @@ async def _park(world, scripted_llm, settings):
 async def test_an_approval_longer_than_the_hold_parks_the_run_and_its_decision_resumes_it_in_a_worker(
     world, scripted_llm, erp, settings, queued_resumes
 ):
-    from agents.tasks import resume_parked_run
+    from agents.runs.tasks import resume_parked_run
 
     # given a run parked on a pending approval: no task holds it, its conversation stays its own
     purchasing, ws, before, run = await _park(world, scripted_llm, settings)
@@ -310,7 +310,7 @@ async def test_an_approval_longer_than_the_hold_parks_the_run_and_its_decision_r
 async def test_a_message_sent_to_a_parked_run_is_taken_in_when_it_resumes(
     world, scripted_llm, erp, settings, queued_resumes
 ):
-    from agents.tasks import resume_parked_run
+    from agents.runs.tasks import resume_parked_run
 
     purchasing, ws, _, run = await _park(world, scripted_llm, settings)
     await ws.send_json_to({"type": "message", "content": "Use the EUR account instead if possible."})
@@ -414,7 +414,7 @@ async def test_checkpoint_rows_before_a_whole_state_checkpoint_are_dropped(world
 async def test_a_plan_mode_run_parks_on_a_long_approval_and_resumes_its_plan_in_a_worker(
     world, scripted_llm, erp, settings, queued_resumes
 ):
-    from agents.tasks import resume_parked_run
+    from agents.runs.tasks import resume_parked_run
     from tests.agents.plan_script import PLANNER, STEP, PlanModel, step, verdict
 
     # given a plan whose one step asks to pay 60,000 CNY, held for approval (hold 0: parked at once)
@@ -475,7 +475,7 @@ async def test_a_turns_pending_tool_calls_are_committed_before_any_of_them_runs(
         )
         return "probed"
 
-    from agents import events_store
+    from agents.runs.events import store as events_store
 
     write = events_store._write_batch
 
@@ -486,7 +486,7 @@ async def test_a_turns_pending_tool_calls_are_committed_before_any_of_them_runs(
     purchasing = await database_sync_to_async(world)()
     monkeypatch.setattr(events_store, "_write_batch", slow_write)
     monkeypatch.setattr(
-        runtime, "TOOL_FACTORIES", [lambda blueprint: [FunctionTool("probe", "Probe.", probe)]]
+        runtime, "connector_tools_for_run", lambda blueprint: [FunctionTool("probe", "Probe.", probe)]
     )
     scripted_llm.script(tool_calls(call("probe", {}, id="pr1")), text("ok"), text("ok"))
     ws, _, _ = await connect(purchasing.conversation.pk, await bearer_for(purchasing.requester))
@@ -516,7 +516,9 @@ async def test_a_call_in_flight_when_its_process_died_is_not_made_again_nor_show
 
     purchasing = await database_sync_to_async(world)()
     monkeypatch.setattr(
-        runtime, "TOOL_FACTORIES", [lambda blueprint: [FunctionTool("transfer", "Transfer.", transfer)]]
+        runtime,
+        "connector_tools_for_run",
+        lambda blueprint: [FunctionTool("transfer", "Transfer.", transfer)],
     )
     scripted_llm.script(
         tool_calls(call("transfer", {}, id="t1")),
@@ -555,7 +557,7 @@ async def test_a_call_in_flight_when_its_process_died_is_not_made_again_nor_show
 async def test_the_lease_renewer_stops_only_runs_whose_lease_was_taken_elsewhere(settings):
     # given three runs of this process: one still taking its lease (a busy database), one holding its
     # lease, and one whose lease another process took after the sweeper interrupted it
-    from agents.run_manager import RunHandle, RunManager
+    from agents.runs.manager import RunHandle, RunManager
 
     settings.RUN_LEASE_RENEW_SECONDS = 0.02
 

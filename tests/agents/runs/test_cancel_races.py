@@ -12,7 +12,7 @@ import pytest
 from channels.db import database_sync_to_async
 
 from agents.models import Run, RunEvent, RunStatus
-from agents.run_manager import run_manager
+from agents.runs.manager import run_manager
 from platform_core.models import Role
 from tests.agents.factories import AgentFactory, ConversationFactory, ModelConfigFactory
 from tests.agents.ws_helpers import bearer_for, connect, frames_until_done

@@ -16,8 +16,8 @@ from channels.db import database_sync_to_async
 from django.db import transaction
 
 from agents.engine.checkpoint import Checkpoint
-from agents.events_store import EventSink, Fence, event_append
 from agents.models import Run, RunCheckpoint, RunEvent
+from agents.runs.events.store import EventSink, Fence, event_append
 from tests.agents.factories import RunFactory
 
 pytestmark = pytest.mark.django_db(transaction=True)

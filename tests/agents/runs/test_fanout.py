@@ -10,7 +10,7 @@ import uuid
 import pytest
 from channels.layers import InMemoryChannelLayer
 
-from agents.fanout import group_send_many, pipelined_sender
+from agents.runs.events.fanout import group_send_many, pipelined_sender
 
 REDIS_URL = os.environ.get("REDIS_URL", "")
 

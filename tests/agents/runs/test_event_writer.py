@@ -11,9 +11,9 @@ import pytest
 from channels.db import database_sync_to_async
 from channels.layers import get_channel_layer
 
-from agents import events_store
-from agents.events_store import EventSink, Fence, conversation_group
 from agents.models import RunEvent
+from agents.runs.events import store as events_store
+from agents.runs.events.store import EventSink, Fence, conversation_group
 from tests.agents.factories import RunFactory
 
 pytestmark = pytest.mark.django_db(transaction=True)

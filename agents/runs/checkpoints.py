@@ -1,6 +1,6 @@
 """Durable runs on the database: loading a run's snapshot, its unread follow-ups, and the tool ledger.
 
-Checkpoints are written by the run's event sink (``agents.events_store``), in the same transactions as
+Checkpoints are written by the run's event sink (:mod:`agents.runs.events.store`), in the same transactions as
 the events around them; this module reads them back when a run resumes, in whichever process.
 """
 
@@ -17,8 +17,8 @@ from django.utils import timezone
 
 from agents.engine.checkpoint import snapshot_fold
 from agents.engine.durable import RecordedCall
-from agents.events_store import EventSink
 from agents.models import Message, MessageRole, RunCheckpoint, RunEvent, ToolCallEntry, ToolCallStatus
+from agents.runs.events.store import EventSink
 
 logger = logging.getLogger(__name__)
 

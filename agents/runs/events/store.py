@@ -10,18 +10,18 @@ the event loop never waits on the database, a burst of answer deltas costs one t
 one per token, and 50 streaming runs cost one transaction per write instead of 50 queued one behind
 the other on the process's single database thread.
 
-Nothing a run emits can fail its batch because of a value (:func:`agents.event_sql._prep_field` stores
+Nothing a run emits can fail its batch because of a value (:func:`agents.runs.sql.prep_field` stores
 NaN, NUL and lone surrogates spelled out), and a sink given the run's connector secrets replaces them in
 every event and checkpoint before it stores or publishes anything.
 
 Durable runs: the sink also writes the run's checkpoints and tool-ledger updates, in the same
 transactions as the events around them, and is *fenced* by the run's lease: every batch renews the
-lease with ``UPDATE run ... WHERE lease_owner = <this process> AND status = 'running'``. When that
-matches nothing (the run was declared interrupted and perhaps resumed elsewhere) the batch is dropped
-unpublished and the sink reports :class:`LeaseLost`, so a process that lost its run can never add to
-its stream. On PostgreSQL a batch is one statement that does all of it, fence included
-(:func:`agents.event_sql.batch_write_fenced`); elsewhere a transaction of several. Events written for a
-run that holds no process (interrupted, parked, cancelled while parked) go through
+lease (:func:`agents.runs.leases.leases_renew`, ``UPDATE run ... WHERE lease_owner = <this process>
+AND status = 'running'``). When that matches nothing (the run was declared interrupted and perhaps
+resumed elsewhere) the batch is dropped unpublished and the sink reports :class:`LeaseLost`, so a
+process that lost its run can never add to its stream. On PostgreSQL a batch is one statement that
+does all of it, fence included (:func:`agents.runs.events.sql.batch_write_fenced`); elsewhere a
+transaction of several. Events written for a run that holds no process (interrupted, parked, cancelled while parked) go through
 :func:`event_append`, under a lock of the run's row.
 """
 
@@ -44,18 +44,18 @@ from django.db.models import Max
 from django.utils import timezone
 
 from agents.engine.strict_json import json_safe
-from agents.event_sql import (
+from agents.models import Run, RunCheckpoint, RunEvent
+from agents.runs.events.fanout import group_send_many
+from agents.runs.events.sql import (
     FenceBroken,
     FencedBatch,
     PendingEvent,
     batch_write_fenced,
     checkpoints_insert,
     events_insert,
-    leases_renew_fenced,
     run_checkpoint_set,
 )
-from agents.fanout import group_send_many
-from agents.models import Run, RunCheckpoint, RunEvent
+from agents.runs.leases import leases_renew
 from connectors.redaction import scrub_value
 from connectors.scrub import secret_variants
 
@@ -189,7 +189,7 @@ def _write_batch(
         now = timezone.now()
         if fence is not None:
             until = now + timedelta(seconds=fence.lease_seconds)
-            if not leases_renew_fenced([(run_id, fence.owner)], until):
+            if not leases_renew([(run_id, fence.owner)], until):
                 raise LeaseLost(str(run_id))
         events_insert(rows, now)
         _checkpoints_write(run_id, checkpoints, now)
@@ -215,7 +215,7 @@ def _write_batches(
             if fence is not None:
                 fenced.setdefault(fence.lease_seconds, []).append((run_id, fence.owner))
         for seconds, held in fenced.items():
-            if leases_renew_fenced(held, now + timedelta(seconds=seconds)) != len(held):
+            if len(leases_renew(held, now + timedelta(seconds=seconds))) != len(held):
                 raise _FenceMismatch
         events_insert([row for part in parts for row in part[1]], now)
         for run_id, _rows, checkpoints, _writes, _fence in parts:
@@ -226,7 +226,7 @@ def _write_batches(
 
 
 def _one_statement() -> bool:
-    """Whether fenced batches go as one statement (:func:`agents.event_sql.batch_write_fenced`)."""
+    """Whether fenced batches go as one statement (:func:`agents.runs.events.sql.batch_write_fenced`)."""
     return connection.vendor == "postgresql"
 
 

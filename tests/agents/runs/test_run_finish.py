@@ -9,8 +9,8 @@ import pytest
 from django.utils import timezone
 
 from agents.models import Message, Run, RunCheckpoint, RunStatus
+from agents.runs.lifecycle import run_finish
 from agents.selectors import engine_history
-from agents.services import run_finish
 from tests.agents.factories import ConversationFactory, MessageFactory, RunFactory
 
 pytestmark = pytest.mark.django_db
