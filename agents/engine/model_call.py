@@ -1,4 +1,6 @@
-"""One model call of the tool loop: compaction before it, one retry after a context-length error."""
+"""One model call of the tool loop: compaction before it, one retry after a context-length error, and the
+request again without a field the endpoint refused (JSON mode, ``parallel_tool_calls``: see
+:mod:`agents.engine.abilities`)."""
 
 from __future__ import annotations
 
@@ -7,8 +9,12 @@ import time
 from typing import Any
 
 from agents.engine import events
+from agents.engine import llm as llm_module
+from agents.engine.abilities import JSON_MODE, PARALLEL_TOOL_CALLS, endpoint_name, is_refusal, refuse
 from agents.engine.llm import LLM, ChatResponse, ContextLengthExceededError, EndpointRefusedError, LLMError
+from agents.engine.prompts import with_json_word
 from agents.engine.run_state import RunState
+from agents.engine.text_tool_calls import MISCONFIGURED_TOOL_PARSER, names_missing_tool_parser
 
 logger = logging.getLogger(__name__)
 
@@ -16,14 +22,45 @@ logger = logging.getLogger(__name__)
 class LLMFailed(Exception):
     """The model could not be reached (after the client's retries): the run ends with ``llm_error``."""
 
-    def __init__(self, cause: LLMError) -> None:
+    def __init__(self, cause: LLMError, endpoint: str = "") -> None:
         super().__init__(str(cause))
         self.cause = cause
+        self.endpoint = endpoint
 
     @property
     def label(self) -> str:
-        """What the user is told: a refused endpoint's reason (a configuration error), else the error's type."""
-        return str(self.cause) if isinstance(self.cause, EndpointRefusedError) else type(self.cause).__name__
+        """What the user is told: for a configuration error or a limit of the endpoint (refused address,
+        misconfiguration, rate limit, context window), what happened and at which endpoint; else the error's type."""
+        cause = self.cause
+        where = self.endpoint or "the model endpoint"
+        if isinstance(cause, EndpointRefusedError) or _is_misconfigured(cause):
+            return str(cause)
+        if cause.status_code == 429:
+            wait = getattr(cause, "retry_after", None)
+            asked = f"; it asked to wait {wait:g} s" if isinstance(wait, int | float) else ""
+            return f"{where} is rate limiting requests (HTTP 429){asked}"
+        if isinstance(cause, ContextLengthExceededError):
+            return f"the conversation is longer than the context window of {where}, even after compaction"
+        return type(cause).__name__
+
+
+def misconfigured(message: str) -> LLMError:
+    """The error for an endpoint whose settings do not match what it does (``EndpointMisconfiguredError``)."""
+    cls = getattr(llm_module, "EndpointMisconfiguredError", None)  # helper A's class once it has landed
+    if cls is not None:
+        return cls(message)
+    error = LLMError(message)
+    error.misconfigured = True  # type: ignore[attr-defined]
+    return error
+
+
+def _is_misconfigured(error: LLMError) -> bool:
+    cls = getattr(llm_module, "EndpointMisconfiguredError", None)
+    return (cls is not None and isinstance(error, cls)) or bool(getattr(error, "misconfigured", False))
+
+
+# The fields a tool-loop request may carry that an endpoint can refuse, and the ability each belongs to.
+_DROPPABLE = ((JSON_MODE, "response_format"), (PARALLEL_TOOL_CALLS, "parallel_tool_calls"))
 
 
 async def ask(llm: LLM, run: RunState, guard: Any | None, **kwargs: Any) -> ChatResponse:
@@ -41,26 +78,62 @@ async def ask(llm: LLM, run: RunState, guard: Any | None, **kwargs: Any) -> Chat
     if run.emit.active:
         await run.emit(events.thinking_start(run.iteration))
     try:
-        try:
-            response = await llm.chat(run.transcript.wire, **kwargs)
-        except ContextLengthExceededError:
-            if guard is None:
-                raise
-            logger.info("context length exceeded; compacting to half the budget and retrying once")
-            retry_started = time.perf_counter()
-            compacted = await compact(guard, run, target_tokens=half_budget(guard, llm))
-            run.turn_compaction += time.perf_counter() - retry_started
-            if not compacted:
-                raise
-            response = await llm.chat(run.transcript.wire, **kwargs)
+        response = await _chat(llm, run, guard, dict(kwargs))
     except LLMError as exc:
-        failed = LLMFailed(exc)
+        failed = LLMFailed(exc, endpoint_name(llm))
         if run.emit.active:
             await run.emit(events.thinking_done(run.iteration, "", error=failed.label))
         raise failed from exc
     run.turn_llm = time.perf_counter() - asked
     run.usage.add(response.usage)
     return response
+
+
+async def _chat(llm: LLM, run: RunState, guard: Any | None, kwargs: dict[str, Any]) -> ChatResponse:
+    """``llm.chat`` on the history; again without a field the endpoint refused (each field once)."""
+    while True:
+        try:
+            return await _chat_within_context(llm, run, guard, kwargs)
+        except LLMError as exc:
+            if kwargs.get("tools") and names_missing_tool_parser(str(exc)):
+                error = misconfigured(
+                    MISCONFIGURED_TOOL_PARSER.format(endpoint=endpoint_name(llm), why="it has no tool parser")
+                )
+                error.status_code = exc.status_code
+                raise error from exc
+            dropped = next(
+                (p for p in _DROPPABLE if kwargs.get(p[1]) is not None and is_refusal(exc, p[0])), None
+            )
+            if dropped is None:
+                raise
+            ability, field = dropped
+            refuse(llm, ability, exc)
+            del kwargs[field]
+            logger.info("retrying the model call without %s", field)
+
+
+async def _chat_within_context(
+    llm: LLM, run: RunState, guard: Any | None, kwargs: dict[str, Any]
+) -> ChatResponse:
+    """One call; a "context length exceeded" error compacts to half the budget and retries once."""
+    messages = run.transcript.wire
+    try:
+        return await llm.chat(_for_request(messages, kwargs), **kwargs)
+    except ContextLengthExceededError:
+        if guard is None:
+            raise
+        logger.info("context length exceeded; compacting to half the budget and retrying once")
+        retry_started = time.perf_counter()
+        compacted = await compact(guard, run, target_tokens=half_budget(guard, llm))
+        run.turn_compaction += time.perf_counter() - retry_started
+        if not compacted:
+            raise
+        return await llm.chat(_for_request(run.transcript.wire, kwargs), **kwargs)
+
+
+def _for_request(messages: Any, kwargs: dict[str, Any]) -> Any:
+    """The messages as sent: a JSON-mode request says "json" (see :func:`~agents.engine.prompts.with_json_word`)."""
+    return with_json_word(messages) if kwargs.get("response_format") is not None else messages
 
 
 def half_budget(guard: Any, llm: LLM) -> int:

@@ -201,6 +201,9 @@ class _ArraysAsSteps:
 
     def __init__(self, llm: LLM) -> None:
         self._llm = llm
+        self.wrapped_llm = (
+            llm  # what an endpoint refused is remembered on the model (agents.engine.abilities)
+        )
         self.abilities = llm.abilities
         self.context_window = llm.context_window
 

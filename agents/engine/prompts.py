@@ -17,6 +17,11 @@ NATIVE_INSTRUCTIONS = (
     "independent tools at once. When you have what you need, reply with your answer and no tool call."
 )
 
+NATIVE_INSTRUCTIONS_ONE_CALL = (
+    "You can call tools to gather information or act. Call them when they help, one tool per reply: you "
+    "receive its result before the next. When you have what you need, reply with your answer and no tool call."
+)
+
 JSON_INSTRUCTIONS = """You solve the task step by step with the tools below. Reply with ONE JSON object and nothing else.
 
 To call a tool:
@@ -93,11 +98,17 @@ def user_interrupt(contents: Sequence[str]) -> str:
     return USER_INTERRUPT.format(content=body)
 
 
-def system_prompt(base: str, *, native: bool, tools_text: str, extra: Sequence[str] = ()) -> str:
-    """The tool loop's system prompt: the agent's own prompt, the protocol, the human-decision rule."""
+def system_prompt(
+    base: str, *, native: bool, tools_text: str, extra: Sequence[str] = (), parallel: bool = True
+) -> str:
+    """The tool loop's system prompt: the agent's own prompt, the protocol, the human-decision rule.
+    ``parallel=False`` (an endpoint without parallel tool calls) asks for one tool call per reply."""
     parts = [base.strip()] if base and base.strip() else []
     parts.extend(t.strip() for t in extra if t and t.strip())
-    parts.append(NATIVE_INSTRUCTIONS if native else JSON_INSTRUCTIONS.format(tools=tools_text or NO_TOOLS))
+    if native:
+        parts.append(NATIVE_INSTRUCTIONS if parallel else NATIVE_INSTRUCTIONS_ONE_CALL)
+    else:
+        parts.append(JSON_INSTRUCTIONS.format(tools=tools_text or NO_TOOLS))
     parts.append(HUMAN_DECISIONS)
     return "\n\n".join(parts)
 
@@ -160,3 +171,36 @@ def fallback_answer(reason: str, records: Sequence[Any], *, query: str, **detail
             excerpt = ok[-1].observation[:_RESULT_EXCERPT_CHARS]
             lines.append(f"  {'最后结果' if zh else 'Last result'}: {excerpt}")
     return "\n".join(lines)
+
+
+JSON_WORD_NOTE = "Reply with a JSON object."
+
+
+def with_json_word(messages: Sequence[Any]) -> list[Any]:
+    """``messages`` for a JSON-mode request: OpenAI and DashScope refuse ``response_format`` json_object (HTTP 400
+    "'messages' must contain the word 'json' in some form") unless a message says "json"; the system prompt
+    gets :data:`JSON_WORD_NOTE` when none does.
+
+    Sources: https://platform.openai.com/docs/guides/structured-outputs#json-mode ("you must instruct the model
+    to produce JSON"; the 400 quoted in https://github.com/mem0ai/mem0/issues/3559) and DashScope's identical
+    400 (https://github.com/agno-agi/agno/pull/5317).
+    """
+    out = list(messages)
+    if any("json" in _text_of(m).lower() for m in out):
+        return out
+    if out and out[0].get("role") == "system" and isinstance(out[0].get("content"), str):
+        out[0] = {**out[0], "content": f"{out[0]['content']}\n\n{JSON_WORD_NOTE}"}
+    else:
+        out.insert(0, {"role": "system", "content": JSON_WORD_NOTE})
+    return out
+
+
+def _text_of(message: Any) -> str:
+    content = message.get("content") if isinstance(message, dict) else None
+    if isinstance(content, str):
+        return content
+    if isinstance(content, list):  # content parts
+        return " ".join(
+            p.get("text", "") for p in content if isinstance(p, dict) and isinstance(p.get("text"), str)
+        )
+    return ""

@@ -24,6 +24,15 @@ from dataclasses import replace
 from typing import Any
 
 from agents.engine import events, prompts
+from agents.engine.abilities import (
+    JSON_MODE,
+    PARALLEL_TOOL_CALLS,
+    declared,
+    endpoint_name,
+    has,
+    refused,
+)
+from agents.engine.abilities import TOOL_CALL as FUNCTION_CALLING
 from agents.engine.checkpoint import CheckpointCallback
 from agents.engine.durable import RunSuspended, ToolCallLedger
 from agents.engine.events import CLOSED_CANCELLED, Emitter, Event, EventCallback, iterate_events
@@ -31,7 +40,7 @@ from agents.engine.guidance import after_tool_calls, completion_check_due, drain
 from agents.engine.hooks import HookRegistry, SessionContext
 from agents.engine.interrupts import InterruptQueue
 from agents.engine.llm import LLM, ChatResponse, Message, ToolCallRequest
-from agents.engine.model_call import LLMFailed, ask
+from agents.engine.model_call import LLMFailed, ask, misconfigured
 from agents.engine.parsing import TOOL_CALL, ToolCall, json_tool_call, native_tool_call, parse_action
 from agents.engine.react_durable import DurableLoop
 from agents.engine.run_state import (
@@ -48,6 +57,7 @@ from agents.engine.run_state import (
 )
 from agents.engine.selection import select_tools
 from agents.engine.synthesis import stream_answer as _stream_answer
+from agents.engine.text_tool_calls import MISCONFIGURED_TOOL_PARSER, find_text_tool_calls
 from agents.engine.tool_runner import ToolCallRecord, ToolRunner
 from agents.engine.tools import ToolRegistry
 from agents.engine.transcript import Transcript
@@ -140,7 +150,8 @@ class ReActAgent(DurableLoop):
             hooks,
             tool_timeout=tool_timeout,
             batch_timeout=batch_timeout,
-            max_parallel=max_parallel_tools,
+            # An endpoint without parallel tool calls may still return several: they run one after another.
+            max_parallel=max_parallel_tools if declared(llm, PARALLEL_TOOL_CALLS) else 1,
             ledger=ledger,
         )
         self._checkpoint_cb: CheckpointCallback | None = None
@@ -158,7 +169,7 @@ class ReActAgent(DurableLoop):
     @property
     def _native_mode_active(self) -> bool:
         """Native function calling needs both ``use_native_tools`` and a model that can call tools."""
-        return self.use_native_tools and bool(self._llm.abilities.get("tool_call"))
+        return self.use_native_tools and has(self._llm, FUNCTION_CALLING)
 
     # -- running -------------------------------------------------------------------------------
 
@@ -299,6 +310,7 @@ class ReActAgent(DurableLoop):
             native=native,
             tools_text="" if native else run.registry.json_mode_descriptions(),
             extra=extra,
+            parallel=declared(self._llm, PARALLEL_TOOL_CALLS),
         )
         run.transcript = Transcript(
             [
@@ -344,7 +356,9 @@ class ReActAgent(DurableLoop):
             if self._over_budget(run):
                 return await self._fallback(run, STOP_TOKEN_BUDGET, token_budget=self.token_budget)
             run.iteration += 1
-            response = await ask(self._llm, run, self.context_guard, tools=schemas)
+            response = await ask(
+                self._llm, run, self.context_guard, tools=schemas, **self._tool_options(schemas)
+            )
             result = await self._native_turn(run, response)
             self._log_turn(run)
             if result is not None:
@@ -352,7 +366,48 @@ class ReActAgent(DurableLoop):
             await self._checkpoint(run)
         return await self._fallback(run, STOP_MAX_ITERATIONS, max_iterations=self.max_iterations)
 
+    def _tool_options(self, schemas: list[dict[str, Any]] | None) -> dict[str, Any]:
+        """``parallel_tool_calls: false`` for an endpoint without parallel tool calls, until it refuses the field.
+
+        OpenAI documents it (https://platform.openai.com/docs/guides/function-calling#parallel-function-calling),
+        Azure OpenAI, vLLM and DashScope take it; Azure deployments of older models refuse it with a 400
+        (https://github.com/Azure/azure-sdk-for-net/issues/45719), after which it is not sent again.
+        """
+        if (
+            schemas
+            and not declared(self._llm, PARALLEL_TOOL_CALLS)
+            and PARALLEL_TOOL_CALLS not in refused(self._llm)
+        ):
+            return {"parallel_tool_calls": False}
+        return {}
+
+    async def _text_tool_calls(self, run: RunState, response: ChatResponse) -> ChatResponse:
+        """A reply whose text is tool calls (an endpoint without a tool parser) as a reply with those calls;
+        raises :class:`LLMFailed` for text that is a tool call gone wrong."""
+        if response.tool_calls or not response.content:
+            return response
+        found = find_text_tool_calls(
+            response.content, frozenset(run.registry.names()), id_prefix=f"text_call_{run.iteration}_"
+        )
+        if found.calls:
+            logger.warning(
+                "%s returned %d tool call(s) as text: run as tool calls (configure its tool parser)",
+                endpoint_name(self._llm),
+                len(found.calls),
+            )
+            return replace(response, content=None, tool_calls=found.calls)
+        if not found.broken:
+            return response
+        error = misconfigured(
+            MISCONFIGURED_TOOL_PARSER.format(endpoint=endpoint_name(self._llm), why=found.broken)
+        )
+        failed = LLMFailed(error, endpoint_name(self._llm))
+        if run.emit.active:
+            await run.emit(events.thinking_done(run.iteration, "", error=failed.label))
+        raise failed
+
     async def _native_turn(self, run: RunState, response: ChatResponse) -> AgentResult | None:
+        response = await self._text_tool_calls(run, response)
         if response.tool_calls and self.tool_call_id_prefix:
             # Models number their calls per conversation ("call_1"...): agents that share hooks (the steps
             # of a plan) make them unique, in the history too, so the provider still sees matching pairs.
@@ -391,11 +446,12 @@ class ReActAgent(DurableLoop):
         )
 
     async def _run_json(self, run: RunState) -> AgentResult:
-        response_format = {"type": "json_object"} if self._llm.abilities.get("json_mode") else None
         while run.iteration < self.max_iterations:
             if self._over_budget(run):
                 return await self._fallback(run, STOP_TOKEN_BUDGET, token_budget=self.token_budget)
             run.iteration += 1
+            # JSON mode while the endpoint takes it; after a refusal, plain text (the same action parsing).
+            response_format = {"type": "json_object"} if has(self._llm, JSON_MODE) else None
             response = await ask(self._llm, run, self.context_guard, response_format=response_format)
             result = await self._json_turn(run, response)
             self._log_turn(run)

@@ -1,16 +1,23 @@
 """Structured output from any model: the spec's three-level degradation chain.
 
 ``structured_llm_call()`` is the single entry point for "ask the model for JSON matching this
-schema" (DAG planner, plan analyser, tool selection...). It tries, by the model's abilities:
+schema" (DAG planner, plan analyser, tool selection...). It tries, by the endpoint's abilities
+(:mod:`agents.engine.abilities`):
 
-1. native function calling (a forced tool call; ``abilities["tool_call"]``), one call;
-2. JSON mode (``response_format={"type": "json_object"}``; ``abilities["json_mode"]``), one
-   call plus one retry with a reformat prompt;
+1. native function calling (``tool_call``): a forced tool call (``forced_tool_choice``), one call. Without
+   a forced choice the function is offered with ``tool_choice`` left out, and only when there is no JSON
+   mode (it is then the best level left);
+2. JSON mode (``response_format={"type": "json_object"}``; ``json_mode``), one call plus one retry with a
+   reformat prompt; the messages always contain the word "json" (OpenAI and DashScope refuse them otherwise);
 3. plain text (always), JSON extracted from free text (then ``regex_fallback``), one call plus
    one retry with a reformat prompt;
 
 then returns ``default_value`` when given, else raises :class:`StructuredOutputError`. At most
 5 calls (tool_call + json_mode), 4 (json_mode only) or 2 (plain text only).
+
+An endpoint that answers a level's request with a 400 naming its field (``tool_choice``,
+``response_format``) is recorded as refusing that ability for the LLM instance: the chain goes on at the
+next level at once, and later calls skip the refused level (``StructuredCallResult.degraded`` says which).
 """
 
 from __future__ import annotations
@@ -25,7 +32,9 @@ from typing import Any, Generic, Literal, TypeVar
 
 import jsonschema
 
+from agents.engine.abilities import FORCED_TOOL_CHOICE, JSON_MODE, TOOL_CALL, has, is_refusal, refuse
 from agents.engine.llm import LLM, ChatResponse, LLMError, Message, Usage
+from agents.engine.prompts import with_json_word
 from agents.engine.strict_json import StrictJSONError, loads_strict, raw_decode_strict
 
 logger = logging.getLogger(__name__)
@@ -41,6 +50,7 @@ REFORMAT_PROMPT = (
 SCHEMA_INSTRUCTION = (
     "Respond with only one JSON object that conforms to this JSON schema: no prose, no markdown code fences."
 )
+OFFERED_FUNCTION = "Give the result by calling the function `{name}` (one call), not as text."
 _MAX_PROBLEM_CHARS = 300
 
 
@@ -75,6 +85,8 @@ class StructuredCallResult(Generic[T]):
     level: Level
     usage: Usage = field(default_factory=Usage)
     attempts: int = 0
+    degraded: tuple[str, ...] = ()
+    """The abilities the endpoint refused during this call (the ladder went on without them)."""
 
 
 class _Failure(Exception):
@@ -192,9 +204,8 @@ async def structured_llm_call(
     like unparseable output does. An :class:`LLMError` fails the attempt too.
     """
     call = _Chain(llm, messages, schema, parse_fn, regex_fallback, temperature, validate_schema)
-    abilities = llm.abilities
 
-    if abilities.get("tool_call"):
+    if has(llm, TOOL_CALL):
         tool = {
             "type": "function",
             "function": {
@@ -203,15 +214,28 @@ async def structured_llm_call(
                 "parameters": dict(schema),
             },
         }
-        forced = {"type": "function", "function": {"name": function_name}}
-        result = await call.attempt("native", tools=[tool], tool_choice=forced, function_name=function_name)
+        result: StructuredCallResult[T] | None = None
+        if has(llm, FORCED_TOOL_CHOICE):
+            forced = {"type": "function", "function": {"name": function_name}}
+            result = await call.attempt(
+                "native", tools=[tool], tool_choice=forced, function_name=function_name
+            )
+            if result is None and is_refusal(call.last_error, FORCED_TOOL_CHOICE):
+                refuse(llm, FORCED_TOOL_CHOICE, call.last_error)
+                call.degraded.append(FORCED_TOOL_CHOICE)
+        elif not has(llm, JSON_MODE):
+            # Without a forced choice the function is only offered: JSON mode, when there is one, is surer.
+            result = await call.attempt("native", tools=[tool], function_name=function_name, offered=True)
         if result is not None:
             return result
 
-    if abilities.get("json_mode"):
+    if has(llm, JSON_MODE):
         json_object = {"type": "json_object"}
         result = await call.attempt("json_mode", response_format=json_object)
-        if result is None:
+        if result is None and is_refusal(call.last_error, JSON_MODE):
+            refuse(llm, JSON_MODE, call.last_error)
+            call.degraded.append(JSON_MODE)
+        elif result is None:
             result = await call.attempt("json_mode", response_format=json_object, reformat=True)
         if result is not None:
             return result
@@ -224,7 +248,9 @@ async def structured_llm_call(
 
     if default_value is not MISSING:
         logger.info("structured_llm_call fell back to its default after %d attempts", call.attempts)
-        return StructuredCallResult(default_value, None, "default", call.usage, call.attempts)
+        return StructuredCallResult(
+            default_value, None, "default", call.usage, call.attempts, tuple(call.degraded)
+        )
     raise StructuredOutputError(
         f"no level produced a valid JSON object after {call.attempts} LLM call(s)",
         attempts=call.attempts,
@@ -259,6 +285,7 @@ class _Chain(Generic[T]):
         self.previous_output: str | None = None  # what the reformat retry shows the model
         self.last_error: Exception | None = None
         self.last_problem = ""
+        self.degraded: list[str] = []
 
     async def attempt(
         self,
@@ -269,8 +296,14 @@ class _Chain(Generic[T]):
         response_format: dict[str, Any] | None = None,
         function_name: str | None = None,
         reformat: bool = False,
+        offered: bool = False,
     ) -> StructuredCallResult[T] | None:
-        messages = self.messages if level == "native" else self._with_schema(reformat)
+        if level == "native":
+            messages = self._offering(function_name) if offered else self.messages
+        else:
+            messages = self._with_schema(reformat)
+        if response_format is not None:
+            messages = with_json_word(messages)
         self.previous_output = None
         self.attempts += 1
         try:
@@ -295,7 +328,7 @@ class _Chain(Generic[T]):
             self.last_problem = str(exc)[:_MAX_PROBLEM_CHARS]
             logger.info("structured_llm_call: %s attempt unusable, degrading", level)
             return None
-        return StructuredCallResult(value, raw, level, self.usage, self.attempts)
+        return StructuredCallResult(value, raw, level, self.usage, self.attempts, tuple(self.degraded))
 
     def _raw(self, level: Level, response: ChatResponse, function_name: str | None) -> dict[str, Any]:
         if level == "native":
@@ -337,14 +370,13 @@ class _Chain(Generic[T]):
         except Exception as exc:  # parse_fn is the caller's validation: any failure degrades
             raise _Failure(f"the JSON was rejected: {type(exc).__name__}: {exc}") from exc
 
+    def _offering(self, function_name: str | None) -> list[Message]:
+        """The conversation with a request to call the function (offered, not forced)."""
+        return _with_system_note(self.messages, OFFERED_FUNCTION.format(name=function_name))
+
     def _with_schema(self, reformat: bool) -> list[Message]:
         """The conversation with the schema instruction (and, on a retry, the reformat request)."""
-        instruction = f"{SCHEMA_INSTRUCTION}\n{self.schema_text}"
-        messages = list(self.messages)
-        if messages and messages[0].get("role") == "system" and isinstance(messages[0].get("content"), str):
-            messages[0] = {**messages[0], "content": f"{messages[0]['content']}\n\n{instruction}"}
-        else:
-            messages.insert(0, {"role": "system", "content": instruction})
+        messages = _with_system_note(self.messages, f"{SCHEMA_INSTRUCTION}\n{self.schema_text}")
         if reformat and self.previous_output is not None:
             request = REFORMAT_PROMPT
             if self.last_problem:
@@ -353,6 +385,16 @@ class _Chain(Generic[T]):
             messages.append({"role": "assistant", "content": self.previous_output})
             messages.append({"role": "user", "content": request})
         return messages
+
+
+def _with_system_note(messages: Sequence[Message], note: str) -> list[Message]:
+    """``messages`` with ``note`` at the end of the system prompt (a new one when there is none)."""
+    out = list(messages)
+    if out and out[0].get("role") == "system" and isinstance(out[0].get("content"), str):
+        out[0] = {**out[0], "content": f"{out[0]['content']}\n\n{note}"}
+    else:
+        out.insert(0, {"role": "system", "content": note})
+    return out
 
 
 def _decode_arguments(arguments: str) -> dict[str, Any]:
