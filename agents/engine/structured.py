@@ -36,6 +36,7 @@ from agents.engine.abilities import FORCED_TOOL_CHOICE, JSON_MODE, TOOL_CALL, ha
 from agents.engine.llm import LLM, ChatResponse, LLMError, Message, Usage
 from agents.engine.prompts import with_json_word
 from agents.engine.strict_json import StrictJSONError, loads_strict, raw_decode_strict
+from agents.engine.text_tool_calls import find_text_tool_calls
 
 logger = logging.getLogger(__name__)
 
@@ -333,6 +334,8 @@ class _Chain(Generic[T]):
     def _raw(self, level: Level, response: ChatResponse, function_name: str | None) -> dict[str, Any]:
         if level == "native":
             calls = [c for c in response.tool_calls if c.name == function_name] or list(response.tool_calls)
+            if not calls and function_name:  # an endpoint without a tool parser writes the call as text
+                calls = list(find_text_tool_calls(response.content, {function_name}, id_prefix="text_").calls)
             if not calls:
                 self._saw(response.content)
                 raise _Failure("the model did not call the function")

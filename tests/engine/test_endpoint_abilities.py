@@ -333,6 +333,12 @@ async def test_a_broken_tool_call_in_the_content_fails_naming_the_endpoint_misco
     assert "'supports function calling'" in result.answer
 
 
+async def test_the_structured_native_level_reads_its_function_call_written_as_text(scripted_llm, endpoint):
+    scripted_llm.script(text('<tool_call>{"name": "structured_output", "arguments": {"n": 9}}</tool_call>'))
+    result = await structured_llm_call(endpoint(), [{"role": "user", "content": "n?"}], schema=SCHEMA)
+    assert (result.level, result.value, result.attempts) == ("native", {"n": 9}, 1)
+
+
 async def test_vllm_without_a_tool_parser_fails_naming_the_setting(scripted_llm, endpoint):
     scripted_llm.script(error(400, message=VLLM_NO_PARSER, type="BadRequestError"))
     result = await ReActAgent(endpoint(), registry_of(RecordingTool("search"))).run("x")
