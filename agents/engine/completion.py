@@ -251,6 +251,18 @@ def reported_usage(reported: Any) -> Usage:
     return Usage(prompt, completion, total or prompt + completion, calls=1)
 
 
+def chunk_usage(chunk: dict[str, Any]) -> Usage | None:
+    """The usage a stream chunk reports, if any: at its top level (OpenAI's ``include_usage`` chunk, GLM's
+    last chunk) or inside ``choices[0]`` (Kimi/Moonshot, as github.com/vercel/ai/pull/19727 documents)."""
+    if chunk.get("usage") is not None:
+        return reported_usage(chunk["usage"])
+    choices = chunk.get("choices")
+    if isinstance(choices, list) and choices and isinstance(choices[0], dict):
+        if choices[0].get("usage") is not None:
+            return reported_usage(choices[0]["usage"])
+    return None
+
+
 def estimated_usage(messages: Sequence[dict[str, Any]], completion_text: str) -> Usage:
     """A rough usage for a provider that reports none."""
     prompt = sum(estimate_text_tokens(str(m.get("content") or "")) + 4 for m in messages)

@@ -44,14 +44,16 @@ from agents.engine.completion import (
     ToolCallRequest,
     Usage,
     chat_response,
+    chunk_usage,
     delta_content,
     delta_reasoning,
     estimated_usage,
-    reported_usage,
 )
+from agents.engine.endpoint_errors import misconfiguration, retry_after_seconds
 from agents.engine.reasoning import reasoning_replay as _reasoning_replay
 from agents.engine.reasoning import wire_messages
 from agents.engine.sse import sse_lines, sse_payloads
+from agents.engine.stream_assembly import StreamAssembly
 
 __all__ = [
     "DEFAULT_ABILITIES",
@@ -60,10 +62,12 @@ __all__ = [
     "ConnectGuard",
     "ConnectRefusal",
     "ContextLengthExceededError",
+    "EndpointMisconfiguredError",
     "EndpointRefusedError",
     "LLMError",
     "Message",
     "OpenAICompatibleLLM",
+    "RateLimitedError",
     "ToolCallRequest",
     "Usage",
     "aclose_shared_clients",
@@ -85,6 +89,17 @@ class LLMError(Exception):
 
 class ContextLengthExceededError(LLMError):
     """The provider refused the request because the prompt is longer than its context window."""
+
+
+class RateLimitedError(LLMError):
+    """The endpoint answered 429 after the client's own retries. ``retry_after``: the seconds it asked to wait
+    (``Retry-After`` / ``retry-after-ms``), when it said."""
+
+    retry_after: float | None = None
+
+
+class EndpointMisconfiguredError(LLMError):
+    """The endpoint's answer means one of its settings is wrong; the message names the setting to change."""
 
 
 class EndpointRefusedError(LLMError):
@@ -148,11 +163,36 @@ class LLM(Protocol):
 
 # --- OpenAI-compatible implementation --------------------------------------------------------
 
-DEFAULT_ABILITIES: Mapping[str, bool] = MappingProxyType({"tool_call": True, "json_mode": True})
-
-_CONTEXT_LENGTH_RE = re.compile(
-    r"context[ _-]?length|maximum context|context window|prompt is too long|too many tokens", re.IGNORECASE
+#: The abilities an endpoint has unless its configuration says otherwise (``reasoning_replay``, left out, defaults
+#: by host: see :mod:`agents.engine.reasoning`). ``tool_call``: native function calling; ``parallel_tool_calls``:
+#: several calls in one reply; ``json_mode``: ``response_format`` json_object; ``forced_tool_choice``:
+#: ``tool_choice`` "required" or a named function; ``stream_only``: only streamed requests are answered (``chat()``
+#: then streams and assembles the reply); ``reasoning_output`` and ``vision``: informational.
+DEFAULT_ABILITIES: Mapping[str, bool] = MappingProxyType(
+    {
+        "tool_call": True,
+        "parallel_tool_calls": True,
+        "json_mode": True,
+        "forced_tool_choice": True,
+        "stream_only": False,
+        "reasoning_output": False,
+        "vision": False,
+    }
 )
+
+# The providers' context-length refusals: OpenAI, DeepSeek, vLLM ("maximum context length"), SGLang ("longer
+# than the model's context length", github.com/QwenLM/Qwen3/issues/1321), Kimi ("exceeded model token limit",
+# github.com/MoonshotAI/kimi-cli/issues/2011), Qwen/DashScope ("Range of input length should be",
+# github.com/QwenLM/qwen-code/issues/98), GLM (error 1261 "Prompt exceeds max length",
+# github.com/NousResearch/hermes-agent/pull/1877), Anthropic-style gateways ("prompt is too long").
+_CONTEXT_LENGTH_RE = re.compile(
+    r"context[ _-]?length|maximum context|context window|prompt is too long|too many tokens"
+    r"|exceeded model token limit|range of input length|prompt exceeds max length|input is too long",
+    re.IGNORECASE,
+)
+_CONTEXT_LENGTH_CODES = frozenset({"context_length_exceeded", "1261"})
+# A 429 asking for a longer wait than this is not retried by the client: it surfaces at once.
+MAX_RETRY_WAIT = 20.0
 
 # One AsyncOpenAI client per endpoint and event loop: a client's pooled connections belong to
 # the loop that opened them, so a client is never shared across loops.
@@ -191,7 +231,7 @@ def get_shared_client(
         clients = _loopless_clients
     client = clients.get(key)
     if client is None:
-        client = openai.AsyncOpenAI(
+        client = _BoundedRetriesClient(
             base_url=base_url,
             api_key=api_key,
             timeout=timeout,
@@ -200,6 +240,17 @@ def get_shared_client(
         )
         clients[key] = client
     return client
+
+
+class _BoundedRetriesClient(openai.AsyncOpenAI):
+    """The SDK's client, except that a 429 or 503 asking to wait more than :data:`MAX_RETRY_WAIT` seconds is
+    not retried (the SDK waits up to two minutes a retry): a run learns at once that it is rate limited."""
+
+    def _should_retry(self, response: httpx2.Response) -> bool:
+        wait = retry_after_seconds(response.headers)
+        if wait is not None and wait > MAX_RETRY_WAIT:
+            return False
+        return bool(super()._should_retry(response))
 
 
 class _GuardedResolver(aiohttp.abc.AbstractResolver):
@@ -322,6 +373,10 @@ class OpenAICompatibleLLM:
         client: openai.AsyncOpenAI | None = None,
         guard: ConnectGuard | None = None,
         reasoning_replay: bool | None = None,
+        default_headers: Mapping[str, str] | None = None,
+        default_query: Mapping[str, str] | None = None,
+        api_key_header: str | None = None,
+        max_output_tokens: int | None = None,
     ) -> None:
         self.base_url = base_url
         self.model = model
@@ -333,6 +388,10 @@ class OpenAICompatibleLLM:
         self.timeout = timeout
         self.max_retries = max_retries
         self.extra_body = dict(extra_body or {})
+        self.default_headers: Mapping[str, str] = MappingProxyType(dict(default_headers or {}))
+        self.default_query: Mapping[str, str] = MappingProxyType(dict(default_query or {}))
+        self.api_key_header = api_key_header or None
+        self.max_output_tokens = max_output_tokens
         self._api_key = api_key
         self._client = client
         self._guard = guard
@@ -358,9 +417,13 @@ class OpenAICompatibleLLM:
         temperature: float | None = None,
         parallel_tool_calls: bool | None = None,
     ) -> ChatResponse:
-        """One non-streaming completion. ``parallel_tool_calls`` is sent only with ``tools`` (OpenAI refuses
+        """One completion, as a whole. ``parallel_tool_calls`` is sent only with ``tools`` (OpenAI refuses
         it without them), and only when given: the engine passes ``False`` for endpoints whose
-        ``parallel_tool_calls`` ability is off."""
+        ``parallel_tool_calls`` ability is off.
+
+        With the ``stream_only`` ability the request is streamed and the reply assembled from its chunks
+        (:class:`~agents.engine.stream_assembly.StreamAssembly`): the same :class:`ChatResponse`.
+        """
         sent = wire_messages(messages, replay=self.reasoning_replay)
         body = self._body(sent, temperature)
         if tools:
@@ -372,10 +435,21 @@ class OpenAICompatibleLLM:
         if response_format is not None:
             body["response_format"] = dict(response_format)
         try:
+            if self.abilities.get("stream_only"):
+                return await self._streamed_chat(body, sent)
             response = await self._post(body)
             return chat_response(response.content, sent)
         except (openai.OpenAIError, ValueError, AttributeError, TypeError) as exc:
             raise self._error(exc) from exc
+
+    async def _streamed_chat(self, body: dict[str, Any], sent: list[Message]) -> ChatResponse:
+        body["stream"] = True
+        body["stream_options"] = {"include_usage": True}
+        assembly = StreamAssembly()
+        async with aclosing(self._events(body)) as chunks:
+            async for chunk in chunks:
+                assembly.add(chunk)
+        return assembly.response(sent)
 
     async def stream_chat(
         self,
@@ -388,7 +462,8 @@ class OpenAICompatibleLLM:
 
         The SDK sends the request (see :meth:`_post`); the body is read raw and decoded by
         :func:`sse_payloads` (see there why). Reasoning deltas (streamed before the content by thinking
-        models) are never yielded; they count in the usage estimate when the provider reports none.
+        models) are never yielded; they count in the usage estimate when the provider reports none. The
+        usage is read wherever the provider puts it (see :func:`~agents.engine.completion.chunk_usage`).
         """
         sent = wire_messages(messages, replay=self.reasoning_replay)
         body = self._body(sent, temperature)
@@ -397,47 +472,75 @@ class OpenAICompatibleLLM:
         produced: list[str] = []
         reasoned: list[str] = []
         reported: Usage | None = None
-        chunks = 0
         try:
-            response = await self._post(body, stream=True)
-            async with (
-                aclosing(response),
-                aclosing(response.aiter_bytes()) as raw,
-                aclosing(sse_lines(raw)) as lines,
-                aclosing(sse_payloads(lines)) as payloads,
-            ):
-                try:
-                    async for chunk in payloads:
-                        chunks += 1
-                        if chunk.get("error"):
-                            raise _stream_error(chunk["error"], response.request)
-                        if chunk.get("usage") is not None:
-                            reported = reported_usage(chunk["usage"])
-                        delta = delta_content(chunk)
-                        if delta:
-                            produced.append(delta)
-                            yield delta
-                        elif thought := delta_reasoning(chunk):
-                            reasoned.append(thought)
-                    await _drain(raw)
-                # What the SDK's own stream raised for a transport failure while reading the body.
-                except httpx2.TimeoutException as exc:
-                    raise openai.APITimeoutError(request=response.request) from exc
-                except _TRANSPORT_ERRORS as exc:
-                    raise openai.APIConnectionError(request=response.request) from exc
-            if not chunks:
-                raise ValueError("the stream ended without any event")
+            async with aclosing(self._events(body)) as chunks:
+                async for chunk in chunks:
+                    reported = chunk_usage(chunk) or reported
+                    delta = delta_content(chunk)
+                    if delta:
+                        produced.append(delta)
+                        yield delta
+                    elif thought := delta_reasoning(chunk):
+                        reasoned.append(thought)
         except (openai.OpenAIError, ValueError, AttributeError, TypeError) as exc:
             raise self._error(exc) from exc
         finally:
             if usage is not None:
                 usage.add(reported or estimated_usage(sent, "".join(reasoned) + "".join(produced)))
 
+    async def _events(self, body: dict[str, Any]) -> AsyncIterator[dict[str, Any]]:
+        """The JSON chunks of a streamed completion (an ``error`` chunk raised as the SDK raised it).
+
+        Raises the SDK's errors for transport failures while the body is read, and ``ValueError`` for a
+        stream without any event.
+        """
+        response = await self._post(body, stream=True)
+        chunks = 0
+        async with (
+            aclosing(response),
+            aclosing(response.aiter_bytes()) as raw,
+            aclosing(sse_lines(raw)) as lines,
+            aclosing(sse_payloads(lines)) as payloads,
+        ):
+            try:
+                async for chunk in payloads:
+                    chunks += 1
+                    if chunk.get("error"):
+                        raise _stream_error(chunk["error"], response.request)
+                    yield chunk
+                await _drain(raw)
+            # What the SDK's own stream raised for a transport failure while reading the body.
+            except httpx2.TimeoutException as exc:
+                raise openai.APITimeoutError(request=response.request) from exc
+            except _TRANSPORT_ERRORS as exc:
+                raise openai.APIConnectionError(request=response.request) from exc
+        if not chunks:
+            raise ValueError("the stream ended without any event")
+
     def _body(self, sent: list[Message], temperature: float | None) -> dict[str, Any]:
         body: dict[str, Any] = {"model": self.model, "messages": sent}
         if temperature is not None:
             body["temperature"] = temperature
+        if self.max_output_tokens is not None:
+            body["max_tokens"] = self.max_output_tokens
         return body
+
+    def request_options(self) -> dict[str, Any]:
+        """The SDK request options every call carries: the key (as ``Authorization: Bearer``, or in
+        ``api_key_header`` with no bearer), ``default_headers`` and ``default_query``. For other requests to
+        the endpoint (``GET /models``) made through :meth:`client`."""
+        options: dict[str, Any] = {"security": {"bearer_auth": True}}  # what ``create`` sends
+        headers: dict[str, Any] = dict(self.default_headers)
+        if self.api_key_header:
+            # Azure OpenAI takes the key in ``api-key`` (https://learn.microsoft.com/azure/ai-foundry/openai/reference);
+            # the bearer header is left out so that the key goes nowhere else.
+            headers[self.api_key_header] = self._api_key
+            headers["Authorization"] = openai.Omit()
+        if headers:
+            options["headers"] = headers
+        if self.default_query:
+            options["params"] = dict(self.default_query)
+        return options
 
     async def _post(self, body: dict[str, Any], *, stream: bool = False) -> httpx2.Response:
         """Send a chat-completions request through the SDK's untyped ``post``.
@@ -455,26 +558,62 @@ class OpenAICompatibleLLM:
             "/chat/completions",
             cast_to=httpx2.Response,
             body=body,
-            options={"security": {"bearer_auth": True}},  # what ``create`` sends: the API key alone
+            options=self.request_options(),
             stream=stream,
         )
 
+    def _redact(self, text: str) -> str:
+        """``text`` without the key or any configured header value (gateway tokens travel in headers)."""
+        for secret in (self._api_key, *self.default_headers.values()):
+            if secret and len(secret) >= 4:
+                text = text.replace(secret, "***")
+        return text
+
     def _error(self, exc: Exception) -> LLMError:
         status = getattr(exc, "status_code", None)
-        detail = getattr(exc, "message", None) or str(exc) or type(exc).__name__
-        if self._api_key:
-            detail = detail.replace(self._api_key, "***")
+        detail = self._redact(getattr(exc, "message", None) or str(exc) or type(exc).__name__)
         where = urlsplit(self.base_url).hostname or "?"
         prefix = f"{self.model} at {where}: {type(exc).__name__}"
         if status is not None:
             prefix += f" (HTTP {status})"
         if not isinstance(exc, openai.OpenAIError):
             detail = f"malformed response: {detail}"
-        error_cls = ContextLengthExceededError if _is_context_length(exc) else LLMError
-        error = error_cls(f"{prefix}: {detail}")
+        error: LLMError
+        setting = (
+            misconfiguration(
+                status,
+                detail,
+                base_url=self.base_url,
+                api_key_header=self.api_key_header,
+                default_query=self.default_query,
+                stream_only=bool(self.abilities.get("stream_only")),
+            )
+            if isinstance(exc, openai.APIStatusError)
+            else None
+        )
+        if setting is not None:
+            error = EndpointMisconfiguredError(
+                f"{self.model} at {where}: {setting} (HTTP {status}: {detail})"
+            )
+        elif _is_context_length(exc):
+            error = ContextLengthExceededError(f"{prefix}: {detail}")
+        elif status == 429:
+            wait = (
+                retry_after_seconds(exc.response.headers) if isinstance(exc, openai.APIStatusError) else None
+            )
+            error = RateLimitedError(f"{prefix}: {_rate_limited(wait)}: {detail}")
+            error.retry_after = wait
+        else:
+            error = LLMError(f"{prefix}: {detail}")
         error.status_code = status
         logger.warning("LLM call failed: %s (HTTP %s)", type(exc).__name__, status)
         return error
+
+
+def _rate_limited(wait: float | None) -> str:
+    if wait is None:
+        return "rate limited, with no time given to wait"
+    return f"rate limited, asked to wait {wait:g} s"
 
 
 # --- the event stream -------------------------------------------------------------------------
@@ -519,4 +658,4 @@ def _is_context_length(exc: Exception) -> bool:
     status = getattr(exc, "status_code", None)
     if status is not None and status not in (400, 413, 422):
         return False
-    return exc.code == "context_length_exceeded" or bool(_CONTEXT_LENGTH_RE.search(exc.message or ""))
+    return str(exc.code) in _CONTEXT_LENGTH_CODES or bool(_CONTEXT_LENGTH_RE.search(exc.message or ""))

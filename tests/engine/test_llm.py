@@ -8,6 +8,7 @@ import openai
 import pytest
 
 from agents.engine.llm import (
+    DEFAULT_ABILITIES,
     LLM,
     ContextLengthExceededError,
     LLMError,
@@ -148,10 +149,18 @@ async def test_extra_body_is_merged_into_every_request(scripted_llm, make_llm):
     assert [r["enable_thinking"] for r in scripted_llm.requests] == [False, False]
 
 
-def test_abilities_default_to_tool_call_and_json_mode():
+def test_abilities_default_to_what_openai_supports():
     llm = OpenAICompatibleLLM(base_url="http://127.0.0.1:9/v1", api_key="k", model="m")
 
-    assert dict(llm.abilities) == {"tool_call": True, "json_mode": True}
+    assert dict(llm.abilities) == {
+        "tool_call": True,
+        "parallel_tool_calls": True,
+        "json_mode": True,
+        "forced_tool_choice": True,
+        "stream_only": False,
+        "reasoning_output": False,
+        "vision": False,
+    }
     assert isinstance(llm, LLM)
 
 
@@ -160,7 +169,7 @@ def test_abilities_override_only_the_given_keys():
         base_url="http://127.0.0.1:9/v1", api_key="k", model="m", abilities={"tool_call": False}
     )
 
-    assert dict(llm.abilities) == {"tool_call": False, "json_mode": True}
+    assert dict(llm.abilities) == {**DEFAULT_ABILITIES, "tool_call": False}
 
 
 # --- stream_chat() ----------------------------------------------------------------------------

@@ -24,6 +24,7 @@ from django.test import override_settings
 
 from agents.engine.llm import OpenAICompatibleLLM, aclose_shared_clients
 from tests.fakes.openai_server import ScriptedOpenAIServer
+from tests.fakes.provider_profiles import ProviderProfile, llm_settings
 
 # Port 9 (discard) on loopback: nothing listens, so an unintended request is refused at once.
 GUARD_BASE_URL = "http://127.0.0.1:9/v1"
@@ -96,6 +97,31 @@ async def make_llm(scripted_llm: ScriptedOpenAIServer) -> AsyncIterator[MakeLLM]
             timeout=timeout,
             max_retries=max_retries,
             **kwargs,
+        )
+
+    try:
+        yield factory
+    finally:
+        await aclose_shared_clients()
+
+
+@pytest.fixture
+async def make_profile_llm(
+    scripted_llm: ScriptedOpenAIServer,
+) -> AsyncIterator[Callable[..., OpenAICompatibleLLM]]:
+    """Factory: puts ``scripted_llm`` in a provider profile and returns an LLM configured for it as an admin
+    would (the profile's abilities, Azure's key header and api-version); keyword arguments override, and
+    ``abilities`` are merged over the profile's."""
+
+    def factory(profile: ProviderProfile, **overrides: Any) -> OpenAICompatibleLLM:
+        scripted_llm.profile = profile
+        settings = llm_settings(profile)
+        settings["abilities"] = {**settings["abilities"], **overrides.pop("abilities", {})}
+        settings.update(overrides)
+        settings.setdefault("max_retries", 0)
+        settings.setdefault("timeout", 10.0)
+        return OpenAICompatibleLLM(
+            base_url=scripted_llm.base_url, api_key=SCRIPTED_API_KEY, model="scripted-model", **settings
         )
 
     try:

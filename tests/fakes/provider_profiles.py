@@ -617,6 +617,20 @@ PROFILES: tuple[ProviderProfile, ...] = (
 )
 
 
+AZURE_API_VERSION = "2024-10-21"
+
+
+def llm_settings(profile: ProviderProfile) -> dict[str, Any]:
+    """The ``OpenAICompatibleLLM`` keyword arguments an admin sets for ``profile``'s endpoint: its abilities,
+    and Azure's key header and api-version."""
+    settings: dict[str, Any] = {"abilities": dict(profile.abilities)}
+    if profile.auth_header:
+        settings["api_key_header"] = profile.auth_header
+    if profile.required_query:
+        settings["default_query"] = {name: AZURE_API_VERSION for name in profile.required_query}
+    return settings
+
+
 def profile_named(name: str) -> ProviderProfile:
     """The profile called ``name`` (raises ``KeyError``)."""
     for profile in PROFILES:
@@ -647,6 +661,7 @@ __all__ = [
     "context_overflow",
     "error_reply",
     "hermes_tool_calls",
+    "llm_settings",
     "profile_named",
     "rate_limited",
     "refusal_of",
