@@ -40,7 +40,7 @@ class LLMFailed(Exception):
             asked = f"; it asked to wait {wait:g} s" if isinstance(wait, int | float) else ""
             return f"{where} is rate limiting requests (HTTP 429){asked}"
         if isinstance(cause, ContextLengthExceededError):
-            return f"the conversation is longer than the context window of {where}, even after compaction"
+            return f"the conversation is longer than the context window of {where}"
         return type(cause).__name__
 
 
@@ -95,7 +95,7 @@ async def _chat(llm: LLM, run: RunState, guard: Any | None, kwargs: dict[str, An
         try:
             return await _chat_within_context(llm, run, guard, kwargs)
         except LLMError as exc:
-            if kwargs.get("tools") and names_missing_tool_parser(str(exc)):
+            if kwargs.get("tools") and not _is_misconfigured(exc) and names_missing_tool_parser(str(exc)):
                 error = misconfigured(
                     MISCONFIGURED_TOOL_PARSER.format(endpoint=endpoint_name(llm), why="it has no tool parser")
                 )

@@ -33,7 +33,15 @@ from typing import Any, Generic, Literal, TypeVar
 import jsonschema
 
 from agents.engine.abilities import FORCED_TOOL_CHOICE, JSON_MODE, TOOL_CALL, has, is_refusal, refuse
-from agents.engine.llm import LLM, ChatResponse, LLMError, Message, Usage
+from agents.engine.llm import (
+    LLM,
+    ChatResponse,
+    ContextLengthExceededError,
+    EndpointRefusedError,
+    LLMError,
+    Message,
+    Usage,
+)
 from agents.engine.prompts import with_json_word
 from agents.engine.strict_json import StrictJSONError, loads_strict, raw_decode_strict
 from agents.engine.text_tool_calls import find_text_tool_calls
@@ -92,6 +100,10 @@ class StructuredCallResult(Generic[T]):
 
 class _Failure(Exception):
     """One attempt's output could not be turned into a value."""
+
+
+class _EndpointCannotAnswer(Exception):
+    """The endpoint failed in a way no other level avoids (rate limited, prompt too long, misconfigured)."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -205,7 +217,36 @@ async def structured_llm_call(
     like unparseable output does. An :class:`LLMError` fails the attempt too.
     """
     call = _Chain(llm, messages, schema, parse_fn, regex_fallback, temperature, validate_schema)
+    stopped = False
+    try:
+        result = await _ladder(call, llm, schema, function_name, function_description)
+    except _EndpointCannotAnswer:
+        result, stopped = None, True  # no other level would fare better: no more calls
+    if result is not None:
+        return result
 
+    if default_value is not MISSING:
+        logger.info("structured_llm_call fell back to its default after %d attempts", call.attempts)
+        return StructuredCallResult(
+            default_value, None, "default", call.usage, call.attempts, tuple(call.degraded)
+        )
+    why = (
+        f"the endpoint cannot answer ({call.last_error})"
+        if stopped
+        else "no level produced a valid JSON object"
+    )
+    raise StructuredOutputError(
+        f"{why} after {call.attempts} LLM call(s)",
+        attempts=call.attempts,
+        last_raw_text=call.last_raw_text,
+        last_error=call.last_error,
+    ) from call.last_error
+
+
+async def _ladder(
+    call: _Chain[T], llm: LLM, schema: Mapping[str, Any], function_name: str, function_description: str
+) -> StructuredCallResult[T] | None:
+    """The levels in order, by the endpoint's abilities; the first result, or ``None``."""
     if has(llm, TOOL_CALL):
         tool = {
             "type": "function",
@@ -215,7 +256,7 @@ async def structured_llm_call(
                 "parameters": dict(schema),
             },
         }
-        result: StructuredCallResult[T] | None = None
+        result: StructuredCallResult[Any] | None = None
         if has(llm, FORCED_TOOL_CHOICE):
             forced = {"type": "function", "function": {"name": function_name}}
             result = await call.attempt(
@@ -244,20 +285,7 @@ async def structured_llm_call(
     result = await call.attempt("plain_text")
     if result is None:
         result = await call.attempt("plain_text", reformat=True)
-    if result is not None:
-        return result
-
-    if default_value is not MISSING:
-        logger.info("structured_llm_call fell back to its default after %d attempts", call.attempts)
-        return StructuredCallResult(
-            default_value, None, "default", call.usage, call.attempts, tuple(call.degraded)
-        )
-    raise StructuredOutputError(
-        f"no level produced a valid JSON object after {call.attempts} LLM call(s)",
-        attempts=call.attempts,
-        last_raw_text=call.last_raw_text,
-        last_error=call.last_error,
-    ) from call.last_error
+    return result
 
 
 class _Chain(Generic[T]):
@@ -319,6 +347,8 @@ class _Chain(Generic[T]):
             self.last_error = exc
             self.last_problem = ""
             logger.warning("structured_llm_call: %s attempt failed: %s", level, type(exc).__name__)
+            if _ends_the_chain(exc):
+                raise _EndpointCannotAnswer from exc
             return None
         self.usage.add(response.usage)
         try:
@@ -388,6 +418,16 @@ class _Chain(Generic[T]):
             messages.append({"role": "assistant", "content": self.previous_output})
             messages.append({"role": "user", "content": request})
         return messages
+
+
+def _ends_the_chain(error: LLMError) -> bool:
+    """Whether every other level would fail the same way: a prompt too long for the context window, a rate
+    limit (HTTP 429, after the client's retries), an endpoint refused by the connect guard or misconfigured."""
+    if isinstance(error, ContextLengthExceededError | EndpointRefusedError) or error.status_code == 429:
+        return True
+    return type(error).__name__ == "EndpointMisconfiguredError" or bool(
+        getattr(error, "misconfigured", False)
+    )
 
 
 def _with_system_note(messages: Sequence[Message], note: str) -> list[Message]:

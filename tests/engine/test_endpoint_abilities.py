@@ -18,7 +18,7 @@ from agents.engine.model_registry import ModelRegistry
 from agents.engine.planner import DAGPlanner
 from agents.engine.prompts import JSON_WORD_NOTE, with_json_word
 from agents.engine.react import ReActAgent
-from agents.engine.structured import structured_llm_call
+from agents.engine.structured import StructuredOutputError, structured_llm_call
 from tests.engine.doubles import RecordingTool, registry_of
 from tests.fakes.llm_fixtures import SCRIPTED_API_KEY
 from tests.fakes.openai_replies import ErrorReply, Reply
@@ -366,4 +366,23 @@ async def test_a_context_overflow_the_guard_cannot_fix_ends_the_run_naming_the_e
     scripted_llm.script(context_length_error())
     result = await ReActAgent(endpoint(), registry_of(RecordingTool("search"))).run("x")
     assert result.stop_reason == "llm_error"
-    assert "longer than the context window of scripted-model at 127.0.0.1" in result.answer
+    assert (
+        "the conversation is longer than the context window of scripted-model at 127.0.0.1" in result.answer
+    )
+
+
+async def test_a_rate_limit_or_context_overflow_ends_the_structured_ladder_at_once(scripted_llm, endpoint):
+    from tests.fakes.openai_server import context_length_error
+
+    scripted_llm.script(
+        error(429, message="Rate limit reached", code="rate_limit_exceeded"), context_length_error()
+    )
+    llm = endpoint()
+    limited = await structured_llm_call(
+        llm, [{"role": "user", "content": "n?"}], schema=SCHEMA, default_value={}
+    )
+    with pytest.raises(StructuredOutputError) as caught:
+        await structured_llm_call(llm, [{"role": "user", "content": "n?"}], schema=SCHEMA)
+    assert (limited.level, limited.attempts) == ("default", 1)
+    assert caught.value.attempts == 1 and "the endpoint cannot answer" in str(caught.value)
+    assert len(scripted_llm.requests) == 2
