@@ -38,6 +38,7 @@ from agents.engine.plan_agent import PlanAgent
 from agents.engine.react import ReActAgent
 from agents.engine.router import route_execution_mode
 from agents.engine.tools import ToolRegistry
+from agents.model_presets import api_key_header_for
 from agents.models import Agent, ExecutionMode, MessageRole, ModelConfig, ModelRole, Run
 from agents.models import Message as MessageRow
 from agents.selectors import engine_history
@@ -53,24 +54,51 @@ T = TypeVar("T")
 
 @dataclass(frozen=True)
 class ModelEndpoint:
-    """Where the run's LLM is; ``None`` base_url means the offline demo model.
+    """Where the run's LLM is and what it can do; ``None`` base_url means the offline demo model.
 
     Every connection to it goes through the SSRF guard; ``allowed_private_hosts`` is the operator's
-    allowance (never an org admin's).
+    allowance (never an org admin's). ``headers`` (the admin's extra headers) and ``query`` (Azure's
+    api-version) go with every request; ``api_key_header`` names the header the key goes in when it is not
+    ``Authorization: Bearer``. The key and the header values never appear in the repr.
     """
 
     base_url: str | None
-    api_key: str
+    api_key: str = field(repr=False)
     model: str
     tool_call: bool = True
     json_mode: bool = True
     context_window: int = 128000
     timeout: float = 60.0
     allowed_private_hosts: tuple[str, ...] = ()
+    parallel_tool_calls: bool = True
+    forced_tool_choice: bool = True
+    stream_only: bool = False
+    reasoning_output: bool = False
+    reasoning_replay: bool | None = None  # None: by host (agents.engine.reasoning)
+    vision: bool = False
+    max_output_tokens: int | None = None
+    headers: tuple[tuple[str, str], ...] = field(default=(), repr=False)
+    query: tuple[tuple[str, str], ...] = ()
+    api_key_header: str | None = None
 
     @property
     def is_demo(self) -> bool:
         return self.base_url is None
+
+    def abilities(self) -> dict[str, bool]:
+        """The ``abilities`` mapping of the engine's LLM (``reasoning_replay`` only when set)."""
+        found = {
+            "tool_call": self.tool_call,
+            "parallel_tool_calls": self.parallel_tool_calls,
+            "forced_tool_choice": self.forced_tool_choice,
+            "json_mode": self.json_mode,
+            "stream_only": self.stream_only,
+            "reasoning_output": self.reasoning_output,
+            "vision": self.vision,
+        }
+        if self.reasoning_replay is not None:
+            found["reasoning_replay"] = self.reasoning_replay
+        return found
 
 
 @dataclass
@@ -131,6 +159,16 @@ def endpoint_of(config: ModelConfig) -> ModelEndpoint:
         context_window=config.context_window,
         timeout=config.timeout,
         allowed_private_hosts=model_endpoint_allowed_hosts(),
+        parallel_tool_calls=config.parallel_tool_calls,
+        forced_tool_choice=config.forced_tool_choice,
+        stream_only=config.stream_only,
+        reasoning_output=config.reasoning_output,
+        reasoning_replay=config.reasoning_replay,
+        vision=config.vision,
+        max_output_tokens=config.max_output_tokens,
+        headers=tuple(sorted(config.headers.items())),
+        query=(("api-version", config.api_version),) if config.api_version else (),
+        api_key_header=api_key_header_for(config.provider),
     )
 
 
@@ -253,10 +291,14 @@ def llm_for(endpoint: ModelEndpoint) -> LLM:
         base_url=endpoint.base_url or "",
         api_key=endpoint.api_key,
         model=endpoint.model,
-        abilities={"tool_call": endpoint.tool_call, "json_mode": endpoint.json_mode},
+        abilities=endpoint.abilities(),
         context_window=endpoint.context_window,
         timeout=endpoint.timeout,
         guard=ModelEndpointGuard(endpoint.allowed_private_hosts),
+        default_headers=dict(endpoint.headers) or None,
+        default_query=dict(endpoint.query) or None,
+        api_key_header=endpoint.api_key_header,
+        max_output_tokens=endpoint.max_output_tokens,
     )
 
 

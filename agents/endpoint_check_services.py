@@ -1,0 +1,98 @@
+"""Running "Check endpoint" for a stored endpoint, keeping its report, and applying what it found.
+
+``model_config_check`` runs the probes of :mod:`agents.endpoint_check` in a thread of its own (its own
+event loop, whose clients are closed afterwards: the runs' shared clients are never touched) and stores the
+report on the endpoint; ``model_config_apply_check`` sets the endpoint's abilities to those the last check
+found. Both are audited writes (``model_config.updated``), like every change to an endpoint.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import dataclasses
+from concurrent.futures import ThreadPoolExecutor
+from typing import Any
+
+from django.contrib.auth.base_user import AbstractBaseUser
+
+from agents.endpoint_check import PROBE_SECONDS, EndpointCheckReport, check_llm
+from agents.engine.llm import OpenAICompatibleLLM, aclose_shared_clients
+from agents.models import ModelConfig
+from agents.runtime import endpoint_of, llm_for
+from platform_core.audited import audited_save
+
+# The abilities a check can decide, in the order the admin shows them.
+CHECKED_ABILITIES: tuple[str, ...] = (
+    "tool_call",
+    "parallel_tool_calls",
+    "forced_tool_choice",
+    "json_mode",
+    "stream_only",
+    "reasoning_output",
+    "reasoning_replay",
+)
+
+
+async def check_endpoint_async(config: ModelConfig) -> EndpointCheckReport:
+    """Probe ``config``'s endpoint (no database access: ``config`` is read before)."""
+    endpoint = endpoint_of(config)
+    endpoint = dataclasses.replace(endpoint, timeout=min(endpoint.timeout, PROBE_SECONDS))
+
+    def build(abilities: dict[str, bool]) -> OpenAICompatibleLLM:
+        llm = llm_for(dataclasses.replace(endpoint, **abilities))
+        assert isinstance(llm, OpenAICompatibleLLM)  # a stored endpoint always has a base URL
+        llm.max_retries = 0  # a check reports what the endpoint answers (a 429 too) instead of waiting
+        return llm
+
+    return await check_llm(build, model=config.model)
+
+
+def check_endpoint(config: ModelConfig) -> EndpointCheckReport:
+    """:func:`check_endpoint_async` from sync code, on an event loop of its own in a worker thread."""
+
+    async def run() -> EndpointCheckReport:
+        try:
+            return await check_endpoint_async(config)
+        finally:
+            await aclose_shared_clients()
+
+    with ThreadPoolExecutor(max_workers=1, thread_name_prefix="endpoint-check") as pool:
+        return pool.submit(asyncio.run, run()).result()
+
+
+def model_config_check(
+    *, config: ModelConfig, actor: AbstractBaseUser | None, ip_address: str | None = None
+) -> EndpointCheckReport:
+    """Check ``config``'s endpoint and store the report on it (one audited write)."""
+    report = check_endpoint(config)
+    config.last_check = report.as_data()
+    config.last_checked_at = report.checked_at
+    audited_save(instance=config, actor=actor, ip_address=ip_address)
+    return report
+
+
+def found_abilities(config: ModelConfig) -> dict[str, bool]:
+    """The abilities the endpoint's last check decided (empty when it was never checked)."""
+    found = (config.last_check or {}).get("abilities") or {}
+    return {key: bool(found[key]) for key in CHECKED_ABILITIES if key in found}
+
+
+def abilities_to_change(config: ModelConfig) -> dict[str, tuple[Any, bool]]:
+    """Each ability whose stored value differs from what the last check found: (stored, found)."""
+    return {
+        key: (getattr(config, key), value)
+        for key, value in found_abilities(config).items()
+        if getattr(config, key) != value
+    }
+
+
+def model_config_apply_check(
+    *, config: ModelConfig, actor: AbstractBaseUser | None, ip_address: str | None = None
+) -> dict[str, bool]:
+    """Set ``config``'s abilities to those its last check found (one audited write); returns the changes."""
+    changes = {key: found for key, (_, found) in abilities_to_change(config).items()}
+    if changes:
+        for key, value in changes.items():
+            setattr(config, key, value)
+        audited_save(instance=config, actor=actor, ip_address=ip_address)
+    return changes

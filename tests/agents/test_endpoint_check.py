@@ -1,0 +1,171 @@
+""" "Check endpoint" against the scripted OpenAI-compatible server, through the real ``openai`` SDK.
+
+A scripted "model" answers each probe as a model would (it calls the function when asked to, or when the
+request forces a tool choice); the server, in each provider profile, refuses and reshapes what that provider
+refuses and reshapes. The abilities the check reports must be the profile's.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import AsyncIterator
+from typing import Any
+
+import pytest
+
+from agents.endpoint_check_services import check_endpoint, check_endpoint_async
+from agents.engine.llm import aclose_shared_clients
+from agents.models import ModelConfig
+from tests.fakes.openai_replies import call, error, text, tool_calls
+from tests.fakes.openai_server import ScriptedOpenAIServer
+from tests.fakes.provider_profiles import PROFILES, ProviderProfile
+
+DECIDED = (
+    "tool_call",
+    "parallel_tool_calls",
+    "forced_tool_choice",
+    "json_mode",
+    "stream_only",
+    "reasoning_output",
+)
+
+# Ollama lists no tool_choice among the fields it takes and ignores it
+# (https://docs.ollama.com/api/openai-compatibility): the model behind it never sees a forced choice.
+IGNORES_TOOL_CHOICE = frozenset({"ollama"})
+
+
+@pytest.fixture(autouse=True)
+async def _close_llm_clients() -> AsyncIterator[None]:
+    yield
+    await aclose_shared_clients()
+
+
+def a_model(*, follows_tool_choice: bool = True):
+    """A scripted model: calls echo_word when asked (twice when asked twice), when a tool choice forces it,
+    answers JSON when asked for JSON, and OK otherwise."""
+
+    def answer(body: dict[str, Any]) -> Any:
+        asked = json.dumps(body.get("messages") or [])
+        forced = body.get("tool_choice") not in (None, "auto", "none")
+        if body.get("tools") and "twice" in asked:
+            return tool_calls(call("echo_word", {"word": "ping"}), call("echo_word", {"word": "pong"}))
+        if body.get("tools") and ("Call the function" in asked or (forced and follows_tool_choice)):
+            return tool_calls(call("echo_word", {"word": "ping"}))
+        if (body.get("response_format") or {}).get("type") == "json_object":
+            return text('{"ok": true}')
+        return text("OK")
+
+    return answer
+
+
+def endpoint(server: ScriptedOpenAIServer, *, base_path: str = "/v1", **fields: Any) -> ModelConfig:
+    fields.setdefault("model", "scripted-model")
+    return ModelConfig(
+        name="checked", base_url=server.address + base_path, api_key="sk-scripted-test", **fields
+    )
+
+
+def script(server: ScriptedOpenAIServer, model, count: int = 20) -> None:
+    server.script(*[model] * count)
+
+
+async def test_an_endpoint_that_does_everything_reports_every_probe_working(scripted_llm):
+    script(scripted_llm, a_model())
+
+    report = await check_endpoint_async(endpoint(scripted_llm))
+
+    assert report.key_verified is True
+    assert report.model_found is True  # no model list on this server: the chat confirmed it
+    assert report.outcome("models").status == "not_checked"
+    for probe in ("chat", "tool_call", "forced_tool_choice", "parallel_tool_calls", "json_mode", "streaming"):
+        assert report.outcome(probe).status == "works", report.outcome(probe)
+    assert report.abilities == {
+        "tool_call": True,
+        "parallel_tool_calls": True,
+        "forced_tool_choice": True,
+        "json_mode": True,
+        "stream_only": False,
+        "reasoning_output": False,
+    }
+    assert report.outcome("reasoning").status == "refused"
+
+
+async def test_a_refused_key_stops_the_check_after_the_first_request(scripted_llm):
+    scripted_llm.script(error(401, message="Incorrect API key provided", code="invalid_api_key"))
+
+    report = await check_endpoint_async(endpoint(scripted_llm))
+
+    assert report.key_verified is False
+    assert report.outcome("chat").status == "refused"
+    assert "Incorrect API key provided" in report.outcome("chat").message
+    assert "sk-scripted-test" not in json.dumps(report.as_data())
+    assert {report.outcome(p).status for p in ("tool_call", "json_mode", "streaming")} == {"not_checked"}
+    assert len(scripted_llm.requests) == 1
+
+
+async def test_a_refused_tool_choice_is_reported_with_the_providers_message(scripted_llm):
+    model = a_model()
+
+    def refuses_forced_choice(body: dict[str, Any]) -> Any:
+        if body.get("tools") and body.get("tool_choice") is not None:
+            return error(400, message="tool_choice only supports auto")
+        return model(body)
+
+    script(scripted_llm, refuses_forced_choice)
+
+    report = await check_endpoint_async(endpoint(scripted_llm))
+
+    assert report.outcome("forced_tool_choice").status == "refused"
+    assert "tool_choice only supports auto" in report.outcome("forced_tool_choice").message
+    assert report.abilities["forced_tool_choice"] is False
+    assert report.abilities["tool_call"] is True
+
+
+async def test_a_model_that_answers_one_call_at_a_time_has_no_parallel_tool_calls(scripted_llm):
+    model = a_model()
+
+    def one_at_a_time(body: dict[str, Any]) -> Any:
+        if body.get("tools") and "twice" in json.dumps(body["messages"]):
+            return tool_calls(call("echo_word", {"word": "ping"}))
+        return model(body)
+
+    script(scripted_llm, one_at_a_time)
+
+    report = await check_endpoint_async(endpoint(scripted_llm))
+
+    assert report.outcome("parallel_tool_calls").status == "refused"
+    assert report.abilities["parallel_tool_calls"] is False
+
+
+@pytest.mark.parametrize("profile", PROFILES, ids=lambda p: p.name)
+async def test_the_check_reports_each_providers_abilities(scripted_llm, profile: ProviderProfile):
+    scripted_llm.profile = profile
+    script(scripted_llm, a_model(follows_tool_choice=profile.name not in IGNORES_TOOL_CHOICE))
+    azure = profile.auth_header == "api-key"
+    config = endpoint(
+        scripted_llm,
+        base_path=profile.base_path,
+        provider="azure-openai" if azure else "custom",
+        api_version="2024-10-21" if azure else "",
+    )
+
+    report = await check_endpoint_async(config)
+
+    assert report.key_verified is True, report.as_data()
+    assert {key: report.abilities.get(key) for key in DECIDED} == {
+        key: profile.abilities[key] for key in DECIDED
+    }
+    if report.abilities["reasoning_output"]:
+        assert report.abilities["reasoning_replay"] == profile.abilities["reasoning_replay"]
+
+
+def test_an_endpoint_the_ssrf_guard_refuses_is_reported_and_receives_nothing(scripted_llm, settings):
+    settings.MODEL_ENDPOINT_ALLOWED_PRIVATE_HOSTS = []
+    script(scripted_llm, a_model())
+
+    report = check_endpoint(endpoint(scripted_llm))
+
+    assert report.refused_by_guard
+    assert report.key_verified is None
+    assert {p.status for p in report.probes} == {"not_checked"}
+    assert scripted_llm.requests == []
