@@ -16,7 +16,7 @@ from collections.abc import Mapping
 from typing import Any
 from urllib.parse import urlsplit
 
-from agents.engine.llm import ContextLengthExceededError, LLMError
+from agents.engine.llm import ContextLengthExceededError, EndpointMisconfiguredError, LLMError
 
 logger = logging.getLogger(__name__)
 
@@ -104,7 +104,9 @@ def refuse(llm: Any, key: str, error: BaseException | None = None) -> None:
 
 def is_refusal(error: BaseException, key: str) -> bool:
     """Whether ``error`` is the endpoint refusing the field of ability ``key`` (an HTTP 400 naming it)."""
-    if not isinstance(error, LLMError) or isinstance(error, ContextLengthExceededError):
+    if not isinstance(error, LLMError) or isinstance(
+        error, ContextLengthExceededError | EndpointMisconfiguredError
+    ):
         return False
     if error.status_code not in _REFUSAL_STATUSES:
         return False

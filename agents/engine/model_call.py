@@ -9,12 +9,18 @@ import time
 from typing import Any
 
 from agents.engine import events
-from agents.engine import llm as llm_module
 from agents.engine.abilities import JSON_MODE, PARALLEL_TOOL_CALLS, endpoint_name, is_refusal, refuse
-from agents.engine.llm import LLM, ChatResponse, ContextLengthExceededError, EndpointRefusedError, LLMError
+from agents.engine.llm import (
+    LLM,
+    ChatResponse,
+    ContextLengthExceededError,
+    EndpointMisconfiguredError,
+    EndpointRefusedError,
+    LLMError,
+    RateLimitedError,
+)
 from agents.engine.prompts import with_json_word
 from agents.engine.run_state import RunState
-from agents.engine.text_tool_calls import MISCONFIGURED_TOOL_PARSER, names_missing_tool_parser
 
 logger = logging.getLogger(__name__)
 
@@ -33,30 +39,22 @@ class LLMFailed(Exception):
         misconfiguration, rate limit, context window), what happened and at which endpoint; else the error's type."""
         cause = self.cause
         where = self.endpoint or "the model endpoint"
-        if isinstance(cause, EndpointRefusedError) or _is_misconfigured(cause):
+        if isinstance(cause, EndpointRefusedError | EndpointMisconfiguredError):
             return str(cause)
-        if cause.status_code == 429:
+        if isinstance(cause, RateLimitedError) or cause.status_code == 429:
             wait = getattr(cause, "retry_after", None)
-            asked = f"; it asked to wait {wait:g} s" if isinstance(wait, int | float) else ""
+            asked = f"; it asked to wait {wait:g} s" if wait is not None else ""
             return f"{where} is rate limiting requests (HTTP 429){asked}"
         if isinstance(cause, ContextLengthExceededError):
             return f"the conversation is longer than the context window of {where}"
         return type(cause).__name__
 
 
-def misconfigured(message: str) -> LLMError:
-    """The error for an endpoint whose settings do not match what it does (``EndpointMisconfiguredError``)."""
-    cls = getattr(llm_module, "EndpointMisconfiguredError", None)  # helper A's class once it has landed
-    if cls is not None:
-        return cls(message)
-    error = LLMError(message)
-    error.misconfigured = True  # type: ignore[attr-defined]
+def misconfigured(message: str, status_code: int | None = None) -> EndpointMisconfiguredError:
+    """The error for an endpoint whose settings do not match what it does."""
+    error = EndpointMisconfiguredError(message)
+    error.status_code = status_code
     return error
-
-
-def _is_misconfigured(error: LLMError) -> bool:
-    cls = getattr(llm_module, "EndpointMisconfiguredError", None)
-    return (cls is not None and isinstance(error, cls)) or bool(getattr(error, "misconfigured", False))
 
 
 # The fields a tool-loop request may carry that an endpoint can refuse, and the ability each belongs to.
@@ -95,12 +93,6 @@ async def _chat(llm: LLM, run: RunState, guard: Any | None, kwargs: dict[str, An
         try:
             return await _chat_within_context(llm, run, guard, kwargs)
         except LLMError as exc:
-            if kwargs.get("tools") and not _is_misconfigured(exc) and names_missing_tool_parser(str(exc)):
-                error = misconfigured(
-                    MISCONFIGURED_TOOL_PARSER.format(endpoint=endpoint_name(llm), why="it has no tool parser")
-                )
-                error.status_code = exc.status_code
-                raise error from exc
             dropped = next(
                 (p for p in _DROPPABLE if kwargs.get(p[1]) is not None and is_refusal(exc, p[0])), None
             )

@@ -37,9 +37,11 @@ from agents.engine.llm import (
     LLM,
     ChatResponse,
     ContextLengthExceededError,
+    EndpointMisconfiguredError,
     EndpointRefusedError,
     LLMError,
     Message,
+    RateLimitedError,
     Usage,
 )
 from agents.engine.prompts import with_json_word
@@ -423,11 +425,8 @@ class _Chain(Generic[T]):
 def _ends_the_chain(error: LLMError) -> bool:
     """Whether every other level would fail the same way: a prompt too long for the context window, a rate
     limit (HTTP 429, after the client's retries), an endpoint refused by the connect guard or misconfigured."""
-    if isinstance(error, ContextLengthExceededError | EndpointRefusedError) or error.status_code == 429:
-        return True
-    return type(error).__name__ == "EndpointMisconfiguredError" or bool(
-        getattr(error, "misconfigured", False)
-    )
+    ending = (ContextLengthExceededError, RateLimitedError, EndpointRefusedError, EndpointMisconfiguredError)
+    return isinstance(error, ending) or error.status_code == 429
 
 
 def _with_system_note(messages: Sequence[Message], note: str) -> list[Message]:

@@ -125,21 +125,9 @@ MISCONFIGURED_TOOL_PARSER = (
     "'supports function calling' for this endpoint"
 )
 
-# vLLM's 400 when tools come without a tool parser configured:
-# '"auto" tool choice requires --enable-auto-tool-choice and --tool-call-parser to be set'
-# (https://github.com/vllm-project/vllm/issues/9986).
-_VLLM_NO_PARSER_RE = re.compile(r"enable-auto-tool-choice|tool-call-parser", re.IGNORECASE)
-
-
-def names_missing_tool_parser(message: str) -> bool:
-    """Whether a provider error says the endpoint has no tool parser (vLLM's 400 for ``tools``)."""
-    return bool(_VLLM_NO_PARSER_RE.search(message))
-
-
 __all__ = [
     "MISCONFIGURED_TOOL_PARSER",
     "NONE",
     "TextToolCalls",
     "find_text_tool_calls",
-    "names_missing_tool_parser",
 ]
