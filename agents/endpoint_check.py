@@ -34,7 +34,7 @@ from django.utils import timezone
 from django.utils.translation import gettext as _
 
 from agents.engine.llm import ChatResponse, EndpointRefusedError, LLMError, OpenAICompatibleLLM, Usage
-from agents.engine.text_tool_calls import find_text_tool_calls, names_missing_tool_parser
+from agents.engine.text_tool_calls import find_text_tool_calls
 
 CHECK_SECONDS = 60.0
 """The longest a whole check may take."""
@@ -338,8 +338,6 @@ async def _call(run: _Run, messages: list[dict[str, Any]], *, tool_choice: Any =
     except LLMError as exc:
         if isinstance(exc, EndpointRefusedError):
             raise
-        if names_missing_tool_parser(str(exc)):
-            return _("The server has no tool parser: %(message)s") % {"message": _text(exc)}
         return _text(exc)
     run.reasoning_seen |= bool(response.reasoning_content)
     if response.tool_calls:
