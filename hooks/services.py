@@ -38,7 +38,7 @@ from hooks.models import (
     FeishuEventReceipt,
 )
 from hooks.selectors import approval_web_decider_ok
-from hooks.signals import approval_closed
+from hooks.signals import approval_card_due, approval_closed
 from platform_core.models import Organization
 from platform_core.services import audit_log_write
 
@@ -129,24 +129,11 @@ def approval_notify(approval_id: uuid.UUID | str, status: str) -> None:
 
 
 def _queue_card_send(approval_id: uuid.UUID) -> None:
-    from hooks.tasks import send_approval_card
-
-    try:
-        send_approval_card.delay(str(approval_id))
-    except Exception as exc:
-        logger.exception("could not queue the card of approval %s", approval_id)
-        approval_card_mark_failed(
-            approval_id=approval_id, error=f"could not queue the card: {type(exc).__name__}"
-        )
+    approval_card_due.send(sender=ApprovalRequest, approval_id=approval_id, change="send")
 
 
 def _queue_card_update(approval_id: uuid.UUID) -> None:
-    from hooks.tasks import update_approval_card
-
-    try:
-        update_approval_card.delay(str(approval_id))
-    except Exception:
-        logger.exception("could not queue the card update of approval %s", approval_id)
+    approval_card_due.send(sender=ApprovalRequest, approval_id=approval_id, change="update")
 
 
 def _after_change(approval: ApprovalRequest, *, update_card: bool) -> None:

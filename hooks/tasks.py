@@ -17,9 +17,27 @@ from hooks.delivery import (
     card_update_gave_up,
     retry_countdown,
 )
-from hooks.services import approval_expire_overdue, feishu_event_receipts_prune
+from hooks.services import approval_card_mark_failed, approval_expire_overdue, feishu_event_receipts_prune
 
 logger = logging.getLogger(__name__)
+
+
+def on_card_due(*, approval_id: Any, change: str, **_: Any) -> None:
+    """Receiver of ``hooks.signals.approval_card_due``: queue the card's delivery (a card that cannot be
+    queued is marked failed; the request stays decidable in the web app)."""
+    if change == "update":
+        try:
+            update_approval_card.delay(str(approval_id))
+        except Exception:
+            logger.exception("could not queue the card update of approval %s", approval_id)
+        return
+    try:
+        send_approval_card.delay(str(approval_id))
+    except Exception as exc:
+        logger.exception("could not queue the card of approval %s", approval_id)
+        approval_card_mark_failed(
+            approval_id=approval_id, error=f"could not queue the card: {type(exc).__name__}"
+        )
 
 
 def _retry_or_give_up(task: Any, attempt: Attempt, *, approval_id: str, on_give_up: Any = None) -> None:
