@@ -1,0 +1,144 @@
+"""Every provider profile of the scripted server: the engine, set up with the abilities the provider really has,
+triggers none of its refusals; set up with the defaults, it degrades once to what the provider accepts."""
+
+from __future__ import annotations
+
+from collections.abc import AsyncIterator, Callable
+from typing import Any
+
+import pytest
+
+from agents.engine.abilities import FORCED_TOOL_CHOICE, JSON_MODE, refused
+from agents.engine.llm import OpenAICompatibleLLM, aclose_shared_clients
+from agents.engine.react import ReActAgent
+from agents.engine.structured import structured_llm_call
+from tests.engine.doubles import RecordingTool, registry_of
+from tests.fakes.llm_fixtures import SCRIPTED_API_KEY
+from tests.fakes.openai_replies import Reply
+from tests.fakes.openai_server import call, text, tool_calls
+from tests.fakes.provider_profiles import PROFILES, VLLM_NO_TOOL_PARSER, ProviderProfile, llm_settings
+
+SCHEMA = {"type": "object", "properties": {"n": {"type": "integer"}}, "required": ["n"]}
+REFUSALS = (
+    "tool_choice_refused",
+    "auto_tool_choice_refused",
+    "json_word_refused",
+    "json_mode_refused",
+    "stream_only_refused",
+    "reasoning_back_refused",
+    "auth_header_refused",
+    "query_refused",
+)
+FINAL = '{"reasoning": "done", "action": {"type": "final_answer", "answer": "done"}}'
+
+
+def ids(profiles: tuple[ProviderProfile, ...] | list[ProviderProfile]) -> list[str]:
+    return [p.name for p in profiles]
+
+
+@pytest.fixture
+async def on_profile(scripted_llm) -> AsyncIterator[Callable[..., OpenAICompatibleLLM]]:
+    def factory(profile: ProviderProfile, **abilities: bool) -> OpenAICompatibleLLM:
+        scripted_llm.profile = profile
+        settings = llm_settings(profile)
+        settings["abilities"] = {**settings["abilities"], **abilities}
+        return OpenAICompatibleLLM(
+            base_url=scripted_llm.base_url,
+            api_key=SCRIPTED_API_KEY,
+            model="scripted-model",
+            max_retries=0,
+            timeout=10.0,
+            **settings,
+        )
+
+    try:
+        yield factory
+    finally:
+        await aclose_shared_clients()
+
+
+def structured_answer(body: dict[str, Any]) -> Reply:
+    """The model's answer at whatever level the engine asked: a call of the offered function, or JSON text."""
+    if body.get("tools"):
+        return tool_calls(call(body["tools"][0]["function"]["name"], {"n": 1}))
+    return text('{"n": 1}')
+
+
+def first_step(body: dict[str, Any]) -> Reply:
+    """Two look-ups: a parallel pair of native calls, or one JSON-protocol action."""
+    if body.get("tools"):
+        return tool_calls(call("search", {"q": "a"}), call("search", {"q": "b"}))
+    return text(
+        '{"reasoning": "look", "action": {"type": "tool_call", "tool_name": "search", "tool_args": {"q": "a"}}}'
+    )
+
+
+def final_step(body: dict[str, Any]) -> Reply:
+    return text("done") if body.get("tools") else text(FINAL)
+
+
+@pytest.mark.parametrize("profile", PROFILES, ids=ids(PROFILES))
+async def test_with_the_providers_abilities_no_request_is_refused(scripted_llm, on_profile, profile):
+    llm = on_profile(profile)
+    scripted_llm.script(structured_answer, first_step, final_step, text("The orders a and b."))
+    search = RecordingTool("search")
+
+    value = await structured_llm_call(llm, [{"role": "user", "content": "How many?"}], schema=SCHEMA)
+    agent = ReActAgent(llm, registry_of(search))
+    result = await agent.run("Look up a and b")
+    answer = await agent.stream_answer(result)
+
+    assert value.value == {"n": 1} and value.attempts == 1
+    assert result.stop_reason == "final_answer" and answer == "The orders a and b."
+    assert search.calls and search.calls[0] == {"q": "a"}
+    assert {q: scripted_llm.quirks[q] for q in REFUSALS if scripted_llm.quirks[q]} == {}
+    assert refused(llm) == frozenset()
+    with_tools = [r for r in scripted_llm.requests if r.get("tools")]
+    sent_parallel = {r.get("parallel_tool_calls") for r in with_tools if "tool_choice" not in r}
+    if with_tools and not profile.abilities["parallel_tool_calls"]:
+        assert sent_parallel == {False}
+    else:
+        assert sent_parallel <= {None}
+
+
+FORCING_REFUSED = [p for p in PROFILES if p.tool_choice_refusal is not None]
+JSON_MODE_REFUSED = [p for p in PROFILES if p.json_mode_refusal is not None]
+
+
+@pytest.mark.parametrize("profile", FORCING_REFUSED, ids=ids(FORCING_REFUSED))
+async def test_left_on_forced_tool_choice_the_ladder_degrades_once(scripted_llm, on_profile, profile):
+    llm = on_profile(profile, forced_tool_choice=True)
+    scripted_llm.script(structured_answer, structured_answer)
+    first = await structured_llm_call(llm, [{"role": "user", "content": "n?"}], schema=SCHEMA)
+    second = await structured_llm_call(llm, [{"role": "user", "content": "n?"}], schema=SCHEMA)
+    assert first.value == second.value == {"n": 1}
+    assert first.degraded == (FORCED_TOOL_CHOICE,) and second.degraded == ()
+    assert scripted_llm.quirks["tool_choice_refused"] == 1
+    assert FORCED_TOOL_CHOICE in refused(llm)
+
+
+@pytest.mark.parametrize("profile", JSON_MODE_REFUSED, ids=ids(JSON_MODE_REFUSED))
+async def test_left_on_json_mode_structured_output_and_the_json_loop_go_on_in_plain_text(
+    scripted_llm, on_profile, profile
+):
+    llm = on_profile(profile, tool_call=False, json_mode=True)
+    scripted_llm.script(structured_answer, first_step, final_step)
+    value = await structured_llm_call(llm, [{"role": "user", "content": "n?"}], schema=SCHEMA)
+    result = await ReActAgent(llm, registry_of(RecordingTool("search"))).run("Look up a")
+    assert (value.level, value.value) == ("plain_text", {"n": 1})
+    assert result.stop_reason == "final_answer" and result.answer == "done"
+    assert scripted_llm.quirks["json_mode_refused"] == 1
+    assert JSON_MODE in refused(llm)
+
+
+async def test_vllm_without_a_tool_parser_left_on_function_calling_still_runs_the_calls(
+    scripted_llm, on_profile
+):
+    llm = on_profile(VLLM_NO_TOOL_PARSER, tool_call=True, parallel_tool_calls=True)
+    scripted_llm.script(first_step, final_step)
+    search = RecordingTool("search")
+    result = await ReActAgent(llm, registry_of(search)).run("Look up a and b")
+    assert result.answer == "done" and search.calls == [{"q": "a"}, {"q": "b"}]
+    assert [c.name for c in result.tool_calls] == ["search", "search"]
+    assert scripted_llm.quirks["tool_calls_as_text"] == 1
+    assert scripted_llm.quirks["auto_tool_choice_refused"] == 0
