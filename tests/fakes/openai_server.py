@@ -407,8 +407,11 @@ class _Handler(BaseHTTPRequestHandler):
             self._count("prompt_filter_chunk")
         tools = isinstance(reply, ToolCallsReply)
         first: dict[str, Any] = {"role": "assistant", "content": ""}
-        if tools and profile is not None and profile.content_with_tool_calls == "null":
-            first["content"] = None
+        if tools and profile is not None:
+            if profile.content_with_tool_calls == "null":
+                first["content"] = None
+            else:
+                self._count("content_empty_with_tool_calls")
         event(first)
         if reply.reasoning_content:
             for piece in _split_words(reply.reasoning_content):
