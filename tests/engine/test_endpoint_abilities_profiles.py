@@ -3,13 +3,17 @@ triggers none of its refusals; set up with the defaults, it degrades once to wha
 
 from __future__ import annotations
 
+import json
 from collections.abc import AsyncIterator, Callable
+from datetime import date
 from typing import Any
 
 import pytest
 
 from agents.engine.abilities import FORCED_TOOL_CHOICE, JSON_MODE, refused
 from agents.engine.llm import OpenAICompatibleLLM, aclose_shared_clients
+from agents.engine.model_registry import ModelRegistry
+from agents.engine.plan_agent import PlanAgent
 from agents.engine.react import ReActAgent
 from agents.engine.structured import structured_llm_call
 from tests.engine.doubles import RecordingTool, registry_of
@@ -142,3 +146,45 @@ async def test_vllm_without_a_tool_parser_left_on_function_calling_still_runs_th
     assert [c.name for c in result.tool_calls] == ["search", "search"]
     assert scripted_llm.quirks["tool_calls_as_text"] == 1
     assert scripted_llm.quirks["auto_tool_choice_refused"] == 0
+
+
+def plan_mode_answer(body: dict[str, Any]) -> Reply:
+    """Plan mode's requests, told apart by their prompts: planner, analyser, the step, the synthesis."""
+    messages = body["messages"]
+    system = str(messages[0].get("content") or "") if messages[0]["role"] == "system" else ""
+
+    def structured(value: dict[str, Any]) -> Reply:
+        if body.get("tools"):
+            return tool_calls(call(body["tools"][0]["function"]["name"], value))
+        return text(json.dumps(value))
+
+    if system.startswith("You plan how"):
+        plan_step = {"id": "1", "task": "Look up order a", "dependencies": [], "tool_hint": "search"}
+        return structured({"steps": [plan_step]})
+    if system.startswith("You judge whether"):
+        return structured(
+            {"achieved": True, "confidence": 0.9, "reasoning": "done", "final_answer": "a is open"}
+        )
+    if any("Your step (" in str(m.get("content") or "") for m in messages if m["role"] == "user"):
+        looked_up = any(m["role"] == "tool" or "Observation from" in str(m.get("content")) for m in messages)
+        if looked_up:
+            return final_step(body)
+        if body.get("tools"):
+            return tool_calls(call("search", {"q": "a"}))
+        return first_step(body)
+    return text("Order a is open.")
+
+
+@pytest.mark.parametrize("profile", PROFILES, ids=ids(PROFILES))
+async def test_a_plan_mode_run_on_each_provider_triggers_no_refusal(scripted_llm, on_profile, profile):
+    llm = on_profile(profile)
+    scripted_llm.script(*[plan_mode_answer] * 12)
+    search = RecordingTool("search")
+    agent = PlanAgent(ModelRegistry.single(llm), registry_of(search), today=lambda: date(2025, 3, 14))
+
+    result = await agent.run("Is order a open?")
+    answer = await agent.stream_synthesize(result)
+
+    assert answer == "Order a is open." and search.calls == [{"q": "a"}]
+    assert {q: scripted_llm.quirks[q] for q in REFUSALS if scripted_llm.quirks[q]} == {}
+    assert refused(llm) == frozenset()
