@@ -19,7 +19,7 @@ from agents.engine.llm import (
     LLMError,
     RateLimitedError,
 )
-from agents.engine.prompts import with_json_word
+from agents.engine.prompts import is_chinese, with_json_word
 from agents.engine.run_state import RunState
 
 logger = logging.getLogger(__name__)
@@ -35,17 +35,28 @@ class LLMFailed(Exception):
 
     @property
     def label(self) -> str:
-        """What the user is told: for a configuration error or a limit of the endpoint (refused address,
-        misconfiguration, rate limit, context window), what happened and at which endpoint; else the error's type."""
+        """What the user is told (in English): see :meth:`label_for`."""
+        return self.label_for("")
+
+    def label_for(self, query: str) -> str:
+        """What the user is told, in the language of ``query``: for a configuration error or a limit of the
+        endpoint (refused address, misconfiguration, rate limit, context window), what happened and at which
+        endpoint; else the error's type."""
         cause = self.cause
-        where = self.endpoint or "the model endpoint"
+        zh = is_chinese(query)
+        where = self.endpoint or ("模型端点" if zh else "the model endpoint")
         if isinstance(cause, EndpointRefusedError | EndpointMisconfiguredError):
             return str(cause)
         if isinstance(cause, RateLimitedError) or cause.status_code == 429:
             wait = getattr(cause, "retry_after", None)
+            if zh:
+                asked = f"，要求等待 {wait:g} 秒" if wait is not None else ""
+                return f"{where} 正在限制请求频率（HTTP 429）{asked}"
             asked = f"; it asked to wait {wait:g} s" if wait is not None else ""
             return f"{where} is rate limiting requests (HTTP 429){asked}"
         if isinstance(cause, ContextLengthExceededError):
+            if zh:
+                return f"对话长度超过了 {where} 的上下文窗口"
             return f"the conversation is longer than the context window of {where}"
         return type(cause).__name__
 

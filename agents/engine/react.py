@@ -328,7 +328,7 @@ class ReActAgent(DurableLoop):
             logger.warning(
                 "run ended by an LLM error after %d iterations: %s", run.iteration, type(exc.cause).__name__
             )
-            return await self._fallback(run, STOP_LLM_ERROR, error=exc.label)
+            return await self._fallback(run, STOP_LLM_ERROR, error=exc.label_for(run.query))
 
     async def _tool_turn(
         self, run: RunState, calls: list[ToolCall], *, native: bool, replay: bool = False

@@ -386,3 +386,9 @@ async def test_a_rate_limit_or_context_overflow_ends_the_structured_ladder_at_on
     assert (limited.level, limited.attempts) == ("default", 1)
     assert caught.value.attempts == 1 and "the endpoint cannot answer" in str(caught.value)
     assert len(scripted_llm.requests) == 2
+
+
+async def test_a_chinese_question_is_told_of_the_rate_limit_in_chinese(scripted_llm, endpoint):
+    scripted_llm.script(error(429, message="Rate limit reached", headers={"retry-after-ms": "1"}))
+    result = await ReActAgent(endpoint(), registry_of(RecordingTool("search"))).run("查一下订单")
+    assert "scripted-model at 127.0.0.1 正在限制请求频率（HTTP 429）" in result.answer
