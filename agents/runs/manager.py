@@ -54,6 +54,7 @@ from agents.runs.leases import (
     run_lease_take,
 )
 from agents.runs.lifecycle import run_finish, run_park
+from agents.runs.outcomes import NOT_STARTED, Ended, Parked, RunOutcome
 from connectors.configs import run_secret_values
 from connectors.selectors import run_connector_actions
 
@@ -94,8 +95,8 @@ def _summary_of(messages: list[dict[str, Any]]) -> str | None:
     return str(summaries[-1].get("content")) if summaries else None
 
 
-def _ended(started: float, reason: str, **extra: Any) -> dict[str, Any]:
-    return {"elapsed": round(time.perf_counter() - started, 3), "stop_reason": reason, **extra}
+def _elapsed(started: float) -> float:
+    return round(time.perf_counter() - started, 3)
 
 
 class RunManager:
@@ -277,7 +278,7 @@ class RunManager:
         owner = handle.owner
         started = time.perf_counter()
         sink: EventSink | None = None
-        outcome: dict[str, Any] = {"status": RunStatus.FAILED, "error": "the run did not start"}
+        outcome: RunOutcome = NOT_STARTED
         try:
             sink = await database_sync_to_async(_stream_open)(
                 handle, on_lease_lost=lambda: self._lose(handle)
@@ -298,16 +299,16 @@ class RunManager:
         except Exception as exc:
             logger.exception("run %s failed", run_id)
             message = f"{type(exc).__name__}: the run failed unexpectedly."
-            outcome = {"status": RunStatus.FAILED, "error": message, **_ended(started, "error")}
+            outcome = Ended(RunStatus.FAILED, _elapsed(started), "error", error=message)
             if sink is not None:
                 sink.emit("error", {"code": "run_failed", "message": message})
-                _emit_done(sink, outcome["elapsed"], cancelled=False, reason="error")
+                _emit_done(sink, outcome.elapsed, cancelled=False, reason="error")
         finally:
             await self._record(handle, sink, outcome, owner)
 
     async def _run_engine(
         self, handle: RunHandle, sink: EventSink, resume: bool, started: float
-    ) -> dict[str, Any]:
+    ) -> RunOutcome:
         run_id = handle.run_id
         blueprint, tools, hooks = await database_sync_to_async(_engine_parts)(run_id, sink)
         snapshot = await database_sync_to_async(run_snapshot_load)(run_id=run_id) if resume else None
@@ -349,8 +350,7 @@ class RunManager:
         )
         result.usage.add(routing)  # the router's call counts towards the run (and its done event)
         if result.stop_reason == STOP_SUSPENDED:
-            suspension = result.suspension or {}
-            return {"park": True, "approval_id": suspension.get("approval_id")}
+            return Parked(approval_id=(result.suspension or {}).get("approval_id"))
         answer = result.answer
         if not result.cancelled:
             if isinstance(agent, PlanAgent):
@@ -358,18 +358,18 @@ class RunManager:
             else:
                 answer = await agent.stream_answer(result, on_event=sink)
         cancelled = result.cancelled or handle.cancel_requested
-        return {
-            "status": RunStatus.CANCELLED if cancelled else RunStatus.DONE,
-            "answer": answer,
-            "usage": result.usage.as_dict(),
-            "iterations": result.iterations,
-            "elapsed": round(time.perf_counter() - started, 3),
-            "stop_reason": result.stop_reason,
-            "summary": _summary_of(getattr(result, "messages", None) or []),
-        }
+        return Ended(
+            status=RunStatus.CANCELLED if cancelled else RunStatus.DONE,
+            elapsed=_elapsed(started),
+            stop_reason=result.stop_reason,
+            answer=answer,
+            usage=result.usage.as_dict(),
+            iterations=result.iterations,
+            summary=_summary_of(getattr(result, "messages", None) or []),
+        )
 
     async def _record(
-        self, handle: RunHandle, sink: EventSink | None, outcome: dict[str, Any], owner: str
+        self, handle: RunHandle, sink: EventSink | None, outcome: RunOutcome, owner: str
     ) -> None:
         """Flush the run's events and checkpoints, then record its end (or its parking) if it is still
         this process's run."""
@@ -388,30 +388,32 @@ class RunManager:
                 await layer.group_discard(run_group(run_id), self._channel)
 
     async def _close_and_record(
-        self, handle: RunHandle, sink: EventSink | None, outcome: dict[str, Any], owner: str
+        self, handle: RunHandle, sink: EventSink | None, outcome: RunOutcome, owner: str
     ) -> None:
         run_id = handle.run_id
         handle.holds_lease = False  # the end recorded below releases the lease (the sink still fences)
-        parking = outcome.pop("park", False)
         if sink is None:  # it failed before it had a stream
-            if not handle.lost:
-                await database_sync_to_async(run_finish)(run_id=run_id, lease_owner=owner, **outcome)
+            if not handle.lost and isinstance(outcome, Ended):
+                await database_sync_to_async(run_finish)(
+                    run_id=run_id, lease_owner=owner, **outcome.finish_fields()
+                )
             return
-        if parking or handle.lost:
+        if isinstance(outcome, Parked) or handle.lost:
             await sink.close()
-            if parking and not handle.lost and not sink.lease_lost:
+            if isinstance(outcome, Parked) and not handle.lost and not sink.lease_lost:
                 await database_sync_to_async(run_park)(
-                    run_id=run_id, owner=owner, approval_id=outcome.get("approval_id")
+                    run_id=run_id, owner=owner, approval_id=outcome.approval_id
                 )
             return  # a run interrupted by the sweeper meanwhile: whoever resumes it records its end
+        ended = outcome.finish_fields()
         # The run's end is recorded in the transaction that stores its ``done`` event, which is published
         # only after that: a client that sees ``done`` and asks its next question at once finds the
         # conversation free (not a finishing run that would swallow the question).
         sink.release_done()
-        sink.write_later(lambda: run_finish(run_id=run_id, lease_owner=owner, **outcome))
+        sink.write_later(lambda: run_finish(run_id=run_id, lease_owner=owner, **ended))
         await sink.close()
         if sink.failed is not None and not sink.lease_lost:  # that batch may not have committed
-            await database_sync_to_async(run_finish)(run_id=run_id, lease_owner=owner, **outcome)
+            await database_sync_to_async(run_finish)(run_id=run_id, lease_owner=owner, **ended)
 
 
 def _stream_open(handle: RunHandle, *, on_lease_lost: Callable[[], None]) -> EventSink | None:
@@ -444,12 +446,12 @@ def _engine_parts(
     return blueprint, runtime.tools_for(blueprint), runtime.hooks_for(blueprint)
 
 
-def _cancelled(sink: EventSink | None, started: float) -> dict[str, Any]:
+def _cancelled(sink: EventSink | None, started: float) -> Ended:
     """The outcome of a run cancelled before its engine took over; its stream gets the cancelled
     ``done`` (held, like every run's, until its end is recorded)."""
-    outcome = {"status": RunStatus.CANCELLED, **_ended(started, "cancelled")}
+    outcome = Ended(RunStatus.CANCELLED, _elapsed(started), "cancelled")
     if sink is not None:
-        _emit_done(sink, outcome["elapsed"], cancelled=True, reason="cancelled")
+        _emit_done(sink, outcome.elapsed, cancelled=True, reason="cancelled")
     return outcome
 
 
