@@ -19,22 +19,15 @@ checked, so the engine itself needs no knowledge of the platform's address rules
 from __future__ import annotations
 
 import asyncio
-import hashlib
-import ipaddress
 import logging
 import re
-import socket
 import ssl
-import weakref
 from collections.abc import AsyncIterator, Mapping, Sequence
 from contextlib import aclosing
-from dataclasses import dataclass
 from types import MappingProxyType
 from typing import Any, Protocol, runtime_checkable
 from urllib.parse import urlsplit
 
-import aiohttp
-import aiohttp.abc
 import anyio
 import httpx2
 import openai
@@ -50,6 +43,19 @@ from agents.engine.completion import (
     estimated_usage,
 )
 from agents.engine.endpoint_errors import misconfiguration, retry_after_seconds
+from agents.engine.llm_client import (
+    ConnectGuard,
+    ConnectRefusal,
+    aclose_shared_clients,
+    get_shared_client,
+)
+from agents.engine.llm_errors import (
+    ContextLengthExceededError,
+    EndpointMisconfiguredError,
+    EndpointRefusedError,
+    LLMError,
+    RateLimitedError,
+)
 from agents.engine.reasoning import reasoning_replay as _reasoning_replay
 from agents.engine.reasoning import wire_messages
 from agents.engine.sse import sse_lines, sse_payloads
@@ -78,52 +84,6 @@ __all__ = [
 logger = logging.getLogger(__name__)
 
 Message = dict[str, Any]
-
-
-class LLMError(Exception):
-    """A provider call failed after the client's own retries."""
-
-    status_code: int | None = None
-    """The HTTP status of the provider's answer, when there was one."""
-
-
-class ContextLengthExceededError(LLMError):
-    """The provider refused the request because the prompt is longer than its context window."""
-
-
-class RateLimitedError(LLMError):
-    """The endpoint answered 429 after the client's own retries. ``retry_after``: the seconds it asked to wait
-    (``Retry-After`` / ``retry-after-ms``), when it said."""
-
-    retry_after: float | None = None
-
-
-class EndpointMisconfiguredError(LLMError):
-    """The endpoint's answer means one of its settings is wrong; the message names the setting to change."""
-
-
-class EndpointRefusedError(LLMError):
-    """The connect guard refused the endpoint's address (or a redirect's): nothing was sent, and the
-    call is not retried. Its message says why, for the user: it is a configuration error."""
-
-
-@dataclass(frozen=True, slots=True)
-class ConnectRefusal:
-    """A connect guard's refusal of a host, with the reason shown to the user (no secret in it)."""
-
-    reason: str
-
-
-class ConnectGuard(Protocol):
-    """Decides where the client may connect: called for every connection it opens, redirect hops
-    included. Implementations are hashable (clients are shared per endpoint and guard)."""
-
-    async def check(self, host: str, port: int) -> Sequence[str] | ConnectRefusal:
-        """The IP addresses to connect to (used as they are, never resolved again), or why not.
-
-        Raises ``OSError`` when the name cannot be resolved (a transient failure, retried).
-        """
-        ...
 
 
 @runtime_checkable
@@ -191,157 +151,6 @@ _CONTEXT_LENGTH_RE = re.compile(
     re.IGNORECASE,
 )
 _CONTEXT_LENGTH_CODES = frozenset({"context_length_exceeded", "1261"})
-# A 429 asking for a longer wait than this is not retried by the client: it surfaces at once.
-MAX_RETRY_WAIT = 20.0
-
-# One AsyncOpenAI client per endpoint and event loop: a client's pooled connections belong to
-# the loop that opened them, so a client is never shared across loops.
-_shared_clients: weakref.WeakKeyDictionary[
-    asyncio.AbstractEventLoop, dict[tuple[Any, ...], openai.AsyncOpenAI]
-]
-_shared_clients = weakref.WeakKeyDictionary()
-_loopless_clients: dict[tuple[Any, ...], openai.AsyncOpenAI] = {}
-
-
-def get_shared_client(
-    base_url: str,
-    api_key: str,
-    timeout: float = 60.0,
-    max_retries: int = 2,
-    *,
-    guard: ConnectGuard | None = None,
-) -> openai.AsyncOpenAI:
-    """The ``AsyncOpenAI`` client for this endpoint on the running event loop, created once.
-
-    Runs against the same endpoint reuse its connection pool. The client speaks HTTP through the SDK's
-    aiohttp transport (``openai[aiohttp]``), whose parser is written in C: a streamed answer costs
-    about half the CPU per chunk that the default pure-Python transport costs. With a ``guard`` every
-    connection (redirects included) goes where the guard allows, and proxy variables are ignored.
-    """
-    key = (
-        base_url.rstrip("/"),
-        hashlib.sha256(api_key.encode()).hexdigest(),
-        float(timeout),
-        max_retries,
-        guard,
-    )
-    try:
-        clients = _shared_clients.setdefault(asyncio.get_running_loop(), {})
-    except RuntimeError:
-        clients = _loopless_clients
-    client = clients.get(key)
-    if client is None:
-        client = _BoundedRetriesClient(
-            base_url=base_url,
-            api_key=api_key,
-            timeout=timeout,
-            max_retries=max_retries,
-            http_client=openai.DefaultAioHttpClient() if guard is None else _GuardedAioHttpClient(guard),
-        )
-        clients[key] = client
-    return client
-
-
-class _BoundedRetriesClient(openai.AsyncOpenAI):
-    """The SDK's client, except that a 429 or 503 asking to wait more than :data:`MAX_RETRY_WAIT` seconds is
-    not retried (the SDK waits up to two minutes a retry): a run learns at once that it is rate limited."""
-
-    def _should_retry(self, response: httpx2.Response) -> bool:
-        wait = retry_after_seconds(response.headers)
-        if wait is not None and wait > MAX_RETRY_WAIT:
-            return False
-        return bool(super()._should_retry(response))
-
-
-class _GuardedResolver(aiohttp.abc.AbstractResolver):
-    """aiohttp's resolver for host names: asks the guard, and connects to the addresses it checked."""
-
-    def __init__(self, guard: ConnectGuard) -> None:
-        self._guard = guard
-
-    async def resolve(
-        self, host: str, port: int = 0, family: socket.AddressFamily = socket.AF_INET
-    ) -> list[aiohttp.abc.ResolveResult]:
-        verdict = await _checked(self._guard, host, port)
-        results: list[aiohttp.abc.ResolveResult] = []
-        for ip in verdict:
-            found = socket.AF_INET6 if ipaddress.ip_address(ip).version == 6 else socket.AF_INET
-            if family in (socket.AF_UNSPEC, found):
-                flags = socket.AI_NUMERICHOST | socket.AI_NUMERICSERV
-                results.append(
-                    {"hostname": host, "host": ip, "port": port, "family": found, "proto": 0, "flags": flags}
-                )
-        if not results:
-            raise OSError(f"{host} has no address of the requested family")
-        return results
-
-    async def close(self) -> None:
-        return None
-
-
-async def _checked(guard: ConnectGuard, host: str, port: int) -> Sequence[str]:
-    verdict = await guard.check(host, port)
-    if isinstance(verdict, ConnectRefusal):
-        # Not an ``OpenAIError`` or transport error: the SDK lets it through at once, without retrying.
-        raise EndpointRefusedError(f"the model endpoint is refused (nothing was sent): {verdict.reason}")
-    return verdict
-
-
-class _LiteralGuard(httpx2.AsyncBaseTransport):
-    """Checks requests to IP literals, which aiohttp connects to without asking its resolver."""
-
-    def __init__(self, inner: httpx2.AsyncBaseTransport, guard: ConnectGuard) -> None:
-        self._inner = inner
-        self._guard = guard
-
-    async def handle_async_request(self, request: httpx2.Request) -> httpx2.Response:
-        host = request.url.host
-        try:
-            ipaddress.ip_address(host)
-        except ValueError:
-            pass  # a name: the resolver checks it
-        else:
-            port = request.url.port or (443 if request.url.scheme == "https" else 80)
-            await _checked(self._guard, host, port)
-        return await self._inner.handle_async_request(request)
-
-    async def aclose(self) -> None:
-        await self._inner.aclose()
-
-
-class _GuardedAioHttpClient(openai.DefaultAioHttpClient):  # type: ignore[misc,valid-type]
-    """The SDK's aiohttp client with every connection going through a :class:`ConnectGuard`."""
-
-    def __init__(self, guard: ConnectGuard, **kwargs: Any) -> None:
-        self._connect_guard = guard
-        super().__init__(trust_env=False, **kwargs)
-
-    def _init_transport(self, *args: Any, **kwargs: Any) -> httpx2.AsyncBaseTransport:
-        inner = super()._init_transport(*args, **kwargs)
-        # The SDK's aiohttp transport builds its session lazily, in the event loop, from ``client``
-        # when that is a callable: hand it a session whose connector resolves through the guard.
-        if not all(hasattr(inner, name) for name in ("client", "ssl_context", "limits")):
-            raise RuntimeError("unsupported openai version: cannot install the guarded aiohttp connector")
-        guard, limits, tls = self._connect_guard, inner.limits, inner.ssl_context
-
-        def session() -> aiohttp.ClientSession:
-            connector = aiohttp.TCPConnector(
-                resolver=_GuardedResolver(guard),
-                ssl=tls,
-                keepalive_timeout=limits.keepalive_expiry,
-                limit=limits.max_connections or 0,
-            )
-            return aiohttp.ClientSession(connector=connector)
-
-        inner.client = session
-        return _LiteralGuard(inner, guard)
-
-
-async def aclose_shared_clients() -> None:
-    """Close the shared clients of the running event loop (application shutdown, test teardown)."""
-    clients = _shared_clients.pop(asyncio.get_running_loop(), {})
-    for client in clients.values():
-        await client.close()
 
 
 class OpenAICompatibleLLM:
