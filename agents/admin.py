@@ -5,14 +5,22 @@ from __future__ import annotations
 from typing import Any
 
 from django import forms
-from django.contrib import admin
-from django.http import HttpRequest
+from django.contrib import admin, messages
+from django.core.exceptions import PermissionDenied
+from django.http import Http404, HttpRequest, HttpResponseRedirect
+from django.urls import path, reverse
+from django.utils.html import format_html
 from django.utils.text import capfirst
 from django.utils.translation import gettext_lazy as _
 
+from agents.endpoint_check_labels import check_summary
+from agents.endpoint_check_services import model_config_apply_check, model_config_check
+from agents.endpoint_headers import headers_dump, headers_parse
 from agents.example_questions import ExampleQuestionsFormField
+from agents.model_presets import PRESETS, presets_as_data
 from agents.models import Agent, Conversation, ModelConfig, Run
 from platform_core.admin_base import AuditedAdmin, OrgScopedAdmin
+from platform_core.request_meta import client_ip
 from platform_core.secret_rules import validate_secret_length
 
 
@@ -25,6 +33,22 @@ class ModelConfigForm(forms.ModelForm):
         help_text=_("Stored encrypted and never shown again. Leave empty to keep the current key."),
     )
     clear_api_key = forms.BooleanField(label=_("Remove the stored API key"), required=False)
+    model_family = forms.ChoiceField(
+        label=_("model family"),
+        required=False,
+        help_text=_("Fills the model name, the context window, the output limit and the abilities."),
+    )
+    extra_headers_input = forms.CharField(
+        label=_("extra headers"),
+        required=False,
+        widget=forms.Textarea(attrs={"rows": 3, "class": "vLargeTextField", "spellcheck": "false"}),
+        help_text=_(
+            "A JSON object of header name to value, sent with every request (e.g. a gateway's "
+            '{"X-Gateway-Key": "..."}). Stored encrypted; the values are never shown again. Leave empty to '
+            "keep the stored headers."
+        ),
+    )
+    clear_extra_headers = forms.BooleanField(label=_("Remove the stored extra headers"), required=False)
 
     class Meta:
         model = ModelConfig
@@ -32,15 +56,43 @@ class ModelConfigForm(forms.ModelForm):
             "organization",
             "name",
             "role",
+            "provider",
             "base_url",
             "model",
+            "api_version",
             "tool_call",
+            "parallel_tool_calls",
+            "forced_tool_choice",
             "json_mode",
+            "stream_only",
+            "reasoning_output",
+            "reasoning_replay",
+            "vision",
             "context_window",
+            "max_output_tokens",
             "timeout",
             "is_default",
             "active",
         ]
+
+    def __init__(self, *args: Any, **kwargs: Any) -> None:
+        super().__init__(*args, **kwargs)
+        self.fields["model_family"].choices = [("", "---------")] + [
+            (str(preset.label), [(f"{preset.provider}:{f.key}", f.label) for f in preset.families])
+            for preset in PRESETS
+        ]
+        names = self.instance.header_names if self.instance.pk else []
+        if names:
+            self.fields["extra_headers_input"].help_text = format_html(
+                "{}<br>{} {}",
+                self.fields["extra_headers_input"].help_text,
+                _("Stored headers:"),
+                ", ".join(names),
+            )
+
+    def clean_extra_headers_input(self) -> str:
+        raw = self.cleaned_data.get("extra_headers_input") or ""
+        return headers_dump(headers_parse(raw)) if raw.strip() else ""
 
     def save(self, commit: bool = True) -> ModelConfig:
         instance = super().save(commit=False)
@@ -48,6 +100,10 @@ class ModelConfigForm(forms.ModelForm):
             instance.api_key = ""
         elif self.cleaned_data.get("api_key_input"):
             instance.api_key = self.cleaned_data["api_key_input"]
+        if self.cleaned_data.get("clear_extra_headers"):
+            instance.extra_headers = ""
+        elif self.cleaned_data.get("extra_headers_input"):
+            instance.extra_headers = self.cleaned_data["extra_headers_input"]
         if commit:
             instance.save()
         return instance
@@ -55,14 +111,132 @@ class ModelConfigForm(forms.ModelForm):
 
 @admin.register(ModelConfig)
 class ModelConfigAdmin(AuditedAdmin):
+    """Model endpoints: a provider's preset fills the form (static/agents/model-presets.js), and the change
+    page runs "Check endpoint" and applies the abilities it found."""
+
     form = ModelConfigForm
-    list_display = ["name", "organization", "model", "base_url", "role", "is_default", "active", "key_stored"]
-    list_filter = ["role", "is_default", "active"]
+    change_form_template = "admin/agents/modelconfig/change_form.html"
+    list_display = [
+        "name",
+        "organization",
+        "provider",
+        "model",
+        "base_url",
+        "role",
+        "is_default",
+        "active",
+        "key_stored",
+        "last_checked_at",
+    ]
+    list_filter = ["provider", "role", "is_default", "active"]
     search_fields = ["name", "model", "base_url"]
+    fieldsets = [
+        (None, {"fields": ["organization", "name", "role", "is_default", "active"]}),
+        (
+            _("Endpoint"),
+            {
+                "fields": [
+                    "provider",
+                    "model_family",
+                    "base_url",
+                    "model",
+                    "api_key_input",
+                    "clear_api_key",
+                    "api_version",
+                    "extra_headers_input",
+                    "clear_extra_headers",
+                ]
+            },
+        ),
+        (
+            _("Abilities"),
+            {
+                "fields": [
+                    "tool_call",
+                    "parallel_tool_calls",
+                    "forced_tool_choice",
+                    "json_mode",
+                    "stream_only",
+                    "reasoning_output",
+                    "reasoning_replay",
+                    "vision",
+                ]
+            },
+        ),
+        (_("Limits"), {"fields": ["context_window", "max_output_tokens", "timeout"]}),
+    ]
+
+    class Media:
+        css = {"all": ["agents/model-presets.css"]}
+        js = ["agents/model-presets.js"]
 
     @admin.display(boolean=True, description=_("API key stored"))
     def key_stored(self, obj: ModelConfig) -> bool:
         return bool(obj.__dict__.get("api_key"))
+
+    def get_urls(self) -> list[Any]:
+        view = self.admin_site.admin_view
+        return [
+            path("<path:object_id>/check/", view(self.check_view), name="agents_modelconfig_check"),
+            path(
+                "<path:object_id>/apply-check/",
+                view(self.apply_check_view),
+                name="agents_modelconfig_apply_check",
+            ),
+            *super().get_urls(),
+        ]
+
+    def render_change_form(
+        self,
+        request: HttpRequest,
+        context: dict[str, Any],
+        add: bool = False,
+        change: bool = False,
+        form_url: str = "",
+        obj: ModelConfig | None = None,
+    ) -> Any:
+        context["model_presets"] = presets_as_data()
+        context["endpoint_check"] = check_summary(obj) if obj is not None else None
+        context["endpoint_checkable"] = obj is not None and self.has_change_permission(request, obj)
+        return super().render_change_form(
+            request, context, add=add, change=change, form_url=form_url, obj=obj
+        )
+
+    def _endpoint(self, request: HttpRequest, object_id: str) -> ModelConfig:
+        if request.method != "POST":
+            raise PermissionDenied
+        obj = self.get_object(request, object_id)
+        if obj is None:
+            raise Http404
+        if not self.has_change_permission(request, obj):
+            raise PermissionDenied
+        return obj
+
+    def _back(self, obj: ModelConfig) -> HttpResponseRedirect:
+        return HttpResponseRedirect(reverse("admin:agents_modelconfig_change", args=[obj.pk]))
+
+    def check_view(self, request: HttpRequest, object_id: str) -> HttpResponseRedirect:
+        """POST: run "Check endpoint" and store its report (the page shows it)."""
+        obj = self._endpoint(request, object_id)
+        report = model_config_check(config=obj, actor=request.user, ip_address=client_ip(request))
+        if report.refused_by_guard:
+            self.message_user(request, report.refused_by_guard, messages.ERROR)
+        else:
+            self.message_user(request, _("The endpoint was checked."), messages.SUCCESS)
+        return self._back(obj)
+
+    def apply_check_view(self, request: HttpRequest, object_id: str) -> HttpResponseRedirect:
+        """POST: set the abilities to those the last check found."""
+        obj = self._endpoint(request, object_id)
+        if not obj.last_check:
+            self.message_user(request, _("Check the endpoint first."), messages.WARNING)
+            return self._back(obj)
+        changed = model_config_apply_check(config=obj, actor=request.user, ip_address=client_ip(request))
+        if changed:
+            self.message_user(request, _("The abilities found were applied."), messages.SUCCESS)
+        else:
+            self.message_user(request, _("The abilities already match the check."), messages.INFO)
+        return self._back(obj)
 
 
 @admin.register(Agent)

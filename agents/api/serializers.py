@@ -10,6 +10,7 @@ from drf_spectacular.utils import extend_schema_field
 from rest_framework import serializers
 
 from agents.endpoint_guard import validate_model_endpoint_url
+from agents.endpoint_headers import headers_dump, headers_validate
 from agents.example_questions import (
     MAX_EXAMPLE_QUESTION_CHARS,
     MAX_EXAMPLE_QUESTIONS,
@@ -40,6 +41,16 @@ class ModelConfigSerializer(serializers.ModelSerializer):
         help_text=_("Write-only. Leave out to keep the stored key; send an empty string to remove it."),
     )
     has_api_key = serializers.SerializerMethodField()
+    extra_headers = serializers.JSONField(
+        write_only=True,
+        required=False,
+        allow_null=True,
+        help_text=_(
+            "Write-only: an object of header name to value sent with every request. Leave out to keep the "
+            "stored headers; send {} or null to remove them."
+        ),
+    )
+    extra_header_names = serializers.SerializerMethodField()
 
     class Meta:
         model = ModelConfig
@@ -47,23 +58,40 @@ class ModelConfigSerializer(serializers.ModelSerializer):
             "id",
             "name",
             "role",
+            "provider",
             "base_url",
             "model",
             "api_key",
             "has_api_key",
+            "api_version",
+            "extra_headers",
+            "extra_header_names",
             "tool_call",
+            "parallel_tool_calls",
+            "forced_tool_choice",
             "json_mode",
+            "stream_only",
+            "reasoning_output",
+            "reasoning_replay",
+            "vision",
             "context_window",
+            "max_output_tokens",
             "timeout",
             "is_default",
             "active",
+            "last_check",
+            "last_checked_at",
             "created_at",
         ]
-        read_only_fields = ["id", "created_at"]
+        read_only_fields = ["id", "last_check", "last_checked_at", "created_at"]
         validators = [OrgUniqueValidator()]
 
     def get_has_api_key(self, obj: ModelConfig) -> bool:
         return bool(obj.__dict__.get("api_key"))
+
+    def get_extra_header_names(self, obj: ModelConfig) -> list[str]:
+        """The names of the stored extra headers (their values are never returned)."""
+        return obj.header_names
 
     def validate_base_url(self, value: str) -> str:
         try:
@@ -72,20 +100,83 @@ class ModelConfigSerializer(serializers.ModelSerializer):
             raise serializers.ValidationError(exc.messages) from exc
         return value
 
+    def validate_extra_headers(self, value: Any) -> str:
+        if value is None:
+            return ""
+        if not isinstance(value, dict):
+            raise serializers.ValidationError(_("Give the headers as a JSON object."))
+        try:
+            return headers_dump(headers_validate(value))
+        except DjangoValidationError as exc:
+            raise serializers.ValidationError(exc.messages) from exc
+
     def create(self, validated_data: dict[str, Any]) -> ModelConfig:
         api_key = validated_data.pop("api_key", "")
+        headers = validated_data.pop("extra_headers", "")
         instance = ModelConfig(**validated_data)
         instance.api_key = api_key
+        instance.extra_headers = headers
         instance.save()
         return instance
 
     def update(self, instance: ModelConfig, validated_data: dict[str, Any]) -> ModelConfig:
-        if "api_key" in validated_data:
-            instance.api_key = validated_data.pop("api_key")
+        for secret in ("api_key", "extra_headers"):
+            if secret in validated_data:
+                setattr(instance, secret, validated_data.pop(secret))
         for name, value in validated_data.items():
             setattr(instance, name, value)
         instance.save()
         return instance
+
+
+class ProbeOutcomeSerializer(serializers.Serializer):
+    probe = serializers.CharField()
+    status = serializers.ChoiceField(choices=["works", "refused", "not_checked"])
+    message = serializers.CharField(allow_blank=True)
+
+
+class EndpointCheckReportSerializer(serializers.Serializer):
+    """A "Check endpoint" report (as stored in ``last_check``)."""
+
+    checked_at = serializers.DateTimeField()
+    elapsed = serializers.FloatField()
+    key_verified = serializers.BooleanField(allow_null=True)
+    model_found = serializers.BooleanField(allow_null=True)
+    refused_by_guard = serializers.CharField(allow_blank=True)
+    abilities = serializers.DictField(child=serializers.BooleanField())
+    probes = ProbeOutcomeSerializer(many=True)
+
+
+class ApplyCheckSerializer(serializers.Serializer):
+    """What "apply the abilities found" changed, and the endpoint after it."""
+
+    changed = serializers.DictField(child=serializers.BooleanField())
+    model_config = ModelConfigSerializer()
+
+
+class ModelFamilySerializer(serializers.Serializer):
+    key = serializers.CharField()
+    label = serializers.CharField()
+    model = serializers.CharField(allow_blank=True)
+    context_window = serializers.IntegerField()
+    max_output_tokens = serializers.IntegerField(allow_null=True)
+    source = serializers.URLField()
+    abilities = serializers.DictField(child=serializers.BooleanField(allow_null=True))
+
+
+class ModelPresetSerializer(serializers.Serializer):
+    """One provider's endpoint preset (``agents.model_presets``)."""
+
+    provider = serializers.CharField()
+    label = serializers.CharField()
+    base_url = serializers.CharField(help_text=_("A pattern: replace the parts in braces."))
+    source = serializers.URLField()
+    key_help = serializers.CharField()
+    api_version = serializers.CharField(allow_blank=True)
+    api_key_header = serializers.CharField(allow_blank=True)
+    headers = serializers.DictField(child=serializers.CharField(allow_blank=True))
+    abilities = serializers.DictField(child=serializers.BooleanField(allow_null=True))
+    families = ModelFamilySerializer(many=True)
 
 
 @extend_schema_field(

@@ -10,6 +10,7 @@ from agents.api.views import (
     ConversationViewSet,
     MessageViewSet,
     ModelConfigViewSet,
+    ModelPresetListView,
     RunEventViewSet,
 )
 
@@ -31,3 +32,6 @@ urlpatterns = [
         name="conversation-events",
     ),
 ]
+
+# Outside any organisation (mounted at ``/api/v1/``).
+public_urlpatterns = [path("model-presets/", ModelPresetListView.as_view(), name="model-presets")]

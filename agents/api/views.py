@@ -9,21 +9,28 @@ from django.shortcuts import get_object_or_404
 from django.utils.translation import gettext as _
 from drf_spectacular.types import OpenApiTypes
 from drf_spectacular.utils import OpenApiParameter, extend_schema, extend_schema_view
-from rest_framework import mixins, permissions, serializers, status, viewsets
+from rest_framework import generics, mixins, permissions, serializers, status, viewsets
+from rest_framework.decorators import action
 from rest_framework.exceptions import APIException, ValidationError
 from rest_framework.response import Response
 
 from agents import selectors, services
 from agents.api.serializers import (
     AgentSerializer,
+    ApplyCheckSerializer,
     ConversationRenameSerializer,
     ConversationSerializer,
+    EndpointCheckReportSerializer,
     MessageSerializer,
     ModelConfigSerializer,
+    ModelPresetSerializer,
     RunEventSerializer,
 )
+from agents.endpoint_check_services import model_config_apply_check, model_config_check
+from agents.model_presets import presets_as_data
 from agents.models import Agent, Conversation, Message, ModelConfig, RunEvent
 from platform_core.api.audited import AuditedWritesMixin
+from platform_core.request_meta import client_ip
 from platform_core.tenancy import IsOrgAdmin, IsOrgAdminOrReadOnly, IsOrgMember, OrgScopedViewMixin
 
 
@@ -33,11 +40,43 @@ class Conflict(APIException):
 
 
 class ModelConfigViewSet(AuditedWritesMixin, OrgScopedViewMixin, viewsets.ModelViewSet):
-    """The organisation's model endpoints (admins only; API keys are write-only; writes audited)."""
+    """The organisation's model endpoints (admins only; API keys and header values are write-only; writes
+    audited). ``check`` runs "Check endpoint" and stores its report; ``apply-check`` sets the abilities to
+    those the last check found."""
 
     queryset = ModelConfig.objects.all()
     serializer_class = ModelConfigSerializer
     permission_classes = [permissions.IsAuthenticated, IsOrgMember, IsOrgAdmin]
+
+    @extend_schema(request=None, responses=EndpointCheckReportSerializer)
+    @action(detail=True, methods=["post"])
+    def check(self, request: Any, *args: Any, **kwargs: Any) -> Response:
+        report = model_config_check(
+            config=self.get_object(), actor=request.user, ip_address=client_ip(request)
+        )
+        return Response(EndpointCheckReportSerializer(report.as_data()).data)
+
+    @extend_schema(request=None, responses=ApplyCheckSerializer)
+    @action(detail=True, methods=["post"], url_path="apply-check")
+    def apply_check(self, request: Any, *args: Any, **kwargs: Any) -> Response:
+        config = self.get_object()
+        if not config.last_check:
+            raise Conflict(_("Check the endpoint first."))
+        changed = model_config_apply_check(config=config, actor=request.user, ip_address=client_ip(request))
+        data = {"changed": changed, "model_config": self.get_serializer(config).data}
+        return Response(data)
+
+
+class ModelPresetListView(generics.GenericAPIView):
+    """The endpoint presets per provider (read-only, for any signed-in user): base URL pattern, abilities,
+    context window and output limit per model family, API version and key header."""
+
+    permission_classes = [permissions.IsAuthenticated]
+    serializer_class = ModelPresetSerializer
+    pagination_class = None
+
+    def get(self, request: Any) -> Response:
+        return Response(ModelPresetSerializer(presets_as_data(), many=True).data)
 
 
 class AgentViewSet(AuditedWritesMixin, OrgScopedViewMixin, viewsets.ModelViewSet):

@@ -1,0 +1,359 @@
+"""Endpoint presets, the endpoint fields they fill, and "Check endpoint" in the admin and the API.
+
+The endpoints checked here are the scripted OpenAI-compatible server (through the real SDK); the admin is
+driven with Django's test client, the API with Bearer tokens.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import AsyncIterator
+from typing import Any
+
+import pytest
+from django.core.exceptions import ValidationError
+from django.db import connection
+from django.urls import reverse
+
+from agents import runtime
+from agents.endpoint_headers import headers_parse
+from agents.engine.llm import OpenAICompatibleLLM, aclose_shared_clients
+from agents.model_presets import ABILITY_KEYS, PRESETS, preset_for, presets_as_data
+from agents.models import ModelConfig, ModelProvider
+from platform_core.models import AuditLog, Role
+from tests.agents.factories import ModelConfigFactory
+from tests.factories import PASSWORD, member_of
+from tests.fakes.openai_replies import call, error, text, tool_calls
+
+pytestmark = pytest.mark.django_db
+
+API_KEY = "sk-org-secret-key-000"
+GATEWAY_SECRET = "gw-secret-value-123"
+
+
+@pytest.fixture(autouse=True)
+async def _close_llm_clients() -> AsyncIterator[None]:
+    yield
+    await aclose_shared_clients()
+
+
+@pytest.fixture
+def admin_client(client, org):
+    user = member_of(org, Role.ADMIN, username="ada")
+    assert client.login(username=user.username, password=PASSWORD)
+    return client
+
+
+def capable_model(body: dict[str, Any]) -> Any:
+    """Calls the function when asked or forced, answers JSON when asked for it, else OK."""
+    asked = json.dumps(body.get("messages") or [])
+    if body.get("tools") and "twice" in asked:
+        return tool_calls(call("echo_word", {"word": "ping"}), call("echo_word", {"word": "pong"}))
+    if body.get("tools") and ("Call the function" in asked or body.get("tool_choice") not in (None, "auto")):
+        return tool_calls(call("echo_word", {"word": "ping"}))
+    if body.get("response_format"):
+        return text('{"ok": true}')
+    return text("OK")
+
+
+def no_forced_choice(body: dict[str, Any]) -> Any:
+    if body.get("tools") and body.get("tool_choice") is not None:
+        return error(400, message="tool_choice only supports auto")
+    return capable_model(body)
+
+
+def scripted_endpoint(org, server, **fields: Any) -> ModelConfig:
+    return ModelConfigFactory(organization=org, base_url=server.base_url, api_key=API_KEY, **fields)
+
+
+# --- presets ----------------------------------------------------------------------------------------
+
+
+def test_every_provider_but_custom_has_a_preset_with_sources():
+    providers = {p.provider for p in PRESETS}
+    assert providers == set(ModelProvider.values) - {ModelProvider.CUSTOM}
+    assert preset_for(ModelProvider.CUSTOM) is None
+    for preset in PRESETS:
+        assert preset.source.startswith("https://")
+        assert preset.families, preset.provider
+        for family in preset.families:
+            assert family.source.startswith("https://"), family.key
+            assert family.context_window >= 8192  # the form's minimum
+            assert set(preset.abilities_for(family.key)) == set(ABILITY_KEYS)
+
+
+def test_presets_set_what_each_provider_documents():
+    assert preset_for("azure-openai").api_key_header == "api-key"
+    assert preset_for("azure-openai").api_version
+    assert "{resource}" in preset_for("azure-openai").base_url
+    assert preset_for("qwen-dashscope").abilities_for("qwen3-thinking")["stream_only"] is True
+    assert preset_for("qwen-dashscope").abilities_for("qwen-plus")["stream_only"] is False
+    assert preset_for("deepseek").abilities_for("deepseek-reasoner")["reasoning_replay"] is True
+    assert preset_for("glm-zhipu").abilities_for()["forced_tool_choice"] is False
+    # OpenAI's reasoning models refuse max_tokens: no output limit is filled in for them.
+    assert preset_for("openai").family("o-series").max_output_tokens is None
+
+
+def test_presets_as_data_is_json_in_the_active_language(settings):
+    from django.utils import translation
+
+    with translation.override("zh-hans"):
+        data = presets_as_data()
+    assert json.loads(json.dumps(data)) == data
+    assert {p["provider"] for p in data} == {p.provider for p in PRESETS}
+
+
+# --- the endpoint's fields reach the LLM ---------------------------------------------------------
+
+
+def test_an_endpoints_abilities_headers_and_azure_settings_reach_the_llm(org):
+    config = ModelConfigFactory(
+        organization=org,
+        provider=ModelProvider.AZURE_OPENAI,
+        base_url="https://res.openai.azure.com/openai/deployments/gpt-4o",
+        api_key=API_KEY,
+        api_version="2024-10-21",
+        extra_headers=json.dumps({"X-Gateway-Key": GATEWAY_SECRET}),
+        parallel_tool_calls=False,
+        forced_tool_choice=False,
+        stream_only=True,
+        reasoning_replay=False,
+        max_output_tokens=4096,
+    )
+    endpoint = runtime.endpoint_of(ModelConfig.objects.get(pk=config.pk))
+    llm = runtime.llm_for(endpoint)
+
+    assert isinstance(llm, OpenAICompatibleLLM)
+    assert llm.api_key_header == "api-key"
+    assert dict(llm.default_query) == {"api-version": "2024-10-21"}
+    assert dict(llm.default_headers) == {"X-Gateway-Key": GATEWAY_SECRET}
+    assert llm.max_output_tokens == 4096
+    assert llm.abilities["parallel_tool_calls"] is False
+    assert llm.abilities["forced_tool_choice"] is False
+    assert llm.abilities["stream_only"] is True
+    assert llm.reasoning_replay is False
+    assert GATEWAY_SECRET not in repr(endpoint) and API_KEY not in repr(endpoint)
+
+
+def test_an_existing_endpoint_keeps_todays_behaviour(org):
+    config = ModelConfigFactory(organization=org)
+    assert config.provider == ModelProvider.CUSTOM
+    llm = runtime.llm_for(runtime.endpoint_of(config))
+    assert llm.api_key_header is None and not llm.default_headers and not llm.default_query
+    assert llm.max_output_tokens is None
+    assert llm.abilities["parallel_tool_calls"] and llm.abilities["forced_tool_choice"]
+    assert not llm.abilities["stream_only"]
+
+
+def test_extra_headers_are_encrypted_at_rest(org):
+    config = ModelConfigFactory(organization=org, extra_headers=json.dumps({"X-Gateway-Key": GATEWAY_SECRET}))
+    with connection.cursor() as cursor:
+        cursor.execute("SELECT extra_headers FROM agents_modelconfig WHERE id = %s", [config.pk.hex])
+        rows = cursor.fetchall() or []
+    if not rows:  # the UUID is stored with dashes on some databases
+        with connection.cursor() as cursor:
+            cursor.execute("SELECT extra_headers FROM agents_modelconfig WHERE id = %s", [str(config.pk)])
+            rows = cursor.fetchall()
+    assert rows and GATEWAY_SECRET not in rows[0][0]
+    assert ModelConfig.objects.get(pk=config.pk).headers == {"X-Gateway-Key": GATEWAY_SECRET}
+
+
+@pytest.mark.parametrize(
+    "headers",
+    [
+        {"Authorization": "Bearer x"},
+        {"host": "evil.example"},
+        {"Transfer-Encoding": "chunked"},
+        {"Connection": "close"},
+        {"api-key": "k"},
+        {"X-Ok": "line\r\nInjected: yes"},
+        {"Bad Name": "v"},
+        {"X-Num": 5},
+    ],
+)
+def test_extra_headers_that_would_override_the_client_or_break_http_are_refused(headers):
+    with pytest.raises(ValidationError):
+        headers_parse(json.dumps(headers))
+
+
+# --- admin ----------------------------------------------------------------------------------------
+
+
+def _form(org, **overrides: Any) -> dict[str, Any]:
+    data = {
+        "organization": org.pk,
+        "name": "main",
+        "role": "general",
+        "provider": "deepseek",
+        "model_family": "deepseek:deepseek-chat",
+        "base_url": "https://api.deepseek.com",
+        "model": "deepseek-chat",
+        "api_key_input": API_KEY,
+        "extra_headers_input": json.dumps({"X-Gateway-Key": GATEWAY_SECRET}),
+        "tool_call": "on",
+        "json_mode": "on",
+        "reasoning_replay": "true",
+        "context_window": 128000,
+        "max_output_tokens": 8192,
+        "timeout": 60,
+        "active": "on",
+    }
+    data.update(overrides)
+    return {k: v for k, v in data.items() if v is not None}
+
+
+def test_the_admin_form_carries_the_presets_and_their_script(admin_client, org):
+    page = admin_client.get(reverse("admin:agents_modelconfig_add"))
+    assert page.status_code == 200
+    body = page.content.decode()
+    assert 'id="model-presets-data"' in body
+    assert "agents/model-presets.js" in body
+    assert "<script>" not in body.split('id="model-presets-data"')[0].rsplit("</head>", 1)[-1]
+
+
+def test_the_admin_saves_provider_abilities_and_headers_and_never_shows_the_header_values(admin_client, org):
+    response = admin_client.post(reverse("admin:agents_modelconfig_add"), _form(org))
+    assert response.status_code == 302, response.context["adminform"].form.errors if response.context else ""
+    config = ModelConfig.objects.get(organization=org, name="main")
+    assert config.provider == "deepseek"
+    assert config.parallel_tool_calls is False and config.forced_tool_choice is False  # unticked boxes
+    assert config.reasoning_replay is True and config.max_output_tokens == 8192
+    assert config.headers == {"X-Gateway-Key": GATEWAY_SECRET}
+
+    page = admin_client.get(reverse("admin:agents_modelconfig_change", args=[config.pk])).content.decode()
+    assert "X-Gateway-Key" in page
+    assert GATEWAY_SECRET not in page and API_KEY not in page
+
+
+def test_the_admin_refuses_headers_that_override_the_key(admin_client, org):
+    response = admin_client.post(
+        reverse("admin:agents_modelconfig_add"),
+        _form(org, extra_headers_input='{"Authorization": "Bearer x"}'),
+    )
+    assert response.status_code == 200
+    assert "extra_headers_input" in response.context["adminform"].form.errors
+    assert not ModelConfig.objects.filter(organization=org).exists()
+
+
+def test_check_endpoint_in_the_admin_stores_the_report_and_applies_the_abilities_found(
+    admin_client, org, scripted_llm
+):
+    config = scripted_endpoint(org, scripted_llm)
+    scripted_llm.script(*[no_forced_choice] * 20)
+
+    response = admin_client.post(reverse("admin:agents_modelconfig_check", args=[config.pk]))
+
+    assert response.status_code == 302
+    config.refresh_from_db()
+    assert config.last_checked_at is not None
+    assert config.last_check["abilities"]["forced_tool_choice"] is False
+    page = admin_client.get(reverse("admin:agents_modelconfig_change", args=[config.pk])).content.decode()
+    assert "tool_choice only supports auto" in page
+    assert 'id="apply-check"' in page
+
+    admin_client.post(reverse("admin:agents_modelconfig_apply_check", args=[config.pk]))
+
+    config.refresh_from_db()
+    assert config.forced_tool_choice is False
+    assert config.tool_call is True
+    assert AuditLog.objects.filter(organization=org, action="model_config.updated").count() == 2
+
+
+def test_check_endpoint_in_the_admin_answers_post_only_and_hides_other_orgs(admin_client, org, other_org):
+    mine = ModelConfigFactory(organization=org)
+    foreign = ModelConfigFactory(organization=other_org)
+    assert admin_client.get(reverse("admin:agents_modelconfig_check", args=[mine.pk])).status_code == 403
+    for name in ("admin:agents_modelconfig_check", "admin:agents_modelconfig_apply_check"):
+        assert admin_client.post(reverse(name, args=[foreign.pk])).status_code == 404
+    foreign.refresh_from_db()
+    assert foreign.last_check is None
+
+
+def test_the_admin_pages_speak_chinese(admin_client, org, scripted_llm):
+    from django.utils import translation
+
+    with translation.override("zh-hans"):
+        if translation.gettext("Check endpoint") == "Check endpoint":
+            pytest.skip("the zh-hans catalogue does not hold this round's strings yet (merged by the lead)")
+    config = scripted_endpoint(org, scripted_llm)
+    scripted_llm.script(*[capable_model] * 20)
+    admin_client.post(reverse("admin:agents_modelconfig_check", args=[config.pk]))
+    page = admin_client.get(
+        reverse("admin:agents_modelconfig_change", args=[config.pk]), HTTP_ACCEPT_LANGUAGE="zh-hans"
+    ).content.decode()
+    assert "检查端点" in page
+
+
+# --- API -----------------------------------------------------------------------------------------
+
+
+def base(org) -> str:
+    return f"/api/v1/orgs/{org.slug}"
+
+
+def test_the_api_writes_headers_write_only_and_exposes_the_new_fields(client_for, org_admin, org):
+    client = client_for(org_admin)
+    response = client.post(
+        f"{base(org)}/model-configs/",
+        {
+            "name": "azure",
+            "provider": "azure-openai",
+            "base_url": "https://res.openai.azure.com/openai/deployments/gpt-4o",
+            "model": "gpt-4o",
+            "api_key": API_KEY,
+            "api_version": "2024-10-21",
+            "extra_headers": {"X-Gateway-Key": GATEWAY_SECRET},
+            "parallel_tool_calls": False,
+            "max_output_tokens": 4096,
+        },
+        format="json",
+    )
+    assert response.status_code == 201, response.content
+    body = response.json()
+    assert body["extra_header_names"] == ["X-Gateway-Key"] and "extra_headers" not in body
+    assert body["provider"] == "azure-openai" and body["parallel_tool_calls"] is False
+    assert body["last_check"] is None
+    assert GATEWAY_SECRET not in response.content.decode()
+    audit = AuditLog.objects.get(organization=org, action="model_config.created")
+    assert GATEWAY_SECRET not in json.dumps(audit.after) and audit.after["extra_headers_set"] is True
+
+    refused = client.patch(
+        f"{base(org)}/model-configs/{body['id']}/", {"extra_headers": {"Host": "x"}}, format="json"
+    )
+    assert refused.status_code == 400
+
+
+def test_the_api_checks_an_endpoint_and_applies_the_abilities_found(client_for, org_admin, org, scripted_llm):
+    config = scripted_endpoint(org, scripted_llm)
+    scripted_llm.script(*[no_forced_choice] * 20)
+    client = client_for(org_admin)
+
+    early = client.post(f"{base(org)}/model-configs/{config.pk}/apply-check/")
+    assert early.status_code == 409
+
+    checked = client.post(f"{base(org)}/model-configs/{config.pk}/check/")
+    assert checked.status_code == 200, checked.content
+    report = checked.json()
+    assert report["key_verified"] is True
+    assert {p["probe"]: p["status"] for p in report["probes"]}["forced_tool_choice"] == "refused"
+
+    applied = client.post(f"{base(org)}/model-configs/{config.pk}/apply-check/")
+    assert applied.status_code == 200
+    assert applied.json()["changed"] == {"forced_tool_choice": False}
+    assert applied.json()["model_config"]["forced_tool_choice"] is False
+    assert applied.json()["model_config"]["last_check"]["abilities"]["forced_tool_choice"] is False
+
+
+def test_members_cannot_check_endpoints(client_for, member, org):
+    config = ModelConfigFactory(organization=org)
+    assert client_for(member).post(f"{base(org)}/model-configs/{config.pk}/check/").status_code == 403
+
+
+@pytest.mark.cross_org("model-config-check", "model-config-apply-check")
+def test_checking_another_orgs_endpoint_is_404_and_changes_nothing(client_for, org_admin, org, other_org):
+    foreign = ModelConfigFactory(organization=other_org, last_check={"abilities": {"tool_call": False}})
+    client = client_for(org_admin)
+    assert client.post(f"{base(org)}/model-configs/{foreign.pk}/check/").status_code == 404
+    assert client.post(f"{base(org)}/model-configs/{foreign.pk}/apply-check/").status_code == 404
+    foreign.refresh_from_db()
+    assert foreign.tool_call is True
