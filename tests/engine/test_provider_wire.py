@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import json
 import time
+from dataclasses import replace
 
 import pytest
 
@@ -118,6 +119,17 @@ async def test_an_unreported_stream_usage_is_estimated(scripted_llm, make_profil
     response = await llm.chat(ASK)
 
     assert response.usage.calls == 1 and response.usage.completion_tokens >= 40
+
+
+@pytest.mark.parametrize("stream_only", [False, True], ids=["plain", "streamed"])
+async def test_a_provider_that_reports_no_usage_gets_an_estimate(scripted_llm, make_profile_llm, stream_only):
+    llm = make_profile_llm(replace(OPENAI, usage="absent"), abilities={"stream_only": stream_only})
+    scripted_llm.script(text("word " * 40))
+
+    response = await llm.chat(ASK)
+
+    assert response.usage.calls == 1 and response.usage.completion_tokens >= 40
+    assert scripted_llm.quirks["usage_absent"] == 1
 
 
 async def test_a_kimi_stream_answer_reports_the_usage_it_put_inside_the_choice(
@@ -274,12 +286,14 @@ async def test_a_429_without_retry_after_says_no_wait_was_given(scripted_llm, ma
     "profile", [p for p in PROFILES if p.context_length is not None], ids=lambda p: p.name
 )
 async def test_each_providers_context_length_error_is_recognised(scripted_llm, make_profile_llm, profile):
-    llm = make_profile_llm(profile, abilities={"stream_only": False})
-    scripted_llm.profile = None  # the refusal is scripted: no other rule of the profile applies
+    llm = make_profile_llm(profile)
     scripted_llm.script(context_overflow(profile))
 
-    with pytest.raises(ContextLengthExceededError):
+    with pytest.raises(ContextLengthExceededError) as refused:
         await llm.chat(ASK)
+
+    assert refused.value.status_code == profile.context_length.status
+    assert scripted_llm.quirks["context_length"] == 1
 
 
 def test_every_provider_but_ollama_documents_a_context_length_error():

@@ -5,7 +5,9 @@ from __future__ import annotations
 import openai
 import pytest
 
+from agents.engine.llm import DEFAULT_ABILITIES
 from tests.fakes.openai_server import NO_REPLY_MESSAGE, ScriptedOpenAIServer, call, text, tool_calls
+from tests.fakes.provider_profiles import GLM_ZHIPU, OPENAI, PROFILES, QWEN_DASHSCOPE, VLLM_NO_TOOL_PARSER
 
 
 @pytest.fixture(scope="module")
@@ -80,3 +82,79 @@ def test_reset_forgets_replies_and_requests(scripted_llm):
 
     assert scripted_llm.pending == 0
     assert scripted_llm.requests == []
+
+
+# --- provider profiles ---------------------------------------------------------------------------
+
+
+def test_every_profile_states_every_ability_and_cites_its_sources():
+    keys = {*DEFAULT_ABILITIES, "reasoning_replay"}
+    for profile in PROFILES:
+        assert set(profile.abilities) == keys, profile.name
+        assert all(s.startswith("https://") for s in (profile.source, *profile.references)), profile.name
+    assert len({p.name for p in PROFILES}) == len(PROFILES) == 11
+
+
+async def test_a_profile_moves_the_base_url_to_its_base_path(scripted_llm):
+    scripted_llm.profile = QWEN_DASHSCOPE
+    assert scripted_llm.base_url.endswith("/compatible-mode/v1")
+    scripted_llm.profile = None
+    assert scripted_llm.base_url.endswith("/v1")
+
+
+async def test_openai_json_mode_without_the_word_json_is_refused(scripted_llm, client):
+    scripted_llm.profile = OPENAI
+    scripted_llm.script(text("{}"))
+
+    with pytest.raises(openai.BadRequestError, match="must contain the word 'json'"):
+        await client.chat.completions.create(
+            model="m", messages=[{"role": "user", "content": "hi"}], response_format={"type": "json_object"}
+        )
+    reply = await client.chat.completions.create(
+        model="m",
+        messages=[{"role": "user", "content": "answer in JSON"}],
+        response_format={"type": "json_object"},
+    )
+
+    assert reply.choices[0].message.content == "{}"
+    assert scripted_llm.quirks["json_word_refused"] == 1
+
+
+async def test_glm_refuses_a_forced_tool_choice_before_taking_a_reply(scripted_llm, client):
+    scripted_llm.profile = GLM_ZHIPU
+    scripted_llm.script(text("unused"))
+
+    with pytest.raises(openai.BadRequestError, match="Tool choice must be auto"):
+        await client.chat.completions.create(
+            model="m", messages=[{"role": "user", "content": "x"}], tools=[_TOOL], tool_choice="required"
+        )
+
+    assert scripted_llm.pending == 1 and scripted_llm.quirks["tool_choice_refused"] == 1
+
+
+async def test_vllm_without_a_tool_parser_writes_the_call_into_content(scripted_llm, client):
+    scripted_llm.profile = VLLM_NO_TOOL_PARSER
+    scripted_llm.script(tool_calls(call("search", {"q": "x"})))
+
+    reply = await client.chat.completions.create(
+        model="m", messages=[{"role": "user", "content": "x"}], tools=[_TOOL]
+    )
+
+    message = reply.choices[0].message
+    assert message.tool_calls is None
+    assert message.content == '<tool_call>\n{"name": "search", "arguments": {"q": "x"}}\n</tool_call>'
+
+
+async def test_parallel_tool_calls_false_gets_one_call(scripted_llm, client):
+    scripted_llm.profile = OPENAI
+    scripted_llm.script(tool_calls(call("search", {"q": "a"}), call("search", {"q": "b"})))
+
+    reply = await client.chat.completions.create(
+        model="m", messages=[{"role": "user", "content": "x"}], tools=[_TOOL], parallel_tool_calls=False
+    )
+
+    assert len(reply.choices[0].message.tool_calls or []) == 1
+    assert scripted_llm.quirks["parallel_reduced_to_one"] == 1
+
+
+_TOOL = {"type": "function", "function": {"name": "search", "parameters": {"type": "object"}}}
