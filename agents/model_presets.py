@@ -165,14 +165,11 @@ PRESETS: tuple[ProviderPreset, ...] = (
         source="https://api-docs.deepseek.com/quick_start/pricing",
         key_help=_("Create a key at platform.deepseek.com → API keys."),
         # https://api-docs.deepseek.com/guides/thinking_mode : thinking on by default, reasoning_content
-        # returned, and that of tool-calling turns must be passed back. Parallel tool calls and forced
-        # tool_choice in thinking mode: not verified (the guides read do not say) — off.
-        abilities={
-            "reasoning_output": True,
-            "reasoning_replay": True,
-            "parallel_tool_calls": False,
-            "forced_tool_choice": False,
-        },
+        # returned, and that of tool-calling turns must be passed back; tool_choice ("none", "auto", "required"
+        # or a named function) is not among the parameters thinking mode ignores or refuses
+        # (https://api-docs.deepseek.com/api/create-chat-completion). Parallel tool calls: not verified in the
+        # documents read — off (the engine then asks for one call per turn).
+        abilities={"reasoning_output": True, "reasoning_replay": True, "parallel_tool_calls": False},
         families=(
             ModelFamily(
                 "deepseek-v4-flash",
@@ -190,8 +187,7 @@ PRESETS: tuple[ProviderPreset, ...] = (
                 None,
                 "https://api-docs.deepseek.com/quick_start/pricing",
             ),
-            # The non-thinking alias: no reasoning; tool_choice per https://api-docs.deepseek.com/api/create-chat-completion
-            # ("none", "auto", "required" or a named function).
+            # The non-thinking alias: no reasoning.
             ModelFamily(
                 "deepseek-chat",
                 _("deepseek-chat (old name, non-thinking)"),
@@ -199,7 +195,7 @@ PRESETS: tuple[ProviderPreset, ...] = (
                 128_000,
                 8_192,  # https://api-docs.deepseek.com/quick_start/pricing (V3.2 era): max 8K
                 "https://api-docs.deepseek.com/quick_start/pricing",
-                {"reasoning_output": False, "forced_tool_choice": True},
+                {"reasoning_output": False},
             ),
             ModelFamily(
                 "deepseek-reasoner",
@@ -222,10 +218,12 @@ PRESETS: tuple[ProviderPreset, ...] = (
             "Create a key in the Model Studio (百炼) console → API-KEY. International accounts use "
             "dashscope-intl.aliyuncs.com instead of dashscope.aliyuncs.com."
         ),
-        # https://www.alibabacloud.com/help/en/model-studio/deep-thinking : reasoning in reasoning_content;
-        # parallel_tool_calls is DashScope's own parameter (off unless sent), forced tool_choice in thinking
-        # mode is refused (not verified for "required" in non-thinking mode — off).
-        abilities={"reasoning_replay": True, "forced_tool_choice": False},
+        # https://www.alibabacloud.com/help/en/model-studio/deep-thinking : reasoning in reasoning_content.
+        # https://help.aliyun.com/zh/model-studio/qwen-function-calling : tool_choice names a function;
+        # several calls in one reply only with parallel_tool_calls true (off by default) — off here, so the
+        # engine asks for one call per turn. JSON mode needs "json" in the prompt (the engine says it):
+        # https://help.aliyun.com/zh/model-studio/json-mode
+        abilities={"reasoning_replay": True, "parallel_tool_calls": False},
         families=(
             # Context 131,072 and output 16,384 (non-thinking): https://help.aliyun.com/zh/model-studio/models
             # (the Qwen-Plus row; not verified in this round for the newest snapshot — conservative).
@@ -249,7 +247,8 @@ PRESETS: tuple[ProviderPreset, ...] = (
             ),
             # Qwen3 open-source models in thinking mode answer streamed requests only ("The thinking mode only
             # supports incremental output", https://www.alibabacloud.com/help/en/model-studio/deep-thinking);
-            # JSON mode is not offered in thinking mode (same page) — off.
+            # JSON mode is refused in thinking mode (https://help.aliyun.com/zh/model-studio/json-mode) — off;
+            # a forced tool choice in thinking mode: not verified — off.
             ModelFamily(
                 "qwen3-thinking",
                 _("Qwen3 open-source, thinking (stream only)"),
@@ -257,7 +256,12 @@ PRESETS: tuple[ProviderPreset, ...] = (
                 131_072,
                 None,
                 "https://www.alibabacloud.com/help/en/model-studio/deep-thinking",
-                {"stream_only": True, "reasoning_output": True, "json_mode": False},
+                {
+                    "stream_only": True,
+                    "reasoning_output": True,
+                    "json_mode": False,
+                    "forced_tool_choice": False,
+                },
             ),
         ),
     ),
