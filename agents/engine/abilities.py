@@ -124,6 +124,19 @@ def endpoint_name(llm: Any) -> str:
     return f"{name} at {host}" if host else name
 
 
+def tool_request_options(llm: Any) -> dict[str, Any]:
+    """The extra fields of a request with ``tools``: ``parallel_tool_calls: false`` for an endpoint without
+    parallel tool calls, until it refuses the field.
+
+    OpenAI documents it (https://platform.openai.com/docs/guides/function-calling#parallel-function-calling);
+    Azure OpenAI, vLLM and DashScope take it; Azure deployments of older models refuse it with a 400
+    (https://github.com/Azure/azure-sdk-for-net/issues/45719), after which it is not sent again.
+    """
+    if not declared(llm, PARALLEL_TOOL_CALLS) and PARALLEL_TOOL_CALLS not in refused(llm):
+        return {"parallel_tool_calls": False}
+    return {}
+
+
 _LABELS: Mapping[str, str] = {
     TOOL_CALL: "supports function calling",
     JSON_MODE: "supports JSON mode",
@@ -149,4 +162,5 @@ __all__ = [
     "is_refusal",
     "refuse",
     "refused",
+    "tool_request_options",
 ]

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import logging
 import time
+from dataclasses import replace
 from typing import Any
 
 from agents.engine import events
@@ -21,6 +22,7 @@ from agents.engine.llm import (
 )
 from agents.engine.prompts import is_chinese, with_json_word
 from agents.engine.run_state import RunState
+from agents.engine.text_tool_calls import MISCONFIGURED_TOOL_PARSER, find_text_tool_calls
 
 logger = logging.getLogger(__name__)
 
@@ -91,7 +93,7 @@ async def ask(llm: LLM, run: RunState, guard: Any | None, **kwargs: Any) -> Chat
     except LLMError as exc:
         failed = LLMFailed(exc, endpoint_name(llm))
         if run.emit.active:
-            await run.emit(events.thinking_done(run.iteration, "", error=failed.label))
+            await run.emit(events.thinking_done(run.iteration, "", error=failed.label_for(run.query)))
         raise failed from exc
     run.turn_llm = time.perf_counter() - asked
     run.usage.add(response.usage)
@@ -137,6 +139,30 @@ async def _chat_within_context(
 def _for_request(messages: Any, kwargs: dict[str, Any]) -> Any:
     """The messages as sent: a JSON-mode request says "json" (see :func:`~agents.engine.prompts.with_json_word`)."""
     return with_json_word(messages) if kwargs.get("response_format") is not None else messages
+
+
+async def tool_calls_in_text(llm: LLM, run: RunState, response: ChatResponse) -> ChatResponse:
+    """A native-mode reply whose text is tool calls (an endpoint without a tool parser, see
+    :mod:`agents.engine.text_tool_calls`) as a reply with those calls; any other reply as it is. Text that is a
+    tool call gone wrong closes the call's ``thinking`` step and raises :class:`LLMFailed` naming the setting."""
+    if response.tool_calls or not response.content:
+        return response
+    names = frozenset(run.registry.names())
+    found = find_text_tool_calls(response.content, names, id_prefix=f"text_call_{run.iteration}_")
+    if found.calls:
+        logger.warning(
+            "%s returned %d tool call(s) as text: run as tool calls (configure its tool parser)",
+            endpoint_name(llm),
+            len(found.calls),
+        )
+        return replace(response, content=None, tool_calls=found.calls)
+    if not found.broken:
+        return response
+    message = MISCONFIGURED_TOOL_PARSER.format(endpoint=endpoint_name(llm), why=found.broken)
+    failed = LLMFailed(misconfigured(message), endpoint_name(llm))
+    if run.emit.active:
+        await run.emit(events.thinking_done(run.iteration, "", error=failed.label_for(run.query)))
+    raise failed
 
 
 def half_budget(guard: Any, llm: LLM) -> int:

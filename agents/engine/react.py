@@ -28,9 +28,8 @@ from agents.engine.abilities import (
     JSON_MODE,
     PARALLEL_TOOL_CALLS,
     declared,
-    endpoint_name,
     has,
-    refused,
+    tool_request_options,
 )
 from agents.engine.abilities import TOOL_CALL as FUNCTION_CALLING
 from agents.engine.checkpoint import CheckpointCallback
@@ -40,7 +39,7 @@ from agents.engine.guidance import after_tool_calls, completion_check_due, drain
 from agents.engine.hooks import HookRegistry, SessionContext
 from agents.engine.interrupts import InterruptQueue
 from agents.engine.llm import LLM, ChatResponse, Message, ToolCallRequest
-from agents.engine.model_call import LLMFailed, ask, misconfigured
+from agents.engine.model_call import LLMFailed, ask, tool_calls_in_text
 from agents.engine.parsing import TOOL_CALL, ToolCall, json_tool_call, native_tool_call, parse_action
 from agents.engine.react_durable import DurableLoop
 from agents.engine.run_state import (
@@ -57,7 +56,6 @@ from agents.engine.run_state import (
 )
 from agents.engine.selection import select_tools
 from agents.engine.synthesis import stream_answer as _stream_answer
-from agents.engine.text_tool_calls import MISCONFIGURED_TOOL_PARSER, find_text_tool_calls
 from agents.engine.tool_runner import ToolCallRecord, ToolRunner
 from agents.engine.tools import ToolRegistry
 from agents.engine.transcript import Transcript
@@ -357,7 +355,11 @@ class ReActAgent(DurableLoop):
                 return await self._fallback(run, STOP_TOKEN_BUDGET, token_budget=self.token_budget)
             run.iteration += 1
             response = await ask(
-                self._llm, run, self.context_guard, tools=schemas, **self._tool_options(schemas)
+                self._llm,
+                run,
+                self.context_guard,
+                tools=schemas,
+                **(tool_request_options(self._llm) if schemas else {}),
             )
             result = await self._native_turn(run, response)
             self._log_turn(run)
@@ -366,48 +368,8 @@ class ReActAgent(DurableLoop):
             await self._checkpoint(run)
         return await self._fallback(run, STOP_MAX_ITERATIONS, max_iterations=self.max_iterations)
 
-    def _tool_options(self, schemas: list[dict[str, Any]] | None) -> dict[str, Any]:
-        """``parallel_tool_calls: false`` for an endpoint without parallel tool calls, until it refuses the field.
-
-        OpenAI documents it (https://platform.openai.com/docs/guides/function-calling#parallel-function-calling),
-        Azure OpenAI, vLLM and DashScope take it; Azure deployments of older models refuse it with a 400
-        (https://github.com/Azure/azure-sdk-for-net/issues/45719), after which it is not sent again.
-        """
-        if (
-            schemas
-            and not declared(self._llm, PARALLEL_TOOL_CALLS)
-            and PARALLEL_TOOL_CALLS not in refused(self._llm)
-        ):
-            return {"parallel_tool_calls": False}
-        return {}
-
-    async def _text_tool_calls(self, run: RunState, response: ChatResponse) -> ChatResponse:
-        """A reply whose text is tool calls (an endpoint without a tool parser) as a reply with those calls;
-        raises :class:`LLMFailed` for text that is a tool call gone wrong."""
-        if response.tool_calls or not response.content:
-            return response
-        found = find_text_tool_calls(
-            response.content, frozenset(run.registry.names()), id_prefix=f"text_call_{run.iteration}_"
-        )
-        if found.calls:
-            logger.warning(
-                "%s returned %d tool call(s) as text: run as tool calls (configure its tool parser)",
-                endpoint_name(self._llm),
-                len(found.calls),
-            )
-            return replace(response, content=None, tool_calls=found.calls)
-        if not found.broken:
-            return response
-        error = misconfigured(
-            MISCONFIGURED_TOOL_PARSER.format(endpoint=endpoint_name(self._llm), why=found.broken)
-        )
-        failed = LLMFailed(error, endpoint_name(self._llm))
-        if run.emit.active:
-            await run.emit(events.thinking_done(run.iteration, "", error=failed.label))
-        raise failed
-
     async def _native_turn(self, run: RunState, response: ChatResponse) -> AgentResult | None:
-        response = await self._text_tool_calls(run, response)
+        response = await tool_calls_in_text(self._llm, run, response)
         if response.tool_calls and self.tool_call_id_prefix:
             # Models number their calls per conversation ("call_1"...): agents that share hooks (the steps
             # of a plan) make them unique, in the history too, so the provider still sees matching pairs.

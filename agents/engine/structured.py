@@ -104,10 +104,6 @@ class _Failure(Exception):
     """One attempt's output could not be turned into a value."""
 
 
-class _EndpointCannotAnswer(Exception):
-    """The endpoint failed in a way no other level avoids (rate limited, prompt too long, misconfigured)."""
-
-
 @dataclass(frozen=True, slots=True)
 class FoundJSON:
     """What :func:`find_json_object` found: the object, or ``None`` and, when strict JSON refused the
@@ -219,11 +215,7 @@ async def structured_llm_call(
     like unparseable output does. An :class:`LLMError` fails the attempt too.
     """
     call = _Chain(llm, messages, schema, parse_fn, regex_fallback, temperature, validate_schema)
-    stopped = False
-    try:
-        result = await _ladder(call, llm, schema, function_name, function_description)
-    except _EndpointCannotAnswer:
-        result, stopped = None, True  # no other level would fare better: no more calls
+    result = await _ladder(call, llm, schema, function_name, function_description)
     if result is not None:
         return result
 
@@ -234,7 +226,7 @@ async def structured_llm_call(
         )
     why = (
         f"the endpoint cannot answer ({call.last_error})"
-        if stopped
+        if call.stopped
         else "no level produced a valid JSON object"
     )
     raise StructuredOutputError(
@@ -317,6 +309,9 @@ class _Chain(Generic[T]):
         self.last_error: Exception | None = None
         self.last_problem = ""
         self.degraded: list[str] = []
+        # The endpoint failed in a way no level avoids (rate limited, prompt too long, misconfigured):
+        # the remaining attempts make no call.
+        self.stopped = False
 
     async def attempt(
         self,
@@ -329,6 +324,8 @@ class _Chain(Generic[T]):
         reformat: bool = False,
         offered: bool = False,
     ) -> StructuredCallResult[T] | None:
+        if self.stopped:
+            return None
         if level == "native":
             messages = self._offering(function_name) if offered else self.messages
         else:
@@ -349,8 +346,7 @@ class _Chain(Generic[T]):
             self.last_error = exc
             self.last_problem = ""
             logger.warning("structured_llm_call: %s attempt failed: %s", level, type(exc).__name__)
-            if _ends_the_chain(exc):
-                raise _EndpointCannotAnswer from exc
+            self.stopped = _ends_the_chain(exc)
             return None
         self.usage.add(response.usage)
         try:
