@@ -155,7 +155,7 @@ async def tool_calls_in_text(llm: LLM, run: RunState, response: ChatResponse) ->
             endpoint_name(llm),
             len(found.calls),
         )
-        return replace(response, content=None, tool_calls=found.calls)
+        return replace(response, content=found.content or None, tool_calls=found.calls)
     if not found.broken:
         return response
     message = MISCONFIGURED_TOOL_PARSER.format(endpoint=endpoint_name(llm), why=found.broken)

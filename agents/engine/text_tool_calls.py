@@ -13,7 +13,8 @@ The shapes, as vLLM's tool-calling documentation gives them per parser
 Ollama's models answer with the same text when their template has no tool support
 (https://docs.ollama.com/capabilities/tool-calling).
 
-Recognition is strict: the whole reply must be such calls (whitespace aside), each decoded by
+Recognition is strict: the whole reply must be such calls (whitespace aside; Hermes calls may follow some
+text, which stays the reply's content), each decoded by
 :mod:`agents.engine.strict_json`, each naming a registered tool, its arguments an object. A bare JSON object
 naming no registered tool is an answer (the user may have asked for JSON). A reply that carries a tool-call
 marker (``<tool_call>``, ``[TOOL_CALLS]``, ``<|python_tag|>``) but is not such calls is a failed tool call:
@@ -44,6 +45,8 @@ class TextToolCalls:
 
     calls: tuple[ToolCallRequest, ...] = ()
     broken: str = ""
+    content: str = ""
+    """The text before the calls (a model may say what it is about to do, as vLLM's Hermes parser allows)."""
 
 
 NONE = TextToolCalls()
@@ -57,11 +60,13 @@ def find_text_tool_calls(
         return NONE
     text = content.strip()
     marked = any(marker in text for marker in _MARKERS)
+    before = ""
     if "<tool_call>" in text:
-        spans = _HERMES_RE.findall(text)
-        rest = _HERMES_RE.sub("", text).strip()
-        if not spans or rest:
-            return TextToolCalls(broken="the reply mixes <tool_call> tags with other text or leaves one open")
+        before, tag, calls_text = text.partition("<tool_call>")
+        calls_text = tag + calls_text
+        spans = _HERMES_RE.findall(calls_text)
+        if not spans or _HERMES_RE.sub("", calls_text).strip():
+            return TextToolCalls(broken="text follows the <tool_call> tags, or a tag is left open")
         found = _objects([_load(span) for span in spans])
     elif text.startswith(_MISTRAL_PREFIX):
         value = _load(text[len(_MISTRAL_PREFIX) :])
@@ -72,11 +77,15 @@ def find_text_tool_calls(
         found = None
     if found is None:
         return TextToolCalls(broken="the tool call written as text is not strict JSON") if marked else NONE
-    calls = [_call(obj, tool_names) for obj in found]
-    if all(c is not None for c in calls) and calls:
-        return TextToolCalls(
-            tuple(ToolCallRequest(f"{id_prefix}{i}", name, args) for i, (name, args) in enumerate(calls, 1))  # type: ignore[misc]
-        )
+    calls: list[ToolCallRequest] = []
+    for number, obj in enumerate(found, 1):
+        named = _call(obj, tool_names)
+        if named is None:
+            break
+        calls.append(ToolCallRequest(f"{id_prefix}{number}", *named))
+    else:
+        if calls:
+            return TextToolCalls(tuple(calls), content=before.strip())
     if marked:
         return TextToolCalls(
             broken="the tool call written as text names no registered tool or has no arguments"

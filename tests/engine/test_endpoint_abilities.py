@@ -321,6 +321,31 @@ async def test_a_bare_json_tool_call_runs_and_a_json_answer_naming_no_tool_stays
     assert result.answer == '{"name": "ACME", "arguments": {"total": 3}}'
 
 
+async def test_hermes_tool_calls_after_some_text_run_and_the_text_stays_the_turns_content(
+    scripted_llm, endpoint
+):
+    scripted_llm.script(
+        text(
+            'I will look both up.\n<tool_call>{"name": "search", "arguments": {"q": "a"}}</tool_call>\n'
+            '<tool_call>{"name": "search", "arguments": {"q": "b"}}</tool_call>'
+        ),
+        text("Both are open."),
+    )
+    search = RecordingTool("search")
+    result = await ReActAgent(endpoint(), registry_of(search)).run("a and b?")
+    assert search.calls == [{"q": "a"}, {"q": "b"}] and result.answer == "Both are open."
+    turn = scripted_llm.requests[1]["messages"][-3]
+    assert turn["content"] == "I will look both up." and len(turn["tool_calls"]) == 2
+
+
+async def test_text_after_a_tool_call_tag_fails_as_a_broken_tool_call(scripted_llm, endpoint):
+    scripted_llm.script(text('<tool_call>{"name": "search", "arguments": {"q": "a"}}</tool_call> and then?'))
+    search = RecordingTool("search")
+    result = await ReActAgent(endpoint(), registry_of(search)).run("a?")
+    assert result.stop_reason == "llm_error" and search.calls == []
+    assert "text follows the <tool_call> tags" in result.answer
+
+
 async def test_a_broken_tool_call_in_the_content_fails_naming_the_endpoint_misconfiguration(
     scripted_llm, endpoint
 ):
