@@ -59,6 +59,7 @@ from tests.fakes.provider_profiles import (
     PROFILES,
     ProviderProfile,
     Request,
+    bare_json_tool_calls,
     error_reply,
     hermes_tool_calls,
     refusal_of,
@@ -274,7 +275,9 @@ class ScriptedOpenAIServer(ThreadedServer):
         if profile.tool_calls_as_text and body.get("tools") and not forced:
             # No tool parser reads the model's output: its call stays text in content.
             self.count("tool_calls_as_text")
-            written = hermes_tool_calls([(c.name, c.arguments) for c in reply.calls])
+            calls = [(c.name, c.arguments) for c in reply.calls]
+            write = hermes_tool_calls if profile.tool_calls_as_text == "hermes" else bare_json_tool_calls
+            written = write(calls)
             return TextReply(
                 written, reply.reasoning_content, reply.usage, reply.latency, omit_usage=reply.omit_usage
             )

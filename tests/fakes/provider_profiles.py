@@ -167,16 +167,23 @@ def context_overflow(profile: ProviderProfile) -> ErrorReply:
     return error_reply(profile.context_length)
 
 
+def bare_json_tool_calls(calls: list[tuple[str, str]]) -> str:
+    """Tool calls as bare JSON in content (a model whose template has no tool markers, no parser reading it)."""
+    written = [{"name": name, "arguments": _decoded(arguments)} for name, arguments in calls]
+    return json.dumps(written[0] if len(written) == 1 else written)
+
+
+def _decoded(arguments: str) -> Any:
+    try:
+        return json.loads(arguments)
+    except ValueError:
+        return arguments
+
+
 def hermes_tool_calls(calls: list[tuple[str, str]]) -> str:
     """Tool calls as a Hermes-style model writes them when no tool parser reads its output."""
-    blocks = []
-    for name, arguments in calls:
-        try:
-            decoded: Any = json.loads(arguments)
-        except ValueError:
-            decoded = arguments
-        blocks.append("<tool_call>\n" + json.dumps({"name": name, "arguments": decoded}) + "\n</tool_call>")
-    return "\n".join(blocks)
+    blocks = [json.dumps({"name": name, "arguments": _decoded(arguments)}) for name, arguments in calls]
+    return "\n".join(f"<tool_call>\n{block}\n</tool_call>" for block in blocks)
 
 
 # --- the providers ---------------------------------------------------------------------------
@@ -195,6 +202,8 @@ _OPENAI_CONTEXT = ProviderError(
     "Please reduce the length of the messages.",
     "context_length_exceeded",
 )
+# 429 bodies: the codes as the providers' error pages list them; the text is representative, not quoted (the
+# engine reads the status and Retry-After, never the words).
 _OPENAI_RATE_LIMIT = ProviderError(
     429,
     "Rate limit reached for gpt-4o in organization org-scripted on requests per min (RPM): Limit 3, Used 3, "
@@ -306,10 +315,7 @@ DEEPSEEK = ProviderProfile(
     reasoning="The user wants figures; a tool call will give them.",
     reasoning_back_required=True,
     refusal=DEEPSEEK_REASONING_NOT_PASSED_BACK,
-    json_word_refusal=ProviderError(
-        400,
-        "Prompt must contain the word 'json' in some form to use 'response_format' of type 'json_object'.",
-    ),
+    json_word_refusal=_OPENAI_JSON_WORD,  # the rule is documented, its 400's wording is not: OpenAI's
     context_length=ProviderError(
         400,
         "This model's maximum context length is 131072 tokens. However, you requested 140000 tokens (140000 in "
@@ -660,6 +666,7 @@ __all__ = [
     "Request",
     "context_overflow",
     "error_reply",
+    "bare_json_tool_calls",
     "hermes_tool_calls",
     "llm_settings",
     "profile_named",

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from dataclasses import replace
+
 import openai
 import pytest
 
@@ -143,6 +145,18 @@ async def test_vllm_without_a_tool_parser_writes_the_call_into_content(scripted_
     message = reply.choices[0].message
     assert message.tool_calls is None
     assert message.content == '<tool_call>\n{"name": "search", "arguments": {"q": "x"}}\n</tool_call>'
+
+
+async def test_a_model_without_tool_markers_writes_bare_json(scripted_llm, client):
+    scripted_llm.profile = replace(VLLM_NO_TOOL_PARSER, tool_calls_as_text="json")
+    scripted_llm.script(tool_calls(call("search", {"q": "x"})))
+
+    reply = await client.chat.completions.create(
+        model="m", messages=[{"role": "user", "content": "x"}], tools=[_TOOL]
+    )
+
+    assert reply.choices[0].message.content == '{"name": "search", "arguments": {"q": "x"}}'
+    assert scripted_llm.quirks["tool_calls_as_text"] == 1
 
 
 async def test_parallel_tool_calls_false_gets_one_call(scripted_llm, client):
