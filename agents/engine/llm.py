@@ -159,10 +159,17 @@ class OpenAICompatibleLLM:
     request and response layer: bodies are sent as plain dicts and replies decoded by
     :mod:`agents.engine.completion` and :mod:`agents.engine.sse`.
 
-    The SDK retries 429/5xx and connection errors ``max_retries`` times; whatever still fails
-    is raised as :class:`LLMError` (:class:`ContextLengthExceededError` for a prompt that is
-    too long for the model). With a ``guard`` (see :class:`ConnectGuard`) a refused address raises
-    :class:`EndpointRefusedError` before anything is sent.
+    The SDK retries 429/5xx and connection errors ``max_retries`` times (a 429 asking to wait longer than
+    ``MAX_RETRY_WAIT`` is not retried); whatever still fails is raised as :class:`LLMError`:
+    :class:`ContextLengthExceededError` for a prompt that is too long for the model (in any provider's words),
+    :class:`RateLimitedError` for a 429 (with the wait asked for), :class:`EndpointMisconfiguredError` for an
+    answer that means a setting is wrong (see :mod:`agents.engine.endpoint_errors`). With a ``guard`` (see
+    :class:`ConnectGuard`) a refused address raises :class:`EndpointRefusedError` before anything is sent.
+
+    Every request carries ``default_headers`` (values never logged nor put in an error) and ``default_query``
+    (Azure's ``api-version``); with ``api_key_header`` (Azure: ``"api-key"``) the key goes in that header and
+    no bearer token is sent; ``max_output_tokens`` is sent as ``max_tokens``. With the ``stream_only`` ability
+    :meth:`chat` streams and assembles the reply.
 
     ``reasoning_replay`` (else ``abilities["reasoning_replay"]``, else the base URL host's default): whether
     the reasoning kept on tool-calling assistant messages is sent back (see :mod:`agents.engine.reasoning`).
