@@ -13,10 +13,13 @@ error mapping are exercised for real.
 When the queue is empty the server answers HTTP 500 (marked not retryable) saying
 "scripted LLM: no reply scripted for this request", so a test fails loudly instead of hanging.
 
-A :class:`ProviderProfile` (``server.profile = DEEPSEEK_THINKING``) makes the server behave as one
-provider documents: it adds the provider's reasoning to every reply and refuses the requests the
-provider refuses, before any scripted reply is taken. ``server.quirks`` counts what the profile did,
-so a test can assert that the behaviour it relies on was exercised.
+A :class:`ProviderProfile` (``server.profile = KIMI_MOONSHOT``, one per provider in
+:data:`~tests.fakes.provider_profiles.PROFILES`) makes the server behave as that provider documents: it
+refuses the requests the provider refuses (before any scripted reply is taken), serves under the provider's
+base path, and shapes every reply as the provider sends it (reasoning, streamed tool-call deltas, usage,
+``content`` next to tool calls, tool calls written as text). ``server.quirks`` counts what the profile did
+(names in :data:`~tests.fakes.provider_profiles.QUIRKS`), so a test can assert that the behaviour it relies
+on was exercised; ``server.headers`` records each request's headers.
 """
 
 from __future__ import annotations
