@@ -21,6 +21,9 @@ _AZURE_HOSTS = ("openai.azure.com", "cognitiveservices.azure.com", "services.ai.
 _STREAM_ONLY_RE = re.compile(r"only supports? stream|stream mode", re.IGNORECASE)
 # Azure OpenAI without ?api-version=: "The api-version query parameter (?api-version=) is required for all
 # requests." (https://learn.microsoft.com/azure/ai-foundry/openai/reference).
+# OpenAI's o1-era models refuse streaming: 400 "Unsupported value: 'stream' does not support true with this model"
+# (as reported in github.com/chathub-dev/chathub/issues/1294).
+_NO_STREAM_RE = re.compile(r"'stream' does not support true|streaming is not supported", re.IGNORECASE)
 _API_VERSION_RE = re.compile(r"api-version", re.IGNORECASE)
 # Azure OpenAI with the key in the wrong header: 401 "Access denied due to invalid subscription key or wrong API
 # endpoint." (https://learn.microsoft.com/azure/ai-foundry/openai/reference, key in ``api-key``).
@@ -65,6 +68,8 @@ def misconfiguration(
         return "the deployment in the base URL does not exist: check the deployment name in the 'base URL'"
     if status == 400 and _STREAM_ONLY_RE.search(detail) and not stream_only:
         return "the model answers only streamed requests: switch on 'answers streamed requests only'"
+    if status == 400 and _NO_STREAM_RE.search(detail) and stream_only:
+        return "the model does not answer streamed requests: switch off 'answers streamed requests only'"
     if status == 400 and _NO_TOOLS_RE.search(detail):
         return "the model does not support tools: switch off 'supports function calling'"
     if status == 400 and _NO_TOOL_PARSER_RE.search(detail):

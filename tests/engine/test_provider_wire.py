@@ -101,6 +101,20 @@ async def test_a_stream_only_model_called_without_streaming_names_the_setting_to
         await llm.chat(ASK)
 
 
+async def test_a_model_that_refuses_streaming_names_the_setting_to_switch_off(scripted_llm, make_profile_llm):
+    llm = make_profile_llm(OPENAI, abilities={"stream_only": True})
+    scripted_llm.script(
+        error(
+            400,
+            message="Unsupported value: 'stream' does not support true with this model.",
+            code="unsupported_value",
+        )
+    )
+
+    with pytest.raises(EndpointMisconfiguredError, match="switch off 'answers streamed requests only'"):
+        await llm.chat(ASK)
+
+
 async def test_an_ollama_reasoning_field_comes_back_under_its_own_name(scripted_llm, make_profile_llm):
     llm = make_profile_llm(OLLAMA, abilities={"stream_only": True})
     scripted_llm.script(tool_calls(call("orders", {"q": "acme"}, id="c1")))
