@@ -380,9 +380,11 @@ class OpenAICompatibleLLM:
 
     def _redact(self, text: str) -> str:
         """``text`` without the key or any configured header value (gateway tokens travel in headers)."""
-        for secret in (self._api_key, *self.default_headers.values()):
-            if secret and len(secret) >= 4:
-                text = text.replace(secret, "***")
+        if self._api_key:
+            text = text.replace(self._api_key, "***")
+        for value in self.default_headers.values():
+            if len(value) >= 4:  # a short value ("1", "yes") is no secret, and would mangle the message
+                text = text.replace(value, "***")
         return text
 
     def _error(self, exc: Exception) -> LLMError:
