@@ -1,4 +1,4 @@
-"""Web routes of the chat app, mounted under ``o/<slug:org_slug>/`` by ``platform_core.urls``."""
+"""Web routes of the chat app, mounted under ``o/<slug:org_slug>/`` by ``platform_core.wiring.urls``."""
 
 from __future__ import annotations
 

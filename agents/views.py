@@ -23,7 +23,7 @@ from django.views.decorators.http import require_GET
 from agents import selectors, services
 from platform_core.authentication import api_token_authenticate, bearer_token_from_header
 from platform_core.models import Organization
-from platform_core.selectors import membership_for, organization_get_for_user
+from platform_core.tenancy import member_org_from_slug
 
 SIDEBAR_CONVERSATIONS = 50
 
@@ -45,17 +45,6 @@ def _bearer_user(view: View) -> View:
     return wrapper
 
 
-def _org_for_member(request: HttpRequest, org_slug: str) -> Organization:
-    """The URL's organisation when the user is a member of it; otherwise 404.
-
-    Superusers who are not members get 404 too: the chat websocket refuses them as well.
-    """
-    org = organization_get_for_user(user=request.user, slug=org_slug)
-    if membership_for(user=request.user, organization=org) is None:
-        raise Http404("No such organisation.")
-    return org
-
-
 def _conversations(request: HttpRequest, org: Organization) -> list[Any]:
     return list(
         selectors.conversation_list_for_user(user=request.user, organization_id=org.pk)[
@@ -69,7 +58,7 @@ def _conversations(request: HttpRequest, org: Organization) -> list[Any]:
 @require_GET
 def chat_home(request: HttpRequest, org_slug: str) -> HttpResponse:
     """The user's conversations in the organisation, newest first, and the agent picker."""
-    org = _org_for_member(request, org_slug)
+    org, _membership = member_org_from_slug(user=request.user, slug=org_slug)
     return render(
         request,
         "agents/chat_home.html",
@@ -88,7 +77,7 @@ def chat_home(request: HttpRequest, org_slug: str) -> HttpResponse:
 def chat_new(request: HttpRequest, org_slug: str) -> HttpResponse:
     """A new, empty chat with the chosen agent (``?agent=<id>``). Nothing is stored until the first
     message: the page then creates the conversation over the REST API and opens its socket."""
-    org = _org_for_member(request, org_slug)
+    org, _membership = member_org_from_slug(user=request.user, slug=org_slug)
     try:
         agent_id = uuid.UUID(str(request.GET.get("agent", "")))
     except ValueError as exc:
@@ -125,7 +114,7 @@ def _chat_page_urls(org: Organization) -> dict[str, Any]:
 @require_GET
 def chat_conversation(request: HttpRequest, org_slug: str, conversation_id: uuid.UUID) -> HttpResponse:
     """The chat view of one of the user's conversations in this organisation."""
-    org = _org_for_member(request, org_slug)
+    org, _membership = member_org_from_slug(user=request.user, slug=org_slug)
     conversation = selectors.conversation_for_user(user=request.user, conversation_id=conversation_id)
     if conversation is None or conversation.organization_id != org.pk:
         raise Http404("No such conversation.")

@@ -14,7 +14,7 @@ from typing import Any, Literal
 from django.utils.translation import gettext as _
 
 # The application's limit; the transport (daphne) accepts larger messages so that these get a clear error
-# instead of a dropped connection (deploy.stack.WEBSOCKET_TRANSPORT_MAX_BYTES).
+# instead of a dropped connection (platform_core.wiring.deploy.stack.WEBSOCKET_TRANSPORT_MAX_BYTES).
 MAX_FRAME_BYTES = 256 * 1024
 
 

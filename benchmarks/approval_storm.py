@@ -36,7 +36,7 @@ import httpx  # noqa: E402
 from websockets.asyncio.client import ClientConnection, connect  # noqa: E402
 
 from benchmarks.common import BenchStack, free_port, machine_summary, percentile  # noqa: E402
-from deploy.services import postgres_query  # noqa: E402
+from platform_core.wiring.deploy.services import postgres_query  # noqa: E402
 from tests.fakes.feishu_server import FakeFeishu  # noqa: E402
 from tests.fakes.http_service import LoopbackHTTPService, running_http_service  # noqa: E402
 from tests.fakes.openai_server import ScriptedOpenAIServer, call, text, tool_calls  # noqa: E402

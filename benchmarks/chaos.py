@@ -46,8 +46,8 @@ from websockets.exceptions import ConnectionClosed, WebSocketException  # noqa: 
 
 from benchmarks.chaos_check import verify  # noqa: E402
 from benchmarks.common import LOG_DIR, BenchStack, free_port, machine_summary  # noqa: E402
-from deploy.services import postgres_query  # noqa: E402
-from deploy.stack import RunningProcess, beat_spec  # noqa: E402
+from platform_core.wiring.deploy.services import postgres_query  # noqa: E402
+from platform_core.wiring.deploy.stack import RunningProcess, beat_spec  # noqa: E402
 from tests.fakes.http_service import running_http_service  # noqa: E402
 from tests.fakes.openai_server import ScriptedOpenAIServer, call, text, tool_calls  # noqa: E402
 

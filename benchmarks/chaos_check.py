@@ -6,7 +6,7 @@ from typing import TYPE_CHECKING, Any
 
 import httpx
 
-from deploy.services import postgres_query
+from platform_core.wiring.deploy.services import postgres_query
 
 if TYPE_CHECKING:
     from benchmarks.chaos import Chaos

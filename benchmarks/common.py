@@ -3,7 +3,7 @@ statistics, the machine's description, and a websocket client with timestamps.
 
 :class:`BenchStack` creates a fresh database (``agent_platform_bench`` on ``BENCH_POSTGRES_URL``'s server,
 dropped afterwards), empties its own Redis database (``BENCH_REDIS_URL``, default DB 12), migrates, and
-starts daphne servers and Celery workers the way ``make prod`` does (:mod:`deploy.stack`), with their
+starts daphne servers and Celery workers the way ``make prod`` does (:mod:`platform_core.wiring.deploy.stack`), with their
 output in ``var/benchmarks/``. Everything stays on loopback.
 """
 
@@ -24,7 +24,7 @@ ROOT = Path(__file__).resolve().parents[1]
 if str(ROOT) not in sys.path:
     sys.path.insert(0, str(ROOT))
 
-from deploy.services import (  # noqa: E402
+from platform_core.wiring.deploy.services import (  # noqa: E402
     postgres_database_drop,
     postgres_database_ensure,
     postgres_problem,
@@ -32,7 +32,7 @@ from deploy.services import (  # noqa: E402
     redis_problem,
     with_database,
 )
-from deploy.stack import (  # noqa: E402
+from platform_core.wiring.deploy.stack import (  # noqa: E402
     ProcessGroup,
     RunningProcess,
     daphne_spec,

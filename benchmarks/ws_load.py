@@ -64,7 +64,7 @@ from benchmarks.common import (  # noqa: E402
     process_cpu_seconds,
     process_rss_kib,
 )
-from deploy.services import postgres_query  # noqa: E402
+from platform_core.wiring.deploy.services import postgres_query  # noqa: E402
 
 MARKER = re.compile(r"@(\d{19})")
 PROBE_INTERVAL = 0.1

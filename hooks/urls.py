@@ -2,7 +2,7 @@
 
 ``integration_urlpatterns`` are mounted under ``integrations/`` (the Feishu callback, no session) and
 ``inbox_urlpatterns`` under ``o/<slug:org_slug>/approvals/`` (the approvers' inbox) by
-``platform_core.urls``.
+``platform_core.wiring.urls``.
 """
 
 from __future__ import annotations

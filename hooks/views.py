@@ -43,7 +43,7 @@ from hooks.selectors import (
 from hooks.services import ApprovalForbidden, approval_decide
 from platform_core.models import Membership, Organization
 from platform_core.request_meta import client_ip
-from platform_core.selectors import membership_for, organization_get_for_user
+from platform_core.tenancy import member_org_from_slug
 
 logger = logging.getLogger(__name__)
 
@@ -93,19 +93,10 @@ def _callback_body(request: HttpRequest) -> bytes | None:
     return None if len(body) > MAX_CALLBACK_BYTES else body
 
 
-def _member_org(request: HttpRequest, org_slug: str) -> tuple[Organization, Membership]:
-    """The URL's organisation for one of its members (404 for anyone else)."""
-    org = organization_get_for_user(user=request.user, slug=org_slug)
-    membership = membership_for(user=request.user, organization=org)
-    if membership is None:
-        raise Http404("No such organisation.")
-    return org, membership
-
-
 def _inbox_org(request: HttpRequest, org_slug: str) -> tuple[Organization, Membership]:
     """The URL's organisation for one of its approvers, admins or owners (404 for non-members, 403 for
     members without such a role)."""
-    org, membership = _member_org(request, org_slug)
+    org, membership = member_org_from_slug(user=request.user, slug=org_slug)
     if membership.role not in DECIDER_ROLES:
         raise PermissionDenied(_("Only approvers, admins and owners can open the approvals inbox."))
     return org, membership
@@ -158,7 +149,7 @@ def _visible(request: HttpRequest, org: Organization, approval_id: Any) -> Any:
 def approval_page(request: HttpRequest, org_slug: str, approval_id: Any) -> HttpResponse:
     """One request: the call, its arguments (redacted), its state, and the decision form. Its requester
     may open it too (read-only), from the chat's waiting card."""
-    org, membership = _member_org(request, org_slug)
+    org, membership = member_org_from_slug(user=request.user, slug=org_slug)
     approval = approval_get_for_org(organization=org, approval_id=approval_id)
     if not approval_visible_to(approval=approval, user=request.user):
         raise Http404("No such approval request.")

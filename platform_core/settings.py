@@ -55,6 +55,7 @@ INSTALLED_APPS = [
     "connectors",  # connectors app (issue 4)
     "agents",
     "hooks",  # guard rails and approvals (issue 6)
+    "platform_core.wiring",  # the project wiring: the serve and serve_prod commands
 ]
 
 MIDDLEWARE = [
@@ -70,8 +71,8 @@ MIDDLEWARE = [
     "django.middleware.clickjacking.XFrameOptionsMiddleware",
 ]
 
-ROOT_URLCONF = "platform_core.urls"
-ASGI_APPLICATION = "platform_core.asgi.application"
+ROOT_URLCONF = "platform_core.wiring.urls"
+ASGI_APPLICATION = "platform_core.wiring.asgi.application"
 WSGI_APPLICATION = None
 
 TEMPLATES = [
@@ -85,7 +86,7 @@ TEMPLATES = [
                 "django.template.context_processors.i18n",
                 "django.contrib.auth.context_processors.auth",
                 "django.contrib.messages.context_processors.messages",
-                "platform_core.navigation.topbar",
+                "platform_core.wiring.navigation.topbar",
             ],
         },
     },

@@ -2,6 +2,7 @@
 
 - API views inherit :class:`OrgScopedViewMixin` (or the viewsets built on it). The organisation comes
   from the ``org_slug`` URL kwarg; a user who is not a member gets the same 404 as for a missing org.
+- Web pages resolve it with :func:`member_org_from_slug` (members only, superusers included).
   ``get_queryset`` is scoped to that organisation and subclasses only narrow it further.
 - Permission classes check the caller's role in that organisation.
 - Admin classes of tenant models inherit :class:`OrgScopedAdmin` (in ``platform_core.admin_base``).
@@ -11,6 +12,7 @@ from __future__ import annotations
 
 from typing import Any
 
+from django.contrib.auth.base_user import AbstractBaseUser
 from django.db.models import Model, QuerySet
 from django.http import Http404
 from rest_framework import permissions
@@ -22,10 +24,20 @@ from platform_core.selectors import membership_for, organization_get_for_user
 ORG_KWARG = "org_slug"
 
 
-def resolve_request_org(request: Any, slug: str) -> tuple[Organization, Membership | None]:
-    """Return the organisation named in the URL and the caller's membership (None for superusers)."""
-    org = organization_get_for_user(user=request.user, slug=slug)
-    return org, membership_for(user=request.user, organization=org)
+def org_from_slug(*, user: AbstractBaseUser, slug: str) -> tuple[Organization, Membership | None]:
+    """The organisation a URL names and the user's membership of it (``None`` for a superuser who is not
+    a member). A missing organisation and one the user may not see raise the same 404."""
+    org = organization_get_for_user(user=user, slug=slug)
+    return org, membership_for(user=user, organization=org)
+
+
+def member_org_from_slug(*, user: AbstractBaseUser, slug: str) -> tuple[Organization, Membership]:
+    """:func:`org_from_slug` for the web pages, which only members see: a superuser who is not a member
+    gets the 404 too (the chat websocket refuses them as well)."""
+    org, membership = org_from_slug(user=user, slug=slug)
+    if membership is None:
+        raise Http404("No such organisation.")
+    return org, membership
 
 
 def role_in(request: Any, roles: frozenset[str]) -> bool:
@@ -87,7 +99,7 @@ class OrgScopedViewMixin:
             # Let DRF answer 401/403 for anonymous callers before any org lookup.
             super().initial(request, *args, **kwargs)  # type: ignore[misc]
             return
-        org, membership = resolve_request_org(request, kwargs[ORG_KWARG])
+        org, membership = org_from_slug(user=request.user, slug=kwargs[ORG_KWARG])
         request.org = org
         request.org_membership = membership
         self.org = org

@@ -1,4 +1,7 @@
-"""``/api/v1/``: the tenancy core's routes. Each app adds its own under ``orgs/<org_slug>/``."""
+"""The tenancy core's ``/api/v1/`` routes: the organisation list, and its settings, audit log and members.
+
+The project wiring (:mod:`platform_core.wiring.api_urls`) mounts them with every app's own routes.
+"""
 
 from __future__ import annotations
 
@@ -12,16 +15,11 @@ org_router = SimpleRouter()
 org_router.register("audit-logs", AuditLogViewSet, basename="audit-log")
 org_router.register("members", MemberViewSet, basename="member")
 
-# Every app's org-scoped API routes, each in its own module.
+# Under ``orgs/<org_slug>/``.
 org_urlpatterns = [
     path("settings/", OrganizationSettingsView.as_view(), name="org-settings"),
     path("", include(org_router.urls)),
-    path("", include("connectors.api.urls")),  # connectors (issue 4)
-    path("", include("agents.api.urls")),
-    path("", include("hooks.api.urls")),  # guard rails and approvals (issue 6)
 ]
 
-urlpatterns = [
-    path("orgs/", OrganizationListView.as_view(), name="org-list"),
-    path("orgs/<slug:org_slug>/", include(org_urlpatterns)),
-]
+# Outside any organisation.
+urlpatterns = [path("orgs/", OrganizationListView.as_view(), name="org-list")]

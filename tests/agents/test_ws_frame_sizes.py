@@ -2,7 +2,7 @@
 ``error`` frame and the socket then answers a normal frame; nothing drops the connection (1006).
 
 Daphne's own default (1 MiB) dropped the connection above it; the platform raises the transport limit
-(``deploy.stack.WEBSOCKET_TRANSPORT_MAX_BYTES``) and refuses above the application's limit in the consumer.
+(``platform_core.wiring.deploy.stack.WEBSOCKET_TRANSPORT_MAX_BYTES``) and refuses above the application's limit in the consumer.
 """
 
 from __future__ import annotations
@@ -17,8 +17,13 @@ from channels.db import database_sync_to_async
 from django.db import connection
 
 from agents.ws_frames import MAX_FRAME_BYTES
-from deploy.stack import WEBSOCKET_TRANSPORT_MAX_BYTES, ProcessGroup, daphne_spec, inherited_env
 from platform_core.models import Role
+from platform_core.wiring.deploy.stack import (
+    WEBSOCKET_TRANSPORT_MAX_BYTES,
+    ProcessGroup,
+    daphne_spec,
+    inherited_env,
+)
 from tests.agents.factories import AgentFactory, ConversationFactory
 from tests.agents.ws_helpers import bearer_for
 from tests.factories import OrganizationFactory, member_of

@@ -1,4 +1,4 @@
-"""The websocket stack of ``platform_core.asgi``: origin validation, then session or Bearer auth."""
+"""The websocket stack of ``platform_core.wiring.asgi``: origin validation, then session or Bearer auth."""
 
 from __future__ import annotations
 
@@ -11,7 +11,7 @@ from django.conf import settings
 from django.test import Client
 from django.urls import path
 
-from platform_core.asgi import _allowed_origins, _PortAwareOriginValidator, application
+from platform_core.wiring.asgi import _allowed_origins, _PortAwareOriginValidator, application
 from platform_core.services import api_token_issue
 from platform_core.ws_auth import SessionOrTokenAuthMiddleware
 from tests.factories import PASSWORD, UserFactory

@@ -20,8 +20,8 @@ from django.urls import path
 from django.utils import translation
 from django.views import defaults
 
-from platform_core import urls as root_urls
 from platform_core.models import Role
+from platform_core.wiring import urls as root_urls
 from tests.factories import PASSWORD, member_of
 
 pytestmark = pytest.mark.django_db

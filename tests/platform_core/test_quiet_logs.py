@@ -22,7 +22,7 @@ from django.db import connection
 
 from agents.runs.tasks import sweep_runs
 from hooks.tasks import expire_overdue_approvals
-from platform_core.management.commands.serve import worker_command
+from platform_core.wiring.management.commands.serve import worker_command
 
 ROOT = Path(__file__).resolve().parents[2]
 SWEEP = "agents.tasks.sweep_runs"

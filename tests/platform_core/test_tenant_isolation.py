@@ -20,7 +20,7 @@ from django.contrib import admin
 from django.urls import URLPattern, URLResolver, get_resolver, reverse
 
 from platform_core.admin_base import OrgScopedAdmin
-from platform_core.routing import websocket_urlpatterns
+from platform_core.wiring.routing import websocket_urlpatterns
 from tests.factories import PASSWORD, TENANT_FACTORIES, member_of
 
 TESTS_DIR = Path(__file__).resolve().parent.parent

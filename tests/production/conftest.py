@@ -26,7 +26,7 @@ from typing import Any
 import httpx
 import pytest
 
-from deploy.services import (
+from platform_core.wiring.deploy.services import (
     postgres_database_drop,
     postgres_database_ensure,
     postgres_problem,
@@ -34,7 +34,7 @@ from deploy.services import (
     redis_problem,
     with_database,
 )
-from deploy.stack import ROOT, ProcessGroup, daphne_spec, inherited_env, worker_spec
+from platform_core.wiring.deploy.stack import ROOT, ProcessGroup, daphne_spec, inherited_env, worker_spec
 from tests.fakes.feishu_server import FakeFeishu
 from tests.fakes.http_service import LoopbackHTTPService, running_http_service
 from tests.fakes.openai_server import ScriptedOpenAIServer

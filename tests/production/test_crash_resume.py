@@ -21,8 +21,8 @@ from typing import Any
 
 import pytest
 
-from deploy.services import postgres_query
-from deploy.stack import ROOT, ProcessGroup, daphne_spec
+from platform_core.wiring.deploy.services import postgres_query
+from platform_core.wiring.deploy.stack import ROOT, ProcessGroup, daphne_spec
 from tests.fakes.openai_server import call, text, tool_calls
 from tests.production.conftest import Stack
 from tests.production.ws_client import is_approval, is_done, ws_frames_until, ws_open, ws_send

@@ -19,13 +19,20 @@ from django.conf import settings
 from django.core.management import call_command
 from django.core.management.base import BaseCommand, CommandError, CommandParser
 
-from deploy.services import (
+from platform_core.wiring.deploy.services import (
     is_postgres_url,
     postgres_database_ensure,
     postgres_problem,
     redis_problem,
 )
-from deploy.stack import ProcessDied, ProcessGroup, beat_spec, daphne_spec, inherited_env, worker_spec
+from platform_core.wiring.deploy.stack import (
+    ProcessDied,
+    ProcessGroup,
+    beat_spec,
+    daphne_spec,
+    inherited_env,
+    worker_spec,
+)
 
 
 def _ports(value: str) -> list[int]:

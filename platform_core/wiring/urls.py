@@ -1,4 +1,4 @@
-"""Root URL configuration."""
+"""The root URL configuration: the tenancy core's pages and every app's routes."""
 
 from __future__ import annotations
 
@@ -22,6 +22,6 @@ urlpatterns = [
     path("integrations/", include(integration_urlpatterns)),  # guard rails (issue 6)
     path("admin/", admin.site.urls),
     path("demo-api/", include("connectors.demo_api.urls")),  # connectors (issue 4)
-    path("api/v1/", include("platform_core.api.urls")),
+    path("api/v1/", include("platform_core.wiring.api_urls")),
     path("api/schema/", SpectacularAPIView.as_view(), name="api-schema"),
 ]

@@ -15,7 +15,7 @@ from typing import Any
 
 from django.core.management.base import BaseCommand, CommandParser
 
-from deploy.stack import daphne_websocket_args
+from platform_core.wiring.deploy.stack import ASGI_APPLICATION, daphne_websocket_args
 
 
 def worker_command(bin_dir: str) -> list[str]:
@@ -62,7 +62,7 @@ class Command(BaseCommand):
                     "-p",
                     str(port),
                     *daphne_websocket_args(),
-                    "platform_core.asgi:application",
+                    ASGI_APPLICATION,
                 ]
             )
         )

@@ -20,8 +20,10 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import IO
 
-ROOT = Path(__file__).resolve().parents[1]
-ASGI_APPLICATION = "platform_core.asgi:application"
+# The directory that holds the platform's packages (platform_core/wiring/deploy/ is three levels down): the
+# project checkout, or site-packages for an installed wheel. Processes start there.
+ROOT = Path(__file__).resolve().parents[3]
+ASGI_APPLICATION = "platform_core.wiring.asgi:application"
 READY_PATH = "/login/"
 # The largest websocket message daphne accepts (its default is 1 MiB; above it the connection drops). The
 # consumer refuses frames above its own, far lower limit (agents.ws_frames.MAX_FRAME_BYTES) with an error

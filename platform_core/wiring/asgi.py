@@ -1,0 +1,61 @@
+"""ASGI entry point: HTTP through Django, websockets through Channels, one ProtocolTypeRouter.
+
+Websocket handshakes are origin-checked (``WEBSOCKET_ALLOWED_ORIGINS``, else ``ALLOWED_HOSTS``) and then
+authenticated by the session cookie or a Bearer token. A path no route serves is closed with 4404.
+``platform_core.asgi:application`` names the same application for daphne and process managers.
+"""
+
+from __future__ import annotations
+
+import os
+
+os.environ.setdefault("DJANGO_SETTINGS_MODULE", "platform_core.settings")
+
+from django.core.asgi import get_asgi_application  # noqa: E402
+
+django_asgi_app = get_asgi_application()
+
+from channels.routing import ProtocolTypeRouter, URLRouter  # noqa: E402
+from channels.security.websocket import OriginValidator  # noqa: E402
+from django.conf import settings  # noqa: E402
+from django.urls import re_path  # noqa: E402
+
+from platform_core.gc_tuning import gc_tune_for_server  # noqa: E402
+from platform_core.wiring.routing import websocket_urlpatterns  # noqa: E402
+from platform_core.wiring.ws_not_found import UnknownPathConsumer  # noqa: E402
+from platform_core.ws_auth import SessionOrTokenAuthMiddleware  # noqa: E402
+
+
+def _allowed_origins() -> list[str]:
+    if settings.WEBSOCKET_ALLOWED_ORIGINS:
+        return list(settings.WEBSOCKET_ALLOWED_ORIGINS)
+    hosts = list(settings.ALLOWED_HOSTS)
+    if settings.DEBUG:
+        # Development: the ports daphne commonly runs on locally.
+        hosts += [".localhost", "127.0.0.1:*", "localhost:*"]
+    return hosts
+
+
+class _PortAwareOriginValidator(OriginValidator):
+    """Channels' OriginValidator, also accepting ``host:*`` patterns for local development."""
+
+    def valid_origin(self, parsed_origin):  # type: ignore[no-untyped-def]
+        if parsed_origin is None:
+            # API clients (no browser) send no Origin: they authenticate with a Bearer token.
+            return True
+        for pattern in self.allowed_origins:
+            if pattern.endswith(":*") and parsed_origin.hostname == pattern[:-2]:
+                return True
+        return super().valid_origin(parsed_origin)
+
+
+def build_websocket_app() -> object:
+    # Last route: any other path is closed with 4404 (URLRouter itself would raise, and daphne answer 500).
+    routes = [*websocket_urlpatterns, re_path(r"", UnknownPathConsumer.as_asgi())]
+    return _PortAwareOriginValidator(SessionOrTokenAuthMiddleware(URLRouter(routes)), _allowed_origins())
+
+
+application = ProtocolTypeRouter({"http": django_asgi_app, "websocket": build_websocket_app()})
+
+# Everything the server needs is loaded now: keep it out of the garbage collector's full scans.
+gc_tune_for_server()
