@@ -264,6 +264,15 @@ async def test_a_429_surfaces_as_rate_limited_with_the_wait_the_endpoint_asked_f
     assert scripted_llm.quirks["rate_limited"] == 1
 
 
+@pytest.mark.parametrize("profile", PROFILES, ids=lambda p: p.name)
+async def test_every_providers_429_is_retried_after_the_wait_it_asks(scripted_llm, make_profile_llm, profile):
+    llm = make_profile_llm(profile, max_retries=1)
+    scripted_llm.script(rate_limited(profile, retry_after="0.01"), text("ok"))
+
+    assert (await llm.chat(ASK)).content == "ok"
+    assert len(scripted_llm.requests) == 2 and scripted_llm.quirks["rate_limited"] == 1
+
+
 async def test_the_client_retries_a_short_retry_after_then_succeeds(scripted_llm, make_profile_llm):
     llm = make_profile_llm(OPENAI, max_retries=2)
     scripted_llm.script(rate_limited(OPENAI, retry_after="0.05"), text("ok"))
