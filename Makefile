@@ -49,9 +49,11 @@ prod: install
 test: install-dev
 	$(PY) -m pytest $(PYTEST_ARGS)
 
+## ruff, and the import-linter contracts of the layers and of no cycles (pyproject.toml, [tool.importlinter]).
 lint: install-dev
 	$(VENV)/bin/ruff check .
 	$(VENV)/bin/ruff format --check .
+	$(VENV)/bin/lint-imports --no-cache
 
 ## Refresh the translation catalogues after changing user-facing strings.
 messages: install

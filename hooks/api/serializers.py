@@ -10,7 +10,6 @@ from django.core.exceptions import ValidationError as DjangoValidationError
 from django.utils.translation import gettext_lazy as _
 from rest_framework import serializers
 
-from agents.models import Agent
 from connectors.models import Connector, ConnectorAction
 from hooks.condition_schema import condition_schema_messages, covered_scopes
 from hooks.conditions import ConditionError, parse_condition
@@ -233,7 +232,9 @@ class RateLimitSerializer(serializers.ModelSerializer):
 
 
 class AgentHookSettingsSerializer(serializers.ModelSerializer):
-    agent = OrgScopedPrimaryKeyField(queryset=Agent.objects.all())
+    # The agent model through the settings' foreign key ("agents.Agent"): hooks sit below agents and do not
+    # import them.
+    agent = OrgScopedPrimaryKeyField(queryset=AgentHookSettings.agent.field.related_model.objects.all())
 
     class Meta:
         model = AgentHookSettings
@@ -248,7 +249,7 @@ class AgentHookSettingsSerializer(serializers.ModelSerializer):
         read_only_fields = ["id"]
         validators: list[Any] = []  # the one-per-agent rule is checked in validate() with a clear message
 
-    def validate_agent(self, agent: Agent) -> Agent:
+    def validate_agent(self, agent: Any) -> Any:
         others = AgentHookSettings.objects.filter(agent=agent)
         if self.instance is not None:
             others = others.exclude(pk=self.instance.pk)

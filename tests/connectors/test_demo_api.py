@@ -11,7 +11,7 @@ import pytest
 from django.utils import timezone
 
 from connectors.demo_api.models import DemoIdempotentRequest, DemoPayment, DemoPurchaseOrder
-from connectors.demo_api.seed import demo_connector_seed
+from connectors.demo_seed import demo_connector_seed
 from connectors.models import Connector, ConnectorAction
 from connectors.openapi import parse_openapi
 from platform_core.demo import DEMO_SEEDERS, demo_seed

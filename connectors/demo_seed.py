@@ -1,4 +1,5 @@
-"""Demo seeder: the demo organisation's "erp" connector, pointing at this platform's own demo API.
+"""Demo seeder: the demo organisation's "erp" connector, pointing at this platform's own demo API
+(:mod:`connectors.demo_api`, which imports nothing of the connectors app but its own models).
 
 The base URL is ``settings.DEMO_API_BASE_URL`` when set, else ``http://127.0.0.1:8000/demo-api`` (where
 ``make run`` serves); its host is added to the connector's allowed private hosts, since the SSRF guard
