@@ -24,6 +24,14 @@ _STREAM_ONLY_RE = re.compile(r"only supports? stream|stream mode", re.IGNORECASE
 # OpenAI's o1-era models refuse streaming: 400 "Unsupported value: 'stream' does not support true with this model"
 # (as reported in github.com/chathub-dev/chathub/issues/1294).
 _NO_STREAM_RE = re.compile(r"'stream' does not support true|streaming is not supported", re.IGNORECASE)
+# An output limit above the model's: Volcengine Ark "The parameter `max_tokens` specified in the request are not
+# valid: integer above maximum value, expected a value <= 4096, but got 8192 instead." (as reported in
+# github.com/langgenius/dify/issues/14376; not a context-length error, github.com/NousResearch/hermes-agent/issues/51773),
+# OpenAI "max_tokens is too large: 9000. This model supports at most 4096 completion tokens".
+_OUTPUT_LIMIT_RE = re.compile(
+    r"max_(completion_)?tokens\b.*(not valid|too large|maximum value|less than or equal|at most)",
+    re.IGNORECASE | re.DOTALL,
+)
 _API_VERSION_RE = re.compile(r"api-version", re.IGNORECASE)
 # Azure OpenAI with the key in the wrong header: 401 "Access denied due to invalid subscription key or wrong API
 # endpoint." (https://learn.microsoft.com/azure/ai-foundry/openai/reference, key in ``api-key``).
@@ -70,6 +78,8 @@ def misconfiguration(
         return "the model answers only streamed requests: switch on 'answers streamed requests only'"
     if status == 400 and _NO_STREAM_RE.search(detail) and stream_only:
         return "the model does not answer streamed requests: switch off 'answers streamed requests only'"
+    if status == 400 and _OUTPUT_LIMIT_RE.search(detail):
+        return "the output limit is above what the model allows: lower the endpoint's 'output limit (tokens)'"
     if status == 400 and _NO_TOOLS_RE.search(detail):
         return "the model does not support tools: switch off 'supports function calling'"
     if status == 400 and _NO_TOOL_PARSER_RE.search(detail):

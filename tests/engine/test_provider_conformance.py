@@ -46,6 +46,7 @@ REFUSALS = frozenset(
         "auto_tool_choice_refused",
         "json_word_refused",
         "json_mode_refused",
+        "max_tokens_refused",
         "reasoning_back_refused",
     }
 )

@@ -23,6 +23,7 @@ from tests.fakes.llm_fixtures import SCRIPTED_API_KEY
 from tests.fakes.openai_server import call, error, text, tool_calls
 from tests.fakes.provider_profiles import (
     AZURE_OPENAI,
+    DOUBAO_ARK,
     GLM_ZHIPU,
     KIMI_MOONSHOT,
     OLLAMA,
@@ -334,6 +335,17 @@ async def test_vllm_without_a_tool_parser_names_the_function_calling_setting(scr
 
     assert "--tool-call-parser" in str(refused.value)
     assert scripted_llm.quirks["auto_tool_choice_refused"] == 1
+
+
+async def test_an_output_limit_above_the_models_names_the_output_limit_setting(
+    scripted_llm, make_profile_llm
+):
+    llm = make_profile_llm(DOUBAO_ARK, max_output_tokens=16384)
+
+    with pytest.raises(EndpointMisconfiguredError, match="lower the endpoint's 'output limit \\(tokens\\)'"):
+        await llm.chat(ASK)
+
+    assert scripted_llm.quirks["max_tokens_refused"] == 1
 
 
 async def test_an_ollama_model_without_tools_names_the_function_calling_setting(scripted_llm, make_llm):

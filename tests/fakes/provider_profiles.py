@@ -310,7 +310,10 @@ KIMI_MOONSHOT = ProviderProfile(
 # https://ark.cn-beijing.volces.com/api/v3): models listed with ``structured_outputs.json_object: false`` refuse
 # JSON mode with 400 "The parameter `response_format.type` specified in the request are not valid: `json_object`
 # is not supported by this model" (as reported in github.com/Usagi-org/ai-goofish-monitor/issues/272); the
-# deep-thinking models return reasoning_content (https://www.volcengine.com/docs/82379/1449737).
+# deep-thinking models return reasoning_content (https://www.volcengine.com/docs/82379/1449737). A ``max_tokens``
+# above the model's limit: 400 "The parameter `max_tokens` specified in the request are not valid: integer above
+# maximum value, expected a value <= 12288, but got 16384 instead." (as reported in langgenius/dify#13451,
+# xuanyustudio/LocalMiniDrama#39).
 DOUBAO_ARK = ProviderProfile(
     name="doubao-ark",
     source="https://www.volcengine.com/docs/82379/1494384",
@@ -330,6 +333,14 @@ DOUBAO_ARK = ProviderProfile(
     },
     base_path="/api/v3",
     reasoning="Two look-ups are needed.",
+    max_output_tokens=12288,
+    max_tokens_refusal=ProviderError(
+        400,
+        "The parameter `max_tokens` specified in the request are not valid: integer above maximum value, "
+        "expected a value <= 12288, but got 16384 instead.",
+        "InvalidParameter",
+        "BadRequest",
+    ),
     json_mode_refusal=ProviderError(
         400,
         "The parameter `response_format.type` specified in the request are not valid: `json_object` is not "

@@ -27,6 +27,7 @@ QUIRKS: Mapping[str, str] = {
     "auto_tool_choice_refused": "tool_choice 'auto' without a tool parser (vLLM): 400",
     "json_word_refused": "json_object without the word 'json' in the messages: 400",
     "json_mode_refused": "response_format json_object refused: 400",
+    "max_tokens_refused": "max_tokens above the model's output limit: 400",
     "parallel_reduced_to_one": "several scripted calls, the provider returned only the first",
     "tool_calls_as_text": "the tool call came back as text in content (no tool parser)",
     "tool_delta_without_index": "streamed tool-call deltas carried no index",
@@ -82,6 +83,8 @@ class ProviderProfile:
     json_word_refusal: ProviderError | None = None
     json_mode_refusal: ProviderError | None = None
     auto_tool_choice_refusal: ProviderError | None = None
+    max_output_tokens: int | None = None  # a larger ``max_tokens`` is refused with ``max_tokens_refusal``
+    max_tokens_refusal: ProviderError | None = None
     # replies
     parallel: Literal["yes", "one", "on_request"] = "yes"
     tool_calls_as_text: Literal["hermes", "json"] | None = None
@@ -129,6 +132,10 @@ def refusal_of(profile: ProviderProfile, request: Request) -> tuple[str, Provide
             return "tool_choice_refused", profile.tool_choice_refusal
         if kind == "auto" and profile.auto_tool_choice_refusal:
             return "auto_tool_choice_refused", profile.auto_tool_choice_refusal
+    asked = body.get("max_tokens")
+    if profile.max_output_tokens and isinstance(asked, int) and asked > profile.max_output_tokens:
+        if profile.max_tokens_refusal:
+            return "max_tokens_refused", profile.max_tokens_refusal
     if (body.get("response_format") or {}).get("type") == "json_object":
         if profile.json_mode_refusal:
             return "json_mode_refused", profile.json_mode_refusal
