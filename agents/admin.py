@@ -18,7 +18,7 @@ from agents.endpoint_check_services import model_config_apply_check, model_confi
 from agents.endpoint_headers import headers_dump, headers_parse
 from agents.example_questions import ExampleQuestionsFormField
 from agents.model_presets import PRESETS, presets_as_data
-from agents.models import Agent, Conversation, ModelConfig, Run
+from agents.models import Agent, Conversation, ModelConfig, ModelProvider, Run
 from platform_core.admin_base import AuditedAdmin, OrgScopedAdmin
 from platform_core.request_meta import client_ip
 from platform_core.secret_rules import validate_secret_length
@@ -77,6 +77,7 @@ class ModelConfigForm(forms.ModelForm):
 
     def __init__(self, *args: Any, **kwargs: Any) -> None:
         super().__init__(*args, **kwargs)
+        self.fields["provider"].required = False  # a form posted without it keeps today's "custom"
         self.fields["model_family"].choices = [("", "---------")] + [
             (str(preset.label), [(f"{preset.provider}:{f.key}", f.label) for f in preset.families])
             for preset in PRESETS
@@ -89,6 +90,9 @@ class ModelConfigForm(forms.ModelForm):
                 _("Stored headers:"),
                 ", ".join(names),
             )
+
+    def clean_provider(self) -> str:
+        return self.cleaned_data.get("provider") or ModelProvider.CUSTOM
 
     def clean_extra_headers_input(self) -> str:
         raw = self.cleaned_data.get("extra_headers_input") or ""
