@@ -78,7 +78,9 @@ def misconfiguration(
         return "the model answers only streamed requests: switch on 'answers streamed requests only'"
     if status == 400 and _NO_STREAM_RE.search(detail) and stream_only:
         return "the model does not answer streamed requests: switch off 'answers streamed requests only'"
-    if status == 400 and _OUTPUT_LIMIT_RE.search(detail):
+    # vLLM's "'max_tokens' ... is too large ... maximum context length is N": the prompt plus the limit; a
+    # compacted history may fit, so it stays a context-length error.
+    if status == 400 and _OUTPUT_LIMIT_RE.search(detail) and "context" not in detail.lower():
         return "the output limit is above what the model allows: lower the endpoint's 'output limit (tokens)'"
     if status == 400 and _NO_TOOLS_RE.search(detail):
         return "the model does not support tools: switch off 'supports function calling'"

@@ -348,6 +348,17 @@ async def test_an_output_limit_above_the_models_names_the_output_limit_setting(
     assert scripted_llm.quirks["max_tokens_refused"] == 1
 
 
+async def test_an_output_limit_over_the_context_left_stays_a_context_length_error(scripted_llm, make_llm):
+    message = (
+        "'max_tokens' or 'max_completion_tokens' is too large: 10000. This model's maximum context length is "
+        "16384 tokens and your request has 9591 input tokens (10000 > 16384 - 9591)."
+    )
+    scripted_llm.script(error(400, message=message))
+
+    with pytest.raises(ContextLengthExceededError):
+        await make_llm(max_output_tokens=10000).chat(ASK)
+
+
 async def test_an_ollama_model_without_tools_names_the_function_calling_setting(scripted_llm, make_llm):
     no_tools = ProviderError(
         400, "registry.ollama.ai/library/qwen:4b does not support tools", None, "api_error"
