@@ -16,7 +16,7 @@ turn; then its answer is streamed. Each run is compared with the same run agains
 from __future__ import annotations
 
 import json
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from datetime import date
 from typing import Any
 
@@ -29,7 +29,13 @@ from agents.engine.react import ReActAgent
 from tests.engine.doubles import EventLog, RecordingTool, registry_of
 from tests.engine.test_dag_support import SYNTHESIS, PlanScript, classify, step
 from tests.fakes.openai_server import Reply, call, text, tool_calls
-from tests.fakes.provider_profiles import PROFILES, ProviderProfile, profile_named
+from tests.fakes.provider_profiles import (
+    AZURE_OPENAI,
+    AZURE_PARALLEL_FIELD_REFUSAL,
+    PROFILES,
+    ProviderProfile,
+    profile_named,
+)
 
 QUESTION = "ACME's orders and invoices?"
 ANSWER = "ACME has 3 orders and 3 invoices."
@@ -336,6 +342,20 @@ async def test_with_default_abilities_the_engine_degrades_from_each_refusal(
         assert (outcome.stop_reason, outcome.answer) == ("final_answer", ANSWER)
     assert outcome.calls == (("orders", json.dumps(ORDERS)), ("invoices", json.dumps(INVOICES)))
     assert scripted_llm.quirks[quirk] >= 1
+
+
+async def test_an_azure_deployment_refusing_parallel_tool_calls_gets_the_calls_without_the_field(
+    scripted_llm, make_profile_llm
+):
+    older = replace(AZURE_OPENAI, parallel_field_refusal=AZURE_PARALLEL_FIELD_REFUSAL)
+    llm = make_profile_llm(older, abilities={"parallel_tool_calls": False})
+    scripted_llm.script(*react_script(native=True, pair=True, reference=False))
+
+    outcome = await react_run(llm)
+
+    assert (outcome.stop_reason, outcome.answer) == ("final_answer", ANSWER)
+    assert outcome.calls == (("orders", json.dumps(ORDERS)), ("invoices", json.dumps(INVOICES)))
+    assert scripted_llm.quirks["parallel_field_refused"] == 1  # once: the field is not sent again
 
 
 async def test_a_streamed_only_model_configured_as_streaming_both_ways_fails_naming_the_setting(

@@ -475,6 +475,13 @@ PROFILES: tuple[ProviderProfile, ...] = (
 )
 
 
+#: Azure OpenAI deployments of older models refuse the ``parallel_tool_calls`` field: 400 "Unrecognized request
+#: argument supplied: parallel_tool_calls" (as reported in github.com/Azure/azure-sdk-for-net/issues/45719).
+AZURE_PARALLEL_FIELD_REFUSAL = ProviderError(
+    400, "Unrecognized request argument supplied: parallel_tool_calls", None, "invalid_request_error"
+)
+
+
 # --- helpers for tests ------------------------------------------------------------------------
 
 
@@ -515,6 +522,7 @@ def profile_named(name: str) -> ProviderProfile:
 
 __all__ = [
     "AZURE_OPENAI",
+    "AZURE_PARALLEL_FIELD_REFUSAL",
     "DEEPSEEK",
     "DEEPSEEK_REASONING_NOT_PASSED_BACK",
     "DEEPSEEK_THINKING",

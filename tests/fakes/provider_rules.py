@@ -29,6 +29,7 @@ QUIRKS: Mapping[str, str] = {
     "json_mode_refused": "response_format json_object refused: 400",
     "max_tokens_refused": "max_tokens above the model's output limit: 400",
     "parallel_reduced_to_one": "several scripted calls, the provider returned only the first",
+    "parallel_field_refused": "the parallel_tool_calls field refused (older Azure deployments): 400",
     "tool_calls_as_text": "the tool call came back as text in content (no tool parser)",
     "tool_delta_without_index": "streamed tool-call deltas carried no index",
     "tool_delta_index_reused": "every streamed tool call had index 0",
@@ -83,6 +84,9 @@ class ProviderProfile:
     json_word_refusal: ProviderError | None = None
     json_mode_refusal: ProviderError | None = None
     auto_tool_choice_refusal: ProviderError | None = None
+    parallel_field_refusal: ProviderError | None = (
+        None  # a request carrying ``parallel_tool_calls`` is refused
+    )
     max_output_tokens: int | None = None  # a larger ``max_tokens`` is refused with ``max_tokens_refusal``
     max_tokens_refusal: ProviderError | None = None
     # replies
@@ -132,6 +136,8 @@ def refusal_of(profile: ProviderProfile, request: Request) -> tuple[str, Provide
             return "tool_choice_refused", profile.tool_choice_refusal
         if kind == "auto" and profile.auto_tool_choice_refusal:
             return "auto_tool_choice_refused", profile.auto_tool_choice_refusal
+    if "parallel_tool_calls" in body and profile.parallel_field_refusal:
+        return "parallel_field_refused", profile.parallel_field_refusal
     asked = body.get("max_tokens")
     if profile.max_output_tokens and isinstance(asked, int) and asked > profile.max_output_tokens:
         if profile.max_tokens_refusal:
