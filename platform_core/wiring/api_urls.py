@@ -5,6 +5,7 @@ from __future__ import annotations
 
 from django.urls import include, path
 
+from agents.api import urls as agents_api_urls
 from platform_core.api import urls as core_api_urls
 
 org_urlpatterns = [
@@ -16,5 +17,6 @@ org_urlpatterns = [
 
 urlpatterns = [
     *core_api_urls.urlpatterns,
+    *agents_api_urls.public_urlpatterns,  # model-presets/ (outside any organisation)
     path("orgs/<slug:org_slug>/", include(org_urlpatterns)),
 ]

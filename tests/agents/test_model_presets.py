@@ -291,6 +291,16 @@ def base(org) -> str:
     return f"/api/v1/orgs/{org.slug}"
 
 
+def test_the_presets_endpoint_lists_every_provider(client_for, member):
+    response = client_for(member).get("/api/v1/model-presets/")
+    assert response.status_code == 200
+    assert {p["provider"] for p in response.json()} == {p.provider for p in PRESETS}
+
+
+def test_the_presets_endpoint_needs_a_signed_in_user(api_client):
+    assert api_client.get("/api/v1/model-presets/").status_code in (401, 403)
+
+
 def test_the_api_writes_headers_write_only_and_exposes_the_new_fields(client_for, org_admin, org):
     client = client_for(org_admin)
     response = client.post(
