@@ -8,7 +8,7 @@ refuses and reshapes. The abilities the check reports must be the profile's.
 from __future__ import annotations
 
 import json
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Iterator
 from typing import Any
 
 import pytest
@@ -16,6 +16,7 @@ import pytest
 from agents.endpoint_check_services import check_endpoint, check_endpoint_async
 from agents.engine.llm import aclose_shared_clients
 from agents.models import ModelConfig
+from tests.fakes.http_service import LoopbackHTTPService, Scripted, running_http_service
 from tests.fakes.openai_replies import call, error, text, tool_calls
 from tests.fakes.openai_server import ScriptedOpenAIServer
 from tests.fakes.provider_profiles import PROFILES, ProviderProfile
@@ -169,3 +170,79 @@ def test_an_endpoint_the_ssrf_guard_refuses_is_reported_and_receives_nothing(scr
     assert report.key_verified is None
     assert {p.status for p in report.probes} == {"not_checked"}
     assert scripted_llm.requests == []
+
+
+# --- the model list, against a plain loopback HTTP service ---------------------------------------
+
+
+@pytest.fixture
+def service() -> Iterator[LoopbackHTTPService]:
+    with running_http_service() as running:
+        yield running
+
+
+def service_endpoint(service: LoopbackHTTPService, **fields: Any) -> ModelConfig:
+    fields.setdefault("base_url", service.base_url + "/v1")
+    fields.setdefault("model", "scripted-model")
+    return ModelConfig(name="listed", api_key="sk-listed-key", **fields)
+
+
+def models_list(*names: str) -> Scripted:
+    return Scripted(
+        200, json.dumps({"object": "list", "data": [{"id": n, "object": "model"} for n in names]})
+    )
+
+
+async def test_the_model_list_verifies_the_key_and_finds_the_model(service):
+    service.script("/v1/models", models_list("other-model", "scripted-model"))
+
+    report = await check_endpoint_async(service_endpoint(service))
+
+    assert report.outcome("models").status == "works"
+    assert report.key_verified is True and report.model_found is True
+
+
+async def test_a_model_missing_from_the_list_is_reported(service):
+    service.script("/v1/models", models_list("other-model"))
+
+    report = await check_endpoint_async(service_endpoint(service))
+
+    assert report.outcome("models").status == "refused"
+    assert "scripted-model" in report.outcome("models").message
+    assert report.model_found is not True
+
+
+async def test_a_key_refused_by_the_model_list_stops_the_check(service):
+    service.script(
+        "/v1/models", Scripted(401, json.dumps({"error": {"message": "Invalid API key", "type": "x"}}))
+    )
+
+    report = await check_endpoint_async(service_endpoint(service))
+
+    assert report.key_verified is False
+    assert "Invalid API key" in report.outcome("models").message
+    assert report.outcome("chat").status == "not_checked"
+    assert len(service.requests) == 1
+
+
+async def test_the_check_sends_azures_key_header_api_version_and_the_extra_headers(service):
+    service.script("/openai/deployments/d1/models", Scripted(404, json.dumps({"error": {"message": "nf"}})))
+    config = service_endpoint(
+        service,
+        base_url=service.base_url + "/openai/deployments/d1",
+        provider="azure-openai",
+        api_version="2024-10-21",
+        extra_headers=json.dumps({"X-Gateway-Key": "gw-secret-value"}),
+    )
+
+    report = await check_endpoint_async(config)
+
+    assert report.outcome("models").status == "not_checked"  # a 404 list is tolerated
+    listing = service.requests_to("/openai/deployments/d1/models")[0]
+    assert listing.headers["api-key"] == "sk-listed-key"
+    assert "authorization" not in listing.headers
+    assert listing.headers["x-gateway-key"] == "gw-secret-value"
+    assert listing.query["api-version"] == ["2024-10-21"]
+    chat = service.requests_to("/openai/deployments/d1/chat/completions")[0]
+    assert chat.headers["api-key"] == "sk-listed-key" and chat.query["api-version"] == ["2024-10-21"]
+    assert "gw-secret-value" not in json.dumps(report.as_data())
