@@ -14,6 +14,7 @@ from concurrent.futures import ThreadPoolExecutor
 from typing import Any
 
 from django.contrib.auth.base_user import AbstractBaseUser
+from django.utils import translation
 
 from agents.endpoint_check import PROBE_SECONDS, EndpointCheckReport, check_llm
 from agents.engine.llm import OpenAICompatibleLLM, aclose_shared_clients
@@ -48,11 +49,14 @@ async def check_endpoint_async(config: ModelConfig) -> EndpointCheckReport:
 
 
 def check_endpoint(config: ModelConfig) -> EndpointCheckReport:
-    """:func:`check_endpoint_async` from sync code, on an event loop of its own in a worker thread."""
+    """:func:`check_endpoint_async` from sync code, on an event loop of its own in a worker thread (the
+    report's messages in the caller's language)."""
+    language = translation.get_language()
 
     async def run() -> EndpointCheckReport:
         try:
-            return await check_endpoint_async(config)
+            with translation.override(language):
+                return await check_endpoint_async(config)
         finally:
             await aclose_shared_clients()
 

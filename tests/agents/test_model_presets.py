@@ -277,11 +277,14 @@ def test_the_admin_pages_speak_chinese(admin_client, org, scripted_llm):
             pytest.skip("the zh-hans catalogue does not hold this round's strings yet (merged by the lead)")
     config = scripted_endpoint(org, scripted_llm)
     scripted_llm.script(*[capable_model] * 20)
-    admin_client.post(reverse("admin:agents_modelconfig_check", args=[config.pk]))
+    admin_client.post(
+        reverse("admin:agents_modelconfig_check", args=[config.pk]), HTTP_ACCEPT_LANGUAGE="zh-hans"
+    )
     page = admin_client.get(
         reverse("admin:agents_modelconfig_change", args=[config.pk]), HTTP_ACCEPT_LANGUAGE="zh-hans"
     ).content.decode()
     assert "检查端点" in page
+    assert "没有模型列表" in page  # the probes' messages, written in the language of who ran the check
 
 
 # --- API -----------------------------------------------------------------------------------------
