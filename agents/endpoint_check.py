@@ -33,7 +33,14 @@ import openai
 from django.utils import timezone
 from django.utils.translation import gettext as _
 
-from agents.engine.llm import ChatResponse, EndpointRefusedError, LLMError, OpenAICompatibleLLM, Usage
+from agents.engine.llm import (
+    ChatResponse,
+    EndpointMisconfiguredError,
+    EndpointRefusedError,
+    LLMError,
+    OpenAICompatibleLLM,
+    Usage,
+)
 from agents.engine.text_tool_calls import find_text_tool_calls
 
 CHECK_SECONDS = 60.0
@@ -160,6 +167,23 @@ class _Stop(Exception):
     """The check cannot go on (key refused, model missing, endpoint refused, out of time)."""
 
 
+class _Undecided(Exception):
+    """A probe failed for a reason that says nothing of the ability (a rate limit, a server error, a
+    dropped connection): its outcome is "not checked" and the ability is left as it is."""
+
+
+def _undecided_or_refused(exc: LLMError) -> str:
+    """The refusal's message; raises :class:`_Undecided` (or the guard's refusal) when it is no refusal."""
+    if isinstance(exc, EndpointRefusedError):
+        raise exc
+    status = exc.status_code
+    if not isinstance(exc, EndpointMisconfiguredError) and (
+        status is None or status in (408, 409, 429) or status >= 500
+    ):
+        raise _Undecided(_text(exc)) from exc
+    return _text(exc)
+
+
 async def check_llm(
     build: Callable[[dict[str, bool]], OpenAICompatibleLLM], *, model: str, seconds: float = CHECK_SECONDS
 ) -> EndpointCheckReport:
@@ -274,7 +298,7 @@ async def _chat(run: _Run) -> None:
 
 def _answered(run: _Run, response: ChatResponse) -> None:
     run.key_verified = True
-    run.model_found = True if run.model_found is None else run.model_found
+    run.model_found = True  # it answered (a provider may list its models under other names)
     run.reasoning_seen |= bool(response.reasoning_content)
 
 
@@ -295,7 +319,12 @@ def _chat_failed(run: _Run, exc: LLMError) -> None:
 
 
 async def _tools(run: _Run) -> None:
-    outcome = await _call(run, _CALL_ONCE)
+    try:
+        outcome = await _call(run, _CALL_ONCE)
+    except _Undecided as undecided:
+        for probe in ("tool_call", "forced_tool_choice", "parallel_tool_calls"):
+            run.set(probe, "not_checked", str(undecided))
+        return
     if isinstance(outcome, str):
         run.abilities.update(tool_call=False, parallel_tool_calls=False, forced_tool_choice=False)
         run.set("tool_call", "refused", outcome)
@@ -306,18 +335,12 @@ async def _tools(run: _Run) -> None:
     run.abilities["tool_call"] = True
     run.set("tool_call", "works")
 
-    forced: list[str] = []
-    for choice in ("required", {"type": "function", "function": {"name": "echo_word"}}):
-        result = await _call(run, _SAY_OK, tool_choice=choice)
-        if isinstance(result, str):
-            forced.append(result)
-    run.abilities["forced_tool_choice"] = not forced
-    if forced:
-        run.set("forced_tool_choice", "refused", forced[0])
-    else:
-        run.set("forced_tool_choice", "works")
-
-    pair = await _call(run, _CALL_TWICE)
+    await _forced_tool_choice(run)
+    try:
+        pair = await _call(run, _CALL_TWICE)
+    except _Undecided as undecided:
+        run.set("parallel_tool_calls", "not_checked", str(undecided))
+        return
     if isinstance(pair, str):
         run.abilities["parallel_tool_calls"] = False
         run.set("parallel_tool_calls", "refused", pair)
@@ -329,6 +352,23 @@ async def _tools(run: _Run) -> None:
         run.set("parallel_tool_calls", "works")
 
 
+async def _forced_tool_choice(run: _Run) -> None:
+    forced: list[str] = []
+    try:
+        for choice in ("required", {"type": "function", "function": {"name": "echo_word"}}):
+            result = await _call(run, _SAY_OK, tool_choice=choice)
+            if isinstance(result, str):
+                forced.append(result)
+    except _Undecided as undecided:
+        run.set("forced_tool_choice", "not_checked", str(undecided))
+        return
+    run.abilities["forced_tool_choice"] = not forced
+    if forced:
+        run.set("forced_tool_choice", "refused", forced[0])
+    else:
+        run.set("forced_tool_choice", "works")
+
+
 async def _call(run: _Run, messages: list[dict[str, Any]], *, tool_choice: Any = None) -> ChatResponse | str:
     """The reply with tool calls, or why there is none (the provider's refusal, text instead of a call)."""
     try:
@@ -336,9 +376,7 @@ async def _call(run: _Run, messages: list[dict[str, Any]], *, tool_choice: Any =
             run.llm.chat(messages, tools=[_ECHO_TOOL], tool_choice=tool_choice)
         )
     except LLMError as exc:
-        if isinstance(exc, EndpointRefusedError):
-            raise
-        return _text(exc)
+        return _undecided_or_refused(exc)
     run.reasoning_seen |= bool(response.reasoning_content)
     if response.tool_calls:
         return response
@@ -351,10 +389,13 @@ async def _json_mode(run: _Run) -> None:
     try:
         response = await run.within(run.llm.chat(_JSON, response_format={"type": "json_object"}))
     except LLMError as exc:
-        if isinstance(exc, EndpointRefusedError):
-            raise
+        try:
+            refusal = _undecided_or_refused(exc)
+        except _Undecided as undecided:
+            run.set("json_mode", "not_checked", str(undecided))
+            return
         run.abilities["json_mode"] = False
-        run.set("json_mode", "refused", _text(exc))
+        run.set("json_mode", "refused", refusal)
         return
     run.reasoning_seen |= bool(response.reasoning_content)
     try:
@@ -380,9 +421,12 @@ async def _streaming(run: _Run) -> None:
     try:
         await run.within(read())
     except LLMError as exc:
-        if isinstance(exc, EndpointRefusedError):
-            raise
-        run.set("streaming", "refused", _text(exc))
+        try:
+            refusal = _undecided_or_refused(exc)
+        except _Undecided as undecided:
+            run.set("streaming", "not_checked", str(undecided))
+            return
+        run.set("streaming", "refused", refusal)
         return
     if not "".join(pieces).strip():
         run.set("streaming", "refused", _("The stream carried no answer."))

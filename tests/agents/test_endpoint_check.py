@@ -138,6 +138,24 @@ async def test_a_model_that_answers_one_call_at_a_time_has_no_parallel_tool_call
     assert report.abilities["parallel_tool_calls"] is False
 
 
+async def test_a_rate_limited_probe_is_not_checked_and_decides_no_ability(scripted_llm):
+    model = a_model()
+
+    def rate_limits_json(body: dict[str, Any]) -> Any:
+        if body.get("response_format"):
+            return error(429, message="Rate limit reached", headers={"retry-after-ms": "1"})
+        return model(body)
+
+    script(scripted_llm, rate_limits_json)
+
+    report = await check_endpoint_async(endpoint(scripted_llm))
+
+    assert report.outcome("json_mode").status == "not_checked"
+    assert "Rate limit reached" in report.outcome("json_mode").message
+    assert "json_mode" not in report.abilities
+    assert report.outcome("streaming").status == "works"
+
+
 @pytest.mark.parametrize("profile", PROFILES, ids=lambda p: p.name)
 async def test_the_check_reports_each_providers_abilities(scripted_llm, profile: ProviderProfile):
     scripted_llm.profile = profile
