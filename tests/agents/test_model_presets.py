@@ -148,12 +148,11 @@ def test_an_existing_endpoint_keeps_todays_behaviour(org):
 def test_extra_headers_are_encrypted_at_rest(org):
     config = ModelConfigFactory(organization=org, extra_headers=json.dumps({"X-Gateway-Key": GATEWAY_SECRET}))
     with connection.cursor() as cursor:
-        cursor.execute("SELECT extra_headers FROM agents_modelconfig WHERE id = %s", [config.pk.hex])
-        rows = cursor.fetchall() or []
-    if not rows:  # the UUID is stored with dashes on some databases
-        with connection.cursor() as cursor:
-            cursor.execute("SELECT extra_headers FROM agents_modelconfig WHERE id = %s", [str(config.pk)])
-            rows = cursor.fetchall()
+        cursor.execute(
+            "SELECT extra_headers FROM agents_modelconfig WHERE id = %s",
+            [config.pk.hex if connection.vendor == "sqlite" else config.pk],
+        )
+        rows = cursor.fetchall()
     assert rows and GATEWAY_SECRET not in rows[0][0]
     assert ModelConfig.objects.get(pk=config.pk).headers == {"X-Gateway-Key": GATEWAY_SECRET}
 
