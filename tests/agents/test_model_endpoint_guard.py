@@ -13,6 +13,7 @@ import pytest
 from django.urls import reverse
 
 from agents import runtime
+from agents.endpoint_check_services import check_endpoint_async
 from agents.engine.llm import EndpointRefusedError, aclose_shared_clients
 from agents.engine.react import ReActAgent
 from agents.engine.tools import ToolRegistry
@@ -231,4 +232,29 @@ async def test_a_run_on_a_refused_endpoint_ends_with_a_clear_message(listener, n
     assert result.stop_reason == "llm_error"
     assert "model endpoint" in result.answer and "refused" in result.answer
     assert "127.0.0.1" in result.answer and API_KEY not in result.answer
+    assert listener.connections == 0
+
+
+# --- Check endpoint ---------------------------------------------------------------------------------
+
+
+async def test_checking_a_name_that_resolves_to_loopback_opens_no_connection_and_sends_no_header(
+    listener, fake_dns
+):
+    fake_dns["gateway.example.test"] = ["127.0.0.1"]
+    config = ModelConfig(
+        name="m",
+        provider="azure-openai",
+        base_url=f"http://gateway.example.test:{listener.port}/openai/deployments/d",
+        model="m",
+        api_key=API_KEY,
+        api_version="2024-10-21",
+        extra_headers='{"X-Gateway-Key": "gw-secret-value"}',
+    )
+
+    report = await check_endpoint_async(config)
+
+    assert report.refused_by_guard
+    assert "'gateway.example.test' (resolves to 127.0.0.1)" in report.refused_by_guard
+    assert {p.status for p in report.probes} == {"not_checked"}
     assert listener.connections == 0
