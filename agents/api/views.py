@@ -75,6 +75,7 @@ class ModelPresetListView(generics.GenericAPIView):
     serializer_class = ModelPresetSerializer
     pagination_class = None
 
+    @extend_schema(responses=ModelPresetSerializer(many=True))
     def get(self, request: Any) -> Response:
         return Response(ModelPresetSerializer(presets_as_data(), many=True).data)
 
