@@ -25,14 +25,14 @@ import json
 import time
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
-from datetime import datetime
-from typing import Any, Literal
+from typing import Any
 
 import httpx2
 import openai
 from django.utils import timezone
 from django.utils.translation import gettext as _
 
+from agents.endpoint_check_report import PROBES, EndpointCheckReport, ProbeOutcome, ProbeStatus
 from agents.engine.llm import (
     ChatResponse,
     EndpointMisconfiguredError,
@@ -47,20 +47,6 @@ CHECK_SECONDS = 60.0
 """The longest a whole check may take."""
 PROBE_SECONDS = 20.0
 """The longest one request may take (less when the endpoint's own timeout is shorter)."""
-
-ProbeStatus = Literal["works", "refused", "not_checked"]
-
-PROBES: tuple[str, ...] = (
-    "models",
-    "chat",
-    "tool_call",
-    "forced_tool_choice",
-    "parallel_tool_calls",
-    "json_mode",
-    "streaming",
-    "reasoning",
-)
-"""Every probe of a check, in order."""
 
 _ECHO_TOOL: dict[str, Any] = {
     "type": "function",
@@ -85,52 +71,6 @@ _CALL_TWICE = [
     }
 ]
 _JSON = [{"role": "user", "content": 'Answer with this JSON object and nothing else: {"ok": true}'}]
-
-
-@dataclass(frozen=True, slots=True)
-class ProbeOutcome:
-    """What one probe found: ``works``, ``refused`` (``message`` says how) or ``not_checked`` (why)."""
-
-    probe: str
-    status: ProbeStatus
-    message: str = ""
-
-    def as_data(self) -> dict[str, str]:
-        return {"probe": self.probe, "status": self.status, "message": self.message}
-
-
-@dataclass(frozen=True)
-class EndpointCheckReport:
-    """The result of one check: when, what each probe found, and the abilities that follow.
-
-    ``refused_by_guard``: the SSRF guard's reason when the endpoint may not be reached (nothing was sent).
-    ``key_verified`` / ``model_found``: None when the check could not tell. ``abilities`` holds only the keys
-    the check could decide (see the module docstring).
-    """
-
-    checked_at: datetime
-    elapsed: float
-    probes: tuple[ProbeOutcome, ...]
-    abilities: dict[str, bool]
-    key_verified: bool | None = None
-    model_found: bool | None = None
-    refused_by_guard: str = ""
-
-    def outcome(self, probe: str) -> ProbeOutcome:
-        """The outcome of ``probe``."""
-        return next(p for p in self.probes if p.probe == probe)
-
-    def as_data(self) -> dict[str, Any]:
-        """The JSON stored on the endpoint and returned by the API."""
-        return {
-            "checked_at": self.checked_at.isoformat(),
-            "elapsed": round(self.elapsed, 3),
-            "key_verified": self.key_verified,
-            "model_found": self.model_found,
-            "refused_by_guard": self.refused_by_guard,
-            "abilities": dict(self.abilities),
-            "probes": [p.as_data() for p in self.probes],
-        }
 
 
 @dataclass
