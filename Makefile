@@ -49,11 +49,13 @@ prod: install
 test: install-dev
 	$(PY) -m pytest $(PYTEST_ARGS)
 
-## ruff, and the import-linter contracts of the layers and of no cycles (pyproject.toml, [tool.importlinter]).
+## ruff, the import-linter contracts of the layers and of no cycles (pyproject.toml, [tool.importlinter]),
+## then mypy on the engine (strict) and the run package ([tool.mypy]).
 lint: install-dev
 	$(VENV)/bin/ruff check .
 	$(VENV)/bin/ruff format --check .
 	$(VENV)/bin/lint-imports --no-cache
+	$(VENV)/bin/mypy
 
 ## Refresh the translation catalogues after changing user-facing strings.
 messages: install

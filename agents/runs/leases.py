@@ -21,6 +21,7 @@ import socket
 import uuid
 from collections.abc import Iterable
 from datetime import datetime, timedelta
+from typing import Any
 
 from django.conf import settings
 from django.db import connection
@@ -83,7 +84,7 @@ def leases_renew(leases: Iterable[tuple[uuid.UUID, str]], until: datetime | None
         f"UPDATE {table(Run)} SET {column(Run, 'lease_expires_at')} = %s "
         f"WHERE {column(Run, 'status')} = %s AND ({held}) RETURNING {pk}"
     )
-    params: list[object] = [prep(Run, "lease_expires_at", until or lease_until()), RunStatus.RUNNING]
+    params: list[Any] = [prep(Run, "lease_expires_at", until or lease_until()), RunStatus.RUNNING]
     for run_id, lease_owner in leases:
         params += (prep(Run, "id", run_id), lease_owner)
     with connection.cursor() as cursor:

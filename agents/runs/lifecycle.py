@@ -34,7 +34,7 @@ from datetime import datetime
 from typing import Any
 
 from django.conf import settings
-from django.contrib.auth.base_user import AbstractBaseUser
+from django.contrib.auth.models import User
 from django.db import IntegrityError, transaction
 from django.db.models import F
 from django.dispatch import Signal
@@ -96,7 +96,7 @@ class RunStart:
 
 
 @transaction.atomic
-def run_start(*, conversation: Conversation, user: AbstractBaseUser, content: str) -> RunStart:
+def run_start(*, conversation: Conversation, user: User, content: str) -> RunStart:
     """Record the user's message and a new running run for it.
 
     Refused while the conversation has a running run (the database's partial unique index decides

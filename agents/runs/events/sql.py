@@ -120,7 +120,7 @@ def batch_write_fenced(parts: Sequence[FencedBatch], created_at: datetime) -> No
     events = [e for part in parts for e in part.events]
     checkpoints = [(part.run_id, seq, data) for part in parts for seq, data in part.checkpoints]
     pruned = [part for part in parts if part.prune_before is not None]
-    params = [
+    params: list[Any] = [
         [prep(Run, "id", p.run_id) for p in parts],
         [p.owner for p in parts],
         [prep(Run, "lease_expires_at", p.lease_until) for p in parts],
