@@ -74,3 +74,42 @@ ALLOWED_FUNCTIONS: frozenset[str] = _names(
     # function-style casts and keywords the parser reads as calls
     "date text int4 int8 float8 numeric row array all any some",
 )
+
+
+# MySQL and MariaDB built-ins on the same terms. Not here, among others: sleep, benchmark, load_file,
+# get_lock and the other lock functions, master_pos_wait/source_pos_wait, last_insert_id,
+# found_rows, row_count, sys_eval-style UDFs, and every function whose name only a plugin defines.
+MYSQL_ALLOWED_FUNCTIONS: frozenset[str] = _names(
+    # aggregates and window functions
+    """count sum avg min max group_concat bit_and bit_or bit_xor std stddev stddev_pop stddev_samp
+    variance var_pop var_samp json_arrayagg json_objectagg row_number rank dense_rank percent_rank
+    cume_dist ntile lag lead first_value last_value nth_value""",
+    # conditionals and comparison
+    "coalesce ifnull nullif if isnull greatest least interval strcmp",
+    # math
+    """abs ceil ceiling floor round truncate mod pow power sqrt exp ln log log2 log10 sign pi degrees
+    radians sin cos tan asin acos atan atan2 cot rand crc32 conv""",
+    # strings
+    """ascii bin bit_length char char_length character_length concat concat_ws elt field find_in_set
+    format hex insert instr lcase left length locate lower lpad ltrim make_set mid oct octet_length
+    ord position quote regexp_instr regexp_like regexp_replace regexp_substr repeat replace reverse
+    right rpad rtrim soundex space substr substring substring_index trim ucase unhex upper md5 sha sha1
+    sha2 to_base64 from_base64""",
+    # date and time
+    """adddate addtime convert_tz curdate current_date current_time current_timestamp curtime date
+    date_add date_format date_sub datediff day dayname dayofmonth dayofweek dayofyear extract
+    from_days from_unixtime get_format hour last_day localtime localtimestamp makedate maketime
+    microsecond minute month monthname now period_add period_diff quarter sec_to_time second
+    str_to_date subdate subtime sysdate time time_format time_to_sec timediff timestamp timestampadd
+    timestampdiff to_days to_seconds unix_timestamp utc_date utc_time utc_timestamp week weekday
+    weekofyear year yearweek""",
+    # JSON (values computed from the arguments; none of them writes a table)
+    """json_array json_contains json_contains_path json_depth json_extract json_keys json_length
+    json_object json_overlaps json_pretty json_quote json_search json_type json_unquote json_valid
+    json_value json_merge_patch json_merge_preserve json_set json_insert json_replace json_remove
+    json_array_append json_array_insert""",
+    # the session, read-only
+    "database schema version current_user user connection_id uuid",
+    # keywords the parser reads as calls
+    "row",
+)

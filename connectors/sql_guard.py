@@ -29,7 +29,14 @@ parser is narrowed so that names other dialects parse as syntax (``IF``, ``ARGMA
 as calls and meet the allow list. What the statement reaches through the database's own objects
 (views, operators, types and casts, ``row.function`` notation) is the schema owner's code and is
 left to the READ ONLY transaction and a SELECT-only role, which the README requires for read
-connectors. A MySQL adapter brings its own dialect and allow list to the same checks.
+connectors.
+
+MySQL and MariaDB (``engine="mysql"``) go through the same checks with sqlglot's MySQL dialect and
+their own allow list (:data:`connectors.sql_functions.MYSQL_ALLOWED_FUNCTIONS`); there no call may be
+qualified (``db.f()`` is a stored function), and the guard also refuses what only MySQL has: comments
+the server executes (``/*! ... */``, ``/*M! ... */``) or reads as optimizer hints (``/*+ ... */``,
+whose ``SET_VAR`` could lift the statement timeout), ``SELECT ... INTO OUTFILE/DUMPFILE`` and user
+variable assignments (``@v := ...``).
 """
 
 from __future__ import annotations
@@ -39,11 +46,13 @@ import re
 from dataclasses import dataclass
 
 from sqlglot import exp
+from sqlglot.dialects.dialect import Dialect
+from sqlglot.dialects.mysql import MySQL
 from sqlglot.dialects.postgres import Postgres
 from sqlglot.errors import SqlglotError
 from sqlglot.tokens import Token, TokenType
 
-from connectors.sql_functions import ALLOWED_FUNCTIONS
+from connectors.sql_functions import ALLOWED_FUNCTIONS, MYSQL_ALLOWED_FUNCTIONS
 
 MAX_SQL_CHARS = 100_000
 
@@ -77,6 +86,41 @@ class _GuardPostgres(Postgres):
             for k, v in Postgres.Parser.NO_PAREN_FUNCTION_PARSERS.items()
             if k in {"ANY", "CASE", "VARIADIC"}
         }
+
+
+class _GuardMySQL(MySQL):
+    """MySQL as sqlglot reads it, narrowed like :class:`_GuardPostgres` to MySQL's own syntax."""
+
+    class Parser(MySQL.Parser):
+        FUNCTION_PARSERS = {
+            k: v
+            for k, v in MySQL.Parser.FUNCTION_PARSERS.items()
+            if k
+            in {
+                "CAST",
+                "CONVERT",
+                "EXTRACT",
+                "POSITION",
+                "SUBSTRING",
+                "TRIM",
+                "GROUP_CONCAT",
+                "CHAR",
+                "MATCH",
+            }
+        }
+        NO_PAREN_FUNCTION_PARSERS = {
+            k: v for k, v in MySQL.Parser.NO_PAREN_FUNCTION_PARSERS.items() if k in {"ANY", "CASE"}
+        }
+
+
+@dataclass(frozen=True, slots=True)
+class _Engine:
+    """What the guard needs to know of one SQL dialect."""
+
+    dialect: Dialect
+    allowed_functions: frozenset[str]
+    builtin_schema: str | None  # the schema a built-in may be qualified with (None: no qualified calls)
+    syntax_nodes: frozenset[type[exp.Expression]] = frozenset()  # besides _SYNTAX_NODES
 
 
 _DIALECT = _GuardPostgres()
@@ -153,6 +197,47 @@ _SYNTAX_NODES: frozenset[type[exp.Expression]] = frozenset(
 )
 _KEYWORDS = {"truncatetable": "TRUNCATE", "transaction": "BEGIN", "setitem": "SET"}
 
+ENGINES: dict[str, _Engine] = {
+    "postgresql": _Engine(_DIALECT, ALLOWED_FUNCTIONS, "pg_catalog"),
+    "mysql": _Engine(
+        _GuardMySQL(),
+        MYSQL_ALLOWED_FUNCTIONS,
+        None,
+        # Nodes the MySQL dialect builds from syntax or around a named call's arguments.
+        frozenset(
+            _node_types(
+                "GroupConcat", "Chr", "TsOrDsToTimestamp", "TsOrDsToDate", "Interval", "CurrentDatetime"
+            )
+        ),
+    ),
+}
+# Comments MySQL executes (/*! */, MariaDB's /*M! */) or reads as optimizer hints (/*+ */).
+_MYSQL_LIVE_COMMENT = re.compile(r"/\*(?:[mM]?!|\+)")
+_MYSQL_FILE_TARGETS = frozenset({"OUTFILE", "DUMPFILE"})
+_MYSQL_FORBIDDEN_NODES: tuple[tuple[tuple[type[exp.Expression], ...], str], ...] = (
+    (_node_types("PropertyEQ"), "assigns a user variable (:=)"),
+    (_node_types("Into"), "SELECT ... INTO stores the result in variables or a table"),
+)
+# Statements MySQL has and sqlglot may not parse: named at once rather than as a parse failure.
+_MYSQL_COMMANDS = frozenset(
+    """HANDLER DO CALL SET LOAD LOCK UNLOCK FLUSH KILL INSTALL UNINSTALL SHUTDOWN RENAME REPLACE PURGE
+    RESET CHANGE START STOP XA BINLOG CACHE CHECKSUM OPTIMIZE REPAIR ANALYZE PREPARE EXECUTE DEALLOCATE
+    BEGIN COMMIT ROLLBACK SAVEPOINT RELEASE GRANT REVOKE CREATE ALTER DROP TRUNCATE INSERT UPDATE DELETE
+    SIGNAL RESIGNAL GET USE""".split()
+)
+
+
+MYSQL_ENGINES = frozenset({"mysql", "mariadb"})
+
+
+def guard_family(engine: str) -> str:
+    """The guard's dialect for a connector engine: ``mysql`` for MySQL and MariaDB, else ``postgresql``."""
+    return "mysql" if engine in MYSQL_ENGINES else "postgresql"
+
+
+def _engine(name: str) -> _Engine:
+    return ENGINES[guard_family(name)]
+
 
 @dataclass(frozen=True, slots=True)
 class SqlVerdict:
@@ -178,8 +263,9 @@ def _statement_label(root: exp.Expression) -> str:
 class _Tokens:
     """The statement's tokens, found by where they start: a parsed call keeps its name's position."""
 
-    def __init__(self, tokens: list[Token]) -> None:
+    def __init__(self, tokens: list[Token], builtin_schema: str | None = "pg_catalog") -> None:
         self._tokens = tokens
+        self._builtin_schema = builtin_schema
         self._index = {t.start: i for i, t in enumerate(tokens)}
 
     def called_name(self, node: exp.Func) -> tuple[Token, str | None] | None:
@@ -199,88 +285,121 @@ class _Tokens:
         return self._tokens[index], ".".join(parts) or "?"
 
     def qualified_call_problem(self) -> str | None:
-        """A ``schema.name(`` anywhere that is not ``pg_catalog``: in PostgreSQL that is always a call."""
+        """A ``schema.name(`` anywhere outside the built-ins' schema: in PostgreSQL (and MySQL) always a call."""
         tokens = self._tokens
         for i in range(2, len(tokens) - 1):
             if tokens[i + 1].token_type == TokenType.L_PAREN and tokens[i - 1].token_type == TokenType.DOT:
                 schema = _identifier_text(tokens[i - 2])
-                if schema != "pg_catalog" or (i > 2 and tokens[i - 3].token_type == TokenType.DOT):
+                if schema != self._builtin_schema or (i > 2 and tokens[i - 3].token_type == TokenType.DOT):
                     name = _identifier_text(tokens[i])[:40]
-                    return (
-                        f"calls {schema[:40]}.{name}(); only built-in functions"
-                        " (unqualified or pg_catalog) are allowed"
-                    )
+                    return f"calls {schema[:40]}.{name}(); {_builtins_only(self._builtin_schema)}"
         return None
+
+    def mysql_problem(self) -> str | None:
+        """``INTO OUTFILE``/``INTO DUMPFILE``, found by their tokens (the parser does not know them)."""
+        if self._tokens and self._tokens[0].text.upper() in _MYSQL_COMMANDS:
+            return (
+                f"{self._tokens[0].text.upper()} is not a read query (only SELECT, VALUES or WITH ... SELECT)"
+            )
+        for before, token in zip(self._tokens, self._tokens[1:], strict=False):
+            if before.text.upper() == "INTO" and token.text.upper() in _MYSQL_FILE_TARGETS:
+                return f"SELECT ... INTO {token.text.upper()} writes a file on the server"
+        return None
+
+
+def _builtins_only(builtin_schema: str | None) -> str:
+    if builtin_schema is None:
+        return "only built-in functions (unqualified) are allowed"
+    return f"only built-in functions (unqualified or {builtin_schema}) are allowed"
 
 
 def _identifier_text(token: Token) -> str:
     return token.text if token.token_type == TokenType.IDENTIFIER else token.text.lower()
 
 
-def _syntax_problem(node: exp.Func) -> str | None:
-    if type(node) in _SYNTAX_NODES or (isinstance(node, exp.If) and isinstance(node.parent, exp.Case)):
+def _syntax_problem(node: exp.Func, engine: _Engine) -> str | None:
+    if (
+        type(node) in _SYNTAX_NODES
+        or type(node) in engine.syntax_nodes
+        or (isinstance(node, exp.If) and isinstance(node.parent, exp.Case))
+    ):
         return None
     if isinstance(node, exp.Anonymous):
         return "calls a function the SQL guard could not identify"
     return f"uses {node.key.upper()} syntax, which the SQL guard does not allow"
 
 
-def _function_problem(node: exp.Func, tokens: _Tokens) -> str | None:
+def _function_problem(node: exp.Func, tokens: _Tokens, engine: _Engine) -> str | None:
     called = tokens.called_name(node)
     if called is None:
-        return _syntax_problem(node)
+        return _syntax_problem(node, engine)
     token, schema = called
     if token.token_type == TokenType.IDENTIFIER:
         return f"calls a function by a quoted name ({token.text[:40]!r}); write function names without quotes"
     name = token.text.lower()
     if not _PLAIN_NAME.match(name):
         return f"calls a function with an unusual name ({name[:40]!r})"
-    if schema is not None and schema != "pg_catalog":
-        return (
-            f"calls {schema[:40]}.{name}(); only built-in functions (unqualified or pg_catalog) are allowed"
-        )
-    if name not in ALLOWED_FUNCTIONS:
+    if schema is not None and schema != engine.builtin_schema:
+        return f"calls {schema[:40]}.{name}(); {_builtins_only(engine.builtin_schema)}"
+    if name not in engine.allowed_functions:
         return f"calls {name}(), which is not on the SQL guard's list of allowed read functions"
     return None
 
 
-def _tree_problem(root: exp.Expression, tokens: _Tokens) -> str | None:
+def _tree_problem(root: exp.Expression, tokens: _Tokens, engine: _Engine) -> str | None:
     qualified = tokens.qualified_call_problem()
     if qualified:
         return qualified
+    forbidden = (_MYSQL_FORBIDDEN_NODES if engine is ENGINES["mysql"] else ()) + _FORBIDDEN_NODES
     for node in root.walk():
-        for types, meaning in _FORBIDDEN_NODES:
+        for types, meaning in forbidden:
             if types and isinstance(node, types):
                 return meaning.format(key=_statement_label(node))
         if isinstance(node, exp.Func):
-            problem = _function_problem(node, tokens)
+            problem = _function_problem(node, tokens, engine)
             if problem:
                 return problem
     return None
 
 
-def _parse(sql: str) -> tuple[list[exp.Expression], _Tokens]:
-    tokens = _DIALECT.tokenize(sql)
-    statements = _DIALECT.parser().parse(tokens, sql)
+def _parse(sql: str, engine: _Engine) -> tuple[list[exp.Expression], _Tokens]:
+    tokens = engine.dialect.tokenize(sql)
+    statements = engine.dialect.parser().parse(tokens, sql)
     # A bare ``;`` (or one holding only comments) parses as an empty Semicolon statement.
     kept = [s for s in statements if s is not None and not isinstance(s, exp.Semicolon)]
-    return kept, _Tokens(tokens)
+    return kept, _Tokens(tokens, engine.builtin_schema)
 
 
-def classify_sql(sql: str) -> SqlVerdict:
-    """Parse ``sql`` (PostgreSQL dialect) and decide whether it is one plain read statement.
+def _mysql_text_problem(sql: str, engine: _Engine) -> str | None:
+    if engine is not ENGINES["mysql"]:
+        return None
+    if _MYSQL_LIVE_COMMENT.search(sql):
+        return "contains a /*! */, /*M! */ or /*+ */ comment, which MySQL executes or obeys; remove it"
+    try:
+        return _Tokens(engine.dialect.tokenize(sql), None).mysql_problem()
+    except (SqlglotError, RecursionError, ValueError, TypeError):
+        return None  # the parser refuses it next
+
+
+def classify_sql(sql: str, *, engine: str = "postgresql") -> SqlVerdict:
+    """Parse ``sql`` (in the dialect of ``engine``: ``postgresql`` or ``mysql``) and decide whether it
+    is one plain read statement.
 
     ``sql`` is judged exactly as the database will receive it (free-form SQL is sent without
     parameters, so no placeholder is interpreted).
     """
+    rules = _engine(engine)
     if not isinstance(sql, str) or not sql.strip():
         return _refuse("empty SQL")
     if len(sql) > MAX_SQL_CHARS:
         return _refuse(f"SQL longer than {MAX_SQL_CHARS} characters")
     if "\x00" in sql:
         return _refuse("SQL contains a NUL character")
+    text_problem = _mysql_text_problem(sql, rules)
+    if text_problem:
+        return _refuse(text_problem)
     try:
-        statements, tokens = _parse(sql)
+        statements, tokens = _parse(sql, rules)
     except (SqlglotError, RecursionError, ValueError, TypeError):
         return _refuse("the SQL could not be parsed")
     count = len(statements)
@@ -291,18 +410,18 @@ def classify_sql(sql: str) -> SqlVerdict:
         return _refuse(
             f"{_statement_label(root)} is not a read query (only SELECT, VALUES or WITH ... SELECT)", 1
         )
-    problem = _tree_problem(root, tokens)
+    problem = _tree_problem(root, tokens, rules)
     if problem:
         return _refuse(problem, 1)
     return SqlVerdict(is_single_read=True, reason="one plain read statement", statement_count=1)
 
 
-def without_trailing_semicolons(sql: str) -> str:
+def without_trailing_semicolons(sql: str, *, engine: str = "postgresql") -> str:
     """``sql`` without the ``;`` (and comments) after its last token, so it can stand in parentheses."""
     if ";" not in sql:
         return sql
     try:
-        tokens = _DIALECT.tokenize(sql)
+        tokens = _engine(engine).dialect.tokenize(sql)
     except (SqlglotError, RecursionError, ValueError, TypeError):
         return sql  # the database reports what is wrong with it
     end = len(tokens)
@@ -313,14 +432,16 @@ def without_trailing_semicolons(sql: str) -> str:
     return sql[: tokens[end - 1].end + 1]
 
 
-def template_as_sent(sql_template: str) -> str:
-    """An action template as psycopg sends it: ``%(name)s`` become ``$1`` parameters, ``%%`` is ``%``."""
-    return _TEMPLATE_TOKEN.sub(lambda m: "%" if m.group(0) == "%%" else "$1", sql_template)
+def template_as_sent(sql_template: str, *, engine: str = "postgresql") -> str:
+    """An action template as the driver sends it: ``%(name)s`` become parameters (``$1`` for psycopg;
+    for MySQL a literal the driver escapes, judged as a ``?``), ``%%`` is ``%``."""
+    placeholder = "?" if guard_family(engine) == "mysql" else "$1"
+    return _TEMPLATE_TOKEN.sub(lambda m: "%" if m.group(0) == "%%" else placeholder, sql_template)
 
 
-def is_write_sql(sql: str) -> bool:
+def is_write_sql(sql: str, *, engine: str = "postgresql") -> bool:
     """Whether a SQL action template (``%(name)s`` placeholders) must be treated as a write.
 
     Anything but one plain read statement counts as a write.
     """
-    return not classify_sql(template_as_sent(sql)).is_single_read
+    return not classify_sql(template_as_sent(sql, engine=engine), engine=engine).is_single_read
