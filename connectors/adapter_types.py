@@ -73,10 +73,11 @@ class HttpActionSpec:
 
 @dataclass(frozen=True, slots=True)
 class DatabaseConnectorConfig:
-    """One SQL database connector (PostgreSQL)."""
+    """One SQL database connector (PostgreSQL, or MySQL/MariaDB when ``engine`` says so)."""
 
     connector_id: str
     dsn: str  # decrypted; never logged
+    engine: str = "postgresql"  # connectors.models.DatabaseEngine
     statement_timeout_ms: int = 5_000
     connect_timeout: float = 5.0
     max_rows: int = 200

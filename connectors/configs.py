@@ -64,6 +64,7 @@ def database_config_for(connector: Connector) -> DatabaseConnectorConfig:
     return DatabaseConnectorConfig(
         connector_id=str(connector.pk),
         dsn=connector.dsn,
+        engine=connector.engine,
         statement_timeout_ms=connector.statement_timeout_ms,
         connect_timeout=connector.connect_timeout,
         max_rows=connector.max_rows,

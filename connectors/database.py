@@ -16,6 +16,9 @@ committed. Before a connection is reused the pool runs ``DISCARD ALL``, so sessi
 temporary tables, prepared statements and advisory locks cannot leak into the next call.
 
 Arguments are bound as query parameters (``%(name)s`` placeholders); SQL text is never formatted.
+
+MySQL and MariaDB connectors (``config.engine``) take the same path through :mod:`connectors.mysql`
+with their own driver, pool and SQL-guard dialect; the result is rendered the same way.
 """
 
 from __future__ import annotations
@@ -36,9 +39,20 @@ from psycopg_pool import PoolTimeout
 from connectors.adapter_types import CallOutcome, DatabaseConnectorConfig, SqlActionSpec
 from connectors.db_pool import ConnectFailed, aclose_pools, acquire, db_message, pool_for
 from connectors.db_read import QueryResult, ReadLimitError, fetch_read, set_read_limits
+from connectors.mysql import (
+    EXPECTED_ERRORS as MYSQL_ERRORS,
+)
+from connectors.mysql import (
+    MySqlArgumentError,
+    mysql_error_text,
+    mysql_execute,
+    mysql_params,
+    mysql_test_connection,
+)
+from connectors.mysql_pool import aclose_mysql_pools
 from connectors.pg_dsn import DsnError, dsn_password, pinned_conninfo
 from connectors.scrub import scrub
-from connectors.sql_guard import classify_sql
+from connectors.sql_guard import MYSQL_ENGINES, classify_sql
 from connectors.ssrf import HostResolutionError, SSRFBlocked
 from connectors.tables import render_table
 
@@ -51,6 +65,7 @@ _READ_HINT = " (read actions accept one SELECT, VALUES or WITH ... SELECT query)
 async def aclose_db_pools() -> None:
     """Close the connection pools of the running event loop (call on shutdown and in tests)."""
     await aclose_pools()
+    await aclose_mysql_pools()
 
 
 class ArgumentError(ValueError):
@@ -171,6 +186,12 @@ async def _execute(
 ) -> CallOutcome:
     """Run one statement with no SQL-guard check: reads in READ ONLY, writes committed."""
     started = time.perf_counter() if started is None else started
+    if config.engine in MYSQL_ENGINES:
+        try:
+            result = await mysql_execute(config, sql, params, write=write)
+        except MYSQL_ERRORS as exc:
+            return _error_outcome(mysql_error_text(exc, config, write=write), started, config)
+        return _rendered(config, sql, result, started)
     overall = config.connect_timeout + config.statement_timeout_ms / 1000 + 5
     try:
         async with asyncio.timeout(overall):
@@ -193,6 +214,10 @@ async def _execute(
         HostResolutionError,
     ) as exc:
         return _error_outcome(_error_text(exc, config, write=write), started, config)
+    return _rendered(config, sql, result, started)
+
+
+def _rendered(config: DatabaseConnectorConfig, sql: str, result: QueryResult, started: float) -> CallOutcome:
     secrets = _secrets(config)
     if result.columns:
         table = render_table(
@@ -222,16 +247,17 @@ async def db_call(
         sql = args.get("sql")
         if not isinstance(sql, str) or not sql.strip():
             return _error_outcome("free-form SQL needs the 'sql' argument", started, config)
-        verdict = classify_sql(sql)
+        verdict = classify_sql(sql, engine=config.engine)
         if not verdict.is_single_read:
             return _error_outcome(f"refused by the SQL guard: {verdict.reason}", started, config)
         outcome = await _execute(config, sql, None, write=False, started=started)
     else:
         if not action.sql_template.strip():
             return _error_outcome("the action has no SQL template", started, config)
+        bind = mysql_params if config.engine in MYSQL_ENGINES else bind_params
         try:
-            params = bind_params(action.sql_template, args)
-        except ArgumentError as exc:
+            params = bind(action.sql_template, args)
+        except (ArgumentError, MySqlArgumentError) as exc:
             return _error_outcome(str(exc), started, config)
         outcome = await _execute(config, action.sql_template, params, write=action.is_write, started=started)
     logger.info(
@@ -248,6 +274,8 @@ async def db_call(
 async def db_test_connection(config: DatabaseConnectorConfig) -> CallOutcome:
     """Connect (SSRF-checked, not pooled) and run ``SELECT 1`` in a read-only transaction."""
     started = time.perf_counter()
+    if config.engine in MYSQL_ENGINES:
+        return await _mysql_test_connection(config, started)
     try:
         async with asyncio.timeout(config.connect_timeout + 5):
             conninfo = await pinned_conninfo(
@@ -272,4 +300,15 @@ async def db_test_connection(config: DatabaseConnectorConfig) -> CallOutcome:
     content = f"connected: PostgreSQL {row[1]}; read-only transactions work"
     if row[2]:
         content += "; warning: the role is a superuser, use a SELECT-only role for read connectors"
+    return CallOutcome(status="ok", content=content, latency_ms=(time.perf_counter() - started) * 1000)
+
+
+async def _mysql_test_connection(config: DatabaseConnectorConfig, started: float) -> CallOutcome:
+    try:
+        server, can_write = await mysql_test_connection(config)
+    except MYSQL_ERRORS as exc:
+        return _error_outcome(mysql_error_text(exc, config, write=False), started, config)
+    content = f"connected: {server}; read-only transactions work"
+    if can_write:
+        content += "; warning: the account may change data, use a SELECT-only account for read connectors"
     return CallOutcome(status="ok", content=content, latency_ms=(time.perf_counter() - started) * 1000)

@@ -24,9 +24,10 @@ from connectors.demo_api.models import (  # noqa: F401  (models of this app)
     DemoPurchaseOrder,
 )
 from connectors.idempotency import DEFAULT_IDEMPOTENCY_HEADER
+from connectors.mysql_dsn import is_mysql_dsn, parse_mysql_dsn
 from connectors.outbound import validate_outbound_url
 from connectors.pg_dsn import DsnError, dsn_hosts, dsn_params
-from connectors.sql_guard import is_write_sql
+from connectors.sql_guard import MYSQL_ENGINES, is_write_sql
 from platform_core.crypto import EncryptedTextField
 from platform_core.models import OrgOwnedModel
 
@@ -67,6 +68,14 @@ class ConnectorKind(models.TextChoices):
     DATABASE = "database", _("SQL database")
 
 
+class DatabaseEngine(models.TextChoices):
+    """The server a database connector talks to; MySQL and MariaDB share one driver and SQL dialect."""
+
+    POSTGRESQL = "postgresql", _("PostgreSQL")
+    MYSQL = "mysql", _("MySQL")
+    MARIADB = "mariadb", _("MariaDB")
+
+
 class AuthType(models.TextChoices):
     NONE = "none", _("None")
     API_KEY_HEADER = "api_key_header", _("API key in a header")
@@ -77,7 +86,7 @@ class AuthType(models.TextChoices):
 
 
 class Connector(OrgOwnedModel):
-    """One system of an organisation that agents may call: an HTTP API or a PostgreSQL database."""
+    """One system of an organisation that agents may call: an HTTP API or a SQL database."""
 
     id = models.UUIDField(primary_key=True, default=uuid.uuid4, editable=False)
     name = models.CharField(
@@ -93,6 +102,16 @@ class Connector(OrgOwnedModel):
         _("kind"), max_length=16, choices=ConnectorKind.choices, default=ConnectorKind.HTTP
     )
     base_url = models.URLField(_("base URL"), max_length=500, blank=True)
+    engine = models.CharField(
+        _("database engine"),
+        max_length=16,
+        choices=DatabaseEngine.choices,
+        default=DatabaseEngine.POSTGRESQL,
+        help_text=_(
+            "For database connectors. PostgreSQL DSN: 'postgresql://user:password@host:5432/db'; "
+            "MySQL or MariaDB DSN: 'mysql://user:password@host:3306/db?ssl_mode=verify_identity'."
+        ),
+    )
     dsn = EncryptedTextField(_("database DSN"))
     auth_type = models.CharField(
         _("authentication"), max_length=32, choices=AuthType.choices, default=AuthType.NONE
@@ -197,10 +216,7 @@ class Connector(OrgOwnedModel):
             if not self.has_secret("dsn"):
                 errors["dsn"] = _("A database connector needs a DSN.")
             else:
-                try:
-                    dsn_hosts(dsn_params(self.dsn))
-                except DsnError as exc:  # the message never contains the DSN
-                    errors["dsn"] = _("The DSN is not usable: %(reason)s") % {"reason": exc}
+                errors.update(self._dsn_errors())
         hosts = self.allowed_private_hosts
         if not isinstance(hosts, list) or not all(isinstance(h, str) and _HOST_RE.match(h) for h in hosts):
             errors["allowed_private_hosts"] = _(
@@ -210,6 +226,20 @@ class Connector(OrgOwnedModel):
             errors.update(self._outbound_url_errors(hosts))
         if errors:
             raise ValidationError(errors)
+
+    def _dsn_errors(self) -> dict[str, Any]:
+        """Whether the DSN fits the engine (the messages never contain the DSN)."""
+        dsn = self.dsn
+        try:
+            if self.engine in MYSQL_ENGINES:
+                parse_mysql_dsn(dsn)
+            elif is_mysql_dsn(dsn):
+                return {"engine": _("This is a MySQL DSN: choose MySQL or MariaDB as the engine.")}
+            else:
+                dsn_hosts(dsn_params(dsn))
+        except DsnError as exc:
+            return {"dsn": _("The DSN is not usable: %(reason)s") % {"reason": exc}}
+        return {}
 
     def _outbound_url_errors(self, allowed_private_hosts: list[str]) -> dict[str, ValidationError]:
         """The SSRF guard's verdict on the URLs this connector calls (checked again on every call)."""
@@ -350,7 +380,8 @@ class ConnectorAction(OrgOwnedModel):
         if self.method:
             return self.method.upper() in WRITE_METHODS
         if self.sql_template.strip():
-            return is_write_sql(self.sql_template)
+            engine = self.connector.engine if self.connector_id else DatabaseEngine.POSTGRESQL
+            return is_write_sql(self.sql_template, engine=engine)
         return False
 
     def save(self, *args: Any, **kwargs: Any) -> None:

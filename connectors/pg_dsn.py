@@ -68,8 +68,12 @@ async def pinned_conninfo(dsn: str, *, allowed_private_hosts: Sequence[str], con
 
 
 def dsn_password(dsn: str) -> str:
-    """The DSN's password ('' if none or unparsable), so callers can redact it."""
+    """The DSN's password ('' if none or unparsable), so callers can redact it (MySQL URLs too)."""
+    from connectors.mysql_dsn import is_mysql_dsn, parse_mysql_dsn
+
     try:
+        if is_mysql_dsn(dsn):
+            return parse_mysql_dsn(dsn).password
         return dsn_params(dsn).get("password", "")
     except DsnError:
         return ""

@@ -1,0 +1,178 @@
+"""Connection pools of MySQL/MariaDB connectors: one per connector and event loop.
+
+Each connection goes to the SSRF-checked address of the connector's DSN (:mod:`connectors.mysql_dsn`),
+with multi-statement queries switched off on the server side (asyncmy asks for them when it
+connects; ``COM_SET_OPTION`` turns them off for the session), so a second statement is a syntax
+error whatever the SQL guard said. A connection given back is reset with ``COM_RESET_CONNECTION``
+(user variables, session settings, temporary tables, prepared statements and ``GET_LOCK`` locks
+are gone) before anyone reuses it, and an idle connection is pinged when taken, so one the server
+dropped (``KILL``, ``wait_timeout``, a restart) is replaced by a new connection instead of failing
+the call.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import hashlib
+import logging
+import struct
+from dataclasses import dataclass
+
+import asyncmy
+from asyncmy.errors import Error as MySqlError
+
+from connectors.adapter_types import DatabaseConnectorConfig
+from connectors.loop_cache import PerLoop
+from connectors.mysql_dsn import PinnedMySql, pinned_mysql, tls_context
+from connectors.ssrf import normalise_host
+
+logger = logging.getLogger(__name__)
+
+# https://dev.mysql.com/doc/dev/mysql-server/latest/page_protocol_com_set_option.html
+_COM_SET_OPTION = 0x1B
+_MULTI_STATEMENTS_OFF = 1
+# https://dev.mysql.com/doc/dev/mysql-server/latest/page_protocol_com_reset_connection.html
+_COM_RESET_CONNECTION = 0x1F
+
+
+class MySqlConnectFailed(Exception):
+    """Connecting to the server failed (the message is the server's or the network's, no DSN)."""
+
+
+def mysql_message(exc: BaseException) -> str:
+    """The server's one-line message of a driver error (at most 300 characters)."""
+    args = getattr(exc, "args", ())
+    text = str(args[1]) if len(args) > 1 else str(exc)
+    return " ".join(text.split())[:300]
+
+
+def mysql_code(exc: BaseException) -> int | None:
+    """The MySQL error number of a driver error, if it has one."""
+    args = getattr(exc, "args", ())
+    return args[0] if args and isinstance(args[0], int) else None
+
+
+async def _command(conn: asyncmy.Connection, command: int, payload: bytes) -> None:
+    await conn._execute_command(command, payload)
+    await conn.read_packet()  # an OK (or EOF) packet; an ERR packet raises
+
+
+async def _prepare_session(conn: asyncmy.Connection) -> None:
+    await _command(conn, _COM_SET_OPTION, struct.pack("<H", _MULTI_STATEMENTS_OFF))
+
+
+async def connect_mysql(pinned: PinnedMySql, config: DatabaseConnectorConfig) -> asyncmy.Connection:
+    """A new connection to the pinned address, multi-statements off, autocommit on."""
+    dsn = pinned.dsn
+    try:
+        conn = await asyncmy.connect(
+            host=pinned.address,
+            port=dsn.port,
+            user=dsn.user,
+            password=dsn.password,
+            database=dsn.database,
+            charset=dsn.charset,
+            connect_timeout=max(1, round(config.connect_timeout)),
+            ssl=tls_context(dsn),
+            autocommit=True,
+            local_infile=False,
+        )
+    except (MySqlError, OSError, TimeoutError) as exc:
+        raise MySqlConnectFailed(mysql_message(exc) or type(exc).__name__) from None
+    try:
+        await _prepare_session(conn)
+    except BaseException:
+        conn.close()
+        raise
+    return conn
+
+
+class MySqlPool:
+    """At most ``max_size`` connections of one connector; idle ones are reused after a reset."""
+
+    def __init__(self, pinned: PinnedMySql, config: DatabaseConnectorConfig) -> None:
+        self._pinned = pinned
+        self._config = config
+        self._idle: list[asyncmy.Connection] = []
+        self._slots = asyncio.Semaphore(max(1, config.pool_max_size))
+        self.connections_made = 0
+
+    async def acquire(self) -> asyncmy.Connection:
+        """An idle connection that answers a ping, or a new one."""
+        await self._slots.acquire()
+        try:
+            while self._idle:
+                conn = self._idle.pop()
+                try:
+                    await conn.ping(reconnect=False)
+                    return conn
+                except (MySqlError, OSError, RuntimeError):
+                    conn.close()  # the server dropped it; try the next or connect anew
+            conn = await connect_mysql(self._pinned, self._config)
+            self.connections_made += 1
+            return conn
+        except BaseException:
+            self._slots.release()
+            raise
+
+    async def release(self, conn: asyncmy.Connection, *, reusable: bool) -> None:
+        """Give ``conn`` back: reset for the next call, or closed when it cannot be trusted."""
+        try:
+            if reusable and conn.connected:
+                try:
+                    await _command(conn, _COM_RESET_CONNECTION, b"")
+                    await _prepare_session(conn)
+                    self._idle.append(conn)
+                    return
+                except (MySqlError, OSError, RuntimeError):
+                    pass
+            conn.close()
+        finally:
+            self._slots.release()
+
+    def close(self) -> None:
+        """Close the idle connections (those in use are closed when given back)."""
+        idle, self._idle = self._idle, []
+        for conn in idle:
+            conn.close()
+
+
+@dataclass(frozen=True, slots=True)
+class _PoolEntry:
+    fingerprint: str
+    pool: MySqlPool
+
+
+_pools: PerLoop[dict[str, _PoolEntry]] = PerLoop(dict)
+_pool_locks: PerLoop[dict[str, asyncio.Lock]] = PerLoop(dict)
+
+
+def _fingerprint(config: DatabaseConnectorConfig) -> str:
+    allowed = ",".join(sorted(normalise_host(h) for h in config.allowed_private_hosts))
+    raw = "\x00".join([config.dsn, allowed, str(config.pool_max_size), str(config.connect_timeout)])
+    return hashlib.sha256(raw.encode()).hexdigest()
+
+
+async def mysql_pool_for(config: DatabaseConnectorConfig) -> MySqlPool:
+    """The connector's pool in this loop; (re)created when its DSN or limits change."""
+    lock = _pool_locks.get().setdefault(config.connector_id, asyncio.Lock())
+    async with lock:
+        pools = _pools.get()
+        fingerprint = _fingerprint(config)
+        entry = pools.get(config.connector_id)
+        if entry is not None and entry.fingerprint == fingerprint:
+            return entry.pool
+        pinned = await pinned_mysql(config.dsn, allowed_private_hosts=config.allowed_private_hosts)
+        pool = MySqlPool(pinned, config)
+        pools[config.connector_id] = _PoolEntry(fingerprint, pool)
+        if entry is not None:
+            entry.pool.close()
+        return pool
+
+
+async def aclose_mysql_pools() -> None:
+    """Close the MySQL pools of the running event loop (call on shutdown and in tests)."""
+    entries = _pools.pop() or {}
+    _pool_locks.pop()
+    for entry in entries.values():
+        entry.pool.close()
