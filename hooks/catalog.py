@@ -32,6 +32,7 @@ class ActionInfo:
     is_write: bool
     free_form: bool = False
     sql_template: str = ""
+    engine: str = "postgresql"  # a database connector's engine: the SQL guard's dialect
     method: str = ""
     description: str = ""
 
@@ -48,6 +49,7 @@ class ActionInfo:
             is_write=action.is_write,
             free_form=action.free_form,
             sql_template=action.sql_template,
+            engine=connector.engine,
             method=action.method,
             description=(action.description or "").strip().splitlines()[0] if action.description else "",
         )
@@ -62,9 +64,9 @@ class ActionInfo:
         if self.kind == ConnectorKind.DATABASE:
             if self.free_form:
                 sql = arguments.get(FREE_FORM_SQL_ARGUMENT)
-                verdict = classify_sql(sql if isinstance(sql, str) else "")
+                verdict = classify_sql(sql if isinstance(sql, str) else "", engine=self.engine)
                 return None if verdict.is_single_read else verdict.reason
-            if self.is_write or is_write_sql(self.sql_template):
+            if self.is_write or is_write_sql(self.sql_template, engine=self.engine):
                 return "the SQL of this action changes data"
             return None
         return "this action writes data" if self.is_write else None
