@@ -30,7 +30,7 @@ from agents.endpoint_guard import (
 )
 from agents.engine.context import ContextGuard
 from agents.engine.durable import ToolCallLedger
-from agents.engine.hooks import HookContext, HookRegistry, HookResult, PreToolUseHook
+from agents.engine.hooks import ALLOW, HookContext, HookRegistry, PreToolUseHook, PreVerdict
 from agents.engine.interrupts import InterruptQueue
 from agents.engine.llm import LLM, Message, OpenAICompatibleLLM, Usage
 from agents.engine.model_registry import ModelRegistry
@@ -330,10 +330,10 @@ class PlanStepMarker(PreToolUseHook):
     name = "plan_step_marker"
     priority = -1000
 
-    async def pre_tool_use(self, ctx: HookContext) -> HookResult | None:
+    async def pre_tool_use(self, ctx: HookContext) -> PreVerdict:
         step_id = ctx.metadata.get("plan_step_id")
         _plan_step.set((str(step_id), ctx.metadata.get("plan_round")) if step_id is not None else None)
-        return None
+        return ALLOW
 
 
 def emit_with_plan_step(emit: Callable[[str, dict[str, Any]], int]) -> Callable[[str, dict[str, Any]], int]:

@@ -13,7 +13,7 @@ decision to report rather than an error to retry.
 
 Durable runs: the gate waits in process at most the run's ``approval_hold_seconds`` (metadata set by
 the run manager: ``APPROVAL_INPROCESS_HOLD_SECONDS``, 0 in Celery workers). When the request is still
-pending then, it raises :class:`~agents.engine.durable.RunSuspended`: the run is parked with the call
+pending then, its verdict is :class:`~agents.engine.verdicts.Park`: the run is parked with the call
 pending and resumes when the decision arrives. A resumed run replays the call (``ctx.replayed``): the
 gate then reuses the request it opened for the same tool call id (and the same arguments) instead of
 asking again, and goes on with its decision (or waits again while it is pending).
@@ -39,8 +39,7 @@ from channels.layers import get_channel_layer
 from django.utils import timezone, translation
 from django.utils.translation import gettext as _
 
-from agents.engine.durable import RunSuspended
-from agents.engine.hooks import HookContext, HookResult, PreToolUseHook
+from agents.engine.hooks import ALLOW, Block, HookContext, Park, PreToolUseHook, PreVerdict, Rewrite
 from connectors.configs import connector_secrets_for_redaction
 from connectors.redaction import redact
 from hooks.approvers import approver_names
@@ -404,26 +403,26 @@ class ApprovalGate(PreToolUseHook):
             return
         self.emit("approval", approval_event_data(approval, tool_call_id, approvers, self.language))
 
-    async def pre_tool_use(self, ctx: HookContext) -> HookResult | None:
+    async def pre_tool_use(self, ctx: HookContext) -> PreVerdict:
         info = self.catalog.get(ctx.tool_name)
         if info is None:
-            return None
+            return ALLOW
         arguments = copy.deepcopy(dict(ctx.tool_args))
         config = await self.state.call_config(self.facts.organization_id, ctx.tool_call_id)
         hold = policy_hold(config.policies_for(info) if config is not None else (), arguments)
         if hold is None and not ctx.replayed:
-            return None  # no request to open or to find: no database hop
+            return ALLOW  # no request to open or to find: no database hop
         opened = await database_sync_to_async(_open_request)(
             self.facts, info, arguments, ctx.tool_call_id, ctx.replayed, hold
         )
         if opened is None:
-            return None
+            return ALLOW
         if isinstance(opened, AskedBefore):
             before = opened.approval
             self.state.approvals[ctx.tool_call_id] = GateOutcome(
                 approval_id=str(before.pk), status=before.status, decided_by=before.decider_label()
             )
-            return HookResult.block(asked_before_message(before, self.language))
+            return Block(asked_before_message(before, self.language))
         approval, approvers, earlier = opened.approval, opened.approvers, opened.earlier
         if not earlier:
             self._report(approval, ctx.tool_call_id, approvers)  # a replay's chat already shows it
@@ -444,15 +443,15 @@ class ApprovalGate(PreToolUseHook):
                 logger.info(
                     "approval %s still pending after the in-process hold: parking the run", approval.pk
                 )
-                raise RunSuspended("approval", approval_id=str(approval.pk), tool_call_id=ctx.tool_call_id)
+                return Park("approval", {"approval_id": str(approval.pk), "tool_call_id": ctx.tool_call_id})
         approval = await database_sync_to_async(_load)(approval.pk)
         self.state.approvals[ctx.tool_call_id] = GateOutcome(
             approval_id=str(approval.pk), status=status, decided_by=approval.decider_label()
         )
         self._report(approval, ctx.tool_call_id, approvers)
         if status == ApprovalStatus.APPROVED:
-            return HookResult.rewrite_args(arguments)
-        return HookResult.block(decision_message(approval, self.language))
+            return Rewrite(arguments)
+        return Block(decision_message(approval, self.language))
 
     async def _abandon(
         self, approval: ApprovalRequest, info: ActionInfo, ctx: HookContext, approvers: list[str]

@@ -26,13 +26,16 @@ from django.utils import translation
 from django.utils.translation import gettext as _
 
 from agents.engine.hooks import (
+    ALLOW,
     OUTCOME_BLOCKED,
     OUTCOME_OK,
     OUTCOME_TIMEOUT,
+    Block,
     HookContext,
-    HookResult,
     PostToolUseHook,
+    PostVerdict,
     PreToolUseHook,
+    PreVerdict,
 )
 from agents.engine.strict_json import text_safe
 from agents.engine.tools import ToolResult
@@ -103,10 +106,10 @@ class AuditHook(PostToolUseHook):
             replayed=ctx.replayed,
         )
 
-    async def post_tool_use(self, ctx: HookContext, result: ToolResult) -> HookResult | None:
+    async def post_tool_use(self, ctx: HookContext, result: ToolResult) -> PostVerdict:
         info = self.catalog.get(ctx.tool_name)
         if info is None:
-            return None  # not a connector call
+            return ALLOW  # not a connector call
         gate = self.state.take_approval(ctx.tool_call_id)
         self.state.forget_call(ctx.tool_call_id)
         approval_ref = gate.approval_id if gate is not None else ""
@@ -119,7 +122,7 @@ class AuditHook(PostToolUseHook):
                 approval_ref=approval_ref,
                 result=result,
             )
-            return None
+            return ALLOW
         if ctx.outcome == OUTCOME_TIMEOUT:
             await sync_to_async(_complete_cancelled)(
                 context=self.context,
@@ -129,7 +132,7 @@ class AuditHook(PostToolUseHook):
                 approval_ref=approval_ref,
                 error=result.error or "timed out",
             )
-            return None
+            return ALLOW
         if ctx.outcome == OUTCOME_OK:
             status = CallStatus.OK
         elif ctx.outcome == OUTCOME_BLOCKED:
@@ -147,7 +150,7 @@ class AuditHook(PostToolUseHook):
             approval_ref=approval_ref,
             result=result,
         )
-        return None
+        return ALLOW
 
     async def record(
         self,
@@ -189,10 +192,10 @@ class CallRecorder(PreToolUseHook):
     def __init__(self, audit: AuditHook) -> None:
         self.audit = audit
 
-    async def pre_tool_use(self, ctx: HookContext) -> HookResult | None:
+    async def pre_tool_use(self, ctx: HookContext) -> PreVerdict:
         info = self.audit.catalog.get(ctx.tool_name)
         if info is None:
-            return None  # not a connector call
+            return ALLOW  # not a connector call
         try:
             await self.audit.record_start(ctx, info)
         except Exception as exc:  # any failure to record: the call is not made
@@ -202,8 +205,8 @@ class CallRecorder(PreToolUseHook):
                 type(exc).__name__,
                 extra={"org_id": self.audit.context.organization_id, "tool_call_id": ctx.tool_call_id},
             )
-            return HookResult.block(not_recorded_message(self.audit.language))
-        return None
+            return Block(not_recorded_message(self.audit.language))
+        return ALLOW
 
 
 def _error_of(outcome: str, result: ToolResult) -> str:

@@ -19,8 +19,10 @@ from django.utils import translation
 from django.utils.translation import gettext as _
 from django.utils.translation import ngettext
 
-from agents.engine.hooks import HookContext, HookResult, PreToolUseHook
-from hooks.catalog import ActionCatalog
+from agents.engine.hooks import ALLOW, Block, HookContext, PreVerdict
+from hooks.call_config import CallGuardConfig
+from hooks.catalog import ActionCatalog, ActionInfo
+from hooks.guard import ConnectorGuard
 from hooks.models import RateLimit
 from hooks.state import RunGuardState
 
@@ -86,7 +88,7 @@ def limit_message(limit: RateLimit, state: LimitState, connector_name: str, lang
         ) % {"name": limit.name, "calls": calls, "target": target, "scope": scope, "retry": state.retry_in}
 
 
-class RateLimitHook(PreToolUseHook):
+class RateLimitHook(ConnectorGuard):
     """Blocks connector calls over the organisation's active limits (read fresh on every call)."""
 
     name = "rate_limit"
@@ -101,17 +103,10 @@ class RateLimitHook(PreToolUseHook):
         language: str | None = None,
         state: RunGuardState | None = None,
     ) -> None:
-        self.organization_id = organization_id
+        super().__init__(organization_id=organization_id, catalog=catalog, language=language, state=state)
         self.user_id = user_id
-        self.catalog = catalog
-        self.language = language
-        self.state = state if state is not None else RunGuardState()
 
-    async def pre_tool_use(self, ctx: HookContext) -> HookResult | None:
-        info = self.catalog.get(ctx.tool_name)
-        if info is None:
-            return None
-        config = await self.state.call_config(self.organization_id, ctx.tool_call_id)
+    async def judge(self, ctx: HookContext, info: ActionInfo, config: CallGuardConfig | None) -> PreVerdict:
         for limit in config.rate_limits_for(info) if config is not None else ():
             state = await count_call(limit, user_id=self.user_id)
             if state.exceeded:
@@ -121,5 +116,5 @@ class RateLimitHook(PreToolUseHook):
                     ctx.tool_name,
                     extra={"org_id": self.organization_id},
                 )
-                return HookResult.block(limit_message(limit, state, info.connector_name, self.language))
-        return None
+                return Block(limit_message(limit, state, info.connector_name, self.language))
+        return ALLOW

@@ -7,9 +7,10 @@ import logging
 from django.utils import translation
 from django.utils.translation import gettext as _
 
-from agents.engine.hooks import HookContext, HookResult, PreToolUseHook
-from hooks.catalog import ActionCatalog
-from hooks.state import RunGuardState
+from agents.engine.hooks import ALLOW, Block, HookContext, PreVerdict
+from hooks.call_config import CallGuardConfig
+from hooks.catalog import ActionInfo
+from hooks.guard import ConnectorGuard
 
 logger = logging.getLogger(__name__)
 
@@ -22,7 +23,7 @@ def read_only_message(reason: str, language: str | None = None) -> str:
         return _("organisation is in read-only mode: %(reason)s") % {"reason": reason}
 
 
-class ReadOnlyGuard(PreToolUseHook):
+class ReadOnlyGuard(ConnectorGuard):
     """Blocks write actions and SQL that is not one plain read while read-only mode is on.
 
     The flag is read from the database on every call (with the rest of the call's guard-rail
@@ -33,30 +34,13 @@ class ReadOnlyGuard(PreToolUseHook):
     name = "read_only_guard"
     priority = PRIORITY
 
-    def __init__(
-        self,
-        *,
-        organization_id: int,
-        catalog: ActionCatalog,
-        language: str | None = None,
-        state: RunGuardState | None = None,
-    ) -> None:
-        self.organization_id = organization_id
-        self.catalog = catalog
-        self.language = language
-        self.state = state if state is not None else RunGuardState()
-
-    async def pre_tool_use(self, ctx: HookContext) -> HookResult | None:
-        info = self.catalog.get(ctx.tool_name)
-        if info is None:
-            return None  # not a connector call
-        config = await self.state.call_config(self.organization_id, ctx.tool_call_id)
+    async def judge(self, ctx: HookContext, info: ActionInfo, config: CallGuardConfig | None) -> PreVerdict:
         if config is None:
-            return HookResult.block(read_only_message(_("the organisation no longer exists"), self.language))
+            return Block(read_only_message(_("the organisation no longer exists"), self.language))
         if not config.read_only:
-            return None
+            return ALLOW
         why = info.write_reason(ctx.tool_args)
         if why is None:
-            return None
+            return ALLOW
         logger.info("read-only mode blocked %s", ctx.tool_name, extra={"org_id": self.organization_id})
-        return HookResult.block(read_only_message(config.read_only_reason, self.language))
+        return Block(read_only_message(config.read_only_reason, self.language))

@@ -7,7 +7,7 @@ from dataclasses import replace
 from django.utils import translation
 from django.utils.translation import gettext as _
 
-from agents.engine.hooks import HookContext, HookResult, PostToolUseHook
+from agents.engine.hooks import ALLOW, HookContext, PostToolUseHook, PostVerdict, Rewrite
 from agents.engine.tools import ToolResult
 from hooks.conf import DEFAULT_MAX_OBSERVATION_CHARS
 
@@ -39,8 +39,8 @@ class TruncateResult(PostToolUseHook):
         self.limit = limit
         self.language = language
 
-    async def post_tool_use(self, ctx: HookContext, result: ToolResult) -> HookResult | None:
+    async def post_tool_use(self, ctx: HookContext, result: ToolResult) -> PostVerdict:
         if len(result.content) <= self.limit:
-            return None
+            return ALLOW
         cut = truncate_text(result.content, limit=self.limit, language=self.language)
-        return HookResult.rewrite_result(replace(result, content=cut))
+        return Rewrite(replace(result, content=cut))

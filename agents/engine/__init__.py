@@ -19,12 +19,11 @@ from agents.engine.dag import (
     PlanValidationError,
     route_execution_mode,
 )
-from agents.engine.durable import RecordedCall, RunSuspended, ToolCallLedger
+from agents.engine.durable import RecordedCall, ToolCallLedger
 from agents.engine.events import Event, EventCallback, EventStream, iterate_events
 from agents.engine.hooks import (
     HookContext,
     HookRegistry,
-    HookResult,
     PostToolUseHook,
     PreToolUseHook,
     SessionContext,
@@ -43,6 +42,7 @@ from agents.engine.llm import (
 )
 from agents.engine.react import ReActAgent
 from agents.engine.run_state import AgentResult
+from agents.engine.stop_reasons import StopReason
 from agents.engine.structured import (
     StructuredCallResult,
     StructuredOutputError,
@@ -51,12 +51,16 @@ from agents.engine.structured import (
 )
 from agents.engine.tool_runner import ToolCallRecord
 from agents.engine.tools import Artifact, FunctionTool, Tool, ToolRegistry, ToolResult
+from agents.engine.verdicts import ALLOW, Allow, Block, Park, PostVerdict, PreVerdict, Rewrite
 
 __all__ = [
+    "ALLOW",
     "LLM",
     "AgentResult",
+    "Allow",
     "Analysis",
     "Artifact",
+    "Block",
     "ChatResponse",
     "Checkpoint",
     "CheckpointCallback",
@@ -71,12 +75,12 @@ __all__ = [
     "FunctionTool",
     "HookContext",
     "HookRegistry",
-    "HookResult",
     "InterruptQueue",
     "LLMError",
     "Message",
     "ModelRegistry",
     "OpenAICompatibleLLM",
+    "Park",
     "Plan",
     "PlanAgent",
     "PlanAnalyzer",
@@ -84,12 +88,15 @@ __all__ = [
     "PlanStep",
     "PlanValidationError",
     "PostToolUseHook",
+    "PostVerdict",
     "PreToolUseHook",
+    "PreVerdict",
     "ReActAgent",
     "RecordedCall",
-    "RunSuspended",
+    "Rewrite",
     "SessionContext",
     "SessionStartHook",
+    "StopReason",
     "StructuredCallResult",
     "StructuredOutputError",
     "Tool",

@@ -1,8 +1,9 @@
-"""What a durable run needs from the engine's tool calls: parking, and a ledger of calls made.
+"""What a durable run needs from the engine's tool calls: a ledger of the calls made.
 
-- :class:`RunSuspended`: a pre-tool-use hook raises it to park the run (a human decision that will take
-  long): the loop stops without a ``done`` event and returns a result with ``stop_reason="suspended"``.
-  The turn's tool calls stay pending in the run's last checkpoint, so the run resumes exactly there.
+(Parking is a hook's verdict, :class:`~agents.engine.verdicts.Park`: the loop stops without a ``done``
+event and returns a result with ``stop_reason`` :attr:`~agents.engine.outcomes.StopReason.PARKED`; the
+turn's tool calls stay pending in the run's last checkpoint, so the run resumes exactly there.)
+
 - :class:`ToolCallLedger`: where a run records each call it makes, under the idempotency key
   ``<run_id>:<tool_call_id>``. A resumed run that replays a pending call gets the recorded outcome
   instead of running the tool again; a call that started but never recorded its end (the process died
@@ -18,8 +19,6 @@ from typing import Any, Protocol
 
 from agents.engine.tools import ToolResult
 
-STOP_SUSPENDED = "suspended"
-
 UNKNOWN_OUTCOME = (
     "the run was interrupted while this call was running, so its outcome is unknown. It was not "
     "repeated, to avoid doing it twice: check its effect before trying again."
@@ -27,22 +26,6 @@ UNKNOWN_OUTCOME = (
 
 #: The call a tool is executing for (set around ``Tool.execute``): its tool call id and idempotency key.
 current_tool_call: ContextVar[tuple[str, str] | None] = ContextVar("engine_current_tool_call", default=None)
-
-
-class RunSuspended(Exception):
-    """Raised by a pre-tool-use hook to park the run until something outside it happens.
-
-    ``reason`` says why (e.g. ``"approval"``); ``details`` are JSON values the host keeps with the
-    parked run (e.g. the approval id it waits for).
-    """
-
-    def __init__(self, reason: str, **details: Any) -> None:
-        super().__init__(reason)
-        self.reason = reason
-        self.details = details
-
-    def as_dict(self) -> dict[str, Any]:
-        return {"reason": self.reason, **self.details}
 
 
 def idempotency_key(run_id: Any, tool_call_id: str) -> str:
@@ -85,9 +68,7 @@ class ToolCallLedger(Protocol):
 
 
 __all__ = [
-    "STOP_SUSPENDED",
     "RecordedCall",
-    "RunSuspended",
     "ToolCallLedger",
     "current_tool_call",
     "idempotency_key",

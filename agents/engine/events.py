@@ -14,6 +14,8 @@ from collections.abc import AsyncIterator, Awaitable, Callable, Mapping
 from dataclasses import dataclass
 from typing import Any
 
+from agents.engine.stop_reasons import StopReason
+
 logger = logging.getLogger(__name__)
 
 STEP = "step"
@@ -147,9 +149,9 @@ def done(
     elapsed: float,
     *,
     cancelled: bool = False,
-    stop_reason: str = "",
+    stop_reason: StopReason | str = "",
 ) -> Event:
-    """``done``: the final result payload."""
+    """``done``: the final result payload (``stop_reason`` a :class:`StopReason`, or empty)."""
     return Event(
         DONE,
         {
@@ -158,7 +160,7 @@ def done(
             "usage": dict(usage),
             "elapsed": elapsed,
             "cancelled": cancelled,
-            "stop_reason": stop_reason,
+            "stop_reason": str(stop_reason),  # the enum's value: the payload stays plain JSON
         },
     )
 
@@ -299,7 +301,8 @@ class EventStream:
         if item is _CLOSED:
             self._queue.put_nowait(_CLOSED)  # later iterations end too
             raise StopAsyncIteration
-        return item
+        event: Event = item
+        return event
 
 
 async def iterate_events(producer: Callable[[EventCallback], Awaitable[Any]]) -> AsyncIterator[Event]:

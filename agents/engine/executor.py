@@ -15,8 +15,8 @@
   step events, tool calls inside a step as ``plan`` step_iteration events.
 - Durable runs: each step agent checkpoints into ``step.checkpoint`` (and ``on_checkpoint`` is awaited
   after each of its checkpoints and each finished step); a step with a checkpoint resumes from it. A step
-  whose agent is parked (a hook raised ``RunSuspended``) goes back to ``pending`` with its checkpoint; no
-  other step starts, running ones finish (or park too), and :attr:`DAGExecutor.suspension` says why.
+  whose agent is parked (a hook's verdict was ``Park``) goes back to ``pending`` with its checkpoint; no
+  other step starts, running ones finish (or park too), and :attr:`DAGExecutor.park` says why.
 """
 
 from __future__ import annotations
@@ -31,7 +31,6 @@ from typing import Any
 from agents.engine import events
 from agents.engine import plan_prompts as prompts
 from agents.engine.checkpoint import Checkpoint, snapshot_apply
-from agents.engine.durable import STOP_SUSPENDED
 from agents.engine.events import Emitter, Event, EventCallback
 from agents.engine.hooks import HookRegistry
 from agents.engine.llm import Usage
@@ -49,9 +48,11 @@ from agents.engine.plan_models import (
     id_order,
 )
 from agents.engine.react import ReActAgent
-from agents.engine.run_state import STOP_FINAL_ANSWER, STOP_UNPARSED_OUTPUT, AgentResult
+from agents.engine.run_state import AgentResult
+from agents.engine.stop_reasons import StopReason
 from agents.engine.synthesis import cut
 from agents.engine.tools import ToolRegistry
+from agents.engine.verdicts import Park
 
 logger = logging.getLogger(__name__)
 
@@ -138,7 +139,7 @@ class DAGExecutor:
         self._runs: dict[str, _StepRun] = {}
         self._active = False
         self._cancel_requested = False
-        self.suspension: Mapping[str, Any] | None = None
+        self.park: Park | None = None
 
     def cancel(self) -> None:
         """Stop the running ``execute()`` now: running steps are stopped, unfinished steps ``cancelled``.
@@ -158,7 +159,7 @@ class DAGExecutor:
         on_checkpoint: Callable[[], Awaitable[None]] | None = None,
     ) -> Plan:
         """Run ``plan``'s pending steps; returns the same plan with every step in a final status (but
-        for steps left pending by a parked step: see :attr:`suspension`).
+        for steps left pending by a parked step: see :attr:`park`).
 
         ``usage`` (when given) accumulates the step agents' token usage. Never raises for step failures;
         cancelling the awaiting task cancels every step and propagates.
@@ -166,7 +167,7 @@ class DAGExecutor:
         if self._active:
             raise RuntimeError("this executor is already running a plan")
         self._active = True
-        self.suspension = None
+        self.park = None
         emit = Emitter(on_event)
         execution = _Execution(self, plan, emit, stop, dict(metadata or {}), usage, on_checkpoint)
         try:
@@ -230,7 +231,7 @@ class _Execution:
                 await self._fail_blocked()
                 if self.stop is not None and self.stop.is_set():
                     await self._skip_pending()
-                elif self.executor.suspension is None:  # a parked step: start nothing new
+                elif self.executor.park is None:  # a parked step: start nothing new
                     self._launch_ready()
                 if not self.runs:
                     break
@@ -246,7 +247,7 @@ class _Execution:
                 for step in self.order:
                     if step.status in (PENDING, RUNNING):
                         await self._set(step, CANCELLED)
-            elif self.executor.suspension is None:
+            elif self.executor.park is None:
                 await self._fail_stuck()
         finally:
             if stop_waiter is not None:
@@ -376,11 +377,11 @@ class _Execution:
 
     async def _finish(self, run: _StepRun, result: AgentResult) -> None:
         step = run.step
-        if result.stop_reason == STOP_SUSPENDED:
+        if result.park is not None:
             # Parked: the step resumes from its checkpoint (its usage counts when it finishes).
             step.status = PENDING
-            if self.executor.suspension is None:
-                self.executor.suspension = result.suspension or {}
+            if self.executor.park is None:
+                self.executor.park = result.park
             logger.info("plan step %s parked", step.id)
             await self._checkpoint()
             return
@@ -394,7 +395,7 @@ class _Execution:
             await self._set(step, FAILED, error=f"timed out after {self.executor.step_timeout:g} s")
         elif result.cancelled:
             await self._set(step, CANCELLED)
-        elif result.stop_reason in (STOP_FINAL_ANSWER, STOP_UNPARSED_OUTPUT):
+        elif result.stop_reason in (StopReason.FINAL_ANSWER, StopReason.UNPARSED_OUTPUT):
             step.result = result.answer
             await self._set(step, DONE)
         else:  # llm_error, max_iterations, token_budget, empty_response: the answer summarises what happened

@@ -1,18 +1,19 @@
 """Hooks: deterministic code around every tool call that the model cannot talk its way past.
 
-- :class:`PreToolUseHook` runs after the model chose a tool and before it runs: it may block the call
-  (the model sees the reason), rewrite its arguments (the next hook sees the rewritten ones), or cause
-  side effects. It may await for a long time (a human approval); tool timeouts do not cover hooks.
-- :class:`PostToolUseHook` runs after the call, before the model sees the observation: it may rewrite
-  the result. It runs for EVERY call outcome, blocked and invalid calls included (``ctx.outcome`` and
-  ``ctx.blocked_by`` say what happened), so an audit hook sees every attempt.
+- :class:`PreToolUseHook` runs after the model chose a tool and before it runs. Its verdict
+  (:mod:`agents.engine.verdicts`) is :class:`Allow`, :class:`Block` (the model sees the reason),
+  :class:`Rewrite` (new arguments; the next hook sees them) or :class:`Park` (the whole run waits for
+  something outside it, durable runs). It may await for a long time (a human approval); tool timeouts do
+  not cover hooks.
+- :class:`PostToolUseHook` runs after the call, before the model sees the observation: :class:`Allow`
+  or :class:`Rewrite` of the result. It runs for EVERY call outcome, blocked and invalid calls included
+  (``ctx.outcome`` and ``ctx.blocked_by`` say what happened), so an audit hook sees every attempt.
 - :class:`SessionStartHook` runs once when a run starts and may add text to the system prompt.
 
-Hooks run in ``priority`` order, lower first (ties keep registration order). The first block wins.
-Guard rails fail closed: a pre-hook that raises blocks the call, except with
-:class:`~agents.engine.durable.RunSuspended`, which parks the whole run (durable runs). A post-hook
-that raises leaves the result unchanged and is logged; a session-start hook that raises adds nothing
-and is logged.
+Hooks run in ``priority`` order, lower first (ties keep registration order). The first block (or park)
+wins. Guard rails fail closed: a pre-hook that raises, or returns something that is not a verdict,
+blocks the call. A post-hook that raises leaves the result unchanged and is logged; a session-start hook
+that raises adds nothing and is logged.
 """
 
 from __future__ import annotations
@@ -22,8 +23,8 @@ from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field, replace
 from typing import Any
 
-from agents.engine.durable import RunSuspended
 from agents.engine.tools import ToolResult
+from agents.engine.verdicts import ALLOW, Allow, Block, Park, PostVerdict, PreVerdict, Rewrite
 
 logger = logging.getLogger(__name__)
 
@@ -41,7 +42,7 @@ OUTCOME_UNKNOWN_TOOL = "unknown_tool"
 class HookContext:
     """What a hook knows about one tool call.
 
-    ``tool_args`` are the arguments as rewritten so far (do not mutate them; return ``modified_args``).
+    ``tool_args`` are the arguments as rewritten so far (do not mutate them; return a :class:`Rewrite`).
     ``metadata`` is the run's metadata (org_id, run_id, user, ...) given to ``ReActAgent.run()``.
     For post hooks, ``outcome`` is one of ``ok``, ``error``, ``timeout``, ``blocked``, ``invalid_args``,
     ``unknown_tool`` and ``blocked_by`` names the pre-hook that blocked the call. ``replayed`` is True when
@@ -57,29 +58,6 @@ class HookContext:
     outcome: str = OUTCOME_PENDING
     blocked_by: str | None = None
     replayed: bool = False
-
-
-@dataclass(frozen=True, slots=True)
-class HookResult:
-    """A hook's verdict. ``None`` from a hook means "allow, change nothing"."""
-
-    allow: bool = True
-    modified_args: Mapping[str, Any] | None = None
-    modified_result: ToolResult | str | None = None
-    error: str | None = None
-
-    @classmethod
-    def block(cls, reason: str) -> HookResult:
-        """Refuse the call; the model sees ``reason``."""
-        return cls(allow=False, error=reason)
-
-    @classmethod
-    def rewrite_args(cls, args: Mapping[str, Any]) -> HookResult:
-        return cls(modified_args=args)
-
-    @classmethod
-    def rewrite_result(cls, result: ToolResult | str) -> HookResult:
-        return cls(modified_result=result)
 
 
 @dataclass(frozen=True, slots=True)
@@ -99,17 +77,18 @@ class _Hook:
 
 
 class PreToolUseHook(_Hook):
-    """Runs before a tool call. Return ``HookResult.block(...)`` to refuse it."""
+    """Runs before a tool call. Return :data:`ALLOW`, ``Block(reason)``, ``Rewrite(args)`` or
+    ``Park(reason, details)``."""
 
-    async def pre_tool_use(self, ctx: HookContext) -> HookResult | None:
+    async def pre_tool_use(self, ctx: HookContext) -> PreVerdict:
         raise NotImplementedError
 
 
 class PostToolUseHook(_Hook):
-    """Runs after a tool call (any outcome). Return ``HookResult.rewrite_result(...)`` to change what the
-    model sees."""
+    """Runs after a tool call (any outcome). Return :data:`ALLOW`, or ``Rewrite(result)`` to change what
+    the model sees."""
 
-    async def post_tool_use(self, ctx: HookContext, result: ToolResult) -> HookResult | None:
+    async def post_tool_use(self, ctx: HookContext, result: ToolResult) -> PostVerdict:
         raise NotImplementedError
 
 
@@ -122,13 +101,32 @@ class SessionStartHook(_Hook):
 
 @dataclass(frozen=True, slots=True)
 class PreToolUseOutcome:
-    """The combined verdict of all pre-hooks for one call."""
+    """The combined verdict of all pre-hooks for one call, and its arguments as the hooks left them.
 
-    allowed: bool
+    ``verdict`` is :class:`Allow` (no hook changed the arguments), :class:`Rewrite` (some did),
+    :class:`Block` (naming the hook) or :class:`Park`.
+    """
+
+    verdict: PreVerdict
     args: Mapping[str, Any]
-    args_modified: bool = False
-    blocked_by: str | None = None
-    reason: str | None = None
+
+    @property
+    def allowed(self) -> bool:
+        """The call may run (no hook blocked or parked it)."""
+        return isinstance(self.verdict, Allow | Rewrite)
+
+    @property
+    def args_modified(self) -> bool:
+        return isinstance(self.verdict, Rewrite)
+
+    @property
+    def blocked_by(self) -> str | None:
+        return self.verdict.hook if isinstance(self.verdict, Block) else None
+
+    @property
+    def reason(self) -> str | None:
+        """Why the call was blocked (``None`` when it was not)."""
+        return self.verdict.reason if isinstance(self.verdict, Block) else None
 
 
 class HookRegistry:
@@ -166,14 +164,11 @@ class HookRegistry:
         return bool(self._post)
 
     async def run_pre(self, ctx: HookContext) -> PreToolUseOutcome:
-        """Run pre-hooks in order; rewritten args flow to the next hook; the first block wins."""
-        args = ctx.tool_args
-        modified = False
+        """Run pre-hooks in order; rewritten args flow to the next hook; the first block or park wins."""
+        rewritten = False
         for hook in self._pre:
             try:
                 verdict = await hook.pre_tool_use(ctx)
-            except RunSuspended:
-                raise
             except Exception as exc:
                 logger.warning(
                     "pre-tool-use hook %s raised %s; the call is blocked",
@@ -181,18 +176,28 @@ class HookRegistry:
                     type(exc).__name__,
                     extra={"tool_call_id": ctx.tool_call_id},
                 )
-                reason = f"the guard rail '{hook.hook_name}' failed, so the call was not made"
-                return PreToolUseOutcome(False, args, modified, hook.hook_name, reason)
-            if verdict is None:
-                continue
-            if not verdict.allow:
-                reason = verdict.error or f"blocked by '{hook.hook_name}'"
-                return PreToolUseOutcome(False, args, modified, hook.hook_name, reason)
-            if verdict.modified_args is not None:
-                args = verdict.modified_args
-                modified = True
-                ctx = replace(ctx, tool_args=args)
-        return PreToolUseOutcome(True, args, modified)
+                return PreToolUseOutcome(_failed(hook), ctx.tool_args)
+            match verdict:
+                case Allow():
+                    continue
+                case Block(reason=reason):
+                    blocked = Block(reason or f"blocked by '{hook.hook_name}'", hook.hook_name)
+                    return PreToolUseOutcome(blocked, ctx.tool_args)
+                case Park():
+                    return PreToolUseOutcome(verdict, ctx.tool_args)
+                case Rewrite(value=args):
+                    rewritten = True
+                    ctx = replace(ctx, tool_args=args)
+                case _:
+                    logger.warning(
+                        "pre-tool-use hook %s returned %s, not a verdict; the call is blocked",
+                        hook.hook_name,
+                        type(verdict).__name__,
+                        extra={"tool_call_id": ctx.tool_call_id},
+                    )
+                    return PreToolUseOutcome(_failed(hook), ctx.tool_args)
+        verdict = Rewrite(ctx.tool_args) if rewritten else ALLOW
+        return PreToolUseOutcome(verdict, ctx.tool_args)
 
     async def run_post(self, ctx: HookContext, result: ToolResult) -> ToolResult:
         """Run post-hooks in order; each sees the result as rewritten by the previous ones."""
@@ -207,8 +212,8 @@ class HookRegistry:
                     extra={"tool_call_id": ctx.tool_call_id},
                 )
                 continue
-            if verdict is not None and verdict.modified_result is not None:
-                new = verdict.modified_result
+            if isinstance(verdict, Rewrite):
+                new = verdict.value
                 result = new if isinstance(new, ToolResult) else replace(result, content=new)
         return result
 
@@ -228,10 +233,21 @@ class HookRegistry:
         return texts
 
 
+def _failed(hook: _Hook) -> Block:
+    reason = f"the guard rail '{hook.hook_name}' failed, so the call was not made"
+    return Block(reason, hook.hook_name)
+
+
 __all__ = [
+    "ALLOW",
+    "Allow",
+    "Block",
     "HookContext",
     "HookRegistry",
-    "HookResult",
+    "Park",
+    "PostVerdict",
+    "PreVerdict",
+    "Rewrite",
     "PostToolUseHook",
     "PreToolUseHook",
     "PreToolUseOutcome",

@@ -17,14 +17,14 @@ ends the run with a cancelled result (and a cancelled ``done``); cancelling the 
 Durable runs mirror it too: ``run(checkpoint=...)`` reports the whole plan state (see ``plan_checkpoint``)
 after each plan, step, step-agent iteration and analysis; ``run(resume_from=snapshot)`` continues from
 it (finished steps are kept, unfinished ones resume from their own checkpoints); a parked step parks
-the run (``stop_reason="suspended"``, no ``done``).
+the run (``stop_reason="parked"``, no ``done``).
 """
 
 from __future__ import annotations
 
 import asyncio
 import logging
-from collections.abc import AsyncIterator, Callable, Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from datetime import date
 from typing import Any
 
@@ -32,19 +32,13 @@ from agents.engine import events
 from agents.engine import plan_prompts as prompts
 from agents.engine.analyzer import PlanAnalyzer
 from agents.engine.checkpoint import Checkpoint, CheckpointCallback
-from agents.engine.durable import STOP_SUSPENDED
-from agents.engine.events import Emitter, Event, EventCallback, iterate_events
+from agents.engine.events import Emitter, Event, EventCallback
 from agents.engine.executor import MAX_CONCURRENCY, STEP_TIMEOUT, DAGExecutor
 from agents.engine.hooks import HookRegistry
 from agents.engine.interrupts import InterruptQueue
 from agents.engine.llm import Message
 from agents.engine.model_registry import GENERAL, ModelRegistry
 from agents.engine.plan_models import (
-    STOP_ACHIEVED,
-    STOP_CANCELLED,
-    STOP_CONFIDENT,
-    STOP_MAX_ROUNDS,
-    STOP_PLANNING_FAILED,
     Plan,
     PlanResult,
     PlanStep,
@@ -53,6 +47,8 @@ from agents.engine.plan_models import (
 from agents.engine.plan_state import ANSWER, DECIDING, EXECUTING, PLANNING, PlanRunState
 from agents.engine.plan_synthesis import replan_context, stream_plan_answer
 from agents.engine.planner import DAGPlanner
+from agents.engine.run_events import RunAsEvents
+from agents.engine.stop_reasons import StopReason
 from agents.engine.tools import ToolRegistry
 
 logger = logging.getLogger(__name__)
@@ -67,7 +63,7 @@ class _Cancelled(Exception):
     """cancel() was called: unwind to run(), which reports the cancelled result."""
 
 
-class PlanAgent:
+class PlanAgent(RunAsEvents[PlanResult]):
     """Plan-mode orchestrator with the outer shape of :class:`ReActAgent` (see the module docstring)."""
 
     def __init__(
@@ -188,7 +184,7 @@ class PlanAgent:
         finally:
             self._leave()
         logger.info("plan run cancelled after %d round(s)", len(state.plans))
-        result = state.result(STOP_CANCELLED, cancelled=True)
+        result = state.result(StopReason.CANCELLED, cancelled=True)
         await state.emit(
             events.done(
                 "",
@@ -196,7 +192,7 @@ class PlanAgent:
                 result.usage.as_dict(),
                 result.elapsed,
                 cancelled=True,
-                stop_reason=STOP_CANCELLED,
+                stop_reason=StopReason.CANCELLED,
             )
         )
         return result
@@ -224,29 +220,17 @@ class PlanAgent:
                 result.usage.as_dict(),
                 result.elapsed,
                 cancelled=True,
-                stop_reason=STOP_CANCELLED,
+                stop_reason=StopReason.CANCELLED,
             )
         )
         return ""
 
-    def events(
-        self,
-        goal: str,
-        *,
-        history: Sequence[Message] | None = None,
-        metadata: Mapping[str, Any] | None = None,
-    ) -> AsyncIterator[Event]:
-        """``run()`` then ``stream_synthesize()`` as an async iterator of events (ending with ``done``)."""
-
-        async def produce(on_event: EventCallback) -> None:
-            result = await self.run(goal, history=history, on_event=on_event, metadata=metadata)
-            await self.stream_synthesize(result, on_event=on_event)
-
-        return iterate_events(produce)
+    async def _stream_result(self, result: PlanResult, on_event: EventCallback) -> str:
+        return await self.stream_synthesize(result, on_event=on_event)
 
     async def _run(self, state: PlanRunState, history: Sequence[Message]) -> PlanResult:
         if state.final is not None:  # resumed after the run had ended: straight to the answer
-            return state.result(state.final)
+            return state.result(StopReason(state.final))
         if not state.plans and state.stage == PLANNING and state.round == 1 and state.seq == 0:
             await state.emit(events.plan_phase("planning", 1))
         while True:
@@ -254,7 +238,7 @@ class PlanAgent:
                 plan = await self._plan(state, history, state.feedback, state.round)
                 self._check_cancel()
                 if plan is None:
-                    return await self._end(state, STOP_PLANNING_FAILED)
+                    return await self._end(state, StopReason.PLANNING_FAILED)
                 state.plans.append(plan)
                 await state.emit(events.plan_dag(plan.round, plan.describe()))
                 state.stage = EXECUTING
@@ -262,9 +246,9 @@ class PlanAgent:
             if state.stage == EXECUTING:
                 plan = state.plans[-1]
                 await self._execute(state, plan)
-                if self.executor.suspension is not None:
+                if self.executor.park is not None:
                     await self._checkpoint(state)
-                    return state.result(STOP_SUSPENDED, suspension=self.executor.suspension)
+                    return state.result(StopReason.PARKED, park=self.executor.park)
                 followed_up = await self._take_follow_ups(state)
                 if not followed_up:
                     state.spent += 1
@@ -282,11 +266,11 @@ class PlanAgent:
                 analysis = state.analysis
                 assert analysis is not None
                 if analysis.achieved:
-                    return await self._end(state, STOP_ACHIEVED)
+                    return await self._end(state, StopReason.ACHIEVED)
                 if analysis.confidence >= self.confidence_threshold:
-                    return await self._end(state, STOP_CONFIDENT)
+                    return await self._end(state, StopReason.CONFIDENT)
                 if state.spent >= self.max_rounds:
-                    return await self._end(state, STOP_MAX_ROUNDS)
+                    return await self._end(state, StopReason.MAX_ROUNDS)
                 reasoning = analysis.reasoning
             state.round += 1
             state.feedback = replan_context(state.plans, state.analyses)
@@ -294,7 +278,7 @@ class PlanAgent:
             await state.emit(events.plan_phase("replanning", state.round, reasoning=reasoning))
             await self._checkpoint(state)
 
-    async def _end(self, state: PlanRunState, stop_reason: str) -> PlanResult:
+    async def _end(self, state: PlanRunState, stop_reason: StopReason) -> PlanResult:
         state.stage, state.final = ANSWER, stop_reason
         await self._checkpoint(state)
         return state.result(stop_reason)

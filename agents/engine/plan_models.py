@@ -3,12 +3,13 @@
 from __future__ import annotations
 
 import re
-from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
 from agents.engine.llm import Usage
+from agents.engine.stop_reasons import StopReason
 from agents.engine.tool_runner import ToolCallRecord
+from agents.engine.verdicts import Park
 
 PENDING = "pending"
 RUNNING = "running"
@@ -17,13 +18,6 @@ FAILED = "failed"
 SKIPPED = "skipped"
 CANCELLED = "cancelled"
 TERMINAL = frozenset({DONE, FAILED, SKIPPED, CANCELLED})
-
-# PlanResult.stop_reason values.
-STOP_ACHIEVED = "achieved"
-STOP_CONFIDENT = "confident"
-STOP_MAX_ROUNDS = "max_rounds"
-STOP_PLANNING_FAILED = "planning_failed"
-STOP_CANCELLED = "cancelled"
 
 
 class PlanValidationError(Exception):
@@ -112,7 +106,8 @@ class PlanResult:
 
     ``answer`` is the draft answer (the analyser's ``final_answer``, else the finished steps' results);
     ``iterations`` counts the tool-loop iterations of every step of every round; ``stop_reason`` is
-    ``achieved``, ``confident``, ``max_rounds``, ``planning_failed`` or ``cancelled``; ``plans`` holds
+    ``achieved``, ``confident``, ``max_rounds``, ``planning_failed``, ``cancelled`` or ``parked`` (a step's
+    hook parked the run: ``park`` says why); ``plans`` holds
     each round's plan; ``goal`` is the goal with any follow-ups the user sent during the run.
     """
 
@@ -123,9 +118,9 @@ class PlanResult:
     plans: tuple[Plan, ...] = ()
     analysis: Analysis | None = None
     cancelled: bool = False
-    stop_reason: str = STOP_ACHIEVED
+    stop_reason: StopReason = StopReason.ACHIEVED
     goal: str = ""
-    suspension: Mapping[str, Any] | None = None
+    park: Park | None = None
 
     @property
     def rounds(self) -> int:

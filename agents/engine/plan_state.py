@@ -19,6 +19,8 @@ from agents.engine.plan_checkpoint import (
 )
 from agents.engine.plan_models import Analysis, Plan, PlanResult
 from agents.engine.plan_synthesis import draft_answer
+from agents.engine.stop_reasons import StopReason
+from agents.engine.verdicts import Park
 
 # Where a plan run stands: making the plan of ``round``, executing its latest plan, or deciding after it.
 PLANNING = "planning"
@@ -90,11 +92,9 @@ class PlanRunState:
         return state
 
     def result(
-        self, stop_reason: str, *, cancelled: bool = False, suspension: Mapping[str, Any] | None = None
+        self, stop_reason: StopReason, *, cancelled: bool = False, park: Park | None = None
     ) -> PlanResult:
-        answer = (
-            "" if cancelled or suspension is not None else draft_answer(self.plans, self.analysis, self.goal)
-        )
+        answer = "" if cancelled or park is not None else draft_answer(self.plans, self.analysis, self.goal)
         return PlanResult(
             answer=answer,
             iterations=sum(plan.iterations for plan in self.plans),
@@ -105,5 +105,5 @@ class PlanRunState:
             cancelled=cancelled,
             stop_reason=stop_reason,
             goal=self.goal,
-            suspension=suspension,
+            park=park,
         )

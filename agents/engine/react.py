@@ -10,7 +10,10 @@ asyncio code expects.
 Durable runs: ``run(checkpoint=...)`` reports a :class:`~agents.engine.checkpoint.Checkpoint` after every
 model reply that asks for tools (the calls are then pending) and after every iteration;
 ``run(resume_from=snapshot)`` continues from the last one, replaying pending calls through the tool
-ledger so none runs twice. A hook raising :class:`~agents.engine.durable.RunSuspended` parks the run.
+ledger so none runs twice. A hook's :class:`~agents.engine.verdicts.Park` parks the run.
+
+One loop serves both modes; what differs (the request, how a reply is read) is a :class:`_Mode`. A turn
+comes to a :mod:`~agents.engine.turn` outcome: continue, the final result, or parked.
 """
 
 from __future__ import annotations
@@ -19,8 +22,8 @@ import asyncio
 import logging
 import os
 import time
-from collections.abc import AsyncIterator, Mapping, Sequence
-from dataclasses import replace
+from collections.abc import Awaitable, Callable, Mapping, Sequence
+from dataclasses import dataclass, replace
 from typing import Any
 
 from agents.engine import events, prompts
@@ -33,8 +36,8 @@ from agents.engine.abilities import (
 )
 from agents.engine.abilities import TOOL_CALL as FUNCTION_CALLING
 from agents.engine.checkpoint import CheckpointCallback
-from agents.engine.durable import RunSuspended, ToolCallLedger
-from agents.engine.events import CLOSED_CANCELLED, Emitter, Event, EventCallback, iterate_events
+from agents.engine.durable import ToolCallLedger
+from agents.engine.events import CLOSED_CANCELLED, Emitter, Event, EventCallback
 from agents.engine.guidance import after_tool_calls, completion_check_due, drain_interrupts
 from agents.engine.hooks import HookRegistry, SessionContext
 from agents.engine.interrupts import InterruptQueue
@@ -42,23 +45,16 @@ from agents.engine.llm import LLM, ChatResponse, Message, ToolCallRequest
 from agents.engine.model_call import LLMFailed, ask, tool_calls_in_text
 from agents.engine.parsing import TOOL_CALL, ToolCall, json_tool_call, native_tool_call, parse_action
 from agents.engine.react_durable import DurableLoop
-from agents.engine.run_state import (
-    STOP_CANCELLED,
-    STOP_EMPTY_RESPONSE,
-    STOP_FINAL_ANSWER,
-    STOP_LLM_ERROR,
-    STOP_MAX_ITERATIONS,
-    STOP_TOKEN_BUDGET,
-    STOP_UNPARSED_OUTPUT,
-    AgentResult,
-    RunState,
-    note,
-)
+from agents.engine.run_events import RunAsEvents
+from agents.engine.run_state import AgentResult, RunState, note
 from agents.engine.selection import select_tools
+from agents.engine.stop_reasons import StopReason
 from agents.engine.synthesis import stream_answer as _stream_answer
 from agents.engine.tool_runner import ToolCallRecord, ToolRunner
 from agents.engine.tools import ToolRegistry
 from agents.engine.transcript import Transcript
+from agents.engine.turn import CONTINUE, Continue, Final, Parked, TurnOutcome
+from agents.engine.verdicts import Park
 
 logger = logging.getLogger(__name__)
 
@@ -87,11 +83,20 @@ def _env_int(name: str, default: int) -> int:
 def _cancelled_done(result: AgentResult) -> Event:
     usage = result.usage.as_dict()
     return events.done(
-        "", result.iterations, usage, result.elapsed, cancelled=True, stop_reason=STOP_CANCELLED
+        "", result.iterations, usage, result.elapsed, cancelled=True, stop_reason=StopReason.CANCELLED
     )
 
 
-class ReActAgent(DurableLoop):
+@dataclass(frozen=True, slots=True)
+class _Mode:
+    """What differs between native function calling and JSON mode: the request's options (asked anew
+    every turn: an endpoint's refusal may change them) and how a reply is read."""
+
+    request: Callable[[], dict[str, Any]]
+    turn: Callable[[RunState, ChatResponse], Awaitable[TurnOutcome]]
+
+
+class ReActAgent(DurableLoop, RunAsEvents[AgentResult]):
     """A ReAct agent bound to one LLM and one set of tools (see the module docstring)."""
 
     def __init__(
@@ -221,7 +226,7 @@ class ReActAgent(DurableLoop):
         ``resume_from`` is a snapshot (its checkpoints folded by
         :func:`~agents.engine.checkpoint.snapshot_fold`) to continue from: ``query`` and ``history``
         are then ignored, and a run that had its answer goes straight to :meth:`stream_answer`. A parked
-        run returns ``stop_reason="suspended"`` (no ``done``) after a last checkpoint.
+        run returns ``stop_reason="parked"`` (no ``done``) after a last checkpoint.
         """
         task = self._enter()
         meta = metadata if metadata is not None else {}
@@ -240,8 +245,6 @@ class ReActAgent(DurableLoop):
                 if resume_from is not None:
                     return await self._resume(run)
                 return await self._run(run, history or ())
-        except RunSuspended as suspended:
-            return await self._suspend(run, suspended)  # a parked call stays open: the run goes on later
         except asyncio.CancelledError:
             if not self._absorb_cancel(task):
                 await run.emit.close_open(CLOSED_CANCELLED)
@@ -252,7 +255,7 @@ class ReActAgent(DurableLoop):
         finally:
             self._leave()
         logger.info("run cancelled after %d iterations", run.iteration)
-        result = run.result("", STOP_CANCELLED, cancelled=True)
+        result = run.result("", StopReason.CANCELLED, cancelled=True)
         await run.emit.close_open(CLOSED_CANCELLED)
         await run.emit(_cancelled_done(result))
         return result
@@ -275,20 +278,8 @@ class ReActAgent(DurableLoop):
         await emit(_cancelled_done(result))
         return ""
 
-    def events(
-        self,
-        query: str,
-        *,
-        history: Sequence[Message] | None = None,
-        metadata: Mapping[str, Any] | None = None,
-    ) -> AsyncIterator[Event]:
-        """``run()`` then ``stream_answer()`` as an async iterator of events (ending with ``done``)."""
-
-        async def produce(on_event: EventCallback) -> None:
-            result = await self.run(query, history=history, on_event=on_event, metadata=metadata)
-            await self.stream_answer(result, on_event=on_event)
-
-        return iterate_events(produce)
+    async def _stream_result(self, result: AgentResult, on_event: EventCallback) -> str:
+        return await self.stream_answer(result, on_event=on_event)
 
     async def _run(self, run: RunState, history: Sequence[Message]) -> AgentResult:
         if len(self._tools) > self.tool_selection_threshold:
@@ -321,21 +312,57 @@ class ReActAgent(DurableLoop):
 
     async def _drive(self, run: RunState, native: bool) -> AgentResult:
         try:
-            return await (self._run_native(run) if native else self._run_json(run))
+            return await self._loop(run, self._mode(run, native))
         except LLMFailed as exc:
             logger.warning(
                 "run ended by an LLM error after %d iterations: %s", run.iteration, type(exc.cause).__name__
             )
-            return await self._fallback(run, STOP_LLM_ERROR, error=exc.label_for(run.query))
+            return await self._fallback(run, StopReason.LLM_ERROR, error=exc.label_for(run.query))
+
+    def _mode(self, run: RunState, native: bool) -> _Mode:
+        llm = self._llm
+        if native:
+            schemas = run.registry.openai_schemas() or None
+
+            def native_request() -> dict[str, Any]:
+                return {"tools": schemas, **(tool_request_options(llm) if schemas else {})}
+
+            return _Mode(native_request, self._native_turn)
+
+        def json_request() -> dict[str, Any]:
+            # JSON mode while the endpoint takes it; after a refusal, plain text (the same action parsing).
+            return {"response_format": {"type": "json_object"} if has(llm, JSON_MODE) else None}
+
+        return _Mode(json_request, self._json_turn)
+
+    async def _loop(self, run: RunState, mode: _Mode) -> AgentResult:
+        """Ask the model, act on its reply, repeat: until a final result, a park or the budget's end."""
+        while run.iteration < self.max_iterations:
+            if self._over_budget(run):
+                return await self._fallback(run, StopReason.TOKEN_BUDGET, token_budget=self.token_budget)
+            run.iteration += 1
+            response = await ask(self._llm, run, self.context_guard, **mode.request())
+            outcome = await mode.turn(run, response)
+            self._log_turn(run)
+            match outcome:
+                case Final(result=result):
+                    return result
+                case Parked(park=park):
+                    return await self._park(run, park)
+                case Continue():
+                    await self._checkpoint(run)
+        return await self._fallback(run, StopReason.MAX_ITERATIONS, max_iterations=self.max_iterations)
 
     async def _tool_turn(
         self, run: RunState, calls: list[ToolCall], *, native: bool, replay: bool = False
-    ) -> None:
+    ) -> Continue | Parked:
         """Run one reply's calls and append their results: pending (and checkpointed) until they are in."""
         if not replay:
             run.tools_pending(calls)
             await self._checkpoint(run)
         records = await self._run_tools(run, calls, replay=replay)
+        if isinstance(records, Park):
+            return Parked(records)  # the calls stay pending: the run goes on from them later
         if native:
             for record in records:  # every tool result right after its assistant message
                 run.transcript.append(
@@ -347,28 +374,9 @@ class ReActAgent(DurableLoop):
             run.transcript.append(note(observation))
         self._after_tools(run, calls)
         run.tools_done()
+        return CONTINUE
 
-    async def _run_native(self, run: RunState) -> AgentResult:
-        schemas = run.registry.openai_schemas() or None
-        while run.iteration < self.max_iterations:
-            if self._over_budget(run):
-                return await self._fallback(run, STOP_TOKEN_BUDGET, token_budget=self.token_budget)
-            run.iteration += 1
-            response = await ask(
-                self._llm,
-                run,
-                self.context_guard,
-                tools=schemas,
-                **(tool_request_options(self._llm) if schemas else {}),
-            )
-            result = await self._native_turn(run, response)
-            self._log_turn(run)
-            if result is not None:
-                return result
-            await self._checkpoint(run)
-        return await self._fallback(run, STOP_MAX_ITERATIONS, max_iterations=self.max_iterations)
-
-    async def _native_turn(self, run: RunState, response: ChatResponse) -> AgentResult | None:
+    async def _native_turn(self, run: RunState, response: ChatResponse) -> TurnOutcome:
         response = await tool_calls_in_text(self._llm, run, response)
         if response.tool_calls and self.tool_call_id_prefix:
             # Models number their calls per conversation ("call_1"...): agents that share hooks (the steps
@@ -387,42 +395,29 @@ class ReActAgent(DurableLoop):
                 )
             run.transcript.append(response.assistant_message())
             calls = [native_tool_call(c) for c in response.tool_calls]
-            await self._tool_turn(run, calls, native=True)
+            outcome = await self._tool_turn(run, calls, native=True)
+            if isinstance(outcome, Parked):
+                return outcome
             run.empty_replies = 0
             await drain_interrupts(run, self.interrupt_queue)
-            return None
+            return CONTINUE
         if run.emit.active:
             await run.emit(events.thinking_done(run.iteration, response.reasoning_content or ""))
         content = response.content or ""
         if not content.strip():
             run.empty_replies += 1
             if run.empty_replies >= 2:
-                return await self._fallback(run, STOP_EMPTY_RESPONSE)
+                return Final(await self._fallback(run, StopReason.EMPTY_RESPONSE))
             run.transcript.append(note(prompts.EMPTY_REPLY_NUDGE))
             await drain_interrupts(run, self.interrupt_queue)
-            return None
+            return CONTINUE
         run.empty_replies = 0
         run.transcript.append({"role": "assistant", "content": content})
         return await self._final_answer(
             run, content, interrupted=await drain_interrupts(run, self.interrupt_queue)
         )
 
-    async def _run_json(self, run: RunState) -> AgentResult:
-        while run.iteration < self.max_iterations:
-            if self._over_budget(run):
-                return await self._fallback(run, STOP_TOKEN_BUDGET, token_budget=self.token_budget)
-            run.iteration += 1
-            # JSON mode while the endpoint takes it; after a refusal, plain text (the same action parsing).
-            response_format = {"type": "json_object"} if has(self._llm, JSON_MODE) else None
-            response = await ask(self._llm, run, self.context_guard, response_format=response_format)
-            result = await self._json_turn(run, response)
-            self._log_turn(run)
-            if result is not None:
-                return result
-            await self._checkpoint(run)
-        return await self._fallback(run, STOP_MAX_ITERATIONS, max_iterations=self.max_iterations)
-
-    async def _json_turn(self, run: RunState, response: ChatResponse) -> AgentResult | None:
+    async def _json_turn(self, run: RunState, response: ChatResponse) -> TurnOutcome:
         content = response.content or ""
         action = parse_action(content, response.reasoning_content)
         if run.emit.active:
@@ -436,25 +431,24 @@ class ReActAgent(DurableLoop):
             run.parse_failures += 1
             if run.parse_failures >= 2 and not interrupted:
                 if not content.strip():
-                    return await self._fallback(run, STOP_UNPARSED_OUTPUT)
-                return await self._finish(run, content, STOP_UNPARSED_OUTPUT)
+                    return Final(await self._fallback(run, StopReason.UNPARSED_OUTPUT))
+                return Final(await self._finish(run, content, StopReason.UNPARSED_OUTPUT))
             request = prompts.REFORMAT_REQUEST
             if action.problem:  # strict JSON refused it: say what, so the model can fix exactly that
                 request = f"{request}\nProblem: {action.problem}"
             run.transcript.append(note(request))
-            return None
+            return CONTINUE
         run.parse_failures = 0
         if action.kind == TOOL_CALL:
             call = json_tool_call(action, f"{self.tool_call_id_prefix}json_call_{run.iteration}")
-            await self._tool_turn(run, [call], native=False)
-            return None
+            return await self._tool_turn(run, [call], native=False)
         return await self._final_answer(run, action.answer, interrupted=interrupted)
 
     # -- steps shared by both modes ------------------------------------------------------------
 
     async def _run_tools(
         self, run: RunState, calls: list[ToolCall], *, replay: bool = False
-    ) -> list[ToolCallRecord]:
+    ) -> list[ToolCallRecord] | Park:
         started = time.perf_counter()
         records = await self._runner.run(
             calls,
@@ -466,17 +460,18 @@ class ReActAgent(DurableLoop):
             announced=run.announced,
         )
         run.turn_tools = time.perf_counter() - started
-        run.records.extend(records)
+        if not isinstance(records, Park):
+            run.records.extend(records)
         return records
 
-    async def _final_answer(self, run: RunState, answer: str, *, interrupted: bool) -> AgentResult | None:
+    async def _final_answer(self, run: RunState, answer: str, *, interrupted: bool) -> TurnOutcome:
         if interrupted:
-            return None  # the user added something: the answer must take it into account
+            return CONTINUE  # the user added something: the answer must take it into account
         if completion_check_due(
             run, enabled=self.completion_check, min_tools=self.completion_check_min_tools
         ):
-            return None
-        return await self._finish(run, answer)
+            return CONTINUE
+        return Final(await self._finish(run, answer))
 
     def _after_tools(self, run: RunState, calls: list[ToolCall]) -> None:
         after_tool_calls(
@@ -489,7 +484,9 @@ class ReActAgent(DurableLoop):
     def _over_budget(self, run: RunState) -> bool:
         return self.token_budget is not None and run.usage.total_tokens >= self.token_budget
 
-    async def _finish(self, run: RunState, answer: str, stop_reason: str = STOP_FINAL_ANSWER) -> AgentResult:
+    async def _finish(
+        self, run: RunState, answer: str, stop_reason: StopReason = StopReason.FINAL_ANSWER
+    ) -> AgentResult:
         if run.emit.active:
             await run.emit.close_open(stop_reason)  # none is open on a healthy path: a safety net
             await run.emit(events.answer_signal())
@@ -497,7 +494,7 @@ class ReActAgent(DurableLoop):
         await self._checkpoint(run)
         return run.result(answer, stop_reason)
 
-    async def _fallback(self, run: RunState, reason: str, **details: Any) -> AgentResult:
+    async def _fallback(self, run: RunState, reason: StopReason, **details: Any) -> AgentResult:
         logger.info("run stopped: %s after %d iterations", reason, run.iteration)
         answer = prompts.fallback_answer(reason, run.records, query=run.query, **details)
         return await self._finish(run, answer, reason)

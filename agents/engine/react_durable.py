@@ -9,9 +9,11 @@ from __future__ import annotations
 import logging
 from typing import TYPE_CHECKING, Any
 
-from agents.engine.durable import STOP_SUSPENDED, RunSuspended
 from agents.engine.guidance import drain_interrupts
 from agents.engine.run_state import AgentResult, RunState
+from agents.engine.stop_reasons import StopReason
+from agents.engine.turn import Continue, Parked
+from agents.engine.verdicts import Park
 
 if TYPE_CHECKING:
     from agents.engine.checkpoint import CheckpointCallback
@@ -27,7 +29,9 @@ class DurableLoop:
     interrupt_queue: InterruptQueue | None
     _native_mode_active: bool
 
-    async def _tool_turn(self, run: RunState, calls: Any, *, native: bool, replay: bool = False) -> None:
+    async def _tool_turn(
+        self, run: RunState, calls: Any, *, native: bool, replay: bool = False
+    ) -> Continue | Parked:
         raise NotImplementedError
 
     async def _drive(self, run: RunState, native: bool) -> AgentResult:
@@ -40,7 +44,9 @@ class DurableLoop:
             return run.result(*run.final)
         native = self._native_mode_active
         if run.pending is not None:
-            await self._tool_turn(run, run.pending, native=native, replay=True)
+            outcome = await self._tool_turn(run, run.pending, native=native, replay=True)
+            if isinstance(outcome, Parked):
+                return await self._park(run, outcome.park)
             if native:
                 await drain_interrupts(run, self.interrupt_queue)
             await self._checkpoint(run)
@@ -56,7 +62,8 @@ class DurableLoop:
             run.checkpoint_failed()  # the next checkpoint carries everything again
             logger.warning("checkpoint callback failed: %s", type(exc).__name__)
 
-    async def _suspend(self, run: RunState, suspended: RunSuspended) -> AgentResult:
-        logger.info("run parked at iteration %d: %s", run.iteration, suspended.reason)
+    async def _park(self, run: RunState, park: Park) -> AgentResult:
+        """End the run parked: no ``done``; a last checkpoint keeps the pending calls for the resume."""
+        logger.info("run parked at iteration %d: %s", run.iteration, park.reason)
         await self._checkpoint(run)  # with the pending calls and which of them the chat has seen
-        return run.result("", STOP_SUSPENDED, suspension=suspended.as_dict())
+        return run.result("", StopReason.PARKED, park=park)

@@ -22,17 +22,11 @@ from agents.engine.context_summary import BOOKKEEPING_KEY
 from agents.engine.events import Emitter
 from agents.engine.llm import Message, Usage
 from agents.engine.parsing import ToolCall
+from agents.engine.stop_reasons import StopReason
 from agents.engine.tool_runner import ToolCallRecord
 from agents.engine.tools import ToolRegistry
 from agents.engine.transcript import Transcript
-
-STOP_FINAL_ANSWER = "final_answer"
-STOP_MAX_ITERATIONS = "max_iterations"
-STOP_TOKEN_BUDGET = "token_budget"
-STOP_LLM_ERROR = "llm_error"
-STOP_CANCELLED = "cancelled"
-STOP_UNPARSED_OUTPUT = "unparsed_output"
-STOP_EMPTY_RESPONSE = "empty_response"
+from agents.engine.verdicts import Park
 
 
 @dataclass(frozen=True, slots=True)
@@ -41,8 +35,8 @@ class AgentResult:
 
     ``stop_reason`` is ``final_answer``, ``max_iterations``, ``token_budget``, ``llm_error``,
     ``cancelled`` (empty answer), ``unparsed_output`` (the model's raw reply after two unparseable
-    JSON-mode replies, or a summary when it was blank), ``empty_response`` or ``suspended`` (a hook
-    parked the run: ``suspension`` says why; the run's last checkpoint resumes it); for the other
+    JSON-mode replies, or a summary when it was blank), ``empty_response`` or ``parked`` (a hook
+    parked the run: ``park`` says why; the run's last checkpoint resumes it); for the other
     reasons the answer summarises the partial results: which tools were called and how they went.
     ``tool_calls`` records every call (name, args, observation, error, outcome).
     """
@@ -54,9 +48,9 @@ class AgentResult:
     elapsed: float
     tool_calls: tuple[ToolCallRecord, ...]
     cancelled: bool = False
-    stop_reason: str = STOP_FINAL_ANSWER
+    stop_reason: StopReason = StopReason.FINAL_ANSWER
     query: str = ""
-    suspension: Mapping[str, Any] | None = None
+    park: Park | None = None
 
 
 def note(content: str) -> Message:
@@ -124,7 +118,7 @@ class RunState:
         self.stage = STAGE_MODEL
         self.pending: list[ToolCall] | None = None
         self.announced: set[str] = set()
-        self.final: tuple[str, str] | None = None
+        self.final: tuple[str, StopReason] | None = None
         self.interrupts_taken = 0
         self.selected: list[str] | None = None
         self.resumed = False
@@ -136,10 +130,10 @@ class RunState:
     def result(
         self,
         answer: str,
-        stop_reason: str,
+        stop_reason: StopReason,
         *,
         cancelled: bool = False,
-        suspension: Mapping[str, Any] | None = None,
+        park: Park | None = None,
     ) -> AgentResult:
         return AgentResult(
             answer=answer,
@@ -151,7 +145,7 @@ class RunState:
             cancelled=cancelled,
             stop_reason=stop_reason,
             query=self.query,
-            suspension=suspension,
+            park=park,
         )
 
     # -- durability ----------------------------------------------------------------------------
@@ -237,7 +231,7 @@ class RunState:
         run.pending = [call_from_dict(c) for c in pending] if pending is not None else None
         run.announced = set(snapshot.get("announced") or ())
         final = snapshot.get("final")
-        run.final = (str(final[0]), str(final[1])) if final else None
+        run.final = (str(final[0]), StopReason(final[1])) if final else None
         run.interrupts_taken = int(snapshot.get("interrupts_taken") or 0)
         selected = snapshot.get("selected_tools")
         if selected is not None:
@@ -261,6 +255,6 @@ class RunState:
         self.pending = None
         self.announced = set()
 
-    def finished(self, answer: str, stop_reason: str) -> None:
+    def finished(self, answer: str, stop_reason: StopReason) -> None:
         self.stage = STAGE_ANSWER
         self.final = (answer, stop_reason)

@@ -10,6 +10,9 @@ Durable runs give the runner a :class:`~agents.engine.durable.ToolCallLedger`: e
 to run is recorded first under its idempotency key, and its end after the post-hooks. When a resumed run
 replays the calls that were pending (``replay=True``), a call found in the ledger is not run again: its
 recorded observation (or, if it never finished, an "outcome unknown" error) stands in, without hooks.
+
+A pre-hook's :class:`~agents.engine.verdicts.Park` stops the batch before any of its calls runs: the
+runner returns the verdict instead of records, and the calls stay pending in the run's checkpoint.
 """
 
 from __future__ import annotations
@@ -43,6 +46,7 @@ from agents.engine.tools import (
     invalid_arguments_observation,
     unknown_tool_observation,
 )
+from agents.engine.verdicts import Block, Park, Rewrite
 
 logger = logging.getLogger(__name__)
 
@@ -144,8 +148,9 @@ class ToolRunner:
         emit: events.Emitter,
         replay: bool = False,
         announced: set[str] | None = None,
-    ) -> list[ToolCallRecord]:
-        """Run the calls of one model reply; records come back in the calls' order.
+    ) -> list[ToolCallRecord] | Park:
+        """Run the calls of one model reply; records come back in the calls' order (or a hook's
+        :class:`Park`, and no call runs).
 
         ``replay``: the calls were pending when the run stopped and it now resumes (see the module
         docstring). ``announced`` collects the ids whose ``iteration start`` was emitted; calls already
@@ -169,7 +174,9 @@ class ToolRunner:
                 item.recall(hit)
             else:
                 started = time.perf_counter()
-                await self._prepare(item, registry, iteration, metadata, replay)
+                park = await self._prepare(item, registry, iteration, metadata, replay)
+                if park is not None:
+                    return park
                 item.elapsed = time.perf_counter() - started
             pending.append(item)
 
@@ -195,7 +202,8 @@ class ToolRunner:
         iteration: int,
         metadata: Mapping[str, Any],
         replay: bool = False,
-    ) -> None:
+    ) -> Park | None:
+        """Check the call and run its pre-hooks: ``item.tool`` is set when it may run."""
         call = item.call
         tool = registry.get(call.name)
         if tool is None:
@@ -203,32 +211,36 @@ class ToolRunner:
             item.finish(
                 ToolResult.failure(f"unknown tool '{call.name}'", content=message), OUTCOME_UNKNOWN_TOOL
             )
-            return
+            return None
         if call.args_error is not None:
             problems = [ArgumentProblem("$", call.args_error)]
         else:
             problems = registry.validate(call.name, call.args)
         if problems:
             self._invalid(item, problems)
-            return
+            return None
         if self.hooks is not None and self.hooks.has_pre:
             ctx = HookContext(call.name, call.args, call.id, iteration, metadata, replayed=replay)
-            verdict = await self.hooks.run_pre(ctx)
-            item.args = verdict.args
-            if not verdict.allowed:
-                reason = verdict.reason or "blocked"
-                item.blocked_by = verdict.blocked_by
-                item.finish(
-                    ToolResult.failure(reason, content=f"Tool call blocked: {reason}"),
-                    OUTCOME_BLOCKED,
-                )
-                return
-            if verdict.args_modified:
-                problems = registry.validate(call.name, verdict.args)
-                if problems:
-                    self._invalid(item, problems)
-                    return
+            outcome = await self.hooks.run_pre(ctx)
+            item.args = outcome.args
+            match outcome.verdict:
+                case Park() as park:
+                    return park
+                case Block(reason=reason, hook=hook):
+                    reason = reason or "blocked"
+                    item.blocked_by = hook or None
+                    item.finish(
+                        ToolResult.failure(reason, content=f"Tool call blocked: {reason}"),
+                        OUTCOME_BLOCKED,
+                    )
+                    return None
+                case Rewrite():
+                    problems = registry.validate(call.name, outcome.args)
+                    if problems:
+                        self._invalid(item, problems)
+                        return None
         item.tool = tool
+        return None
 
     @staticmethod
     def _invalid(item: _Pending, problems: list[ArgumentProblem]) -> None:

@@ -42,6 +42,7 @@ from django.utils import timezone, translation
 from django.utils.translation import gettext as _
 
 from agents.engine import events
+from agents.engine.stop_reasons import StopReason
 from agents.models import Conversation, Message, MessageRole, Run, RunStatus
 from agents.runs.events.store import event_append
 from agents.runs.leases import lapsed, lease_until
@@ -55,7 +56,6 @@ logger = logging.getLogger(__name__)
 
 TITLE_CHARS = 80
 INTERRUPTED_CODE = "run_interrupted"
-STOP_PARKED = "parked"
 
 #: Sent once a run's parking commits (``run_id``, ``approval_id``).
 run_parked = Signal()
@@ -204,7 +204,7 @@ def run_interrupt(*, run_id: uuid.UUID, now: datetime) -> bool:
         return False
     logger.warning("run %s interrupted: the lease of %s lapsed", run.pk, run.lease_owner or "no process")
     run.status = RunStatus.INTERRUPTED
-    run.stop_reason = "interrupted"
+    run.stop_reason = StopReason.INTERRUPTED
     run.lease_owner = ""
     run.lease_expires_at = None
     run.save(update_fields=["status", "stop_reason", "lease_owner", "lease_expires_at"])
@@ -271,7 +271,7 @@ def run_park(*, run_id: uuid.UUID, owner: str, approval_id: Any) -> bool:
         parked_on=approval_id,
         lease_owner="",
         lease_expires_at=None,
-        stop_reason=STOP_PARKED,
+        stop_reason=StopReason.PARKED,
     )
     if parked:
         logger.info("run %s parked on approval %s", run_id, approval_id)
@@ -288,7 +288,7 @@ def run_cancel_parked(*, run_id: uuid.UUID) -> bool:
     if run is None:
         return False
     run.status = RunStatus.CANCELLED
-    run.stop_reason = "cancelled"
+    run.stop_reason = StopReason.CANCELLED
     run.finished_at = timezone.now()
     approval_id, run.parked_on = run.parked_on, None
     run.save(update_fields=["status", "stop_reason", "finished_at", "parked_on"])
@@ -304,7 +304,7 @@ def run_cancel_parked(*, run_id: uuid.UUID) -> bool:
         checkpoint.get("usage") or {},
         float(checkpoint.get("elapsed") or 0.0),
         cancelled=True,
-        stop_reason="cancelled",
+        stop_reason=StopReason.CANCELLED,
     )
     event_append(run=run, channel=done.channel, data=done.data)
     return True

@@ -31,14 +31,14 @@ from django.conf import settings
 from agents import runtime
 from agents.engine import events
 from agents.engine.context_summary import is_summary_message
-from agents.engine.durable import STOP_SUSPENDED
 from agents.engine.hooks import HookRegistry
 from agents.engine.interrupts import InterruptQueue
 from agents.engine.llm import Usage
 from agents.engine.plan_agent import PlanAgent
 from agents.engine.react import ReActAgent
+from agents.engine.stop_reasons import StopReason
 from agents.engine.tools import ToolRegistry
-from agents.models import ExecutionMode, Run, RunStatus
+from agents.models import ExecutionMode, Run
 from agents.runs.checkpoints import (
     DatabaseToolLedger,
     run_calls_announced,
@@ -54,7 +54,15 @@ from agents.runs.leases import (
     run_lease_take,
 )
 from agents.runs.lifecycle import run_finish, run_park
-from agents.runs.outcomes import NOT_STARTED, Ended, Parked, RunOutcome
+from agents.runs.outcomes import (
+    NOT_STARTED,
+    Cancelled,
+    Done,
+    Failed,
+    Interrupted,
+    Parked,
+    RunOutcome,
+)
 from connectors.configs import run_secret_values
 from connectors.selectors import run_connector_actions
 
@@ -286,6 +294,7 @@ class RunManager:
             if sink is None:
                 logger.warning("run %s is not this process's to run; leaving it", run_id)
                 handle.lost = True
+                outcome = Interrupted()
                 return
             handle.holds_lease = True
             handle.interruptible = True
@@ -299,10 +308,10 @@ class RunManager:
         except Exception as exc:
             logger.exception("run %s failed", run_id)
             message = f"{type(exc).__name__}: the run failed unexpectedly."
-            outcome = Ended(RunStatus.FAILED, _elapsed(started), "error", error=message)
+            outcome = Failed(_elapsed(started), StopReason.ERROR, error=message)
             if sink is not None:
                 sink.emit("error", {"code": "run_failed", "message": message})
-                _emit_done(sink, outcome.elapsed, cancelled=False, reason="error")
+                _emit_done(sink, outcome.elapsed, cancelled=False, reason=StopReason.ERROR)
         finally:
             await self._record(handle, sink, outcome, owner)
 
@@ -349,17 +358,16 @@ class RunManager:
             blueprint.query, history=blueprint.history, on_event=sink, metadata=metadata, **durable
         )
         result.usage.add(routing)  # the router's call counts towards the run (and its done event)
-        if result.stop_reason == STOP_SUSPENDED:
-            return Parked(approval_id=(result.suspension or {}).get("approval_id"))
+        if result.park is not None:
+            return Parked(approval_id=result.park.details.get("approval_id"))
         answer = result.answer
         if not result.cancelled:
             if isinstance(agent, PlanAgent):
                 answer = await agent.stream_synthesize(result, on_event=sink)
             else:
                 answer = await agent.stream_answer(result, on_event=sink)
-        cancelled = result.cancelled or handle.cancel_requested
-        return Ended(
-            status=RunStatus.CANCELLED if cancelled else RunStatus.DONE,
+        ended = Cancelled if result.cancelled or handle.cancel_requested else Done
+        return ended(
             elapsed=_elapsed(started),
             stop_reason=result.stop_reason,
             answer=answer,
@@ -392,19 +400,25 @@ class RunManager:
     ) -> None:
         run_id = handle.run_id
         handle.holds_lease = False  # the end recorded below releases the lease (the sink still fences)
+        if handle.lost:  # interrupted by the sweeper meanwhile: whoever resumes it records its end
+            outcome = Interrupted()
         if sink is None:  # it failed before it had a stream
-            if not handle.lost and isinstance(outcome, Ended):
+            if not isinstance(outcome, Interrupted | Parked):
                 await database_sync_to_async(run_finish)(
                     run_id=run_id, lease_owner=owner, **outcome.finish_fields()
                 )
             return
-        if isinstance(outcome, Parked) or handle.lost:
-            await sink.close()
-            if isinstance(outcome, Parked) and not handle.lost and not sink.lease_lost:
-                await database_sync_to_async(run_park)(
-                    run_id=run_id, owner=owner, approval_id=outcome.approval_id
-                )
-            return  # a run interrupted by the sweeper meanwhile: whoever resumes it records its end
+        match outcome:
+            case Interrupted():
+                await sink.close()
+                return
+            case Parked(approval_id=approval_id):
+                await sink.close()
+                if not sink.lease_lost:
+                    await database_sync_to_async(run_park)(
+                        run_id=run_id, owner=owner, approval_id=approval_id
+                    )
+                return
         ended = outcome.finish_fields()
         # The run's end is recorded in the transaction that stores its ``done`` event, which is published
         # only after that: a client that sees ``done`` and asks its next question at once finds the
@@ -446,16 +460,16 @@ def _engine_parts(
     return blueprint, runtime.tools_for(blueprint), runtime.hooks_for(blueprint)
 
 
-def _cancelled(sink: EventSink | None, started: float) -> Ended:
+def _cancelled(sink: EventSink | None, started: float) -> Cancelled:
     """The outcome of a run cancelled before its engine took over; its stream gets the cancelled
     ``done`` (held, like every run's, until its end is recorded)."""
-    outcome = Ended(RunStatus.CANCELLED, _elapsed(started), "cancelled")
+    outcome = Cancelled(_elapsed(started), StopReason.CANCELLED)
     if sink is not None:
-        _emit_done(sink, outcome.elapsed, cancelled=True, reason="cancelled")
+        _emit_done(sink, outcome.elapsed, cancelled=True, reason=StopReason.CANCELLED)
     return outcome
 
 
-def _emit_done(sink: EventSink, elapsed: float, *, cancelled: bool, reason: str) -> None:
+def _emit_done(sink: EventSink, elapsed: float, *, cancelled: bool, reason: StopReason) -> None:
     """The ``done`` of a run that ended before its engine answered (nothing answered, nothing counted)."""
     done = events.done("", 0, {}, elapsed, cancelled=cancelled, stop_reason=reason)
     sink.emit(done.channel, done.data)

@@ -1,21 +1,29 @@
-"""What a run's task comes to, for the run manager to record: it ended (done, cancelled or failed,
-with the figures :func:`agents.runs.lifecycle.run_finish` records) or it parked on an approval."""
+"""What a run's task comes to, for the run manager to record: ``Done | Cancelled | Failed | Interrupted |
+Parked``.
+
+:class:`Done`, :class:`Cancelled` and :class:`Failed` end the run, with the figures
+:func:`agents.runs.lifecycle.run_finish` records; :class:`Interrupted` means the run's lease was taken
+from this process (the sweeper declared it interrupted), so nothing more is recorded here: whoever
+resumes it records its end; :class:`Parked` means it waits for an approval's decision.
+"""
 
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, ClassVar
 
+from agents.engine.stop_reasons import StopReason
 from agents.models import RunStatus
 
 
 @dataclass(frozen=True, slots=True)
-class Ended:
-    """The run ended: ``status`` is done, cancelled or failed."""
+class _Ended:
+    """A run that ended; ``status`` is the :class:`~agents.models.RunStatus` it ends in."""
 
-    status: str
+    status: ClassVar[str]
+
     elapsed: float = 0.0
-    stop_reason: str = ""
+    stop_reason: StopReason | str = ""
     answer: str = ""
     usage: dict[str, int] = field(default_factory=dict)
     iterations: int = 0
@@ -30,10 +38,37 @@ class Ended:
             "usage": self.usage,
             "iterations": self.iterations,
             "elapsed": self.elapsed,
-            "stop_reason": self.stop_reason,
+            "stop_reason": str(self.stop_reason),
             "error": self.error,
             "summary": self.summary,
         }
+
+
+@dataclass(frozen=True, slots=True)
+class Done(_Ended):
+    """The run answered."""
+
+    status: ClassVar[str] = RunStatus.DONE
+
+
+@dataclass(frozen=True, slots=True)
+class Cancelled(_Ended):
+    """The run was cancelled (before or while its engine ran)."""
+
+    status: ClassVar[str] = RunStatus.CANCELLED
+    stop_reason: StopReason | str = StopReason.CANCELLED
+
+
+@dataclass(frozen=True, slots=True)
+class Failed(_Ended):
+    """The run failed outside the engine (which ends model and tool failures itself, as answers)."""
+
+    status: ClassVar[str] = RunStatus.FAILED
+
+
+@dataclass(frozen=True, slots=True)
+class Interrupted:
+    """The run's lease was taken from this process; it records nothing more."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -43,6 +78,18 @@ class Parked:
     approval_id: Any
 
 
-RunOutcome = Ended | Parked
+Ended = Done | Cancelled | Failed
+RunOutcome = Done | Cancelled | Failed | Interrupted | Parked
 
-NOT_STARTED = Ended(status=RunStatus.FAILED, error="the run did not start")
+NOT_STARTED = Failed(error="the run did not start")
+
+__all__ = [
+    "NOT_STARTED",
+    "Cancelled",
+    "Done",
+    "Ended",
+    "Failed",
+    "Interrupted",
+    "Parked",
+    "RunOutcome",
+]

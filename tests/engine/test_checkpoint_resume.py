@@ -14,11 +14,10 @@ from agents.engine.checkpoint import STAGE_ANSWER, STAGE_MODEL, STAGE_TOOLS, Che
 from agents.engine.durable import (
     UNKNOWN_OUTCOME,
     RecordedCall,
-    RunSuspended,
     current_tool_call,
     idempotency_key,
 )
-from agents.engine.hooks import HookContext, HookRegistry, HookResult, PreToolUseHook
+from agents.engine.hooks import ALLOW, HookContext, HookRegistry, Park, PreToolUseHook, PreVerdict
 from agents.engine.interrupts import InterruptQueue
 from agents.engine.react import ReActAgent
 from agents.engine.tools import Tool, ToolResult
@@ -290,14 +289,14 @@ class ParkingGate(PreToolUseHook):
     def __init__(self) -> None:
         self.seen: list[tuple[str, bool]] = []
 
-    async def pre_tool_use(self, ctx: HookContext) -> HookResult | None:
+    async def pre_tool_use(self, ctx: HookContext) -> PreVerdict:
         self.seen.append((ctx.tool_call_id, ctx.replayed))
         if not ctx.replayed:
-            raise RunSuspended("approval", approval_id="ap-1")
-        return None
+            return Park("approval", {"approval_id": "ap-1"})
+        return ALLOW
 
 
-async def test_a_hook_raising_run_suspended_parks_the_run_without_a_done_event(scripted_llm, make_llm):
+async def test_a_hook_that_parks_a_call_parks_the_run_without_a_done_event(scripted_llm, make_llm):
     scripted_llm.script(tool_calls(_search("pay", "c1")))
     checkpoints = Checkpoints()
     events = EventLog()
@@ -307,8 +306,8 @@ async def test_a_hook_raising_run_suspended_parks_the_run_without_a_done_event(s
         "pay", checkpoint=checkpoints, on_event=events, metadata=RUN
     )
 
-    assert result.stop_reason == "suspended" and not result.cancelled
-    assert result.suspension == {"reason": "approval", "approval_id": "ap-1"}
+    assert result.stop_reason == "parked" and not result.cancelled
+    assert result.park is not None and result.park.as_dict() == {"reason": "approval", "approval_id": "ap-1"}
     assert tool.calls == [] and "done" not in events.channels()
     last = checkpoints.items[-1]["state"]
     assert last["stage"] == STAGE_TOOLS and [c["id"] for c in last["pending"]] == ["c1"]

@@ -117,7 +117,8 @@ async def test_a_parked_step_parks_the_plan_run_and_the_resumed_step_replays_its
         GOAL, checkpoint=checkpoints, on_event=log, metadata=RUN
     )
 
-    assert result.stop_reason == "suspended" and result.suspension["approval_id"] == "ap-1"
+    assert result.stop_reason == "parked" and result.park is not None
+    assert result.park.details["approval_id"] == "ap-1"
     assert "done" not in log.channels() and search.calls == []
     parked = checkpoints.last
     assert _status(parked, "1") == "pending"

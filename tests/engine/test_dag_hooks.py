@@ -2,7 +2,16 @@
 
 from __future__ import annotations
 
-from agents.engine.hooks import HookContext, HookRegistry, HookResult, PostToolUseHook, PreToolUseHook
+from agents.engine.hooks import (
+    ALLOW,
+    Block,
+    HookContext,
+    HookRegistry,
+    PostToolUseHook,
+    PostVerdict,
+    PreToolUseHook,
+    PreVerdict,
+)
 from agents.engine.model_registry import ModelRegistry
 from agents.engine.plan_agent import PlanAgent
 from agents.engine.react import ReActAgent
@@ -26,20 +35,20 @@ class ReadOnly(PreToolUseHook):
     def __init__(self) -> None:
         self.seen: list[tuple[str, str, dict]] = []
 
-    async def pre_tool_use(self, ctx: HookContext) -> HookResult | None:
+    async def pre_tool_use(self, ctx: HookContext) -> PreVerdict:
         self.seen.append((ctx.tool_name, ctx.tool_call_id, dict(ctx.metadata)))
         if ctx.tool_name.startswith("create_"):
-            return HookResult.block(READ_ONLY)
-        return None
+            return Block(READ_ONLY)
+        return ALLOW
 
 
 class Audit(PostToolUseHook):
     def __init__(self) -> None:
         self.rows: list[tuple[str, str, str | None, str | None]] = []
 
-    async def post_tool_use(self, ctx: HookContext, result: ToolResult) -> HookResult | None:
+    async def post_tool_use(self, ctx: HookContext, result: ToolResult) -> PostVerdict:
         self.rows.append((ctx.tool_name, ctx.outcome, ctx.blocked_by, ctx.metadata.get("plan_step_id")))
-        return None
+        return ALLOW
 
 
 def write_tool() -> RecordingTool:

@@ -8,10 +8,10 @@ import logging
 
 import pytest
 
+from agents.engine import verdicts
 from agents.engine.hooks import (
     HookContext,
     HookRegistry,
-    HookResult,
     PostToolUseHook,
     PreToolUseHook,
     SessionContext,
@@ -27,24 +27,24 @@ class Rewrite(PreToolUseHook):
     def __init__(self, name: str, priority: int, suffix: str, seen: list[str]) -> None:
         self.name, self.priority, self.suffix, self.seen = name, priority, suffix, seen
 
-    async def pre_tool_use(self, ctx: HookContext) -> HookResult | None:
+    async def pre_tool_use(self, ctx: HookContext) -> verdicts.PreVerdict:
         self.seen.append(f"{self.name}:{ctx.tool_args['q']}")
-        return HookResult.rewrite_args({**ctx.tool_args, "q": ctx.tool_args["q"] + self.suffix})
+        return verdicts.Rewrite({**ctx.tool_args, "q": ctx.tool_args["q"] + self.suffix})
 
 
 class Block(PreToolUseHook):
     def __init__(self, reason: str = "organisation is in read-only mode", priority: int = 100) -> None:
         self.reason, self.priority, self.calls = reason, priority, 0
 
-    async def pre_tool_use(self, ctx: HookContext) -> HookResult | None:
+    async def pre_tool_use(self, ctx: HookContext) -> verdicts.PreVerdict:
         self.calls += 1
-        return HookResult.block(self.reason)
+        return verdicts.Block(self.reason)
 
 
 class Explode(PreToolUseHook):
     name = "approval-gate"
 
-    async def pre_tool_use(self, ctx: HookContext) -> HookResult | None:
+    async def pre_tool_use(self, ctx: HookContext) -> verdicts.PreVerdict:
         raise RuntimeError("feishu is down")
 
 
@@ -52,9 +52,9 @@ class Audit(PostToolUseHook):
     def __init__(self) -> None:
         self.seen: list[tuple[str, str, str | None, bool]] = []
 
-    async def post_tool_use(self, ctx: HookContext, result: ToolResult) -> HookResult | None:
+    async def post_tool_use(self, ctx: HookContext, result: ToolResult) -> verdicts.PostVerdict:
         self.seen.append((ctx.tool_name, ctx.outcome, ctx.blocked_by, result.is_error))
-        return None
+        return verdicts.ALLOW
 
 
 def ctx(**args: object) -> HookContext:
@@ -95,7 +95,7 @@ async def test_post_hook_that_raises_leaves_the_result_unchanged_and_is_logged(c
         priority = 200
 
         async def post_tool_use(self, ctx, result):
-            return HookResult.rewrite_result(result.content.upper())
+            return verdicts.Rewrite(result.content.upper())
 
     original = ToolResult(content="rows")
     with caplog.at_level(logging.WARNING):
@@ -156,7 +156,7 @@ async def test_hook_that_raises_blocks_the_call_and_the_tool_never_runs(scripted
 async def test_rewritten_args_reach_the_tool_and_post_hook_rewrites_the_observation(scripted_llm, make_llm):
     class Truncate(PostToolUseHook):
         async def post_tool_use(self, ctx, result):
-            return HookResult.rewrite_result(result.content[:12])
+            return verdicts.Rewrite(result.content[:12])
 
     seen: list[str] = []
     tool = RecordingTool("search")
@@ -173,7 +173,7 @@ async def test_post_hooks_see_the_args_outcome_and_run_metadata(scripted_llm, ma
     class Spy(PostToolUseHook):
         async def post_tool_use(self, ctx, result):
             contexts.append(ctx)
-            return None
+            return verdicts.ALLOW
 
     scripted_llm.script(tool_calls(call("search", {"q": "a"}), call("nope", {})), text("ok"))
     agent = ReActAgent(make_llm(), registry_of(RecordingTool("search")), hooks=HookRegistry([Spy()]))
@@ -191,7 +191,7 @@ async def test_a_slow_pre_hook_is_not_cut_by_the_tool_timeout(scripted_llm, make
         async def pre_tool_use(self, ctx):
             entered.set()
             await released.wait()
-            return None
+            return verdicts.ALLOW
 
     tool = RecordingTool("pay")
     scripted_llm.script(tool_calls(call("pay", {"q": "1"})), text("paid"))

@@ -8,8 +8,7 @@ from typing import Any
 import pytest
 from channels.db import database_sync_to_async
 
-from agents.engine.durable import RunSuspended
-from agents.engine.hooks import HookContext
+from agents.engine.hooks import HookContext, Park, Rewrite
 from hooks.approval import ApprovalGate
 from hooks.models import ApprovalRequest, ApprovalStatus
 from hooks.registry import guard_rail_hooks
@@ -58,10 +57,10 @@ def _call(
 
 async def test_a_request_still_pending_after_the_hold_parks_the_run_with_the_approval_named(gate_for):
     gate, emitted, _, metadata = await gate_for()
-    with pytest.raises(RunSuspended) as parked:
-        await gate.pre_tool_use(_call(metadata, PAYMENT))
+    parked = await gate.pre_tool_use(_call(metadata, PAYMENT))
+    assert isinstance(parked, Park)
     approval = await ApprovalRequest.objects.aget()
-    assert parked.value.as_dict() == {
+    assert parked.as_dict() == {
         "reason": "approval",
         "approval_id": str(approval.pk),
         "tool_call_id": "pay-1",
@@ -72,8 +71,7 @@ async def test_a_request_still_pending_after_the_hold_parks_the_run_with_the_app
 
 async def test_a_replayed_call_goes_on_with_the_decision_on_its_earlier_request(gate_for):
     gate, emitted, world, metadata = await gate_for()
-    with pytest.raises(RunSuspended):
-        await gate.pre_tool_use(_call(metadata, PAYMENT))
+    assert isinstance(await gate.pre_tool_use(_call(metadata, PAYMENT)), Park)
     approval = await ApprovalRequest.objects.aget()
     await database_sync_to_async(approval_decide)(
         approval=approval, decision="approve", via="web", actor=world.approver, comment="ok"
@@ -81,34 +79,34 @@ async def test_a_replayed_call_goes_on_with_the_decision_on_its_earlier_request(
 
     verdict = await gate.pre_tool_use(_call(metadata, PAYMENT, replayed=True))
 
-    assert verdict is not None and verdict.allow and verdict.modified_args == PAYMENT
+    assert verdict == Rewrite(PAYMENT)
     assert await ApprovalRequest.objects.acount() == 1  # not asked again
     assert [a["status"] for a in emitted.approvals()] == ["pending", "approved"]
 
 
 async def test_a_replayed_call_with_other_arguments_is_asked_for_afresh(gate_for):
     gate, _, world, metadata = await gate_for()
-    with pytest.raises(RunSuspended):
-        await gate.pre_tool_use(_call(metadata, PAYMENT))
+    assert isinstance(await gate.pre_tool_use(_call(metadata, PAYMENT)), Park)
     approval = await ApprovalRequest.objects.aget()
     await database_sync_to_async(approval_decide)(
         approval=approval, decision="approve", via="web", actor=world.approver
     )
 
-    with pytest.raises(RunSuspended):
-        await gate.pre_tool_use(_call(metadata, {"amount": 90000, "currency": "CNY"}, replayed=True))
+    assert isinstance(
+        await gate.pre_tool_use(_call(metadata, {"amount": 90000, "currency": "CNY"}, replayed=True)), Park
+    )
     assert await ApprovalRequest.objects.acount() == 2
 
 
 async def test_a_call_that_is_not_a_replay_never_reuses_a_request_with_the_same_id(gate_for):
     gate, _, world, metadata = await gate_for()
-    with pytest.raises(RunSuspended):
-        await gate.pre_tool_use(_call(metadata, PAYMENT))
+    assert isinstance(await gate.pre_tool_use(_call(metadata, PAYMENT)), Park)
     approval = await ApprovalRequest.objects.aget()
     await database_sync_to_async(approval_decide)(
         approval=approval, decision="approve", via="web", actor=world.approver
     )
 
-    with pytest.raises(RunSuspended):
-        await gate.pre_tool_use(_call(metadata, PAYMENT))  # a model reusing "pay-1" in a later turn
+    assert isinstance(
+        await gate.pre_tool_use(_call(metadata, PAYMENT)), Park
+    )  # a model reusing "pay-1" in a later turn
     assert await ApprovalRequest.objects.acount() == 2

@@ -8,8 +8,7 @@ import asyncio
 import pytest
 from channels.db import database_sync_to_async
 
-from agents.engine.durable import RunSuspended
-from agents.engine.hooks import HookContext
+from agents.engine.hooks import Block, HookContext, Park
 from agents.runs.manager import run_manager
 from hooks.approval import ApprovalGate
 from hooks.models import ApprovalRequest
@@ -99,12 +98,11 @@ async def test_an_identical_call_while_the_first_is_pending_is_told_it_is_still_
             {**blueprint.metadata(), "approval_hold_seconds": 0},
         )
 
-    with pytest.raises(RunSuspended):
-        await gate.pre_tool_use(attempt("p1"))
+    assert isinstance(await gate.pre_tool_use(attempt("p1")), Park)
     # when the same call comes again under another id (a concurrent step, a retry)
     verdict_ = await gate.pre_tool_use(attempt("p2"))
     # then it is not asked again and the model is told the first is still pending
-    assert verdict_ is not None and not verdict_.allow and "still waiting for approval" in verdict_.error
+    assert isinstance(verdict_, Block) and "still waiting for approval" in verdict_.reason
     assert await ApprovalRequest.objects.acount() == 1
     assert [a["status"] for a in emitted.approvals()] == ["pending"]
 

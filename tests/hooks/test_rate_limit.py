@@ -7,7 +7,7 @@ import pytest
 from asgiref.sync import async_to_sync
 from channels.db import database_sync_to_async
 
-from agents.engine.hooks import HookContext
+from agents.engine.hooks import ALLOW, Block, HookContext
 from connectors.models import ConnectorCallLog
 from hooks.catalog import action_catalog_for
 from hooks.models import AgentHookSettings
@@ -42,44 +42,46 @@ def test_a_connector_limit_blocks_the_call_over_it_with_an_explanation(world):
         organization=world.org, name="erp burst", connector=world.erp, max_calls=2, period_seconds=60
     )
     hook = hook_for(world, world.requester)
-    assert attempt(hook) is None and attempt(hook) is None
+    assert attempt(hook) == ALLOW and attempt(hook) == ALLOW
     blocked = attempt(hook)
-    assert blocked is not None and not blocked.allow
-    assert blocked.error.startswith("rate limit 'erp burst' reached: at most 2 calls every 60 seconds to erp")
-    assert "for everyone together" in blocked.error and "tried again in" in blocked.error
-    assert attempt(hook, QUERY) is None  # another connector is not limited
+    assert isinstance(blocked, Block)
+    assert blocked.reason.startswith(
+        "rate limit 'erp burst' reached: at most 2 calls every 60 seconds to erp"
+    )
+    assert "for everyone together" in blocked.reason and "tried again in" in blocked.reason
+    assert attempt(hook, QUERY) == ALLOW  # another connector is not limited
 
 
 def test_a_shared_limit_counts_every_users_calls_together(world):
     RateLimitFactory(organization=world.org, connector=world.erp, max_calls=2, per_user=False)
     first, second = hook_for(world, world.requester), hook_for(world, world.approver)
-    assert attempt(first) is None and attempt(second) is None
-    assert attempt(second).allow is False and attempt(first).allow is False
+    assert attempt(first) == ALLOW and attempt(second) == ALLOW
+    assert isinstance(attempt(second), Block) and isinstance(attempt(first), Block)
 
 
 def test_a_per_user_limit_counts_each_user_separately(world):
     RateLimitFactory(organization=world.org, connector=None, max_calls=1, per_user=True)
     mia, april = hook_for(world, world.requester), hook_for(world, world.approver)
-    assert attempt(mia) is None
+    assert attempt(mia) == ALLOW
     blocked = attempt(mia, QUERY)  # no connector named: every connector counts
-    assert blocked.allow is False and "all connectors for each user" in blocked.error
-    assert attempt(april) is None
+    assert isinstance(blocked, Block) and "all connectors for each user" in blocked.reason
+    assert attempt(april) == ALLOW
 
 
 def test_limits_are_read_fresh_and_inactive_ones_do_not_count(world):
     limit = RateLimitFactory(organization=world.org, connector=world.erp, max_calls=1, is_active=False)
     hook = hook_for(world, world.requester)
-    assert attempt(hook) is None and attempt(hook) is None
+    assert attempt(hook) == ALLOW and attempt(hook) == ALLOW
     limit.is_active = True
     limit.save()
-    assert attempt(hook) is None
-    assert attempt(hook).allow is False
+    assert attempt(hook) == ALLOW
+    assert isinstance(attempt(hook), Block)
 
 
 def test_another_organisations_limits_do_not_apply(world, other_org):
     RateLimitFactory(organization=other_org, max_calls=1)
     hook = hook_for(world, world.requester)
-    assert attempt(hook) is None and attempt(hook) is None
+    assert attempt(hook) == ALLOW and attempt(hook) == ALLOW
 
 
 def test_a_new_window_starts_a_new_count(world):
@@ -107,7 +109,7 @@ def test_rate_limit_messages_are_translated(world):
     hook = hook_for(world, world.requester)
     hook.language = "zh-hans"
     attempt(hook)
-    assert "已达到频率限制" in attempt(hook).error
+    assert "已达到频率限制" in attempt(hook).reason
 
 
 @pytest.mark.django_db(transaction=True)

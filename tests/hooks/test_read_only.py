@@ -7,7 +7,7 @@ import pytest
 from asgiref.sync import async_to_sync
 from channels.db import database_sync_to_async
 
-from agents.engine.hooks import HookContext
+from agents.engine.hooks import ALLOW, Block, HookContext
 from agents.runs.manager import run_manager
 from connectors.models import ConnectorCallLog
 from hooks.catalog import action_catalog_for
@@ -68,7 +68,7 @@ def test_read_only_mode_blocks_every_write_path(world, tool, args):
     read_only_on(world)
     guard = guard_for(world)
     result = verdict(guard, tool, args)
-    assert result is not None and not result.allow and result.error == MESSAGE
+    assert result == Block(MESSAGE)
 
 
 @pytest.mark.django_db
@@ -76,26 +76,26 @@ def test_read_only_mode_blocks_every_write_path(world, tool, args):
 def test_read_only_mode_lets_reads_through(world, tool, args):
     read_only_on(world)
     guard = guard_for(world)
-    assert verdict(guard, tool, args) is None
+    assert verdict(guard, tool, args) == ALLOW
 
 
 @pytest.mark.django_db
 @pytest.mark.parametrize(("tool", "args"), WRITES)
 def test_without_read_only_mode_the_guard_allows_writes(world, tool, args):
     guard = guard_for(world)
-    assert verdict(guard, tool, args) is None
+    assert verdict(guard, tool, args) == ALLOW
 
 
 @pytest.mark.django_db
 def test_the_mode_is_read_fresh_for_every_call_of_a_running_agent(world):
     guard = guard_for(world)
     write = ("erp__create_payment", {"amount": 1, "currency": "CNY"})
-    assert verdict(guard, *write) is None
+    assert verdict(guard, *write) == ALLOW
     read_only_on(world, "incident 42")
     blocked = verdict(guard, *write)
-    assert blocked.error == "organisation is in read-only mode: incident 42"
+    assert blocked == Block("organisation is in read-only mode: incident 42")
     organization_set_read_only(organization=world.org, actor=None, enabled=False)
-    assert verdict(guard, *write) is None
+    assert verdict(guard, *write) == ALLOW
 
 
 @pytest.mark.django_db
@@ -104,14 +104,14 @@ def test_the_model_sees_the_reason_in_the_users_language(world):
     guard = guard_for(world)
     guard.language = "zh-hans"
     blocked = verdict(guard, "erp__create_payment", {"amount": 1, "currency": "CNY"})
-    assert blocked.error == "组织处于只读模式：季度审计"
+    assert blocked == Block("组织处于只读模式：季度审计")
 
 
 @pytest.mark.django_db
 def test_tools_that_are_not_connector_actions_are_not_judged(world):
     read_only_on(world)
     guard = guard_for(world)
-    assert verdict(guard, "calculator", {"expression": "1+1"}) is None
+    assert verdict(guard, "calculator", {"expression": "1+1"}) == ALLOW
 
 
 @pytest.mark.django_db(transaction=True)

@@ -9,7 +9,7 @@ from asgiref.sync import async_to_sync
 from channels.db import database_sync_to_async
 
 from agents import runtime
-from agents.engine.hooks import HookContext
+from agents.engine.hooks import ALLOW, Block, HookContext
 from agents.engine.tools import Artifact, ToolResult
 from connectors.models import ConnectorCallLog
 from hooks.catalog import ActionInfo
@@ -38,19 +38,19 @@ def truncate(limit, content, **extra):
 
 def test_a_long_result_is_cut_with_a_note_saying_how_much_was_left_out():
     verdict = truncate(100, "x" * 350)
-    cut = verdict.modified_result.content
+    cut = verdict.value.content
     assert cut.startswith("x" * 100) and "x" * 101 not in cut
     assert "250 of 350 characters were left out" in cut and "first 100" in cut
 
 
 def test_a_result_within_the_limit_is_untouched():
-    assert truncate(100, "x" * 100) is None
+    assert truncate(100, "x" * 100) == ALLOW
 
 
 def test_truncation_keeps_artifacts_and_error_flags():
     artifact = Artifact("report.html", "text/html", "<p>hi</p>")
     verdict = truncate(10, "y" * 50, is_error=True, error="boom", artifacts=(artifact,))
-    result = verdict.modified_result
+    result = verdict.value
     assert result.artifacts == (artifact,) and result.is_error and result.error == "boom"
 
 
@@ -192,4 +192,4 @@ def test_the_guard_rails_speak_the_language_the_run_was_started_in(scripted_llm,
     verdict = async_to_sync(guard.pre_tool_use)(
         HookContext("erp__create_payment", {"amount": 1, "currency": "CNY"}, "c", 1)
     )
-    assert verdict.error == "组织处于只读模式：审计"
+    assert verdict == Block("组织处于只读模式：审计")
