@@ -72,7 +72,10 @@ class ConnectorAdmin(OrgScopedAdmin):
                 "description": _("Secrets are encrypted at rest and never shown again after saving."),
             },
         ),
-        (_("SQL database"), {"fields": ["dsn_new", "dsn_clear", "statement_timeout_ms", "max_rows"]}),
+        (
+            _("SQL database"),
+            {"fields": ["engine", "dsn_new", "dsn_clear", "statement_timeout_ms", "max_rows"]},
+        ),
         (
             _("Limits and network"),
             {"fields": ["connect_timeout", "read_timeout", "max_response_bytes", "allowed_private_hosts"]},

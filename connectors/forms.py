@@ -13,7 +13,7 @@ from django.core.exceptions import ValidationError
 from django.utils.html import conditional_escape
 from django.utils.translation import gettext_lazy as _
 
-from connectors.models import Connector
+from connectors.models import Connector, DatabaseEngine
 from connectors.openapi import MAX_DOCUMENT_CHARS
 from connectors.pg_dsn import dsn_password
 from platform_core.secret_rules import validate_secret_length
@@ -87,6 +87,7 @@ class ConnectorAdminForm(forms.ModelForm):
             "oauth_client_id",
             "oauth_token_url",
             "oauth_scope",
+            "engine",
             "statement_timeout_ms",
             "max_rows",
             "connect_timeout",
@@ -97,6 +98,9 @@ class ConnectorAdminForm(forms.ModelForm):
 
     def __init__(self, *args: Any, **kwargs: Any) -> None:
         super().__init__(*args, **kwargs)
+        # A form posted without an engine (an HTTP connector, a script) keeps the default.
+        if "engine" in self.fields:
+            self.fields["engine"].required = False
         for name, (secret, _clear) in SECRET_INPUTS.items():
             if name not in self.fields:
                 continue
@@ -114,6 +118,9 @@ class ConnectorAdminForm(forms.ModelForm):
         # The admin prints help texts as HTML; ours are plain text ("'<connector>__<action>'" must show).
         for field in self.fields.values():
             field.help_text = conditional_escape(field.help_text)
+
+    def clean_engine(self) -> str:
+        return self.cleaned_data.get("engine") or DatabaseEngine.POSTGRESQL
 
     def clean(self) -> dict[str, Any]:
         data = super().clean()

@@ -81,6 +81,7 @@ class ConnectorSerializer(serializers.ModelSerializer):
             "oauth_scope",
             "auth_secret",
             "has_auth_secret",
+            "engine",
             "dsn",
             "has_dsn",
             "connect_timeout",
