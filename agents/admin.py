@@ -17,7 +17,7 @@ from agents.endpoint_check_labels import check_summary
 from agents.endpoint_check_services import model_config_apply_check, model_config_check
 from agents.endpoint_headers import headers_dump, headers_parse
 from agents.example_questions import ExampleQuestionsFormField
-from agents.model_presets import PRESETS, presets_as_data
+from agents.model_presets import ABILITY_KEYS, PRESETS, presets_as_data
 from agents.models import Agent, Conversation, ModelConfig, ModelProvider, Run
 from platform_core.admin_base import AuditedAdmin, OrgScopedAdmin
 from platform_core.request_meta import client_ip
@@ -60,14 +60,7 @@ class ModelConfigForm(forms.ModelForm):
             "base_url",
             "model",
             "api_version",
-            "tool_call",
-            "parallel_tool_calls",
-            "forced_tool_choice",
-            "json_mode",
-            "stream_only",
-            "reasoning_output",
-            "reasoning_replay",
-            "vision",
+            *ABILITY_KEYS,
             "context_window",
             "max_output_tokens",
             "timeout",
@@ -154,18 +147,7 @@ class ModelConfigAdmin(AuditedAdmin):
         ),
         (
             _("Abilities"),
-            {
-                "fields": [
-                    "tool_call",
-                    "parallel_tool_calls",
-                    "forced_tool_choice",
-                    "json_mode",
-                    "stream_only",
-                    "reasoning_output",
-                    "reasoning_replay",
-                    "vision",
-                ]
-            },
+            {"fields": list(ABILITY_KEYS)},
         ),
         (_("Limits"), {"fields": ["context_window", "max_output_tokens", "timeout"]}),
     ]

@@ -16,6 +16,7 @@ from agents.example_questions import (
     MAX_EXAMPLE_QUESTIONS,
     example_questions_clean,
 )
+from agents.model_presets import ABILITY_KEYS
 from agents.models import Agent, Conversation, Message, ModelConfig, RunEvent
 from connectors.models import Connector
 from platform_core.api_unique import OrgUniqueValidator
@@ -66,14 +67,7 @@ class ModelConfigSerializer(serializers.ModelSerializer):
             "api_version",
             "extra_headers",
             "extra_header_names",
-            "tool_call",
-            "parallel_tool_calls",
-            "forced_tool_choice",
-            "json_mode",
-            "stream_only",
-            "reasoning_output",
-            "reasoning_replay",
-            "vision",
+            *ABILITY_KEYS,
             "context_window",
             "max_output_tokens",
             "timeout",
