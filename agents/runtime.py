@@ -37,6 +37,7 @@ from agents.engine.model_registry import ModelRegistry
 from agents.engine.plan_agent import PlanAgent
 from agents.engine.react import ReActAgent
 from agents.engine.router import route_execution_mode
+from agents.engine.run_context import RunContext
 from agents.engine.tools import ToolRegistry
 from agents.model_presets import api_key_header_for
 from agents.models import Agent, ExecutionMode, MessageRole, ModelConfig, ModelRole, Run
@@ -134,18 +135,19 @@ class RunBlueprint:
     # hand, nothing cached beyond the run.
     config_version: int | None = None
 
-    def metadata(self) -> dict[str, Any]:
-        """What every hook sees about the run."""
-        return {
-            "org_id": self.organization_id,
-            "org_slug": self.organization_slug,
-            "user_id": self.user_id,
-            "username": self.username,
-            "agent_id": str(self.agent_id),
-            "agent_name": self.agent_name,
-            "conversation_id": str(self.conversation_id),
-            "run_id": str(self.run_id),
-        }
+    @property
+    def context(self) -> RunContext:
+        """Who is running, as the run's tools and guard rails (and, through the engine, its hooks) see it."""
+        return RunContext(
+            org_id=self.organization_id,
+            org_slug=self.organization_slug,
+            user_id=self.user_id,
+            username=self.username,
+            agent_id=str(self.agent_id),
+            agent_name=self.agent_name,
+            conversation_id=str(self.conversation_id),
+            run_id=str(self.run_id),
+        )
 
 
 def endpoint_of(config: ModelConfig) -> ModelEndpoint:
@@ -331,8 +333,8 @@ class PlanStepMarker(PreToolUseHook):
     priority = -1000
 
     async def pre_tool_use(self, ctx: HookContext) -> PreVerdict:
-        step_id = ctx.metadata.get("plan_step_id")
-        _plan_step.set((str(step_id), ctx.metadata.get("plan_round")) if step_id is not None else None)
+        step_id = ctx.run.plan_step_id
+        _plan_step.set((step_id, ctx.run.plan_round) if step_id is not None else None)
         return ALLOW
 
 

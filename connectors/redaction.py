@@ -2,7 +2,8 @@
 
 Two rules, both applied: a value whose key looks secret (password, token, api_key, authorization, ...)
 is replaced whole, and every occurrence of a known secret value (the connector's credentials) inside any
-string is replaced, wherever it appears (:mod:`connectors.scrub`). The result is also storable: a value a
+string is replaced, wherever it appears (:mod:`connectors.scrub`, whose :func:`~connectors.scrub.scrub` is
+the one function for plain text). The result is also storable: a value a
 JSON column refuses (NaN, NUL, a lone surrogate, an object that is not JSON) is given the readable form of
 :func:`agents.engine.strict_json.json_safe`, so redacting never makes a record impossible to write.
 """
@@ -14,7 +15,7 @@ from collections.abc import Iterable, Mapping
 from typing import Any
 
 from agents.engine.strict_json import MAX_STORED_DEPTH, json_safe, key_safe, text_safe
-from connectors.scrub import REDACTED, scrub, scrub_variants, secret_variants
+from connectors.scrub import REDACTED, scrub_variants, secret_variants
 
 # Matched against the key lowercased with "-" and spaces turned into "_".
 SECRET_KEY_PATTERN = re.compile(
@@ -27,7 +28,6 @@ __all__ = [
     "SECRET_KEY_PATTERN",
     "is_secret_key",
     "redact",
-    "redact_text",
     "redact_values",
     "scrub_value",
 ]
@@ -39,11 +39,6 @@ def is_secret_key(key: object) -> bool:
         return False
     normalised = re.sub(r"[-\s]+", "_", key.strip().lower())
     return bool(SECRET_KEY_PATTERN.search(normalised))
-
-
-def redact_text(text: str, secrets: Iterable[str] = ()) -> str:
-    """``text`` with every known secret value replaced by ``[redacted]`` (:func:`connectors.scrub.scrub`)."""
-    return scrub(text, secrets)
 
 
 def redact(value: Any, secrets: Iterable[str] = ()) -> Any:

@@ -2,16 +2,17 @@
 
 from __future__ import annotations
 
-from collections.abc import Iterable
-from typing import Any
+from collections.abc import Iterable, Sequence
+from typing import Any, Protocol
 
 from django.contrib.auth.base_user import AbstractBaseUser
 from django.core.exceptions import ValidationError
 from django.db.models import Count, Q, QuerySet
 from django.http import Http404
 
+from agents.engine.run_context import RunContext
 from connectors.models import Connector, ConnectorAction, ConnectorCallLog
-from platform_core.config_cache import run_config_cached
+from platform_core.config_cache import RunConfigScope, run_config_cached
 from platform_core.models import ADMIN_ROLES, Membership, Organization
 
 
@@ -86,7 +87,17 @@ def actions_for_tools(*, organization_id: int, connector_ids: Iterable[Any]) -> 
     )
 
 
-def run_connector_actions(blueprint: Any) -> list[ConnectorAction]:
+class RunActionsSource(RunConfigScope, Protocol):
+    """What the connectors need of a run (``agents.runtime.RunBlueprint`` has it): who is running and
+    the agent's connectors."""
+
+    @property
+    def context(self) -> RunContext: ...
+    @property
+    def connector_ids(self) -> Sequence[str]: ...
+
+
+def run_connector_actions(blueprint: RunActionsSource) -> list[ConnectorAction]:
     """:func:`actions_for_tools` of a run (an ``agents.runtime.RunBlueprint``), loaded once per run, and
     once per process while the organisation's configuration is unchanged: its tools and its guard rails'
     catalogue are built from the same rows (shared, never to be mutated)."""
@@ -94,7 +105,7 @@ def run_connector_actions(blueprint: Any) -> list[ConnectorAction]:
         blueprint,
         "connector_actions",
         lambda: actions_for_tools(
-            organization_id=blueprint.organization_id, connector_ids=blueprint.connector_ids
+            organization_id=blueprint.context.org_id, connector_ids=blueprint.connector_ids
         ),
     )
 

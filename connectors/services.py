@@ -15,13 +15,15 @@ from django.contrib.auth.base_user import AbstractBaseUser
 from django.db import transaction
 from django.utils import timezone
 
+from agents.engine.run_context import RunContext
 from agents.engine.strict_json import text_safe
 from connectors.configs import connector_secret_values, database_config_for, http_config_for
 from connectors.database import db_test_connection
 from connectors.http import http_test_connection
 from connectors.models import ActionSource, CallStatus, Connector, ConnectorAction, ConnectorCallLog
 from connectors.openapi import ImportedAction, OpenAPIError, parse_openapi
-from connectors.redaction import redact, redact_text
+from connectors.redaction import redact
+from connectors.scrub import scrub
 from platform_core.audited import audited_delete, audited_save
 from platform_core.crypto import SecretDecryptError
 from platform_core.services import audit_log_write
@@ -220,28 +222,9 @@ def action_delete(
     audited_delete(instance=action, actor=actor, ip_address=ip_address)
 
 
-@dataclass(frozen=True, slots=True)
-class CallContext:
-    """Who is calling connector tools: fixed for one run of one agent.
-
-    ``tool_call_id`` is empty here: the engine does not pass call ids to tools, so the id is recorded
-    by the audit hook (hooks issue) or, when a runtime sets it, from :data:`connectors.tools.current_tool_call_id`.
-    ``call_log_by_hook``: the run's audit hook (``hooks.audit``) writes the call-log rows, so the tool
-    writes only the row of a call cancelled mid-flight (no post-hook sees those).
-    """
-
-    organization_id: int
-    user_id: int | None = None
-    agent_id: str = ""
-    conversation_id: str = ""
-    run_id: str = ""
-    tool_call_id: str = ""
-    call_log_by_hook: bool = False
-
-
 def call_log_record(
     *,
-    context: CallContext,
+    context: RunContext,
     tool_name: str,
     arguments: Mapping[str, Any],
     status: str,
@@ -258,16 +241,17 @@ def call_log_record(
     approval_ref: str = "",
     secrets: tuple[str, ...] = (),
 ) -> ConnectorCallLog:
-    """Write the one call-log row of a connector call, with arguments and error redacted."""
+    """Write the one call-log row of a connector call (made in the run ``context`` says), with arguments
+    and error redacted."""
     if status not in CallStatus.values:
         raise ValueError(f"unknown call status {status!r}")
     return ConnectorCallLog.objects.create(
-        organization_id=context.organization_id,
+        organization_id=context.org_id,
         user_id=context.user_id,
         agent_id=str(context.agent_id or ""),
         conversation_id=str(context.conversation_id or ""),
         run_id=str(context.run_id or ""),
-        tool_call_id=(tool_call_id or context.tool_call_id)[:128],
+        tool_call_id=tool_call_id[:128],
         connector_id=connector_id,
         action_id=action_id,
         tool_name=tool_name[:64],
@@ -279,7 +263,7 @@ def call_log_record(
         latency_ms=round(latency_ms, 3),
         request_bytes=max(0, int(request_bytes)),
         response_bytes=max(0, int(response_bytes)),
-        error=text_safe(redact_text(error, secrets))[:MAX_ERROR_CHARS],
+        error=text_safe(scrub(error, secrets))[:MAX_ERROR_CHARS],
         approval_ref=approval_ref,
     )
 
@@ -302,7 +286,7 @@ async def connector_test_connection_async(*, organization_id: int, connector_id:
     outcome = await (http_test_connection(config) if kind == "http" else db_test_connection(config))
     message = outcome.content if outcome.status == "ok" else outcome.error
     return ConnectionTestResult(
-        ok=outcome.status == "ok", message=redact_text(message, secrets), latency_ms=outcome.latency_ms
+        ok=outcome.status == "ok", message=scrub(message, secrets), latency_ms=outcome.latency_ms
     )
 
 

@@ -6,11 +6,13 @@ connector deactivated or moved mid-run is not called), decrypts the credentials 
 calls the adapter. It returns a :class:`ConnectorToolResult`, which also carries the adapter's outcome
 (HTTP status, row count, latency, sizes) and the secrets to redact.
 
-Exactly one :class:`~connectors.models.ConnectorCallLog` row is written per call, through
-:func:`connectors.services.call_log_record`: by the tool itself, whatever happens, or, when the call
-context says ``call_log_by_hook`` (a run's tools: the runtime adds the guard rails), by the run's audit
-hook, which writes the row before the call runs and completes it from the result (so a call cancelled
-while it ran keeps it).
+A tool is bound to the :class:`~agents.engine.run_context.RunContext` of its run (organisation, user,
+agent, conversation, run), which its call-log rows record. Exactly one
+:class:`~connectors.models.ConnectorCallLog` row is written per call, through
+:func:`connectors.services.call_log_record`: by the tool itself, whatever happens, or, with
+``call_log_by_hook`` (a run's tools: the runtime adds the guard rails), by the run's audit hook, which
+writes the row before the call runs and completes it from the result (so a call cancelled while it ran
+keeps it); the tool then writes only the row of a call cancelled mid-flight (no post-hook sees those).
 
 Each call runs with the engine's :data:`~agents.engine.durable.current_tool_call` set: its tool call id
 (recorded on the call log) and its idempotency key ``<run_id>:<tool_call_id>``, under which the run's
@@ -27,13 +29,13 @@ import logging
 import re
 import time
 from collections.abc import Iterable, Mapping
-from contextvars import ContextVar
 from dataclasses import dataclass, field
 from typing import Any
 
 from asgiref.sync import sync_to_async
 
 from agents.engine.durable import current_tool_call
+from agents.engine.run_context import RunContext
 from agents.engine.tools import Tool, ToolResult
 from connectors.adapter_types import CallOutcome
 from connectors.configs import (
@@ -47,24 +49,19 @@ from connectors.database import db_call
 from connectors.http import http_call
 from connectors.idempotency import connector_idempotency_key
 from connectors.models import ConnectorAction, ConnectorKind
-from connectors.redaction import redact_text
-from connectors.selectors import actions_for_tools, run_connector_actions
-from connectors.services import CallContext, call_log_record
+from connectors.scrub import scrub
+from connectors.selectors import RunActionsSource, actions_for_tools, run_connector_actions
+from connectors.services import call_log_record
 from platform_core.crypto import SecretDecryptError
 
 logger = logging.getLogger(__name__)
 
 MAX_TOOL_NAME = 64
 _NAME_UNSAFE = re.compile(r"[^A-Za-z0-9_-]+")
-# Set by a runtime (or the audit hook) around a call so the call log records the model's tool call id;
-# without it, the id of the call the engine is running (:data:`agents.engine.durable.current_tool_call`).
-current_tool_call_id: ContextVar[str] = ContextVar("connector_tool_call_id", default="")
 
 
 def _tool_call_id() -> str:
-    explicit = current_tool_call_id.get()
-    if explicit:
-        return explicit
+    """The id of the tool call the engine is running (:data:`agents.engine.durable.current_tool_call`)."""
     running = current_tool_call.get()
     return running[0] if running is not None else ""
 
@@ -138,9 +135,12 @@ class _Prepared:
 
 
 class ConnectorTool(Tool):
-    """One connector action as an engine tool, bound to one organisation and one call context."""
+    """One connector action as an engine tool, bound to one run (``context``). ``call_log_by_hook``: the
+    run's audit hook writes the call-log rows."""
 
-    def __init__(self, action: ConnectorAction, context: CallContext) -> None:
+    def __init__(
+        self, action: ConnectorAction, context: RunContext, *, call_log_by_hook: bool = False
+    ) -> None:
         connector = action.connector
         self.name = tool_name_for(connector.name, action.name)
         self.description = tool_description_for(action)
@@ -151,6 +151,7 @@ class ConnectorTool(Tool):
         self.connector_id = connector.pk
         self.action_id = action.pk
         self.context = context
+        self.call_log_by_hook = call_log_by_hook
         if connector.kind == ConnectorKind.HTTP:
             attempts = 1 if action.is_write else 3  # the adapter retries idempotent calls
             self.timeout = (connector.connect_timeout + connector.read_timeout) * attempts + 5
@@ -162,14 +163,14 @@ class ConnectorTool(Tool):
         tool_call_id = _tool_call_id()
         prepared: _Prepared | None = None
         try:
-            loaded = await sync_to_async(_prepare_call)(self.context.organization_id, self.action_id)
+            loaded = await sync_to_async(_prepare_call)(self.context.org_id, self.action_id)
             if isinstance(loaded, str):
                 outcome = _failed(loaded, started)
             else:
                 prepared = loaded
                 outcome = await _call_adapter(prepared, kwargs, self._idempotency_key(tool_call_id, kwargs))
         except asyncio.CancelledError:
-            if not self.context.call_log_by_hook:  # else the audit hook recorded the call before it ran
+            if not self.call_log_by_hook:  # else the audit hook recorded the call before it ran
                 outcome = _failed("the call was cancelled (timeout or stop)", started)
                 await asyncio.shield(self._record(prepared, kwargs, outcome, tool_call_id))
             raise
@@ -177,10 +178,10 @@ class ConnectorTool(Tool):
             logger.exception(
                 "connector tool %s failed unexpectedly",
                 self.name,
-                extra={"org_id": self.context.organization_id},
+                extra={"org_id": self.context.org_id},
             )
             outcome = _failed(f"unexpected error ({type(exc).__name__})", started)
-        if not self.context.call_log_by_hook:
+        if not self.call_log_by_hook:
             await self._record(prepared, kwargs, outcome, tool_call_id)
         return _result(outcome, prepared.secrets if prepared is not None else ())
 
@@ -269,53 +270,54 @@ class ConnectorToolResult(ToolResult):
 
 
 def _result(outcome: CallOutcome, secrets: tuple[str, ...]) -> ToolResult:
-    content = redact_text(outcome.content, secrets)
+    content = scrub(outcome.content, secrets)
     if outcome.status == "ok":
         return ConnectorToolResult(content=content, call=outcome, secrets=secrets)
-    error = redact_text(outcome.error, secrets) or "the call failed"
+    error = scrub(outcome.error, secrets) or "the call failed"
     return ConnectorToolResult(
         content=f"Error: {error}", is_error=True, error=error, call=outcome, secrets=secrets
     )
 
 
 def connector_tools_for(
-    *, organization_id: int, connector_ids: Iterable[Any], context: CallContext
+    *,
+    organization_id: int,
+    connector_ids: Iterable[Any],
+    context: RunContext,
+    call_log_by_hook: bool = False,
 ) -> list[Tool]:
     """The tools of the given connectors of one organisation (others' connector ids are ignored).
 
     Synchronous (one query); from async code use :func:`aconnector_tools_for`. Nothing is decrypted
     here: each call decrypts what it needs.
     """
-    if context.organization_id != organization_id:
+    if context.org_id != organization_id:
         raise ValueError("the call context belongs to another organisation")
     return [
-        ConnectorTool(a, context)
+        ConnectorTool(a, context, call_log_by_hook=call_log_by_hook)
         for a in actions_for_tools(organization_id=organization_id, connector_ids=connector_ids)
     ]
 
 
 async def aconnector_tools_for(
-    *, organization_id: int, connector_ids: Iterable[Any], context: CallContext
+    *,
+    organization_id: int,
+    connector_ids: Iterable[Any],
+    context: RunContext,
+    call_log_by_hook: bool = False,
 ) -> list[Tool]:
     """:func:`connector_tools_for` for async callers (runs the query in a worker thread)."""
     ids = list(connector_ids)
     return await sync_to_async(connector_tools_for)(
-        organization_id=organization_id, connector_ids=ids, context=context
+        organization_id=organization_id, connector_ids=ids, context=context, call_log_by_hook=call_log_by_hook
     )
 
 
-def connector_tools_for_run(blueprint: Any) -> list[Tool]:
+def connector_tools_for_run(run: RunActionsSource) -> list[Tool]:
     """The run's connector tools, as ``agents.runtime.tools_for`` builds them for every run.
 
     Synchronous (one query). The runtime always adds the guard rails of ``hooks`` to a run, whose audit
     hook writes the call-log rows, so these tools leave that to it (``call_log_by_hook``).
     """
-    context = CallContext(
-        organization_id=blueprint.organization_id,
-        user_id=blueprint.user_id,
-        agent_id=str(blueprint.agent_id),
-        conversation_id=str(blueprint.conversation_id),
-        run_id=str(blueprint.run_id),
-        call_log_by_hook=True,
-    )
-    return [ConnectorTool(action, context) for action in run_connector_actions(blueprint)]
+    context = run.context
+    return [ConnectorTool(action, context, call_log_by_hook=True) for action in run_connector_actions(run)]

@@ -40,6 +40,7 @@ from django.utils import timezone, translation
 from django.utils.translation import gettext as _
 
 from agents.engine.hooks import ALLOW, Block, HookContext, Park, PreToolUseHook, PreVerdict, Rewrite
+from agents.engine.run_context import RunContext
 from connectors.configs import connector_secrets_for_redaction
 from connectors.redaction import redact
 from hooks.approvers import approver_names
@@ -63,18 +64,6 @@ logger = logging.getLogger(__name__)
 
 PRIORITY = 20
 Emit = Callable[[str, dict[str, Any]], int]
-
-
-@dataclass(frozen=True, slots=True)
-class RunFacts:
-    """Who and what a run is, as the gate records it on requests."""
-
-    organization_id: int
-    user_id: int | None
-    run_id: str
-    conversation_id: str
-    agent_id: str
-    agent_name: str
 
 
 @dataclass(frozen=True, slots=True)
@@ -122,14 +111,14 @@ def _approver_labels(approval: ApprovalRequest) -> list[str]:
 
 
 def _earlier_request(
-    facts: RunFacts, info: ActionInfo, arguments: dict[str, Any], tool_call_id: str
+    facts: RunContext, info: ActionInfo, arguments: dict[str, Any], tool_call_id: str
 ) -> ApprovalRequest | None:
     """The request this run opened for the same call before it stopped (same id, tool and arguments)."""
     if not facts.run_id or not tool_call_id:
         return None
     earlier = (
         ApprovalRequest.objects.filter(
-            organization_id=facts.organization_id,
+            organization_id=facts.org_id,
             run_id=facts.run_id,
             tool_call_id=tool_call_id[:128],
             tool_name=info.tool_name[:64],
@@ -140,7 +129,7 @@ def _earlier_request(
     )
     if earlier is None:
         return None
-    shown = redact(dict(arguments), connector_secrets_for_redaction(facts.organization_id, info.connector_id))
+    shown = redact(dict(arguments), connector_secrets_for_redaction(facts.org_id, info.connector_id))
     return earlier if shown == earlier.arguments else None
 
 
@@ -162,7 +151,7 @@ class AskedBefore:
 
 
 def _asked_before(
-    facts: RunFacts, info: ActionInfo, arguments: dict[str, Any], secrets: tuple[str, ...]
+    facts: RunContext, info: ActionInfo, arguments: dict[str, Any], secrets: tuple[str, ...]
 ) -> ApprovalRequest | None:
     if not facts.run_id:
         return None
@@ -170,7 +159,7 @@ def _asked_before(
     return (
         ApprovalRequest.objects.select_related("decided_by")
         .filter(
-            organization_id=facts.organization_id,
+            organization_id=facts.org_id,
             run_id=facts.run_id,
             call_digest=call_digest(tool_name, redact(dict(arguments), secrets)),
             tool_name=tool_name,
@@ -182,7 +171,7 @@ def _asked_before(
 
 
 def _open_request(
-    facts: RunFacts,
+    facts: RunContext,
     info: ActionInfo,
     arguments: dict[str, Any],
     tool_call_id: str,
@@ -197,12 +186,12 @@ def _open_request(
             return Opened(earlier, _approver_labels(earlier), True)
     if hold is None:
         return None
-    secrets = connector_secrets_for_redaction(facts.organization_id, info.connector_id)
+    secrets = connector_secrets_for_redaction(facts.org_id, info.connector_id)
     before = _asked_before(facts, info, arguments, secrets)
     if before is not None:
         return AskedBefore(before)
     approval = approval_request_create(
-        organization_id=facts.organization_id,
+        organization_id=facts.org_id,
         policy=hold.policy,
         tool_name=info.tool_name,
         arguments=arguments,
@@ -384,7 +373,7 @@ class ApprovalGate(PreToolUseHook):
     def __init__(
         self,
         *,
-        facts: RunFacts,
+        facts: RunContext,
         catalog: ActionCatalog,
         state: RunGuardState,
         audit: AuditHook | None = None,
@@ -408,7 +397,7 @@ class ApprovalGate(PreToolUseHook):
         if info is None:
             return ALLOW
         arguments = copy.deepcopy(dict(ctx.tool_args))
-        config = await self.state.call_config(self.facts.organization_id, ctx.tool_call_id)
+        config = await self.state.call_config(self.facts.org_id, ctx.tool_call_id)
         hold = policy_hold(config.policies_for(info) if config is not None else (), arguments)
         if hold is None and not ctx.replayed:
             return ALLOW  # no request to open or to find: no database hop
@@ -428,7 +417,7 @@ class ApprovalGate(PreToolUseHook):
             self._report(approval, ctx.tool_call_id, approvers)  # a replay's chat already shows it
         status = approval.status
         if status == ApprovalStatus.PENDING:
-            hold = ctx.metadata.get("approval_hold_seconds")
+            hold = ctx.run.approval_hold_seconds
             give_up_at = timezone.now() + timedelta(seconds=float(hold)) if hold is not None else None
             try:
                 status = await await_decision(

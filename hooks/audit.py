@@ -37,12 +37,14 @@ from agents.engine.hooks import (
     PreToolUseHook,
     PreVerdict,
 )
+from agents.engine.run_context import RunContext
 from agents.engine.strict_json import text_safe
 from agents.engine.tools import ToolResult
 from connectors.configs import connector_secrets_for_redaction
 from connectors.models import CallStatus, ConnectorCallLog
-from connectors.redaction import redact, redact_text
-from connectors.services import MAX_ERROR_CHARS, CallContext, call_log_record
+from connectors.redaction import redact
+from connectors.scrub import scrub
+from connectors.services import MAX_ERROR_CHARS, call_log_record
 from hooks.catalog import ActionCatalog, ActionInfo
 from hooks.state import RunGuardState
 
@@ -77,7 +79,7 @@ class AuditHook(PostToolUseHook):
     def __init__(
         self,
         *,
-        context: CallContext,
+        context: RunContext,
         catalog: ActionCatalog,
         state: RunGuardState,
         language: str | None = None,
@@ -95,7 +97,7 @@ class AuditHook(PostToolUseHook):
         """Write the row of a call about to run (raises when the database refuses it)."""
         if info.connector_id not in self._secrets:
             self._secrets[info.connector_id] = await sync_to_async(connector_secrets_for_redaction)(
-                self.context.organization_id, info.connector_id
+                self.context.org_id, info.connector_id
             )
         self._started[ctx.tool_call_id] = await sync_to_async(_write_started)(
             context=self.context,
@@ -203,7 +205,7 @@ class CallRecorder(PreToolUseHook):
                 "could not record connector call %s before making it (%s); it was not made",
                 ctx.tool_call_id,
                 type(exc).__name__,
-                extra={"org_id": self.audit.context.organization_id, "tool_call_id": ctx.tool_call_id},
+                extra={"org_id": self.audit.context.org_id, "tool_call_id": ctx.tool_call_id},
             )
             return Block(not_recorded_message(self.audit.language))
         return ALLOW
@@ -229,7 +231,7 @@ def _write(**fields: Any) -> ConnectorCallLog:
 
 
 def _write_call(
-    context: CallContext,
+    context: RunContext,
     info: ActionInfo,
     *,
     tool_call_id: str,
@@ -255,7 +257,7 @@ def _write_call(
 
 def _write_started(
     *,
-    context: CallContext,
+    context: RunContext,
     info: ActionInfo,
     tool_call_id: str,
     arguments: dict[str, Any],
@@ -267,7 +269,7 @@ def _write_started(
     if replayed:
         earlier = (
             ConnectorCallLog.objects.filter(
-                organization_id=context.organization_id,
+                organization_id=context.org_id,
                 run_id=str(context.run_id),
                 tool_call_id=tool_call_id[:128],
                 status=CallStatus.ERROR,
@@ -296,7 +298,7 @@ def _complete_started(*, pk: int, status: str, error: str, approval_ref: str, re
     secrets: tuple[str, ...] = tuple(getattr(result, "secrets", ()) or ())
     ConnectorCallLog.objects.filter(pk=pk).update(
         status=status,
-        error=text_safe(redact_text(error, secrets))[:MAX_ERROR_CHARS],
+        error=text_safe(scrub(error, secrets))[:MAX_ERROR_CHARS],
         approval_ref=approval_ref,
         http_status=getattr(call, "http_status", None),
         row_count=getattr(call, "row_count", None),
@@ -308,7 +310,7 @@ def _complete_started(*, pk: int, status: str, error: str, approval_ref: str, re
 
 def _complete_cancelled(
     *,
-    context: CallContext,
+    context: RunContext,
     info: ActionInfo,
     tool_call_id: str,
     arguments: dict[str, Any],
@@ -319,7 +321,7 @@ def _complete_cancelled(
     write one if the tool never started."""
     call_id = tool_call_id[:128]
     candidates = ConnectorCallLog.objects.filter(
-        organization_id=context.organization_id,
+        organization_id=context.org_id,
         run_id=str(context.run_id),
         tool_name=info.tool_name,
         tool_call_id__in=("", call_id),

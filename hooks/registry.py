@@ -12,13 +12,13 @@ off rate limits, truncation and the session context, and set the truncation size
 
 from __future__ import annotations
 
-from typing import Any
+from collections.abc import Callable
+from typing import Any, Protocol
 
 from django.utils import translation
 
-from connectors.selectors import run_connector_actions
-from connectors.services import CallContext
-from hooks.approval import ApprovalGate, RunFacts
+from connectors.selectors import RunActionsSource, run_connector_actions
+from hooks.approval import ApprovalGate
 from hooks.audit import AuditHook
 from hooks.catalog import ActionCatalog, ActionInfo
 from hooks.conf import DEFAULT_MAX_OBSERVATION_CHARS
@@ -32,35 +32,31 @@ from platform_core.config_cache import run_config_cached
 from platform_core.models import Organization
 
 
-def guard_rail_hooks(blueprint: Any) -> list[Any]:
+class GuardRailSource(RunActionsSource, Protocol):
+    """What the guard rails need of a run (``agents.runtime.RunBlueprint`` has it): who is running, its
+    connectors, its organisation's name and where its events go (``emit(channel, data) -> seq``)."""
+
+    @property
+    def organization_name(self) -> str: ...
+    @property
+    def emit(self) -> Callable[[str, dict[str, Any]], int] | None: ...
+
+
+def guard_rail_hooks(blueprint: GuardRailSource) -> list[Any]:
     """The hooks of one run (sync: reads the agent's settings and the run's connector actions)."""
     language = translation.get_language()
-    org_id = blueprint.organization_id
+    run = blueprint.context
+    org_id = run.org_id
     catalog = ActionCatalog(ActionInfo.from_action(a) for a in run_connector_actions(blueprint))
     settings = run_config_cached(
         blueprint, "hook_settings", lambda: hook_settings_for_agent(agent_id=blueprint.agent_id)
     )
     state = RunGuardState()
-    context = CallContext(
-        organization_id=org_id,
-        user_id=blueprint.user_id,
-        agent_id=str(blueprint.agent_id),
-        conversation_id=str(blueprint.conversation_id),
-        run_id=str(blueprint.run_id),
-    )
-    audit = AuditHook(context=context, catalog=catalog, state=state, language=language)
-    facts = RunFacts(
-        organization_id=org_id,
-        user_id=blueprint.user_id,
-        run_id=str(blueprint.run_id),
-        conversation_id=str(blueprint.conversation_id),
-        agent_id=str(blueprint.agent_id),
-        agent_name=blueprint.agent_name,
-    )
+    audit = AuditHook(context=run, catalog=catalog, state=state, language=language)
     hooks: list[Any] = [
         ReadOnlyGuard(organization_id=org_id, catalog=catalog, language=language, state=state),
         ApprovalGate(
-            facts=facts, catalog=catalog, state=state, audit=audit, emit=blueprint.emit, language=language
+            facts=run, catalog=catalog, state=state, audit=audit, emit=blueprint.emit, language=language
         ),
         audit,
         audit.recorder,  # the last pre-hook: records the call it lets run, or blocks it
@@ -69,7 +65,7 @@ def guard_rail_hooks(blueprint: Any) -> list[Any]:
         hooks.append(
             RateLimitHook(
                 organization_id=org_id,
-                user_id=blueprint.user_id,
+                user_id=run.user_id,
                 catalog=catalog,
                 language=language,
                 state=state,
@@ -85,8 +81,8 @@ def guard_rail_hooks(blueprint: Any) -> list[Any]:
         hooks.append(
             SessionContextHook(
                 organization_name=org_name,
-                organization_slug=blueprint.organization_slug,
-                username=blueprint.username,
+                organization_slug=run.org_slug,
+                username=run.username,
                 actions=list(catalog),
                 language=language,
             )

@@ -16,7 +16,7 @@ from __future__ import annotations
 import threading
 from collections import OrderedDict
 from collections.abc import Callable, Hashable
-from typing import Any, TypeVar
+from typing import Any, Protocol, TypeVar
 
 T = TypeVar("T")
 
@@ -58,7 +58,19 @@ def config_cache_forget() -> None:
         _entries.clear()
 
 
-def run_config_cached(blueprint: Any, key: str, load: Callable[[], T]) -> T:
+class RunConfigScope(Protocol):
+    """What a run's cache needs of the run (``agents.runtime.RunBlueprint`` has it): the agent, the
+    organisation's configuration version read with the run, and the run's own memo."""
+
+    @property
+    def agent_id(self) -> Hashable: ...
+    @property
+    def config_version(self) -> int | None: ...
+    @property
+    def extra(self) -> dict[str, Any]: ...
+
+
+def run_config_cached(blueprint: RunConfigScope, key: str, load: Callable[[], T]) -> T:
     """:func:`config_cached` for a run (an ``agents.runtime.RunBlueprint``).
 
     A blueprint without a configuration version (built by hand, not by ``runtime_build``) keeps the

@@ -23,6 +23,7 @@ from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field, replace
 from typing import Any
 
+from agents.engine.run_context import RunContext
 from agents.engine.tools import ToolResult
 from agents.engine.verdicts import ALLOW, Allow, Block, Park, PostVerdict, PreVerdict, Rewrite
 
@@ -43,7 +44,7 @@ class HookContext:
     """What a hook knows about one tool call.
 
     ``tool_args`` are the arguments as rewritten so far (do not mutate them; return a :class:`Rewrite`).
-    ``metadata`` is the run's metadata (org_id, run_id, user, ...) given to ``ReActAgent.run()``.
+    ``run`` says who is running (:class:`~agents.engine.run_context.RunContext`: org, user, agent, run, plan step).
     For post hooks, ``outcome`` is one of ``ok``, ``error``, ``timeout``, ``blocked``, ``invalid_args``,
     ``unknown_tool`` and ``blocked_by`` names the pre-hook that blocked the call. ``replayed`` is True when
     a resumed run runs again a call that was pending when it stopped (a gate may find its earlier
@@ -54,7 +55,7 @@ class HookContext:
     tool_args: Mapping[str, Any]
     tool_call_id: str
     iteration: int
-    metadata: Mapping[str, Any] = field(default_factory=dict)
+    run: RunContext = field(default_factory=RunContext)
     outcome: str = OUTCOME_PENDING
     blocked_by: str | None = None
     replayed: bool = False

@@ -37,6 +37,7 @@ from agents.engine.hooks import (
     HookRegistry,
 )
 from agents.engine.parsing import ToolCall
+from agents.engine.run_context import RunContext
 from agents.engine.tools import (
     ArgumentProblem,
     Tool,
@@ -220,7 +221,9 @@ class ToolRunner:
             self._invalid(item, problems)
             return None
         if self.hooks is not None and self.hooks.has_pre:
-            ctx = HookContext(call.name, call.args, call.id, iteration, metadata, replayed=replay)
+            ctx = HookContext(
+                call.name, call.args, call.id, iteration, RunContext.of(metadata), replayed=replay
+            )
             outcome = await self.hooks.run_pre(ctx)
             item.args = outcome.args
             match outcome.verdict:
@@ -334,7 +337,13 @@ class ToolRunner:
         if self.hooks is not None and self.hooks.has_post and not item.replayed:
             started = time.perf_counter()
             ctx = HookContext(
-                call.name, item.args, call.id, iteration, metadata, item.outcome, item.blocked_by
+                call.name,
+                item.args,
+                call.id,
+                iteration,
+                RunContext.of(metadata),
+                item.outcome,
+                item.blocked_by,
             )
             result = await self.hooks.run_post(ctx, result)
             item.elapsed += time.perf_counter() - started

@@ -16,11 +16,12 @@ from asgiref.sync import sync_to_async
 from agents.engine import events
 from agents.engine.durable import RecordedCall
 from agents.engine.parsing import ToolCall
+from agents.engine.run_context import RunContext
 from agents.engine.tool_runner import ToolCallRecord, ToolRunner
 from agents.engine.tools import Tool, ToolRegistry
 from connectors.demo_api.models import DemoPayment, DemoPurchaseOrder
 from connectors.idempotency import connector_idempotency_key
-from connectors.services import CallContext, connector_test_connection
+from connectors.services import connector_test_connection
 from connectors.tools import aconnector_tools_for, connector_tools_for_run
 from tests.connectors.demo_erp import demo_erp_connector, demo_erp_document
 from tests.factories import ConnectorActionFactory, ConnectorFactory
@@ -55,10 +56,8 @@ class _Ledger:
 def _blueprint(org, connector, run_id: str) -> SimpleNamespace:
     """What ``agents.runtime.runtime_build`` gives the tool factories of a run."""
     return SimpleNamespace(
-        organization_id=org.pk,
-        user_id=None,
+        context=RunContext(org_id=org.pk, agent_id="7", conversation_id="c-1", run_id=run_id),
         agent_id=7,
-        conversation_id="c-1",
         run_id=run_id,
         connector_ids=[str(connector.pk)],
     )
@@ -175,7 +174,7 @@ async def test_calls_outside_a_run_and_test_connection_send_no_key(http_service,
     connector = await sync_to_async(_crm_connector)(org, http_service.base_url)
     assert connector.idempotency_header == "Idempotency-Key"
     [tool] = await aconnector_tools_for(
-        organization_id=org.pk, connector_ids=[connector.pk], context=CallContext(organization_id=org.pk)
+        organization_id=org.pk, connector_ids=[connector.pk], context=RunContext(org_id=org.pk)
     )
     result = await tool.execute(amount=5)
     tested = await sync_to_async(connector_test_connection)(connector=connector)

@@ -12,16 +12,16 @@ from asgiref.sync import sync_to_async
 from django.db import connection
 
 from agents import runtime
+from agents.engine.durable import current_tool_call
+from agents.engine.run_context import RunContext
 from agents.engine.tools import ToolRegistry
 from connectors.models import Connector, ConnectorAction, ConnectorCallLog
 from connectors.redaction import is_secret_key, redact
-from connectors.services import CallContext
 from connectors.tools import (
     FREE_FORM_PARAMETERS,
     aconnector_tools_for,
     connector_tools_for,
     connector_tools_for_run,
-    current_tool_call_id,
     tool_name_for,
 )
 from tests.connectors.demo_erp import demo_erp_connector, demo_erp_document
@@ -37,9 +37,9 @@ def http_service():
         yield service
 
 
-def _context(org, user=None) -> CallContext:
-    return CallContext(
-        organization_id=org.pk,
+def _context(org, user=None) -> RunContext:
+    return RunContext(
+        org_id=org.pk,
         user_id=user.pk if user is not None else None,
         agent_id="agent-7",
         conversation_id="conv-1",
@@ -75,11 +75,11 @@ async def test_every_imported_demo_action_works_through_its_tool_and_leaves_one_
     async def call(name, **args):
         problems = registry.validate(name, args)
         assert problems == [], problems
-        token = current_tool_call_id.set(f"call-{name}")
+        token = current_tool_call.set((f"call-{name}", ""))
         try:
             result = await tools[name].execute(**args)
         finally:
-            current_tool_call_id.reset(token)
+            current_tool_call.reset(token)
         assert not result.is_error, result.error
         return json.loads(result.content)
 
@@ -357,25 +357,15 @@ def test_secret_looking_keys_and_known_secret_values_are_redacted_everywhere():
 def test_the_runtime_tool_builder_gives_a_run_its_connector_tools(org, member):
     connector = ConnectorFactory(organization=org, name="erp")
     ConnectorActionFactory(connector=connector, name="list_orders")
-    blueprint = SimpleNamespace(
-        organization_id=org.pk,
-        user_id=member.pk,
-        agent_id=7,
-        conversation_id="c-1",
-        run_id="r-1",
-        connector_ids=[str(connector.pk)],
-    )
+    run = RunContext(org_id=org.pk, user_id=member.pk, agent_id="7", conversation_id="c-1", run_id="r-1")
+    blueprint = SimpleNamespace(context=run, agent_id=7, connector_ids=[str(connector.pk)])
     assert runtime.tools_for(blueprint).names() == ["erp__list_orders"]
     [tool] = connector_tools_for_run(blueprint)
     assert tool.name == "erp__list_orders"
-    assert tool.context == CallContext(
-        organization_id=org.pk,
-        user_id=member.pk,
-        agent_id="7",
-        conversation_id="c-1",
-        run_id="r-1",
-        call_log_by_hook=True,  # the hooks app is installed: its audit hook writes the rows
+    assert tool.context == RunContext(
+        org_id=org.pk, user_id=member.pk, agent_id="7", conversation_id="c-1", run_id="r-1"
     )
+    assert tool.call_log_by_hook is True  # the hooks app is installed: its audit hook writes the rows
 
 
 @pytest.mark.django_db(transaction=True)
@@ -394,11 +384,11 @@ async def test_with_the_audit_hook_the_tool_hands_over_its_outcome_and_writes_no
         return connector
 
     connector = await sync_to_async(arrange)()
-    context = CallContext(organization_id=org.pk, call_log_by_hook=True)
+    context = RunContext(org_id=org.pk)
     tools = {
         t.name: t
         for t in await aconnector_tools_for(
-            organization_id=org.pk, connector_ids=[connector.pk], context=context
+            organization_id=org.pk, connector_ids=[connector.pk], context=context, call_log_by_hook=True
         )
     }
     result = await tools["crm__list_items"].execute()

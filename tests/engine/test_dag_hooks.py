@@ -15,6 +15,7 @@ from agents.engine.hooks import (
 from agents.engine.model_registry import ModelRegistry
 from agents.engine.plan_agent import PlanAgent
 from agents.engine.react import ReActAgent
+from agents.engine.run_context import RunContext
 from agents.engine.tools import ToolResult
 from tests.engine import test_dag_support as support
 from tests.engine.doubles import EventLog, RecordingTool, registry_of
@@ -33,10 +34,10 @@ class ReadOnly(PreToolUseHook):
     name = "read_only"
 
     def __init__(self) -> None:
-        self.seen: list[tuple[str, str, dict]] = []
+        self.seen: list[tuple[str, str, RunContext]] = []
 
     async def pre_tool_use(self, ctx: HookContext) -> PreVerdict:
-        self.seen.append((ctx.tool_name, ctx.tool_call_id, dict(ctx.metadata)))
+        self.seen.append((ctx.tool_name, ctx.tool_call_id, ctx.run))
         if ctx.tool_name.startswith("create_"):
             return Block(READ_ONLY)
         return ALLOW
@@ -47,7 +48,7 @@ class Audit(PostToolUseHook):
         self.rows: list[tuple[str, str, str | None, str | None]] = []
 
     async def post_tool_use(self, ctx: HookContext, result: ToolResult) -> PostVerdict:
-        self.rows.append((ctx.tool_name, ctx.outcome, ctx.blocked_by, ctx.metadata.get("plan_step_id")))
+        self.rows.append((ctx.tool_name, ctx.outcome, ctx.blocked_by, ctx.run.plan_step_id))
         return ALLOW
 
 
@@ -104,10 +105,10 @@ async def test_hooks_see_the_runs_metadata_with_the_step_id_and_round(registry, 
 
     await plan_agent.run("goal", metadata={"org_id": 7, "run_id": "run-1"})
 
-    metadata = sorted((m for _name, _id, m in read_only.seen), key=lambda m: m["plan_step_id"])
-    assert metadata == [
-        {"org_id": 7, "run_id": "run-1", "plan_step_id": "a", "plan_round": 1},
-        {"org_id": 7, "run_id": "run-1", "plan_step_id": "b", "plan_round": 1},
+    seen = sorted((run for _name, _id, run in read_only.seen), key=lambda run: run.plan_step_id or "")
+    assert seen == [
+        RunContext(org_id=7, run_id="run-1", plan_step_id="a", plan_round=1),
+        RunContext(org_id=7, run_id="run-1", plan_step_id="b", plan_round=1),
     ]
 
 

@@ -18,6 +18,7 @@ from agents.engine.hooks import (
     SessionStartHook,
 )
 from agents.engine.react import ReActAgent
+from agents.engine.run_context import RunContext
 from agents.engine.tools import ToolResult
 from tests.engine.doubles import EventLog, RecordingTool, registry_of
 from tests.fakes.openai_server import call, text, tool_calls
@@ -179,7 +180,7 @@ async def test_post_hooks_see_the_args_outcome_and_run_metadata(scripted_llm, ma
     agent = ReActAgent(make_llm(), registry_of(RecordingTool("search")), hooks=HookRegistry([Spy()]))
     await agent.run("q", metadata={"org_id": 7, "run_id": "r1"})
     assert [(c.tool_name, c.outcome) for c in contexts] == [("search", "ok"), ("nope", "unknown_tool")]
-    assert contexts[0].metadata == {"org_id": 7, "run_id": "r1"}
+    assert contexts[0].run == RunContext(org_id=7, run_id="r1")
     assert contexts[0].iteration == 1
 
 

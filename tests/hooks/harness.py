@@ -90,4 +90,4 @@ async def run_agent(
     agent = ReActAgent(
         make_llm(), tools, hooks=hooks, max_iterations=10, completion_check=False, **agent_options
     )
-    return await agent.run(query, metadata={**blueprint.metadata(), "test_run": str(uuid.uuid4())})
+    return await agent.run(query, metadata={**blueprint.context.as_metadata(), "test_run": str(uuid.uuid4())})

@@ -9,6 +9,7 @@ import pytest
 from channels.db import database_sync_to_async
 
 from agents.engine.hooks import HookContext, Park, Rewrite
+from agents.engine.run_context import RunContext
 from hooks.approval import ApprovalGate
 from hooks.models import ApprovalRequest, ApprovalStatus
 from hooks.registry import guard_rail_hooks
@@ -26,7 +27,7 @@ PAYMENT = {"amount": 60000, "currency": "CNY"}
 def gate_for(scripted_llm, http_service):
     """``gate_for()``: the approval gate of a new run of the purchasing organisation, its events, world."""
 
-    def build() -> tuple[ApprovalGate, Emitted, Any, dict[str, Any]]:
+    def build() -> tuple[ApprovalGate, Emitted, Any, RunContext]:
         world = build_purchasing(llm_base_url=scripted_llm.base_url, erp_base_url=http_service.base_url)
         ApprovalPolicyFactory(
             organization=world.org,
@@ -37,20 +38,20 @@ def gate_for(scripted_llm, http_service):
         emitted = Emitted()
         blueprint = blueprint_for(world, emit=emitted)
         gate = next(h for h in guard_rail_hooks(blueprint) if isinstance(h, ApprovalGate))
-        return gate, emitted, world, blueprint.metadata()
+        return gate, emitted, world, blueprint.context
 
     return database_sync_to_async(build)
 
 
 def _call(
-    metadata: dict[str, Any], args: dict[str, Any], *, replayed: bool = False, hold: float = 0
+    metadata: RunContext, args: dict[str, Any], *, replayed: bool = False, hold: float = 0
 ) -> HookContext:
     return HookContext(
         "erp__create_payment",
         args,
         "pay-1",
         1,
-        {**metadata, "approval_hold_seconds": hold},
+        metadata.with_hold(hold),
         replayed=replayed,
     )
 

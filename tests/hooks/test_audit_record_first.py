@@ -13,8 +13,9 @@ import pytest
 from channels.db import database_sync_to_async
 from django.db import connection
 
+from agents.engine.run_context import RunContext
 from connectors.models import ConnectorCallLog
-from connectors.services import CallContext, call_log_record
+from connectors.services import call_log_record
 from hooks.audit import NOT_FINISHED
 from tests.fakes.openai_server import call, text, tool_calls
 from tests.hooks.factories import ApprovalPolicyFactory
@@ -90,7 +91,7 @@ UNSTORABLE_ARGUMENTS = [
 @pytest.mark.parametrize("arguments", UNSTORABLE_ARGUMENTS)
 def test_a_call_log_row_is_written_whatever_the_arguments_hold(org, arguments):
     row = call_log_record(
-        context=CallContext(organization_id=org.pk, run_id="r-1"),
+        context=RunContext(org_id=org.pk, run_id="r-1"),
         tool_name="erp__create_payment",
         arguments=arguments,
         status="error",

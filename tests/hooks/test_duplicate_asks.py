@@ -95,7 +95,7 @@ async def test_an_identical_call_while_the_first_is_pending_is_told_it_is_still_
             dict(PAYMENT),
             call_id,
             1,
-            {**blueprint.metadata(), "approval_hold_seconds": 0},
+            blueprint.context.with_hold(0),
         )
 
     assert isinstance(await gate.pre_tool_use(attempt("p1")), Park)
