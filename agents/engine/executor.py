@@ -366,7 +366,7 @@ class _Execution:
 
     def _step_checkpointer(self, step: PlanStep) -> Callable[[Checkpoint], Awaitable[None]]:
         async def checkpoint(delta: Checkpoint) -> None:
-            step.checkpoint = snapshot_apply(step.checkpoint, delta)
+            step.checkpoint = snapshot_apply(step.checkpoint, delta.as_dict())
             await self._checkpoint()
 
         return checkpoint

@@ -22,7 +22,7 @@ import asyncio
 import logging
 import re
 import ssl
-from collections.abc import AsyncIterator, Mapping, Sequence
+from collections.abc import AsyncGenerator, AsyncIterator, Mapping, Sequence
 from contextlib import aclosing
 from types import MappingProxyType
 from typing import Any, Protocol, runtime_checkable
@@ -304,7 +304,7 @@ class OpenAICompatibleLLM:
             if usage is not None:
                 usage.add(reported or estimated_usage(sent, "".join(reasoned) + "".join(produced)))
 
-    async def _events(self, body: dict[str, Any]) -> AsyncIterator[dict[str, Any]]:
+    async def _events(self, body: dict[str, Any]) -> AsyncGenerator[dict[str, Any], None]:
         """The JSON chunks of a streamed completion (an ``error`` chunk raised as the SDK raised it).
 
         Raises the SDK's errors for transport failures while the body is read, and ``ValueError`` for a
@@ -370,13 +370,11 @@ class OpenAICompatibleLLM:
         """
         if self.extra_body:
             body = {**body, **self.extra_body}  # merged as the SDK merges ``extra_body``: its keys win
-        return await self.client().post(
-            "/chat/completions",
-            cast_to=httpx2.Response,
-            body=body,
-            options=self.request_options(),
-            stream=stream,
+        options: Any = self.request_options()  # the SDK's RequestOptions TypedDict, built as a plain dict
+        response: httpx2.Response = await self.client().post(
+            "/chat/completions", cast_to=httpx2.Response, body=body, options=options, stream=stream
         )
+        return response
 
     def _redact(self, text: str) -> str:
         """``text`` without the key or any configured header value (gateway tokens travel in headers)."""
@@ -439,6 +437,7 @@ def _rate_limited(wait: float | None) -> str:
 # Transport failures of httpx2 while a body is read, as the SDK's stream maps them to
 # APIConnectionError (it adds the TLS and stream-end errors that anyio raises unmapped).
 _TRANSPORT_ERRORS: tuple[type[Exception], ...] = (httpx2.RequestError, ssl.SSLError, anyio.EndOfStream)
+_DRAIN_ERRORS: tuple[type[Exception], ...] = (TimeoutError, httpx2.TimeoutException, *_TRANSPORT_ERRORS)
 # How long the rest of a body is read after ``[DONE]``, so that the connection goes back to the pool.
 _DRAIN_SECONDS = 0.1
 
@@ -461,7 +460,7 @@ async def _drain(body: AsyncIterator[bytes]) -> None:
         async with asyncio.timeout(_DRAIN_SECONDS):
             async for _ in body:
                 pass
-    except (TimeoutError, httpx2.TimeoutException, *_TRANSPORT_ERRORS):
+    except _DRAIN_ERRORS:
         pass  # the answer is complete: a failure to reuse the connection is no error
 
 

@@ -160,7 +160,7 @@ class _LiteralGuard(httpx2.AsyncBaseTransport):
         await self._inner.aclose()
 
 
-class _GuardedAioHttpClient(openai.DefaultAioHttpClient):  # type: ignore[misc,valid-type]
+class _GuardedAioHttpClient(openai.DefaultAioHttpClient):
     """The SDK's aiohttp client with every connection going through a :class:`ConnectGuard`."""
 
     def __init__(self, guard: ConnectGuard, **kwargs: Any) -> None:
@@ -168,7 +168,8 @@ class _GuardedAioHttpClient(openai.DefaultAioHttpClient):  # type: ignore[misc,v
         super().__init__(trust_env=False, **kwargs)
 
     def _init_transport(self, *args: Any, **kwargs: Any) -> httpx2.AsyncBaseTransport:
-        inner = super()._init_transport(*args, **kwargs)
+        # The attributes read below are the aiohttp transport's, not AsyncBaseTransport's (checked first).
+        inner: Any = super()._init_transport(*args, **kwargs)
         # The SDK's aiohttp transport builds its session lazily, in the event loop, from ``client``
         # when that is a callable: hand it a session whose connector resolves through the guard.
         if not all(hasattr(inner, name) for name in ("client", "ssl_context", "limits")):

@@ -27,7 +27,10 @@ class DurableLoop:
 
     _checkpoint_cb: CheckpointCallback | None
     interrupt_queue: InterruptQueue | None
-    _native_mode_active: bool
+
+    @property
+    def _native_mode_active(self) -> bool:
+        raise NotImplementedError
 
     async def _tool_turn(
         self, run: RunState, calls: Any, *, native: bool, replay: bool = False

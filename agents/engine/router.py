@@ -8,7 +8,7 @@ from typing import Any, Literal
 
 from agents.engine import plan_prompts as prompts
 from agents.engine.llm import LLM, Usage
-from agents.engine.structured import structured_llm_call
+from agents.engine.structured import StructuredCallResult, structured_llm_call
 
 logger = logging.getLogger(__name__)
 
@@ -35,7 +35,7 @@ async def route_execution_mode(llm: LLM, goal: str, *, usage: Usage | None = Non
         {"role": "user", "content": goal},
     ]
     try:
-        result = await structured_llm_call(
+        result: StructuredCallResult[dict[str, Any]] = await structured_llm_call(
             llm,
             messages,
             schema=ROUTER_SCHEMA,

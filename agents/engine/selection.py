@@ -8,7 +8,7 @@ from typing import Any
 
 from agents.engine.llm import LLM, Usage
 from agents.engine.prompts import TOOL_SELECTION_SYSTEM
-from agents.engine.structured import structured_llm_call
+from agents.engine.structured import StructuredCallResult, structured_llm_call
 from agents.engine.tools import ToolRegistry
 
 logger = logging.getLogger(__name__)
@@ -35,7 +35,7 @@ async def select_tools(
         {"role": "user", "content": query},
     ]
     try:
-        result = await structured_llm_call(
+        result: StructuredCallResult[dict[str, Any]] = await structured_llm_call(
             llm,
             messages,
             schema=SELECTION_SCHEMA,

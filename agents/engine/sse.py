@@ -7,11 +7,11 @@ pydantic ``ChatCompletionChunk`` for every token: see :func:`sse_payloads`.
 from __future__ import annotations
 
 import json
-from collections.abc import AsyncIterable, AsyncIterator
+from collections.abc import AsyncGenerator, AsyncIterable
 from typing import Any
 
 
-async def sse_lines(chunks: AsyncIterable[bytes]) -> AsyncIterator[str]:
+async def sse_lines(chunks: AsyncIterable[bytes]) -> AsyncGenerator[str, None]:
     """The lines of an event stream's body, each yielded as soon as its end arrives.
 
     Lines end at CR LF, LF or CR, as the SSE spec says; ``httpx``'s ``aiter_lines`` (behind the
@@ -41,7 +41,7 @@ async def sse_lines(chunks: AsyncIterable[bytes]) -> AsyncIterator[str]:
         yield tail.decode().removeprefix("\ufeff") if first else tail.decode()
 
 
-async def sse_payloads(lines: AsyncIterable[str]) -> AsyncIterator[dict[str, Any]]:
+async def sse_payloads(lines: AsyncIterable[str]) -> AsyncGenerator[dict[str, Any], None]:
     """The JSON payloads of an OpenAI-style event stream, one dict an event, until ``data: [DONE]``.
 
     We decode the stream ourselves instead of iterating the SDK's typed ``AsyncStream``: that

@@ -256,7 +256,8 @@ async def _ladder(
             result = await call.attempt(
                 "native", tools=[tool], tool_choice=forced, function_name=function_name
             )
-            if result is None and is_refusal(call.last_error, FORCED_TOOL_CHOICE):
+            error = call.last_error
+            if result is None and error is not None and is_refusal(error, FORCED_TOOL_CHOICE):
                 refuse(llm, FORCED_TOOL_CHOICE, call.last_error)
                 call.degraded.append(FORCED_TOOL_CHOICE)
         elif not has(llm, JSON_MODE):
@@ -268,7 +269,8 @@ async def _ladder(
     if has(llm, JSON_MODE):
         json_object = {"type": "json_object"}
         result = await call.attempt("json_mode", response_format=json_object)
-        if result is None and is_refusal(call.last_error, JSON_MODE):
+        error = call.last_error
+        if result is None and error is not None and is_refusal(error, JSON_MODE):
             refuse(llm, JSON_MODE, call.last_error)
             call.degraded.append(JSON_MODE)
         elif result is None:

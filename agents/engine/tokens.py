@@ -54,7 +54,7 @@ def estimate_message_tokens(message: Message) -> int:
     fingerprint = _fingerprint(message)
     cached = message.get(TOKENS_CACHE_KEY)
     if cached is not None and cached[1] == fingerprint:
-        return cached[0]
+        return int(cached[0])
     tokens = _count_message(message)
     message[TOKENS_CACHE_KEY] = (tokens, fingerprint)
     return tokens
