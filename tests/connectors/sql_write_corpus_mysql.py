@@ -105,7 +105,7 @@ LEGITIMATE_READS: tuple[str, ...] = (
     "SELECT `id`, `name` FROM `guard_target` WHERE name LIKE 'a%'",
     "SELECT customer, SUM(amount) AS total FROM guard_orders GROUP BY customer HAVING SUM(amount) > 10",
     "SELECT id, JSON_UNQUOTE(JSON_EXTRACT(data, '$.city')) AS city FROM guard_orders",
-    "SELECT id, data->>'$.city' FROM guard_orders WHERE JSON_CONTAINS(data, 'true', '$.vip')",
+    "SELECT id, JSON_VALUE(data, '$.city') FROM guard_orders WHERE JSON_CONTAINS(data, 'true', '$.vip')",
     "WITH paid AS (SELECT * FROM guard_orders WHERE status = 'paid') SELECT COUNT(*) FROM paid",
     "SELECT DATE_FORMAT(created_at, '%Y-%m') AS month, COUNT(*) FROM guard_orders GROUP BY month",
     "SELECT id, ROW_NUMBER() OVER (PARTITION BY customer ORDER BY amount DESC) FROM guard_orders",
