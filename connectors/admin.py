@@ -19,6 +19,7 @@ from django.urls import path, reverse
 from django.utils.translation import gettext_lazy as _
 from django.views.decorators.http import require_POST
 
+from connectors import fields as connector_fields
 from connectors.forms import ConnectorAdminForm, ImportOpenAPIForm
 from connectors.models import Connector, ConnectorAction, ConnectorCallLog
 from connectors.openapi import OpenAPIError
@@ -54,31 +55,29 @@ class ConnectorAdmin(OrgScopedAdmin):
     actions = ["test_connection"]
     change_form_template = "admin/connectors/connector/change_form.html"
     fieldsets = [
-        (None, {"fields": ["organization", "name", "description", "kind", "is_active"]}),
-        (_("HTTP API"), {"fields": ["base_url", "idempotency_header"]}),
+        (None, {"fields": ["organization", *connector_fields.IDENTITY, "is_active"]}),
+        (_("HTTP API"), {"fields": list(connector_fields.HTTP)}),
         (
             _("Authentication"),
             {
-                "fields": [
-                    "auth_type",
-                    "auth_key_name",
-                    "auth_username",
-                    "oauth_client_id",
-                    "oauth_token_url",
-                    "oauth_scope",
-                    "auth_secret_new",
-                    "auth_secret_clear",
-                ],
+                "fields": [*connector_fields.AUTHENTICATION, "auth_secret_new", "auth_secret_clear"],
                 "description": _("Secrets are encrypted at rest and never shown again after saving."),
             },
         ),
         (
             _("SQL database"),
-            {"fields": ["engine", "dsn_new", "dsn_clear", "statement_timeout_ms", "max_rows"]},
+            {
+                "fields": [
+                    *connector_fields.DATABASE_ENGINE,
+                    "dsn_new",
+                    "dsn_clear",
+                    *connector_fields.DATABASE_LIMITS,
+                ]
+            },
         ),
         (
             _("Limits and network"),
-            {"fields": ["connect_timeout", "read_timeout", "max_response_bytes", "allowed_private_hosts"]},
+            {"fields": [*connector_fields.NETWORK_LIMITS, *connector_fields.PRIVATE_HOSTS]},
         ),
     ]
 

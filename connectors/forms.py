@@ -13,6 +13,7 @@ from django.core.exceptions import ValidationError
 from django.utils.html import conditional_escape
 from django.utils.translation import gettext_lazy as _
 
+from connectors import fields as connector_fields
 from connectors.models import Connector, DatabaseEngine
 from connectors.openapi import MAX_DOCUMENT_CHARS
 from connectors.pg_dsn import dsn_password
@@ -73,28 +74,7 @@ class ConnectorAdminForm(forms.ModelForm):
 
     class Meta:
         model = Connector
-        fields = [
-            "organization",
-            "name",
-            "description",
-            "kind",
-            "is_active",
-            "base_url",
-            "idempotency_header",
-            "auth_type",
-            "auth_key_name",
-            "auth_username",
-            "oauth_client_id",
-            "oauth_token_url",
-            "oauth_scope",
-            "engine",
-            "statement_timeout_ms",
-            "max_rows",
-            "connect_timeout",
-            "read_timeout",
-            "max_response_bytes",
-            "allowed_private_hosts",
-        ]
+        fields = ["organization", *connector_fields.EDITABLE]
 
     def __init__(self, *args: Any, **kwargs: Any) -> None:
         super().__init__(*args, **kwargs)

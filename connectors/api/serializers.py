@@ -8,6 +8,7 @@ from typing import Any
 from django.utils.translation import gettext_lazy as _
 from rest_framework import serializers
 
+from connectors import fields as connector_fields
 from connectors.forms import validate_dsn_secret
 from connectors.models import Connector, ConnectorAction, ConnectorCallLog
 from connectors.openapi import MAX_DOCUMENT_CHARS
@@ -68,28 +69,17 @@ class ConnectorSerializer(serializers.ModelSerializer):
         model = Connector
         fields = [
             "id",
-            "name",
-            "description",
-            "kind",
-            "base_url",
-            "idempotency_header",
-            "auth_type",
-            "auth_key_name",
-            "auth_username",
-            "oauth_client_id",
-            "oauth_token_url",
-            "oauth_scope",
+            *connector_fields.IDENTITY,
+            *connector_fields.HTTP,
+            *connector_fields.AUTHENTICATION,
             "auth_secret",
             "has_auth_secret",
-            "engine",
+            *connector_fields.DATABASE_ENGINE,
             "dsn",
             "has_dsn",
-            "connect_timeout",
-            "read_timeout",
-            "max_response_bytes",
-            "statement_timeout_ms",
-            "max_rows",
-            "allowed_private_hosts",
+            *connector_fields.NETWORK_LIMITS,
+            *connector_fields.DATABASE_LIMITS,
+            *connector_fields.PRIVATE_HOSTS,
             "is_active",
             "action_count",
             "active_action_count",

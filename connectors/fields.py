@@ -1,0 +1,31 @@
+"""The connector's settings, by section: the one list the admin form, its fieldsets and the API serializer
+build theirs from (each adds its own inputs for the secrets, which are never read back)."""
+
+from __future__ import annotations
+
+IDENTITY = ("name", "description", "kind")
+HTTP = ("base_url", "idempotency_header")
+AUTHENTICATION = (
+    "auth_type",
+    "auth_key_name",
+    "auth_username",
+    "oauth_client_id",
+    "oauth_token_url",
+    "oauth_scope",
+)
+DATABASE_ENGINE = ("engine",)
+DATABASE_LIMITS = ("statement_timeout_ms", "max_rows")
+NETWORK_LIMITS = ("connect_timeout", "read_timeout", "max_response_bytes")
+PRIVATE_HOSTS = ("allowed_private_hosts",)
+
+#: Every setting a connector's form edits, in the form's order (the secrets apart).
+EDITABLE = (
+    *IDENTITY,
+    "is_active",
+    *HTTP,
+    *AUTHENTICATION,
+    *DATABASE_ENGINE,
+    *DATABASE_LIMITS,
+    *NETWORK_LIMITS,
+    *PRIVATE_HOSTS,
+)
