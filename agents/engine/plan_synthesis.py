@@ -2,19 +2,14 @@
 
 from __future__ import annotations
 
-import asyncio
-import logging
-import time
 from collections.abc import Callable, Mapping, Sequence
 
 from agents.engine import events
 from agents.engine import plan_prompts as prompts
-from agents.engine.llm import LLM, Message, Usage
+from agents.engine.llm import LLM, Message
 from agents.engine.plan_models import DONE, FAILED, Analysis, Plan, PlanResult
 from agents.engine.prompts import SYNTHESIS_SYSTEM, is_chinese
-from agents.engine.synthesis import cut
-
-logger = logging.getLogger(__name__)
+from agents.engine.synthesis import Draft, cut, stream_synthesis
 
 SYNTHESIS_STEP_CHARS = 4000
 REPLAN_STEP_CHARS = 500
@@ -100,48 +95,13 @@ async def stream_plan_answer(
     """
     if result.cancelled:
         return result.answer
-    started = time.perf_counter()
-    usage = Usage()
-    usage.add(result.usage)
-    await emit(events.answer_start())
-    parts: list[str] = []
-    failed = cancelled = False
-    try:
-        stream = llm.stream_chat(synthesis_messages(result), usage=usage)
-        try:
-            async for delta in stream:
-                if delta:
-                    parts.append(delta)
-                    await emit(events.answer_delta(delta))
-        finally:
-            aclose = getattr(stream, "aclose", None)
-            if aclose is not None:
-                await aclose()
-    except asyncio.CancelledError:
-        if not absorb_cancel():
-            raise
-        cancelled = True
-    except Exception as exc:  # any failure falls back to the draft answer
-        logger.warning("plan answer synthesis failed (%s); using the draft answer", type(exc).__name__)
-        failed = True
-    answer = "".join(parts)
-    fallback = not cancelled and (failed or not answer.strip())
-    if fallback:
-        answer = result.answer
-        if not parts and answer:
-            await emit(events.answer_delta(answer))
-    await emit(events.answer_done(answer, fallback=fallback))
-    await emit(
-        events.done(
-            answer,
-            result.iterations,
-            usage.as_dict(),
-            round(result.elapsed + time.perf_counter() - started, 4),
-            cancelled=cancelled,
-            stop_reason="cancelled" if cancelled else result.stop_reason,
-        )
+    return await stream_synthesis(
+        llm,
+        lambda: synthesis_messages(result),
+        Draft(result.answer, result.usage, result.iterations, result.elapsed, result.stop_reason),
+        emit,
+        absorb_cancel,
     )
-    return answer
 
 
 __all__ = ["draft_answer", "joined_results", "replan_context", "stream_plan_answer", "synthesis_messages"]

@@ -1,4 +1,8 @@
-"""Answer synthesis: one streamed LLM call that turns the run's trace into the user-facing answer."""
+"""Answer synthesis: one streamed LLM call that turns the run's trace into the user-facing answer.
+
+:func:`stream_synthesis` is the streaming itself, shared by ReAct (:func:`stream_answer`) and plan mode
+(:func:`agents.engine.plan_synthesis.stream_plan_answer`); each builds its own prompt.
+"""
 
 from __future__ import annotations
 
@@ -7,11 +11,13 @@ import json
 import logging
 import time
 from collections.abc import Callable, Sequence
+from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
 from agents.engine import events
 from agents.engine.llm import LLM, Message, Usage
 from agents.engine.prompts import SYNTHESIS_SYSTEM
+from agents.engine.stop_reasons import StopReason
 
 if TYPE_CHECKING:
     from agents.engine.run_state import AgentResult
@@ -85,16 +91,58 @@ async def stream_answer(
     """
     if result.cancelled:
         return result.answer
+    return await stream_synthesis(
+        llm,
+        lambda: synthesis_messages(result),
+        Draft(result.answer, result.usage, result.iterations, result.elapsed, result.stop_reason),
+        emit,
+        absorb_cancel,
+        # the model just failed: do not wait on it again
+        ask_model=result.stop_reason != StopReason.LLM_ERROR,
+        fallback_note="falling back to the loop's answer",
+    )
+
+
+@dataclass(frozen=True, slots=True)
+class Draft:
+    """What a run has before its answer is synthesised: the draft answer (the fallback) and the figures
+    its ``done`` event reports."""
+
+    answer: str
+    usage: Usage
+    iterations: int
+    elapsed: float
+    stop_reason: str
+
+
+async def stream_synthesis(
+    llm: LLM,
+    messages: Callable[[], list[Message]],
+    draft: Draft,
+    emit: events.Emitter,
+    absorb_cancel: Callable[[], bool],
+    *,
+    ask_model: bool = True,
+    fallback_note: str = "using the draft answer",
+) -> str:
+    """Stream the answer the model writes from ``messages()`` as ``answer`` events, then emit ``done``
+    (ReAct's and plan mode's synthesis alike).
+
+    On any failure of the model, or an empty stream, or without ``ask_model``, the answer is
+    ``draft.answer``, sent as one delta when nothing was streamed and marked ``fallback``.
+    ``absorb_cancel()`` is asked when the stream is cancelled: True stops with a cancelled ``done``,
+    False lets the cancellation propagate.
+    """
     started = time.perf_counter()
     usage = Usage()
-    usage.add(result.usage)
+    usage.add(draft.usage)
     await emit(events.answer_start())
     parts: list[str] = []
-    failed = result.stop_reason == "llm_error"  # the model just failed: do not wait on it again
+    failed = not ask_model
     cancelled = False
     if not failed:
         try:
-            stream = llm.stream_chat(synthesis_messages(result), usage=usage)
+            stream = llm.stream_chat(messages(), usage=usage)
             try:
                 async for delta in stream:
                     if delta:
@@ -108,27 +156,24 @@ async def stream_answer(
             if not absorb_cancel():
                 raise
             cancelled = True
-        except Exception as exc:  # any failure falls back to the tool loop's answer
-            logger.warning(
-                "answer synthesis failed (%s); falling back to the loop's answer", type(exc).__name__
-            )
+        except Exception as exc:  # any failure falls back to the draft answer
+            logger.warning("answer synthesis failed (%s); %s", type(exc).__name__, fallback_note)
             failed = True
     answer = "".join(parts)
     fallback = not cancelled and (failed or not answer.strip())
     if fallback:
-        answer = result.answer
+        answer = draft.answer
         if not parts and answer:
             await emit(events.answer_delta(answer))
     await emit(events.answer_done(answer, fallback=fallback))
-    elapsed = round(result.elapsed + time.perf_counter() - started, 4)
     await emit(
         events.done(
             answer,
-            result.iterations,
+            draft.iterations,
             usage.as_dict(),
-            elapsed,
+            round(draft.elapsed + time.perf_counter() - started, 4),
             cancelled=cancelled,
-            stop_reason="cancelled" if cancelled else result.stop_reason,
+            stop_reason=StopReason.CANCELLED if cancelled else draft.stop_reason,
         )
     )
     return answer
