@@ -16,7 +16,7 @@ from __future__ import annotations
 import contextvars
 import logging
 import uuid
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from typing import Any, TypeVar
 
@@ -128,7 +128,7 @@ class RunBlueprint:
     role_endpoints: dict[str, ModelEndpoint] = field(default_factory=dict)
     # Emits an event into the run's persisted stream: emit(channel, data) -> seq. Set by the run manager
     # before hooks are built, so hooks (the approval gate) can report to the chat.
-    emit: Callable[[str, dict[str, Any]], int] | None = None
+    emit: Callable[[str, dict[str, Any]], int | None] | None = None
     extra: dict[str, Any] = field(default_factory=dict)
     # The organisation's configuration version read with the run: what is loaded the same for every run
     # of the agent is cached per process under it (``platform_core.config_cache``). ``None``: built by
@@ -338,11 +338,13 @@ class PlanStepMarker(PreToolUseHook):
         return ALLOW
 
 
-def emit_with_plan_step(emit: Callable[[str, dict[str, Any]], int]) -> Callable[[str, dict[str, Any]], int]:
+def emit_with_plan_step(
+    emit: Callable[[str, Mapping[str, Any]], int | None],
+) -> Callable[[str, dict[str, Any]], int | None]:
     """Wrap a run's ``emit`` so that ``approval`` events raised inside a plan step carry its
     ``plan_step_id`` (and ``plan_round``): tool call ids may repeat across steps."""
 
-    def emit_event(channel: str, data: dict[str, Any]) -> int:
+    def emit_event(channel: str, data: dict[str, Any]) -> int | None:
         step = _plan_step.get()
         if channel == "approval" and step is not None and "plan_step_id" not in data:
             data = {**data, "plan_step_id": step[0]}
@@ -365,7 +367,9 @@ def registry_for(blueprint: RunBlueprint) -> ModelRegistry:
     return ModelRegistry(models)
 
 
-async def execution_mode_for(blueprint: RunBlueprint, registry: ModelRegistry, *, usage: Usage) -> str:
+async def execution_mode_for(
+    blueprint: RunBlueprint, registry: ModelRegistry, *, usage: Usage
+) -> ExecutionMode:
     """``react`` or ``plan`` for this message: the agent's mode, or in ``auto`` one call to the fast model
     (any failure of that call means ``react``)."""
     mode = blueprint.execution_mode

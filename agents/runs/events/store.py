@@ -105,8 +105,8 @@ class _Checkpoint:
 
 
 # A write that joins the next batch's transaction (the tool ledger's "call finished" rows).
-SyncWrite = Callable[[], None]
-_Item = PendingEvent | _Checkpoint | Callable[[], None]
+SyncWrite = Callable[[], object]  # what it returns is not used
+_Item = PendingEvent | _Checkpoint | SyncWrite
 
 
 class _FenceMismatch(Exception):
