@@ -18,6 +18,7 @@ import logging
 import uuid
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
+from functools import cached_property
 from typing import Any, TypeVar
 
 from django.conf import settings
@@ -135,9 +136,10 @@ class RunBlueprint:
     # hand, nothing cached beyond the run.
     config_version: int | None = None
 
-    @property
+    @cached_property
     def context(self) -> RunContext:
-        """Who is running, as the run's tools and guard rails (and, through the engine, its hooks) see it."""
+        """Who is running, as the run's tools and guard rails (and, through the engine, its hooks) see it;
+        built once per run."""
         return RunContext(
             org_id=self.organization_id,
             org_slug=self.organization_slug,

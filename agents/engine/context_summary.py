@@ -2,7 +2,7 @@
 
 Markers are ``_`` keys on a message (engine metadata, never sent to a provider):
 
-* ``"_pinned": True`` -- survives every compaction verbatim (the engine pins user interrupts).
+* ``"_pinned": True`` -- survives every compaction verbatim (the engine pins the user's follow-ups).
 * ``"_summary": True`` -- a compaction summary; its content starts with ``"[Conversation summary]"``.
 * ``"_bookkeeping": True`` -- a user-role message the engine wrote itself (a JSON-mode observation, a
   cycle warning, a reflection or checklist prompt): a possible cut point, but not a user turn.
