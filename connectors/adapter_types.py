@@ -84,6 +84,9 @@ class DatabaseConnectorConfig:
     max_result_bytes: int = 200_000
     pool_max_size: int = 4
     allowed_private_hosts: tuple[str, ...] = ()
+    allowed_tables: tuple[str, ...] = ()  # schemas and schema.table names; empty: all the account reads
+    schema_samples: bool = False  # describe_table may show a few rows
+    schema_cache_seconds: int = 300
 
 
 @dataclass(frozen=True, slots=True)
@@ -99,6 +102,7 @@ class SqlActionSpec:
     parameters: Mapping[str, Any] = field(default_factory=dict)
     is_write: bool = False
     free_form: bool = False
+    schema_tool: str = ""  # "list_tables" or "describe_table": a schema tool instead of SQL
 
 
 CallStatus = Literal["ok", "error"]

@@ -70,6 +70,9 @@ def database_config_for(connector: Connector) -> DatabaseConnectorConfig:
         max_rows=connector.max_rows,
         max_result_bytes=connector.max_response_bytes,
         allowed_private_hosts=tuple(connector.allowed_private_hosts or ()),
+        allowed_tables=tuple(connector.schema_allow_list or ()),
+        schema_samples=connector.schema_samples,
+        schema_cache_seconds=connector.schema_cache_seconds,
     )
 
 
@@ -90,6 +93,7 @@ def sql_action_spec_for(action: ConnectorAction) -> SqlActionSpec:
         parameters=action.parameters or {},
         is_write=action.is_write,
         free_form=action.free_form,
+        schema_tool=action.schema_tool,
     )
 
 

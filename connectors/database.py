@@ -28,6 +28,7 @@ import logging
 import re
 import time
 from collections.abc import Mapping
+from dataclasses import replace
 from typing import Any
 
 import psycopg
@@ -39,9 +40,8 @@ from psycopg_pool import PoolTimeout
 from connectors.adapter_types import CallOutcome, DatabaseConnectorConfig, SqlActionSpec
 from connectors.db_pool import ConnectFailed, aclose_pools, acquire, db_message, pool_for
 from connectors.db_read import QueryResult, ReadLimitError, fetch_read, set_read_limits
-from connectors.mysql import (
-    EXPECTED_ERRORS as MYSQL_ERRORS,
-)
+from connectors.db_schema import default_schema, schema_cache_clear, schema_call
+from connectors.mysql import EXPECTED_ERRORS as MYSQL_ERRORS
 from connectors.mysql import (
     MySqlArgumentError,
     mysql_error_text,
@@ -53,6 +53,7 @@ from connectors.mysql_pool import aclose_mysql_pools
 from connectors.pg_dsn import DsnError, dsn_password, pinned_conninfo
 from connectors.scrub import scrub
 from connectors.sql_guard import MYSQL_ENGINES, classify_sql
+from connectors.sql_tables import TableAllowList, allow_list_problem
 from connectors.ssrf import HostResolutionError, SSRFBlocked
 from connectors.tables import render_table
 
@@ -186,12 +187,32 @@ async def _execute(
 ) -> CallOutcome:
     """Run one statement with no SQL-guard check: reads in READ ONLY, writes committed."""
     started = time.perf_counter() if started is None else started
+    result = await _query(config, sql, params, write=write, started=started)
+    if isinstance(result, CallOutcome):
+        return result
+    return _rendered(config, sql, result, started)
+
+
+async def _read_rows(
+    config: DatabaseConnectorConfig, sql: str, params: dict[str, Any] | None
+) -> QueryResult | CallOutcome:
+    """A read's rows (no SQL-guard check), or its error outcome: what the schema tools read through."""
+    return await _query(config, sql, params, write=False, started=time.perf_counter())
+
+
+async def _query(
+    config: DatabaseConnectorConfig,
+    sql: str,
+    params: dict[str, Any] | None,
+    *,
+    write: bool,
+    started: float,
+) -> QueryResult | CallOutcome:
     if config.engine in MYSQL_ENGINES:
         try:
-            result = await mysql_execute(config, sql, params, write=write)
+            return await mysql_execute(config, sql, params, write=write)
         except MYSQL_ERRORS as exc:
             return _error_outcome(mysql_error_text(exc, config, write=write), started, config)
-        return _rendered(config, sql, result, started)
     overall = config.connect_timeout + config.statement_timeout_ms / 1000 + 5
     try:
         async with asyncio.timeout(overall):
@@ -214,7 +235,7 @@ async def _execute(
         HostResolutionError,
     ) as exc:
         return _error_outcome(_error_text(exc, config, write=write), started, config)
-    return _rendered(config, sql, result, started)
+    return result
 
 
 def _rendered(config: DatabaseConnectorConfig, sql: str, result: QueryResult, started: float) -> CallOutcome:
@@ -243,13 +264,24 @@ async def db_call(
 ) -> CallOutcome:
     """Run one SQL action: its template with bound arguments, or checked free-form read-only SQL."""
     started = time.perf_counter()
-    if action.free_form:
+    if action.schema_tool:
+        outcome = await schema_call(config, action.schema_tool, args, _read_rows)
+        outcome = replace(outcome, error=scrub(outcome.error, _secrets(config)))
+    elif action.free_form:
         sql = args.get("sql")
         if not isinstance(sql, str) or not sql.strip():
             return _error_outcome("free-form SQL needs the 'sql' argument", started, config)
         verdict = classify_sql(sql, engine=config.engine)
         if not verdict.is_single_read:
             return _error_outcome(f"refused by the SQL guard: {verdict.reason}", started, config)
+        outside = allow_list_problem(
+            sql,
+            engine=config.engine,
+            allowed=TableAllowList.parse(config.allowed_tables),
+            default_schema=default_schema(config),
+        )
+        if outside:
+            return _error_outcome(f"refused by the SQL guard: {outside}", started, config)
         outcome = await _execute(config, sql, None, write=False, started=started)
     else:
         if not action.sql_template.strip():
@@ -274,6 +306,7 @@ async def db_call(
 async def db_test_connection(config: DatabaseConnectorConfig) -> CallOutcome:
     """Connect (SSRF-checked, not pooled) and run ``SELECT 1`` in a read-only transaction."""
     started = time.perf_counter()
+    schema_cache_clear(config.connector_id)
     if config.engine in MYSQL_ENGINES:
         return await _mysql_test_connection(config, started)
     try:

@@ -36,6 +36,8 @@ _HOST_RE = re.compile(
     r"^(\[[0-9A-Fa-f:.]+\]|[0-9A-Fa-f:]*:[0-9A-Fa-f:.]+|[A-Za-z0-9]([A-Za-z0-9.-]{0,252}[A-Za-z0-9])?)$"
 )
 
+_SCHEMA_ENTRY_RE = re.compile(r"^[^.\s]{1,64}(\.[^.\s]{1,64})?$")
+
 connector_name_validator = RegexValidator(
     r"^[A-Za-z0-9]+(?:[-_][A-Za-z0-9]+)*$",
     _("Use letters, digits and single hyphens or underscores (it becomes part of tool names)."),
@@ -157,6 +159,26 @@ class Connector(OrgOwnedModel):
     max_rows = models.PositiveIntegerField(
         _("maximum rows"), default=200, validators=[MinValueValidator(1), MaxValueValidator(10_000)]
     )
+    schema_allow_list = models.JSONField(
+        _("available schemas and tables"),
+        default=list,
+        blank=True,
+        help_text=_(
+            "For database connectors: schemas ('sales') or tables ('sales.orders') the agent may see and "
+            "query. Leave empty for everything the account can read."
+        ),
+    )
+    schema_samples = models.BooleanField(
+        _("sample rows in table descriptions"),
+        default=False,
+        help_text=_("Let the agent see a few rows of a table when it asks for the table's description."),
+    )
+    schema_cache_seconds = models.PositiveIntegerField(
+        _("schema cache (s)"),
+        default=300,
+        validators=[MaxValueValidator(86_400)],
+        help_text=_("How long table lists and descriptions are reused; 0 reads them anew every time."),
+    )
     allowed_private_hosts = models.JSONField(
         _("allowed private hosts"),
         default=list,
@@ -217,6 +239,11 @@ class Connector(OrgOwnedModel):
                 errors["dsn"] = _("A database connector needs a DSN.")
             else:
                 errors.update(self._dsn_errors())
+        entries = self.schema_allow_list
+        if not isinstance(entries, list) or not all(
+            isinstance(e, str) and _SCHEMA_ENTRY_RE.match(e.strip()) for e in entries
+        ):
+            errors["schema_allow_list"] = _("Give a list of schema names or schema.table names.")
         hosts = self.allowed_private_hosts
         if not isinstance(hosts, list) or not all(isinstance(h, str) and _HOST_RE.match(h) for h in hosts):
             errors["allowed_private_hosts"] = _(
@@ -256,6 +283,11 @@ class Connector(OrgOwnedModel):
         return errors
 
 
+class SchemaTool(models.TextChoices):
+    LIST_TABLES = "list_tables", _("List tables")
+    DESCRIBE_TABLE = "describe_table", _("Describe a table")
+
+
 class ActionSource(models.TextChoices):
     MANUAL = "manual", _("Created by hand")
     OPENAPI = "openapi", _("Imported from OpenAPI")
@@ -290,6 +322,13 @@ class ConnectorAction(OrgOwnedModel):
     )
     sql_template = models.TextField(
         _("SQL template"), blank=True, help_text=_("Parameterised SQL with %(name)s placeholders.")
+    )
+    schema_tool = models.CharField(
+        _("schema tool"),
+        max_length=16,
+        choices=SchemaTool.choices,
+        blank=True,
+        help_text=_("Set by the platform on a database connector's list_tables and describe_table actions."),
     )
     free_form = models.BooleanField(
         _("free-form read-only SQL"),
@@ -351,11 +390,13 @@ class ConnectorAction(OrgOwnedModel):
         elif connector is not None:
             if self.method or self.path_template:
                 errors["method"] = _("Database actions have no HTTP method or path.")
+            if self.schema_tool and (self.sql_template.strip() or self.free_form):
+                errors["sql_template"] = _("A schema tool has no SQL template.")
             if self.free_form and self.sql_template.strip():
                 errors["sql_template"] = _(
                     "A free-form action has no SQL template; the agent writes the query."
                 )
-            if not self.free_form and not self.sql_template.strip():
+            if not self.free_form and not self.schema_tool and not self.sql_template.strip():
                 errors["sql_template"] = _("Give an SQL template or allow free-form read-only SQL.")
         if self.free_form and self.is_write_override and self.is_write:
             errors["is_write"] = _("Free-form SQL is always read-only.")
@@ -374,8 +415,9 @@ class ConnectorAction(OrgOwnedModel):
             raise ValidationError(errors)
 
     def derived_is_write(self) -> bool:
-        """Whether the action writes, judged from its HTTP method or SQL (free-form SQL never writes)."""
-        if self.free_form:
+        """Whether the action writes, judged from its HTTP method or SQL (free-form SQL and the schema
+        tools never write)."""
+        if self.free_form or self.schema_tool:
             return False
         if self.method:
             return self.method.upper() in WRITE_METHODS
@@ -395,6 +437,55 @@ class ConnectorAction(OrgOwnedModel):
         if update_fields is not None:
             kwargs["update_fields"] = {*update_fields, "organization", "is_write"}
         super().save(*args, **kwargs)
+
+
+_SCHEMA_TOOL_ACTIONS: dict[str, tuple[Any, dict[str, Any]]] = {
+    SchemaTool.LIST_TABLES: (
+        _(
+            "List the schemas, tables and views of this database that can be queried, with their comments "
+            "and estimated row counts."
+        ),
+        {"type": "object", "properties": {}, "additionalProperties": False},
+    ),
+    SchemaTool.DESCRIBE_TABLE: (
+        _(
+            "Describe one table or view: its columns (type, nullability, key, comment) and keys, and a few "
+            "sample rows when the admin allows them."
+        ),
+        {
+            "type": "object",
+            "properties": {
+                "table": {"type": "string", "description": "The table or view, as list_tables shows it."},
+                "schema": {
+                    "type": "string",
+                    "description": "Its schema, as list_tables shows it (optional).",
+                },
+            },
+            "required": ["table"],
+            "additionalProperties": False,
+        },
+    ),
+}
+
+
+def ensure_schema_tools(connector: Connector) -> None:
+    """Give a database connector its ``list_tables`` and ``describe_table`` actions (once; an admin may
+    deactivate them, and an action of the same name the admin made is left alone)."""
+    existing = set(
+        ConnectorAction.objects.filter(connector=connector, name__in=list(_SCHEMA_TOOL_ACTIONS)).values_list(
+            "name", flat=True
+        )
+    )
+    for tool, (description, parameters) in _SCHEMA_TOOL_ACTIONS.items():
+        if tool not in existing:
+            ConnectorAction.objects.create(
+                connector=connector,
+                organization_id=connector.organization_id,
+                name=str(tool),
+                description=str(description),
+                schema_tool=str(tool),
+                parameters=parameters,
+            )
 
 
 def _schema_problem(schema: dict[str, Any]) -> str:

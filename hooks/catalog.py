@@ -33,6 +33,7 @@ class ActionInfo:
     free_form: bool = False
     sql_template: str = ""
     engine: str = "postgresql"  # a database connector's engine: the SQL guard's dialect
+    schema_tool: str = ""  # list_tables / describe_table: reads the catalogue, never writes
     method: str = ""
     description: str = ""
 
@@ -50,6 +51,7 @@ class ActionInfo:
             free_form=action.free_form,
             sql_template=action.sql_template,
             engine=connector.engine,
+            schema_tool=action.schema_tool,
             method=action.method,
             description=(action.description or "").strip().splitlines()[0] if action.description else "",
         )
@@ -62,6 +64,8 @@ class ActionInfo:
         must be one plain read statement.
         """
         if self.kind == ConnectorKind.DATABASE:
+            if self.schema_tool:
+                return None
             if self.free_form:
                 sql = arguments.get(FREE_FORM_SQL_ARGUMENT)
                 verdict = classify_sql(sql if isinstance(sql, str) else "", engine=self.engine)

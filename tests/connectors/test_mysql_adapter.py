@@ -10,6 +10,7 @@ between calls the session state, the statement timeout the sleeps.
 from __future__ import annotations
 
 import asyncio
+import concurrent.futures
 import dataclasses
 import datetime
 import secrets
@@ -57,6 +58,12 @@ async def _run(statements: list[str], database: str | None = None) -> list[Any]:
     return results
 
 
+def run_sync(statements: list[str], database: str | None = None) -> list[Any]:
+    """:func:`_run` from sync code, in a thread of its own (a test's event loop may be running)."""
+    with concurrent.futures.ThreadPoolExecutor(max_workers=1) as pool:
+        return pool.submit(asyncio.run, _run(statements, database)).result()
+
+
 @dataclass(frozen=True)
 class Scratch:
     name: str
@@ -72,24 +79,22 @@ class Scratch:
 @pytest.fixture(scope="session")
 def scratch() -> Iterator[Scratch]:
     try:
-        asyncio.run(_run(["SELECT 1"]))
+        run_sync(["SELECT 1"])
     except Exception as exc:  # noqa: BLE001  (any failure to connect means: no server to test against)
         pytest.skip(f"MariaDB/MySQL is not reachable at {HOST}:{PORT} as root ({type(exc).__name__}: {exc})")
     suffix = secrets.token_hex(4)
     db = Scratch(f"part_n_{suffix}", f"part_n_r_{suffix}", f"pw-{secrets.token_hex(8)}")
-    asyncio.run(
-        _run(
-            [
-                f"CREATE DATABASE {db.name}",
-                f"CREATE USER '{db.reader}'@'%' IDENTIFIED BY '{db.reader_password}'",
-                f"GRANT SELECT ON {db.name}.* TO '{db.reader}'@'%'",
-            ]
-        )
+    run_sync(
+        [
+            f"CREATE DATABASE {db.name}",
+            f"CREATE USER '{db.reader}'@'%' IDENTIFIED BY '{db.reader_password}'",
+            f"GRANT SELECT ON {db.name}.* TO '{db.reader}'@'%'",
+        ]
     )
     try:
         yield db
     finally:
-        asyncio.run(_run([f"DROP DATABASE IF EXISTS {db.name}", f"DROP USER IF EXISTS '{db.reader}'@'%'"]))
+        run_sync([f"DROP DATABASE IF EXISTS {db.name}", f"DROP USER IF EXISTS '{db.reader}'@'%'"])
 
 
 @pytest.fixture

@@ -1,0 +1,81 @@
+"""The schema tools as a database connector's actions: made once per connector, never writes for the
+guard rails, and the connector's allow list is validated when saved."""
+
+from __future__ import annotations
+
+import pytest
+from django.core.exceptions import ValidationError
+
+from connectors.configs import database_config_for, sql_action_spec_for
+from connectors.models import ConnectorAction, ensure_schema_tools
+from hooks.catalog import ActionInfo
+from tests.factories import ConnectorActionFactory, ConnectorFactory
+
+pytestmark = pytest.mark.django_db
+
+
+def database(**fields: object):
+    values = {
+        "kind": "database",
+        "base_url": "",
+        "dsn": "postgresql://reader:pw-123456789@db.example.com/erp",
+    }
+    values.update(fields)
+    return ConnectorFactory(**values)
+
+
+def test_a_database_connector_gets_list_tables_and_describe_table_once() -> None:
+    connector = database()
+
+    ensure_schema_tools(connector)
+    ensure_schema_tools(connector)
+
+    actions = ConnectorAction.objects.filter(connector=connector).order_by("name")
+    assert [(a.name, a.schema_tool, a.is_write) for a in actions] == [
+        ("describe_table", "describe_table", False),
+        ("list_tables", "list_tables", False),
+    ]
+    describe = actions[0]
+    describe.full_clean()
+    assert describe.parameters["required"] == ["table"]
+    assert sql_action_spec_for(describe).schema_tool == "describe_table"
+
+
+def test_an_action_the_admin_named_list_tables_is_left_alone() -> None:
+    connector = database()
+    own = ConnectorActionFactory(
+        connector=connector, name="list_tables", method="", path_template="", sql_template="SELECT 1"
+    )
+
+    ensure_schema_tools(connector)
+
+    own.refresh_from_db()
+    assert own.schema_tool == "" and own.sql_template == "SELECT 1"
+    assert ConnectorAction.objects.filter(connector=connector).count() == 2
+
+
+def test_schema_tools_are_reads_for_read_only_mode() -> None:
+    connector = database()
+    ensure_schema_tools(connector)
+
+    infos = [ActionInfo.from_action(a) for a in ConnectorAction.objects.filter(connector=connector)]
+
+    assert [info.write_reason({"table": "x"}) for info in infos] == [None, None]
+
+
+def test_the_allow_list_reaches_the_adapter_and_bad_entries_are_refused() -> None:
+    connector = database(
+        schema_allow_list=["sales", "hr.people"], schema_samples=True, schema_cache_seconds=60
+    )
+    connector.full_clean()
+    config = database_config_for(connector)
+    assert (config.allowed_tables, config.schema_samples, config.schema_cache_seconds) == (
+        ("sales", "hr.people"),
+        True,
+        60,
+    )
+
+    connector.schema_allow_list = ["a.b.c", "with space"]
+    with pytest.raises(ValidationError) as raised:
+        connector.full_clean()
+    assert "schema_allow_list" in raised.value.message_dict
