@@ -14,7 +14,14 @@ AUTHENTICATION = (
     "oauth_scope",
 )
 DATABASE_ENGINE = ("engine",)
-DATABASE_LIMITS = ("statement_timeout_ms", "max_rows")
+# What the agent may read of a database, and for how long its schema answers are reused.
+DATABASE_LIMITS = (
+    "statement_timeout_ms",
+    "max_rows",
+    "schema_allow_list",
+    "schema_samples",
+    "schema_cache_seconds",
+)
 NETWORK_LIMITS = ("connect_timeout", "read_timeout", "max_response_bytes")
 PRIVATE_HOSTS = ("allowed_private_hosts",)
 

@@ -72,15 +72,25 @@ class ConnectorAdminForm(forms.ModelForm):
         ),
     )
 
+    schema_allow_list = HostListField(
+        label=_("Available schemas and tables"),
+        required=False,
+        help_text=_(
+            "One schema ('sales') or table ('sales.orders') per line: the agent sees and queries only these. "
+            "Leave empty for everything the account can read."
+        ),
+    )
+
     class Meta:
         model = Connector
         fields = ["organization", *connector_fields.EDITABLE]
 
     def __init__(self, *args: Any, **kwargs: Any) -> None:
         super().__init__(*args, **kwargs)
-        # A form posted without an engine (an HTTP connector, a script) keeps the default.
-        if "engine" in self.fields:
-            self.fields["engine"].required = False
+        # A form posted without these (an HTTP connector, a script) keeps their defaults.
+        for optional in ("engine", "schema_cache_seconds"):
+            if optional in self.fields:
+                self.fields[optional].required = False
         for name, (secret, _clear) in SECRET_INPUTS.items():
             if name not in self.fields:
                 continue
@@ -101,6 +111,10 @@ class ConnectorAdminForm(forms.ModelForm):
 
     def clean_engine(self) -> str:
         return self.cleaned_data.get("engine") or DatabaseEngine.POSTGRESQL
+
+    def clean_schema_cache_seconds(self) -> int:
+        value = self.cleaned_data.get("schema_cache_seconds")
+        return Connector._meta.get_field("schema_cache_seconds").get_default() if value is None else value
 
     def clean(self) -> dict[str, Any]:
         data = super().clean()

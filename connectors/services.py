@@ -20,7 +20,15 @@ from agents.engine.strict_json import text_safe
 from connectors.configs import connector_secret_values, database_config_for, http_config_for
 from connectors.database import db_test_connection
 from connectors.http import http_test_connection
-from connectors.models import ActionSource, CallStatus, Connector, ConnectorAction, ConnectorCallLog
+from connectors.models import (
+    ActionSource,
+    CallStatus,
+    Connector,
+    ConnectorAction,
+    ConnectorCallLog,
+    ConnectorKind,
+    ensure_schema_tools,
+)
 from connectors.openapi import ImportedAction, OpenAPIError, parse_openapi
 from connectors.redaction import redact
 from connectors.scrub import scrub
@@ -47,6 +55,8 @@ def connector_save(
     keeps the stored value. The audit row says only whether a secret is set and that it changed.
     """
     audited_save(instance=connector, actor=actor, secrets=secrets, ip_address=ip_address)
+    if connector.kind == ConnectorKind.DATABASE:
+        ensure_schema_tools(connector)
     return connector
 
 

@@ -7,7 +7,8 @@ import pytest
 from django.core.exceptions import ValidationError
 
 from connectors.configs import database_config_for, sql_action_spec_for
-from connectors.models import ConnectorAction, ensure_schema_tools
+from connectors.models import Connector, ConnectorAction, ensure_schema_tools
+from connectors.services import connector_save
 from hooks.catalog import ActionInfo
 from tests.factories import ConnectorActionFactory, ConnectorFactory
 
@@ -79,3 +80,28 @@ def test_the_allow_list_reaches_the_adapter_and_bad_entries_are_refused() -> Non
     with pytest.raises(ValidationError) as raised:
         connector.full_clean()
     assert "schema_allow_list" in raised.value.message_dict
+
+
+def test_saving_a_database_connector_through_the_service_gives_it_the_schema_tools(org) -> None:
+    connector = Connector(
+        organization=org,
+        name="ledger",
+        kind="database",
+        engine="mariadb",
+        dsn="mysql://reader:pw-123456789@db.example.com:3306/ledger",
+        schema_allow_list=["ledger.entries"],
+    )
+
+    connector_save(connector=connector, actor=None)
+    connector_save(connector=connector, actor=None)  # saved again: still one of each
+
+    names = sorted(ConnectorAction.objects.filter(connector=connector).values_list("name", flat=True))
+    assert names == ["describe_table", "list_tables"]
+
+
+def test_an_http_connector_gets_no_schema_tools(org) -> None:
+    connector = Connector(organization=org, name="erp", kind="http", base_url="https://erp.example.com/api")
+
+    connector_save(connector=connector, actor=None)
+
+    assert not ConnectorAction.objects.filter(connector=connector).exists()
