@@ -20,8 +20,9 @@ from django.utils.translation import gettext_lazy as _
 from django.views.decorators.http import require_POST
 
 from connectors import fields as connector_fields
+from connectors.db_schema import schema_cache_clear
 from connectors.forms import ConnectorAdminForm, ImportOpenAPIForm
-from connectors.models import Connector, ConnectorAction, ConnectorCallLog
+from connectors.models import Connector, ConnectorAction, ConnectorCallLog, ConnectorKind, ensure_schema_tools
 from connectors.openapi import OpenAPIError
 from connectors.services import (
     action_delete,
@@ -52,7 +53,7 @@ class ConnectorAdmin(OrgScopedAdmin):
     list_display = ["name", "organization", "kind", "base_url", "auth_type", "action_count", "is_active"]
     list_filter = ["kind", "is_active", "auth_type"]
     search_fields = ["name", "description"]
-    actions = ["test_connection"]
+    actions = ["test_connection", "refresh_schema"]
     change_form_template = "admin/connectors/connector/change_form.html"
     fieldsets = [
         (None, {"fields": ["organization", *connector_fields.IDENTITY, "is_active"]}),
@@ -188,6 +189,18 @@ class ConnectorAdmin(OrgScopedAdmin):
     def test_connection(self, request: HttpRequest, queryset: QuerySet[Connector]) -> None:
         for connector in queryset:
             self._report_test(request, connector)
+
+    @admin.action(description=_("Refresh schema"))
+    def refresh_schema(self, request: HttpRequest, queryset: QuerySet[Connector]) -> None:
+        for connector in queryset.filter(kind=ConnectorKind.DATABASE):
+            schema_cache_clear(str(connector.pk))
+            ensure_schema_tools(connector)
+            self.message_user(
+                request,
+                _("%(name)s: the tables and their descriptions will be read anew.")
+                % {"name": connector.name},
+                messages.SUCCESS,
+            )
 
     def _report_test(self, request: HttpRequest, connector: Connector) -> None:
         result = connector_test_connection(connector=connector)

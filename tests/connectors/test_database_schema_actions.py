@@ -3,9 +3,15 @@ guard rails, and the connector's allow list is validated when saved."""
 
 from __future__ import annotations
 
-import pytest
-from django.core.exceptions import ValidationError
+import time
 
+import pytest
+from django.contrib.admin.helpers import ACTION_CHECKBOX_NAME
+from django.core.exceptions import ValidationError
+from django.urls import reverse
+
+from connectors import db_schema
+from connectors.adapter_types import CallOutcome
 from connectors.configs import database_config_for, sql_action_spec_for
 from connectors.models import Connector, ConnectorAction, ensure_schema_tools
 from connectors.services import connector_save
@@ -105,3 +111,19 @@ def test_an_http_connector_gets_no_schema_tools(org) -> None:
     connector_save(connector=connector, actor=None)
 
     assert not ConnectorAction.objects.filter(connector=connector).exists()
+
+
+def test_refresh_schema_in_the_admin_forgets_the_cached_answers(admin_client, org) -> None:
+    connector = database(organization=org, name="ledger")
+    key = (str(connector.pk), "settings", "list_tables", "", "")
+    db_schema._cache[key] = db_schema._Entry(time.monotonic() + 600, CallOutcome(status="ok", content="old"))
+
+    response = admin_client.post(
+        reverse("admin:connectors_connector_changelist"),
+        {"action": "refresh_schema", ACTION_CHECKBOX_NAME: [str(connector.pk)]},
+        follow=True,
+    )
+
+    assert "Ledger: the tables and their descriptions will be read anew." in response.content.decode()
+    assert key not in db_schema._cache
+    assert ConnectorAction.objects.filter(connector=connector, schema_tool="list_tables").exists()
