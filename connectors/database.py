@@ -51,6 +51,7 @@ from connectors.mysql import (
 )
 from connectors.mysql_pool import aclose_mysql_pools
 from connectors.pg_dsn import DsnError, dsn_password, pinned_conninfo
+from connectors.pg_family import server_summary
 from connectors.scrub import scrub
 from connectors.sql_guard import MYSQL_ENGINES, classify_sql
 from connectors.sql_tables import TableAllowList, allow_list_problem
@@ -321,7 +322,7 @@ async def db_test_connection(config: DatabaseConnectorConfig) -> CallOutcome:
                 await conn.execute("BEGIN READ ONLY")
                 cursor = await conn.execute(
                     "SELECT 1, current_setting('server_version'), "
-                    "(SELECT rolsuper FROM pg_roles WHERE rolname = current_user)"
+                    "(SELECT rolsuper FROM pg_roles WHERE rolname = current_user), version()"
                 )
                 row = await cursor.fetchone()
                 await conn.execute("ROLLBACK")
@@ -330,7 +331,9 @@ async def db_test_connection(config: DatabaseConnectorConfig) -> CallOutcome:
     except (psycopg.Error, TimeoutError, SSRFBlocked, DsnError, HostResolutionError) as exc:
         return _error_outcome(_error_text(exc, config, write=False), started, config)
     assert row is not None
-    content = f"connected: PostgreSQL {row[1]}; read-only transactions work"
+    content = (
+        f"connected: {server_summary(config.engine, str(row[3]), str(row[1]))}; read-only transactions work"
+    )
     if row[2]:
         content += "; warning: the role is a superuser, use a SELECT-only role for read connectors"
     return CallOutcome(status="ok", content=content, latency_ms=(time.perf_counter() - started) * 1000)

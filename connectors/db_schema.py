@@ -49,7 +49,11 @@ WHERE c.relkind IN ('r', 'p', 'v', 'm', 'f')
   AND has_table_privilege(c.oid, 'SELECT')
 ORDER BY 1, 2 LIMIT {_MAX_TABLES}
 """
-_PG_RELATION = "to_regclass(quote_ident(%(schema)s) || '.' || quote_ident(%(table)s))"
+# By name, not to_regclass(): openGauss (PostgreSQL 9.2 based) has no to_regclass.
+_PG_RELATION = (
+    "(SELECT c.oid FROM pg_catalog.pg_class c JOIN pg_catalog.pg_namespace n ON n.oid = c.relnamespace"
+    " WHERE n.nspname = %(schema)s AND c.relname = %(table)s)"
+)
 _PG_COLUMNS = f"""
 SELECT a.attname AS column, format_type(a.atttypid, a.atttypmod) AS type,
   CASE WHEN a.attnotnull THEN 'no' ELSE 'yes' END AS nullable,

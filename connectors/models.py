@@ -76,6 +76,10 @@ class DatabaseEngine(models.TextChoices):
     POSTGRESQL = "postgresql", _("PostgreSQL")
     MYSQL = "mysql", _("MySQL")
     MARIADB = "mariadb", _("MariaDB")
+    # The PostgreSQL family (connectors.pg_family): the PostgreSQL driver and SQL guard.
+    KINGBASE = "kingbase", _("KingbaseES")
+    OPENGAUSS = "opengauss", _("openGauss")
+    HIGHGO = "highgo", _("HighGo")
 
 
 class AuthType(models.TextChoices):
