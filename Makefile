@@ -43,6 +43,7 @@ PROD_REDIS_URL ?= redis://127.0.0.1:6379/0
 PROD_PORTS ?= 8001,8002
 prod: install
 	DATABASE_URL="$${DATABASE_URL:-$(PROD_DATABASE_URL)}" REDIS_URL="$${REDIS_URL:-$(PROD_REDIS_URL)}" \
+	DEMO_DATABASE_URL="$${DEMO_DATABASE_URL:-$(PROD_DATABASE_URL)}" \
 		$(PY) manage.py serve_prod --host $(HOST) --ports $(PROD_PORTS) --seed-demo
 
 ## Install everything and run the whole test suite.

@@ -47,7 +47,7 @@ def demo_agent_seed(org: Organization) -> None:
     if not agent.example_questions:  # seeded before agents had example questions
         agent.example_questions = DEMO_EXAMPLE_QUESTIONS
         agent.save(update_fields=["example_questions"])
-    connectors = Connector.objects.filter(organization=org, name="erp")
+    connectors = Connector.objects.filter(organization=org, name__in=["erp", "purchasing"])
     agent.connectors.add(*connectors)
     _demo_policy_seed(org)
 

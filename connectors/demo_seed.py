@@ -3,7 +3,8 @@
 
 The base URL is ``settings.DEMO_API_BASE_URL`` when set, else ``http://127.0.0.1:8000/demo-api`` (where
 ``make run`` serves); its host is added to the connector's allowed private hosts, since the SSRF guard
-refuses loopback addresses otherwise.
+refuses loopback addresses otherwise. With ``settings.DEMO_DATABASE_URL`` the organisation also gets a
+read-only ``purchasing`` database connector (:mod:`connectors.demo_database`).
 """
 
 from __future__ import annotations
@@ -17,6 +18,7 @@ from django.db import transaction
 
 from connectors.demo_api.document import demo_openapi_document
 from connectors.demo_api.models import DemoPurchaseOrder
+from connectors.demo_database import demo_database_seed
 from connectors.models import Connector
 from connectors.services import connector_import_openapi, connector_save
 from platform_core.models import Organization
@@ -52,6 +54,8 @@ def demo_connector_seed(org: Organization) -> None:
     connector_import_openapi(
         connector=connector, document_text=json.dumps(demo_openapi_document(base_url)), actor=None
     )
+    if getattr(settings, "DEMO_DATABASE_URL", ""):
+        demo_database_seed(org, settings.DEMO_DATABASE_URL)
     if not DemoPurchaseOrder.objects.exists():
         for supplier, description, amount, status in _DEMO_ORDERS:
             order = DemoPurchaseOrder.objects.create(

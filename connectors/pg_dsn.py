@@ -12,14 +12,13 @@ from collections.abc import Sequence
 
 from psycopg.conninfo import conninfo_to_dict, make_conninfo
 
+from connectors.dsn_errors import DsnError
 from connectors.ssrf import resolve_and_check
+
+__all__ = ["DsnError", "dsn_hosts", "dsn_params", "dsn_password", "pinned_conninfo"]
 
 # hostaddr is ours to set; a service file could name any host.
 _REFUSED_PARAMS = ("hostaddr", "service", "servicefile")
-
-
-class DsnError(ValueError):
-    """The DSN is unusable; the message never contains the DSN itself."""
 
 
 def dsn_params(dsn: str) -> dict[str, str]:

@@ -329,3 +329,6 @@ CELERY_BEAT_SCHEDULE["sweep-runs"] = {"task": "agents.tasks.sweep_runs", "schedu
 # Where the demo organisation's "erp" connector reaches the built-in demo API (``make run`` sets it to
 # the address it serves on).
 DEMO_API_BASE_URL = env_str("DEMO_API_BASE_URL")
+# A PostgreSQL or MariaDB/MySQL server where seed_demo creates a small purchasing schema and a read-only
+# "purchasing" database connector (``make prod`` sets it to the local PostgreSQL); unset: none.
+DEMO_DATABASE_URL = env_str("DEMO_DATABASE_URL")
