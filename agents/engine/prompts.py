@@ -5,6 +5,8 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Any
 
+from agents.engine.stop_reasons import StopReason
+
 HUMAN_DECISIONS = (
     "Some tool calls pass through guard rails (read-only mode, approval by a human, rate limits). "
     "When a call is blocked or rejected, the observation says why. A call rejected by a human is a "
@@ -115,24 +117,24 @@ def system_prompt(
 
 # The answers of runs that end without a final answer, in English and Simplified Chinese: the user's
 # language follows the question (the engine has no Django translation machinery).
-_STOP_HEADS = {
-    "max_iterations": (
+_STOP_HEADS: dict[StopReason, tuple[str, str]] = {
+    StopReason.MAX_ITERATIONS: (
         "I stopped after reaching the limit of {max_iterations} iterations, before the task was finished.",
         "已达到 {max_iterations} 次迭代上限，任务尚未完成。",
     ),
-    "token_budget": (
+    StopReason.TOKEN_BUDGET: (
         "I stopped because the token budget ({token_budget} tokens) was used up before the task was finished.",
         "Token 预算（{token_budget}）已用完，任务尚未完成。",
     ),
-    "llm_error": (
+    StopReason.LLM_ERROR: (
         "I could not finish: the language model failed ({error}). Please try again later.",
         "无法完成：语言模型调用失败（{error}），请稍后重试。",
     ),
-    "empty_response": (
+    StopReason.EMPTY_RESPONSE: (
         "I could not finish: the language model returned empty replies.",
         "无法完成：语言模型返回了空回复。",
     ),
-    "unparsed_output": (
+    StopReason.UNPARSED_OUTPUT: (
         "I could not finish: the language model's replies could not be understood.",
         "无法完成：无法理解语言模型的回复。",
     ),
@@ -145,10 +147,10 @@ def is_chinese(text: str) -> bool:
     return any("\u4e00" <= ch <= "\u9fff" for ch in text)
 
 
-def fallback_answer(reason: str, records: Sequence[Any], *, query: str, **details: Any) -> str:
+def fallback_answer(reason: StopReason, records: Sequence[Any], *, query: str, **details: Any) -> str:
     """A summary of partial results: why the run stopped, which tools were called, and how they went."""
     zh = is_chinese(query)
-    head = _STOP_HEADS.get(reason, _STOP_HEADS["max_iterations"])[1 if zh else 0].format(**details)
+    head = _STOP_HEADS.get(reason, _STOP_HEADS[StopReason.MAX_ITERATIONS])[1 if zh else 0].format(**details)
     if not records:
         return f"{head}\n\n{'未调用任何工具。' if zh else 'No tool was called.'}"
     by_tool: dict[str, list[Any]] = {}
