@@ -71,7 +71,8 @@ FREE_FORM_PARAMETERS: Mapping[str, Any] = {
     "properties": {
         "sql": {
             "type": "string",
-            "description": "Exactly one read-only SQL statement (SELECT or WITH ... SELECT) for PostgreSQL.",
+            "description": "Exactly one read-only SQL statement (SELECT or WITH ... SELECT), in the dialect"
+            " the tool's description names.",
         }
     },
     "required": ["sql"],
@@ -111,7 +112,8 @@ def tool_description_for(action: ConnectorAction) -> str:
         lines.append(f"System: {connector.description.strip()}")
     if action.free_form:
         lines.append(
-            f"Only one plain read statement is accepted; at most {connector.max_rows} rows are returned."
+            f"Only one plain read statement in {connector.get_engine_display()}'s SQL is accepted;"
+            f" at most {connector.max_rows} rows are returned."
         )
     lines.append(
         "This action CHANGES data in the system."
