@@ -127,3 +127,36 @@ def test_refresh_schema_in_the_admin_forgets_the_cached_answers(admin_client, or
     assert "Ledger: the tables and their descriptions will be read anew." in response.content.decode()
     assert key not in db_schema._cache
     assert ConnectorAction.objects.filter(connector=connector, schema_tool="list_tables").exists()
+
+
+def test_the_api_creates_a_mysql_connector_with_its_allow_list_and_schema_tools(
+    client_for, org_admin, org
+) -> None:
+    body = {
+        "name": "shop",
+        "kind": "database",
+        "engine": "mariadb",
+        "dsn": "mariadb://reader:pw-123456789@db.example.com:3306/shop",
+        "schema_allow_list": ["shop.orders", "shop.customers"],
+        "schema_samples": True,
+        "schema_cache_seconds": 30,
+    }
+
+    response = client_for(org_admin).post(f"/api/v1/orgs/{org.slug}/connectors/", body, format="json")
+
+    assert response.status_code == 201, response.content
+    data = response.json()
+    assert (
+        data["engine"],
+        data["schema_allow_list"],
+        data["schema_samples"],
+        data["schema_cache_seconds"],
+    ) == (
+        "mariadb",
+        ["shop.orders", "shop.customers"],
+        True,
+        30,
+    )
+    assert "pw-123456789" not in response.content.decode()
+    names = sorted(ConnectorAction.objects.filter(connector_id=data["id"]).values_list("name", flat=True))
+    assert names == ["describe_table", "list_tables"]
