@@ -16,12 +16,13 @@ from channels.db import database_sync_to_async
 from agents import runtime
 from connectors.database import aclose_db_pools
 from connectors.models import ConnectorCallLog
+from connectors.services import connector_test_connection
 from connectors.tools import connector_tools_for_run
 from hooks.models import ApprovalRequest
 from hooks.services import approval_decide
 from platform_core import celery_app
 from platform_core.services import organization_set_read_only
-from tests.factories import ConnectorActionFactory
+from tests.factories import ConnectorActionFactory, ConnectorFactory
 from tests.fakes.http_service import running_http_service
 from tests.fakes.openai_server import call, text, tool_calls
 from tests.hooks.factories import ApprovalPolicyFactory
@@ -161,3 +162,30 @@ async def test_read_only_mode_refuses_a_mysql_write_before_the_database(
     assert [c.outcome for c in result.tool_calls] == ["blocked"]
     assert (await _sql(["SELECT COUNT(*) FROM payments"], shop_db))[0][0][0] == 0
     assert await ApprovalRequest.objects.acount() == 0
+
+
+def test_test_connection_of_a_mariadb_connector_reports_the_server(org, shop_db: str) -> None:
+    connector = ConnectorFactory(
+        organization=org,
+        name="shop",
+        kind="database",
+        base_url="",
+        engine="mariadb",
+        dsn=f"mysql://root@{HOST}:{PORT}/{shop_db}",
+        allowed_private_hosts=[HOST],
+    )
+    refused = ConnectorFactory(
+        organization=org,
+        name="shop_public_only",
+        kind="database",
+        base_url="",
+        engine="mariadb",
+        dsn=f"mysql://root@{HOST}:{PORT}/{shop_db}",
+    )
+
+    result = connector_test_connection(connector=connector)
+    blocked = connector_test_connection(connector=refused)
+
+    assert result.ok and result.message.startswith("connected: MariaDB ")
+    assert "warning: the account may change data" in result.message  # root
+    assert not blocked.ok and blocked.message.startswith("blocked by the SSRF guard")
