@@ -26,6 +26,7 @@ import logging
 import re
 import time
 from collections.abc import Awaitable, Callable, Mapping
+from dataclasses import replace
 from typing import Any
 
 from agents.engine import events
@@ -48,6 +49,7 @@ from agents.engine.plan_models import (
     id_order,
 )
 from agents.engine.react import ReActAgent
+from agents.engine.run_context import RunContext
 from agents.engine.run_state import AgentResult
 from agents.engine.stop_reasons import StopReason
 from agents.engine.synthesis import cut
@@ -154,7 +156,7 @@ class DAGExecutor:
         *,
         on_event: EventCallback | None = None,
         stop: asyncio.Event | None = None,
-        metadata: Mapping[str, Any] | None = None,
+        metadata: RunContext | Mapping[str, Any] | None = None,
         usage: Usage | None = None,
         on_checkpoint: Callable[[], Awaitable[None]] | None = None,
     ) -> Plan:
@@ -169,7 +171,7 @@ class DAGExecutor:
         self._active = True
         self.park = None
         emit = Emitter(on_event)
-        execution = _Execution(self, plan, emit, stop, dict(metadata or {}), usage, on_checkpoint)
+        execution = _Execution(self, plan, emit, stop, RunContext.of(metadata), usage, on_checkpoint)
         try:
             await execution.drive()
         finally:
@@ -205,7 +207,7 @@ class _Execution:
         plan: Plan,
         emit: Emitter,
         stop: asyncio.Event | None,
-        metadata: dict[str, Any],
+        metadata: RunContext,
         usage: Usage | None,
         on_checkpoint: Callable[[], Awaitable[None]] | None = None,
     ) -> None:
@@ -345,7 +347,7 @@ class _Execution:
             step.started_at = time.monotonic()
             await self._set(step, RUNNING)
             run.agent = agent = executor._agent(step, self.plan.round)
-            metadata = {**self.metadata, "plan_step_id": step.id, "plan_round": self.plan.round}
+            metadata = replace(self.metadata, plan_step_id=step.id, plan_round=self.plan.round)
 
             def time_out() -> None:
                 run.timed_out = True
@@ -407,7 +409,7 @@ class _Execution:
             step.id,
             step.status,
             step.iterations,
-            extra={"run_id": self.metadata.get("run_id"), "org_id": self.metadata.get("org_id")},
+            extra={"run_id": self.metadata.run_id, "org_id": self.metadata.org_id},
         )
 
     def _forwarder(self, step: PlanStep) -> EventCallback:

@@ -47,6 +47,7 @@ from agents.engine.plan_models import (
 from agents.engine.plan_state import ANSWER, DECIDING, EXECUTING, PLANNING, PlanRunState
 from agents.engine.plan_synthesis import replan_context, stream_plan_answer
 from agents.engine.planner import DAGPlanner
+from agents.engine.run_context import RunContext
 from agents.engine.run_events import RunAsEvents
 from agents.engine.stop_reasons import StopReason
 from agents.engine.tools import ToolRegistry
@@ -151,7 +152,7 @@ class PlanAgent(RunAsEvents[PlanResult]):
         *,
         history: Sequence[Message] | None = None,
         on_event: EventCallback | None = None,
-        metadata: Mapping[str, Any] | None = None,
+        metadata: RunContext | Mapping[str, Any] | None = None,
         resume_from: Mapping[str, Any] | None = None,
         checkpoint: CheckpointCallback | None = None,
     ) -> PlanResult:
@@ -163,7 +164,7 @@ class PlanAgent(RunAsEvents[PlanResult]):
         for a cancelled run). ``checkpoint`` and ``resume_from``: durable runs (module docstring).
         """
         task = self._enter()
-        meta = metadata if metadata is not None else {}
+        meta = RunContext.of(metadata)
         try:
             if resume_from is not None:
                 state = PlanRunState.restore(resume_from, meta, Emitter(on_event))

@@ -19,6 +19,7 @@ from agents.engine.plan_checkpoint import (
 )
 from agents.engine.plan_models import Analysis, Plan, PlanResult
 from agents.engine.plan_synthesis import draft_answer
+from agents.engine.run_context import RunContext
 from agents.engine.stop_reasons import StopReason
 from agents.engine.verdicts import Park
 
@@ -32,7 +33,7 @@ ANSWER = "answer"
 class PlanRunState:
     """The mutable state of one ``PlanAgent.run()`` (see ``plan_checkpoint`` for its snapshots)."""
 
-    def __init__(self, goal: str, metadata: Mapping[str, Any], emit: Emitter) -> None:
+    def __init__(self, goal: str, metadata: RunContext, emit: Emitter) -> None:
         self.goal = goal
         self.metadata = metadata
         self.emit = emit
@@ -71,7 +72,7 @@ class PlanRunState:
         }
 
     @classmethod
-    def restore(cls, snapshot: Mapping[str, Any], metadata: Mapping[str, Any], emit: Emitter) -> PlanRunState:
+    def restore(cls, snapshot: Mapping[str, Any], metadata: RunContext, emit: Emitter) -> PlanRunState:
         if snapshot.get("kind") != PLAN_KIND or snapshot.get("v") != PLAN_SNAPSHOT_VERSION:
             raise ValueError("not a plan-mode snapshot of a supported version")
         state = cls(str(snapshot.get("goal") or ""), metadata, emit)

@@ -45,6 +45,7 @@ from agents.engine.llm import LLM, ChatResponse, Message, ToolCallRequest
 from agents.engine.model_call import LLMFailed, ask, tool_calls_in_text
 from agents.engine.parsing import TOOL_CALL, ToolCall, json_tool_call, native_tool_call, parse_action
 from agents.engine.react_durable import DurableLoop
+from agents.engine.run_context import RunContext
 from agents.engine.run_events import RunAsEvents
 from agents.engine.run_state import AgentResult, RunState, note
 from agents.engine.selection import select_tools
@@ -210,7 +211,7 @@ class ReActAgent(DurableLoop, RunAsEvents[AgentResult]):
         *,
         history: Sequence[Message] | None = None,
         on_event: EventCallback | None = None,
-        metadata: Mapping[str, Any] | None = None,
+        metadata: RunContext | Mapping[str, Any] | None = None,
         resume_from: Mapping[str, Any] | None = None,
         checkpoint: CheckpointCallback | None = None,
     ) -> AgentResult:
@@ -229,7 +230,7 @@ class ReActAgent(DurableLoop, RunAsEvents[AgentResult]):
         run returns ``stop_reason="parked"`` (no ``done``) after a last checkpoint.
         """
         task = self._enter()
-        meta = metadata if metadata is not None else {}
+        meta = RunContext.of(metadata)
         emit = Emitter(on_event)
         self._checkpoint_cb = checkpoint
         try:
@@ -292,7 +293,7 @@ class ReActAgent(DurableLoop, RunAsEvents[AgentResult]):
             run.usage.add(usage)
         extra: list[str] = []
         if self.hooks is not None:
-            extra = await self.hooks.run_session_start(SessionContext(run.query, run.metadata))
+            extra = await self.hooks.run_session_start(SessionContext(run.query, run.metadata.as_metadata()))
         native = self._native_mode_active
         system = prompts.system_prompt(
             self.system_prompt,
@@ -508,7 +509,7 @@ class ReActAgent(DurableLoop, RunAsEvents[AgentResult]):
             run.turn_compaction * 1000,
             run.turn_llm * 1000,
             run.turn_tools * 1000,
-            extra={"run_id": run.metadata.get("run_id"), "org_id": run.metadata.get("org_id")},
+            extra={"run_id": run.metadata.run_id, "org_id": run.metadata.org_id},
         )
         run.turn_compaction = run.turn_llm = run.turn_tools = 0.0
 

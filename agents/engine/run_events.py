@@ -12,6 +12,7 @@ from typing import Any, Generic, TypeVar
 
 from agents.engine.events import Event, EventCallback, iterate_events
 from agents.engine.llm import Message
+from agents.engine.run_context import RunContext
 
 R = TypeVar("R")
 
@@ -25,7 +26,7 @@ class RunAsEvents(Generic[R]):
         *,
         history: Sequence[Message] | None = None,
         on_event: EventCallback | None = None,
-        metadata: Mapping[str, Any] | None = None,
+        metadata: RunContext | Mapping[str, Any] | None = None,
     ) -> R:
         raise NotImplementedError
 
@@ -37,7 +38,7 @@ class RunAsEvents(Generic[R]):
         query: str,
         *,
         history: Sequence[Message] | None = None,
-        metadata: Mapping[str, Any] | None = None,
+        metadata: RunContext | Mapping[str, Any] | None = None,
     ) -> AsyncIterator[Event]:
         """``run()`` then the streamed answer as an async iterator of events (ending with ``done``)."""
 

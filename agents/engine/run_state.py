@@ -22,6 +22,7 @@ from agents.engine.context_summary import BOOKKEEPING_KEY
 from agents.engine.events import Emitter
 from agents.engine.llm import Message, Usage
 from agents.engine.parsing import ToolCall
+from agents.engine.run_context import RunContext
 from agents.engine.stop_reasons import StopReason
 from agents.engine.tool_runner import ToolCallRecord
 from agents.engine.tools import ToolRegistry
@@ -95,9 +96,7 @@ class RunState:
         "_cp_records",
     )
 
-    def __init__(
-        self, query: str, metadata: Mapping[str, Any], emit: Emitter, registry: ToolRegistry
-    ) -> None:
+    def __init__(self, query: str, metadata: RunContext, emit: Emitter, registry: ToolRegistry) -> None:
         self.query = query
         self.metadata = metadata
         self.emit = emit
@@ -201,7 +200,7 @@ class RunState:
     def restore(
         cls,
         snapshot: Mapping[str, Any],
-        metadata: Mapping[str, Any],
+        metadata: RunContext,
         emit: Emitter,
         registry: ToolRegistry,
     ) -> RunState:

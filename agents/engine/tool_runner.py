@@ -145,7 +145,7 @@ class ToolRunner:
         registry: ToolRegistry,
         *,
         iteration: int,
-        metadata: Mapping[str, Any],
+        metadata: RunContext,
         emit: events.Emitter,
         replay: bool = False,
         announced: set[str] | None = None,
@@ -157,7 +157,7 @@ class ToolRunner:
         docstring). ``announced`` collects the ids whose ``iteration start`` was emitted; calls already
         in it are not announced again.
         """
-        run_id = metadata.get("run_id") if self.ledger is not None else None
+        run_id = (metadata.run_id or None) if self.ledger is not None else None
         recorded: Mapping[str, RecordedCall] = {}
         if replay and run_id is not None and self.ledger is not None:
             keys = [idempotency_key(run_id, call.id) for call in calls]
@@ -201,7 +201,7 @@ class ToolRunner:
         item: _Pending,
         registry: ToolRegistry,
         iteration: int,
-        metadata: Mapping[str, Any],
+        metadata: RunContext,
         replay: bool = False,
     ) -> Park | None:
         """Check the call and run its pre-hooks: ``item.tool`` is set when it may run."""
@@ -221,9 +221,7 @@ class ToolRunner:
             self._invalid(item, problems)
             return None
         if self.hooks is not None and self.hooks.has_pre:
-            ctx = HookContext(
-                call.name, call.args, call.id, iteration, RunContext.of(metadata), replayed=replay
-            )
+            ctx = HookContext(call.name, call.args, call.id, iteration, metadata, replayed=replay)
             outcome = await self.hooks.run_pre(ctx)
             item.args = outcome.args
             match outcome.verdict:
@@ -329,7 +327,7 @@ class ToolRunner:
                 item.elapsed += waited
 
     async def _finish(
-        self, item: _Pending, iteration: int, metadata: Mapping[str, Any], emit: events.Emitter
+        self, item: _Pending, iteration: int, metadata: RunContext, emit: events.Emitter
     ) -> ToolCallRecord:
         call = item.call
         result = item.result
@@ -341,7 +339,7 @@ class ToolRunner:
                 item.args,
                 call.id,
                 iteration,
-                RunContext.of(metadata),
+                metadata,
                 item.outcome,
                 item.blocked_by,
             )

@@ -73,7 +73,7 @@ async def _run_calls(
         calls,
         ToolRegistry(tools),
         iteration=1,
-        metadata={"run_id": blueprint.run_id},
+        metadata=blueprint.context,
         emit=events.Emitter(None),
         replay=replay,
     )
