@@ -352,7 +352,7 @@ class RunManager:
         if handle.cancel_requested or handle.lost:
             agent.cancel()
         hold = self.approval_hold if self.approval_hold is not None else approval_hold_seconds()
-        metadata = blueprint.context.with_hold(hold).as_metadata()
+        metadata = blueprint.context.with_hold(hold)
         durable: dict[str, Any] = {"resume_from": snapshot, "checkpoint": sink.checkpoint}
         result = await agent.run(
             blueprint.query, history=blueprint.history, on_event=sink, metadata=metadata, **durable
