@@ -5,8 +5,9 @@ conversation and the run. Plan mode adds the step (and round) whose tool calls t
 durable run adds how long an approval may hold it in process before it parks. The engine passes it to
 every hook (``HookContext.run``); the apps build their tools and guard rails from it.
 
-The engine's loops still carry the run's metadata as a mapping (the keys of :meth:`RunContext.as_metadata`,
-plus whatever a caller adds); :meth:`RunContext.of` reads one back, keeping unknown keys in ``extra``.
+``ReActAgent.run`` and ``PlanAgent.run`` take one, or a metadata mapping (the keys of
+:meth:`RunContext.as_metadata`, plus whatever a caller adds) that :meth:`RunContext.of` reads into one,
+keeping unknown keys in ``extra``; the loops, the tool runner and the plan executor carry it from there.
 """
 
 from __future__ import annotations
@@ -59,8 +60,8 @@ class RunContext:
         return cls(**known, extra=extra)
 
     def as_metadata(self) -> dict[str, Any]:
-        """The run's metadata as the engine's loops carry it: the identity fields, the plan step and the
-        approval hold when set, and ``extra``."""
+        """The context as a metadata mapping (what session-start hooks get): the identity fields, the plan
+        step and the approval hold when set, and ``extra``."""
         data: dict[str, Any] = {
             "org_id": self.org_id,
             "org_slug": self.org_slug,
