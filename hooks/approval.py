@@ -11,7 +11,7 @@ Approved: the call runs with exactly the arguments that were shown to the approv
 expired: the call is blocked and the model is told who rejected it and why, or that it expired, as a
 decision to report rather than an error to retry.
 
-Durable runs: the gate waits in process at most the run's ``approval_hold_seconds`` (metadata set by
+Durable runs: the gate waits in process at most the run context's ``approval_hold_seconds`` (set by
 the run manager: ``APPROVAL_INPROCESS_HOLD_SECONDS``, 0 in Celery workers). When the request is still
 pending then, its verdict is :class:`~agents.engine.verdicts.Park`: the run is parked with the call
 pending and resumes when the decision arrives. A resumed run replays the call (``ctx.replayed``): the
