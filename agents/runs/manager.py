@@ -22,7 +22,7 @@ import time
 import uuid
 from collections.abc import Callable
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, cast
 
 from channels.db import database_sync_to_async
 from channels.layers import get_channel_layer
@@ -35,7 +35,9 @@ from agents.engine.hooks import HookRegistry
 from agents.engine.interrupts import InterruptQueue
 from agents.engine.llm import Usage
 from agents.engine.plan_agent import PlanAgent
+from agents.engine.plan_models import PlanResult
 from agents.engine.react import ReActAgent
+from agents.engine.run_state import AgentResult
 from agents.engine.stop_reasons import StopReason
 from agents.engine.tools import ToolRegistry
 from agents.models import ExecutionMode, Run
@@ -362,10 +364,11 @@ class RunManager:
             return Parked(approval_id=result.park.details.get("approval_id"))
         answer = result.answer
         if not result.cancelled:
+            # A plan agent's run gives a PlanResult, a ReAct agent's an AgentResult.
             if isinstance(agent, PlanAgent):
-                answer = await agent.stream_synthesize(result, on_event=sink)
+                answer = await agent.stream_synthesize(cast(PlanResult, result), on_event=sink)
             else:
-                answer = await agent.stream_answer(result, on_event=sink)
+                answer = await agent.stream_answer(cast(AgentResult, result), on_event=sink)
         ended = Cancelled if result.cancelled or handle.cancel_requested else Done
         return ended(
             elapsed=_elapsed(started),
