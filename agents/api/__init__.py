@@ -1,0 +1,1 @@
+"""The REST API of agents: serializers, org-scoped views and their routes under /api/v1/."""
