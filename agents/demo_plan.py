@@ -12,8 +12,8 @@ import re
 from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
-from agents.engine import plan_prompts as prompts
 from agents.engine.llm import Message
+from agents.engine.plan import prompts
 
 LABEL_EN = "Offline demo model"
 LABEL_ZH = "离线演示模型"

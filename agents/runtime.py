@@ -35,9 +35,9 @@ from agents.engine.hooks import ALLOW, HookContext, HookRegistry, PreToolUseHook
 from agents.engine.interrupts import InterruptQueue
 from agents.engine.llm import LLM, Message, OpenAICompatibleLLM, Usage
 from agents.engine.model_registry import ModelRegistry
-from agents.engine.plan_agent import PlanAgent
+from agents.engine.plan.agent import PlanAgent
+from agents.engine.plan.router import route_execution_mode
 from agents.engine.react import ReActAgent
-from agents.engine.router import route_execution_mode
 from agents.engine.run_context import RunContext
 from agents.engine.tools import ToolRegistry
 from agents.model_presets import api_key_header_for

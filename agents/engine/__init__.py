@@ -1,24 +1,11 @@
 """The ReAct engine: Django-free (stdlib, openai, httpx and jsonschema only).
 
-The public API is re-exported here; see ``react.py`` for the loop, ``dag.py`` for plan mode and ``events.py``
+The public API is re-exported here; see ``react.py`` for the loop, ``plan/`` for plan mode and ``events.py``
 for what a run reports.
 """
 
 from agents.engine.checkpoint import Checkpoint, CheckpointCallback, snapshot_fold
 from agents.engine.context import CompactionResult, ContextGuard
-from agents.engine.dag import (
-    Analysis,
-    DAGExecutor,
-    DAGPlanner,
-    ModelRegistry,
-    Plan,
-    PlanAgent,
-    PlanAnalyzer,
-    PlanResult,
-    PlanStep,
-    PlanValidationError,
-    route_execution_mode,
-)
 from agents.engine.durable import RecordedCall, ToolCallLedger
 from agents.engine.events import Event, EventCallback, EventStream, iterate_events
 from agents.engine.hooks import (
@@ -39,6 +26,19 @@ from agents.engine.llm import (
     OpenAICompatibleLLM,
     ToolCallRequest,
     Usage,
+)
+from agents.engine.plan import (
+    Analysis,
+    DAGExecutor,
+    DAGPlanner,
+    ModelRegistry,
+    Plan,
+    PlanAgent,
+    PlanAnalyzer,
+    PlanResult,
+    PlanStep,
+    PlanValidationError,
+    route_execution_mode,
 )
 from agents.engine.react import ReActAgent
 from agents.engine.run_state import AgentResult

@@ -1,7 +1,7 @@
 """``events()``: a run and then its streamed answer as one async iterator of events.
 
 :class:`RunAsEvents` is mixed into :class:`~agents.engine.react.ReActAgent` and
-:class:`~agents.engine.plan_agent.PlanAgent`; each gives its ``run()`` and how its answer is streamed
+:class:`~agents.engine.plan.agent.PlanAgent`; each gives its ``run()`` and how its answer is streamed
 (``_stream_result``), which emits the closing ``done``.
 """
 

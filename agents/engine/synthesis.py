@@ -1,7 +1,7 @@
 """Answer synthesis: one streamed LLM call that turns the run's trace into the user-facing answer.
 
 :func:`stream_synthesis` is the streaming itself, shared by ReAct (:func:`stream_answer`) and plan mode
-(:func:`agents.engine.plan_synthesis.stream_plan_answer`); each builds its own prompt.
+(:func:`agents.engine.plan.synthesis.stream_plan_answer`); each builds its own prompt.
 """
 
 from __future__ import annotations

@@ -34,8 +34,8 @@ from agents.engine.context_summary import is_summary_message
 from agents.engine.hooks import HookRegistry
 from agents.engine.interrupts import InterruptQueue
 from agents.engine.llm import Usage
-from agents.engine.plan_agent import PlanAgent
-from agents.engine.plan_models import PlanResult
+from agents.engine.plan.agent import PlanAgent
+from agents.engine.plan.models import PlanResult
 from agents.engine.react import ReActAgent
 from agents.engine.run_state import AgentResult
 from agents.engine.stop_reasons import StopReason

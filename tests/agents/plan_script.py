@@ -13,7 +13,7 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from agents.engine import plan_prompts
+from agents.engine.plan import prompts as plan_prompts
 from tests.fakes.openai_server import Reply, ScriptedOpenAIServer, call, error, text, tool_calls
 
 ROUTER, PLANNER, ANALYZER, SUMMARY = "router", "planner", "analyzer", "summary"

@@ -15,7 +15,7 @@ from agents.demo_model import LABEL_EN, LABEL_ZH, DemoLLM
 from agents.demo_summary import tool_result_markdown
 from agents.engine.events import EventStream
 from agents.engine.model_registry import ModelRegistry
-from agents.engine.plan_agent import PlanAgent
+from agents.engine.plan.agent import PlanAgent
 from agents.engine.react import ReActAgent
 from agents.engine.tools import FunctionTool, ToolRegistry
 from connectors.demo_api.document import demo_openapi_document

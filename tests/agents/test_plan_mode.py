@@ -16,8 +16,8 @@ from agents.demo_model import LABEL_ZH, DemoLLM
 from agents.engine.events import EventStream
 from agents.engine.interrupts import InterruptQueue
 from agents.engine.model_registry import ModelRegistry
-from agents.engine.plan_agent import FOLLOW_UP_REASONING, PlanAgent
-from agents.engine.router import route_execution_mode
+from agents.engine.plan.agent import FOLLOW_UP_REASONING, PlanAgent
+from agents.engine.plan.router import route_execution_mode
 from agents.engine.tools import FunctionTool, ToolRegistry
 from agents.models import Message, Run
 from agents.runs.manager import run_manager

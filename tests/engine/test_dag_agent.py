@@ -6,7 +6,7 @@ import asyncio
 from datetime import date
 
 from agents.engine.interrupts import InterruptQueue
-from agents.engine.plan_agent import FOLLOW_UP_REASONING, PLANNING_FAILED_REASONING, PlanAgent
+from agents.engine.plan.agent import FOLLOW_UP_REASONING, PLANNING_FAILED_REASONING, PlanAgent
 from tests.engine import test_dag_support as support
 from tests.engine.doubles import EventLog, RecordingTool, registry_of
 from tests.engine.test_dag_support import ANALYZER, PLANNER, STEP, SYNTHESIS, plan_reply, step, verdict

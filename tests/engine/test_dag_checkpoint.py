@@ -10,9 +10,9 @@ from typing import Any
 
 from agents.engine.checkpoint import Checkpoint
 from agents.engine.hooks import HookRegistry
-from agents.engine.plan_agent import PlanAgent
-from agents.engine.plan_checkpoint import plan_from_dict, plan_to_dict
-from agents.engine.plan_models import Plan, PlanStep
+from agents.engine.plan.agent import PlanAgent
+from agents.engine.plan.checkpoint import plan_from_dict, plan_to_dict
+from agents.engine.plan.models import Plan, PlanStep
 from tests.engine import test_dag_support as support
 from tests.engine.doubles import EventLog, RecordingTool, registry_of
 from tests.engine.test_checkpoint_resume import ParkingGate

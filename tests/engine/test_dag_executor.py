@@ -4,15 +4,15 @@ from __future__ import annotations
 
 import asyncio
 
-from agents.engine.executor import (
+from agents.engine.interrupts import InterruptQueue
+from agents.engine.llm import Usage
+from agents.engine.plan.executor import (
     DEPENDENCY_RESULT_CHARS,
     STRUCTURED_RESULT_CHARS,
     DAGExecutor,
     looks_structured,
 )
-from agents.engine.interrupts import InterruptQueue
-from agents.engine.llm import Usage
-from agents.engine.plan_models import Plan, PlanStep
+from agents.engine.plan.models import Plan, PlanStep
 from tests.engine import test_dag_support as support
 from tests.engine.doubles import EventLog, RecordingTool, registry_of
 from tests.engine.test_dag_support import STEP

@@ -13,7 +13,7 @@ from agents.engine.hooks import (
     PreVerdict,
 )
 from agents.engine.model_registry import ModelRegistry
-from agents.engine.plan_agent import PlanAgent
+from agents.engine.plan.agent import PlanAgent
 from agents.engine.react import ReActAgent
 from agents.engine.run_context import RunContext
 from agents.engine.tools import ToolResult

@@ -6,7 +6,7 @@ it has none); answer synthesis -> general.
 
 from __future__ import annotations
 
-from agents.engine.plan_agent import PlanAgent
+from agents.engine.plan.agent import PlanAgent
 from tests.engine import test_dag_support as support
 from tests.engine.doubles import registry_of
 from tests.engine.test_dag_support import (

@@ -5,8 +5,8 @@ from __future__ import annotations
 import pytest
 
 from agents.engine.model_registry import ModelRegistry
-from agents.engine.plan_graph import raw_step_list, steps_from_raw, topological_order
-from agents.engine.plan_models import PlanStep, PlanValidationError, id_order
+from agents.engine.plan.graph import raw_step_list, steps_from_raw, topological_order
+from agents.engine.plan.models import PlanStep, PlanValidationError, id_order
 from tests.engine.doubles import FakeLLM
 
 
@@ -157,7 +157,7 @@ def test_plan_mode_imports_no_django():
 
     root = Path(__file__).resolve().parents[2]
     check = (
-        "import sys, agents.engine.dag, agents.engine.plan_agent, agents.engine.router\n"
+        "import sys, agents.engine.plan, agents.engine.plan.agent, agents.engine.plan.router\n"
         "loaded = sorted(m for m in sys.modules if m.startswith('django'))\n"
         "assert not loaded, loaded\n"
     )

@@ -9,8 +9,8 @@ import pytest
 
 from agents.engine.llm import Usage
 from agents.engine.model_registry import ModelRegistry
-from agents.engine.plan_models import PlanValidationError
-from agents.engine.planner import DAGPlanner
+from agents.engine.plan.models import PlanValidationError
+from agents.engine.plan.planner import DAGPlanner
 from tests.engine import test_dag_support as support
 from tests.engine.doubles import RecordingTool, registry_of
 from tests.engine.test_dag_support import (

@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 
 from agents.engine.llm import Usage
-from agents.engine.router import route_execution_mode
+from agents.engine.plan.router import route_execution_mode
 from tests.fakes.openai_server import call, error, text, tool_calls
 
 

@@ -15,7 +15,7 @@ import pytest
 from agents.engine.abilities import FORCED_TOOL_CHOICE, JSON_MODE, PARALLEL_TOOL_CALLS, refused
 from agents.engine.llm import OpenAICompatibleLLM, aclose_shared_clients
 from agents.engine.model_registry import ModelRegistry
-from agents.engine.planner import DAGPlanner
+from agents.engine.plan.planner import DAGPlanner
 from agents.engine.prompts import JSON_WORD_NOTE, with_json_word
 from agents.engine.react import ReActAgent
 from agents.engine.structured import StructuredOutputError, structured_llm_call

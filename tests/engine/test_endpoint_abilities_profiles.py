@@ -13,7 +13,7 @@ import pytest
 from agents.engine.abilities import FORCED_TOOL_CHOICE, JSON_MODE, refused
 from agents.engine.llm import OpenAICompatibleLLM, aclose_shared_clients
 from agents.engine.model_registry import ModelRegistry
-from agents.engine.plan_agent import PlanAgent
+from agents.engine.plan.agent import PlanAgent
 from agents.engine.react import ReActAgent
 from agents.engine.structured import structured_llm_call
 from tests.engine.doubles import RecordingTool, registry_of

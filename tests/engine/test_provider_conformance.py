@@ -24,7 +24,7 @@ import pytest
 
 from agents.engine.llm import OpenAICompatibleLLM
 from agents.engine.model_registry import ModelRegistry
-from agents.engine.plan_agent import PlanAgent
+from agents.engine.plan.agent import PlanAgent
 from agents.engine.react import ReActAgent
 from tests.engine.doubles import EventLog, RecordingTool, registry_of
 from tests.engine.test_dag_support import SYNTHESIS, PlanScript, classify, step

@@ -17,7 +17,7 @@ import pytest
 from agents.engine.checkpoint import Checkpoint, snapshot_fold
 from agents.engine.completion import REASONING_FIELDS, ChatResponse, ToolCallRequest
 from agents.engine.llm import OpenAICompatibleLLM, Usage
-from agents.engine.plan_agent import PlanAgent
+from agents.engine.plan.agent import PlanAgent
 from agents.engine.react import ReActAgent
 from agents.engine.reasoning import reasoning_replay_default
 from tests.engine import test_dag_support as support

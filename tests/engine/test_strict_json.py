@@ -15,7 +15,7 @@ import pytest
 from agents.engine.completion import chat_response
 from agents.engine.llm import ToolCallRequest
 from agents.engine.parsing import decode_arguments, native_tool_call, parse_action
-from agents.engine.plan_graph import json_array
+from agents.engine.plan.graph import json_array
 from agents.engine.strict_json import (
     StrictJSONError,
     dumps_storable,

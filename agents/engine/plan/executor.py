@@ -30,13 +30,13 @@ from dataclasses import replace
 from typing import Any
 
 from agents.engine import events
-from agents.engine import plan_prompts as prompts
 from agents.engine.checkpoint import Checkpoint, snapshot_apply
 from agents.engine.events import Emitter, Event, EventCallback
 from agents.engine.hooks import HookRegistry
 from agents.engine.llm import Usage
 from agents.engine.model_registry import ModelRegistry
-from agents.engine.plan_models import (
+from agents.engine.plan import prompts
+from agents.engine.plan.models import (
     CANCELLED,
     DONE,
     FAILED,

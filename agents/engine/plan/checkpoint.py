@@ -3,7 +3,7 @@ for a step still running, its own ReAct snapshot (so it resumes where it was, no
 
 A plan run reports each checkpoint whole (``reset``, no separate messages): plan runs are short (a few
 rounds of a few steps) and a step's history lives inside its step. ``kind`` is ``"plan"``, so a host
-knows to resume the run with a :class:`~agents.engine.plan_agent.PlanAgent`.
+knows to resume the run with a :class:`~agents.engine.plan.agent.PlanAgent`.
 """
 
 from __future__ import annotations
@@ -13,7 +13,7 @@ from typing import Any
 
 from agents.engine.checkpoint import record_from_dict, record_to_dict
 from agents.engine.llm import Usage
-from agents.engine.plan_models import PENDING, RUNNING, Analysis, Plan, PlanStep
+from agents.engine.plan.models import PENDING, RUNNING, Analysis, Plan, PlanStep
 
 PLAN_SNAPSHOT_VERSION = 1
 PLAN_KIND = "plan"

@@ -1,4 +1,4 @@
-"""The state of one plan-mode run, and its snapshots (durable runs: see ``plan_checkpoint``)."""
+"""The state of one plan-mode run, and its snapshots (durable runs: see ``plan.checkpoint``)."""
 
 from __future__ import annotations
 
@@ -8,7 +8,7 @@ from typing import Any
 
 from agents.engine.events import Emitter
 from agents.engine.llm import Usage
-from agents.engine.plan_checkpoint import (
+from agents.engine.plan.checkpoint import (
     PLAN_KIND,
     PLAN_SNAPSHOT_VERSION,
     analysis_from_dict,
@@ -17,8 +17,8 @@ from agents.engine.plan_checkpoint import (
     plan_to_dict,
     usage_from_dict,
 )
-from agents.engine.plan_models import Analysis, Plan, PlanResult
-from agents.engine.plan_synthesis import draft_answer
+from agents.engine.plan.models import Analysis, Plan, PlanResult
+from agents.engine.plan.synthesis import draft_answer
 from agents.engine.run_context import RunContext
 from agents.engine.stop_reasons import StopReason
 from agents.engine.verdicts import Park
@@ -31,7 +31,7 @@ ANSWER = "answer"
 
 
 class PlanRunState:
-    """The mutable state of one ``PlanAgent.run()`` (see ``plan_checkpoint`` for its snapshots)."""
+    """The mutable state of one ``PlanAgent.run()`` (see ``plan.checkpoint`` for its snapshots)."""
 
     def __init__(self, goal: str, metadata: RunContext, emit: Emitter) -> None:
         self.goal = goal

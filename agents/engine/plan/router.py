@@ -6,8 +6,8 @@ import logging
 from collections.abc import Mapping
 from typing import Any, Literal
 
-from agents.engine import plan_prompts as prompts
 from agents.engine.llm import LLM, Usage
+from agents.engine.plan import prompts
 from agents.engine.structured import StructuredCallResult, structured_llm_call
 
 logger = logging.getLogger(__name__)

@@ -16,11 +16,11 @@ from collections.abc import AsyncIterator, Callable, Mapping, Sequence
 from datetime import date
 from typing import Any
 
-from agents.engine import plan_prompts as prompts
 from agents.engine.llm import LLM, ChatResponse, LLMError, Message, Usage
 from agents.engine.model_registry import FAST, ROLES, SMART, ModelRegistry
-from agents.engine.plan_graph import json_array, steps_from_raw, topological_order
-from agents.engine.plan_models import Plan, PlanStep, PlanValidationError
+from agents.engine.plan import prompts
+from agents.engine.plan.graph import json_array, steps_from_raw, topological_order
+from agents.engine.plan.models import Plan, PlanStep, PlanValidationError
 from agents.engine.structured import StructuredOutputError, structured_llm_call
 from agents.engine.synthesis import cut
 from agents.engine.tools import ToolRegistry

@@ -8,7 +8,7 @@ from collections.abc import Collection, Mapping, Sequence
 from typing import Any
 
 from agents.engine.model_registry import normalise_role
-from agents.engine.plan_models import PlanStep, PlanValidationError, id_order
+from agents.engine.plan.models import PlanStep, PlanValidationError, id_order
 from agents.engine.strict_json import StrictJSONError, loads_strict
 
 logger = logging.getLogger(__name__)

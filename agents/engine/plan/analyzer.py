@@ -12,10 +12,10 @@ import re
 from collections.abc import Mapping
 from typing import Any
 
-from agents.engine import plan_prompts as prompts
 from agents.engine.llm import Message, Usage
 from agents.engine.model_registry import SMART, ModelRegistry
-from agents.engine.plan_models import DONE, Analysis, Plan
+from agents.engine.plan import prompts
+from agents.engine.plan.models import DONE, Analysis, Plan
 from agents.engine.structured import structured_llm_call
 from agents.engine.synthesis import cut
 

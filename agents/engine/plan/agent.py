@@ -14,7 +14,7 @@ dag / step / step_iteration, ``inject`` for follow-ups, then ``answer`` and ``do
 :meth:`PlanAgent.stream_synthesize`. Cancellation mirrors :class:`ReActAgent`: :meth:`PlanAgent.cancel`
 ends the run with a cancelled result (and a cancelled ``done``); cancelling the awaiting task propagates.
 
-Durable runs mirror it too: ``run(checkpoint=...)`` reports the whole plan state (see ``plan_checkpoint``)
+Durable runs mirror it too: ``run(checkpoint=...)`` reports the whole plan state (see ``plan.checkpoint``)
 after each plan, step, step-agent iteration and analysis; ``run(resume_from=snapshot)`` continues from
 it (finished steps are kept, unfinished ones resume from their own checkpoints); a parked step parks
 the run (``stop_reason="parked"``, no ``done``).
@@ -29,24 +29,24 @@ from datetime import date
 from typing import Any
 
 from agents.engine import events
-from agents.engine import plan_prompts as prompts
-from agents.engine.analyzer import PlanAnalyzer
 from agents.engine.checkpoint import Checkpoint, CheckpointCallback
 from agents.engine.events import Emitter, Event, EventCallback
-from agents.engine.executor import MAX_CONCURRENCY, STEP_TIMEOUT, DAGExecutor
 from agents.engine.hooks import HookRegistry
 from agents.engine.interrupts import InterruptQueue
 from agents.engine.llm import Message
 from agents.engine.model_registry import GENERAL, ModelRegistry
-from agents.engine.plan_models import (
+from agents.engine.plan import prompts
+from agents.engine.plan.analyzer import PlanAnalyzer
+from agents.engine.plan.executor import MAX_CONCURRENCY, STEP_TIMEOUT, DAGExecutor
+from agents.engine.plan.models import (
     Plan,
     PlanResult,
     PlanStep,
     PlanValidationError,
 )
-from agents.engine.plan_state import ANSWER, DECIDING, EXECUTING, PLANNING, PlanRunState
-from agents.engine.plan_synthesis import replan_context, stream_plan_answer
-from agents.engine.planner import DAGPlanner
+from agents.engine.plan.planner import DAGPlanner
+from agents.engine.plan.state import ANSWER, DECIDING, EXECUTING, PLANNING, PlanRunState
+from agents.engine.plan.synthesis import replan_context, stream_plan_answer
 from agents.engine.run_context import RunContext
 from agents.engine.run_events import RunAsEvents
 from agents.engine.stop_reasons import StopReason

@@ -5,9 +5,9 @@ from __future__ import annotations
 from collections.abc import Callable, Mapping, Sequence
 
 from agents.engine import events
-from agents.engine import plan_prompts as prompts
 from agents.engine.llm import LLM, Message
-from agents.engine.plan_models import DONE, FAILED, Analysis, Plan, PlanResult
+from agents.engine.plan import prompts
+from agents.engine.plan.models import DONE, FAILED, Analysis, Plan, PlanResult
 from agents.engine.prompts import SYNTHESIS_SYSTEM, is_chinese
 from agents.engine.synthesis import Draft, cut, stream_synthesis
 
