@@ -31,8 +31,8 @@ from agents.endpoint_guard import (
 )
 from agents.engine.context import ContextGuard
 from agents.engine.durable import ToolCallLedger
+from agents.engine.follow_ups import FollowUpQueue
 from agents.engine.hooks import ALLOW, HookContext, HookRegistry, PreToolUseHook, PreVerdict
-from agents.engine.interrupts import InterruptQueue
 from agents.engine.llm import LLM, Message, OpenAICompatibleLLM, Usage
 from agents.engine.model_registry import ModelRegistry
 from agents.engine.plan.agent import PlanAgent
@@ -386,7 +386,7 @@ def engine_for(
     *,
     tools: ToolRegistry,
     hooks: HookRegistry,
-    interrupt_queue: InterruptQueue,
+    follow_ups: FollowUpQueue,
     mode: str = ExecutionMode.REACT,
     registry: ModelRegistry | None = None,
     ledger: ToolCallLedger | None = None,
@@ -399,7 +399,7 @@ def engine_for(
             registry if registry is not None else registry_for(blueprint),
             tools,
             hooks=hooks,
-            interrupt_queue=interrupt_queue,
+            follow_ups=follow_ups,
             system_prompt=blueprint.instructions,
             agent_options={
                 "max_iterations": blueprint.max_iterations,
@@ -416,6 +416,6 @@ def engine_for(
         max_iterations=blueprint.max_iterations,
         completion_check=blueprint.completion_check,
         context_guard=ContextGuard(llm, context_window=blueprint.endpoint.context_window),
-        interrupt_queue=interrupt_queue,
+        follow_ups=follow_ups,
         ledger=ledger,
     )

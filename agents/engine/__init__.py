@@ -8,6 +8,7 @@ from agents.engine.checkpoint import Checkpoint, CheckpointCallback, snapshot_fo
 from agents.engine.context import CompactionResult, ContextGuard
 from agents.engine.durable import RecordedCall, ToolCallLedger
 from agents.engine.events import Event, EventCallback, EventStream, iterate_events
+from agents.engine.follow_ups import FollowUpQueue
 from agents.engine.hooks import (
     HookContext,
     HookRegistry,
@@ -16,7 +17,6 @@ from agents.engine.hooks import (
     SessionContext,
     SessionStartHook,
 )
-from agents.engine.interrupts import InterruptQueue
 from agents.engine.llm import (
     LLM,
     ChatResponse,
@@ -75,7 +75,7 @@ __all__ = [
     "FunctionTool",
     "HookContext",
     "HookRegistry",
-    "InterruptQueue",
+    "FollowUpQueue",
     "LLMError",
     "Message",
     "ModelRegistry",

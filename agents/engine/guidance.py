@@ -8,7 +8,7 @@ from collections.abc import Sequence
 
 from agents.engine import events, prompts
 from agents.engine.context_summary import PINNED_KEY
-from agents.engine.interrupts import InterruptQueue
+from agents.engine.follow_ups import FollowUpQueue
 from agents.engine.parsing import ToolCall
 from agents.engine.run_state import RunState, note
 
@@ -36,7 +36,7 @@ def after_tool_calls(
         run.transcript.append(note(prompts.SELF_REFLECTION.format(count=run.real_calls)))
 
 
-async def drain_interrupts(run: RunState, queue: InterruptQueue | None) -> bool:
+async def drain_follow_ups(run: RunState, queue: FollowUpQueue | None) -> bool:
     """Take every queued user message into the run as ONE pinned ``[USER INTERRUPT]`` message, with
     one ``inject`` event per message. Returns whether anything was taken."""
     if queue is None:

@@ -38,9 +38,9 @@ from agents.engine.abilities import TOOL_CALL as FUNCTION_CALLING
 from agents.engine.checkpoint import CheckpointCallback
 from agents.engine.durable import ToolCallLedger
 from agents.engine.events import CLOSED_CANCELLED, Emitter, Event, EventCallback
-from agents.engine.guidance import after_tool_calls, completion_check_due, drain_interrupts
+from agents.engine.follow_ups import FollowUpQueue
+from agents.engine.guidance import after_tool_calls, completion_check_due, drain_follow_ups
 from agents.engine.hooks import HookRegistry, SessionContext
-from agents.engine.interrupts import InterruptQueue
 from agents.engine.llm import LLM, ChatResponse, Message, ToolCallRequest
 from agents.engine.model_call import LLMFailed, ask, tool_calls_in_text
 from agents.engine.parsing import TOOL_CALL, ToolCall, json_tool_call, native_tool_call, parse_action
@@ -120,7 +120,7 @@ class ReActAgent(DurableLoop, RunAsEvents[AgentResult]):
         max_parallel_tools: int = MAX_PARALLEL_TOOLS,
         token_budget: int | None = None,
         context_guard: Any | None = None,
-        interrupt_queue: InterruptQueue | None = None,
+        follow_ups: FollowUpQueue | None = None,
         tool_call_id_prefix: str = "",
         ledger: ToolCallLedger | None = None,
     ) -> None:
@@ -146,7 +146,7 @@ class ReActAgent(DurableLoop, RunAsEvents[AgentResult]):
         self.tool_selection_max = tool_selection_max
         self.token_budget = token_budget
         self.context_guard = context_guard
-        self.interrupt_queue = interrupt_queue
+        self.follow_ups = follow_ups
         # JSON-mode calls get synthetic ids; agents running side by side (plan steps sharing one set of
         # hooks) need distinct ones, since guard-rail state is keyed by tool_call_id.
         self.tool_call_id_prefix = tool_call_id_prefix
@@ -400,7 +400,7 @@ class ReActAgent(DurableLoop, RunAsEvents[AgentResult]):
             if isinstance(outcome, Parked):
                 return outcome
             run.empty_replies = 0
-            await drain_interrupts(run, self.interrupt_queue)
+            await drain_follow_ups(run, self.follow_ups)
             return CONTINUE
         if run.emit.active:
             await run.emit(events.thinking_done(run.iteration, response.reasoning_content or ""))
@@ -410,12 +410,12 @@ class ReActAgent(DurableLoop, RunAsEvents[AgentResult]):
             if run.empty_replies >= 2:
                 return Final(await self._fallback(run, StopReason.EMPTY_RESPONSE))
             run.transcript.append(note(prompts.EMPTY_REPLY_NUDGE))
-            await drain_interrupts(run, self.interrupt_queue)
+            await drain_follow_ups(run, self.follow_ups)
             return CONTINUE
         run.empty_replies = 0
         run.transcript.append({"role": "assistant", "content": content})
         return await self._final_answer(
-            run, content, interrupted=await drain_interrupts(run, self.interrupt_queue)
+            run, content, interrupted=await drain_follow_ups(run, self.follow_ups)
         )
 
     async def _json_turn(self, run: RunState, response: ChatResponse) -> TurnOutcome:
@@ -427,7 +427,7 @@ class ReActAgent(DurableLoop, RunAsEvents[AgentResult]):
         if content:
             run.transcript.append({"role": "assistant", "content": content})
         # JSON mode has no tool-message pairing: interrupts are taken right after the assistant message.
-        interrupted = await drain_interrupts(run, self.interrupt_queue)
+        interrupted = await drain_follow_ups(run, self.follow_ups)
         if action.parse_failed:
             run.parse_failures += 1
             if run.parse_failures >= 2 and not interrupted:

@@ -1,7 +1,7 @@
 """The durable-run part of the ReAct loop: checkpoints, resuming from a snapshot, parking.
 
 :class:`DurableLoop` is mixed into :class:`~agents.engine.react.ReActAgent`; it relies on the agent's
-``_checkpoint_cb``, ``_tool_turn``, ``_drive``, ``_native_mode_active`` and ``interrupt_queue``.
+``_checkpoint_cb``, ``_tool_turn``, ``_drive``, ``_native_mode_active`` and ``follow_ups``.
 """
 
 from __future__ import annotations
@@ -9,7 +9,7 @@ from __future__ import annotations
 import logging
 from typing import TYPE_CHECKING, Any
 
-from agents.engine.guidance import drain_interrupts
+from agents.engine.guidance import drain_follow_ups
 from agents.engine.run_state import AgentResult, RunState
 from agents.engine.stop_reasons import StopReason
 from agents.engine.turn import Continue, Parked
@@ -17,7 +17,7 @@ from agents.engine.verdicts import Park
 
 if TYPE_CHECKING:
     from agents.engine.checkpoint import CheckpointCallback
-    from agents.engine.interrupts import InterruptQueue
+    from agents.engine.follow_ups import FollowUpQueue
 
 logger = logging.getLogger(__name__)
 
@@ -26,7 +26,7 @@ class DurableLoop:
     """Checkpoint, resume and park a ReAct run (see ``agents.engine.react``'s module docstring)."""
 
     _checkpoint_cb: CheckpointCallback | None
-    interrupt_queue: InterruptQueue | None
+    follow_ups: FollowUpQueue | None
 
     @property
     def _native_mode_active(self) -> bool:
@@ -51,7 +51,7 @@ class DurableLoop:
             if isinstance(outcome, Parked):
                 return await self._park(run, outcome.park)
             if native:
-                await drain_interrupts(run, self.interrupt_queue)
+                await drain_follow_ups(run, self.follow_ups)
             await self._checkpoint(run)
         return await self._drive(run, native)
 

@@ -31,8 +31,8 @@ from django.conf import settings
 from agents import runtime
 from agents.engine import events
 from agents.engine.context_summary import is_summary_message
+from agents.engine.follow_ups import FollowUpQueue
 from agents.engine.hooks import HookRegistry
-from agents.engine.interrupts import InterruptQueue
 from agents.engine.llm import Usage
 from agents.engine.plan.agent import PlanAgent
 from agents.engine.plan.models import PlanResult
@@ -85,7 +85,7 @@ class RunHandle:
     task: asyncio.Task[None]
     owner: str = ""
     conversation_id: uuid.UUID | None = None
-    interrupts: InterruptQueue = field(default_factory=InterruptQueue)
+    follow_up_queue: FollowUpQueue = field(default_factory=FollowUpQueue)
     agent: ReActAgent | PlanAgent | None = None
     cancel_requested: bool = False
     lost: bool = False
@@ -188,7 +188,7 @@ class RunManager:
                 if message_id in handle.follow_ups:
                     return  # a resumed run already took it from the database
                 handle.follow_ups.add(message_id)
-            handle.interrupts.put(content)
+            handle.follow_up_queue.put(content)
         elif action == "cancel":
             handle.cancel_requested = True
             self._stop(handle)
@@ -345,7 +345,7 @@ class RunManager:
             blueprint,
             tools=tools,
             hooks=hooks,
-            interrupt_queue=handle.interrupts,
+            follow_ups=handle.follow_up_queue,
             mode=mode,
             registry=registry,
             ledger=DatabaseToolLedger(sink),

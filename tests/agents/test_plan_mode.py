@@ -14,7 +14,7 @@ from channels.db import database_sync_to_async
 from agents import runtime
 from agents.demo_model import LABEL_ZH, DemoLLM
 from agents.engine.events import EventStream
-from agents.engine.interrupts import InterruptQueue
+from agents.engine.follow_ups import FollowUpQueue
 from agents.engine.model_registry import ModelRegistry
 from agents.engine.plan.agent import FOLLOW_UP_REASONING, PlanAgent
 from agents.engine.plan.router import route_execution_mode
@@ -123,13 +123,13 @@ def step_statuses(frames, round_):
 def follow_up_queued(monkeypatch):
     """An event set once a follow-up reaches a run's interrupt queue."""
     queued = asyncio.Event()
-    put = InterruptQueue.put
+    put = FollowUpQueue.put
 
     def put_and_signal(self, content):
         put(self, content)
         queued.set()
 
-    monkeypatch.setattr(InterruptQueue, "put", put_and_signal)
+    monkeypatch.setattr(FollowUpQueue, "put", put_and_signal)
     return queued
 
 

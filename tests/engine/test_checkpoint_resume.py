@@ -17,8 +17,8 @@ from agents.engine.durable import (
     current_tool_call,
     idempotency_key,
 )
+from agents.engine.follow_ups import FollowUpQueue
 from agents.engine.hooks import ALLOW, HookContext, HookRegistry, Park, PreToolUseHook, PreVerdict
-from agents.engine.interrupts import InterruptQueue
 from agents.engine.react import ReActAgent
 from agents.engine.tools import Tool, ToolResult
 from tests.engine.doubles import EventLog, RecordingTool, registry_of
@@ -378,7 +378,7 @@ async def test_a_resumed_run_keeps_its_cycle_tracker_and_checklist_state(scripte
 
 
 async def test_the_snapshot_counts_the_user_interrupts_the_run_took(scripted_llm, make_llm):
-    queue = InterruptQueue()
+    queue = FollowUpQueue()
 
     class Interrupting(RecordingTool):
         async def execute(self, **kwargs: Any) -> Any:
@@ -387,7 +387,7 @@ async def test_the_snapshot_counts_the_user_interrupts_the_run_took(scripted_llm
 
     scripted_llm.script(tool_calls(_search("a", "c1")), text("done"))
     checkpoints = Checkpoints()
-    agent = ReActAgent(make_llm(), registry_of(Interrupting()), interrupt_queue=queue, completion_check=False)
+    agent = ReActAgent(make_llm(), registry_of(Interrupting()), follow_ups=queue, completion_check=False)
     await agent.run("find a", checkpoint=checkpoints)
     assert checkpoints.snapshot()["interrupts_taken"] == 1
 

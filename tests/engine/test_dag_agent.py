@@ -5,7 +5,7 @@ from __future__ import annotations
 import asyncio
 from datetime import date
 
-from agents.engine.interrupts import InterruptQueue
+from agents.engine.follow_ups import FollowUpQueue
 from agents.engine.plan.agent import FOLLOW_UP_REASONING, PLANNING_FAILED_REASONING, PlanAgent
 from tests.engine import test_dag_support as support
 from tests.engine.doubles import EventLog, RecordingTool, registry_of
@@ -182,7 +182,7 @@ async def test_the_replan_context_summarises_each_previous_step_in_at_most_500_c
 async def test_a_follow_up_stops_the_round_and_replans_without_spending_budget(registry, script):
     gate = asyncio.Event()
     slow = RecordingTool("slow", gate=gate)
-    queue = InterruptQueue()
+    queue = FollowUpQueue()
     script.planner(
         plan_reply(step("1", "slow look-up"), step("2", "after it", ["1"])),
         plan_reply(step("1", "look up EMEA too"), step("2", "compare")),
@@ -192,7 +192,7 @@ async def test_a_follow_up_stops_the_round_and_replans_without_spending_budget(r
     script.step("2", text("compared"), text("compared again"))
     script.analyzer(verdict(False, 0.2, "partial"), verdict(False, 0.3, "still partial"))
     log = EventLog()
-    plan_agent = agent(registry, slow, interrupt_queue=queue, max_rounds=2)
+    plan_agent = agent(registry, slow, follow_ups=queue, max_rounds=2)
 
     run = asyncio.create_task(plan_agent.run(GOAL, on_event=log))
     await slow.until_running(1)
@@ -213,7 +213,7 @@ async def test_a_follow_up_stops_the_round_and_replans_without_spending_budget(r
 
 
 async def test_a_follow_up_during_analysis_replans_even_when_the_goal_was_achieved(registry, script):
-    queue = InterruptQueue()
+    queue = FollowUpQueue()
 
     def achieved_but_user_adds_something(body):
         queue.put("And the credit notes?")
@@ -223,7 +223,7 @@ async def test_a_follow_up_during_analysis_replans_even_when_the_goal_was_achiev
     script.step("1", text("a"), text("a2")).step("2", text("b"), text("b2"))
     script.analyzer(achieved_but_user_adds_something, verdict(True, 1.0, "done", "with credit notes"))
 
-    result = await agent(registry, interrupt_queue=queue, max_rounds=1).run(GOAL)
+    result = await agent(registry, follow_ups=queue, max_rounds=1).run(GOAL)
 
     assert (result.rounds, result.stop_reason) == (2, "achieved")
     assert result.answer == "with credit notes"
@@ -231,7 +231,7 @@ async def test_a_follow_up_during_analysis_replans_even_when_the_goal_was_achiev
 
 
 async def test_a_follow_up_queued_during_planning_skips_the_stale_plan(registry, script):
-    queue = InterruptQueue()
+    queue = FollowUpQueue()
 
     def plan_then_user_writes(body):
         queue.put("Only March, please.")
@@ -242,7 +242,7 @@ async def test_a_follow_up_queued_during_planning_skips_the_stale_plan(registry,
     script.analyzer(verdict(True, 1.0, "", "March compared"))
     log = EventLog()
 
-    result = await agent(registry, interrupt_queue=queue).run(GOAL, on_event=log)
+    result = await agent(registry, follow_ups=queue).run(GOAL, on_event=log)
 
     assert [s.status for s in result.plans[0].steps] == ["skipped", "skipped"]
     assert [s.status for s in result.plans[1].steps] == ["done", "done"]

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import asyncio
 
-from agents.engine.interrupts import InterruptQueue
+from agents.engine.follow_ups import FollowUpQueue
 from agents.engine.llm import Usage
 from agents.engine.plan.executor import (
     DEPENDENCY_RESULT_CHARS,
@@ -294,12 +294,12 @@ async def test_cancelling_the_awaiting_task_cancels_the_steps_and_propagates(reg
 
 async def test_step_agents_get_the_agent_options_but_never_the_interrupt_queue(registry, script):
     script.step("1", text("ok"))
-    queue = InterruptQueue()
+    queue = FollowUpQueue()
     queue.put("a follow-up for the plan agent, not for a step")
     executor = DAGExecutor(
         registry,
         registry_of(),
-        agent_options={"system_prompt": "You work for ACME.", "interrupt_queue": queue},
+        agent_options={"system_prompt": "You work for ACME.", "follow_ups": queue},
     )
     await executor.execute(plan_of(PlanStep("1", "a")))
     (request,) = script.requests

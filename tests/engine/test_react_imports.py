@@ -11,7 +11,7 @@ ROOT = Path(__file__).resolve().parents[2]
 CHECK = """
 import sys
 import agents.engine, agents.engine.react, agents.engine.tools, agents.engine.hooks
-import agents.engine.events, agents.engine.interrupts, agents.engine.synthesis, agents.engine.selection
+import agents.engine.events, agents.engine.follow_ups, agents.engine.synthesis, agents.engine.selection
 loaded = sorted(m for m in sys.modules if m.startswith("django"))
 assert not loaded, loaded
 """
@@ -35,6 +35,6 @@ def test_public_api_is_re_exported_from_the_package():
         "ToolRegistry",
         "ToolResult",
         "HookRegistry",
-        "InterruptQueue",
+        "FollowUpQueue",
     ):
         assert hasattr(engine, name), name

@@ -2,7 +2,7 @@
 
 Rounds: up to ``max_rounds`` (3) rounds are spent; the run stops when the analyser says the goal is
 achieved, when its confidence is at least ``confidence_threshold`` (0.8), or when the budget is spent.
-A user follow-up (the ``interrupt_queue`` is not empty) stops the current round gracefully (pending steps
+A user follow-up (the ``follow_ups`` queue is not empty) stops the current round gracefully (pending steps
 skipped, running steps finish) and ALWAYS re-plans, without spending budget, with the follow-up appended
 to the goal. Re-planning shows the planner every earlier step in at most 500 characters.
 
@@ -31,8 +31,8 @@ from typing import Any
 from agents.engine import events
 from agents.engine.checkpoint import Checkpoint, CheckpointCallback
 from agents.engine.events import Emitter, Event, EventCallback
+from agents.engine.follow_ups import FollowUpQueue
 from agents.engine.hooks import HookRegistry
-from agents.engine.interrupts import InterruptQueue
 from agents.engine.llm import Message
 from agents.engine.model_registry import GENERAL, ModelRegistry
 from agents.engine.plan import prompts
@@ -77,7 +77,7 @@ class PlanAgent(RunAsEvents[PlanResult]):
         confidence_threshold: float = CONFIDENCE_THRESHOLD,
         max_concurrency: int = MAX_CONCURRENCY,
         step_timeout: float = STEP_TIMEOUT,
-        interrupt_queue: InterruptQueue | None = None,
+        follow_ups: FollowUpQueue | None = None,
         system_prompt: str = "",
         agent_options: Mapping[str, Any] | None = None,
         planner: DAGPlanner | None = None,
@@ -89,7 +89,7 @@ class PlanAgent(RunAsEvents[PlanResult]):
         self.hooks = hooks
         self.max_rounds = max(1, max_rounds)
         self.confidence_threshold = confidence_threshold
-        self.interrupt_queue = interrupt_queue
+        self.follow_ups = follow_ups
         self.system_prompt = system_prompt
         self.planner = planner if planner is not None else DAGPlanner(registry, today=today)
         self.analyzer = analyzer if analyzer is not None else PlanAnalyzer(registry)
@@ -318,7 +318,7 @@ class PlanAgent(RunAsEvents[PlanResult]):
     async def _execute(self, state: PlanRunState, plan: Plan) -> None:
         await state.emit(events.plan_phase("executing", plan.round))
         stop = asyncio.Event()
-        queue = self.interrupt_queue
+        queue = self.follow_ups
         if queue is not None and queue.pending:
             stop.set()  # a follow-up came during planning: this plan is already out of date
 
@@ -346,7 +346,7 @@ class PlanAgent(RunAsEvents[PlanResult]):
 
     async def _take_follow_ups(self, state: PlanRunState) -> bool:
         """Append queued follow-ups to the goal (one ``inject`` event each); whether there were any."""
-        queue = self.interrupt_queue
+        queue = self.follow_ups
         contents = queue.drain() if queue is not None else []
         if not contents:
             return False

@@ -64,7 +64,7 @@ DEPENDENCY_RESULT_CHARS = 3000
 STRUCTURED_RESULT_CHARS = 8000
 EVENT_RESULT_CHARS = 4000
 # Step agents never take user interrupts: follow-ups are the plan agent's (they stop the round).
-_RESERVED_OPTIONS = frozenset({"interrupt_queue", "hooks", "llm", "tools", "tool_call_id_prefix"})
+_RESERVED_OPTIONS = frozenset({"follow_ups", "hooks", "llm", "tools", "tool_call_id_prefix"})
 
 _TABLE_ROW = re.compile(r"^\s*\|.*\|\s*$", re.MULTILINE)
 _TAB_ROW = re.compile(r"^[^\t\n]*\t[^\t\n]*\t", re.MULTILINE)

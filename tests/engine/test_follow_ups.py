@@ -5,7 +5,7 @@ from __future__ import annotations
 import json
 
 from agents.engine.events import Event
-from agents.engine.interrupts import InterruptQueue
+from agents.engine.follow_ups import FollowUpQueue
 from agents.engine.react import ReActAgent
 from tests.engine.doubles import EventLog, RecordingTool, registry_of
 from tests.fakes.openai_server import call, text, tool_calls
@@ -24,7 +24,7 @@ def use_tool(name: str, args: dict) -> str:
 class InterruptOnThinking(EventLog):
     """Queues user messages when the given iteration starts thinking (i.e. while the LLM call runs)."""
 
-    def __init__(self, queue: InterruptQueue, at_iteration: int, *messages: str) -> None:
+    def __init__(self, queue: FollowUpQueue, at_iteration: int, *messages: str) -> None:
         super().__init__()
         self.queue, self.at_iteration, self.messages = queue, at_iteration, messages
 
@@ -41,7 +41,7 @@ class InterruptOnThinking(EventLog):
 
 
 def test_queue_drains_everything_oldest_first_and_ignores_blank_messages():
-    queue = InterruptQueue()
+    queue = FollowUpQueue()
     queue.put("first")
     queue.put("   ")
     queue.put("second")
@@ -53,9 +53,9 @@ def test_queue_drains_everything_oldest_first_and_ignores_blank_messages():
 async def test_json_mode_drains_right_after_the_assistant_message_and_suppresses_the_final_answer(
     scripted_llm, make_llm
 ):
-    queue = InterruptQueue()
+    queue = FollowUpQueue()
     scripted_llm.script(text(final("Paris")), text(final("Paris, and Berlin")))
-    agent = ReActAgent(make_llm(tool_call=False), registry_of(), interrupt_queue=queue)
+    agent = ReActAgent(make_llm(tool_call=False), registry_of(), follow_ups=queue)
     log = InterruptOnThinking(queue, 1, "also the capital of Germany")
 
     result = await agent.run("capital of France?", on_event=log)
@@ -71,9 +71,9 @@ async def test_json_mode_drains_right_after_the_assistant_message_and_suppresses
 
 
 async def test_json_mode_takes_the_interrupt_before_the_tool_observation(scripted_llm, make_llm):
-    queue = InterruptQueue()
+    queue = FollowUpQueue()
     scripted_llm.script(text(use_tool("search", {"q": "x"})), text(final("done")))
-    agent = ReActAgent(make_llm(tool_call=False), registry_of(RecordingTool()), interrupt_queue=queue)
+    agent = ReActAgent(make_llm(tool_call=False), registry_of(RecordingTool()), follow_ups=queue)
 
     result = await agent.run("find x", on_event=InterruptOnThinking(queue, 1, "only 2024"))
 
@@ -86,12 +86,12 @@ async def test_json_mode_takes_the_interrupt_before_the_tool_observation(scripte
 
 
 async def test_native_mode_drains_only_after_all_tool_results_are_appended(scripted_llm, make_llm):
-    queue = InterruptQueue()
+    queue = FollowUpQueue()
     scripted_llm.script(
         tool_calls(call("search", {"q": "a"}, id="c1"), call("search", {"q": "b"}, id="c2")),
         text("done"),
     )
-    agent = ReActAgent(make_llm(), registry_of(RecordingTool()), interrupt_queue=queue)
+    agent = ReActAgent(make_llm(), registry_of(RecordingTool()), follow_ups=queue)
 
     await agent.run("find a and b", on_event=InterruptOnThinking(queue, 1, "hurry"))
 
@@ -104,9 +104,9 @@ async def test_native_mode_drains_only_after_all_tool_results_are_appended(scrip
 async def test_native_mode_suppresses_a_pending_final_answer_when_an_interrupt_arrived(
     scripted_llm, make_llm
 ):
-    queue = InterruptQueue()
+    queue = FollowUpQueue()
     scripted_llm.script(text("Paris"), text("Paris; Berlin for Germany"))
-    agent = ReActAgent(make_llm(), registry_of(), interrupt_queue=queue)
+    agent = ReActAgent(make_llm(), registry_of(), follow_ups=queue)
     log = InterruptOnThinking(queue, 1, "and Germany?")
 
     result = await agent.run("capital of France?", on_event=log)
@@ -120,9 +120,9 @@ async def test_native_mode_suppresses_a_pending_final_answer_when_an_interrupt_a
 async def test_several_interrupts_drained_at_once_become_one_pinned_message_with_an_inject_event_each(
     scripted_llm, make_llm
 ):
-    queue = InterruptQueue()
+    queue = FollowUpQueue()
     scripted_llm.script(text("A"), text("B"))
-    agent = ReActAgent(make_llm(), registry_of(), interrupt_queue=queue)
+    agent = ReActAgent(make_llm(), registry_of(), follow_ups=queue)
     log = InterruptOnThinking(queue, 1, "first follow-up", "second follow-up")
 
     result = await agent.run("q", on_event=log)
@@ -137,8 +137,8 @@ async def test_several_interrupts_drained_at_once_become_one_pinned_message_with
 
 
 async def test_interrupts_do_not_count_as_tool_calls_for_self_reflection(scripted_llm, make_llm):
-    queue = InterruptQueue()
+    queue = FollowUpQueue()
     scripted_llm.script(text("A"), text("B"))
-    agent = ReActAgent(make_llm(), registry_of(), interrupt_queue=queue, self_reflection_interval=1)
+    agent = ReActAgent(make_llm(), registry_of(), follow_ups=queue, self_reflection_interval=1)
     result = await agent.run("q", on_event=InterruptOnThinking(queue, 1, "more"))
     assert not any("[Self-reflection]" in m["content"] for m in result.messages)

@@ -5,7 +5,7 @@ from __future__ import annotations
 from collections import deque
 
 
-class InterruptQueue:
+class FollowUpQueue:
     """A per-conversation queue of follow-up messages.
 
     ``put()`` may be called from anywhere in the event loop's thread (the websocket consumer does);
