@@ -71,7 +71,8 @@ async def _reset_session(conn: psycopg.AsyncConnection) -> None:
     await conn.execute("DISCARD ALL")
 
 
-def _fingerprint(config: DatabaseConnectorConfig) -> str:
+def pool_fingerprint(config: DatabaseConnectorConfig) -> str:
+    """What a connector's pool depends on (DSN, allowed hosts, size, connect timeout): a new one, a new pool."""
     allowed = ",".join(sorted(normalise_host(h) for h in config.allowed_private_hosts))
     raw = "\x00".join([config.dsn, allowed, str(config.pool_max_size), str(config.connect_timeout)])
     return hashlib.sha256(raw.encode()).hexdigest()
@@ -82,7 +83,7 @@ async def pool_for(config: DatabaseConnectorConfig) -> AsyncConnectionPool:
     lock = _pool_locks.get().setdefault(config.connector_id, asyncio.Lock())
     async with lock:
         pools = _pools.get()
-        fingerprint = _fingerprint(config)
+        fingerprint = pool_fingerprint(config)
         entry = pools.get(config.connector_id)
         if entry is not None and entry.fingerprint == fingerprint:
             return entry.pool

@@ -13,7 +13,6 @@ the call.
 from __future__ import annotations
 
 import asyncio
-import hashlib
 import logging
 import struct
 from dataclasses import dataclass
@@ -22,9 +21,9 @@ import asyncmy
 from asyncmy.errors import Error as MySqlError
 
 from connectors.adapter_types import DatabaseConnectorConfig
+from connectors.db_pool import pool_fingerprint
 from connectors.loop_cache import PerLoop
 from connectors.mysql_dsn import PinnedMySql, pinned_mysql, tls_context
-from connectors.ssrf import normalise_host
 
 logger = logging.getLogger(__name__)
 
@@ -147,18 +146,12 @@ _pools: PerLoop[dict[str, _PoolEntry]] = PerLoop(dict)
 _pool_locks: PerLoop[dict[str, asyncio.Lock]] = PerLoop(dict)
 
 
-def _fingerprint(config: DatabaseConnectorConfig) -> str:
-    allowed = ",".join(sorted(normalise_host(h) for h in config.allowed_private_hosts))
-    raw = "\x00".join([config.dsn, allowed, str(config.pool_max_size), str(config.connect_timeout)])
-    return hashlib.sha256(raw.encode()).hexdigest()
-
-
 async def mysql_pool_for(config: DatabaseConnectorConfig) -> MySqlPool:
     """The connector's pool in this loop; (re)created when its DSN or limits change."""
     lock = _pool_locks.get().setdefault(config.connector_id, asyncio.Lock())
     async with lock:
         pools = _pools.get()
-        fingerprint = _fingerprint(config)
+        fingerprint = pool_fingerprint(config)
         entry = pools.get(config.connector_id)
         if entry is not None and entry.fingerprint == fingerprint:
             return entry.pool
