@@ -1,7 +1,8 @@
 """Admin pages of the connectors app, all scoped to the organisations the user administers.
 
-Connectors carry their actions inline, an "Import OpenAPI" page and a "Test connection" button (also a
-list action); secrets are write-only password inputs. The call log is read-only.
+Connectors carry their actions inline, an "Import OpenAPI" page, a "Test connection" button and, for
+database connectors, a "Refresh schema" button (both also list actions); secrets are write-only
+password inputs. The call log is read-only.
 """
 
 from __future__ import annotations
@@ -135,6 +136,11 @@ class ConnectorAdmin(OrgScopedAdmin):
                 self.admin_site.admin_view(require_POST(self.test_connection_view)),
                 name="{}_{}_test_connection".format(*info),
             ),
+            path(
+                "<path:object_id>/refresh-schema/",
+                self.admin_site.admin_view(require_POST(self.refresh_schema_view)),
+                name="{}_{}_refresh_schema".format(*info),
+            ),
         ]
         return extra + super().get_urls()
 
@@ -185,6 +191,14 @@ class ConnectorAdmin(OrgScopedAdmin):
         info = self.model._meta.app_label, self.model._meta.model_name
         return HttpResponseRedirect(reverse("admin:{}_{}_change".format(*info), args=[connector.pk]))
 
+    def refresh_schema_view(self, request: HttpRequest, object_id: str) -> HttpResponse:
+        connector = self._connector_for_change(request, object_id)
+        if connector.kind != ConnectorKind.DATABASE:
+            raise Http404(_("Only database connectors have a schema."))
+        self._refresh(request, connector)
+        info = self.model._meta.app_label, self.model._meta.model_name
+        return HttpResponseRedirect(reverse("admin:{}_{}_change".format(*info), args=[connector.pk]))
+
     @admin.action(description=_("Test connection"))
     def test_connection(self, request: HttpRequest, queryset: QuerySet[Connector]) -> None:
         for connector in queryset:
@@ -193,14 +207,16 @@ class ConnectorAdmin(OrgScopedAdmin):
     @admin.action(description=_("Refresh schema"))
     def refresh_schema(self, request: HttpRequest, queryset: QuerySet[Connector]) -> None:
         for connector in queryset.filter(kind=ConnectorKind.DATABASE):
-            schema_cache_clear(str(connector.pk))
-            ensure_schema_tools(connector)
-            self.message_user(
-                request,
-                _("%(name)s: the tables and their descriptions will be read anew.")
-                % {"name": connector.name},
-                messages.SUCCESS,
-            )
+            self._refresh(request, connector)
+
+    def _refresh(self, request: HttpRequest, connector: Connector) -> None:
+        schema_cache_clear(str(connector.pk))
+        ensure_schema_tools(connector)
+        self.message_user(
+            request,
+            _("%(name)s: the tables and their descriptions will be read anew.") % {"name": connector.name},
+            messages.SUCCESS,
+        )
 
     def _report_test(self, request: HttpRequest, connector: Connector) -> None:
         result = connector_test_connection(connector=connector)
