@@ -227,8 +227,8 @@ class ModelConfigAdmin(AuditedAdmin):
 
 @admin.register(Agent)
 class AgentAdmin(AuditedAdmin):
-    list_display = ["name", "organization", "model_config", "execution_mode", "active"]
-    list_filter = ["execution_mode", "active"]
+    list_display = ["name", "organization", "model_config", "execution_mode", "active", "exposed_over_mcp"]
+    list_filter = ["execution_mode", "active", "exposed_over_mcp"]
     search_fields = ["name", "description"]
     filter_horizontal = ["connectors"]
     fields = [
@@ -243,6 +243,7 @@ class AgentAdmin(AuditedAdmin):
         "completion_check",
         "example_questions",
         "active",
+        "exposed_over_mcp",
     ]
 
     def formfield_for_dbfield(self, db_field: Any, request: HttpRequest, **kwargs: Any) -> Any:

@@ -192,6 +192,14 @@ class Agent(OrgOwnedModel):
         help_text=_("Offered to users in an empty conversation; one question per line, at most six."),
     )
     active = models.BooleanField(_("active"), default=True)
+    exposed_over_mcp = models.BooleanField(
+        _("exposed over MCP"),
+        default=False,
+        help_text=_(
+            "Offer this agent as a tool of the organisation's MCP server (/mcp/orgs/<slug>/), "
+            "for MCP clients that authenticate with an API key of a member."
+        ),
+    )
     created_at = models.DateTimeField(_("created at"), auto_now_add=True)
 
     class Meta:

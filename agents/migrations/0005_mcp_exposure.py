@@ -1,5 +1,4 @@
-# Reserved for helper C's work this round; its operations are filled in by that work.
-from django.db import migrations
+from django.db import migrations, models
 
 
 class Migration(migrations.Migration):
@@ -7,4 +6,17 @@ class Migration(migrations.Migration):
         ("agents", "0004_model_presets"),
     ]
 
-    operations = []
+    operations = [
+        migrations.AddField(
+            model_name="agent",
+            name="exposed_over_mcp",
+            field=models.BooleanField(
+                default=False,
+                help_text=(
+                    "Offer this agent as a tool of the organisation's MCP server (/mcp/orgs/<slug>/), "
+                    "for MCP clients that authenticate with an API key of a member."
+                ),
+                verbose_name="exposed over MCP",
+            ),
+        ),
+    ]
