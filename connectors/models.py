@@ -68,6 +68,15 @@ action_name_validator = RegexValidator(
 class ConnectorKind(models.TextChoices):
     HTTP = "http", _("HTTP API")
     DATABASE = "database", _("SQL database")
+    MCP = "mcp", _("MCP server")
+
+
+class McpTransport(models.TextChoices):
+    """How an MCP connector reaches its server."""
+
+    STREAMABLE_HTTP = "streamable_http", _("Streamable HTTP")
+    SSE = "sse", _("HTTP with server-sent events (older servers)")
+    STDIO = "stdio", _("Local command (stdio, operator-enabled only)")
 
 
 class DatabaseEngine(models.TextChoices):
@@ -89,6 +98,11 @@ class AuthType(models.TextChoices):
     BEARER = "bearer", _("Bearer token")
     BASIC = "basic", _("Basic (username and password)")
     OAUTH2_CLIENT_CREDENTIALS = "oauth2_client_credentials", _("OAuth2 client credentials")
+
+
+MCP_AUTH_TYPES = frozenset(
+    {AuthType.NONE, AuthType.API_KEY_HEADER, AuthType.BEARER, AuthType.OAUTH2_CLIENT_CREDENTIALS}
+)
 
 
 class Connector(OrgOwnedModel):
@@ -192,6 +206,22 @@ class Connector(OrgOwnedModel):
             "addresses. Leave empty unless the system is inside your network."
         ),
     )
+    mcp_transport = models.CharField(
+        _("MCP transport"),
+        max_length=16,
+        choices=McpTransport.choices,
+        default=McpTransport.STREAMABLE_HTTP,
+        help_text=_("For MCP connectors: the base URL is the server's MCP endpoint, e.g. https://host/mcp."),
+    )
+    mcp_command = models.JSONField(
+        _("MCP command"),
+        default=list,
+        blank=True,
+        help_text=_(
+            "For stdio MCP connectors: the command and its arguments as a JSON list, e.g. "
+            '["mcp-server-time", "--local-timezone", "UTC"]. The operator must allow the command.'
+        ),
+    )
     is_active = models.BooleanField(_("active"), default=True)
     created_at = models.DateTimeField(_("created at"), auto_now_add=True)
     updated_at = models.DateTimeField(_("updated at"), auto_now=True)
@@ -238,6 +268,8 @@ class Connector(OrgOwnedModel):
                 errors["idempotency_header"] = _(
                     "This header is already used for the request itself or its credentials."
                 )
+        elif self.kind == ConnectorKind.MCP:
+            errors.update(self._mcp_errors())
         elif self.kind == ConnectorKind.DATABASE:
             if not self.has_secret("dsn"):
                 errors["dsn"] = _("A database connector needs a DSN.")
@@ -253,10 +285,44 @@ class Connector(OrgOwnedModel):
             errors["allowed_private_hosts"] = _(
                 "Give a list of host names or IP addresses, without scheme, port or path."
             )
-        elif self.kind == ConnectorKind.HTTP:
+        elif self.kind == ConnectorKind.HTTP or (
+            self.kind == ConnectorKind.MCP and self.mcp_transport != McpTransport.STDIO
+        ):
             errors.update(self._outbound_url_errors(hosts))
         if errors:
             raise ValidationError(errors)
+
+    def _mcp_errors(self) -> dict[str, Any]:
+        """What an MCP connector needs: a URL and usable credentials, or an operator-allowed command."""
+        errors: dict[str, Any] = {}
+        if self.mcp_transport == McpTransport.STDIO:
+            command = self.mcp_command
+            allowed = list(getattr(settings, "MCP_STDIO_ALLOWED_COMMANDS", []))
+            if not isinstance(command, list) or not command or not all(isinstance(a, str) for a in command):
+                errors["mcp_command"] = _("Give the command and its arguments as a JSON list of strings.")
+            elif command[0] not in allowed:
+                errors["mcp_command"] = _(
+                    "This command is not allowed: the operator lists allowed MCP commands in "
+                    "MCP_STDIO_ALLOWED_COMMANDS."
+                )
+            return errors
+        if not self.base_url:
+            errors["base_url"] = _("An MCP connector needs the server's URL.")
+        if self.auth_type not in MCP_AUTH_TYPES:
+            errors["auth_type"] = _(
+                "MCP connectors use no authentication, an API key header, a bearer token or OAuth2 "
+                "client credentials."
+            )
+        needs = {
+            AuthType.API_KEY_HEADER: ["auth_key_name"],
+            AuthType.OAUTH2_CLIENT_CREDENTIALS: ["oauth_client_id", "oauth_token_url"],
+        }.get(self.auth_type, [])
+        for name in needs:
+            if not getattr(self, name):
+                errors[name] = _("Required for this authentication type.")
+        if self.auth_type != AuthType.NONE and not self.has_secret("auth_secret"):
+            errors["auth_secret"] = _("Required for this authentication type.")
+        return errors
 
     def _dsn_errors(self) -> dict[str, Any]:
         """Whether the DSN fits the engine (the messages never contain the DSN)."""
@@ -295,6 +361,7 @@ class SchemaTool(models.TextChoices):
 class ActionSource(models.TextChoices):
     MANUAL = "manual", _("Created by hand")
     OPENAPI = "openapi", _("Imported from OpenAPI")
+    MCP = "mcp", _("Discovered on an MCP server")
 
 
 class HttpMethod(models.TextChoices):
@@ -346,11 +413,25 @@ class ConnectorAction(OrgOwnedModel):
         blank=True,
         help_text=_("Argument name to 'path', 'query', 'header' or 'body'."),
     )
+    mcp_tool = models.CharField(
+        _("MCP tool"),
+        max_length=200,
+        blank=True,
+        help_text=_("Set by 'Sync tools': the tool's name on the MCP server."),
+    )
+    mcp_annotations = models.JSONField(
+        _("MCP tool annotations"),
+        default=dict,
+        blank=True,
+        help_text=_("The hints the MCP server gave (readOnlyHint, destructiveHint, idempotentHint)."),
+    )
     is_write = models.BooleanField(_("writes data"), default=False)
     is_write_override = models.BooleanField(
         _("override 'writes data'"),
         default=False,
-        help_text=_("Keep 'writes data' as set here instead of deriving it from the method or SQL."),
+        help_text=_(
+            "Keep 'writes data' as set here instead of deriving it from the method, SQL or MCP annotations."
+        ),
     )
     source = models.CharField(
         _("source"), max_length=16, choices=ActionSource.choices, default=ActionSource.MANUAL
@@ -391,6 +472,11 @@ class ConnectorAction(OrgOwnedModel):
                 errors["path_template"] = _("The path must start with '/'.")
             if self.sql_template or self.free_form:
                 errors["sql_template"] = _("HTTP actions have no SQL.")
+        elif connector is not None and connector.kind == ConnectorKind.MCP:
+            if not self.mcp_tool:
+                errors["mcp_tool"] = _("An MCP action names a tool of the server; use 'Sync tools'.")
+            if self.method or self.path_template or self.sql_template or self.free_form:
+                errors["method"] = _("MCP actions have no HTTP method, path or SQL.")
         elif connector is not None:
             if self.method or self.path_template:
                 errors["method"] = _("Database actions have no HTTP method or path.")
@@ -419,10 +505,13 @@ class ConnectorAction(OrgOwnedModel):
             raise ValidationError(errors)
 
     def derived_is_write(self) -> bool:
-        """Whether the action writes, judged from its HTTP method or SQL (free-form SQL and the schema
-        tools never write)."""
+        """Whether the action writes, judged from its HTTP method, SQL or MCP annotations (free-form SQL
+        and the schema tools never write)."""
         if self.free_form or self.schema_tool:
             return False
+        if self.mcp_tool:
+            # A tool is a write unless its server declares it read-only (the MCP annotations).
+            return self.mcp_annotations.get("readOnlyHint") is not True
         if self.method:
             return self.method.upper() in WRITE_METHODS
         if self.sql_template.strip():
@@ -554,6 +643,9 @@ class ConnectorCallLog(OrgOwnedModel):
     response_bytes = models.PositiveIntegerField(_("response size (bytes)"), default=0)
     error = models.TextField(_("error"), blank=True)
     approval_ref = models.CharField(_("approval"), max_length=64, blank=True)
+    mcp_method = models.CharField(
+        _("MCP method"), max_length=64, blank=True, help_text=_("For MCP connectors, e.g. 'tools/call'.")
+    )
     created_at = models.DateTimeField(_("time"), default=timezone.now, db_index=True)
 
     class Meta:

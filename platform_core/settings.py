@@ -187,6 +187,11 @@ FEISHU_BASE_URL = env_str("FEISHU_BASE_URL", "https://open.feishu.cn")
 MODEL_ENDPOINT_ALLOWED_PRIVATE_HOSTS = env_list("MODEL_ENDPOINT_ALLOWED_PRIVATE_HOSTS")
 FEISHU_ALLOWED_PRIVATE_HOSTS = env_list("FEISHU_ALLOWED_PRIVATE_HOSTS")
 
+# --- MCP connectors over stdio (issue 18): the local commands an org admin may name as an MCP server
+# (the first element of the connector's command, matched exactly, e.g. "/usr/local/bin/mcp-server-time").
+# Operator-only, comma-separated, empty by default: without it no stdio MCP server runs.
+MCP_STDIO_ALLOWED_COMMANDS = env_list("MCP_STDIO_ALLOWED_COMMANDS")
+
 # --- Auth -----------------------------------------------------------------------------------------
 AUTH_PASSWORD_VALIDATORS = [
     {"NAME": "django.contrib.auth.password_validation.UserAttributeSimilarityValidator"},
