@@ -19,6 +19,9 @@ AUDIT_ACTION_LABELS: dict[str, Promise] = {
     "membership.created": _("Member added"),
     "membership.updated": _("Member's role changed"),
     "membership.deleted": _("Member removed"),
+    "membership.invited": _("Member invited"),
+    "linked_identity.created": _("Feishu account linked to a member"),
+    "linked_identity.deleted": _("Feishu account unlinked from a member"),
     # agents and model endpoints
     "agent.created": _("Agent created"),
     "agent.updated": _("Agent changed"),

@@ -1,4 +1,4 @@
-"""The tenancy core: organisations, memberships, API tokens and the append-only audit log."""
+"""The tenancy core: organisations, memberships, API keys and the append-only audit log."""
 
 from __future__ import annotations
 
@@ -112,44 +112,124 @@ def _hash_token(raw: str) -> str:
     return hashlib.sha256(raw.encode()).hexdigest()
 
 
-class ApiToken(models.Model):
-    """A Bearer token for the API and websocket handshakes. Only its SHA-256 is stored."""
+class ApiKeyScope(models.TextChoices):
+    """What an API key may do: ``read`` GET endpoints, ``chat`` start runs and messages (REST, websocket,
+    MCP), ``admin`` the admin-level routes (connectors, policies, members, keys)."""
+
+    READ = "read", _("Read")
+    CHAT = "chat", _("Chat")
+    ADMIN = "admin", _("Admin")
+
+
+def all_api_key_scopes() -> list[str]:
+    return list(ApiKeyScope.values)
+
+
+class ApiKey(models.Model):
+    """An API key: a Bearer credential for the REST API, websocket handshakes and MCP. Only its SHA-256 is
+    stored; the raw key is shown once.
+
+    A personal key (``organization`` empty) acts as its ``user`` in every organisation of theirs. An
+    organisation key acts as its own service user (``user``), a member of that organisation only, with
+    the role its scopes give (admin with the ``admin`` scope, member otherwise); ``created_by`` is the
+    admin who created it. Either kind is limited to its ``scopes``.
+    """
 
     PREFIX = "apt_"
 
     user = models.ForeignKey(
-        settings.AUTH_USER_MODEL, verbose_name=_("user"), on_delete=models.CASCADE, related_name="api_tokens"
+        settings.AUTH_USER_MODEL, verbose_name=_("user"), on_delete=models.CASCADE, related_name="api_keys"
+    )
+    organization = models.ForeignKey(
+        Organization,
+        verbose_name=_("organisation"),
+        on_delete=models.CASCADE,
+        null=True,
+        blank=True,
+        related_name="api_keys",
+        help_text=_("Set for an organisation key; empty for a personal key."),
+    )
+    created_by = models.ForeignKey(
+        settings.AUTH_USER_MODEL,
+        verbose_name=_("created by"),
+        on_delete=models.SET_NULL,
+        null=True,
+        blank=True,
+        related_name="+",
     )
     name = models.CharField(_("name"), max_length=100, blank=True)
+    scopes = models.JSONField(_("scopes"), default=all_api_key_scopes)
     key_prefix = models.CharField(_("key prefix"), max_length=12, editable=False)
     key_hash = models.CharField(max_length=64, unique=True, editable=False)
     created_at = models.DateTimeField(_("created at"), auto_now_add=True)
+    expires_at = models.DateTimeField(_("expires at"), null=True, blank=True)
     last_used_at = models.DateTimeField(_("last used at"), null=True, blank=True)
+    last_used_ip = models.GenericIPAddressField(_("last used from"), null=True, blank=True)
     revoked = models.BooleanField(_("revoked"), default=False)
+    revoked_at = models.DateTimeField(_("revoked at"), null=True, blank=True)
+    revoked_by = models.ForeignKey(
+        settings.AUTH_USER_MODEL,
+        verbose_name=_("revoked by"),
+        on_delete=models.SET_NULL,
+        null=True,
+        blank=True,
+        related_name="+",
+    )
 
     class Meta:
-        verbose_name = _("API token")
-        verbose_name_plural = _("API tokens")
+        verbose_name = _("API key")
+        verbose_name_plural = _("API keys")
+        ordering = ["-created_at", "-id"]
 
     def __str__(self) -> str:
-        return f"{self.key_prefix}… ({self.user})"
+        return f"{self.name or self.key_prefix} ({self.key_prefix}…)"
+
+    @property
+    def is_org_key(self) -> bool:
+        return self.organization_id is not None
+
+    def is_expired(self, now: Any = None) -> bool:
+        return self.expires_at is not None and self.expires_at <= (now or timezone.now())
+
+    @property
+    def is_live(self) -> bool:
+        return not self.revoked and not self.is_expired()
 
     @classmethod
-    def issue(cls, *, user: Any, name: str = "") -> tuple[ApiToken, str]:
-        """Create a token and return it with its raw value, which is shown once and never stored."""
-        raw = cls.PREFIX + secrets.token_urlsafe(32)
-        token = cls.objects.create(user=user, name=name, key_prefix=raw[:12], key_hash=_hash_token(raw))
-        return token, raw
+    def new_raw(cls) -> str:
+        return cls.PREFIX + secrets.token_urlsafe(32)
+
+    @staticmethod
+    def hash_raw(raw: str) -> str:
+        return _hash_token(raw)
 
     @classmethod
-    def lookup(cls, raw: str) -> ApiToken | None:
+    def lookup(cls, raw: str) -> ApiKey | None:
+        """The live key for ``raw``: not revoked, not expired, its user active; else None."""
         if not raw.startswith(cls.PREFIX):
             return None
+        live = models.Q(expires_at__isnull=True) | models.Q(expires_at__gt=timezone.now())
         return (
-            cls.objects.select_related("user")
-            .filter(key_hash=_hash_token(raw), revoked=False, user__is_active=True)
+            cls.objects.select_related("user", "organization")
+            .filter(live, key_hash=_hash_token(raw), revoked=False, user__is_active=True)
             .first()
         )
+
+
+class ApiKeyAddress(models.Model):
+    """An IP address an API key was used from; the first use from each is audited."""
+
+    key = models.ForeignKey(ApiKey, on_delete=models.CASCADE, related_name="addresses")
+    ip_address = models.GenericIPAddressField(_("IP address"))
+    first_seen_at = models.DateTimeField(_("first seen at"), default=timezone.now)
+
+    class Meta:
+        verbose_name = _("API key address")
+        verbose_name_plural = _("API key addresses")
+        constraints = [models.UniqueConstraint(fields=["key", "ip_address"], name="unique_api_key_address")]
+
+    def __str__(self) -> str:
+        return f"{self.key_id} {self.ip_address}"
 
 
 class AppendOnlyError(Exception):
@@ -230,3 +310,125 @@ class ConfigVersion(models.Model):
 
     def __str__(self) -> str:
         return f"{self.organization_id}@{self.version}"
+
+
+class LinkedIdentity(models.Model):
+    """A platform user's account at an identity provider (``feishu`` or ``oidc:<id>``).
+
+    Feishu identities also carry the ``open_id`` a card click arrives with, so a click can be matched to
+    the platform user. ``organization`` is set when an org admin linked the identity by hand (a member
+    who never signs in with Feishu); such a link only counts inside that organisation. A link made by
+    signing in leaves it empty: the provider proved the account is the user's.
+    """
+
+    user = models.ForeignKey(
+        settings.AUTH_USER_MODEL,
+        verbose_name=_("user"),
+        on_delete=models.CASCADE,
+        related_name="linked_identities",
+    )
+    provider = models.CharField(_("provider"), max_length=64)
+    subject = models.CharField(_("subject"), max_length=255)
+    open_id = models.CharField(_("Feishu open_id"), max_length=128, blank=True, db_index=True)
+    union_id = models.CharField(_("Feishu union_id"), max_length=128, blank=True)
+    tenant_key = models.CharField(_("Feishu tenant key"), max_length=128, blank=True)
+    organization = models.ForeignKey(
+        Organization,
+        verbose_name=_("linked by hand in"),
+        on_delete=models.CASCADE,
+        null=True,
+        blank=True,
+        related_name="+",
+    )
+    created_at = models.DateTimeField(_("created at"), auto_now_add=True)
+    last_seen_at = models.DateTimeField(_("last seen at"), null=True, blank=True)
+
+    class Meta:
+        verbose_name = _("linked identity")
+        verbose_name_plural = _("linked identities")
+        constraints = [
+            models.UniqueConstraint(fields=["provider", "subject"], name="unique_linked_identity_subject")
+        ]
+
+    def __str__(self) -> str:
+        return f"{self.provider}:{self.subject} → {self.user}"
+
+
+class SignInSettings(OrgOwnedModel):
+    """How the members of one organisation sign in (issue 20): whether a password still works.
+
+    Without a row, password sign-in is on. With it off, a member of the organisation signs in only
+    through the organisation's single sign-on providers (its :class:`SignInRule` rows name them).
+    """
+
+    AUDIT_NAME = "sign_in_settings"
+
+    password_login = models.BooleanField(
+        _("password sign-in"),
+        default=True,
+        help_text=_(
+            "Off: members of this organisation cannot sign in with a username and password; they sign "
+            "in with the single sign-on providers of the sign-in rules below."
+        ),
+    )
+
+    class Meta:
+        verbose_name = _("sign-in settings")
+        verbose_name_plural = _("sign-in settings")
+        constraints = [models.UniqueConstraint(fields=["organization"], name="unique_sign_in_settings")]
+
+    def __str__(self) -> str:
+        return str(self.organization)
+
+
+SSO_ROLES = [(r.value, r.label) for r in (Role.MEMBER, Role.APPROVER, Role.ADMIN)]
+
+
+class SignInRule(OrgOwnedModel):
+    """Who joins an organisation through single sign-on, and with which role (issue 20).
+
+    A Feishu rule admits the users of one Feishu tenant (``feishu_tenant_key``); an OpenID Connect rule
+    admits the verified e-mail addresses of one domain. A user who signs in and matches a rule becomes
+    a member with ``role`` (an existing membership keeps its role); one who matches none is refused.
+    """
+
+    AUDIT_NAME = "sign_in_rule"
+
+    provider = models.CharField(
+        _("provider"),
+        max_length=64,
+        help_text=_("'feishu', or the id of an OpenID Connect provider of this deployment."),
+    )
+    feishu_tenant_key = models.CharField(
+        _("Feishu tenant key"),
+        max_length=128,
+        blank=True,
+        help_text=_("Feishu rules: the tenant_key of the Feishu organisation whose users may join."),
+    )
+    email_domain = models.CharField(
+        _("e-mail domain"),
+        max_length=253,
+        blank=True,
+        help_text=_("OpenID Connect rules: users with a verified e-mail address at this domain may join."),
+    )
+    role = models.CharField(_("default role"), max_length=16, choices=SSO_ROLES, default=Role.MEMBER)
+    created_at = models.DateTimeField(_("created at"), auto_now_add=True)
+
+    class Meta:
+        verbose_name = _("sign-in rule")
+        verbose_name_plural = _("sign-in rules")
+        ordering = ["provider", "feishu_tenant_key", "email_domain"]
+        constraints = [
+            models.UniqueConstraint(
+                fields=["organization", "provider", "feishu_tenant_key", "email_domain"],
+                name="unique_sign_in_rule",
+            ),
+            models.CheckConstraint(
+                condition=(models.Q(feishu_tenant_key="") & ~models.Q(email_domain=""))
+                | (~models.Q(feishu_tenant_key="") & models.Q(email_domain="")),
+                name="sign_in_rule_one_match",
+            ),
+        ]
+
+    def __str__(self) -> str:
+        return f"{self.provider}: {self.feishu_tenant_key or self.email_domain} → {self.role}"
