@@ -15,15 +15,13 @@ from __future__ import annotations
 import asyncio
 import logging
 import struct
-from dataclasses import dataclass
 
 import asyncmy
 from asyncmy.errors import Error as MySqlError
 
 from connectors.adapter_types import DatabaseConnectorConfig
-from connectors.db_pool import pool_fingerprint
-from connectors.loop_cache import PerLoop
 from connectors.mysql_dsn import PinnedMySql, pinned_mysql, tls_context
+from connectors.pool_registry import PoolRegistry
 
 logger = logging.getLogger(__name__)
 
@@ -136,36 +134,23 @@ class MySqlPool:
             conn.close()
 
 
-@dataclass(frozen=True, slots=True)
-class _PoolEntry:
-    fingerprint: str
-    pool: MySqlPool
+async def _new_pool(config: DatabaseConnectorConfig) -> MySqlPool:
+    pinned = await pinned_mysql(config.dsn, allowed_private_hosts=config.allowed_private_hosts)
+    return MySqlPool(pinned, config)
 
 
-_pools: PerLoop[dict[str, _PoolEntry]] = PerLoop(dict)
-_pool_locks: PerLoop[dict[str, asyncio.Lock]] = PerLoop(dict)
+async def _close_pool(pool: MySqlPool) -> None:
+    pool.close()
+
+
+_registry: PoolRegistry[MySqlPool] = PoolRegistry(_new_pool, _close_pool)
 
 
 async def mysql_pool_for(config: DatabaseConnectorConfig) -> MySqlPool:
     """The connector's pool in this loop; (re)created when its DSN or limits change."""
-    lock = _pool_locks.get().setdefault(config.connector_id, asyncio.Lock())
-    async with lock:
-        pools = _pools.get()
-        fingerprint = pool_fingerprint(config)
-        entry = pools.get(config.connector_id)
-        if entry is not None and entry.fingerprint == fingerprint:
-            return entry.pool
-        pinned = await pinned_mysql(config.dsn, allowed_private_hosts=config.allowed_private_hosts)
-        pool = MySqlPool(pinned, config)
-        pools[config.connector_id] = _PoolEntry(fingerprint, pool)
-        if entry is not None:
-            entry.pool.close()
-        return pool
+    return await _registry.pool_for(config)
 
 
 async def aclose_mysql_pools() -> None:
     """Close the MySQL pools of the running event loop (call on shutdown and in tests)."""
-    entries = _pools.pop() or {}
-    _pool_locks.pop()
-    for entry in entries.values():
-        entry.pool.close()
+    await _registry.aclose()
