@@ -4,7 +4,7 @@ The public API is re-exported here; see ``react.py`` for the loop, ``plan/`` for
 for what a run reports.
 """
 
-from agents.engine.checkpoint import Checkpoint, CheckpointCallback, snapshot_fold
+from agents.engine.checkpoint import Checkpoint, CheckpointCallback, checkpoints_fold
 from agents.engine.context import CompactionResult, ContextGuard
 from agents.engine.durable import RecordedCall, ToolCallLedger
 from agents.engine.events import Event, EventCallback, EventStream, iterate_events
@@ -106,9 +106,9 @@ __all__ = [
     "ToolRegistry",
     "ToolResult",
     "Usage",
+    "checkpoints_fold",
     "extract_json",
     "iterate_events",
     "route_execution_mode",
-    "snapshot_fold",
     "structured_llm_call",
 ]

@@ -1,16 +1,16 @@
-"""Checkpoints of a run: JSON snapshots of its state, reported incrementally after every iteration.
+"""Checkpoints of a run: its state as JSON, reported incrementally after every iteration.
 
-A *snapshot* is a JSON object holding everything a run needs to continue in another process: the
+A run's *checkpoint* is a JSON object holding everything it needs to continue in another process: the
 history (``messages``), the tool call records (``records``) and the loop's state (iteration, usage,
-cycle tracker, reflection and checklist counters, interrupts taken, the tools selected, and the tool
-calls of the current turn while they are ``pending``). ``ReActAgent.run(resume_from=snapshot)``
+cycle tracker, reflection and checklist counters, follow-ups taken, the tools selected, and the tool
+calls of the current turn while they are ``pending``). ``ReActAgent.run(resume_from=checkpoint)``
 continues from one.
 
 A :class:`Checkpoint` is what changed since the previous one: the new state, and only the messages and
 records appended since (the whole history after a compaction replaced it, ``reset``). The loop hands
 one to its ``checkpoint`` callback after each model reply with tool calls (they are then pending) and
-after each iteration; :func:`snapshot_apply` folds checkpoints, in order, back into a snapshot. So
-checkpointing costs the same per turn however long the history is.
+after each iteration; :func:`checkpoint_apply` folds them, in order, back into the run's checkpoint.
+So checkpointing costs the same per turn however long the history is.
 """
 
 from __future__ import annotations
@@ -24,9 +24,9 @@ from agents.engine.parsing import ToolCall
 from agents.engine.tool_runner import ToolCallRecord
 from agents.engine.tools import ToolResult
 
-SNAPSHOT_VERSION = 1
+CHECKPOINT_VERSION = 1
 
-#: Where the loop stands in a snapshot: about to ask the model, about to run ``pending`` tool calls, or
+#: Where the loop stands in a checkpoint: about to ask the model, about to run ``pending`` tool calls, or
 #: finished with a ``final`` answer still to stream.
 STAGE_MODEL = "model"
 STAGE_TOOLS = "tools"
@@ -61,30 +61,30 @@ class Checkpoint:
 CheckpointCallback = Callable[[Checkpoint], Awaitable[None]]
 
 
-def snapshot_apply(snapshot: dict[str, Any] | None, checkpoint: Mapping[str, Any]) -> dict[str, Any]:
-    """Fold one checkpoint (a :class:`Checkpoint` or its ``as_dict()``) into ``snapshot`` (changed in
-    place) and return it; ``None`` starts a new snapshot."""
-    if isinstance(checkpoint, Checkpoint):
-        checkpoint = checkpoint.as_dict()
-    snapshot = snapshot if snapshot is not None else {"messages": [], "records": []}
-    messages = list(checkpoint.get("messages") or ())
-    records = list(checkpoint.get("records") or ())
-    if checkpoint.get("reset"):
-        snapshot["messages"], snapshot["records"] = messages, records
+def checkpoint_apply(checkpoint: dict[str, Any] | None, change: Mapping[str, Any]) -> dict[str, Any]:
+    """Fold one :class:`Checkpoint` (or its ``as_dict()``) into the run's ``checkpoint`` (changed in
+    place) and return it; ``None`` starts a new one."""
+    if isinstance(change, Checkpoint):
+        change = change.as_dict()
+    checkpoint = checkpoint if checkpoint is not None else {"messages": [], "records": []}
+    messages = list(change.get("messages") or ())
+    records = list(change.get("records") or ())
+    if change.get("reset"):
+        checkpoint["messages"], checkpoint["records"] = messages, records
     else:
-        snapshot["messages"].extend(messages)
-        snapshot["records"].extend(records)
-    snapshot.update(checkpoint.get("state") or {})
-    snapshot["seq"] = checkpoint.get("seq", snapshot.get("seq", 0))
-    return snapshot
+        checkpoint["messages"].extend(messages)
+        checkpoint["records"].extend(records)
+    checkpoint.update(change.get("state") or {})
+    checkpoint["seq"] = change.get("seq", checkpoint.get("seq", 0))
+    return checkpoint
 
 
-def snapshot_fold(checkpoints: Iterable[Mapping[str, Any]]) -> dict[str, Any] | None:
-    """The snapshot that a run's checkpoints, in order, add up to (``None`` without any)."""
-    snapshot: dict[str, Any] | None = None
-    for checkpoint in checkpoints:
-        snapshot = snapshot_apply(snapshot, checkpoint)
-    return snapshot
+def checkpoints_fold(changes: Iterable[Mapping[str, Any]]) -> dict[str, Any] | None:
+    """The checkpoint that a run's :class:`Checkpoint` changes, in order, add up to (``None`` without any)."""
+    checkpoint: dict[str, Any] | None = None
+    for change in changes:
+        checkpoint = checkpoint_apply(checkpoint, change)
+    return checkpoint
 
 
 def record_to_dict(record: ToolCallRecord) -> dict[str, Any]:
@@ -130,7 +130,7 @@ def call_from_dict(data: Mapping[str, Any]) -> ToolCall:
 
 
 __all__ = [
-    "SNAPSHOT_VERSION",
+    "CHECKPOINT_VERSION",
     "STAGE_ANSWER",
     "STAGE_MODEL",
     "STAGE_TOOLS",
@@ -138,8 +138,8 @@ __all__ = [
     "CheckpointCallback",
     "call_from_dict",
     "call_to_dict",
+    "checkpoint_apply",
+    "checkpoints_fold",
     "record_from_dict",
     "record_to_dict",
-    "snapshot_apply",
-    "snapshot_fold",
 ]

@@ -9,7 +9,7 @@ asyncio code expects.
 
 Durable runs: ``run(checkpoint=...)`` reports a :class:`~agents.engine.checkpoint.Checkpoint` after every
 model reply that asks for tools (the calls are then pending) and after every iteration;
-``run(resume_from=snapshot)`` continues from the last one, replaying pending calls through the tool
+``run(resume_from=checkpoint)`` continues from the last one, replaying pending calls through the tool
 ledger so none runs twice. A hook's :class:`~agents.engine.verdicts.Park` parks the run.
 
 One loop serves both modes; what differs (the request, how a reply is read) is a :class:`_Mode`. A turn
@@ -224,8 +224,8 @@ class ReActAgent(DurableLoop, RunAsEvents[AgentResult]):
         here for a cancelled run).
 
         ``checkpoint`` is awaited with each checkpoint of the run (see the module docstring);
-        ``resume_from`` is a snapshot (its checkpoints folded by
-        :func:`~agents.engine.checkpoint.snapshot_fold`) to continue from: ``query`` and ``history``
+        ``resume_from`` is the run's checkpoint (its checkpoints folded by
+        :func:`~agents.engine.checkpoint.checkpoints_fold`) to continue from: ``query`` and ``history``
         are then ignored, and a run that had its answer goes straight to :meth:`stream_answer`. A parked
         run returns ``stop_reason="parked"`` (no ``done``) after a last checkpoint.
         """

@@ -1,4 +1,4 @@
-"""The durable-run part of the ReAct loop: checkpoints, resuming from a snapshot, parking.
+"""The durable-run part of the ReAct loop: checkpoints, resuming from one, parking.
 
 :class:`DurableLoop` is mixed into :class:`~agents.engine.react.ReActAgent`; it relies on the agent's
 ``_checkpoint_cb``, ``_tool_turn``, ``_drive``, ``_native_mode_active`` and ``follow_ups``.

@@ -8,7 +8,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from agents.engine.checkpoint import (
-    SNAPSHOT_VERSION,
+    CHECKPOINT_VERSION,
     STAGE_ANSWER,
     STAGE_MODEL,
     STAGE_TOOLS,
@@ -62,7 +62,7 @@ def note(content: str) -> Message:
 class RunState:
     """The mutable state of one run (one per ``run()`` call, so trackers reset per run).
 
-    :meth:`snapshot` and :meth:`checkpoint` make it durable; :meth:`restore` brings it back.
+    :meth:`full_checkpoint` and :meth:`checkpoint` make it durable; :meth:`restore` brings it back.
     """
 
     __slots__ = (
@@ -152,7 +152,7 @@ class RunState:
     def _state(self) -> dict[str, Any]:
         usage = self.usage
         return {
-            "v": SNAPSHOT_VERSION,
+            "v": CHECKPOINT_VERSION,
             "query": self.query,
             "iteration": self.iteration,
             "usage": usage.as_dict(),
@@ -188,56 +188,56 @@ class RunState:
         """The last checkpoint may be lost: make the next one carry everything."""
         self._cp_generation = -1
 
-    def snapshot(self) -> dict[str, Any]:
-        """The whole state as one JSON-ready object (what every checkpoint so far adds up to)."""
-        snapshot = self._state()
-        snapshot["messages"] = list(self.transcript.messages)
-        snapshot["records"] = [record_to_dict(r) for r in self.records]
-        snapshot["seq"] = self._cp_seq
-        return snapshot
+    def full_checkpoint(self) -> dict[str, Any]:
+        """The whole state as one JSON-ready checkpoint (what every checkpoint so far adds up to)."""
+        checkpoint = self._state()
+        checkpoint["messages"] = list(self.transcript.messages)
+        checkpoint["records"] = [record_to_dict(r) for r in self.records]
+        checkpoint["seq"] = self._cp_seq
+        return checkpoint
 
     @classmethod
     def restore(
         cls,
-        snapshot: Mapping[str, Any],
+        checkpoint: Mapping[str, Any],
         metadata: RunContext,
         emit: Emitter,
         registry: ToolRegistry,
     ) -> RunState:
-        """The state a snapshot describes, ready to continue (later checkpoints follow its ``seq``)."""
-        version = snapshot.get("v")
-        if version != SNAPSHOT_VERSION:
-            raise ValueError(f"unsupported run snapshot version {version!r}")
-        run = cls(str(snapshot.get("query") or ""), metadata, emit, registry)
-        run.started -= float(snapshot.get("elapsed") or 0.0)
-        usage = snapshot.get("usage") or {}
+        """The state a checkpoint describes, ready to continue (later checkpoints follow its ``seq``)."""
+        version = checkpoint.get("v")
+        if version != CHECKPOINT_VERSION:
+            raise ValueError(f"unsupported run checkpoint version {version!r}")
+        run = cls(str(checkpoint.get("query") or ""), metadata, emit, registry)
+        run.started -= float(checkpoint.get("elapsed") or 0.0)
+        usage = checkpoint.get("usage") or {}
         run.usage = Usage(
             prompt_tokens=int(usage.get("prompt_tokens", 0)),
             completion_tokens=int(usage.get("completion_tokens", 0)),
             total_tokens=int(usage.get("total_tokens", 0)),
             calls=int(usage.get("calls", 0)),
         )
-        run.iteration = int(snapshot.get("iteration") or 0)
-        run.transcript = Transcript(snapshot.get("messages") or ())
-        run.records = [record_from_dict(r) for r in snapshot.get("records") or ()]
-        run.cycles = {(str(n), str(a)): int(c) for n, a, c in snapshot.get("cycles") or ()}
-        run.real_calls = int(snapshot.get("real_calls") or 0)
-        run.checked = bool(snapshot.get("checked"))
-        run.parse_failures = int(snapshot.get("parse_failures") or 0)
-        run.empty_replies = int(snapshot.get("empty_replies") or 0)
-        run.stage = str(snapshot.get("stage") or STAGE_MODEL)
-        pending = snapshot.get("pending")
+        run.iteration = int(checkpoint.get("iteration") or 0)
+        run.transcript = Transcript(checkpoint.get("messages") or ())
+        run.records = [record_from_dict(r) for r in checkpoint.get("records") or ()]
+        run.cycles = {(str(n), str(a)): int(c) for n, a, c in checkpoint.get("cycles") or ()}
+        run.real_calls = int(checkpoint.get("real_calls") or 0)
+        run.checked = bool(checkpoint.get("checked"))
+        run.parse_failures = int(checkpoint.get("parse_failures") or 0)
+        run.empty_replies = int(checkpoint.get("empty_replies") or 0)
+        run.stage = str(checkpoint.get("stage") or STAGE_MODEL)
+        pending = checkpoint.get("pending")
         run.pending = [call_from_dict(c) for c in pending] if pending is not None else None
-        run.announced = set(snapshot.get("announced") or ())
-        final = snapshot.get("final")
+        run.announced = set(checkpoint.get("announced") or ())
+        final = checkpoint.get("final")
         run.final = (str(final[0]), StopReason(final[1])) if final else None
-        run.interrupts_taken = int(snapshot.get("interrupts_taken") or 0)
-        selected = snapshot.get("selected_tools")
+        run.interrupts_taken = int(checkpoint.get("interrupts_taken") or 0)
+        selected = checkpoint.get("selected_tools")
         if selected is not None:
             run.selected = [str(name) for name in selected]
             run.registry = registry.subset(run.selected)
         run.resumed = True
-        run._cp_seq = int(snapshot.get("seq") or 0)
+        run._cp_seq = int(checkpoint.get("seq") or 0)
         run._cp_messages = len(run.transcript.messages)
         run._cp_generation = run.transcript.generation
         run._cp_records = len(run.records)

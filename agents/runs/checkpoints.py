@@ -1,4 +1,4 @@
-"""Durable runs on the database: loading a run's snapshot, its unread follow-ups, and the tool ledger.
+"""Durable runs on the database: loading a run's checkpoint, its unread follow-ups, and the tool ledger.
 
 Checkpoints are written by the run's event sink (:mod:`agents.runs.events.store`), in the same transactions as
 the events around them; this module reads them back when a run resumes, in whichever process.
@@ -15,7 +15,7 @@ from channels.db import database_sync_to_async
 from django.db import IntegrityError, transaction
 from django.utils import timezone
 
-from agents.engine.checkpoint import snapshot_fold
+from agents.engine.checkpoint import checkpoints_fold
 from agents.engine.durable import RecordedCall
 from agents.models import Message, MessageRole, RunCheckpoint, RunEvent, ToolCallEntry, ToolCallStatus
 from agents.runs.events.store import EventSink
@@ -23,10 +23,10 @@ from agents.runs.events.store import EventSink
 logger = logging.getLogger(__name__)
 
 
-def run_snapshot_load(*, run_id: uuid.UUID) -> dict[str, Any] | None:
-    """The engine snapshot of a run: its checkpoints folded in order (``None`` without any)."""
+def run_checkpoint_load(*, run_id: uuid.UUID) -> dict[str, Any] | None:
+    """The engine checkpoint of a run: its checkpoints folded in order (``None`` without any)."""
     rows = RunCheckpoint.objects.filter(run_id=run_id).order_by("seq").values_list("data", flat=True)
-    return snapshot_fold(rows.iterator(chunk_size=200))
+    return checkpoints_fold(rows.iterator(chunk_size=200))
 
 
 def run_calls_announced(*, run_id: uuid.UUID, tool_call_ids: Sequence[str]) -> set[str]:

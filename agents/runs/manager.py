@@ -44,8 +44,8 @@ from agents.models import ExecutionMode, Run
 from agents.runs.checkpoints import (
     DatabaseToolLedger,
     run_calls_announced,
+    run_checkpoint_load,
     run_follow_ups_unread,
-    run_snapshot_load,
 )
 from agents.runs.events.store import EventSink, Fence, last_seq_sync, run_group
 from agents.runs.leases import (
@@ -322,23 +322,23 @@ class RunManager:
     ) -> RunOutcome:
         run_id = handle.run_id
         blueprint, tools, hooks = await database_sync_to_async(_engine_parts)(run_id, sink)
-        snapshot = await database_sync_to_async(run_snapshot_load)(run_id=run_id) if resume else None
-        if snapshot is not None:
-            pending = [str(call["id"]) for call in snapshot.get("pending") or ()]
+        resume_from = await database_sync_to_async(run_checkpoint_load)(run_id=run_id) if resume else None
+        if resume_from is not None:
+            pending = [str(call["id"]) for call in resume_from.get("pending") or ()]
             if pending:  # after a crash the checkpoint cannot know which calls the chat already shows
                 shown = await database_sync_to_async(run_calls_announced)(
                     run_id=run_id, tool_call_ids=pending
                 )
-                snapshot["announced"] = sorted(shown | set(snapshot.get("announced") or ()))
+                resume_from["announced"] = sorted(shown | set(resume_from.get("announced") or ()))
             unread = await database_sync_to_async(run_follow_ups_unread)(
-                run_id=run_id, taken=int(snapshot.get("interrupts_taken") or 0)
+                run_id=run_id, taken=int(resume_from.get("interrupts_taken") or 0)
             )
             for message_id, content in unread:
                 self._apply(handle, "interrupt", content, message_id)
         registry = runtime.registry_for(blueprint)
         routing = Usage()
-        if snapshot is not None:  # a resumed run keeps the mode it was in
-            mode = ExecutionMode.PLAN if snapshot.get("kind") == "plan" else ExecutionMode.REACT
+        if resume_from is not None:  # a resumed run keeps the mode it was in
+            mode = ExecutionMode.PLAN if resume_from.get("kind") == "plan" else ExecutionMode.REACT
         else:
             mode = await runtime.execution_mode_for(blueprint, registry, usage=routing)
         agent = runtime.engine_for(
@@ -355,7 +355,7 @@ class RunManager:
             agent.cancel()
         hold = self.approval_hold if self.approval_hold is not None else approval_hold_seconds()
         metadata = blueprint.context.with_hold(hold)
-        durable: dict[str, Any] = {"resume_from": snapshot, "checkpoint": sink.checkpoint}
+        durable: dict[str, Any] = {"resume_from": resume_from, "checkpoint": sink.checkpoint}
         result = await agent.run(
             blueprint.query, history=blueprint.history, on_event=sink, metadata=metadata, **durable
         )

@@ -1,4 +1,4 @@
-"""Durable runs, engine side: checkpoints after every iteration, snapshots, resume, parking, the ledger."""
+"""Durable runs, engine side: checkpoints after every iteration, folding them, resume, parking, the ledger."""
 
 from __future__ import annotations
 
@@ -10,7 +10,7 @@ from typing import Any
 
 import pytest
 
-from agents.engine.checkpoint import STAGE_ANSWER, STAGE_MODEL, STAGE_TOOLS, Checkpoint, snapshot_fold
+from agents.engine.checkpoint import STAGE_ANSWER, STAGE_MODEL, STAGE_TOOLS, Checkpoint, checkpoints_fold
 from agents.engine.durable import (
     UNKNOWN_OUTCOME,
     RecordedCall,
@@ -46,8 +46,9 @@ class Checkpoints:
             self._changed.clear()
             await self._changed.wait()
 
-    def snapshot(self, upto: int | None = None) -> dict[str, Any]:
-        folded = snapshot_fold(copy.deepcopy(self.items[:upto]))
+    def folded(self, upto: int | None = None) -> dict[str, Any]:
+        """The run's checkpoint that its first ``upto`` checkpoints add up to."""
+        folded = checkpoints_fold(copy.deepcopy(self.items[:upto]))
         assert folded is not None
         return folded
 
@@ -94,12 +95,12 @@ async def test_checkpoints_fold_into_the_runs_whole_state(scripted_llm, make_llm
     agent = ReActAgent(make_llm(), registry_of(RecordingTool()), completion_check=False)
     result = await agent.run("find a and b", checkpoint=checkpoints, metadata=RUN)
 
-    snapshot = checkpoints.snapshot()
-    assert snapshot["messages"] == json.loads(json.dumps(result.messages))
-    assert [r["id"] for r in snapshot["records"]] == ["c1", "c2"]
-    assert snapshot["iteration"] == result.iterations == 3
-    assert snapshot["usage"] == result.usage.as_dict()
-    assert snapshot["stage"] == STAGE_ANSWER and snapshot["final"] == ["Both found.", "final_answer"]
+    checkpoint = checkpoints.folded()
+    assert checkpoint["messages"] == json.loads(json.dumps(result.messages))
+    assert [r["id"] for r in checkpoint["records"]] == ["c1", "c2"]
+    assert checkpoint["iteration"] == result.iterations == 3
+    assert checkpoint["usage"] == result.usage.as_dict()
+    assert checkpoint["stage"] == STAGE_ANSWER and checkpoint["final"] == ["Both found.", "final_answer"]
     assert [c["seq"] for c in checkpoints.items] == list(range(1, len(checkpoints.items) + 1))
 
 
@@ -153,7 +154,7 @@ async def test_a_run_resumed_from_its_checkpoint_after_a_crash_finishes_the_same
     events = EventLog()
     second = ReActAgent(make_llm(), registry_of(tool), completion_check=False)
     result = await second.run(
-        "ignored", resume_from=checkpoints.snapshot(), on_event=events, checkpoint=checkpoints, metadata=RUN
+        "ignored", resume_from=checkpoints.folded(), on_event=events, checkpoint=checkpoints, metadata=RUN
     )
 
     # then it continues at iteration 2 with the history of iteration 1, and never redoes the first call
@@ -179,7 +180,7 @@ async def test_a_resumed_run_replays_its_pending_calls_without_asking_the_model_
     await blocked.until_running(1)
     task.cancel()
     await asyncio.gather(task, return_exceptions=True)
-    snapshot = checkpoints.snapshot(checkpoints.last_where(STAGE_TOOLS))
+    checkpoint = checkpoints.folded(checkpoints.last_where(STAGE_TOOLS))
 
     # when it resumes
     scripted_llm.reset()
@@ -187,7 +188,7 @@ async def test_a_resumed_run_replays_its_pending_calls_without_asking_the_model_
     tool = RecordingTool()
     events = EventLog()
     result = await ReActAgent(make_llm(), registry_of(tool), completion_check=False).run(
-        "ignored", resume_from=snapshot, on_event=events, metadata=RUN
+        "ignored", resume_from=checkpoint, on_event=events, metadata=RUN
     )
 
     # then the pending call runs first (the only model request is the one after it) with its own id
@@ -227,7 +228,7 @@ async def test_a_replayed_call_that_finished_gets_its_recorded_outcome_and_is_no
     events = EventLog()
     result = await ReActAgent(make_llm(), registry_of(tool), ledger=ledger, completion_check=False).run(
         "x",
-        resume_from=checkpoints.snapshot(checkpoints.last_where(STAGE_TOOLS)),
+        resume_from=checkpoints.folded(checkpoints.last_where(STAGE_TOOLS)),
         on_event=events,
         metadata=RUN,
     )
@@ -259,7 +260,7 @@ async def test_a_replayed_call_that_started_but_never_finished_is_not_repeated_a
     scripted_llm.script(text("I could not confirm it."))
     tool = RecordingTool()
     result = await ReActAgent(make_llm(), registry_of(tool), ledger=ledger, completion_check=False).run(
-        "x", resume_from=checkpoints.snapshot(checkpoints.last_where(STAGE_TOOLS)), metadata=RUN
+        "x", resume_from=checkpoints.folded(checkpoints.last_where(STAGE_TOOLS)), metadata=RUN
     )
 
     assert tool.calls == []
@@ -330,7 +331,7 @@ async def test_a_parked_run_resumes_with_its_pending_call_seen_as_replayed_and_n
     scripted_llm.script(text("Paid."))
     events = EventLog()
     result = await ReActAgent(make_llm(), registry_of(tool), hooks=hooks, completion_check=False).run(
-        "x", resume_from=checkpoints.snapshot(), on_event=events, checkpoint=checkpoints, metadata=RUN
+        "x", resume_from=checkpoints.folded(), on_event=events, checkpoint=checkpoints, metadata=RUN
     )
 
     assert gate.seen == [("c1", False), ("c1", True)]
@@ -347,7 +348,7 @@ async def test_a_run_resumed_after_its_answer_was_known_goes_straight_to_the_ans
 
     scripted_llm.reset()
     agent = ReActAgent(make_llm(), registry_of())
-    result = await agent.run("x", resume_from=checkpoints.snapshot())
+    result = await agent.run("x", resume_from=checkpoints.folded())
     assert result.answer == "All good." and result.stop_reason == "final_answer"
     assert scripted_llm.requests == []
 
@@ -369,7 +370,7 @@ async def test_a_resumed_run_keeps_its_cycle_tracker_and_checklist_state(scripte
     scripted_llm.reset()
     scripted_llm.script(tool_calls(_search("same", "c3")), text("first"), text("final"))
     resumed = ReActAgent(make_llm(), registry_of(tool), completion_check_min_tools=1)
-    result = await resumed.run("x", resume_from=checkpoints.snapshot())
+    result = await resumed.run("x", resume_from=checkpoints.folded())
 
     # then the third identical call is a cycle (counted across the resume), and the checklist comes once
     after_third = scripted_llm.requests[1]["messages"]
@@ -377,7 +378,7 @@ async def test_a_resumed_run_keeps_its_cycle_tracker_and_checklist_state(scripte
     assert result.answer == "final"
 
 
-async def test_the_snapshot_counts_the_user_interrupts_the_run_took(scripted_llm, make_llm):
+async def test_the_checkpoint_counts_the_follow_ups_the_run_took(scripted_llm, make_llm):
     queue = FollowUpQueue()
 
     class Interrupting(RecordingTool):
@@ -389,7 +390,7 @@ async def test_the_snapshot_counts_the_user_interrupts_the_run_took(scripted_llm
     checkpoints = Checkpoints()
     agent = ReActAgent(make_llm(), registry_of(Interrupting()), follow_ups=queue, completion_check=False)
     await agent.run("find a", checkpoint=checkpoints)
-    assert checkpoints.snapshot()["interrupts_taken"] == 1
+    assert checkpoints.folded()["interrupts_taken"] == 1
 
 
 def test_after_a_compaction_the_next_checkpoint_replaces_the_whole_history():
@@ -407,8 +408,8 @@ def test_after_a_compaction_the_next_checkpoint_replaces_the_whole_history():
 
     assert first.reset and not second.reset and len(second.messages) == 1
     assert third.reset and third.messages == [{"role": "user", "content": "summary", "_summary": True}]
-    folded = snapshot_fold([first.as_dict(), second.as_dict(), third.as_dict()])
-    assert folded is not None and folded["messages"] == run.snapshot()["messages"]
+    folded = checkpoints_fold([first.as_dict(), second.as_dict(), third.as_dict()])
+    assert folded is not None and folded["messages"] == run.full_checkpoint()["messages"]
 
 
 async def test_json_mode_runs_resume_their_pending_call_too(scripted_llm, make_llm):
@@ -429,14 +430,14 @@ async def test_json_mode_runs_resume_their_pending_call_too(scripted_llm, make_l
     scripted_llm.script(text(final))
     tool = RecordingTool()
     result = await ReActAgent(llm, registry_of(tool), hooks=hooks, completion_check=False).run(
-        "x", resume_from=checkpoints.snapshot(), metadata=RUN
+        "x", resume_from=checkpoints.folded(), metadata=RUN
     )
     assert tool.calls == [{"q": "a"}]
     assert result.answer == "a is 1"
     assert scripted_llm.requests[0]["messages"][-1]["content"].endswith('search: {"q": "a"}')
 
 
-def test_a_snapshot_of_an_unknown_version_is_refused():
+def test_a_checkpoint_of_an_unknown_version_is_refused():
     from agents.engine.events import Emitter
     from agents.engine.run_state import RunState
 
@@ -444,7 +445,7 @@ def test_a_snapshot_of_an_unknown_version_is_refused():
         RunState.restore({"v": 99}, {}, Emitter(None), registry_of())
 
 
-async def test_a_tool_result_restored_from_a_snapshot_keeps_its_error(scripted_llm, make_llm):
+async def test_a_tool_result_restored_from_a_checkpoint_keeps_its_error(scripted_llm, make_llm):
     scripted_llm.script(tool_calls(_search("a", "c1")), text("sorry"))
     checkpoints = Checkpoints()
     failing = RecordingTool(result=ToolResult.failure("down"))
@@ -452,5 +453,5 @@ async def test_a_tool_result_restored_from_a_snapshot_keeps_its_error(scripted_l
         "a", checkpoint=checkpoints
     )
     restored = ReActAgent(make_llm(), registry_of(failing))
-    result = await restored.run("x", resume_from=checkpoints.snapshot())
+    result = await restored.run("x", resume_from=checkpoints.folded())
     assert result.tool_calls[0].error == "down" and result.tool_calls[0].result.is_error

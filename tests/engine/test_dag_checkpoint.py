@@ -52,8 +52,8 @@ class PlanCheckpoints:
         return self.items[-1]
 
 
-def _status(snapshot: dict[str, Any], step_id: str) -> str | None:
-    for plan in snapshot.get("plans") or ():
+def _status(checkpoint: dict[str, Any], step_id: str) -> str | None:
+    for plan in checkpoint.get("plans") or ():
         for entry in plan["steps"]:
             if entry["id"] == step_id:
                 return entry["status"]

@@ -14,7 +14,7 @@ from typing import Any
 import openai
 import pytest
 
-from agents.engine.checkpoint import Checkpoint, snapshot_fold
+from agents.engine.checkpoint import Checkpoint, checkpoints_fold
 from agents.engine.completion import REASONING_FIELDS, ChatResponse, ToolCallRequest
 from agents.engine.llm import OpenAICompatibleLLM, Usage
 from agents.engine.plan.agent import PlanAgent
@@ -178,16 +178,16 @@ async def test_checkpoint_and_restore_keep_the_reasoning_of_a_tool_turn(scripted
         for i, c in enumerate(checkpoints)
         if c["state"]["stage"] == "model" and c["state"]["iteration"] == 1
     )
-    snapshot = snapshot_fold(checkpoints[: after_tools + 1])
-    assert snapshot is not None
-    (turn,) = [m for m in snapshot["messages"] if m.get("tool_calls")]
+    checkpoint = checkpoints_fold(checkpoints[: after_tools + 1])
+    assert checkpoint is not None
+    (turn,) = [m for m in checkpoint["messages"] if m.get("tool_calls")]
     assert turn["reasoning_content"] == "Orders first."
 
     scripted_llm.reset()
     scripted_llm.profile = DEEPSEEK_THINKING
     scripted_llm.script(text("3 orders"), text("ACME has 3 orders."))
     resumed = ReActAgent(make_llm(), registry_of(RecordingTool("orders")))
-    result = await resumed.run("q", resume_from=snapshot)
+    result = await resumed.run("q", resume_from=checkpoint)
 
     assert result.stop_reason == "final_answer"
     assert [m["reasoning_content"] for m in tool_turns(scripted_llm.requests[0])] == ["Orders first."]

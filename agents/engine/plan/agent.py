@@ -15,7 +15,7 @@ dag / step / step_iteration, ``inject`` for follow-ups, then ``answer`` and ``do
 ends the run with a cancelled result (and a cancelled ``done``); cancelling the awaiting task propagates.
 
 Durable runs mirror it too: ``run(checkpoint=...)`` reports the whole plan state (see ``plan.checkpoint``)
-after each plan, step, step-agent iteration and analysis; ``run(resume_from=snapshot)`` continues from
+after each plan, step, step-agent iteration and analysis; ``run(resume_from=checkpoint)`` continues from
 it (finished steps are kept, unfinished ones resume from their own checkpoints); a parked step parks
 the run (``stop_reason="parked"``, no ``done``).
 """
@@ -290,7 +290,7 @@ class PlanAgent(RunAsEvents[PlanResult]):
             return
         state.seq += 1
         try:
-            await callback(Checkpoint(state.seq, state.snapshot(), [], [], True))
+            await callback(Checkpoint(state.seq, state.full_checkpoint(), [], [], True))
         except Exception as exc:
             logger.warning("checkpoint callback failed: %s", type(exc).__name__)
 

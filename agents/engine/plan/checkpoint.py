@@ -1,5 +1,5 @@
-"""Snapshots of plan-mode runs: the plans of every round with their steps' states, the analyses, and,
-for a step still running, its own ReAct snapshot (so it resumes where it was, not from scratch).
+"""Checkpoints of plan-mode runs: the plans of every round with their steps' states, the analyses, and,
+for a step still running, its own ReAct checkpoint (so it resumes where it was, not from scratch).
 
 A plan run reports each checkpoint whole (``reset``, no separate messages): plan runs are short (a few
 rounds of a few steps) and a step's history lives inside its step. ``kind`` is ``"plan"``, so a host
@@ -15,7 +15,7 @@ from agents.engine.checkpoint import record_from_dict, record_to_dict
 from agents.engine.llm import Usage
 from agents.engine.plan.models import PENDING, RUNNING, Analysis, Plan, PlanStep
 
-PLAN_SNAPSHOT_VERSION = 1
+PLAN_CHECKPOINT_VERSION = 1
 PLAN_KIND = "plan"
 
 
@@ -121,7 +121,7 @@ def analysis_from_dict(data: Mapping[str, Any] | None) -> Analysis | None:
 
 __all__ = [
     "PLAN_KIND",
-    "PLAN_SNAPSHOT_VERSION",
+    "PLAN_CHECKPOINT_VERSION",
     "analysis_from_dict",
     "analysis_to_dict",
     "plan_from_dict",

@@ -30,7 +30,7 @@ from dataclasses import replace
 from typing import Any
 
 from agents.engine import events
-from agents.engine.checkpoint import Checkpoint, snapshot_apply
+from agents.engine.checkpoint import Checkpoint, checkpoint_apply
 from agents.engine.events import Emitter, Event, EventCallback
 from agents.engine.hooks import HookRegistry
 from agents.engine.llm import Usage
@@ -368,7 +368,7 @@ class _Execution:
 
     def _step_checkpointer(self, step: PlanStep) -> Callable[[Checkpoint], Awaitable[None]]:
         async def checkpoint(delta: Checkpoint) -> None:
-            step.checkpoint = snapshot_apply(step.checkpoint, delta.as_dict())
+            step.checkpoint = checkpoint_apply(step.checkpoint, delta.as_dict())
             await self._checkpoint()
 
         return checkpoint

@@ -46,7 +46,7 @@ class PlanStep:
     iterations: int = 0
     tool_calls: list[ToolCallRecord] = field(default_factory=list)
     usage: Usage = field(default_factory=Usage)
-    # Durable runs: the step agent's snapshot while the step has not finished (it resumes from it).
+    # Durable runs: the step agent's checkpoint while the step has not finished (it resumes from it).
     checkpoint: dict[str, Any] | None = field(default=None, repr=False)
 
     @property

@@ -1,4 +1,4 @@
-"""The state of one plan-mode run, and its snapshots (durable runs: see ``plan.checkpoint``)."""
+"""The state of one plan-mode run, and its checkpoints (durable runs: see ``plan.checkpoint``)."""
 
 from __future__ import annotations
 
@@ -9,8 +9,8 @@ from typing import Any
 from agents.engine.events import Emitter
 from agents.engine.llm import Usage
 from agents.engine.plan.checkpoint import (
+    PLAN_CHECKPOINT_VERSION,
     PLAN_KIND,
-    PLAN_SNAPSHOT_VERSION,
     analysis_from_dict,
     analysis_to_dict,
     plan_from_dict,
@@ -31,7 +31,7 @@ ANSWER = "answer"
 
 
 class PlanRunState:
-    """The mutable state of one ``PlanAgent.run()`` (see ``plan.checkpoint`` for its snapshots)."""
+    """The mutable state of one ``PlanAgent.run()`` (see ``plan.checkpoint`` for its checkpoints)."""
 
     def __init__(self, goal: str, metadata: RunContext, emit: Emitter) -> None:
         self.goal = goal
@@ -51,9 +51,9 @@ class PlanRunState:
         self.interrupts_taken = 0
         self.seq = 0
 
-    def snapshot(self) -> dict[str, Any]:
+    def full_checkpoint(self) -> dict[str, Any]:
         return {
-            "v": PLAN_SNAPSHOT_VERSION,
+            "v": PLAN_CHECKPOINT_VERSION,
             "kind": PLAN_KIND,
             "goal": self.goal,
             "usage": self.usage.as_dict(),
@@ -72,24 +72,24 @@ class PlanRunState:
         }
 
     @classmethod
-    def restore(cls, snapshot: Mapping[str, Any], metadata: RunContext, emit: Emitter) -> PlanRunState:
-        if snapshot.get("kind") != PLAN_KIND or snapshot.get("v") != PLAN_SNAPSHOT_VERSION:
-            raise ValueError("not a plan-mode snapshot of a supported version")
-        state = cls(str(snapshot.get("goal") or ""), metadata, emit)
-        state.started -= float(snapshot.get("elapsed") or 0.0)
-        state.usage = usage_from_dict(snapshot.get("usage"))
-        state.plans = [plan_from_dict(p) for p in snapshot.get("plans") or ()]
-        analyses = snapshot.get("analyses") or {}
+    def restore(cls, checkpoint: Mapping[str, Any], metadata: RunContext, emit: Emitter) -> PlanRunState:
+        if checkpoint.get("kind") != PLAN_KIND or checkpoint.get("v") != PLAN_CHECKPOINT_VERSION:
+            raise ValueError("not a plan-mode checkpoint of a supported version")
+        state = cls(str(checkpoint.get("goal") or ""), metadata, emit)
+        state.started -= float(checkpoint.get("elapsed") or 0.0)
+        state.usage = usage_from_dict(checkpoint.get("usage"))
+        state.plans = [plan_from_dict(p) for p in checkpoint.get("plans") or ()]
+        analyses = checkpoint.get("analyses") or {}
         state.analyses = {int(r): a for r, d in analyses.items() if (a := analysis_from_dict(d)) is not None}
-        state.analysis = analysis_from_dict(snapshot.get("analysis"))
-        state.stage = str(snapshot.get("stage") or PLANNING)
-        state.round = int(snapshot.get("round") or 1)
-        state.spent = int(snapshot.get("spent") or 0)
-        state.feedback = snapshot.get("feedback")
-        state.followed_up = bool(snapshot.get("followed_up"))
-        state.final = snapshot.get("final")
-        state.interrupts_taken = int(snapshot.get("interrupts_taken") or 0)
-        state.seq = int(snapshot.get("seq") or 0)
+        state.analysis = analysis_from_dict(checkpoint.get("analysis"))
+        state.stage = str(checkpoint.get("stage") or PLANNING)
+        state.round = int(checkpoint.get("round") or 1)
+        state.spent = int(checkpoint.get("spent") or 0)
+        state.feedback = checkpoint.get("feedback")
+        state.followed_up = bool(checkpoint.get("followed_up"))
+        state.final = checkpoint.get("final")
+        state.interrupts_taken = int(checkpoint.get("interrupts_taken") or 0)
+        state.seq = int(checkpoint.get("seq") or 0)
         return state
 
     def result(

@@ -21,7 +21,7 @@ from django.utils import timezone
 
 from agents import runtime
 from agents.models import Message, Run, RunCheckpoint, RunEvent, RunStatus, ToolCallEntry
-from agents.runs.checkpoints import run_snapshot_load
+from agents.runs.checkpoints import run_checkpoint_load
 from agents.runs.events.store import EventSink, Fence
 from agents.runs.leases import lease_owner_new, process_id
 from agents.runs.lifecycle import INTERRUPTED_CODE, run_finish, runs_interrupt_lapsed
@@ -119,17 +119,17 @@ async def test_a_run_is_held_by_its_process_checkpointed_as_it_goes_and_released
     run = await Run.objects.aget(conversation=purchasing.conversation)
     assert run.status == RunStatus.RUNNING and run.lease_owner.startswith(process_id())
     assert run.lease_expires_at > timezone.now()
-    snapshot = await database_sync_to_async(run_snapshot_load)(run_id=run.pk)
-    assert [m["role"] for m in snapshot["messages"]] == ["system", "user", "assistant", "tool"]
-    assert [r["id"] for r in snapshot["records"]] == ["l1"]
-    assert (snapshot["stage"], snapshot["iteration"]) == ("model", 1)
+    checkpoint = await database_sync_to_async(run_checkpoint_load)(run_id=run.pk)
+    assert [m["role"] for m in checkpoint["messages"]] == ["system", "user", "assistant", "tool"]
+    assert [r["id"] for r in checkpoint["records"]] == ["l1"]
+    assert (checkpoint["stage"], checkpoint["iteration"]) == ("model", 1)
 
     release.set()
     await frames_until_done(ws)
     await _finish_runs()
     run = await Run.objects.aget(pk=run.pk)
     assert run.status == RunStatus.DONE and run.lease_owner == "" and run.lease_expires_at is None
-    assert run.checkpoint["stage"] == "answer" and run.checkpoint_seq > snapshot["seq"]
+    assert run.checkpoint["stage"] == "answer" and run.checkpoint_seq > checkpoint["seq"]
     assert await RunCheckpoint.objects.filter(run=run).acount() == 0  # a finished run never resumes
     entry = await ToolCallEntry.objects.aget(run=run)
     assert (entry.tool_call_id, entry.status, entry.outcome) == ("l1", "finished", "ok")
@@ -466,11 +466,11 @@ async def test_a_turns_pending_tool_calls_are_committed_before_any_of_them_runs(
 
     async def probe() -> str:
         run = await Run.objects.aget(status=RunStatus.RUNNING)
-        snapshot = await database_sync_to_async(run_snapshot_load)(run_id=run.pk)
+        checkpoint = await database_sync_to_async(run_checkpoint_load)(run_id=run.pk)
         seen.append(
             {
-                "stage": snapshot and snapshot["stage"],
-                "pending": [c["id"] for c in (snapshot or {}).get("pending") or ()],
+                "stage": checkpoint and checkpoint["stage"],
+                "pending": [c["id"] for c in (checkpoint or {}).get("pending") or ()],
             }
         )
         return "probed"
