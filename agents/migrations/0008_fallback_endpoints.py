@@ -1,0 +1,10 @@
+# Reserved for helper J's work this round; its operations are filled in by that work.
+from django.db import migrations
+
+
+class Migration(migrations.Migration):
+    dependencies = [
+        ("agents", "0007_budgets"),
+    ]
+
+    operations = []
