@@ -6,6 +6,7 @@ Secrets never enter audit rows: they are recorded as set, unchanged or cleared.
 from __future__ import annotations
 
 import logging
+import time
 from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
@@ -20,6 +21,9 @@ from agents.engine.strict_json import text_safe
 from connectors.configs import connector_secret_values, database_config_for, http_config_for
 from connectors.database import db_test_connection
 from connectors.http import http_test_connection
+from connectors.mcp.client import McpFailure, mcp_list_tools
+from connectors.mcp.config import McpConfig, StdioNotAllowed, mcp_config_for
+from connectors.mcp.pool import SessionOpenError, session_once
 from connectors.models import (
     ActionSource,
     CallStatus,
@@ -250,6 +254,7 @@ def call_log_record(
     error: str = "",
     approval_ref: str = "",
     secrets: tuple[str, ...] = (),
+    mcp_method: str = "",
 ) -> ConnectorCallLog:
     """Write the one call-log row of a connector call (made in the run ``context`` says), with arguments
     and error redacted."""
@@ -275,6 +280,7 @@ def call_log_record(
         response_bytes=max(0, int(response_bytes)),
         error=text_safe(scrub(error, secrets))[:MAX_ERROR_CHARS],
         approval_ref=approval_ref,
+        mcp_method=mcp_method,
     )
 
 
@@ -293,6 +299,8 @@ async def connector_test_connection_async(*, organization_id: int, connector_id:
     if isinstance(loaded, ConnectionTestResult):
         return loaded
     kind, config, secrets = loaded
+    if kind == "mcp":
+        return await _mcp_test_connection(config, secrets)
     outcome = await (http_test_connection(config) if kind == "http" else db_test_connection(config))
     message = outcome.content if outcome.status == "ok" else outcome.error
     return ConnectionTestResult(
@@ -314,6 +322,8 @@ def _test_config(
     if connector is None:
         return ConnectionTestResult(ok=False, message="no such connector")
     try:
+        if connector.kind == "mcp":
+            return "mcp", mcp_config_for(connector), connector_secret_values(connector)
         if connector.kind == "http":
             return "http", http_config_for(connector), connector_secret_values(connector)
         return "database", database_config_for(connector), connector_secret_values(connector)
@@ -321,3 +331,24 @@ def _test_config(
         return ConnectionTestResult(
             ok=False, message="the stored credentials cannot be decrypted; enter them again"
         )
+    except StdioNotAllowed:
+        return ConnectionTestResult(
+            ok=False,
+            message="the operator does not allow this local MCP command (MCP_STDIO_ALLOWED_COMMANDS)",
+        )
+
+
+async def _mcp_test_connection(config: McpConfig, secrets: tuple[str, ...]) -> ConnectionTestResult:
+    """Open a session, list the tools, close it."""
+    started = time.perf_counter()
+    try:
+        async with session_once(config) as pooled:
+            listing = await mcp_list_tools(config, pooled=pooled)
+    except SessionOpenError as exc:
+        listing = McpFailure(str(exc))
+    latency = (time.perf_counter() - started) * 1000
+    if isinstance(listing, McpFailure):
+        return ConnectionTestResult(ok=False, message=scrub(listing.error, secrets), latency_ms=latency)
+    return ConnectionTestResult(
+        ok=True, message=f"connected: the server lists {len(listing.tools)} tools", latency_ms=latency
+    )

@@ -36,7 +36,7 @@ from asgiref.sync import sync_to_async
 
 from agents.engine.durable import current_tool_call
 from agents.engine.run_context import RunContext
-from agents.engine.tools import Tool, ToolResult
+from agents.engine.tools import Artifact, Tool, ToolResult
 from connectors.adapter_types import CallOutcome
 from connectors.configs import (
     connector_secret_values,
@@ -48,6 +48,8 @@ from connectors.configs import (
 from connectors.database import db_call
 from connectors.http import http_call
 from connectors.idempotency import connector_idempotency_key
+from connectors.mcp.client import METHOD_CALL, mcp_call_tool
+from connectors.mcp.config import StdioNotAllowed, mcp_config_for
 from connectors.models import ConnectorAction, ConnectorKind
 from connectors.scrub import scrub
 from connectors.selectors import RunActionsSource, actions_for_tools, run_connector_actions
@@ -98,6 +100,8 @@ def tool_description_for(action: ConnectorAction) -> str:
     rest = "\n".join(text.splitlines()[1:]).strip()
     if connector.kind == ConnectorKind.HTTP:
         target = f"{action.method or 'GET'} {action.path_template}"
+    elif connector.kind == ConnectorKind.MCP:
+        target = f"MCP tool {action.mcp_tool}"
     elif action.free_form:
         target = "free-form read-only SQL"
         summary = (
@@ -157,6 +161,9 @@ class ConnectorTool(Tool):
         if connector.kind == ConnectorKind.HTTP:
             attempts = 1 if action.is_write else 3  # the adapter retries idempotent calls
             self.timeout = (connector.connect_timeout + connector.read_timeout) * attempts + 5
+        elif connector.kind == ConnectorKind.MCP:
+            # Opening a session, and once more when the server dropped it; each bounded by the client.
+            self.timeout = (connector.connect_timeout + 2 * connector.read_timeout) * 2 + 5
         else:
             self.timeout = connector.connect_timeout + connector.statement_timeout_ms / 1000 + 5
 
@@ -166,11 +173,14 @@ class ConnectorTool(Tool):
         prepared: _Prepared | None = None
         try:
             loaded = await sync_to_async(_prepare_call)(self.context.org_id, self.action_id)
+            artifacts: tuple[Artifact, ...] = ()
             if isinstance(loaded, str):
                 outcome = _failed(loaded, started)
             else:
                 prepared = loaded
-                outcome = await _call_adapter(prepared, kwargs, self._idempotency_key(tool_call_id, kwargs))
+                outcome, artifacts = await _call_adapter(
+                    prepared, kwargs, self._idempotency_key(tool_call_id, kwargs)
+                )
         except asyncio.CancelledError:
             if not self.call_log_by_hook:  # else the audit hook recorded the call before it ran
                 outcome = _failed("the call was cancelled (timeout or stop)", started)
@@ -185,7 +195,7 @@ class ConnectorTool(Tool):
             outcome = _failed(f"unexpected error ({type(exc).__name__})", started)
         if not self.call_log_by_hook:
             await self._record(prepared, kwargs, outcome, tool_call_id)
-        return _result(outcome, prepared.secrets if prepared is not None else ())
+        return _result(outcome, prepared.secrets if prepared is not None else (), artifacts)
 
     def _idempotency_key(self, tool_call_id: str, args: Mapping[str, Any]) -> str | None:
         """The key of this call when a run makes it (a run id and a tool call id are known)."""
@@ -214,6 +224,7 @@ class ConnectorTool(Tool):
             response_bytes=outcome.response_bytes,
             error=outcome.error,
             secrets=prepared.secrets if prepared is not None else (),
+            mcp_method=METHOD_CALL if prepared is not None and prepared.kind == ConnectorKind.MCP else "",
         )
 
 
@@ -232,9 +243,13 @@ def _prepare_call(organization_id: int, action_id: Any) -> _Prepared | str:
     try:
         if connector.kind == ConnectorKind.HTTP:
             config, spec = http_config_for(connector), http_action_spec_for(action)
+        elif connector.kind == ConnectorKind.MCP:
+            config, spec = mcp_config_for(connector), action.mcp_tool
         else:
             config, spec = database_config_for(connector), sql_action_spec_for(action)
         secrets = connector_secret_values(connector)
+    except StdioNotAllowed:
+        return "the operator does not allow this connector's local MCP command (MCP_STDIO_ALLOWED_COMMANDS)"
     except SecretDecryptError:
         logger.error("connector %s: its credentials cannot be decrypted", connector.pk)
         return "the connector's credentials cannot be decrypted; an admin must enter them again"
@@ -251,10 +266,13 @@ def _prepare_call(organization_id: int, action_id: Any) -> _Prepared | str:
 
 async def _call_adapter(
     prepared: _Prepared, args: Mapping[str, Any], idempotency_key: str | None
-) -> CallOutcome:
+) -> tuple[CallOutcome, tuple[Artifact, ...]]:
     if prepared.kind == ConnectorKind.HTTP:
-        return await http_call(prepared.config, prepared.spec, args, idempotency_key=idempotency_key)
-    return await db_call(prepared.config, prepared.spec, args)
+        return await http_call(prepared.config, prepared.spec, args, idempotency_key=idempotency_key), ()
+    if prepared.kind == ConnectorKind.MCP:
+        called = await mcp_call_tool(prepared.config, prepared.spec, args, is_write=prepared.is_write)
+        return called.outcome, called.artifacts
+    return await db_call(prepared.config, prepared.spec, args), ()
 
 
 def _failed(message: str, started: float) -> CallOutcome:
@@ -271,13 +289,20 @@ class ConnectorToolResult(ToolResult):
     secrets: tuple[str, ...] = field(default=(), repr=False, compare=False)
 
 
-def _result(outcome: CallOutcome, secrets: tuple[str, ...]) -> ToolResult:
+def _result(
+    outcome: CallOutcome, secrets: tuple[str, ...], artifacts: tuple[Artifact, ...] = ()
+) -> ToolResult:
     content = scrub(outcome.content, secrets)
     if outcome.status == "ok":
-        return ConnectorToolResult(content=content, call=outcome, secrets=secrets)
+        return ConnectorToolResult(content=content, call=outcome, secrets=secrets, artifacts=artifacts)
     error = scrub(outcome.error, secrets) or "the call failed"
     return ConnectorToolResult(
-        content=f"Error: {error}", is_error=True, error=error, call=outcome, secrets=secrets
+        content=f"Error: {error}",
+        is_error=True,
+        error=error,
+        call=outcome,
+        secrets=secrets,
+        artifacts=artifacts,
     )
 
 

@@ -251,6 +251,7 @@ def _write_call(
         arguments=arguments,
         status=status,
         error=error,
+        mcp_method="tools/call" if info.kind == "mcp" else "",
         **outcome,
     )
 

@@ -1,0 +1,166 @@
+"""``tools/list`` and ``tools/call`` on an MCP server, as typed outcomes.
+
+Calls use the loop's pooled session (:mod:`connectors.mcp.pool`). When the server has forgotten the
+session (it restarted, expired it, or answers "Session not found"), the session is re-initialised and the
+call sent once more: the server refused it, so it did not run. A connection that broke while a *write*
+was in flight is not retried (it may have run); a read is. Every call is bounded by the connector's read
+timeout.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import logging
+import time
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from typing import Any
+
+from mcp import types
+from mcp.shared.exceptions import MCPError
+from mcp_types import CONNECTION_CLOSED
+
+from agents.engine.tools import Artifact
+from connectors.adapter_types import CallOutcome
+from connectors.mcp.config import McpConfig
+from connectors.mcp.pool import PooledSession, SessionOpenError, session_pool
+from connectors.mcp.results import error_text, render_result
+
+logger = logging.getLogger(__name__)
+
+METHOD_CALL = "tools/call"
+METHOD_LIST = "tools/list"
+MAX_TOOL_PAGES = 50
+_SESSION_GONE = ("session not found", "session terminated", "session expired")
+
+
+@dataclass(frozen=True, slots=True)
+class McpCallResult:
+    """A call's outcome (status, content, sizes, latency) and the artifacts for the tool card."""
+
+    outcome: CallOutcome
+    artifacts: tuple[Artifact, ...] = ()
+
+
+@dataclass(frozen=True, slots=True)
+class ToolListing:
+    """The server's tools."""
+
+    tools: tuple[types.Tool, ...] = field(default_factory=tuple)
+
+
+@dataclass(frozen=True, slots=True)
+class McpFailure:
+    """Why talking to the server failed (short, secret-free)."""
+
+    error: str
+
+
+def _session_gone(exc: BaseException) -> bool:
+    if isinstance(exc, MCPError):
+        return any(s in exc.message.lower() for s in _SESSION_GONE)
+    return False
+
+
+def _connection_broken(exc: BaseException) -> bool:
+    if isinstance(exc, MCPError):
+        return exc.code == CONNECTION_CLOSED
+    return isinstance(exc, ConnectionError | EOFError) or type(exc).__name__ in (
+        "ClosedResourceError",
+        "BrokenResourceError",
+        "EndOfStream",
+    )
+
+
+def _describe(exc: BaseException) -> str:
+    if isinstance(exc, MCPError):
+        return f"the MCP server answered with an error: {exc.message}"[:300]
+    if isinstance(exc, SessionOpenError):
+        return str(exc)
+    return f"the MCP call failed ({type(exc).__name__})"
+
+
+async def _with_session(
+    config: McpConfig, work: Any, *, retry_broken: bool, pooled: PooledSession | None
+) -> Any:
+    """Run ``work(session)`` on a pooled session (or the given one), re-opening it once if it is gone."""
+    pool = session_pool()
+    attempts = 2
+    for attempt in range(attempts):
+        current = pooled if pooled is not None else await pool.get(config)
+        try:
+            async with asyncio.timeout(config.read_timeout):
+                return await work(current.session)
+        except Exception as exc:
+            # A forgotten session refused the call (it did not run); a broken connection may have run it.
+            again = _session_gone(exc) or (retry_broken and (_connection_broken(exc) or not current.alive))
+            if pooled is not None or attempt == attempts - 1 or not again:
+                raise
+            logger.info("MCP session of connector %s was dropped; opening a new one", config.connector_id)
+            await pool.discard(current)
+    raise AssertionError("unreachable")
+
+
+async def mcp_list_tools(
+    config: McpConfig, *, pooled: PooledSession | None = None
+) -> ToolListing | McpFailure:
+    """Every tool of the server (following ``nextCursor``)."""
+
+    async def work(session: Any) -> ToolListing:
+        tools: list[types.Tool] = []
+        cursor: str | None = None
+        for _ in range(MAX_TOOL_PAGES):
+            params = types.PaginatedRequestParams(cursor=cursor) if cursor else None
+            page = await session.list_tools(params=params)
+            tools.extend(page.tools)
+            cursor = page.next_cursor
+            if not cursor:
+                break
+        return ToolListing(tools=tuple(tools))
+
+    try:
+        return await _with_session(config, work, retry_broken=True, pooled=pooled)
+    except TimeoutError:
+        return McpFailure("the MCP server did not answer in time")
+    except Exception as exc:
+        return McpFailure(_describe(exc))
+
+
+async def mcp_call_tool(
+    config: McpConfig, tool: str, arguments: Mapping[str, Any], *, is_write: bool
+) -> McpCallResult:
+    """Call one tool; an ``isError`` result is an error outcome with the tool's message."""
+    started = time.perf_counter()
+    request_bytes = len(json.dumps({"name": tool, "arguments": dict(arguments)}, default=str).encode())
+
+    def done(status: str, content: str = "", error: str = "", **extra: Any) -> CallOutcome:
+        return CallOutcome(
+            status="ok" if status == "ok" else "error",
+            content=content,
+            error=error,
+            latency_ms=(time.perf_counter() - started) * 1000,
+            request_bytes=request_bytes,
+            **extra,
+        )
+
+    async def work(session: Any) -> types.CallToolResult:
+        return await session.call_tool(tool, dict(arguments), read_timeout_seconds=config.read_timeout)
+
+    try:
+        result = await _with_session(config, work, retry_broken=not is_write, pooled=None)
+    except TimeoutError:
+        return McpCallResult(
+            done("error", error=f"the MCP server did not answer within {config.read_timeout:g} s")
+        )
+    except Exception as exc:
+        return McpCallResult(done("error", error=_describe(exc)))
+    rendered = render_result(result, max_bytes=config.max_response_bytes)
+    if rendered.is_error:
+        return McpCallResult(
+            done("error", error=error_text(rendered), response_bytes=rendered.size_bytes), rendered.artifacts
+        )
+    return McpCallResult(
+        done("ok", content=rendered.text, response_bytes=rendered.size_bytes, truncated=rendered.truncated),
+        rendered.artifacts,
+    )

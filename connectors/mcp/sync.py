@@ -1,0 +1,184 @@
+""" "Sync tools": an MCP server's tools as the connector's actions, reported like an OpenAPI import.
+
+A tool is matched to its action by its name on the server (``mcp_tool``). New tools are added; tools
+whose description, input schema or annotations changed are updated; actions of tools the server no
+longer lists are *deactivated*, never deleted (their call logs keep the link, and an admin's edits
+survive if the tool comes back; it is then reactivated and reported as added). An admin's "writes data"
+override and an action they deactivated are kept. Whether a tool writes comes from its annotations: only
+``readOnlyHint: true`` makes it a read (:meth:`~connectors.models.ConnectorAction.derived_is_write`).
+"""
+
+from __future__ import annotations
+
+import hashlib
+import re
+from typing import Any
+
+from asgiref.sync import async_to_sync, sync_to_async
+from django.contrib.auth.base_user import AbstractBaseUser
+from django.db import transaction
+from django.utils import timezone
+from mcp import types
+
+from connectors.mcp.client import McpFailure, ToolListing, mcp_list_tools
+from connectors.mcp.config import StdioNotAllowed, mcp_config_for
+from connectors.mcp.pool import SessionOpenError, session_once
+from connectors.models import ActionSource, Connector, ConnectorAction, ConnectorKind, _schema_problem
+from connectors.services import ImportReport
+from platform_core.crypto import SecretDecryptError
+from platform_core.services import audit_log_write
+
+MAX_ACTION_NAME = 64
+_UNSAFE = re.compile(r"[^A-Za-z0-9_-]+")
+_ANNOTATION_KEYS = ("readOnlyHint", "destructiveHint", "idempotentHint", "openWorldHint")
+
+
+def action_name_for_tool(tool_name: str) -> str:
+    """The tool's name as an action name (letters, digits, ``_``, ``-``; long names end in a hash)."""
+    name = _UNSAFE.sub("_", tool_name).strip("_") or "tool"
+    if name != tool_name or len(name) > MAX_ACTION_NAME:
+        if len(name) > MAX_ACTION_NAME:
+            digest = hashlib.sha256(tool_name.encode()).hexdigest()[:8]
+            name = f"{name[: MAX_ACTION_NAME - 9]}_{digest}"
+    return name
+
+
+def _annotations(tool: types.Tool) -> dict[str, Any]:
+    if tool.annotations is None:
+        return {}
+    dumped = tool.annotations.model_dump(by_alias=True, exclude_none=True)
+    return {k: dumped[k] for k in _ANNOTATION_KEYS if k in dumped}
+
+
+def _description(tool: types.Tool) -> str:
+    title = (tool.title or (tool.annotations.title if tool.annotations else None) or "").strip()
+    text = (tool.description or "").strip()
+    return f"{title}\n{text}".strip() if title and title not in text else text
+
+
+async def _listing(connector_id: Any, organization_id: int) -> ToolListing | McpFailure:
+    try:
+        config = await sync_to_async(_config)(connector_id, organization_id)
+    except StdioNotAllowed:
+        return McpFailure("the operator does not allow this local MCP command (MCP_STDIO_ALLOWED_COMMANDS)")
+    except SecretDecryptError:
+        return McpFailure("the stored credentials cannot be decrypted; enter them again")
+    try:
+        async with session_once(config) as pooled:
+            return await mcp_list_tools(config, pooled=pooled)
+    except SessionOpenError as exc:
+        return McpFailure(str(exc))
+
+
+def _config(connector_id: Any, organization_id: int) -> Any:
+    connector = Connector.objects.get(pk=connector_id, organization_id=organization_id)
+    return mcp_config_for(connector)
+
+
+def connector_sync_mcp_tools(
+    *, connector: Connector, actor: AbstractBaseUser | None, ip_address: str | None = None
+) -> ImportReport | McpFailure:
+    """List the server's tools and store them as the connector's actions (sync callers: admin, API)."""
+    if connector.kind != ConnectorKind.MCP:
+        return McpFailure("only MCP connectors have tools to sync")
+    listing = async_to_sync(_listing)(connector.pk, connector.organization_id)
+    if isinstance(listing, McpFailure):
+        return listing
+    return connector_apply_mcp_tools(
+        connector=connector, tools=listing.tools, actor=actor, ip_address=ip_address
+    )
+
+
+@transaction.atomic
+def connector_apply_mcp_tools(
+    *,
+    connector: Connector,
+    tools: tuple[types.Tool, ...],
+    actor: AbstractBaseUser | None,
+    ip_address: str | None = None,
+) -> ImportReport:
+    """Store a tool listing as the connector's actions (see the module docstring), with one audit row."""
+    existing = list(ConnectorAction.objects.select_for_update().filter(connector=connector))
+    by_tool = {a.mcp_tool: a for a in existing if a.mcp_tool}
+    taken = {a.name for a in existing}
+    added: list[str] = []
+    changed: list[str] = []
+    unchanged: list[str] = []
+    skipped: list[tuple[str, str]] = []
+    seen: set[str] = set()
+    now = timezone.now()
+    for tool in tools:
+        if tool.name in seen:
+            skipped.append((tool.name, "listed twice"))
+            continue
+        seen.add(tool.name)
+        schema = dict(tool.input_schema or {"type": "object"})
+        problem = _schema_problem(schema) if schema.get("type", "object") == "object" else "not an object"
+        if problem:
+            skipped.append((tool.name, f"its input schema is not usable: {problem}"))
+            continue
+        fields = {
+            "description": _description(tool),
+            "parameters": schema,
+            "mcp_annotations": _annotations(tool),
+        }
+        action = by_tool.get(tool.name)
+        if action is None:
+            name = action_name_for_tool(tool.name)
+            if name in taken:
+                skipped.append((tool.name, f"an action named {name!r} already exists"))
+                continue
+            action = ConnectorAction(
+                connector=connector,
+                organization_id=connector.organization_id,
+                name=name,
+                mcp_tool=tool.name,
+                source=ActionSource.MCP,
+                **fields,
+            )
+            action.full_clean(validate_unique=False)
+            action.save()
+            taken.add(name)
+            added.append(name)
+            continue
+        was_write = action.is_write
+        differs = any(getattr(action, k) != v for k, v in fields.items())
+        for k, v in fields.items():
+            setattr(action, k, v)
+        if not action.is_write_override and action.derived_is_write() != was_write:
+            differs = True
+        if action.removed_by_import_at is not None:
+            action.removed_by_import_at = None
+            action.is_active = True
+            added.append(action.name)
+        elif differs:
+            changed.append(action.name)
+        else:
+            unchanged.append(action.name)
+            continue
+        action.full_clean(validate_unique=False)
+        action.save()
+    removed: list[str] = []
+    for action in existing:
+        if action.source != ActionSource.MCP or action.mcp_tool in seen or action.removed_by_import_at:
+            continue
+        action.is_active = False
+        action.removed_by_import_at = now
+        action.save(update_fields=["is_active", "removed_by_import_at", "updated_at"])
+        removed.append(action.name)
+    report = ImportReport(
+        added=tuple(added),
+        changed=tuple(changed),
+        removed=tuple(sorted(removed)),
+        unchanged=tuple(unchanged),
+        skipped=tuple(skipped),
+    )
+    audit_log_write(
+        organization=connector.organization,
+        actor=actor,
+        action="connector.mcp_tools_synced",
+        target=connector,
+        after={k: v for k, v in report.as_dict().items() if k != "unchanged"},
+        ip_address=ip_address,
+    )
+    return report

@@ -1,0 +1,82 @@
+"""'Sync tools' against a real MCP server: the tools become actions (added, changed, removed), their
+annotations decide read or write, and an admin's override survives a re-sync."""
+
+from __future__ import annotations
+
+import pytest
+from mcp import types
+
+from connectors.mcp.sync import connector_sync_mcp_tools
+from connectors.models import ConnectorAction
+from platform_core.models import AuditLog
+from tests.connectors.mcp.conftest import mcp_connector
+from tests.factories import OrganizationFactory
+
+pytestmark = pytest.mark.django_db
+
+
+def _actions(connector):
+    return {a.name: a for a in ConnectorAction.objects.filter(connector=connector)}
+
+
+def test_sync_adds_every_tool_with_schema_description_and_read_or_write_from_annotations(mcp_server):
+    connector = mcp_connector(OrganizationFactory(), mcp_server.url)
+    report = connector_sync_mcp_tools(connector=connector, actor=None)
+    assert set(report.added) == {"lookup_order", "create_payment", "delete_order", "fail", "sleep", "big", "chart"}
+    actions = _actions(connector)
+    lookup = actions["lookup_order"]
+    assert lookup.mcp_tool == "lookup_order" and lookup.source == "mcp"
+    assert lookup.description == "Look up one order by its id."
+    assert lookup.parameters["properties"]["order_id"]["type"] == "string"
+    assert lookup.mcp_annotations == {"readOnlyHint": True, "idempotentHint": True}
+    assert lookup.is_write is False
+    assert actions["create_payment"].is_write is True  # no annotations: a write
+    assert actions["delete_order"].is_write is True  # destructive
+    assert AuditLog.objects.filter(action="connector.mcp_tools_synced").count() == 1
+
+
+def test_resync_reports_changed_and_removed_and_keeps_an_admin_override(mcp_server):
+    connector = mcp_connector(OrganizationFactory(), mcp_server.url)
+    connector_sync_mcp_tools(connector=connector, actor=None)
+    payment = _actions(connector)["create_payment"]
+    payment.is_write, payment.is_write_override = False, True  # the admin marks it read-only
+    payment.save()
+
+    mcp_server.mcp.remove_tool("delete_order")
+    mcp_server.mcp.remove_tool("lookup_order")
+    mcp_server.mcp.add_tool(
+        lambda order_id: "ok",
+        name="lookup_order",
+        description="Look up one order (now with more detail).",
+        annotations=types.ToolAnnotations(readOnlyHint=True),
+    )
+    report = connector_sync_mcp_tools(connector=connector, actor=None)
+
+    assert report.changed == ("lookup_order",)
+    assert report.removed == ("delete_order",)
+    assert report.added == ()
+    actions = _actions(connector)
+    assert actions["delete_order"].is_active is False  # deactivated, not deleted
+    assert actions["delete_order"].removed_by_import_at is not None
+    assert actions["lookup_order"].description == "Look up one order (now with more detail)."
+    assert actions["create_payment"].is_write is False and actions["create_payment"].is_write_override
+
+
+def test_a_tool_that_comes_back_is_reactivated_and_reported_as_added(mcp_server):
+    connector = mcp_connector(OrganizationFactory(), mcp_server.url)
+    connector_sync_mcp_tools(connector=connector, actor=None)
+    tool = mcp_server.mcp._tool_manager.get_tool("big")  # noqa: SLF001 (put the same tool back)
+    mcp_server.mcp.remove_tool("big")
+    connector_sync_mcp_tools(connector=connector, actor=None)
+    mcp_server.mcp.add_tool(tool.fn, name="big", description=tool.description, annotations=tool.annotations)
+    report = connector_sync_mcp_tools(connector=connector, actor=None)
+    assert report.added == ("big",)
+    assert _actions(connector)["big"].is_active is True
+
+
+def test_sync_of_an_unreachable_private_server_is_refused_by_the_ssrf_guard(mcp_server):
+    connector = mcp_connector(OrganizationFactory(), mcp_server.url, allowed_private_hosts=[])
+    failure = connector_sync_mcp_tools(connector=connector, actor=None)
+    assert "SSRF guard" in failure.error and "loopback" in failure.error
+    assert mcp_server.requests == []
+    assert not ConnectorAction.objects.filter(connector=connector).exists()
