@@ -1,7 +1,7 @@
 """Structured output from any model: the spec's three-level degradation chain.
 
 ``structured_llm_call()`` is the single entry point for "ask the model for JSON matching this
-schema" (DAG planner, plan analyser, tool selection...). It tries, by the endpoint's abilities
+schema" (planner, plan analyser, tool selection...). It tries, by the endpoint's abilities
 (:mod:`agents.engine.abilities`):
 
 1. native function calling (``tool_call``): a forced tool call (``forced_tool_choice``), one call. Without

@@ -15,7 +15,7 @@ import pytest
 from agents.engine.abilities import FORCED_TOOL_CHOICE, JSON_MODE, PARALLEL_TOOL_CALLS, refused
 from agents.engine.llm import OpenAICompatibleLLM, aclose_shared_clients
 from agents.engine.model_registry import ModelRegistry
-from agents.engine.plan.planner import DAGPlanner
+from agents.engine.plan.planner import Planner
 from agents.engine.prompts import JSON_WORD_NOTE, with_json_word
 from agents.engine.react import ReActAgent
 from agents.engine.structured import StructuredOutputError, structured_llm_call
@@ -157,7 +157,7 @@ async def test_plan_mode_plans_on_an_endpoint_that_refuses_forced_tool_choice(sc
         *[refusing("tool_choice", DEEPSEEK_TOOL_CHOICE, text(plan))] * 2,
     )
     llm = endpoint()
-    planner = DAGPlanner(ModelRegistry.single(llm))
+    planner = Planner(ModelRegistry.single(llm))
     tools = registry_of(RecordingTool("search"))
     first = await planner.plan("Look up order 7", tools=tools)
     second = await planner.plan("Look up order 8", tools=tools)

@@ -27,7 +27,7 @@ from agents.engine.model_registry import ModelRegistry
 from agents.engine.plan.agent import PlanAgent
 from agents.engine.react import ReActAgent
 from tests.engine.doubles import EventLog, RecordingTool, registry_of
-from tests.engine.test_dag_support import SYNTHESIS, PlanScript, classify, step
+from tests.engine.test_plan_support import SYNTHESIS, PlanScript, classify, step
 from tests.fakes.openai_server import Reply, call, text, tool_calls
 from tests.fakes.provider_profiles import (
     AZURE_OPENAI,

@@ -20,9 +20,9 @@ from agents.engine.llm import OpenAICompatibleLLM, Usage
 from agents.engine.plan.agent import PlanAgent
 from agents.engine.react import ReActAgent
 from agents.engine.reasoning import reasoning_replay_default
-from tests.engine import test_dag_support as support
+from tests.engine import test_plan_support as support
 from tests.engine.doubles import EventLog, RecordingTool, registry_of
-from tests.engine.test_dag_support import plan_reply, step, verdict
+from tests.engine.test_plan_support import plan_reply, step, verdict
 from tests.fakes.openai_server import (
     DEEPSEEK_REASONING_NOT_PASSED_BACK,
     DEEPSEEK_THINKING,

@@ -1,10 +1,10 @@
-"""Plan mode (the spec's DAG engine): planning a goal as steps, running them, judging the round, answering.
+"""Plan mode: planning a goal as steps, running them, judging the round, answering.
 
 This package owns everything plan mode does on top of the ReAct engine; its names drop the ``plan_`` prefix:
 
-- :class:`DAGPlanner` (``planner.py``): goal -> validated :class:`Plan` of 2-6 :class:`PlanStep`; the JSON's
+- :class:`Planner` (``planner.py``): goal -> validated :class:`Plan` of 2-6 :class:`PlanStep`; the JSON's
   shape recovery, ids and cycle check in ``graph.py``.
-- :class:`DAGExecutor` (``executor.py``): runs ready steps concurrently, each as a fresh ``ReActAgent``.
+- :class:`PlanExecutor` (``executor.py``): runs ready steps concurrently, each as a fresh ``ReActAgent``.
 - :class:`PlanAnalyzer` (``analyzer.py``): the round's verdict, an :class:`Analysis`.
 - :class:`PlanAgent` (``agent.py``): plan, execute, analyse, re-plan, then stream the answer
   (``synthesis.py``); its run state in ``state.py`` and its checkpoints in ``checkpoint.py``.
@@ -19,16 +19,16 @@ from __future__ import annotations
 from agents.engine.model_registry import ROLES, ModelRegistry
 from agents.engine.plan.agent import PlanAgent
 from agents.engine.plan.analyzer import PlanAnalyzer
-from agents.engine.plan.executor import DAGExecutor
+from agents.engine.plan.executor import PlanExecutor
 from agents.engine.plan.models import Analysis, Plan, PlanResult, PlanStep, PlanValidationError
-from agents.engine.plan.planner import DAGPlanner
+from agents.engine.plan.planner import Planner
 from agents.engine.plan.router import route_execution_mode
 
 __all__ = [
     "ROLES",
     "Analysis",
-    "DAGExecutor",
-    "DAGPlanner",
+    "PlanExecutor",
+    "Planner",
     "ModelRegistry",
     "Plan",
     "PlanAgent",

@@ -37,14 +37,14 @@ from agents.engine.llm import Message
 from agents.engine.model_registry import GENERAL, ModelRegistry
 from agents.engine.plan import prompts
 from agents.engine.plan.analyzer import PlanAnalyzer
-from agents.engine.plan.executor import MAX_CONCURRENCY, STEP_TIMEOUT, DAGExecutor
+from agents.engine.plan.executor import MAX_CONCURRENCY, STEP_TIMEOUT, PlanExecutor
 from agents.engine.plan.models import (
     Plan,
     PlanResult,
     PlanStep,
     PlanValidationError,
 )
-from agents.engine.plan.planner import DAGPlanner
+from agents.engine.plan.planner import Planner
 from agents.engine.plan.state import ANSWER, DECIDING, EXECUTING, PLANNING, PlanRunState
 from agents.engine.plan.synthesis import replan_context, stream_plan_answer
 from agents.engine.run_context import RunContext
@@ -80,7 +80,7 @@ class PlanAgent(RunAsEvents[PlanResult]):
         follow_ups: FollowUpQueue | None = None,
         system_prompt: str = "",
         agent_options: Mapping[str, Any] | None = None,
-        planner: DAGPlanner | None = None,
+        planner: Planner | None = None,
         analyzer: PlanAnalyzer | None = None,
         today: Callable[[], date] = date.today,
     ) -> None:
@@ -91,12 +91,12 @@ class PlanAgent(RunAsEvents[PlanResult]):
         self.confidence_threshold = confidence_threshold
         self.follow_ups = follow_ups
         self.system_prompt = system_prompt
-        self.planner = planner if planner is not None else DAGPlanner(registry, today=today)
+        self.planner = planner if planner is not None else Planner(registry, today=today)
         self.analyzer = analyzer if analyzer is not None else PlanAnalyzer(registry)
         options = dict(agent_options or {})
         if system_prompt:
             options.setdefault("system_prompt", system_prompt)
-        self.executor = DAGExecutor(
+        self.executor = PlanExecutor(
             registry,
             tools,
             hooks=hooks,

@@ -1,4 +1,4 @@
-"""The DAG executor: runs a plan's steps, each as a fresh ReAct agent, as soon as their dependencies are done.
+"""The plan executor: runs a plan's steps, each as a fresh ReAct agent, as soon as their dependencies are done.
 
 - At most ``max_concurrency`` steps run at once (an ``asyncio.Semaphore``); ready steps are launched in id
   order. Each step is a NEW :class:`ReActAgent` (no memory) on ``registry.get(step.model_hint)``, with the
@@ -9,14 +9,14 @@
 - A step whose dependency failed, was skipped or was cancelled is failed with a reason
   ("dependency X failed") instead of waiting forever; so is a step that can never become ready.
 - ``stop`` (set on a user follow-up) ends the round gracefully: pending steps are ``skipped``, running
-  steps finish. :meth:`DAGExecutor.cancel` ends it at once: running steps are stopped and every step not
+  steps finish. :meth:`PlanExecutor.cancel` ends it at once: running steps are stopped and every step not
   finished is ``cancelled``.
 - Step results are the step agents' answers (no synthesis per step). Statuses are reported as ``plan``
   step events, tool calls inside a step as ``plan`` step_iteration events.
 - Durable runs: each step agent checkpoints into ``step.checkpoint`` (and ``on_checkpoint`` is awaited
   after each of its checkpoints and each finished step); a step with a checkpoint resumes from it. A step
   whose agent is parked (a hook's verdict was ``Park``) goes back to ``pending`` with its checkpoint; no
-  other step starts, running ones finish (or park too), and :attr:`DAGExecutor.park` says why.
+  other step starts, running ones finish (or park too), and :attr:`PlanExecutor.park` says why.
 """
 
 from __future__ import annotations
@@ -119,7 +119,7 @@ class _StepRun:
             self.task.cancel()  # still waiting for a slot
 
 
-class DAGExecutor:
+class PlanExecutor:
     """Executes plans (see the module docstring). One ``execute()`` at a time per executor."""
 
     def __init__(
@@ -203,7 +203,7 @@ class _Execution:
 
     def __init__(
         self,
-        executor: DAGExecutor,
+        executor: PlanExecutor,
         plan: Plan,
         emit: Emitter,
         stop: asyncio.Event | None,
@@ -424,4 +424,4 @@ class _Execution:
 
 _PAST = {FAILED: "failed", SKIPPED: "was skipped", CANCELLED: "was cancelled"}
 
-__all__ = ["DAGExecutor", "dependency_result", "looks_structured", "step_input"]
+__all__ = ["PlanExecutor", "dependency_result", "looks_structured", "step_input"]

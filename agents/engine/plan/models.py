@@ -70,7 +70,7 @@ class PlanStep:
 
 @dataclass(slots=True)
 class Plan:
-    """A goal, its steps (a DAG through ``dependencies``) and the re-planning round it belongs to (1-based)."""
+    """A goal, its steps (an acyclic graph through ``dependencies``) and the re-planning round it belongs to (1-based)."""
 
     goal: str
     steps: list[PlanStep]

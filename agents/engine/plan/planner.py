@@ -1,4 +1,4 @@
-"""The DAG planner: one structured call on the smart model turns a goal into 2-6 steps with dependencies.
+"""The planner: one structured call on the smart model turns a goal into 2-6 steps with dependencies.
 
 Validation policy: the planner's JSON is normalised (shape recovery, unique ids, dangling dependencies
 pruned, unknown hints dropped), then checked: more than ``max_steps`` steps or a dependency cycle (Kahn's
@@ -55,8 +55,8 @@ PLAN_SCHEMA: Mapping[str, Any] = {
 }
 
 
-class DAGPlanner:
-    """Plans a goal as a DAG of steps (see the module docstring for the validation policy)."""
+class Planner:
+    """Plans a goal as steps with dependencies (see the module docstring for the validation policy)."""
 
     def __init__(
         self,
@@ -227,4 +227,4 @@ class _ArraysAsSteps:
         return self._llm.stream_chat(messages, **kwargs)
 
 
-__all__ = ["PLAN_SCHEMA", "DAGPlanner", "format_history"]
+__all__ = ["PLAN_SCHEMA", "Planner", "format_history"]

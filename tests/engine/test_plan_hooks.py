@@ -17,9 +17,9 @@ from agents.engine.plan.agent import PlanAgent
 from agents.engine.react import ReActAgent
 from agents.engine.run_context import RunContext
 from agents.engine.tools import ToolResult
-from tests.engine import test_dag_support as support
+from tests.engine import test_plan_support as support
 from tests.engine.doubles import EventLog, RecordingTool, registry_of
-from tests.engine.test_dag_support import STEP, plan_reply, step, verdict
+from tests.engine.test_plan_support import STEP, plan_reply, step, verdict
 from tests.fakes.openai_server import call, text, tool_calls
 
 registry = support.registry  # fixtures

@@ -1,4 +1,4 @@
-"""DAGPlanner through the scripted LLM: one structured call on the smart model, recovery, validation."""
+"""Planner through the scripted LLM: one structured call on the smart model, recovery, validation."""
 
 from __future__ import annotations
 
@@ -10,10 +10,10 @@ import pytest
 from agents.engine.llm import Usage
 from agents.engine.model_registry import ModelRegistry
 from agents.engine.plan.models import PlanValidationError
-from agents.engine.plan.planner import DAGPlanner
-from tests.engine import test_dag_support as support
+from agents.engine.plan.planner import Planner
+from tests.engine import test_plan_support as support
 from tests.engine.doubles import RecordingTool, registry_of
-from tests.engine.test_dag_support import (
+from tests.engine.test_plan_support import (
     PLANNER,
     SUMMARY,
     plan_reply,
@@ -32,8 +32,8 @@ TOOLS = registry_of(
 TODAY = date(2025, 3, 14)
 
 
-def planner(registry: ModelRegistry, **kwargs) -> DAGPlanner:
-    return DAGPlanner(registry, today=lambda: TODAY, **kwargs)
+def planner(registry: ModelRegistry, **kwargs) -> Planner:
+    return Planner(registry, today=lambda: TODAY, **kwargs)
 
 
 async def test_one_structured_call_on_the_smart_model_makes_the_plan(registry, script):

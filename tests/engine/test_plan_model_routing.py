@@ -7,9 +7,9 @@ it has none); answer synthesis -> general.
 from __future__ import annotations
 
 from agents.engine.plan.agent import PlanAgent
-from tests.engine import test_dag_support as support
+from tests.engine import test_plan_support as support
 from tests.engine.doubles import registry_of
-from tests.engine.test_dag_support import (
+from tests.engine.test_plan_support import (
     ANALYZER,
     PLANNER,
     STEP,

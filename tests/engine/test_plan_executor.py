@@ -1,4 +1,4 @@
-"""DAGExecutor through the scripted LLM: concurrency, order, inputs, timeouts, deadlocks, stop and cancel."""
+"""PlanExecutor through the scripted LLM: concurrency, order, inputs, timeouts, deadlocks, stop and cancel."""
 
 from __future__ import annotations
 
@@ -9,13 +9,13 @@ from agents.engine.llm import Usage
 from agents.engine.plan.executor import (
     DEPENDENCY_RESULT_CHARS,
     STRUCTURED_RESULT_CHARS,
-    DAGExecutor,
+    PlanExecutor,
     looks_structured,
 )
 from agents.engine.plan.models import Plan, PlanStep
-from tests.engine import test_dag_support as support
+from tests.engine import test_plan_support as support
 from tests.engine.doubles import EventLog, RecordingTool, registry_of
-from tests.engine.test_dag_support import STEP
+from tests.engine.test_plan_support import STEP
 from tests.fakes.openai_server import call, error, hang, text, tool_calls
 
 registry = support.registry  # fixtures
@@ -40,7 +40,7 @@ async def test_independent_steps_run_concurrently(registry, script):
     script.step("2", text("invoices found", latency=latency))
     plan = plan_of(PlanStep("1", "find orders"), PlanStep("2", "find invoices"))
 
-    await DAGExecutor(registry, registry_of()).execute(plan)
+    await PlanExecutor(registry, registry_of()).execute(plan)
 
     first, second = sorted(script.of(STEP), key=lambda r: r.arrived)
     # The second step asked the model before the first step's reply came back: they overlapped.
@@ -54,7 +54,7 @@ async def test_a_step_waits_for_its_dependency_and_receives_its_result(registry,
     plan = plan_of(PlanStep("1", "count ACME orders"), PlanStep("2", "judge the count", ["1"]))
     log = EventLog()
 
-    await DAGExecutor(registry, registry_of()).execute(plan, on_event=log)
+    await PlanExecutor(registry, registry_of()).execute(plan, on_event=log)
 
     first, second = script.of(STEP)
     assert (first.step_id, second.step_id) == ("1", "2")
@@ -75,7 +75,7 @@ async def test_at_most_five_steps_run_at_once_launched_in_id_order(registry, scr
         script.step(step_id, tool_calls(call("work", {"q": step_id})), text(f"result {step_id}"))
     plan = plan_of(*(PlanStep(i, f"task {i}") for i in reversed(ids)))  # listed out of order
     log = EventLog()
-    executor = DAGExecutor(registry, registry_of(work))
+    executor = PlanExecutor(registry, registry_of(work))
     assert executor.max_concurrency == 5
 
     run = asyncio.create_task(executor.execute(plan, on_event=log))
@@ -94,7 +94,7 @@ async def test_each_step_is_a_fresh_agent_without_memory(registry, script):
     script.step("1", tool_calls(call("search", {"q": "a"})), text("one"))
     script.step("2", text("two"))
     plan = plan_of(PlanStep("1", "first"), PlanStep("2", "second", ["1"]))
-    await DAGExecutor(registry, registry_of(RecordingTool())).execute(plan)
+    await PlanExecutor(registry, registry_of(RecordingTool())).execute(plan)
     (second,) = script.of(STEP, "2")
     roles = [m["role"] for m in second.body["messages"]]
     assert roles == ["system", "user"]  # none of step 1's conversation: only its answer, in the input
@@ -107,7 +107,7 @@ async def test_step_results_statuses_and_iterations_are_recorded_and_reported(re
     log = EventLog()
     usage = Usage()
 
-    await DAGExecutor(registry, registry_of(RecordingTool())).execute(plan, on_event=log, usage=usage)
+    await PlanExecutor(registry, registry_of(RecordingTool())).execute(plan, on_event=log, usage=usage)
 
     step = plan.step("1")
     assert (step.status, step.result, step.iterations, step.error) == ("done", "ACME: 3 orders", 2, None)
@@ -129,7 +129,7 @@ async def test_step_results_statuses_and_iterations_are_recorded_and_reported(re
 async def test_tool_calls_inside_a_step_are_reported_as_step_iteration_events(registry, script):
     script.step("s1", tool_calls(call("search", {"q": "acme"}, id="call_acme")), text("found"))
     log = EventLog()
-    await DAGExecutor(registry, registry_of(RecordingTool())).execute(
+    await PlanExecutor(registry, registry_of(RecordingTool())).execute(
         plan_of(PlanStep("s1", "look up")), on_event=log
     )
     start, done = step_events(log, "step_iteration")
@@ -155,7 +155,7 @@ async def test_a_step_that_runs_too_long_fails_as_timed_out(registry, script):
     plan = plan_of(PlanStep("1", "slow"), PlanStep("2", "quick"), PlanStep("3", "after slow", ["1"]))
     log = EventLog()
 
-    await DAGExecutor(registry, registry_of(), step_timeout=0.3).execute(plan, on_event=log)
+    await PlanExecutor(registry, registry_of(), step_timeout=0.3).execute(plan, on_event=log)
 
     assert statuses(plan) == {"1": "failed", "2": "done", "3": "failed"}
     assert plan.step("1").error == "timed out after 0.3 s"
@@ -172,7 +172,7 @@ async def test_steps_whose_dependencies_failed_are_failed_with_a_reason_instead_
     )
     log = EventLog()
 
-    await asyncio.wait_for(DAGExecutor(registry, registry_of()).execute(plan, on_event=log), 10)
+    await asyncio.wait_for(PlanExecutor(registry, registry_of()).execute(plan, on_event=log), 10)
 
     assert statuses(plan) == {"a": "failed", "b": "failed", "c": "failed"}
     assert plan.step("a").error == "the step's agent stopped: llm_error"
@@ -188,7 +188,7 @@ async def test_steps_whose_dependencies_failed_are_failed_with_a_reason_instead_
 async def test_steps_that_can_never_become_ready_are_failed_not_awaited(registry, script):
     # A plan built by hand with a cycle (the planner rejects these): nothing can start.
     plan = plan_of(PlanStep("1", "a", ["2"]), PlanStep("2", "b", ["1"]))
-    await asyncio.wait_for(DAGExecutor(registry, registry_of()).execute(plan), 5)
+    await asyncio.wait_for(PlanExecutor(registry, registry_of()).execute(plan), 5)
     assert statuses(plan) == {"1": "failed", "2": "failed"}
     assert "can never finish" in (plan.step("1").error or "")
     assert not script.requests
@@ -197,7 +197,7 @@ async def test_steps_that_can_never_become_ready_are_failed_not_awaited(registry
 async def test_a_step_stopped_by_its_iteration_cap_fails_with_its_partial_summary(registry, script):
     script.step("1", tool_calls(call("search", {"q": "a"})))
     plan = plan_of(PlanStep("1", "dig"))
-    executor = DAGExecutor(registry, registry_of(RecordingTool()), agent_options={"max_iterations": 1})
+    executor = PlanExecutor(registry, registry_of(RecordingTool()), agent_options={"max_iterations": 1})
     await executor.execute(plan)
     step = plan.step("1")
     assert (step.status, step.error) == ("failed", "the step's agent stopped: max_iterations")
@@ -218,7 +218,7 @@ async def test_stop_skips_pending_steps_and_lets_running_steps_finish(registry, 
         if event.data.get("step_id") == "3" and event.data.get("status") == "skipped":
             skipped.set()
 
-    executor = DAGExecutor(registry, registry_of(slow), max_concurrency=1)
+    executor = PlanExecutor(registry, registry_of(slow), max_concurrency=1)
     run = asyncio.create_task(executor.execute(plan, on_event=on_event, stop=stop))
     await slow.until_running(1)
     stop.set()
@@ -246,7 +246,7 @@ async def test_cancel_stops_running_steps_at_once_and_marks_unfinished_steps_can
     )
     log = EventLog()
     usage = Usage()
-    executor = DAGExecutor(registry, registry_of(slow), max_concurrency=2)
+    executor = PlanExecutor(registry, registry_of(slow), max_concurrency=2)
 
     run = asyncio.create_task(executor.execute(plan, on_event=log, usage=usage))
     await slow.until_running(2)
@@ -263,7 +263,7 @@ async def test_cancel_stops_running_steps_at_once_and_marks_unfinished_steps_can
 
 
 async def test_cancel_before_execute_cancels_every_step_without_a_model_call(registry, script):
-    executor = DAGExecutor(registry, registry_of())
+    executor = PlanExecutor(registry, registry_of())
     executor.cancel()
     plan = plan_of(PlanStep("1", "a"), PlanStep("2", "b"))
     await executor.execute(plan)
@@ -279,7 +279,7 @@ async def test_cancelling_the_awaiting_task_cancels_the_steps_and_propagates(reg
     gate = asyncio.Event()
     slow = RecordingTool("slow", gate=gate)
     script.step("1", tool_calls(call("slow", {"q": "x"})))
-    executor = DAGExecutor(registry, registry_of(slow))
+    executor = PlanExecutor(registry, registry_of(slow))
     run = asyncio.create_task(executor.execute(plan_of(PlanStep("1", "slow"))))
     await slow.until_running(1)
     run.cancel()
@@ -296,7 +296,7 @@ async def test_step_agents_get_the_agent_options_but_never_the_interrupt_queue(r
     script.step("1", text("ok"))
     queue = FollowUpQueue()
     queue.put("a follow-up for the plan agent, not for a step")
-    executor = DAGExecutor(
+    executor = PlanExecutor(
         registry,
         registry_of(),
         agent_options={"system_prompt": "You work for ACME.", "follow_ups": queue},
@@ -313,7 +313,7 @@ async def test_dependency_results_are_cut_with_more_room_for_tables_and_code(reg
     script.step("p", text(prose)).step("t", text(table)).step("n", text("ok"))
     plan = plan_of(PlanStep("p", "prose"), PlanStep("t", "table"), PlanStep("n", "next", ["p", "t"]))
 
-    await DAGExecutor(registry, registry_of()).execute(plan)
+    await PlanExecutor(registry, registry_of()).execute(plan)
 
     step_input = script.of(STEP, "n")[0].user()
     assert prose[:DEPENDENCY_RESULT_CHARS] + "… [cut:" in step_input

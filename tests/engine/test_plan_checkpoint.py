@@ -13,10 +13,10 @@ from agents.engine.hooks import HookRegistry
 from agents.engine.plan.agent import PlanAgent
 from agents.engine.plan.checkpoint import plan_from_dict, plan_to_dict
 from agents.engine.plan.models import Plan, PlanStep
-from tests.engine import test_dag_support as support
+from tests.engine import test_plan_support as support
 from tests.engine.doubles import EventLog, RecordingTool, registry_of
 from tests.engine.test_checkpoint_resume import ParkingGate
-from tests.engine.test_dag_support import STEP, plan_reply, step, verdict
+from tests.engine.test_plan_support import STEP, plan_reply, step, verdict
 from tests.fakes.openai_server import call, hang, text, tool_calls
 
 registry = support.registry  # fixtures

@@ -6,8 +6,8 @@ from agents.engine.llm import Usage
 from agents.engine.model_registry import ModelRegistry
 from agents.engine.plan.analyzer import PlanAnalyzer, regex_analysis
 from agents.engine.plan.models import Analysis, Plan, PlanStep
-from tests.engine import test_dag_support as support
-from tests.engine.test_dag_support import ANALYZER, verdict
+from tests.engine import test_plan_support as support
+from tests.engine.test_plan_support import ANALYZER, verdict
 from tests.fakes.openai_server import call, error, text, tool_calls
 
 registry = support.registry  # fixtures

@@ -7,9 +7,9 @@ from datetime import date
 
 from agents.engine.follow_ups import FollowUpQueue
 from agents.engine.plan.agent import FOLLOW_UP_REASONING, PLANNING_FAILED_REASONING, PlanAgent
-from tests.engine import test_dag_support as support
+from tests.engine import test_plan_support as support
 from tests.engine.doubles import EventLog, RecordingTool, registry_of
-from tests.engine.test_dag_support import ANALYZER, PLANNER, STEP, SYNTHESIS, plan_reply, step, verdict
+from tests.engine.test_plan_support import ANALYZER, PLANNER, STEP, SYNTHESIS, plan_reply, step, verdict
 from tests.fakes.openai_server import call, hang, text, tool_calls
 
 registry = support.registry  # fixtures
