@@ -1,5 +1,9 @@
 """ASGI entry point: HTTP through Django, websockets through Channels, one ProtocolTypeRouter.
 
+HTTP paths under ``/mcp/orgs/`` go to the agents' MCP servers (:mod:`agents.mcp_endpoint`) and ``/demo-mcp/``
+to the demo MCP server (:mod:`connectors.demo_mcp`), both Streamable HTTP on the MCP SDK; every other HTTP
+path goes to Django as before.
+
 Websocket handshakes are origin-checked (``WEBSOCKET_ALLOWED_ORIGINS``, else ``ALLOWED_HOSTS``) and then
 authenticated by the session cookie or a Bearer token. A path no route serves is closed with 4404.
 ``platform_core.asgi:application`` names the same application for daphne and process managers.
@@ -20,6 +24,10 @@ from channels.security.websocket import OriginValidator  # noqa: E402
 from django.conf import settings  # noqa: E402
 from django.urls import re_path  # noqa: E402
 
+from agents.mcp_endpoint.host import McpHost  # noqa: E402
+from agents.mcp_endpoint.http import AgentsMcpApp  # noqa: E402
+from agents.mcp_endpoint.server import agents_mcp_server  # noqa: E402
+from connectors.demo_mcp.server import demo_mcp_server  # noqa: E402
 from platform_core.gc_tuning import gc_tune_for_server  # noqa: E402
 from platform_core.wiring.routing import websocket_urlpatterns  # noqa: E402
 from platform_core.wiring.ws_not_found import UnknownPathConsumer  # noqa: E402
@@ -55,7 +63,33 @@ def build_websocket_app() -> object:
     return _PortAwareOriginValidator(SessionOrTokenAuthMiddleware(URLRouter(routes)), _allowed_origins())
 
 
-application = ProtocolTypeRouter({"http": django_asgi_app, "websocket": build_websocket_app()})
+MCP_AGENTS_PREFIX = "/mcp/orgs/"
+DEMO_MCP_PATHS = ("/demo-mcp", "/demo-mcp/")
+
+
+class HttpRouter:
+    """The MCP paths to their MCP apps, every other HTTP request to Django."""
+
+    def __init__(self, django_app: object, agents_mcp: object, demo_mcp: object) -> None:
+        self.django_app = django_app
+        self.agents_mcp = agents_mcp
+        self.demo_mcp = demo_mcp
+
+    async def __call__(self, scope, receive, send):  # type: ignore[no-untyped-def]
+        path = scope.get("path", "")
+        if path.startswith(MCP_AGENTS_PREFIX):
+            await self.agents_mcp(scope, receive, send)
+        elif path in DEMO_MCP_PATHS:
+            await self.demo_mcp(scope, receive, send)
+        else:
+            await self.django_app(scope, receive, send)
+
+
+agents_mcp_host = McpHost(agents_mcp_server())
+demo_mcp_host = McpHost(demo_mcp_server())
+http_app = HttpRouter(django_asgi_app, AgentsMcpApp(agents_mcp_host), demo_mcp_host)
+
+application = ProtocolTypeRouter({"http": http_app, "websocket": build_websocket_app()})
 
 # Everything the server needs is loaded now: keep it out of the garbage collector's full scans.
 gc_tune_for_server()

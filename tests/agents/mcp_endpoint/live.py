@@ -1,0 +1,63 @@
+"""A daphne server on the test database (started the way ``make prod`` starts it) and the official MCP
+SDK's client to talk to it: ``streamable_http_client`` and ``ClientSession``."""
+
+from __future__ import annotations
+
+import socket
+from collections.abc import AsyncIterator, Iterator
+from contextlib import asynccontextmanager
+from pathlib import Path
+
+import httpx2
+import pytest
+from django.db import connection
+from mcp.client.session import ClientSession
+from mcp.client.streamable_http import streamable_http_client
+
+from platform_core.wiring.deploy.stack import ProcessGroup, daphne_spec, inherited_env
+
+
+def free_port() -> int:
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        return sock.getsockname()[1]
+
+
+def database_url(settings_dict: dict) -> str:
+    """The test database, as a URL the server process can open."""
+    if settings_dict["ENGINE"].endswith("sqlite3"):
+        return f"sqlite:///{settings_dict['NAME']}"
+    user = settings_dict.get("USER") or "postgres"
+    password = f":{settings_dict['PASSWORD']}" if settings_dict.get("PASSWORD") else ""
+    host = settings_dict.get("HOST") or "127.0.0.1"
+    port = settings_dict.get("PORT") or 5432
+    return f"postgres://{user}{password}@{host}:{port}/{settings_dict['NAME']}"
+
+
+@pytest.fixture(scope="module")
+def daphne_url(django_db_setup, django_db_blocker, tmp_path_factory) -> Iterator[str]:
+    """A daphne server on the test database, with the deployment's command line."""
+    with django_db_blocker.unblock():
+        url = database_url(connection.settings_dict)
+    log_dir: Path = tmp_path_factory.mktemp("daphne-mcp")
+    group = ProcessGroup(env=inherited_env(DATABASE_URL=url), log_dir=log_dir)
+    spec = daphne_spec(free_port())
+    group.start(spec)
+    try:
+        group.wait_ready(timeout=60)
+        yield spec.base_url or ""
+    finally:
+        group.stop()
+
+
+@asynccontextmanager
+async def mcp_session(url: str, key: str | None = None) -> AsyncIterator[ClientSession]:
+    """An initialised MCP client session on ``url``, sending ``Authorization: Bearer <key>``."""
+    headers = {"Authorization": f"Bearer {key}"} if key else {}
+    async with httpx2.AsyncClient(
+        headers=headers, timeout=httpx2.Timeout(30.0, read=60.0), trust_env=False
+    ) as http:
+        async with streamable_http_client(url, http_client=http) as (read, write):
+            async with ClientSession(read, write) as session:
+                await session.initialize()
+                yield session
