@@ -1,0 +1,126 @@
+"""Chat over HTTP against a real daphne server on loopback, in this process (a thread of its own runs
+the Twisted reactor and the server's event loop), so the tests' database and settings are the server's.
+
+One server per session (a Twisted reactor runs once per process). Runs live in the server's event loop;
+the tests reach them only over HTTP and the websocket, like any client, and read the database to check.
+"""
+
+from __future__ import annotations
+
+import json
+import threading
+import time
+from collections.abc import Iterator
+from dataclasses import dataclass, field
+from typing import Any
+
+import httpx
+import pytest
+
+from connectors.tools import connector_tools_for_run
+from tests.fakes.http_service import LoopbackHTTPService, running_http_service
+from tests.hooks.factories import ApprovalPolicyFactory
+from tests.hooks.scenario import Purchasing, build_purchasing
+
+START_TIMEOUT = 20.0
+PAYMENT = {"amount": 60000, "currency": "CNY"}
+
+
+@dataclass
+class LiveServer:
+    url: str
+
+    def client(self, token: str, **kwargs: Any) -> httpx.Client:
+        return httpx.Client(
+            base_url=self.url, headers={"Authorization": f"Bearer {token}"}, timeout=20.0, **kwargs
+        )
+
+
+@pytest.fixture(scope="session")
+def live_server_url() -> Iterator[LiveServer]:
+    import daphne.server  # installs Twisted's asyncio reactor: imported only here
+    from twisted.internet import reactor
+
+    from platform_core.asgi import application
+
+    server = daphne.server.Server(
+        application,
+        endpoints=["tcp:port=0:interface=127.0.0.1"],
+        signal_handlers=False,
+        verbosity=0,
+        application_close_timeout=5,
+    )
+    thread = threading.Thread(target=server.run, name="daphne-live", daemon=True)
+    thread.start()
+    deadline = time.monotonic() + START_TIMEOUT
+    while not server.listening_addresses:
+        if time.monotonic() > deadline or not thread.is_alive():
+            raise RuntimeError("daphne did not start listening")
+        time.sleep(0.02)
+    host, port = server.listening_addresses[0]
+    try:
+        yield LiveServer(f"http://{host}:{port}")
+    finally:
+        reactor.callFromThread(reactor.stop)  # type: ignore[attr-defined]
+        thread.join(timeout=10)
+
+
+@pytest.fixture
+def erp() -> Iterator[LoopbackHTTPService]:
+    with running_http_service() as service:
+        yield service
+
+
+@pytest.fixture
+def purchasing(transactional_db, scripted_llm, erp, monkeypatch) -> Purchasing:
+    """The purchasing organisation (an ERP connector on the loopback service; payments over 50,000 need
+    the approver april), its connector tools as the runs' tools."""
+    from agents import runtime
+
+    monkeypatch.setattr(runtime, "connector_tools_for_run", connector_tools_for_run)
+    world = build_purchasing(llm_base_url=scripted_llm.base_url, erp_base_url=erp.base_url)
+    ApprovalPolicyFactory(
+        organization=world.org,
+        name="Large payments",
+        actions=[world.actions["create_payment"]],
+        condition="amount > 50000",
+        approver_users=[world.approver],
+    )
+    return world
+
+
+@dataclass
+class SSEEvent:
+    id: str | None = None
+    event: str | None = None
+    data: str = ""
+    comments: list[str] = field(default_factory=list)
+
+    @property
+    def json(self) -> Any:
+        return json.loads(self.data)
+
+
+def sse_events(lines: Iterator[str]) -> Iterator[SSEEvent]:
+    """Parse a text/event-stream (https://html.spec.whatwg.org/multipage/server-sent-events.html): yields
+    each dispatched event; comment-only blocks come as events with ``comments`` and no data."""
+    current = SSEEvent()
+    started = False
+    for line in lines:
+        if line == "":
+            if started:
+                yield current
+            current, started = SSEEvent(), False
+            continue
+        started = True
+        if line.startswith(":"):
+            current.comments.append(line[1:].strip())
+            continue
+        name, _, value = line.partition(":")
+        value = value[1:] if value.startswith(" ") else value
+        if name == "data":
+            current.data = f"{current.data}\n{value}" if current.data else value
+        elif name in ("id", "event"):
+            setattr(current, name, value)
+    if started:
+        yield current
