@@ -58,6 +58,12 @@ async def set_read_limits(conn: psycopg.AsyncConnection, config: DatabaseConnect
     )
 
 
+def value_budget(columns: int, budget: int) -> tuple[int, int]:
+    """For a result of ``columns`` columns: the longest value sent whole, and how much of a longer one."""
+    value_bytes = max(_MIN_VALUE_BYTES, min(_MAX_VALUE_BYTES, budget // max(1, columns)))
+    return value_bytes, min(MAX_CELL_CHARS, value_bytes // 4)
+
+
 @dataclass(frozen=True, slots=True)
 class CutPlan:
     """How a read is fetched: every value cut by the database to ``value_bytes`` of text."""
@@ -68,11 +74,11 @@ class CutPlan:
 
     @classmethod
     def for_columns(cls, type_oids: tuple[int, ...], budget: int) -> CutPlan:
-        value_bytes = max(_MIN_VALUE_BYTES, min(_MAX_VALUE_BYTES, budget // max(1, len(type_oids))))
+        value_bytes, head_chars = value_budget(len(type_oids), budget)
         return cls(
             binary=tuple(oid == _BYTEA_OID for oid in type_oids),
             value_bytes=value_bytes,
-            head_chars=min(MAX_CELL_CHARS, value_bytes // 4),
+            head_chars=head_chars,
         )
 
     @property

@@ -5,8 +5,11 @@ statement timeout (MariaDB's ``max_statement_time``, MySQL's ``max_execution_tim
 applies to read-only SELECTs: https://dev.mysql.com/doc/refman/8.0/en/server-system-variables.html#sysvar_max_execution_time,
 https://mariadb.com/kb/en/aborting-statements/) and a ``sql_mode`` without ``NO_BACKSLASH_ESCAPES``
 and ``ANSI_QUOTES``, so the server reads strings and quotes exactly as the SQL guard's parser did.
-Rows are read unbuffered and reading stops at ``max_rows + 1`` rows or the result budget; a
-connection with rows left unread is closed rather than drained. The transaction is rolled back.
+A plain query is read through a query around it (:mod:`connectors.mysql_read`) in which the server
+cuts every long value and sends at most ``max_rows + 1`` rows, so the rest of a capped result is
+drained cheaply and the connection is reused. Any other statement is read unbuffered as it is,
+stopping at ``max_rows + 1`` rows or the result budget; a connection with rows left unread is then
+closed rather than drained. The transaction is rolled back.
 
 Write actions (``is_write=True``) run in a normal transaction and are committed; their timeout is
 the server's on MariaDB and the client's on MySQL (which has no statement timeout for writes).
@@ -20,7 +23,7 @@ from __future__ import annotations
 import asyncio
 import json
 import re
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from typing import Any
 
 import asyncmy
@@ -31,6 +34,7 @@ from connectors.adapter_types import DatabaseConnectorConfig
 from connectors.db_read import QueryResult
 from connectors.mysql_dsn import pinned_mysql
 from connectors.mysql_pool import MySqlConnectFailed, connect_mysql, mysql_code, mysql_message, mysql_pool_for
+from connectors.mysql_read import MAX_WRAPPED_COLUMNS, UNWRAPPABLE_CODES, MySqlCutPlan, probe_sql
 from connectors.pg_dsn import DsnError
 from connectors.ssrf import HostResolutionError, SSRFBlocked
 from connectors.tables import render_cell
@@ -100,17 +104,67 @@ async def _rollback(conn: asyncmy.Connection) -> bool:
         return False
 
 
-async def _fetch(cursor: Any, config: DatabaseConnectorConfig) -> tuple[list[tuple[Any, ...]], bool]:
+async def _fetch(
+    cursor: Any,
+    config: DatabaseConnectorConfig,
+    *,
+    chunk: int = _FETCH_CHUNK,
+    row: Callable[[tuple[Any, ...]], tuple[Any, ...]] = tuple,
+) -> tuple[list[tuple[Any, ...]], bool]:
     """Up to ``max_rows + 1`` rows within the size budget; and whether the result was read to its end."""
     rows: list[tuple[Any, ...]] = []
     size, exhausted = 0, False
     while not exhausted and len(rows) <= config.max_rows and size <= config.max_result_bytes:
-        wanted = min(_FETCH_CHUNK, config.max_rows + 1 - len(rows))
-        fetched = list(await cursor.fetchmany(wanted))
+        wanted = min(chunk, config.max_rows + 1 - len(rows))
+        fetched = [row(r) for r in await cursor.fetchmany(wanted)]
         rows.extend(fetched)
         exhausted = len(fetched) < wanted
-        size += sum(len(render_cell(v)) + 3 for row in fetched for v in row)
+        size += sum(len(render_cell(v)) + 3 for r in fetched for v in r)
     return rows, exhausted
+
+
+async def _cut_plan(
+    conn: asyncmy.Connection, config: DatabaseConnectorConfig, statement: str
+) -> tuple[MySqlCutPlan, tuple[str, ...]] | None:
+    """How to read ``statement`` with values cut by the server, and its column names (``None``: as it is)."""
+    probe = probe_sql(statement)
+    if probe is None:
+        return None
+    try:
+        async with conn.cursor() as cursor:
+            await cursor.execute(probe)  # LIMIT 0: the server plans the statement and reads no row
+            columns = tuple(d[0] for d in cursor.description or ())
+    except MySqlError as exc:
+        if mysql_code(exc) in UNWRAPPABLE_CODES:
+            return None
+        raise
+    if not columns or len(columns) > MAX_WRAPPED_COLUMNS:
+        return None
+    return MySqlCutPlan.for_columns(len(columns), config.max_result_bytes), columns
+
+
+async def _read_cut(
+    conn: asyncmy.Connection, config: DatabaseConnectorConfig, statement: str, plan: MySqlCutPlan
+) -> list[tuple[Any, ...]] | None:
+    """At most ``max_rows + 1`` rows, every value cut by the server; what is left unread is drained.
+
+    ``None`` when the server cannot resolve the wrapped query (it refuses it before running it)."""
+    wrapped = plan.sql(statement, config.max_rows + 1)
+    if wrapped is None:
+        return None
+    chunk = max(1, min(_FETCH_CHUNK, config.max_result_bytes // max(1, plan.row_bytes)))
+    cursor = conn.cursor(SSCursor)
+    try:
+        try:
+            await cursor.execute(wrapped)
+            rows, _ = await _fetch(cursor, config, chunk=chunk, row=plan.row)
+        except MySqlError as exc:
+            if mysql_code(exc) in UNWRAPPABLE_CODES:  # raised with the first packet, before any row
+                return None
+            raise
+    finally:
+        await cursor.close()  # reads the rest: at most max_rows + 1 rows of cut values
+    return rows
 
 
 async def _run_read(
@@ -120,16 +174,25 @@ async def _run_read(
     await _set_limits(conn, config, write=False)
     async with conn.cursor() as cursor:
         await cursor.execute("START TRANSACTION READ ONLY")
+        statement = cursor.mogrify(sql, params)  # bound as execute() would bind it
     reusable = False
     try:
         async with asyncio.timeout(config.statement_timeout_ms / 1000 + _CLIENT_GRACE_SECONDS):
-            cursor = conn.cursor(SSCursor)
-            await cursor.execute(sql, params)
-            columns = tuple(d[0] for d in cursor.description or ())
-            rows, exhausted = await _fetch(cursor, config) if columns else ([], True)
-            rowcount = max(0, cursor.rowcount) if not columns else len(rows)
-            if exhausted:
-                await cursor.close()
+            rows = None
+            planned = await _cut_plan(conn, config, statement)
+            if planned is not None:
+                plan, columns = planned
+                rows = await _read_cut(conn, config, statement, plan)
+            if rows is not None:
+                exhausted, rowcount = True, len(rows)
+            else:
+                cursor = conn.cursor(SSCursor)
+                await cursor.execute(sql, params)
+                columns = tuple(d[0] for d in cursor.description or ())
+                rows, exhausted = await _fetch(cursor, config) if columns else ([], True)
+                rowcount = max(0, cursor.rowcount) if not columns else len(rows)
+                if exhausted:
+                    await cursor.close()
         reusable = exhausted  # else rows are left unread: closing the connection is cheaper than reading them
     except TimeoutError:
         raise MySqlDeadlineExceeded from None

@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import asyncio
 import logging
+import ssl
 import struct
 
 import asyncmy
@@ -30,6 +31,9 @@ _COM_SET_OPTION = 0x1B
 _MULTI_STATEMENTS_OFF = 1
 # https://dev.mysql.com/doc/dev/mysql-server/latest/page_protocol_com_reset_connection.html
 _COM_RESET_CONNECTION = 0x1F
+# MariaDB answers a connection without TLS that require_secure_transport refuses with "access denied"
+# (1045); MySQL with ER_SECURE_TRANSPORT_REQUIRED (3159).
+_MAYBE_TLS_REQUIRED_CODES = frozenset({1045, 3159})
 
 
 class MySqlConnectFailed(Exception):
@@ -75,13 +79,36 @@ async def connect_mysql(pinned: PinnedMySql, config: DatabaseConnectorConfig) ->
             local_infile=False,
         )
     except (MySqlError, OSError, TimeoutError) as exc:
-        raise MySqlConnectFailed(mysql_message(exc) or type(exc).__name__) from None
+        tls = _tls_error(exc)
+        message = mysql_message(exc) or type(exc).__name__
+        if isinstance(tls, ssl.SSLCertVerificationError):
+            message = (
+                f"TLS failed (ssl_mode={dsn.ssl_mode}): the server's certificate could not be verified:"
+                f" {tls.verify_message}"
+            )
+        elif tls is not None:
+            message = f"TLS failed (ssl_mode={dsn.ssl_mode}): {tls.reason or message}"
+        elif dsn.ssl_mode == "disabled" and mysql_code(exc) in _MAYBE_TLS_REQUIRED_CODES:
+            message += "; if the server requires TLS, add ?ssl_mode=verify_identity to the DSN"
+        raise MySqlConnectFailed(message) from None
     try:
         await _prepare_session(conn)
     except BaseException:
         conn.close()
         raise
     return conn
+
+
+def _tls_error(exc: BaseException) -> ssl.SSLError | None:
+    """The TLS error behind a connection error (asyncmy wraps it in its own), if any."""
+    seen: BaseException | None = exc
+    for _ in range(5):
+        if seen is None:
+            return None
+        if isinstance(seen, ssl.SSLError):
+            return seen
+        seen = seen.__cause__ or seen.__context__
+    return None
 
 
 class MySqlPool:
