@@ -6,7 +6,7 @@ transport at ``/sse`` (messages at ``/messages/``), run by uvicorn in a backgrou
 A thin ASGI wrapper lets a test require a bearer token, forget every session (the server then answers
 "Session not found", as after a restart), redirect ``/moved`` elsewhere, and count requests.
 The tools: ``lookup_order`` (read-only, structured), ``create_payment`` (no annotations: a write),
-``delete_order`` (destructive), ``fail`` (an ``isError`` result), ``sleep`` (hangs), ``big`` (a large
+``delete_order`` (destructive), ``transfer`` (a write that answers when released), ``fail`` (an ``isError`` result), ``sleep`` (hangs), ``big`` (a large
 text) and ``chart`` (an image).
 """
 
@@ -66,6 +66,12 @@ def build_mcp_server(calls: list[tuple[str, dict[str, Any]]], release: threading
         calls.append(("sleep", {"seconds": seconds}))
         await asyncio.to_thread(release.wait, seconds)
         return "woke up"
+
+    @server.tool(description="Transfer funds (answers when released).")
+    async def transfer(amount: float) -> str:
+        calls.append(("transfer", {"amount": amount}))
+        await asyncio.to_thread(release.wait, 60)
+        return "transferred"
 
     @server.tool(description="A large text.", annotations=types.ToolAnnotations(readOnlyHint=True))
     def big(size: int = 100_000) -> str:
@@ -218,3 +224,7 @@ class _Routes:
             await self.sse(scope, receive, send)
         else:
             await self.streamable(scope, receive, send)
+
+
+if __name__ == "__main__":  # the same tools over stdio: python -m tests.fakes.mcp_servers
+    build_mcp_server([], threading.Event()).run("stdio")

@@ -54,7 +54,9 @@ class McpWorld:
 
 def mcp_connector(org: Organization, url: str, **extra: Any) -> Connector:
     extra.setdefault("allowed_private_hosts", ["127.0.0.1"])
-    return ConnectorFactory(organization=org, name=extra.pop("name", "erp"), kind="mcp", base_url=url, **extra)
+    return ConnectorFactory(
+        organization=org, name=extra.pop("name", "erp"), kind="mcp", base_url=url, **extra
+    )
 
 
 def build_world(*, llm_base_url: str, url: str, **extra: Any) -> McpWorld:

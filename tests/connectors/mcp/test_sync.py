@@ -22,7 +22,16 @@ def _actions(connector):
 def test_sync_adds_every_tool_with_schema_description_and_read_or_write_from_annotations(mcp_server):
     connector = mcp_connector(OrganizationFactory(), mcp_server.url)
     report = connector_sync_mcp_tools(connector=connector, actor=None)
-    assert set(report.added) == {"lookup_order", "create_payment", "delete_order", "fail", "sleep", "big", "chart"}
+    assert set(report.added) == {
+        "lookup_order",
+        "create_payment",
+        "delete_order",
+        "fail",
+        "sleep",
+        "big",
+        "chart",
+        "transfer",
+    }
     actions = _actions(connector)
     lookup = actions["lookup_order"]
     assert lookup.mcp_tool == "lookup_order" and lookup.source == "mcp"
@@ -32,6 +41,7 @@ def test_sync_adds_every_tool_with_schema_description_and_read_or_write_from_ann
     assert lookup.is_write is False
     assert actions["create_payment"].is_write is True  # no annotations: a write
     assert actions["delete_order"].is_write is True  # destructive
+    assert actions["fail"].is_write is False
     assert AuditLog.objects.filter(action="connector.mcp_tools_synced").count() == 1
 
 
