@@ -9,7 +9,7 @@ the older part of the history with one LLM-written summary message and returns::
 Rules:
 
 * **User turn.** A message with role ``"user"`` that the user wrote as a new request: not a pinned
-  interrupt (``"_pinned"``), not a previous summary (``"_summary"``) and not engine bookkeeping sent as a
+  follow-up (``"_pinned"``), not a previous summary (``"_summary"``) and not engine bookkeeping sent as a
   user message (``"_bookkeeping"``: JSON-mode observations, cycle warnings, reflection and checklist
   prompts). The last ``keep_user_turns`` (3) user turns are kept.
 * **Cuts only before user messages.** An assistant message with ``tool_calls`` and its tool results are

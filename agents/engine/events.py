@@ -138,7 +138,7 @@ def selecting_tools(total_tools: int) -> Event:
 
 
 def inject(content: str) -> Event:
-    """``inject``: one user interrupt was taken into the run."""
+    """``inject``: one follow-up was taken into the run."""
     return Event(INJECT, {"type": "inject", "content": content})
 
 

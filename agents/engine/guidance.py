@@ -1,5 +1,5 @@
 """Messages the loop adds to steer the model: cycle warnings, self-reflection, the completion
-checklist, and user interrupts taken from the queue."""
+checklist, and follow-ups taken from the queue."""
 
 from __future__ import annotations
 
@@ -20,7 +20,7 @@ def after_tool_calls(
 
     A cycle is the same ``(tool_name, canonical arguments)`` seen ``cycle_threshold`` times in the run.
     Reflection comes after every ``reflection_interval`` real tool calls (parse retries, thinking and
-    interrupts do not count). Both are appended after all of the turn's tool results.
+    follow-ups do not count). Both are appended after all of the turn's tool results.
     """
     warned: dict[str, int] = {}
     for call in calls:
@@ -44,8 +44,8 @@ async def drain_follow_ups(run: RunState, queue: FollowUpQueue | None) -> bool:
     contents = queue.drain()
     if not contents:
         return False
-    run.interrupts_taken += len(contents)
-    run.transcript.append({"role": "user", "content": prompts.user_interrupt(contents), PINNED_KEY: True})
+    run.follow_ups_taken += len(contents)
+    run.transcript.append({"role": "user", "content": prompts.user_follow_ups(contents), PINNED_KEY: True})
     if run.emit.active:
         for content in contents:
             await run.emit(events.inject(content))

@@ -69,7 +69,7 @@ COMPLETION_CHECKLIST = """[Completion check] Before you give your final answer, 
 3. Are there contradictions in the information gathered?
 If everything holds, give your final answer again. If something is missing, continue with tool calls."""
 
-USER_INTERRUPT = (
+USER_FOLLOW_UPS = (
     "[USER INTERRUPT] The user sent this while you were working. Take it into account before you "
     "continue; it may change or add to the task.\n\n{content}"
 )
@@ -91,13 +91,13 @@ SYNTHESIS_SYSTEM = (
 )
 
 
-def user_interrupt(contents: Sequence[str]) -> str:
-    """One ``[USER INTERRUPT]`` message for everything drained at once."""
+def user_follow_ups(contents: Sequence[str]) -> str:
+    """One ``[USER INTERRUPT]`` message for every follow-up drained at once."""
     if len(contents) == 1:
         body = contents[0]
     else:
         body = "\n\n".join(f"{i}. {c}" for i, c in enumerate(contents, 1))
-    return USER_INTERRUPT.format(content=body)
+    return USER_FOLLOW_UPS.format(content=body)
 
 
 def system_prompt(

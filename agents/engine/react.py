@@ -415,7 +415,7 @@ class ReActAgent(DurableLoop, RunAsEvents[AgentResult]):
         run.empty_replies = 0
         run.transcript.append({"role": "assistant", "content": content})
         return await self._final_answer(
-            run, content, interrupted=await drain_follow_ups(run, self.follow_ups)
+            run, content, followed_up=await drain_follow_ups(run, self.follow_ups)
         )
 
     async def _json_turn(self, run: RunState, response: ChatResponse) -> TurnOutcome:
@@ -426,11 +426,11 @@ class ReActAgent(DurableLoop, RunAsEvents[AgentResult]):
             await run.emit(events.thinking_done(run.iteration, reasoning))
         if content:
             run.transcript.append({"role": "assistant", "content": content})
-        # JSON mode has no tool-message pairing: interrupts are taken right after the assistant message.
-        interrupted = await drain_follow_ups(run, self.follow_ups)
+        # JSON mode has no tool-message pairing: follow-ups are taken right after the assistant message.
+        followed_up = await drain_follow_ups(run, self.follow_ups)
         if action.parse_failed:
             run.parse_failures += 1
-            if run.parse_failures >= 2 and not interrupted:
+            if run.parse_failures >= 2 and not followed_up:
                 if not content.strip():
                     return Final(await self._fallback(run, StopReason.UNPARSED_OUTPUT))
                 return Final(await self._finish(run, content, StopReason.UNPARSED_OUTPUT))
@@ -443,7 +443,7 @@ class ReActAgent(DurableLoop, RunAsEvents[AgentResult]):
         if action.kind == TOOL_CALL:
             call = json_tool_call(action, f"{self.tool_call_id_prefix}json_call_{run.iteration}")
             return await self._tool_turn(run, [call], native=False)
-        return await self._final_answer(run, action.answer, interrupted=interrupted)
+        return await self._final_answer(run, action.answer, followed_up=followed_up)
 
     # -- steps shared by both modes ------------------------------------------------------------
 
@@ -465,8 +465,8 @@ class ReActAgent(DurableLoop, RunAsEvents[AgentResult]):
             run.records.extend(records)
         return records
 
-    async def _final_answer(self, run: RunState, answer: str, *, interrupted: bool) -> TurnOutcome:
-        if interrupted:
+    async def _final_answer(self, run: RunState, answer: str, *, followed_up: bool) -> TurnOutcome:
+        if followed_up:
             return CONTINUE  # the user added something: the answer must take it into account
         if completion_check_due(
             run, enabled=self.completion_check, min_tools=self.completion_check_min_tools

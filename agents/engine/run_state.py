@@ -87,7 +87,7 @@ class RunState:
         "pending",
         "announced",
         "final",
-        "interrupts_taken",
+        "follow_ups_taken",
         "selected",
         "resumed",
         "_cp_seq",
@@ -113,12 +113,12 @@ class RunState:
         self.empty_replies = 0
         self.turn_compaction = self.turn_llm = self.turn_tools = 0.0
         # Durable runs: where the loop stands, the current turn's calls while they are pending (and which
-        # of them the chat was told about), the final answer once known, the user interrupts taken.
+        # of them the chat was told about), the final answer once known, the follow-ups taken.
         self.stage = STAGE_MODEL
         self.pending: list[ToolCall] | None = None
         self.announced: set[str] = set()
         self.final: tuple[str, StopReason] | None = None
-        self.interrupts_taken = 0
+        self.follow_ups_taken = 0
         self.selected: list[str] | None = None
         self.resumed = False
         self._cp_seq = 0
@@ -165,7 +165,7 @@ class RunState:
             "pending": [call_to_dict(c) for c in self.pending] if self.pending is not None else None,
             "announced": sorted(self.announced),
             "final": list(self.final) if self.final is not None else None,
-            "interrupts_taken": self.interrupts_taken,
+            "interrupts_taken": self.follow_ups_taken,
             "selected_tools": self.selected,
             "elapsed": round(time.perf_counter() - self.started, 4),
         }
@@ -231,7 +231,7 @@ class RunState:
         run.announced = set(checkpoint.get("announced") or ())
         final = checkpoint.get("final")
         run.final = (str(final[0]), StopReason(final[1])) if final else None
-        run.interrupts_taken = int(checkpoint.get("interrupts_taken") or 0)
+        run.follow_ups_taken = int(checkpoint.get("interrupts_taken") or 0)
         selected = checkpoint.get("selected_tools")
         if selected is not None:
             run.selected = [str(name) for name in selected]

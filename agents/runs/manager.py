@@ -1,8 +1,9 @@
 """Runs live in tasks owned by the process, not by a socket.
 
 ``RunManager`` (one per process) starts a run's task, keeps it by run id, and receives the control
-messages (interrupt, cancel) that any socket of any process sends to the run's channel-layer group. A
-disconnecting browser does not stop a run; its events keep being persisted and published.
+messages (``interrupt``: a follow-up; ``cancel``) that any socket of any process sends to the run's
+channel-layer group. A disconnecting browser does not stop a run; its events keep being persisted and
+published.
 
 Durable runs: the manager holds each of its runs through a lease (:mod:`agents.runs.leases`), renewed by the
 run's event writes and, for quiet runs, every few seconds; the engine checkpoints after every iteration
@@ -164,7 +165,7 @@ class RunManager:
     async def send_control(
         self, run_id: uuid.UUID, action: str, content: str = "", message_id: int | None = None
     ) -> None:
-        """Deliver an interrupt or cancel to the run, wherever it runs."""
+        """Deliver a follow-up (the ``interrupt`` action) or a cancel to the run, wherever it runs."""
         local = self.runs.get(run_id)
         if local is not None:
             self._apply(local, action, content, message_id)

@@ -381,14 +381,14 @@ async def test_a_resumed_run_keeps_its_cycle_tracker_and_checklist_state(scripte
 async def test_the_checkpoint_counts_the_follow_ups_the_run_took(scripted_llm, make_llm):
     queue = FollowUpQueue()
 
-    class Interrupting(RecordingTool):
+    class FollowingUp(RecordingTool):
         async def execute(self, **kwargs: Any) -> Any:
             queue.put("also check b")
             return await super().execute(**kwargs)
 
     scripted_llm.script(tool_calls(_search("a", "c1")), text("done"))
     checkpoints = Checkpoints()
-    agent = ReActAgent(make_llm(), registry_of(Interrupting()), follow_ups=queue, completion_check=False)
+    agent = ReActAgent(make_llm(), registry_of(FollowingUp()), follow_ups=queue, completion_check=False)
     await agent.run("find a", checkpoint=checkpoints)
     assert checkpoints.folded()["interrupts_taken"] == 1
 

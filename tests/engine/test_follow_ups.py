@@ -1,4 +1,4 @@
-"""User interrupts: the queue, when each mode drains it, merging, pinning and answer suppression."""
+"""Follow-ups: the queue, when each mode drains it, merging, pinning and answer suppression."""
 
 from __future__ import annotations
 
@@ -21,7 +21,7 @@ def use_tool(name: str, args: dict) -> str:
     )
 
 
-class InterruptOnThinking(EventLog):
+class FollowUpOnThinking(EventLog):
     """Queues user messages when the given iteration starts thinking (i.e. while the LLM call runs)."""
 
     def __init__(self, queue: FollowUpQueue, at_iteration: int, *messages: str) -> None:
@@ -56,7 +56,7 @@ async def test_json_mode_drains_right_after_the_assistant_message_and_suppresses
     queue = FollowUpQueue()
     scripted_llm.script(text(final("Paris")), text(final("Paris, and Berlin")))
     agent = ReActAgent(make_llm(tool_call=False), registry_of(), follow_ups=queue)
-    log = InterruptOnThinking(queue, 1, "also the capital of Germany")
+    log = FollowUpOnThinking(queue, 1, "also the capital of Germany")
 
     result = await agent.run("capital of France?", on_event=log)
 
@@ -70,12 +70,12 @@ async def test_json_mode_drains_right_after_the_assistant_message_and_suppresses
     assert log.of("inject") == [{"type": "inject", "content": "also the capital of Germany"}]
 
 
-async def test_json_mode_takes_the_interrupt_before_the_tool_observation(scripted_llm, make_llm):
+async def test_json_mode_takes_the_follow_up_before_the_tool_observation(scripted_llm, make_llm):
     queue = FollowUpQueue()
     scripted_llm.script(text(use_tool("search", {"q": "x"})), text(final("done")))
     agent = ReActAgent(make_llm(tool_call=False), registry_of(RecordingTool()), follow_ups=queue)
 
-    result = await agent.run("find x", on_event=InterruptOnThinking(queue, 1, "only 2024"))
+    result = await agent.run("find x", on_event=FollowUpOnThinking(queue, 1, "only 2024"))
 
     roles = [(m["role"], m["content"][:18]) for m in result.messages[2:5]]
     assert roles == [
@@ -93,7 +93,7 @@ async def test_native_mode_drains_only_after_all_tool_results_are_appended(scrip
     )
     agent = ReActAgent(make_llm(), registry_of(RecordingTool()), follow_ups=queue)
 
-    await agent.run("find a and b", on_event=InterruptOnThinking(queue, 1, "hurry"))
+    await agent.run("find a and b", on_event=FollowUpOnThinking(queue, 1, "hurry"))
 
     sent = scripted_llm.requests[1]["messages"]
     assert [m["role"] for m in sent[-4:]] == ["assistant", "tool", "tool", "user"]
@@ -101,13 +101,11 @@ async def test_native_mode_drains_only_after_all_tool_results_are_appended(scrip
     assert sent[-1]["content"].startswith("[USER INTERRUPT]")
 
 
-async def test_native_mode_suppresses_a_pending_final_answer_when_an_interrupt_arrived(
-    scripted_llm, make_llm
-):
+async def test_native_mode_suppresses_a_pending_final_answer_when_a_follow_up_arrived(scripted_llm, make_llm):
     queue = FollowUpQueue()
     scripted_llm.script(text("Paris"), text("Paris; Berlin for Germany"))
     agent = ReActAgent(make_llm(), registry_of(), follow_ups=queue)
-    log = InterruptOnThinking(queue, 1, "and Germany?")
+    log = FollowUpOnThinking(queue, 1, "and Germany?")
 
     result = await agent.run("capital of France?", on_event=log)
 
@@ -117,28 +115,28 @@ async def test_native_mode_suppresses_a_pending_final_answer_when_an_interrupt_a
     assert [m["role"] for m in sent[-2:]] == ["assistant", "user"]
 
 
-async def test_several_interrupts_drained_at_once_become_one_pinned_message_with_an_inject_event_each(
+async def test_several_follow_ups_drained_at_once_become_one_pinned_message_with_an_inject_event_each(
     scripted_llm, make_llm
 ):
     queue = FollowUpQueue()
     scripted_llm.script(text("A"), text("B"))
     agent = ReActAgent(make_llm(), registry_of(), follow_ups=queue)
-    log = InterruptOnThinking(queue, 1, "first follow-up", "second follow-up")
+    log = FollowUpOnThinking(queue, 1, "first follow-up", "second follow-up")
 
     result = await agent.run("q", on_event=log)
 
-    interrupts = [m for m in result.messages if m["content"].startswith("[USER INTERRUPT]")]
-    assert len(interrupts) == 1
-    assert interrupts[0]["_pinned"] is True
-    assert "1. first follow-up" in interrupts[0]["content"]
-    assert "2. second follow-up" in interrupts[0]["content"]
+    pinned = [m for m in result.messages if m["content"].startswith("[USER INTERRUPT]")]
+    assert len(pinned) == 1
+    assert pinned[0]["_pinned"] is True
+    assert "1. first follow-up" in pinned[0]["content"]
+    assert "2. second follow-up" in pinned[0]["content"]
     assert [e["content"] for e in log.of("inject")] == ["first follow-up", "second follow-up"]
     assert "_pinned" not in json.dumps(scripted_llm.requests[1])  # metadata never leaves the process
 
 
-async def test_interrupts_do_not_count_as_tool_calls_for_self_reflection(scripted_llm, make_llm):
+async def test_follow_ups_do_not_count_as_tool_calls_for_self_reflection(scripted_llm, make_llm):
     queue = FollowUpQueue()
     scripted_llm.script(text("A"), text("B"))
     agent = ReActAgent(make_llm(), registry_of(), follow_ups=queue, self_reflection_interval=1)
-    result = await agent.run("q", on_event=InterruptOnThinking(queue, 1, "more"))
+    result = await agent.run("q", on_event=FollowUpOnThinking(queue, 1, "more"))
     assert not any("[Self-reflection]" in m["content"] for m in result.messages)

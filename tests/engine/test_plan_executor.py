@@ -292,7 +292,7 @@ async def test_cancelling_the_awaiting_task_cancels_the_steps_and_propagates(reg
     assert slow.cancelled == 1 and slow.running == 0
 
 
-async def test_step_agents_get_the_agent_options_but_never_the_interrupt_queue(registry, script):
+async def test_step_agents_get_the_agent_options_but_never_the_follow_up_queue(registry, script):
     script.step("1", text("ok"))
     queue = FollowUpQueue()
     queue.put("a follow-up for the plan agent, not for a step")

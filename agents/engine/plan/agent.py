@@ -350,7 +350,7 @@ class PlanAgent(RunAsEvents[PlanResult]):
         contents = queue.drain() if queue is not None else []
         if not contents:
             return False
-        state.interrupts_taken += len(contents)
+        state.follow_ups_taken += len(contents)
         for content in contents:
             state.goal = f"{state.goal}\n\n{prompts.FOLLOW_UP.format(content=content)}"
             await state.emit(events.inject(content))

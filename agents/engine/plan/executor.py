@@ -63,7 +63,7 @@ STEP_TIMEOUT = 600.0
 DEPENDENCY_RESULT_CHARS = 3000
 STRUCTURED_RESULT_CHARS = 8000
 EVENT_RESULT_CHARS = 4000
-# Step agents never take user interrupts: follow-ups are the plan agent's (they stop the round).
+# Step agents never take follow-ups: they are the plan agent's (they stop the round).
 _RESERVED_OPTIONS = frozenset({"follow_ups", "hooks", "llm", "tools", "tool_call_id_prefix"})
 
 _TABLE_ROW = re.compile(r"^\s*\|.*\|\s*$", re.MULTILINE)

@@ -48,7 +48,7 @@ class PlanRunState:
         self.feedback: str | None = None
         self.followed_up = False
         self.final: str | None = None
-        self.interrupts_taken = 0
+        self.follow_ups_taken = 0
         self.seq = 0
 
     def full_checkpoint(self) -> dict[str, Any]:
@@ -67,7 +67,7 @@ class PlanRunState:
             "feedback": self.feedback,
             "followed_up": self.followed_up,
             "final": self.final,
-            "interrupts_taken": self.interrupts_taken,
+            "interrupts_taken": self.follow_ups_taken,
             "iteration": sum(plan.iterations for plan in self.plans),
         }
 
@@ -88,7 +88,7 @@ class PlanRunState:
         state.feedback = checkpoint.get("feedback")
         state.followed_up = bool(checkpoint.get("followed_up"))
         state.final = checkpoint.get("final")
-        state.interrupts_taken = int(checkpoint.get("interrupts_taken") or 0)
+        state.follow_ups_taken = int(checkpoint.get("interrupts_taken") or 0)
         state.seq = int(checkpoint.get("seq") or 0)
         return state
 
