@@ -272,3 +272,83 @@ class LinkedIdentity(models.Model):
 
     def __str__(self) -> str:
         return f"{self.provider}:{self.subject} → {self.user}"
+
+
+class SignInSettings(OrgOwnedModel):
+    """How the members of one organisation sign in (issue 20): whether a password still works.
+
+    Without a row, password sign-in is on. With it off, a member of the organisation signs in only
+    through the organisation's single sign-on providers (its :class:`SignInRule` rows name them).
+    """
+
+    AUDIT_NAME = "sign_in_settings"
+
+    password_login = models.BooleanField(
+        _("password sign-in"),
+        default=True,
+        help_text=_(
+            "Off: members of this organisation cannot sign in with a username and password; they sign "
+            "in with the single sign-on providers of the sign-in rules below."
+        ),
+    )
+
+    class Meta:
+        verbose_name = _("sign-in settings")
+        verbose_name_plural = _("sign-in settings")
+        constraints = [models.UniqueConstraint(fields=["organization"], name="unique_sign_in_settings")]
+
+    def __str__(self) -> str:
+        return str(self.organization)
+
+
+SSO_ROLES = [(r.value, r.label) for r in (Role.MEMBER, Role.APPROVER, Role.ADMIN)]
+
+
+class SignInRule(OrgOwnedModel):
+    """Who joins an organisation through single sign-on, and with which role (issue 20).
+
+    A Feishu rule admits the users of one Feishu tenant (``feishu_tenant_key``); an OpenID Connect rule
+    admits the verified e-mail addresses of one domain. A user who signs in and matches a rule becomes
+    a member with ``role`` (an existing membership keeps its role); one who matches none is refused.
+    """
+
+    AUDIT_NAME = "sign_in_rule"
+
+    provider = models.CharField(
+        _("provider"),
+        max_length=64,
+        help_text=_("'feishu', or the id of an OpenID Connect provider of this deployment."),
+    )
+    feishu_tenant_key = models.CharField(
+        _("Feishu tenant key"),
+        max_length=128,
+        blank=True,
+        help_text=_("Feishu rules: the tenant_key of the Feishu organisation whose users may join."),
+    )
+    email_domain = models.CharField(
+        _("e-mail domain"),
+        max_length=253,
+        blank=True,
+        help_text=_("OpenID Connect rules: users with a verified e-mail address at this domain may join."),
+    )
+    role = models.CharField(_("default role"), max_length=16, choices=SSO_ROLES, default=Role.MEMBER)
+    created_at = models.DateTimeField(_("created at"), auto_now_add=True)
+
+    class Meta:
+        verbose_name = _("sign-in rule")
+        verbose_name_plural = _("sign-in rules")
+        ordering = ["provider", "feishu_tenant_key", "email_domain"]
+        constraints = [
+            models.UniqueConstraint(
+                fields=["organization", "provider", "feishu_tenant_key", "email_domain"],
+                name="unique_sign_in_rule",
+            ),
+            models.CheckConstraint(
+                condition=(models.Q(feishu_tenant_key="") & ~models.Q(email_domain=""))
+                | (~models.Q(feishu_tenant_key="") & models.Q(email_domain="")),
+                name="sign_in_rule_one_match",
+            ),
+        ]
+
+    def __str__(self) -> str:
+        return f"{self.provider}: {self.feishu_tenant_key or self.email_domain} → {self.role}"
