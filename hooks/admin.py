@@ -14,19 +14,27 @@ from django import forms
 from django.contrib import admin, messages
 from django.contrib.auth import get_user_model
 from django.core.exceptions import ValidationError
-from django.db.models import QuerySet
+from django.db.models import Exists, OuterRef, QuerySet
 from django.http import HttpRequest
 from django.utils.html import format_html, format_html_join
 from django.utils.translation import gettext_lazy as _
 
-from hooks.approvers import Audience, policy_audience
+from hooks.approvers import Audience, person_name, policy_audience
 from hooks.condition_schema import condition_schema_messages, covered_scopes
 from hooks.delivery import channel_send_test_card
 from hooks.feishu.errors import FeishuError
-from hooks.models import AgentHookSettings, ApprovalPolicy, ApprovalRequest, FeishuChannel, RateLimit
+from hooks.models import (
+    APPROVER_ROLE_CHOICES,
+    AgentHookSettings,
+    ApprovalPolicy,
+    ApprovalRequest,
+    FeishuChannel,
+    RateLimit,
+)
 from hooks.selectors import DECIDER_ROLES
 from hooks.services import approval_resend
 from platform_core.admin_base import AuditedAdmin, OrgScopedAdmin, admin_orgs
+from platform_core.models import LinkedIdentity, Role
 from platform_core.request_meta import client_ip
 from platform_core.secret_rules import validate_secret_length
 
@@ -133,12 +141,40 @@ class FeishuChannelAdmin(AuditedAdmin):
 # --- approval policies ----------------------------------------------------------------------------
 
 
+class ApproverChoiceField(forms.ModelMultipleChoiceField):
+    """Approvers by name: "Full Name (username)", and whether their Feishu account is linked."""
+
+    def label_from_instance(self, obj: Any) -> str:
+        label = person_label(obj)
+        if getattr(obj, "has_feishu", False):
+            return _("%(person)s · Feishu linked") % {"person": label}
+        return label
+
+
+def person_label(user: Any) -> str:
+    name = person_name(user)
+    return name if name == user.get_username() else f"{name} ({user.get_username()})"
+
+
 class ApprovalPolicyForm(forms.ModelForm):
+    approver_roles = forms.MultipleChoiceField(
+        label=_("approver roles"),
+        required=False,
+        choices=[(role.value, role.label) for role in Role if role.value in APPROVER_ROLE_CHOICES],
+        widget=forms.CheckboxSelectMultiple,
+        help_text=_(
+            "Every member holding one of these roles may decide too. No approvers and no roles: every "
+            "approver, admin and owner of the organisation."
+        ),
+    )
     approver_open_ids_text = forms.CharField(
-        label=_("Feishu approvers (open_id)"),
+        label=_("People without a platform account (Feishu open_id)"),
         required=False,
         widget=forms.Textarea(attrs={"rows": 3}),
-        help_text=_("One Feishu open_id (ou_…) per line."),
+        help_text=_(
+            "Only for people who have no platform account: one Feishu open_id (ou_…) per line. They can "
+            "decide on the Feishu card only. Members are chosen above, by name."
+        ),
     )
 
     class Meta:
@@ -152,6 +188,8 @@ class ApprovalPolicyForm(forms.ModelForm):
             "writes_only",
             "condition",
             "approver_users",
+            "approver_roles",
+            "approver_open_ids_text",
             "channel",
             "chat_id",
             "timeout_seconds",
@@ -162,6 +200,7 @@ class ApprovalPolicyForm(forms.ModelForm):
         super().__init__(*args, **kwargs)
         if self.instance.pk:
             self.fields["approver_open_ids_text"].initial = "\n".join(self.instance.approver_open_ids or [])
+            self.fields["approver_roles"].initial = list(self.instance.approver_roles or [])
 
     def clean(self) -> dict[str, Any]:
         data = super().clean()
@@ -200,6 +239,7 @@ class ApprovalPolicyForm(forms.ModelForm):
     def _post_clean(self) -> None:
         text = self.cleaned_data.get("approver_open_ids_text", "") or ""
         self.instance.approver_open_ids = [line.strip() for line in text.splitlines() if line.strip()]
+        self.instance.approver_roles = list(self.cleaned_data.get("approver_roles") or [])
         super()._post_clean()
 
 
@@ -233,14 +273,24 @@ class ApprovalPolicyAdmin(AuditedAdmin):
             users = get_user_model().objects.filter(memberships__role__in=DECIDER_ROLES)
             if not request.user.is_superuser:
                 users = users.filter(memberships__organization__in=admin_orgs(request))
-            kwargs["queryset"] = users.distinct().order_by("username")
+            linked = LinkedIdentity.objects.filter(user=OuterRef("pk")).exclude(open_id="")
+            kwargs["queryset"] = (
+                users.distinct()
+                .annotate(has_feishu=Exists(linked))
+                .order_by("first_name", "last_name", "username")
+            )
+            kwargs["form_class"] = ApproverChoiceField
             return admin.ModelAdmin.formfield_for_manytomany(self, db_field, request, **kwargs)
         return super().formfield_for_manytomany(db_field, request, **kwargs)
 
 
 def audience_html(audience: Audience) -> str:
     """The policy form's "who will be asked" box."""
-    if audience.listed:
+    if audience.listed and audience.roles:
+        intro = _(
+            "These approvers (listed, or holding the role %(roles)s) decide in the approvals inbox:"
+        ) % {"roles": ", ".join(audience.roles)}
+    elif audience.listed:
         intro = _("These platform approvers decide in the approvals inbox:")
     else:
         intro = _(
@@ -252,18 +302,22 @@ def audience_html(audience: Audience) -> str:
     )
     if audience.card_problem:
         card = format_html('<p class="problem">{}</p>', audience.card_problem)
-    elif audience.open_ids:
+    elif audience.open_ids or audience.on_feishu:
+        deciders = list(audience.on_feishu) + [
+            str(_("%(open_id)s (no platform account)") % {"open_id": open_id})
+            for open_id in audience.open_ids
+        ]
         card = format_html(
             "<p>{}</p>",
-            _("The Feishu card goes to chat %(chat)s; these Feishu users can decide on it: %(people)s.")
-            % {"chat": audience.card_to, "people": ", ".join(audience.open_ids)},
+            _("The Feishu card goes to chat %(chat)s; these people can decide on it: %(people)s.")
+            % {"chat": audience.card_to, "people": ", ".join(deciders)},
         )
     else:
         card = format_html(
             "<p>{}</p>",
             _(
-                "The Feishu card goes to chat %(chat)s without buttons (no Feishu approvers are listed): "
-                "it says to decide in the approvals inbox."
+                "The Feishu card goes to chat %(chat)s without buttons (no approver has a linked Feishu "
+                "account and no open_id is listed): it says to decide in the approvals inbox."
             )
             % {"chat": audience.card_to},
         )

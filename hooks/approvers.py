@@ -1,8 +1,10 @@
 """Who decides an approval request, and how people are named to the chat, the inbox and the admin.
 
-A policy that lists platform approvers goes to them; one that lists nobody goes to every active
-approver, admin and owner of its organisation. The set is frozen on the request when it is created (or
-re-sent), so later membership changes do not quietly widen who may decide it.
+A policy names its approvers as people: platform users, and roles (every member holding one). One that
+names neither goes to every active approver, admin and owner of its organisation. The set is frozen on
+the request when it is created (or re-sent), so later membership changes do not quietly widen who may
+decide it. On Feishu a listed user decides through their linked Feishu account
+(:mod:`platform_core.identities`); raw ``open_id``s remain for people without a platform account.
 """
 
 from __future__ import annotations
@@ -15,8 +17,10 @@ from django.contrib.auth.base_user import AbstractBaseUser
 from django.db.models import QuerySet
 from django.utils.translation import gettext as _
 
-from hooks.models import ApprovalPolicy, ApprovalRequest
+from hooks.models import APPROVER_ROLE_CHOICES, ApprovalPolicy, ApprovalRequest
 from hooks.selectors import DECIDER_ROLES
+from platform_core.identities import feishu_open_ids_for_users
+from platform_core.models import Organization, Role
 
 
 def organization_deciders(*, organization_id: int) -> QuerySet:
@@ -33,12 +37,49 @@ def organization_deciders(*, organization_id: int) -> QuerySet:
     )
 
 
+def _policy_roles(policy: ApprovalPolicy) -> list[str]:
+    roles = policy.approver_roles if isinstance(policy.approver_roles, list) else []
+    return [role for role in roles if role in APPROVER_ROLE_CHOICES]
+
+
+def policy_names_people(policy: ApprovalPolicy) -> bool:
+    """Whether ``policy`` lists approvers (users or roles) rather than leaving it to every decider."""
+    return bool(_policy_roles(policy)) or (policy.pk is not None and policy.approver_users.exists())
+
+
 def policy_approver_users(*, policy: ApprovalPolicy) -> list[AbstractBaseUser]:
-    """The platform users a new request of ``policy`` goes to: those it lists, else every decider."""
-    listed = list(policy.approver_users.order_by("username"))
-    if listed or policy.pk is None:
-        return listed
-    return list(organization_deciders(organization_id=policy.organization_id))
+    """The platform users a new request of ``policy`` goes to: the users it lists and the active members
+    holding a role it lists, else every decider."""
+    if policy.pk is None:
+        return []
+    listed = {u.pk: u for u in policy.approver_users.filter(is_active=True)}
+    roles = _policy_roles(policy)
+    if roles:
+        holders = get_user_model().objects.filter(
+            is_active=True,
+            memberships__organization_id=policy.organization_id,
+            memberships__role__in=roles,
+        )
+        listed.update({u.pk: u for u in holders})
+    if not listed and not roles and not policy.approver_users.exists():
+        return list(organization_deciders(organization_id=policy.organization_id))
+    return sorted(listed.values(), key=lambda u: u.get_username())
+
+
+def role_names(roles: Iterable[str]) -> list[str]:
+    """Roles for people, in the active language."""
+    labels = dict(Role.choices)
+    return [str(labels.get(role, role)) for role in roles]
+
+
+def approval_feishu_open_ids(approval: ApprovalRequest) -> list[str]:
+    """Who may decide ``approval`` on its Feishu card: its approvers' linked ``open_id``s (usable in its
+    organisation), then the raw ``open_id``s of people without a platform account."""
+    user_ids = list(approval.approver_users.values_list("pk", flat=True))
+    org = Organization(pk=approval.organization_id)
+    linked = feishu_open_ids_for_users(org, user_ids) if user_ids else {}
+    raw = [open_id for open_id in approval.approver_open_ids or [] if open_id not in linked.values()]
+    return sorted(linked.values()) + raw
 
 
 def person_name(user: AbstractBaseUser) -> str:
@@ -48,6 +89,7 @@ def person_name(user: AbstractBaseUser) -> str:
 
 
 def feishu_name(open_id: str) -> str:
+    """A person without a platform account, known only by their Feishu ``open_id``."""
     return _("Feishu user %(open_id)s") % {"open_id": open_id}
 
 
@@ -66,11 +108,13 @@ class Audience:
     open_ids: tuple[str, ...]
     card_to: str
     card_problem: str
+    roles: tuple[str, ...] = ()
+    on_feishu: tuple[str, ...] = ()
 
 
 def policy_audience(*, policy: ApprovalPolicy) -> Audience:
     """Who will be asked by a request of ``policy`` now, and where its Feishu card would go."""
-    listed = bool(policy.pk) and policy.approver_users.exists()
+    listed = policy_names_people(policy)
     users: Iterable[AbstractBaseUser] = (
         policy_approver_users(policy=policy)
         if policy.pk
@@ -83,10 +127,18 @@ def policy_audience(*, policy: ApprovalPolicy) -> Audience:
         problem = _("No card will be sent: the policy names no active Feishu channel.")
     elif not chat:
         problem = _("No card will be sent: neither the policy nor its channel names a chat.")
+    users = list(users)
+    linked = (
+        feishu_open_ids_for_users(Organization(pk=policy.organization_id), [u.pk for u in users])
+        if users and policy.organization_id
+        else {}
+    )
     return Audience(
         listed=listed,
         users=tuple(person_name(u) for u in users),
         open_ids=tuple(policy.approver_open_ids or ()),
         card_to=chat if not problem else "",
         card_problem=problem,
+        roles=tuple(role_names(_policy_roles(policy))),
+        on_feishu=tuple(person_name(u) for u in users if u.pk in linked),
     )

@@ -16,7 +16,7 @@ from typing import Any
 from asgiref.sync import async_to_sync
 from django.utils import translation
 
-from hooks.approvers import approver_names, person_name
+from hooks.approvers import approval_feishu_open_ids, approver_names, person_name
 from hooks.conf import card_retry_base_seconds
 from hooks.feishu.cards import approval_decided_card, approval_pending_card, channel_test_card
 from hooks.feishu.client import FeishuApp, FeishuClient, guarded_http
@@ -72,8 +72,9 @@ def _held_because(approval: ApprovalRequest, language: str) -> str:
 
 
 def pending_card_for(approval: ApprovalRequest, language: str) -> dict[str, Any]:
-    """The pending card; without Feishu approvers nobody can decide by clicking, so it has no buttons
-    and names the platform approvers who decide in the approvals inbox."""
+    """The pending card, naming its approvers. Without Feishu approvers (no approver with a linked Feishu
+    account, no raw ``open_id``) nobody can decide by clicking, so it has no buttons and says to decide
+    in the approvals inbox."""
     with translation.override(language):
         approvers = approver_names(approval)
     return approval_pending_card(
@@ -86,7 +87,7 @@ def pending_card_for(approval: ApprovalRequest, language: str) -> dict[str, Any]
         expires_at=approval.expires_at,
         reason=_held_because(approval, language),
         approvers=approvers,
-        clickable=bool(approval.approver_open_ids),
+        clickable=bool(approval_feishu_open_ids(approval)),
         language=language,
     )
 

@@ -7,8 +7,9 @@ not lift it early: a value is in force until as many hours after it was replaced
 
 In the web app and the API the decider is a platform user, checked against the audit log's actor. On
 Feishu a click names only an ``open_id``, and whoever set a channel's keys can sign a click as anyone, so
-a click is refused while the channel's credentials changed within the cooldown, and from an ``open_id``
-added to the request's policy within it.
+a click is refused while the channel's credentials changed within the cooldown, from an ``open_id``
+added to the request's policy within it, and from an ``open_id`` an admin linked to a member by hand
+within it (linking one's own Feishu account to an approver would otherwise let one decide as them).
 """
 
 from __future__ import annotations
@@ -19,11 +20,11 @@ from django.contrib.auth.base_user import AbstractBaseUser
 from django.db.models import Q
 
 from hooks.models import ApprovalRequest, FeishuChannel
-from platform_core.models import MAX_APPROVAL_COOLDOWN_HOURS, AuditLog, Organization
+from platform_core.models import MAX_APPROVAL_COOLDOWN_HOURS, AuditLog, LinkedIdentity, Organization
 
 COOLDOWN_ACTION = "organization.approval_cooldown.changed"
 RESENT_ACTION = "approval.resent"
-_CONFIG_PREFIXES = ("approval_policy.", "feishu_channel.")
+_CONFIG_PREFIXES = ("approval_policy.", "feishu_channel.", "linked_identity.")
 _CONFIG_ACTIONS = (RESENT_ACTION, COOLDOWN_ACTION)
 
 
@@ -93,3 +94,10 @@ def feishu_click_in_cooldown(
         if open_id in added:
             return True
     return False
+
+
+def feishu_link_in_cooldown(*, identity: LinkedIdentity, hours: int, now: datetime) -> bool:
+    """Whether ``identity`` was linked by an org admin's hand within the cooldown."""
+    if hours <= 0 or identity.organization_id is None:
+        return False
+    return identity.created_at > now - timedelta(hours=hours)

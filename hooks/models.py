@@ -22,7 +22,10 @@ from hooks.conf import DEFAULT_APPROVAL_TIMEOUT_SECONDS, DEFAULT_MAX_OBSERVATION
 from hooks.feishu_guard import validate_feishu_base_url
 from hooks.hold_reasons import hold_reason_text
 from platform_core.crypto import EncryptedTextField
-from platform_core.models import OrgOwnedModel
+from platform_core.models import OrgOwnedModel, Role
+
+# The roles a policy may name as approvers: the roles that may decide at all.
+APPROVER_ROLE_CHOICES = (Role.APPROVER.value, Role.ADMIN.value, Role.OWNER.value)
 
 
 class CardLanguage(models.TextChoices):
@@ -188,23 +191,33 @@ class ApprovalPolicy(OrgOwnedModel):
             "approval. A missing argument or a condition that cannot be evaluated also requires approval."
         ),
     )
-    approver_open_ids = models.JSONField(
-        _("Feishu approvers (open_id)"),
-        default=list,
-        blank=True,
-        help_text=_(
-            "Feishu open_ids (ou_…) of the people who may decide on the card. Empty: the card still goes "
-            "to the chat, without buttons, and says to decide in the approvals inbox."
-        ),
-    )
     approver_users = models.ManyToManyField(
         settings.AUTH_USER_MODEL,
-        verbose_name=_("platform approvers"),
+        verbose_name=_("approvers"),
         blank=True,
         related_name="+",
         help_text=_(
-            "Members with the approver, admin or owner role who may decide in the web app. Empty: every "
+            "Members with the approver, admin or owner role who may decide, in the web app and on the "
+            "Feishu card (through their linked Feishu account)."
+        ),
+    )
+    approver_roles = models.JSONField(
+        _("approver roles"),
+        default=list,
+        blank=True,
+        help_text=_(
+            "Every member holding one of these roles may decide too. No approvers and no roles: every "
             "approver, admin and owner of the organisation."
+        ),
+    )
+    approver_open_ids = models.JSONField(
+        _("people without a platform account (Feishu open_id)"),
+        default=list,
+        blank=True,
+        help_text=_(
+            "Feishu open_ids (ou_…) of people who have no platform account and may decide on the card "
+            "only. Without any Feishu approver the card still goes to the chat, without buttons, and says "
+            "to decide in the approvals inbox."
         ),
     )
     channel = models.ForeignKey(
@@ -249,6 +262,9 @@ class ApprovalPolicy(OrgOwnedModel):
         ids = self.approver_open_ids
         if not isinstance(ids, list) or not all(isinstance(i, str) and i.strip() for i in ids):
             errors["approver_open_ids"] = _('Give a list of Feishu open_ids, e.g. ["ou_123"].')
+        roles = self.approver_roles
+        if not isinstance(roles, list) or not all(r in APPROVER_ROLE_CHOICES for r in roles):
+            errors["approver_roles"] = _("Choose roles among approver, admin and owner.")
         if self.channel_id is not None and self.organization_id is not None:
             if self.channel.organization_id != self.organization_id:
                 errors["channel"] = _("Choose a channel of this organisation.")
@@ -405,9 +421,13 @@ class ApprovalRequest(OrgOwnedModel):
         return hold_reason_text(self.hold_reason)
 
     def decider_label(self) -> str:
-        """Who decided, for people: the platform user's name or the Feishu open_id."""
+        """Who decided, for people: the platform user's name (a Feishu click matched to its user too),
+        else the Feishu open_id of a person without a platform account."""
         if self.decided_by_id is not None:
-            return self.decided_by.get_username()
+            full = (
+                self.decided_by.get_full_name().strip() if hasattr(self.decided_by, "get_full_name") else ""
+            )
+            return full or self.decided_by.get_username()
         return self.decided_by_open_id
 
 

@@ -27,7 +27,13 @@ from django.utils.translation import gettext as _
 
 from connectors.redaction import redact
 from hooks.approvers import policy_approver_users
-from hooks.duties import RESENT_ACTION, approval_cooldown_hours, feishu_click_in_cooldown, user_in_cooldown
+from hooks.duties import (
+    RESENT_ACTION,
+    approval_cooldown_hours,
+    feishu_click_in_cooldown,
+    feishu_link_in_cooldown,
+    user_in_cooldown,
+)
 from hooks.models import (
     ApprovalPolicy,
     ApprovalRequest,
@@ -39,6 +45,7 @@ from hooks.models import (
 )
 from hooks.selectors import approval_web_decider_ok
 from hooks.signals import approval_card_due, approval_closed
+from platform_core.identities import feishu_identity_in_org
 from platform_core.models import Organization
 from platform_core.services import audit_log_write
 
@@ -327,8 +334,9 @@ def approval_decide(
     if decision not in DECISIONS:
         raise ValueError("decision must be 'approve' or 'reject'")
     now = now or timezone.now()
+    feishu_user: AbstractBaseUser | None = None
     if via == DecidedVia.FEISHU:
-        _check_feishu_decider(approval, channel, operator_open_id, now)
+        feishu_user = _check_feishu_decider(approval, channel, operator_open_id, now)
     elif via == DecidedVia.WEB:
         if actor is None or not approval_web_decider_ok(approval=approval, user=actor):
             raise ApprovalForbidden(Refusal.NOT_APPROVER, _refusal_message(Refusal.NOT_APPROVER))
@@ -345,7 +353,7 @@ def approval_decide(
     status = DECISIONS[decision]
     updated = ApprovalRequest.objects.filter(pk=approval.pk, status=ApprovalStatus.PENDING).update(
         status=status,
-        decided_by=actor if via == DecidedVia.WEB else None,
+        decided_by=actor if via == DecidedVia.WEB else feishu_user,
         decided_by_open_id=operator_open_id if via == DecidedVia.FEISHU else "",
         decided_via=via,
         comment=(comment or "").strip()[:MAX_COMMENT_CHARS],
@@ -354,7 +362,7 @@ def approval_decide(
     current = ApprovalRequest.objects.select_related("decided_by").get(pk=approval.pk)
     if not updated:
         return ApprovalDecision(current, False)
-    _decision_audit(current, actor if via == DecidedVia.WEB else None, ip_address)
+    _decision_audit(current, actor if via == DecidedVia.WEB else feishu_user, ip_address)
     # A click is answered with the new card in the callback reply; other paths PATCH the card.
     _after_change(current, update_card=via != DecidedVia.FEISHU)
     logger.info(
@@ -365,16 +373,34 @@ def approval_decide(
 
 def _check_feishu_decider(
     approval: ApprovalRequest, channel: FeishuChannel | None, open_id: str, now: datetime
-) -> None:
+) -> AbstractBaseUser | None:
+    """Refuse a click that may not decide; return the platform user it was matched to (if any).
+
+    The clicker's ``open_id`` is matched to a member of the request's organisation through their linked
+    Feishu identity; the click counts when that member is one of the request's approvers (listed, or
+    holding a listed role, when it was created) or when the ``open_id`` itself is listed (a person
+    without a platform account).
+    """
     if channel is None or approval.channel_id != channel.pk:
         raise ApprovalForbidden(Refusal.OTHER_CHANNEL, _refusal_message(Refusal.OTHER_CHANNEL))
     if approval.channel_credentials_version != channel.credentials_version:
         raise ApprovalForbidden(Refusal.CREDENTIALS_CHANGED, _refusal_message(Refusal.CREDENTIALS_CHANGED))
-    if not open_id or open_id not in (approval.approver_open_ids or []):
+    identity = feishu_identity_in_org(approval.organization_id, open_id) if open_id else None
+    user = identity.user if identity is not None else None
+    user_ok = user is not None and approval_web_decider_ok(approval=approval, user=user)
+    raw_ok = bool(open_id) and open_id in (approval.approver_open_ids or [])
+    if not (user_ok or raw_ok):
         raise ApprovalForbidden(Refusal.NOT_APPROVER, _refusal_message(Refusal.NOT_APPROVER))
     hours = approval_cooldown_hours(organization_id=approval.organization_id, now=now)
-    if feishu_click_in_cooldown(approval=approval, channel=channel, open_id=open_id, hours=hours, now=now):
+    if feishu_click_in_cooldown(
+        approval=approval, channel=channel, open_id=open_id, hours=hours, now=now
+    ) or (identity is not None and feishu_link_in_cooldown(identity=identity, hours=hours, now=now)):
         raise ApprovalForbidden(Refusal.COOLDOWN, _refusal_message(Refusal.COOLDOWN, hours, on_feishu=True))
+    if user is not None and user_in_cooldown(
+        user=user, organization_id=approval.organization_id, hours=hours, now=now
+    ):
+        raise ApprovalForbidden(Refusal.COOLDOWN, _refusal_message(Refusal.COOLDOWN, hours))
+    return user
 
 
 def _close(approval: ApprovalRequest, status: str, now: datetime) -> bool:

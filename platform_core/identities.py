@@ -55,16 +55,21 @@ def user_for_feishu_open_id(org: Organization, open_id: str) -> Any | None:
     Only members of ``org`` are answered, and a link made by hand counts only in the organisation whose
     admin made it.
     """
+    identity = feishu_identity_in_org(org, open_id)
+    return identity.user if identity is not None else None
+
+
+def feishu_identity_in_org(org: Organization | int, open_id: str) -> LinkedIdentity | None:
+    """The linked identity behind ``open_id`` that counts in ``org`` (see :func:`user_for_feishu_open_id`)."""
     if not open_id:
         return None
-    identity = (
+    return (
         LinkedIdentity.objects.select_related("user")
         .filter(open_id=open_id, user__is_active=True, user__memberships__organization=org)
         .filter(Q(organization__isnull=True) | Q(organization=org))
         .order_by(F("organization_id").asc(nulls_first=True))  # a sign-in link before a hand-made one
         .first()
     )
-    return identity.user if identity is not None else None
 
 
 def feishu_open_ids_for_users(org: Organization, user_ids: list[int]) -> dict[int, str]:

@@ -11,12 +11,21 @@ from django.utils.translation import gettext_lazy as _
 from rest_framework import serializers
 
 from connectors.models import Connector, ConnectorAction
+from hooks.approvers import feishu_name, person_name
 from hooks.condition_schema import condition_schema_messages, covered_scopes
 from hooks.conditions import ConditionError, parse_condition
 from hooks.feishu_guard import validate_feishu_base_url
-from hooks.models import AgentHookSettings, ApprovalPolicy, ApprovalRequest, FeishuChannel, RateLimit
+from hooks.models import (
+    APPROVER_ROLE_CHOICES,
+    AgentHookSettings,
+    ApprovalPolicy,
+    ApprovalRequest,
+    FeishuChannel,
+    RateLimit,
+)
 from hooks.selectors import DECIDER_ROLES
 from platform_core.api_unique import OrgUniqueValidator
+from platform_core.models import Role
 from platform_core.secret_rules import validate_secret_length
 
 
@@ -81,8 +90,13 @@ class ApprovalRequestSerializer(serializers.ModelSerializer):
         return obj.decider_label() or None
 
     def get_approvers(self, obj: ApprovalRequest) -> dict[str, list[str]]:
-        users = [u.get_username() for u in obj.approver_users.all()]
-        return {"users": sorted(users), "feishu_open_ids": list(obj.approver_open_ids or [])}
+        people = sorted(obj.approver_users.all(), key=lambda u: u.get_username())
+        return {
+            "users": [u.get_username() for u in people],
+            "names": [person_name(u) for u in people]
+            + [feishu_name(open_id) for open_id in obj.approver_open_ids or []],
+            "feishu_open_ids": list(obj.approver_open_ids or []),
+        }
 
 
 class DecisionSerializer(serializers.Serializer):
@@ -95,8 +109,20 @@ class ApprovalPolicySerializer(serializers.ModelSerializer):
     connectors = OrgScopedPrimaryKeyField(queryset=Connector.objects.all(), many=True, required=False)
     approver_users = ApproverUserField(many=True, required=False)
     channel = OrgScopedPrimaryKeyField(queryset=FeishuChannel.objects.all(), allow_null=True, required=False)
+    approver_roles = serializers.ListField(
+        child=serializers.ChoiceField(choices=list(APPROVER_ROLE_CHOICES)),
+        required=False,
+        max_length=len(APPROVER_ROLE_CHOICES),
+        help_text=_("Every member holding one of these roles may decide too."),
+    )
     approver_open_ids = serializers.ListField(
-        child=serializers.CharField(max_length=100), required=False, max_length=100
+        child=serializers.CharField(max_length=100),
+        required=False,
+        max_length=100,
+        help_text=_("Feishu open_ids of people without a platform account (they decide on the card only)."),
+    )
+    approvers = serializers.SerializerMethodField(
+        help_text=_("The approvers by name: users, roles and people without a platform account.")
     )
 
     class Meta:
@@ -109,8 +135,10 @@ class ApprovalPolicySerializer(serializers.ModelSerializer):
             "connectors",
             "writes_only",
             "condition",
-            "approver_open_ids",
             "approver_users",
+            "approver_roles",
+            "approver_open_ids",
+            "approvers",
             "channel",
             "chat_id",
             "timeout_seconds",
@@ -120,6 +148,31 @@ class ApprovalPolicySerializer(serializers.ModelSerializer):
         ]
         read_only_fields = ["id", "created_at", "updated_at"]
         validators = [OrgUniqueValidator()]
+
+    def get_approvers(self, obj: ApprovalPolicy) -> dict[str, Any]:
+        labels = dict(Role.choices)
+        users = []
+        for user in sorted(obj.approver_users.all(), key=lambda u: u.get_username()):
+            linked = any(
+                i.open_id and i.organization_id in (None, obj.organization_id)
+                for i in user.linked_identities.all()
+            )
+            users.append(
+                {
+                    "id": user.pk,
+                    "username": user.get_username(),
+                    "name": person_name(user),
+                    "feishu_linked": linked,
+                }
+            )
+        return {
+            "users": users,
+            "roles": [{"role": r, "name": str(labels.get(r, r))} for r in obj.approver_roles or []],
+            "without_platform_account": list(obj.approver_open_ids or []),
+        }
+
+    def validate_approver_roles(self, value: list[str]) -> list[str]:
+        return list(dict.fromkeys(value))
 
     def validate_condition(self, value: str) -> str:
         if value.strip():

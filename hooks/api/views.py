@@ -112,7 +112,9 @@ class _AuditedConfigViewSet(AuditedWritesMixin, OrgScopedViewMixin, viewsets.Mod
 class ApprovalPolicyViewSet(_AuditedConfigViewSet):
     """Which tool calls need approval, by whom, where the card goes and how long to wait."""
 
-    queryset = ApprovalPolicy.objects.prefetch_related("actions", "connectors", "approver_users")
+    queryset = ApprovalPolicy.objects.prefetch_related(
+        "actions", "connectors", "approver_users", "approver_users__linked_identities"
+    )
     serializer_class = ApprovalPolicySerializer
 
 
