@@ -1,7 +1,7 @@
 """The conversation websocket of DESIGN section 4.
 
 The consumer authorises the socket, relays persisted events of its conversation, replays what a
-reconnecting client missed, and forwards user messages, interrupts and cancels. It never runs a turn
+reconnecting client missed, and forwards user messages, follow-ups and cancels. It never runs a turn
 itself: runs live in the process's :data:`run_manager`, independent of any socket.
 
 Ordering: a socket relays live events only once it has a position in the stream, so replayed events

@@ -248,7 +248,7 @@ class RunStatus(models.TextChoices):
     PARKED = "parked", _("Waiting for a decision")
 
 
-#: Statuses of a run that still owns its conversation: new messages become its interrupts.
+#: Statuses of a run that still owns its conversation: new messages become its follow-ups.
 ACTIVE_RUN_STATUSES = (RunStatus.RUNNING, RunStatus.PARKED)
 
 
@@ -311,7 +311,7 @@ class Run(OrgOwnedModel):
 class RunCheckpoint(models.Model):
     """One checkpoint of a run, as the engine reported it: what changed since the previous one
     (``agents.engine.checkpoint.Checkpoint.as_dict()``). Folded in ``seq`` order they give the run's
-    snapshot, so a long run's history is written once, never again every iteration."""
+    whole checkpoint, so a long run's history is written once, never again every iteration."""
 
     run = models.ForeignKey(Run, on_delete=models.CASCADE, related_name="checkpoints")
     seq = models.PositiveIntegerField()

@@ -392,7 +392,7 @@ def engine_for(
     ledger: ToolCallLedger | None = None,
 ) -> ReActAgent | PlanAgent:
     """The engine of one run: a ``ReActAgent`` on the general model, or in plan mode a ``PlanAgent`` with
-    the same tools, the same hooks (no guard rail is bypassed by planning) and the same interrupt queue.
+    the same tools, the same hooks (no guard rail is bypassed by planning) and the same follow-up queue.
     ``ledger`` records the run's tool calls so a resumed run never makes one twice."""
     if mode == ExecutionMode.PLAN:
         return PlanAgent(
