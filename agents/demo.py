@@ -1,5 +1,6 @@
-"""Demo seeder: the demo organisation's "Purchasing assistant" on the demo ERP connector, its example
-questions and the "Large payments" approval policy they meet.
+"""Demo seeder: the demo organisation's "Purchasing assistant" on the demo ERP connectors (the HTTP API and
+the MCP server), exposed over MCP, its example questions and the approval policies they meet: "Large
+payments" and "MCP purchase requests" (every purchase request created through the MCP server waits).
 
 The agent names no model endpoint, so it answers with the platform default: the environment's endpoint
 when ``OPENAI_BASE_URL`` is set, else the offline demo model. Its mode is automatic, so the offline demo
@@ -27,6 +28,8 @@ DEMO_EXAMPLE_QUESTIONS = [
 ]
 DEMO_POLICY_NAME = "Large payments"
 DEMO_POLICY_CONDITION = "amount > 10000"
+DEMO_MCP_POLICY_NAME = "MCP purchase requests"
+DEMO_CONNECTOR_NAMES = ["erp", "purchasing", "erp_mcp"]
 
 
 @transaction.atomic
@@ -42,14 +45,16 @@ def demo_agent_seed(org: Organization) -> None:
             "instructions": DEMO_AGENT_INSTRUCTIONS,
             "execution_mode": ExecutionMode.AUTO,
             "example_questions": DEMO_EXAMPLE_QUESTIONS,
+            "exposed_over_mcp": True,
         },
     )
     if not agent.example_questions:  # seeded before agents had example questions
         agent.example_questions = DEMO_EXAMPLE_QUESTIONS
         agent.save(update_fields=["example_questions"])
-    connectors = Connector.objects.filter(organization=org, name__in=["erp", "purchasing"])
+    connectors = Connector.objects.filter(organization=org, name__in=DEMO_CONNECTOR_NAMES)
     agent.connectors.add(*connectors)
     _demo_policy_seed(org)
+    _demo_mcp_policy_seed(org)
 
 
 def _demo_policy_seed(org: Organization) -> None:
@@ -70,3 +75,20 @@ def _demo_policy_seed(org: Organization) -> None:
             organization=org, connector__name="erp", name="create_payment"
         )
         policy.actions.add(*payments)
+
+
+def _demo_mcp_policy_seed(org: Organization) -> None:
+    """Every purchase request created through the demo MCP server waits for an owner, admin or approver."""
+    from connectors.models import ConnectorAction
+    from hooks.models import ApprovalPolicy
+
+    policy, created = ApprovalPolicy.objects.get_or_create(
+        organization=org,
+        name=DEMO_MCP_POLICY_NAME,
+        defaults={"description": "Demo: a purchase request made through the MCP server waits for a person."},
+    )
+    if created:
+        requests = ConnectorAction.objects.filter(
+            organization=org, connector__name="erp_mcp", mcp_tool="create_purchase_request"
+        )
+        policy.actions.add(*requests)

@@ -4,7 +4,8 @@
 The base URL is ``settings.DEMO_API_BASE_URL`` when set, else ``http://127.0.0.1:8000/demo-api`` (where
 ``make run`` serves); its host is added to the connector's allowed private hosts, since the SSRF guard
 refuses loopback addresses otherwise. With ``settings.DEMO_DATABASE_URL`` the organisation also gets a
-read-only ``purchasing`` database connector (:mod:`connectors.demo_database`).
+read-only ``purchasing`` database connector (:mod:`connectors.demo_database`). It always gets the
+``erp_mcp`` MCP connector on the platform's demo MCP server (:mod:`connectors.demo_mcp.seed`).
 """
 
 from __future__ import annotations
@@ -19,6 +20,7 @@ from django.db import transaction
 from connectors.demo_api.document import demo_openapi_document
 from connectors.demo_api.models import DemoPurchaseOrder
 from connectors.demo_database import demo_database_seed
+from connectors.demo_mcp.seed import demo_mcp_connector_seed
 from connectors.models import Connector
 from connectors.services import connector_import_openapi, connector_save
 from platform_core.models import Organization
@@ -54,6 +56,7 @@ def demo_connector_seed(org: Organization) -> None:
     connector_import_openapi(
         connector=connector, document_text=json.dumps(demo_openapi_document(base_url)), actor=None
     )
+    demo_mcp_connector_seed(org, demo_api_base_url=base_url)
     if getattr(settings, "DEMO_DATABASE_URL", ""):
         demo_database_seed(org, settings.DEMO_DATABASE_URL)
     if not DemoPurchaseOrder.objects.exists():

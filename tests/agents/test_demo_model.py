@@ -66,7 +66,7 @@ async def test_demo_model_without_a_matching_tool_says_so_and_calls_nothing():
 
 
 @pytest.mark.django_db
-def test_seed_demo_creates_the_demo_agent_on_the_erp_connector():
+def test_seed_demo_creates_the_demo_agent_on_the_erp_connectors():
     from django.core.management import call_command
 
     from agents.models import Agent
@@ -75,7 +75,7 @@ def test_seed_demo_creates_the_demo_agent_on_the_erp_connector():
     call_command("seed_demo")
     agent = Agent.objects.get(organization__slug="demo")
     assert agent.name == "Purchasing assistant"
-    assert list(agent.connectors.values_list("name", flat=True)) == ["erp"]
+    assert sorted(agent.connectors.values_list("name", flat=True)) == ["erp", "erp_mcp"]
 
 
 async def test_demo_model_never_calls_a_write_action_for_a_read_question():

@@ -157,7 +157,7 @@ def test_the_demo_holds_the_example_payment_for_approval_by_its_large_payments_p
 
     call_command("seed_demo", password="demo-pass-123")
     call_command("seed_demo")
-    policy = ApprovalPolicy.objects.get(organization__slug="demo")
+    policy = ApprovalPolicy.objects.get(organization__slug="demo", name="Large payments")
     assert policy.condition == "amount > 10000"
     assert [a.name for a in policy.actions.all()] == ["create_payment"]
     write = Agent.objects.get(organization__slug="demo").example_questions[1]
