@@ -34,6 +34,7 @@ AUDIT_ACTION_LABELS: dict[str, Promise] = {
     "connector.updated": _("Connector changed"),
     "connector.deleted": _("Connector deleted"),
     "connector.openapi_imported": _("OpenAPI document imported"),
+    "connector.mcp_tools_synced": _("MCP server's tools synced"),
     "connector_action.created": _("Connector action created"),
     "connector_action.updated": _("Connector action changed"),
     "connector_action.deleted": _("Connector action deleted"),
