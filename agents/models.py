@@ -102,6 +102,35 @@ class ModelConfig(OrgOwnedModel):
     )
     extra_headers = EncryptedTextField(_("extra headers"))
     timeout = models.FloatField(_("timeout (seconds)"), default=60.0, validators=[MinValueValidator(1)])
+    # Prices per million tokens (empty: the cost of a call is unknown); see agents/usage/pricing.py.
+    price_input = models.DecimalField(
+        _("price per million input tokens"),
+        max_digits=12,
+        decimal_places=6,
+        null=True,
+        blank=True,
+        validators=[MinValueValidator(0)],
+    )
+    price_cached_input = models.DecimalField(
+        _("price per million cached input tokens"),
+        max_digits=12,
+        decimal_places=6,
+        null=True,
+        blank=True,
+        validators=[MinValueValidator(0)],
+        help_text=_("Empty: cached input tokens cost the input price."),
+    )
+    price_output = models.DecimalField(
+        _("price per million output tokens"),
+        max_digits=12,
+        decimal_places=6,
+        null=True,
+        blank=True,
+        validators=[MinValueValidator(0)],
+    )
+    price_currency = models.CharField(
+        _("price currency"), max_length=3, blank=True, help_text=_("ISO 4217 code, e.g. USD or CNY.")
+    )
     is_default = models.BooleanField(
         _("organisation default"), default=False, help_text=_("Used by agents that name no model.")
     )
@@ -413,3 +442,6 @@ class RunEvent(models.Model):
     def frame(self) -> dict[str, object]:
         """The websocket frame of DESIGN section 4."""
         return {"seq": self.seq, "run_id": str(self.run_id), "event": self.event, "data": self.data}
+
+
+from agents.usage.models import Budget, UsageRecord  # noqa: E402, F401 - the usage models belong to this app
