@@ -113,6 +113,8 @@ class BenchStack:
                 # DEBUG keeps every SQL query in memory: measure what production runs.
                 "DJANGO_DEBUG": "false",
                 "CELERY_TASK_ALWAYS_EAGER": "false",
+                # The benchmark model listens on loopback: the model endpoints' SSRF guard must allow it.
+                "MODEL_ENDPOINT_ALLOWED_PRIVATE_HOSTS": "127.0.0.1",
             }
         )
         env.update(extra_env or {})
