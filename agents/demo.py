@@ -25,6 +25,9 @@ DEMO_EXAMPLE_QUESTIONS = [
     "Which purchase orders are still drafts?",
     "Pay 18,600 CNY for purchase order PO-0001",
     "Show the draft purchase orders and all payments",
+    # Through the demo MCP server (connector "erp_mcp"): a read, and a write held for approval.
+    "Find the purchase orders from Nordic Office AB on the MCP server",
+    "Create a purchase request for 2,400 CNY from Nordic Office AB",
 ]
 DEMO_POLICY_NAME = "Large payments"
 DEMO_POLICY_CONDITION = "amount > 10000"

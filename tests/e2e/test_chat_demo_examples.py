@@ -18,7 +18,7 @@ from tests.e2e.test_demo_stack import DEMO_PASSWORD, demo_server  # noqa: F401  
 
 pytestmark = pytest.mark.e2e
 
-READ, WRITE, PLAN = DEMO_EXAMPLE_QUESTIONS
+READ, WRITE, PLAN = DEMO_EXAMPLE_QUESTIONS[:3]
 
 
 @pytest.fixture

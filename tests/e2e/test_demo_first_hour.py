@@ -26,7 +26,7 @@ from tests.e2e.test_demo_stack import DEMO_PASSWORD, demo_server  # noqa: F401  
 
 pytestmark = pytest.mark.e2e
 
-READ, WRITE, _PLAN = DEMO_EXAMPLE_QUESTIONS
+READ, WRITE, _PLAN = DEMO_EXAMPLE_QUESTIONS[:3]
 APPROVER, APPROVER_PASSWORD = "anna", "anna-approves-payments-1"
 TIMEOUT_MS = 25000  # generous: the machine running the browser tests is shared
 
