@@ -29,16 +29,16 @@ def database() -> Iterator[str]:
         pytest.skip(f"MariaDB/MySQL is not reachable at {HOST}:{PORT} as root ({type(exc).__name__}: {exc})")
     name = f"part_d_{secrets.token_hex(4)}"
     run_sync([f"CREATE DATABASE {name}"])
-    run_sync(
-        [
-            f"CREATE TABLE {name}.nums (id INT PRIMARY KEY, label VARCHAR(20))",
-            f"INSERT INTO {name}.nums SELECT seq, CONCAT('n', seq) FROM seq_1_to_300",
-            f"CREATE TABLE {name}.big (id INT PRIMARY KEY, body LONGTEXT, data LONGBLOB)",
-            f"INSERT INTO {name}.big VALUES (1, REPEAT('x', {HUGE}), REPEAT(X'00', {HUGE})), (2, 'short', X'0102')",
-        ],
-        name,
-    )
     try:
+        run_sync(
+            [
+                f"CREATE TABLE {name}.nums (id INT PRIMARY KEY, label VARCHAR(20))",
+                f"INSERT INTO {name}.nums SELECT seq, CONCAT('n', seq) FROM seq_1_to_300",
+                f"CREATE TABLE {name}.big (id INT PRIMARY KEY, body LONGTEXT, data LONGBLOB)",
+                f"INSERT INTO {name}.big VALUES (1, REPEAT('x', {HUGE}), REPEAT(X'00', {HUGE})), (2, 'short', X'0102')",
+            ],
+            name,
+        )
         yield name
     finally:
         run_sync([f"DROP DATABASE IF EXISTS {name}"])

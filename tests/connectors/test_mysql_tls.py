@@ -153,50 +153,52 @@ def tls_server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[TlsServer]:
     cert_file = _write_pem(base / "server-cert.pem", cert=server_cert)
     key_file = _write_pem(base / "server-key.pem", key=server_key)
     user = ["--user=root"] if os.geteuid() == 0 else []
-    subprocess.run(
-        [
-            "mariadb-install-db",
-            "--no-defaults",
-            f"--datadir={datadir}",
-            "--auth-root-authentication-method=socket",
-            "--skip-test-db",
-            "--skip-name-resolve",
-            *user,
-        ],
-        capture_output=True,
-        check=True,
-        timeout=120,
-    )
-    port = _free_port()
-    log = (base / "mariadbd.log").open("w")
-    server = subprocess.Popen(
-        [
-            "mariadbd",
-            "--no-defaults",
-            f"--datadir={datadir}",
-            f"--socket={sock}",
-            f"--pid-file={base / 'mariadbd.pid'}",
-            f"--port={port}",
-            "--bind-address=127.0.0.1",
-            "--skip-name-resolve",
-            "--skip-log-bin",
-            "--innodb-buffer-pool-size=16M",
-            "--innodb-log-file-size=8M",
-            "--performance-schema=OFF",
-            f"--ssl-ca={ca_file}",
-            f"--ssl-cert={cert_file}",
-            f"--ssl-key={key_file}",
-            "--require-secure-transport=ON",
-            *user,
-        ],
-        stdout=log,
-        stderr=subprocess.STDOUT,
-    )
+    server: subprocess.Popen[bytes] | None = None
+    log_path = base / "mariadbd.log"
     try:
+        subprocess.run(
+            [
+                "mariadb-install-db",
+                "--no-defaults",
+                f"--datadir={datadir}",
+                "--auth-root-authentication-method=socket",
+                "--skip-test-db",
+                "--skip-name-resolve",
+                *user,
+            ],
+            capture_output=True,
+            check=True,
+            timeout=120,
+        )
+        port = _free_port()
+        with log_path.open("w") as log:
+            server = subprocess.Popen(
+                [
+                    "mariadbd",
+                    "--no-defaults",
+                    f"--datadir={datadir}",
+                    f"--socket={sock}",
+                    f"--pid-file={base / 'mariadbd.pid'}",
+                    f"--port={port}",
+                    "--bind-address=127.0.0.1",
+                    "--skip-name-resolve",
+                    "--skip-log-bin",
+                    "--innodb-buffer-pool-size=16M",
+                    "--innodb-log-file-size=8M",
+                    "--performance-schema=OFF",
+                    f"--ssl-ca={ca_file}",
+                    f"--ssl-cert={cert_file}",
+                    f"--ssl-key={key_file}",
+                    "--require-secure-transport=ON",
+                    *user,
+                ],
+                stdout=log,
+                stderr=subprocess.STDOUT,
+            )
         deadline = time.monotonic() + _STARTUP_SECONDS
         while _client(sock, "SELECT 1").returncode != 0:
             if server.poll() is not None or time.monotonic() > deadline:
-                pytest.fail(f"the TLS mariadbd did not start: {(base / 'mariadbd.log').read_text()[-2000:]}")
+                pytest.fail(f"the TLS mariadbd did not start: {log_path.read_text()[-2000:]}")
             time.sleep(0.1)
         setup = _client(
             sock,
@@ -208,13 +210,13 @@ def tls_server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[TlsServer]:
         assert setup.returncode == 0, setup.stderr
         yield TlsServer(port=port, ca_file=ca_file, wrong_ca_file=wrong_ca_file)
     finally:
-        server.terminate()
-        try:
-            server.wait(timeout=20)
-        except subprocess.TimeoutExpired:
-            server.kill()
-            server.wait(timeout=10)
-        log.close()
+        if server is not None:
+            server.terminate()
+            try:
+                server.wait(timeout=20)
+            except subprocess.TimeoutExpired:
+                server.kill()
+                server.wait(timeout=10)
         shutil.rmtree(base, ignore_errors=True)
 
 
