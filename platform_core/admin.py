@@ -382,3 +382,7 @@ class ApiTokenAdmin(admin.ModelAdmin):
 
     def has_add_permission(self, request: HttpRequest) -> bool:
         return False
+
+
+# single sign-on (issue 20): sign-in rules and settings, the admin's password sign-in form
+from platform_core.sso import admin as sso_admin  # noqa: E402, F401

@@ -56,6 +56,12 @@ INSTALLED_APPS = [
     "agents",
     "hooks",  # guard rails and approvals (issue 6)
     "platform_core.wiring",  # the project wiring: the serve and serve_prod commands
+    # --- single sign-on (issue 20): django-allauth with its Feishu and OpenID Connect providers ---
+    "allauth",
+    "allauth.account",
+    "allauth.socialaccount",
+    "allauth.socialaccount.providers.feishu",
+    "allauth.socialaccount.providers.openid_connect",
 ]
 
 MIDDLEWARE = [
@@ -68,6 +74,7 @@ MIDDLEWARE = [
     "django.middleware.csrf.CsrfViewMiddleware",
     "django.contrib.auth.middleware.AuthenticationMiddleware",
     "django.contrib.messages.middleware.MessageMiddleware",
+    "allauth.account.middleware.AccountMiddleware",  # single sign-on (issue 20)
     "django.middleware.clickjacking.XFrameOptionsMiddleware",
 ]
 
@@ -202,6 +209,35 @@ AUTH_PASSWORD_VALIDATORS = [
 LOGIN_URL = "login"
 LOGIN_REDIRECT_URL = "home"
 LOGOUT_REDIRECT_URL = "login"
+
+# --- single sign-on (issue 20): django-allauth, https://docs.allauth.org/en/latest/ ---------------------
+# Feishu (or Lark) sign-in with a Feishu app of the deployment (FEISHU_SSO_APP_ID/SECRET; its origin
+# FEISHU_SSO_BASE_URL, default FEISHU_BASE_URL) and OpenID Connect providers (OIDC_PROVIDERS, a JSON
+# list of {"id", "name", "server_url", "client_id", "secret"}). Which Feishu tenants and e-mail domains
+# join which organisation is each organisation's sign-in rules (admin). Provider HTTP goes through the
+# SSRF guard; SSO_ALLOWED_PRIVATE_HOSTS allows private hosts besides the configured ones.
+from platform_core.sso.providers import parse_oidc_providers, socialaccount_providers  # noqa: E402
+
+AUTHENTICATION_BACKENDS = ["platform_core.sso.backends.PasswordPolicyBackend"]
+FEISHU_SSO_BASE_URL = env_str("FEISHU_SSO_BASE_URL") or FEISHU_BASE_URL
+SOCIALACCOUNT_PROVIDERS = socialaccount_providers(
+    feishu_app_id=env_str("FEISHU_SSO_APP_ID"),
+    feishu_secret=env_str("FEISHU_SSO_APP_SECRET"),
+    feishu_base_url=FEISHU_SSO_BASE_URL,
+    oidc=parse_oidc_providers(env_str("OIDC_PROVIDERS")),
+)
+SSO_ALLOWED_PRIVATE_HOSTS = env_list("SSO_ALLOWED_PRIVATE_HOSTS")
+ACCOUNT_ADAPTER = "platform_core.sso.adapter.PlatformAccountAdapter"
+SOCIALACCOUNT_ADAPTER = "platform_core.wiring.sso_http.GuardedSocialAccountAdapter"
+ACCOUNT_LOGIN_METHODS = {"username"}
+ACCOUNT_SIGNUP_FIELDS = ["username*", "password1*"]
+ACCOUNT_EMAIL_VERIFICATION = "none"
+ACCOUNT_UNIQUE_EMAIL = False  # local accounts predate SSO; sign-in rules decide who an address is
+SOCIALACCOUNT_AUTO_SIGNUP = True
+SOCIALACCOUNT_EMAIL_AUTHENTICATION = False  # existing accounts are matched by the sign-in rules only
+SOCIALACCOUNT_STORE_TOKENS = False  # provider tokens are used once and never stored
+SOCIALACCOUNT_LOGIN_ON_GET = False  # the provider buttons POST (CSRF-protected)
+SOCIALACCOUNT_REQUESTS_TIMEOUT = 10
 
 # --- REST API -------------------------------------------------------------------------------------
 REST_FRAMEWORK = {
