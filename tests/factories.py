@@ -124,3 +124,8 @@ TENANT_FACTORIES.update(AGENTS_TENANT_FACTORIES)
 from tests.hooks.factories import HOOKS_TENANT_FACTORIES  # noqa: E402
 
 TENANT_FACTORIES.update(HOOKS_TENANT_FACTORIES)
+
+# single sign-on (issue 20)
+from tests.platform_core.sso.factories import SSO_TENANT_FACTORIES  # noqa: E402
+
+TENANT_FACTORIES.update(SSO_TENANT_FACTORIES)

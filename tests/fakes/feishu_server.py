@@ -50,6 +50,7 @@ from tests.fakes.feishu_callbacks import (
     ClickRecord,
 )
 from tests.fakes.feishu_cards import CardUpdate, FakeMessage, find_button, validate_card
+from tests.fakes.feishu_oauth import OAuthSide
 from tests.fakes.threaded_server import OwnedHTTPServer, ThreadedServer
 
 __all__ = [
@@ -102,8 +103,9 @@ class _Fault:
     headers: dict[str, str] = field(default_factory=dict)
 
 
-class FakeFeishu(ThreadedServer, CallbackSide):
-    """The fake Feishu server and (through :class:`CallbackSide`) Feishu's side of card callbacks."""
+class FakeFeishu(ThreadedServer, CallbackSide, OAuthSide):
+    """The fake Feishu server, (through :class:`CallbackSide`) Feishu's side of card callbacks and
+    (through :class:`OAuthSide`, tests/fakes/feishu_oauth.py) Feishu's web sign-in."""
 
     def __init__(self) -> None:
         self._lock = threading.RLock()
@@ -148,6 +150,7 @@ class FakeFeishu(ThreadedServer, CallbackSide):
             self._faults: deque[_Fault] = deque()
             self._no_bot: set[str] = set()
             self._last_click: CallbackRequest | None = None
+            self._reset_oauth()
             self._wake.set()
             self._wake = threading.Event()
 
@@ -210,6 +213,9 @@ class FakeFeishu(ThreadedServer, CallbackSide):
             latency, wake = self.latency, self._wake
         if latency:
             wake.wait(latency)
+        oauth = self._oauth_handle(method, target, headers, raw)
+        if oauth is not None:
+            return oauth
         if method == "POST" and path == "/open-apis/auth/v3/tenant_access_token/internal":
             return self._token(_json(raw))
         known = (
@@ -398,6 +404,9 @@ class _Handler(BaseHTTPRequestHandler):
 
     def do_PATCH(self) -> None:
         self._serve("PATCH")
+
+    def do_GET(self) -> None:  # the OAuth authorize page and user info (feishu_oauth.py)
+        self._serve("GET")
 
     def _serve(self, method: str) -> None:
         raw = self.rfile.read(int(self.headers.get("Content-Length") or 0))
