@@ -8,6 +8,7 @@ from django.urls import include, path
 from django.views.i18n import JavaScriptCatalog
 from drf_spectacular.views import SpectacularAPIView
 
+from agents.api.urls import openai_urlpatterns  # chat over HTTP (issue 20)
 from hooks.urls import inbox_urlpatterns, integration_urlpatterns  # guard rails (issue 6)
 from platform_core import views
 from platform_core.sso.login import SignInView  # single sign-on (issue 20)
@@ -26,4 +27,5 @@ urlpatterns = [
     path("demo-api/", include("connectors.demo_api.urls")),  # connectors (issue 4)
     path("api/v1/", include("platform_core.wiring.api_urls")),
     path("api/schema/", SpectacularAPIView.as_view(), name="api-schema"),
+    path("v1/", include(openai_urlpatterns)),  # the OpenAI-compatible endpoint (issue 20)
 ]
