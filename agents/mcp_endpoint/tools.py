@@ -64,7 +64,9 @@ def agent_tool_named(*, organization_id: int, name: str) -> AgentTool | None:
 
 
 def _tool_description(agent_name: str, description: str) -> str:
-    head = _("Ask the %(agent)s.") % {"agent": agent_name[:1].lower() + agent_name[1:]}
+    # "Purchasing assistant" reads "the purchasing assistant"; "ERP bot" keeps its capitals.
+    shown = agent_name if agent_name[:2].isupper() else agent_name[:1].lower() + agent_name[1:]
+    head = _("Ask the %(agent)s.") % {"agent": shown}
     return f"{head} {description}".strip()
 
 
