@@ -37,7 +37,8 @@ class LiveServer:
 
 
 @pytest.fixture(scope="session")
-def live_server_url() -> Iterator[LiveServer]:
+def live_server_url(django_db_setup: None, django_db_blocker: Any) -> Iterator[LiveServer]:
+    """The server, started after the test database exists and stopped before it is dropped."""
     import daphne.server  # installs Twisted's asyncio reactor: imported only here
     from twisted.internet import reactor
 
@@ -63,6 +64,27 @@ def live_server_url() -> Iterator[LiveServer]:
     finally:
         reactor.callFromThread(reactor.stop)  # type: ignore[attr-defined]
         thread.join(timeout=10)
+        with django_db_blocker.unblock():
+            _close_server_connections()
+
+
+def _close_server_connections() -> None:
+    """Close the database connections the server's threads opened (the process's one thread for
+    thread-sensitive sync code, the event writer's), so the test database can be dropped."""
+    from asgiref.sync import SyncToAsync
+    from django.db import connections
+
+    from agents.runs.events import store
+
+    for executor in (SyncToAsync.single_thread_executor, store._WRITER_THREAD):
+        executor.submit(connections.close_all).result(timeout=10)
+    connection = connections["default"]
+    if connection.vendor == "postgresql":  # threads that are gone cannot close theirs: end them here
+        with connection.cursor() as cursor:
+            cursor.execute(
+                "SELECT pg_terminate_backend(pid) FROM pg_stat_activity "
+                "WHERE datname = current_database() AND pid <> pg_backend_pid()"
+            )
 
 
 @pytest.fixture

@@ -223,6 +223,7 @@ def test_a_bad_last_event_id_is_refused(live_server_url, purchasing, scripted_ll
     _stream(client, f"{_base(purchasing)}/runs/{run_id}/stream/")  # let the run finish
 
 
+@pytest.mark.cross_org("conversation-messages", "conversation-run-stream", "conversation-run-cancel")
 def test_another_users_or_organisations_conversation_and_run_are_404(
     live_server_url, purchasing, scripted_llm
 ):

@@ -189,6 +189,7 @@ def test_models_lists_the_agents_the_key_may_use_and_nothing_of_another_organisa
     assert ids == [MODEL]
 
 
+@pytest.mark.cross_org("agent-chat-completions")
 def test_a_key_of_one_organisation_never_reaches_another_organisations_agent(
     live_server_url, purchasing, scripted_llm
 ):
