@@ -3,7 +3,9 @@
 from __future__ import annotations
 
 from dataclasses import dataclass
+from urllib.parse import urlsplit
 
+from allauth.socialaccount import app_settings as socialaccount_settings
 from allauth.socialaccount.adapter import get_adapter
 from django.http import HttpRequest
 from django.utils.http import urlencode
@@ -29,6 +31,19 @@ def provider_buttons(request: HttpRequest, *, next_url: str = "") -> list[Provid
             url = f"{url}?{urlencode({'next': next_url})}"
         buttons.append(ProviderButton(id=provider.sub_id, name=provider_display_name(app), login_url=url))
     return buttons
+
+
+def provider_origins(request: HttpRequest) -> list[str]:
+    """The origins the sign-in forms redirect to (Feishu's origin, each OIDC provider's ``server_url``
+    origin): the page's ``form-action`` must allow them, or the browser stops the redirect."""
+    origins: set[str] = set()
+    feishu_base = socialaccount_settings.PROVIDERS.get("feishu", {}).get("BASE_URL") or ""
+    for app in get_adapter().list_apps(request):
+        url = feishu_base if app.provider == "feishu" else (app.settings or {}).get("server_url", "")
+        parts = urlsplit(str(url))
+        if parts.scheme in ("http", "https") and parts.netloc:
+            origins.add(f"{parts.scheme}://{parts.netloc}")
+    return sorted(origins)
 
 
 def provider_display_name(app: object) -> str:

@@ -12,7 +12,7 @@ from django.utils.text import format_lazy
 from django.utils.translation import gettext_lazy as _
 
 from platform_core.sso.backends import REFUSAL_ATTR
-from platform_core.sso.buttons import provider_buttons, provider_names
+from platform_core.sso.buttons import provider_buttons, provider_names, provider_origins
 from platform_core.sso.rules import PasswordLoginOff
 
 PASSWORD_LOGIN_OFF = "password_login_off"
@@ -78,3 +78,12 @@ class SignInView(LoginView):
         )
         context["sso_buttons"] = provider_buttons(self.request, next_url=self.get_redirect_url())
         return context
+
+    def render_to_response(self, context: dict[str, Any], **kwargs: Any) -> Any:
+        response = super().render_to_response(context, **kwargs)
+        origins = provider_origins(self.request) if context.get("sso_buttons") else []
+        if origins:
+            # django-csp 4's per-response update (https://django-csp.readthedocs.io/en/latest/decorators.html):
+            # a provider button's POST is answered with a redirect to the provider, which form-action governs.
+            response._csp_update = {"form-action": origins}
+        return response

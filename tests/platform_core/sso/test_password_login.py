@@ -78,3 +78,21 @@ def test_a_member_refused_a_password_signs_in_with_feishu(client, sso, org, memb
     sso.feishu_sign_in(client)
 
     assert client.session["_auth_user_id"] == str(member.pk)
+
+
+def test_the_sign_in_page_lets_its_forms_redirect_to_the_providers_and_nowhere_else(client, sso):
+    page = client.get("/login/")
+
+    policy = page["Content-Security-Policy"]
+    form_action = next(d for d in policy.split(";") if d.strip().startswith("form-action")).split()[1:]
+    assert sorted(form_action) == sorted(["'self'", sso.feishu.base_url, sso.oidc.address])
+    assert "script-src 'self'" in policy
+
+
+def test_without_providers_the_sign_in_page_has_no_buttons_and_the_strict_policy(client, settings):
+    settings.SOCIALACCOUNT_PROVIDERS = {}
+
+    page = client.get("/login/")
+
+    assert b"data-provider" not in page.content
+    assert "form-action 'self';" in page["Content-Security-Policy"] + ";"
