@@ -444,4 +444,4 @@ class RunEvent(models.Model):
         return {"seq": self.seq, "run_id": str(self.run_id), "event": self.event, "data": self.data}
 
 
-from agents.usage.models import Budget, UsageRecord  # noqa: E402, F401 - the usage models belong to this app
+from agents.usage.models import Budget, BudgetCounter, UsageRecord  # noqa: E402, F401 - the usage models belong to this app

@@ -34,6 +34,7 @@ from agents.engine.durable import ToolCallLedger
 from agents.engine.follow_ups import FollowUpQueue
 from agents.engine.hooks import ALLOW, HookContext, HookRegistry, PreToolUseHook, PreVerdict
 from agents.engine.llm import LLM, Message, OpenAICompatibleLLM, Usage
+from agents.engine.metering import MeteredLLM, ModelCallMeter
 from agents.engine.model_registry import ModelRegistry
 from agents.engine.plan.agent import PlanAgent
 from agents.engine.plan.router import route_execution_mode
@@ -44,6 +45,10 @@ from agents.model_presets import api_key_header_for
 from agents.models import Agent, ExecutionMode, MessageRole, ModelConfig, ModelRole, Run
 from agents.models import Message as MessageRow
 from agents.selectors import engine_history
+from agents.usage.budgets import BudgetLine, budgets_for_run
+from agents.usage.counters import budget_counter
+from agents.usage.meter import EndpointAccount, RunMeter, UsageOwner, UsageSink
+from agents.usage.pricing import Prices
 from connectors.tools import connector_tools_for_run
 from hooks.registry import guard_rail_hooks
 from platform_core.config_cache import config_cached
@@ -82,6 +87,10 @@ class ModelEndpoint:
     headers: tuple[tuple[str, str], ...] = field(default=(), repr=False)
     query: tuple[tuple[str, str], ...] = ()
     api_key_header: str | None = None
+    # The ModelConfig it comes from ("" for the environment's endpoint and the demo model) and its prices
+    # (None: cost unknown), for the run's usage rows.
+    config_id: str = ""
+    prices: Prices | None = None
 
     @property
     def is_demo(self) -> bool:
@@ -135,6 +144,8 @@ class RunBlueprint:
     # of the agent is cached per process under it (``platform_core.config_cache``). ``None``: built by
     # hand, nothing cached beyond the run.
     config_version: int | None = None
+    # The budgets that count this run's model calls (agents.usage.budgets).
+    budgets: list[BudgetLine] = field(default_factory=list)
 
     @cached_property
     def context(self) -> RunContext:
@@ -173,6 +184,13 @@ def endpoint_of(config: ModelConfig) -> ModelEndpoint:
         headers=tuple(sorted(config.headers.items())),
         query=(("api-version", config.api_version),) if config.api_version else (),
         api_key_header=api_key_header_for(config.provider),
+        config_id=str(config.pk),
+        prices=Prices.of(
+            input=config.price_input,
+            output=config.price_output,
+            cached_input=config.price_cached_input,
+            currency=config.price_currency,
+        ),
     )
 
 
@@ -280,6 +298,9 @@ def runtime_build(run_id: uuid.UUID) -> RunBlueprint:
         role_endpoints=(
             endpoints_by_role(agent, endpoint, config_version=version) if mode != ExecutionMode.REACT else {}
         ),
+        budgets=budgets_for_run(
+            organization_id=conversation.organization_id, user_id=run.user_id, agent_id=agent.pk
+        ),
     )
 
 
@@ -357,16 +378,50 @@ def emit_with_plan_step(
     return emit_event
 
 
-def registry_for(blueprint: RunBlueprint) -> ModelRegistry:
-    """The run's models by role; roles that share an endpoint share one LLM (and its HTTP client)."""
+def registry_for(blueprint: RunBlueprint, *, meter: ModelCallMeter | None = None) -> ModelRegistry:
+    """The run's models by role; roles that share an endpoint share one LLM (and its HTTP client). With a
+    ``meter`` every call of every model is checked against the run's budgets and recorded."""
     endpoints = blueprint.role_endpoints or {ModelRole.GENERAL: blueprint.endpoint}
     built: dict[ModelEndpoint, LLM] = {}
     models: dict[str, LLM] = {}
     for role, endpoint in endpoints.items():
         if endpoint not in built:
-            built[endpoint] = llm_for(endpoint)
+            llm = llm_for(endpoint)
+            if meter is not None:
+                llm = MeteredLLM(
+                    llm,
+                    meter,
+                    endpoint_id=endpoint_key(endpoint),
+                    max_output_tokens=endpoint.max_output_tokens,
+                )
+            built[endpoint] = llm
         models[role] = built[endpoint]
     return ModelRegistry(models)
+
+
+def endpoint_key(endpoint: ModelEndpoint) -> str:
+    """How the meter names an endpoint: its ModelConfig's id, else its model."""
+    return endpoint.config_id or f"model:{endpoint.model}"
+
+
+def meter_for(blueprint: RunBlueprint, sink: UsageSink) -> RunMeter:
+    """The run's meter: its budgets (counted in Redis or the database) and its usage rows into ``sink``."""
+    endpoints = {blueprint.endpoint, *blueprint.role_endpoints.values()}
+    return RunMeter(
+        owner=UsageOwner(
+            organization_id=blueprint.organization_id,
+            user_id=blueprint.user_id,
+            agent_id=blueprint.agent_id,
+            run_id=blueprint.run_id,
+        ),
+        endpoints={
+            endpoint_key(e): EndpointAccount(uuid.UUID(e.config_id) if e.config_id else None, e.prices)
+            for e in endpoints
+        },
+        budgets=blueprint.budgets,
+        counter=budget_counter() if blueprint.budgets else None,
+        sink=sink,
+    )
 
 
 async def execution_mode_for(

@@ -35,26 +35,57 @@ _CJK_RE = re.compile(r"[\u3000-\u9fff\uac00-\ud7af\uf900-\ufaff\uff00-\uffef]")
 
 @dataclass(slots=True)
 class Usage:
-    """Token usage, accumulated across calls."""
+    """Token usage, accumulated across calls.
+
+    ``cached_tokens`` (of the prompt, ``prompt_tokens_details.cached_tokens``) and ``reasoning_tokens`` (of
+    the completion, ``completion_tokens_details.reasoning_tokens``) are parts of ``prompt_tokens`` and
+    ``completion_tokens``, as the providers report them. ``estimated``: some call reported no usage.
+    """
 
     prompt_tokens: int = 0
     completion_tokens: int = 0
     total_tokens: int = 0
     calls: int = 0
+    cached_tokens: int = 0
+    reasoning_tokens: int = 0
+    estimated: bool = False
 
     def add(self, other: Usage) -> None:
         self.prompt_tokens += other.prompt_tokens
         self.completion_tokens += other.completion_tokens
         self.total_tokens += other.total_tokens
         self.calls += other.calls
+        self.cached_tokens += other.cached_tokens
+        self.reasoning_tokens += other.reasoning_tokens
+        self.estimated = self.estimated or other.estimated
 
     def as_dict(self) -> dict[str, int]:
-        return {
+        """The counts as a plain mapping; the cached and reasoning counts only when there are any (the
+        ``done`` payload of a provider without those details keeps its shape)."""
+        data = {
             "prompt_tokens": self.prompt_tokens,
             "completion_tokens": self.completion_tokens,
             "total_tokens": self.total_tokens,
             "calls": self.calls,
         }
+        if self.cached_tokens:
+            data["cached_tokens"] = self.cached_tokens
+        if self.reasoning_tokens:
+            data["reasoning_tokens"] = self.reasoning_tokens
+        return data
+
+    @classmethod
+    def from_dict(cls, data: Mapping[str, Any] | None) -> Usage:
+        """The usage :meth:`as_dict` wrote (a checkpoint's)."""
+        data = data or {}
+        return cls(
+            prompt_tokens=int(data.get("prompt_tokens", 0)),
+            completion_tokens=int(data.get("completion_tokens", 0)),
+            total_tokens=int(data.get("total_tokens", 0)),
+            calls=int(data.get("calls", 0)),
+            cached_tokens=int(data.get("cached_tokens", 0)),
+            reasoning_tokens=int(data.get("reasoning_tokens", 0)),
+        )
 
 
 @dataclass(frozen=True, slots=True)
@@ -246,9 +277,34 @@ def reported_usage(reported: Any) -> Usage:
     prompt = reported.get("prompt_tokens") or 0
     completion = reported.get("completion_tokens") or 0
     total = reported.get("total_tokens") or 0
-    if not all(isinstance(n, int) for n in (prompt, completion, total)):
+    if not all(isinstance(n, int) and not isinstance(n, bool) for n in (prompt, completion, total)):
         raise ValueError("the usage has a token count that is not an integer")
-    return Usage(prompt, completion, total or prompt + completion, calls=1)
+    cached = _detail(reported, "prompt_tokens_details", "cached_tokens")
+    reasoning = _detail(reported, "completion_tokens_details", "reasoning_tokens")
+    return Usage(
+        prompt,
+        completion,
+        total or prompt + completion,
+        calls=1,
+        cached_tokens=min(cached, prompt),
+        reasoning_tokens=min(reasoning, completion),
+    )
+
+
+def _detail(reported: dict[str, Any], details: str, key: str) -> int:
+    """A count inside a usage's ``*_tokens_details`` object (absent or ``null``: 0).
+
+    https://platform.openai.com/docs/api-reference/chat/object#chat/object-usage
+    """
+    block = reported.get(details)
+    if block is None:
+        return 0
+    if not isinstance(block, dict):
+        raise ValueError(f"the usage's {details} is not an object")
+    value = block.get(key) or 0
+    if not isinstance(value, int) or isinstance(value, bool) or value < 0:
+        raise ValueError(f"the usage's {details}.{key} is not a count")
+    return value
 
 
 def chunk_usage(chunk: dict[str, Any]) -> Usage | None:
@@ -267,7 +323,7 @@ def estimated_usage(messages: Sequence[dict[str, Any]], completion_text: str) ->
     """A rough usage for a provider that reports none."""
     prompt = sum(estimate_text_tokens(str(m.get("content") or "")) + 4 for m in messages)
     completion = estimate_text_tokens(completion_text)
-    return Usage(prompt, completion, prompt + completion, calls=1)
+    return Usage(prompt, completion, prompt + completion, calls=1, estimated=True)
 
 
 def estimate_text_tokens(text: str) -> int:

@@ -40,6 +40,7 @@ from agents.engine.context_summary import (
     summary_request,
 )
 from agents.engine.llm import LLM, Message, Usage
+from agents.engine.metering import CallPurpose, call_purpose
 from agents.engine.tokens import (
     MESSAGE_OVERHEAD_TOKENS,
     estimate_message_tokens,
@@ -285,7 +286,8 @@ class ContextGuard:
     async def _summarise(self, plan: _Plan, limit: int, usage: Usage | None) -> str | None:
         """Ask the LLM for the summary; None when it answered nothing usable."""
         request = summary_request(plan.summarised, max_summary_tokens=plan.summary_tokens, max_tokens=limit)
-        response = await self.llm.chat(request)
+        with call_purpose(CallPurpose.COMPACTION):
+            response = await self.llm.chat(request)
         if usage is not None:
             usage.add(response.usage)
         summary = (response.content or "").strip()

@@ -130,6 +130,10 @@ _STOP_HEADS: dict[StopReason, tuple[str, str]] = {
         "I could not finish: the language model failed ({error}). Please try again later.",
         "无法完成：语言模型调用失败（{error}），请稍后重试。",
     ),
+    StopReason.BUDGET_EXCEEDED: (
+        "I stopped before the task was finished: {budget}.",
+        "任务尚未完成就已停止：{budget}。",
+    ),
     StopReason.EMPTY_RESPONSE: (
         "I could not finish: the language model returned empty replies.",
         "无法完成：语言模型返回了空回复。",

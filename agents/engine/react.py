@@ -42,6 +42,7 @@ from agents.engine.follow_ups import FollowUpQueue
 from agents.engine.guidance import after_tool_calls, completion_check_due, drain_follow_ups
 from agents.engine.hooks import HookRegistry, SessionContext
 from agents.engine.llm import LLM, ChatResponse, Message, ToolCallRequest
+from agents.engine.metering import BudgetExceededError
 from agents.engine.model_call import LLMFailed, ask, tool_calls_in_text
 from agents.engine.parsing import TOOL_CALL, ToolCall, json_tool_call, native_tool_call, parse_action
 from agents.engine.react_durable import DurableLoop
@@ -315,6 +316,9 @@ class ReActAgent(DurableLoop, RunAsEvents[AgentResult]):
         try:
             return await self._loop(run, self._mode(run, native))
         except LLMFailed as exc:
+            if isinstance(exc.cause, BudgetExceededError):
+                budget = exc.cause.refusal.label_for(run.query)
+                return await self._fallback(run, StopReason.BUDGET_EXCEEDED, budget=budget)
             logger.warning(
                 "run ended by an LLM error after %d iterations: %s", run.iteration, type(exc.cause).__name__
             )

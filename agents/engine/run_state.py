@@ -211,12 +211,7 @@ class RunState:
         run = cls(str(checkpoint.get("query") or ""), metadata, emit, registry)
         run.started -= float(checkpoint.get("elapsed") or 0.0)
         usage = checkpoint.get("usage") or {}
-        run.usage = Usage(
-            prompt_tokens=int(usage.get("prompt_tokens", 0)),
-            completion_tokens=int(usage.get("completion_tokens", 0)),
-            total_tokens=int(usage.get("total_tokens", 0)),
-            calls=int(usage.get("calls", 0)),
-        )
+        run.usage = Usage.from_dict(usage)
         run.iteration = int(checkpoint.get("iteration") or 0)
         run.transcript = Transcript(checkpoint.get("messages") or ())
         run.records = [record_from_dict(r) for r in checkpoint.get("records") or ()]

@@ -7,6 +7,7 @@ from collections.abc import Mapping
 from typing import Any
 
 from agents.engine.llm import LLM, Usage
+from agents.engine.metering import CallPurpose, call_purpose
 from agents.engine.prompts import TOOL_SELECTION_SYSTEM
 from agents.engine.structured import StructuredCallResult, structured_llm_call
 from agents.engine.tools import ToolRegistry
@@ -35,13 +36,14 @@ async def select_tools(
         {"role": "user", "content": query},
     ]
     try:
-        result: StructuredCallResult[dict[str, Any]] = await structured_llm_call(
-            llm,
-            messages,
-            schema=SELECTION_SCHEMA,
-            function_name="select_tools",
-            function_description="Choose the tools relevant to the user's request.",
-        )
+        with call_purpose(CallPurpose.SELECTION):
+            result: StructuredCallResult[dict[str, Any]] = await structured_llm_call(
+                llm,
+                messages,
+                schema=SELECTION_SCHEMA,
+                function_name="select_tools",
+                function_description="Choose the tools relevant to the user's request.",
+            )
     except Exception as exc:  # selection is an optimisation: any failure means "use every tool"
         logger.warning("tool selection failed (%s); using all %d tools", type(exc).__name__, len(registry))
         return registry, Usage()

@@ -19,6 +19,8 @@ class StopReason(StrEnum):
     LLM_ERROR = "llm_error"
     UNPARSED_OUTPUT = "unparsed_output"
     EMPTY_RESPONSE = "empty_response"
+    # A budget of the organisation, the user or the agent would be exceeded by the next model call.
+    BUDGET_EXCEEDED = "budget_exceeded"
     # Plan mode.
     ACHIEVED = "achieved"
     CONFIDENT = "confident"

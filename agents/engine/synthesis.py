@@ -16,6 +16,7 @@ from typing import TYPE_CHECKING
 
 from agents.engine import events
 from agents.engine.llm import LLM, Message, Usage
+from agents.engine.metering import CallPurpose, call_purpose
 from agents.engine.prompts import SYNTHESIS_SYSTEM
 from agents.engine.stop_reasons import StopReason
 
@@ -97,8 +98,8 @@ async def stream_answer(
         Draft(result.answer, result.usage, result.iterations, result.elapsed, result.stop_reason),
         emit,
         absorb_cancel,
-        # the model just failed: do not wait on it again
-        ask_model=result.stop_reason != StopReason.LLM_ERROR,
+        # the model just failed: do not wait on it again; past a budget: no further call
+        ask_model=result.stop_reason not in (StopReason.LLM_ERROR, StopReason.BUDGET_EXCEEDED),
         fallback_note="falling back to the loop's answer",
     )
 
@@ -142,7 +143,8 @@ async def stream_synthesis(
     cancelled = False
     if not failed:
         try:
-            stream = llm.stream_chat(messages(), usage=usage)
+            with call_purpose(CallPurpose.SYNTHESIS):
+                stream = llm.stream_chat(messages(), usage=usage)
             try:
                 async for delta in stream:
                     if delta:

@@ -136,4 +136,34 @@ class Migration(migrations.Migration):
                 ],
             },
         ),
+        migrations.CreateModel(
+            name="BudgetCounter",
+            fields=[
+                (
+                    "id",
+                    models.BigAutoField(
+                        auto_created=True, primary_key=True, serialize=False, verbose_name="ID"
+                    ),
+                ),
+                ("period", models.CharField(max_length=16)),
+                ("used", models.BigIntegerField(default=0)),
+                ("reserved", models.BigIntegerField(default=0)),
+                ("in_flight", models.IntegerField(default=0)),
+                (
+                    "budget",
+                    models.ForeignKey(
+                        on_delete=django.db.models.deletion.CASCADE,
+                        related_name="counters",
+                        to="agents.budget",
+                    ),
+                ),
+            ],
+            options={
+                "verbose_name": "budget counter",
+                "verbose_name_plural": "budget counters",
+                "constraints": [
+                    models.UniqueConstraint(fields=("budget", "period"), name="unique_budget_counter_period")
+                ],
+            },
+        ),
     ]

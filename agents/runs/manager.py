@@ -336,7 +336,7 @@ class RunManager:
             )
             for message_id, content in unread:
                 self._apply(handle, "interrupt", content, message_id)
-        registry = runtime.registry_for(blueprint)
+        registry = runtime.registry_for(blueprint, meter=runtime.meter_for(blueprint, sink))
         routing = Usage()
         if resume_from is not None:  # a resumed run keeps the mode it was in
             mode = ExecutionMode.PLAN if resume_from.get("kind") == "plan" else ExecutionMode.REACT

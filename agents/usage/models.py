@@ -208,3 +208,25 @@ class Budget(OrgOwnedModel):
             errors["currency"] = ValidationError(_("A cost budget names its currency."))
         if errors:
             raise ValidationError(errors)
+
+
+class BudgetCounter(models.Model):
+    """What a budget counted in one period, when the database keeps the counts (no Redis): ``used`` by the
+    calls made, ``reserved`` by the calls under way (``in_flight``), in the budget's units (tokens, or
+    millionths of its currency)."""
+
+    budget = models.ForeignKey(Budget, on_delete=models.CASCADE, related_name="counters")
+    period = models.CharField(max_length=16)
+    used = models.BigIntegerField(default=0)
+    reserved = models.BigIntegerField(default=0)
+    in_flight = models.IntegerField(default=0)
+
+    class Meta:
+        verbose_name = _("budget counter")
+        verbose_name_plural = _("budget counters")
+        constraints = [
+            models.UniqueConstraint(fields=["budget", "period"], name="unique_budget_counter_period"),
+        ]
+
+    def __str__(self) -> str:
+        return f"{self.budget_id} {self.period}: {self.used}"

@@ -13,6 +13,7 @@ from collections.abc import Mapping
 from typing import Any
 
 from agents.engine.llm import Message, Usage
+from agents.engine.metering import CallPurpose, call_purpose
 from agents.engine.model_registry import SMART, ModelRegistry
 from agents.engine.plan import prompts
 from agents.engine.plan.models import DONE, Analysis, Plan
@@ -95,17 +96,18 @@ class PlanAnalyzer:
     async def analyze(self, plan: Plan, *, usage: Usage | None = None) -> Analysis:
         """The verdict on ``plan`` (never raises for model failures: the safe default instead)."""
         try:
-            result = await structured_llm_call(
-                self.registry.get(SMART),
-                self.messages(plan),
-                schema=ANALYSIS_SCHEMA,
-                function_name="judge_plan",
-                function_description="Say whether the plan reached the goal, and answer it.",
-                parse_fn=parse_analysis,
-                default_value=SAFE_DEFAULT,
-                regex_fallback=regex_analysis,
-                validate_schema=False,  # parse_analysis forgives loose types
-            )
+            with call_purpose(CallPurpose.ANALYSER):
+                result = await structured_llm_call(
+                    self.registry.get(SMART),
+                    self.messages(plan),
+                    schema=ANALYSIS_SCHEMA,
+                    function_name="judge_plan",
+                    function_description="Say whether the plan reached the goal, and answer it.",
+                    parse_fn=parse_analysis,
+                    default_value=SAFE_DEFAULT,
+                    regex_fallback=regex_analysis,
+                    validate_schema=False,  # parse_analysis forgives loose types
+                )
         except Exception as exc:  # the verdict is advisory: a failure means "not reached"
             logger.warning("plan analysis failed (%s); assuming the goal is not reached", type(exc).__name__)
             return SAFE_DEFAULT

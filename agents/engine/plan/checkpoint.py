@@ -24,13 +24,7 @@ def usage_to_dict(usage: Usage) -> dict[str, int]:
 
 
 def usage_from_dict(data: Mapping[str, Any] | None) -> Usage:
-    data = data or {}
-    return Usage(
-        prompt_tokens=int(data.get("prompt_tokens", 0)),
-        completion_tokens=int(data.get("completion_tokens", 0)),
-        total_tokens=int(data.get("total_tokens", 0)),
-        calls=int(data.get("calls", 0)),
-    )
+    return Usage.from_dict(data)
 
 
 def _step_state(state: Mapping[str, Any] | None) -> dict[str, Any] | None:

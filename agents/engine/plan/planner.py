@@ -17,6 +17,7 @@ from datetime import date
 from typing import Any
 
 from agents.engine.llm import LLM, ChatResponse, LLMError, Message, Usage
+from agents.engine.metering import CallPurpose, call_purpose
 from agents.engine.model_registry import FAST, ROLES, SMART, ModelRegistry
 from agents.engine.plan import prompts
 from agents.engine.plan.graph import json_array, steps_from_raw, topological_order
@@ -136,15 +137,16 @@ class Planner:
             return steps_from_raw(raw, tool_names=tool_names), raw
 
         try:
-            result = await structured_llm_call(
-                _ArraysAsSteps(self.registry.get(SMART)),
-                messages,
-                schema=PLAN_SCHEMA,
-                function_name="make_plan",
-                function_description="Return the plan: its steps and their dependencies.",
-                parse_fn=parse,
-                validate_schema=False,  # bare step objects and loose types are recovered by parse()
-            )
+            with call_purpose(CallPurpose.PLANNER):
+                result = await structured_llm_call(
+                    _ArraysAsSteps(self.registry.get(SMART)),
+                    messages,
+                    schema=PLAN_SCHEMA,
+                    function_name="make_plan",
+                    function_description="Return the plan: its steps and their dependencies.",
+                    parse_fn=parse,
+                    validate_schema=False,  # bare step objects and loose types are recovered by parse()
+                )
         except StructuredOutputError as exc:
             raise PlanValidationError(f"the planner produced no usable plan ({exc})") from exc
         usage.add(result.usage)
@@ -163,7 +165,8 @@ class Planner:
             {"role": "user", "content": text[-HISTORY_INPUT_CHARS:]},
         ]
         try:
-            response = await self.registry.get(FAST).chat(messages, temperature=0.0)
+            with call_purpose(CallPurpose.PLANNER):
+                response = await self.registry.get(FAST).chat(messages, temperature=0.0)
             usage.add(response.usage)
             summary = (response.content or "").strip()
         except LLMError as exc:

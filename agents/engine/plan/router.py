@@ -7,6 +7,7 @@ from collections.abc import Mapping
 from typing import Any, Literal
 
 from agents.engine.llm import LLM, Usage
+from agents.engine.metering import CallPurpose, call_purpose
 from agents.engine.plan import prompts
 from agents.engine.structured import StructuredCallResult, structured_llm_call
 
@@ -35,13 +36,14 @@ async def route_execution_mode(llm: LLM, goal: str, *, usage: Usage | None = Non
         {"role": "user", "content": goal},
     ]
     try:
-        result: StructuredCallResult[dict[str, Any]] = await structured_llm_call(
-            llm,
-            messages,
-            schema=ROUTER_SCHEMA,
-            function_name="choose_mode",
-            function_description="Choose how to handle the user's message.",
-        )
+        with call_purpose(CallPurpose.ROUTER):
+            result: StructuredCallResult[dict[str, Any]] = await structured_llm_call(
+                llm,
+                messages,
+                schema=ROUTER_SCHEMA,
+                function_name="choose_mode",
+                function_description="Choose how to handle the user's message.",
+            )
     except Exception as exc:  # routing is an optimisation: any failure keeps the default mode
         logger.warning("execution-mode routing failed (%s); using react", type(exc).__name__)
         return "react"

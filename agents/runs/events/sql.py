@@ -19,6 +19,8 @@ from django.db import DataError, connection
 
 from agents.models import Run, RunCheckpoint, RunEvent, RunStatus
 from agents.runs.sql import column, prep, rows_insert, table
+from agents.usage.models import UsageRecord
+from agents.usage.rows import USAGE_COLUMNS, USAGE_PG_TYPES, PendingUsage
 
 
 @dataclass(slots=True)
@@ -49,6 +51,12 @@ def events_insert(events: Sequence[PendingEvent], created_at: datetime) -> None:
     )
 
 
+def usage_insert(rows: Sequence[PendingUsage], created_at: datetime) -> None:
+    """INSERT ``rows`` as ``UsageRecord`` rows (one per model call)."""
+    if rows:
+        rows_insert(UsageRecord, USAGE_COLUMNS, [(*row.values(), created_at) for row in rows])
+
+
 def checkpoints_insert(rows: Sequence[tuple[uuid.UUID, int, dict[str, Any]]], created_at: datetime) -> None:
     """INSERT ``(run_id, seq, data)`` as ``RunCheckpoint`` rows."""
     rows_insert(RunCheckpoint, _CHECKPOINT_COLUMNS, [(*row, created_at) for row in rows])
@@ -77,6 +85,8 @@ class FencedBatch:
     prune_before: int | None = None
     # The state and seq of the run's latest checkpoint, kept on its row.
     latest: tuple[dict[str, Any], int] | None = None
+    # The run's model calls since the last batch, one ``UsageRecord`` each.
+    usage: Sequence[PendingUsage] = ()
 
 
 class FenceBroken(Exception):
@@ -101,6 +111,8 @@ def batch_write_fenced(parts: Sequence[FencedBatch], created_at: datetime) -> No
     checkpoint_table = table(RunCheckpoint)
     ck_run, ck_seq = column(RunCheckpoint, "run"), column(RunCheckpoint, "seq")
     checkpoint, checkpoint_seq = column(Run, "checkpoint"), column(Run, "checkpoint_seq")
+    usage_cols = ", ".join(column(UsageRecord, name) for name in USAGE_COLUMNS)
+    usage_arrays = ", ".join(f"%s::{kind}[]" for kind in USAGE_PG_TYPES)
     sql = (
         f"WITH d(id, owner, until, state, seq) AS ("
         f"SELECT * FROM unnest(%s::uuid[], %s::varchar[], %s::timestamptz[], %s::jsonb[], %s::integer[])), "
@@ -114,7 +126,8 @@ def batch_write_fenced(parts: Sequence[FencedBatch], created_at: datetime) -> No
         f"ck AS (INSERT INTO {checkpoint_table} ({checkpoint_cols}) "
         f"SELECT * FROM unnest(%s::uuid[], %s::integer[], %s::jsonb[], %s::timestamptz[])), "
         f"pruned AS (DELETE FROM {checkpoint_table} c USING unnest(%s::uuid[], %s::integer[]) AS x(run, seq) "
-        f"WHERE c.{ck_run} = x.run AND c.{ck_seq} < x.seq) "
+        f"WHERE c.{ck_run} = x.run AND c.{ck_seq} < x.seq), "
+        f"us AS (INSERT INTO {table(UsageRecord)} ({usage_cols}) SELECT * FROM unnest({usage_arrays})) "
         f"SELECT 1 / (CASE WHEN count(*) = %s THEN 1 ELSE 0 END) FROM lease"
     )
     events = [e for part in parts for e in part.events]
@@ -139,6 +152,7 @@ def batch_write_fenced(parts: Sequence[FencedBatch], created_at: datetime) -> No
         [prep(RunCheckpoint, "created_at", created_at)] * len(checkpoints),
         [prep(RunCheckpoint, "run", p.run_id) for p in pruned],
         [p.prune_before for p in pruned],
+        *_usage_arrays([row for part in parts for row in part.usage], created_at),
         len(parts),
     ]
     try:
@@ -148,3 +162,10 @@ def batch_write_fenced(parts: Sequence[FencedBatch], created_at: datetime) -> No
         if getattr(getattr(exc, "__cause__", None), "sqlstate", None) == "22012":  # division_by_zero
             raise FenceBroken from exc
         raise
+
+
+def _usage_arrays(rows: Sequence[PendingUsage], created_at: datetime) -> list[list[Any]]:
+    """The columns of ``rows`` as one array each (the statement's ``unnest``), values prepared by their
+    fields."""
+    values = [(*row.values(), created_at) for row in rows]
+    return [[prep(UsageRecord, name, row[i]) for row in values] for i, name in enumerate(USAGE_COLUMNS)]

@@ -54,8 +54,10 @@ from agents.runs.events.sql import (
     checkpoints_insert,
     events_insert,
     run_checkpoint_set,
+    usage_insert,
 )
 from agents.runs.leases import leases_renew
+from agents.usage.rows import PendingUsage
 from connectors.redaction import scrub_value
 from connectors.scrub import secret_variants
 
@@ -107,7 +109,11 @@ class _Checkpoint:
 
 # A write that joins the next batch's transaction (the tool ledger's "call finished" rows).
 SyncWrite = Callable[[], object]  # what it returns is not used
-_Item = PendingEvent | _Checkpoint | SyncWrite
+_Item = PendingEvent | _Checkpoint | PendingUsage | SyncWrite
+# What one run's part of a write is: its id, events, checkpoints, model calls, other writes and fence.
+_Args = tuple[
+    uuid.UUID, list[PendingEvent], list[_Checkpoint], list[PendingUsage], list[SyncWrite], Fence | None
+]
 
 
 class _FenceMismatch(Exception):
@@ -121,6 +127,7 @@ class _Part:
     sink: EventSink
     rows: list[PendingEvent] = field(default_factory=list)
     checkpoints: list[_Checkpoint] = field(default_factory=list)
+    usage: list[PendingUsage] = field(default_factory=list)
     writes: list[SyncWrite] = field(default_factory=list)
     closers: list[asyncio.Future[None]] = field(default_factory=list)
     last: _Item | None = None
@@ -131,12 +138,14 @@ class _Part:
             self.rows.append(item)
         elif isinstance(item, _Checkpoint):
             self.checkpoints.append(item)
+        elif isinstance(item, PendingUsage):
+            self.usage.append(item)
         else:
             self.writes.append(item)
 
     @property
     def has_writes(self) -> bool:
-        return bool(self.rows or self.checkpoints or self.writes)
+        return bool(self.rows or self.checkpoints or self.usage or self.writes)
 
     @property
     def waiting(self) -> list[asyncio.Future[None]]:
@@ -175,6 +184,7 @@ def _write_batch(
     run_id: uuid.UUID,
     rows: list[PendingEvent],
     checkpoints: list[_Checkpoint],
+    usage: list[PendingUsage],
     writes: list[SyncWrite],
     fence: Fence | None,
 ) -> None:
@@ -182,7 +192,7 @@ def _write_batch(
     :class:`LeaseLost` if its fence fails."""
     if fence is not None and _one_statement():
         try:
-            _write_fenced([(run_id, rows, checkpoints, writes, fence)])
+            _write_fenced([(run_id, rows, checkpoints, usage, writes, fence)])
         except FenceBroken as exc:
             raise LeaseLost(str(run_id)) from exc
         return
@@ -194,16 +204,15 @@ def _write_batch(
                 raise LeaseLost(str(run_id))
         events_insert(rows, now)
         _checkpoints_write(run_id, checkpoints, now)
+        usage_insert(usage, now)
         for write in writes:
             write()
 
 
-def _write_batches(
-    parts: list[tuple[uuid.UUID, list[PendingEvent], list[_Checkpoint], list[SyncWrite], Fence | None]],
-) -> None:
+def _write_batches(parts: list[_Args]) -> None:
     """Write the batches of several runs in ONE transaction: one lease renewal for all, one INSERT of
     all their events. Raises :class:`_FenceMismatch` (nothing written) when any lease is gone."""
-    if _one_statement() and all(part[4] is not None for part in parts):
+    if _one_statement() and all(part[5] is not None for part in parts):
         try:
             _write_fenced(parts)
         except FenceBroken as exc:
@@ -212,17 +221,18 @@ def _write_batches(
     with transaction.atomic():
         now = timezone.now()
         fenced: dict[float, list[tuple[uuid.UUID, str]]] = {}
-        for run_id, _rows, _checkpoints, _writes, fence in parts:
+        for run_id, _rows, _checkpoints, _usage, _writes, fence in parts:
             if fence is not None:
                 fenced.setdefault(fence.lease_seconds, []).append((run_id, fence.owner))
         for seconds, held in fenced.items():
             if len(leases_renew(held, now + timedelta(seconds=seconds))) != len(held):
                 raise _FenceMismatch
         events_insert([row for part in parts for row in part[1]], now)
-        for run_id, _rows, checkpoints, _writes, _fence in parts:
+        for run_id, _rows, checkpoints, _usage, _writes, _fence in parts:
             _checkpoints_write(run_id, checkpoints, now)
+        usage_insert([row for part in parts for row in part[3]], now)
         for part in parts:
-            for write in part[3]:
+            for write in part[4]:
                 write()
 
 
@@ -231,15 +241,13 @@ def _one_statement() -> bool:
     return connection.vendor == "postgresql"
 
 
-def _write_fenced(
-    parts: list[tuple[uuid.UUID, list[PendingEvent], list[_Checkpoint], list[SyncWrite], Fence | None]],
-) -> None:
+def _write_fenced(parts: list[_Args]) -> None:
     """Fenced batches of several runs in one statement, in autocommit when nothing else is to be written
     (one round trip in all); the runs' other writes (a run's end, the tool ledger) follow it in one
     transaction. Raises :class:`FenceBroken` when a lease is gone (nothing written)."""
     now = timezone.now()
     batches = []
-    for run_id, rows, checkpoints, _writes, fence in parts:
+    for run_id, rows, checkpoints, usage, _writes, fence in parts:
         assert fence is not None
         batch = FencedBatch(
             run_id=run_id,
@@ -247,13 +255,14 @@ def _write_fenced(
             lease_until=now + timedelta(seconds=fence.lease_seconds),
             events=rows,
             checkpoints=[],
+            usage=usage,
         )
         if checkpoints:
             batch.latest = (checkpoints[-1].data.get("state") or {}, checkpoints[-1].seq)
             kept, batch.prune_before = _checkpoints_kept(checkpoints)
             batch.checkpoints = [(c.seq, c.data) for c in kept]
         batches.append(batch)
-    writes = [write for part in parts for write in part[3]]
+    writes = [write for part in parts for write in part[4]]
     if not writes:
         batch_write_fenced(batches, now)
         return
@@ -416,10 +425,8 @@ class _Writer:
             _settle(part.waiting, None)
 
 
-def _args(
-    part: _Part,
-) -> tuple[uuid.UUID, list[PendingEvent], list[_Checkpoint], list[SyncWrite], Fence | None]:
-    return part.sink.run_id, part.rows, part.checkpoints, part.writes, part.sink.fence
+def _args(part: _Part) -> _Args:
+    return part.sink.run_id, part.rows, part.checkpoints, part.usage, part.writes, part.sink.fence
 
 
 _writers: weakref.WeakKeyDictionary[asyncio.AbstractEventLoop, _Writer] = weakref.WeakKeyDictionary()
@@ -524,6 +531,11 @@ class EventSink:
         self._put(_Checkpoint(checkpoint.seq, data, committed))
         if committed is not None:
             await committed
+
+    def usage(self, row: PendingUsage) -> None:
+        """Queue one model call's ``UsageRecord``: written in the next batch, with the events (on
+        PostgreSQL in the batch's one statement)."""
+        self._put(row)
 
     def write_later(self, write: SyncWrite) -> None:
         """Run ``write`` (sync, in the database thread) in the transaction of the next batch."""

@@ -1,0 +1,96 @@
+"""The budgets of one run as plain values, their periods and their units.
+
+A budget counts in whole units: tokens, or millionths of its currency (so the counters, in Redis or in
+the database, are integers and every update is an exact integer addition).
+"""
+
+from __future__ import annotations
+
+import uuid
+from dataclasses import dataclass
+from datetime import datetime
+from decimal import ROUND_CEILING, Decimal
+from zoneinfo import ZoneInfo
+
+from django.db.models import Q
+
+from agents.usage.models import Budget, BudgetMetric, BudgetPeriod, BudgetScope
+
+MICROS = Decimal(1_000_000)
+
+
+@dataclass(frozen=True, slots=True)
+class BudgetLine:
+    """One budget that applies to a run: ``limit`` in its units (see the module docstring)."""
+
+    id: uuid.UUID
+    organization_id: int
+    name: str
+    scope: str
+    metric: str
+    period: str
+    limit: int
+    limit_text: str
+    currency: str
+    time_zone: str
+    warn_percent: int | None
+
+    @property
+    def counts_cost(self) -> bool:
+        return self.metric == BudgetMetric.COST
+
+    def period_key(self, now: datetime) -> str:
+        """The period ``now`` falls in, in the budget's time zone: ``d20261202`` or ``m202612``."""
+        local = now.astimezone(ZoneInfo(self.time_zone))
+        return local.strftime("d%Y%m%d" if self.period == BudgetPeriod.DAY else "m%Y%m")
+
+    def units(self, *, tokens: int, cost: Decimal | None, currency: str) -> int:
+        """What a call of ``tokens`` costing ``cost`` in ``currency`` counts in this budget (a cost in
+        another currency, or unknown, counts nothing)."""
+        if not self.counts_cost:
+            return tokens
+        if cost is None or currency.upper() != self.currency.upper():
+            return 0
+        return int((cost * MICROS).to_integral_value(rounding=ROUND_CEILING))
+
+    def warn_at(self) -> int | None:
+        """The units at which admins are warned (``None``: never)."""
+        if self.warn_percent is None:
+            return None
+        return self.limit * self.warn_percent // 100
+
+
+def budget_line(budget: Budget) -> BudgetLine:
+    """The plain values of ``budget``."""
+    if budget.metric == BudgetMetric.COST:
+        limit = int((Decimal(budget.limit) * MICROS).to_integral_value())
+        text = f"{Decimal(budget.limit).normalize():f} {budget.currency}"
+    else:
+        limit = int(budget.limit)
+        text = f"{limit} tokens"
+    return BudgetLine(
+        id=budget.pk,
+        organization_id=budget.organization_id,
+        name=budget.name,
+        scope=budget.scope,
+        metric=budget.metric,
+        period=budget.period,
+        limit=limit,
+        limit_text=text,
+        currency=budget.currency.upper(),
+        time_zone=budget.time_zone or "UTC",
+        warn_percent=budget.warn_percent,
+    )
+
+
+def budgets_for_run(
+    *, organization_id: int, user_id: int | None, agent_id: uuid.UUID | None
+) -> list[BudgetLine]:
+    """The active budgets of the organisation that count a run of ``user_id`` with ``agent_id`` (sync)."""
+    applies = Q(scope=BudgetScope.ORGANIZATION)
+    if user_id is not None:
+        applies |= Q(scope=BudgetScope.USER, user_id=user_id)
+    if agent_id is not None:
+        applies |= Q(scope=BudgetScope.AGENT, agent_id=agent_id)
+    budgets = Budget.objects.for_org(organization_id).filter(applies, active=True).order_by("pk")
+    return [budget_line(b) for b in budgets]
