@@ -12,6 +12,7 @@ from __future__ import annotations
 from typing import Any, ClassVar
 
 from django.http import Http404
+from django.utils.translation import gettext_lazy as _
 from rest_framework import permissions
 from rest_framework.request import Request
 
@@ -31,7 +32,7 @@ class HasChatScope(permissions.BasePermission):
     """The credential allows chatting (and, for an organisation's key, in this organisation: else 404)."""
 
     accepted: ClassVar[frozenset[str]] = frozenset({CHAT_SCOPE})
-    message = "This API key lacks the chat scope."
+    message = _("This API key lacks the chat scope.")
 
     def has_permission(self, request: Request, view: Any) -> bool:
         scopes = getattr(request.auth, "scopes", None)
@@ -52,4 +53,4 @@ class HasChatOrReadScope(HasChatScope):
     """Listing what one may chat with: a ``chat`` or a ``read`` key."""
 
     accepted = frozenset({CHAT_SCOPE, "read"})
-    message = "This API key lacks the chat or read scope."
+    message = _("This API key lacks the chat or read scope.")

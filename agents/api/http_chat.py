@@ -90,6 +90,11 @@ class ConversationMessagesViewSet(MessageViewSet):
     permission_classes = CHAT_PERMISSIONS
     api_key_scopes = {"create": CHAT_SCOPE}  # listing the messages needs read, like any list
 
+    def get_permissions(self) -> list[Any]:
+        if self.action == "list":  # reading is not chatting: the list keeps the list's permissions
+            self.permission_classes = MessageViewSet.permission_classes
+        return super().get_permissions()
+
     @extend_schema(
         request=MessagePostSerializer,
         responses={202: MessagePostedSerializer},
@@ -125,6 +130,7 @@ class ConversationMessagesViewSet(MessageViewSet):
 
 class _RunViewMixin(OrgScopedViewMixin):
     permission_classes = CHAT_PERMISSIONS
+    kwargs: dict[str, Any]
 
     def run_of_caller(self) -> Run:
         conversation = conversation_of_caller(self)

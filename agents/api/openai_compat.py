@@ -10,6 +10,7 @@ import asyncio
 from typing import Any
 
 from django.http import JsonResponse, StreamingHttpResponse
+from django.utils import translation
 from drf_spectacular.types import OpenApiTypes
 from drf_spectacular.utils import OpenApiResponse, extend_schema
 from rest_framework import permissions, serializers
@@ -104,22 +105,30 @@ class _OpenAIView(APIView):
         if isinstance(started, CompletionRefused):
             return _refused(started)
         model = parsed.model or agent.name
-        return ContinueOnLoop(
-            lambda: _respond(started, model=model, stream=parsed.stream, usage=parsed.include_usage)
-        )
+        language = translation.get_language()  # the request's (LocaleMiddleware's), for the notes
+
+        async def then() -> Any:
+            return await _respond(
+                started, model=model, stream=parsed.stream, usage=parsed.include_usage, language=language
+            )
+
+        return ContinueOnLoop(then)
 
 
-async def _respond(started: CompletionStarted, *, model: str, stream: bool, usage: bool) -> Any:
+async def _respond(
+    started: CompletionStarted, *, model: str, stream: bool, usage: bool, language: str | None
+) -> Any:
     # The run is handed over first, whatever happens to the request from here on.
     await asyncio.shield(message_deliver(started.posted))
     if stream:
         return StreamingHttpResponse(
-            completion_stream(started, model=model, include_usage=usage),
+            completion_stream(started, model=model, include_usage=usage, language=language),
             content_type=SSE_CONTENT_TYPE,
             headers=SSE_HEADERS,
         )
     return JsonResponse(
-        await completion_collect(started, model=model), json_dumps_params={"ensure_ascii": False}
+        await completion_collect(started, model=model, language=language),
+        json_dumps_params={"ensure_ascii": False},
     )
 
 

@@ -29,6 +29,7 @@ from typing import Any, Literal
 from django.conf import settings
 from django.contrib.auth.base_user import AbstractBaseUser
 from django.db import transaction
+from django.utils import translation
 from django.utils.translation import gettext as _
 
 from agents import services
@@ -58,7 +59,7 @@ def max_wait_seconds() -> float:
 
 
 def _member_org_ids(user: AbstractBaseUser, key_org_id: int | None) -> list[int]:
-    ids = list(Membership.objects.filter(user=user).values_list("organization_id", flat=True))
+    ids = list(Membership.objects.filter(user_id=user.pk).values_list("organization_id", flat=True))
     return [i for i in ids if key_org_id is None or i == key_org_id]
 
 
@@ -220,7 +221,9 @@ def _fold_for(started: CompletionStarted) -> RunFold:
     )
 
 
-async def completion_collect(started: CompletionStarted, *, model: str) -> dict[str, Any]:
+async def completion_collect(
+    started: CompletionStarted, *, model: str, language: str | None = None
+) -> dict[str, Any]:
     """Launch the run, wait for its end (or a deadline), and give its ``chat.completion``."""
     await message_deliver(started.posted)
     fold, clock = _fold_for(started), _Clock()
@@ -239,11 +242,12 @@ async def completion_collect(started: CompletionStarted, *, model: str) -> dict[
                 break
     finally:
         await frames.aclose()
-    return completion_object(fold, model=model)
+    with translation.override(language):  # the notes speak the request's language
+        return completion_object(fold, model=model)
 
 
 async def completion_stream(
-    started: CompletionStarted, *, model: str, include_usage: bool = False
+    started: CompletionStarted, *, model: str, include_usage: bool = False, language: str | None = None
 ) -> AsyncIterator[bytes]:
     """Launch the run and stream it as ``chat.completion.chunk`` events, ending with ``data: [DONE]``."""
     await message_deliver(started.posted)
@@ -269,7 +273,8 @@ async def completion_stream(
                 steps = [item] if fold.steps and fold.steps[-1] is item else None
                 delta: dict[str, Any] = {}
                 if fold.approval is not None and not waiting_before:
-                    text = f"{waiting_note(fold.approval)}\n\n{text}"
+                    with translation.override(language):
+                        text = f"{waiting_note(fold.approval)}\n\n{text}"
                 if text:
                     delta["content"] = text
                 if delta or steps:
@@ -279,7 +284,9 @@ async def completion_stream(
     finally:
         await frames.aclose()
     if not fold.streamed and fold.status in ("failed", "in_progress"):  # say why no answer came
-        yield sse_data(chunk_object(fold, model=model, created=created, delta={"content": fold.content}))
+        with translation.override(language):
+            note = fold.content
+        yield sse_data(chunk_object(fold, model=model, created=created, delta={"content": note}))
     yield sse_data(chunk_object(fold, model=model, created=created, finish_reason="stop", final=True))
     if include_usage:
         yield sse_data(usage_chunk(fold, model=model, created=created))

@@ -13,7 +13,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import uuid
-from collections.abc import AsyncIterator
+from collections.abc import AsyncGenerator, AsyncIterator
 from dataclasses import dataclass
 from typing import Any, Literal
 
@@ -69,7 +69,7 @@ class _Position:
 
 async def run_frames(
     *, conversation_id: uuid.UUID, run_id: uuid.UUID, after_seq: int = 0, heartbeat: float | None = None
-) -> AsyncIterator[FollowItem]:
+) -> AsyncGenerator[FollowItem, None]:
     """The run's frames after ``after_seq`` (replayed, then live) and a :data:`HEARTBEAT` whenever
     nothing came for ``heartbeat`` seconds; ends after ``done`` or once an inactive run is replayed."""
     beat = heartbeat_seconds() if heartbeat is None else heartbeat

@@ -16,7 +16,7 @@ from connectors.models import ConnectorCallLog
 from platform_core.services import api_token_issue
 from tests.agents.factories import AgentFactory
 from tests.agents.http_chat.conftest import PAYMENT
-from tests.factories import OrganizationFactory, member_of
+from tests.factories import OrganizationFactory
 from tests.fakes.openai_server import call, text, tool_calls
 
 pytestmark = pytest.mark.django_db(transaction=True)
