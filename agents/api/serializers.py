@@ -211,7 +211,6 @@ class AgentSerializer(serializers.ModelSerializer):
             "completion_check",
             "example_questions",
             "active",
-            "exposed_over_mcp",
             "created_at",
         ]
         read_only_fields = ["id", "created_at"]
