@@ -16,6 +16,7 @@ from agents.example_questions import (
     MAX_EXAMPLE_QUESTIONS,
     example_questions_clean,
 )
+from agents.fallback_chain import fallback_problem
 from agents.model_presets import ABILITY_KEYS
 from agents.models import Agent, Conversation, Message, ModelConfig, RunEvent
 from connectors.models import Connector
@@ -52,6 +53,12 @@ class ModelConfigSerializer(serializers.ModelSerializer):
         ),
     )
     extra_header_names = serializers.SerializerMethodField()
+    fallback = OrgScopedPrimaryKeyField(
+        queryset=ModelConfig.objects.all(),
+        allow_null=True,
+        required=False,
+        help_text=_("The organisation's endpoint that answers when this one is unavailable (null: none)."),
+    )
 
     class Meta:
         model = ModelConfig
@@ -71,6 +78,7 @@ class ModelConfigSerializer(serializers.ModelSerializer):
             "context_window",
             "max_output_tokens",
             "timeout",
+            "fallback",
             "is_default",
             "active",
             "last_check",
@@ -92,6 +100,21 @@ class ModelConfigSerializer(serializers.ModelSerializer):
             validate_model_endpoint_url(value)
         except DjangoValidationError as exc:
             raise serializers.ValidationError(exc.messages) from exc
+        return value
+
+    def validate_fallback(self, value: ModelConfig | None) -> ModelConfig | None:
+        """No endpoint may fall back to itself, directly or through its fallbacks."""
+        if value is None:
+            return None
+        probe = self.instance or ModelConfig(organization_id=value.organization_id)
+        saved = probe.fallback if self.instance is not None else None
+        probe.fallback = value
+        try:
+            problem = fallback_problem(probe)
+        finally:
+            probe.fallback = saved
+        if problem is not None:
+            raise serializers.ValidationError(problem)
         return value
 
     def validate_extra_headers(self, value: Any) -> str:
@@ -211,6 +234,7 @@ class AgentSerializer(serializers.ModelSerializer):
             "completion_check",
             "example_questions",
             "active",
+            "exposed_over_mcp",
             "created_at",
         ]
         read_only_fields = ["id", "created_at"]
