@@ -64,6 +64,7 @@ class ModelConfigForm(forms.ModelForm):
             "context_window",
             "max_output_tokens",
             "timeout",
+            "fallback",
             "is_default",
             "active",
         ]
@@ -150,6 +151,7 @@ class ModelConfigAdmin(AuditedAdmin):
             {"fields": list(ABILITY_KEYS)},
         ),
         (_("Limits"), {"fields": ["context_window", "max_output_tokens", "timeout"]}),
+        (_("Fallback"), {"fields": ["fallback"]}),
     ]
 
     class Media:

@@ -13,6 +13,7 @@ from django.utils.translation import gettext_lazy as _
 from agents.endpoint_guard import validate_model_endpoint_url
 from agents.endpoint_headers import headers_parse
 from agents.example_questions import validate_example_questions
+from agents.fallback_chain import fallback_problem
 from platform_core.crypto import EncryptedTextField
 from platform_core.models import OrgOwnedModel
 
@@ -131,6 +132,18 @@ class ModelConfig(OrgOwnedModel):
     price_currency = models.CharField(
         _("price currency"), max_length=3, blank=True, help_text=_("ISO 4217 code, e.g. USD or CNY.")
     )
+    fallback = models.ForeignKey(
+        "self",
+        on_delete=models.SET_NULL,
+        null=True,
+        blank=True,
+        related_name="fallback_for",
+        verbose_name=_("fallback endpoint"),
+        help_text=_(
+            "Answers when this endpoint is unavailable (rate limited, server errors, timeouts); it may name "
+            "its own fallback. Same organisation only."
+        ),
+    )
     is_default = models.BooleanField(
         _("organisation default"), default=False, help_text=_("Used by agents that name no model.")
     )
@@ -177,6 +190,8 @@ class ModelConfig(OrgOwnedModel):
                 self.headers  # noqa: B018 - parsing is the check
             except ValidationError as exc:
                 errors["extra_headers"] = exc.error_list
+        if (problem := fallback_problem(self)) is not None:
+            errors["fallback"] = [ValidationError(problem)]
         if errors:
             raise ValidationError(errors)
 

@@ -31,6 +31,7 @@ from agents.endpoint_guard import (
 )
 from agents.engine.context import ContextGuard
 from agents.engine.durable import ToolCallLedger
+from agents.engine.fallback import FallbackAnswered, FallbackEndpoint, FallbackLLM
 from agents.engine.follow_ups import FollowUpQueue
 from agents.engine.hooks import ALLOW, HookContext, HookRegistry, PreToolUseHook, PreVerdict
 from agents.engine.llm import LLM, Message, OpenAICompatibleLLM, Usage
@@ -41,6 +42,7 @@ from agents.engine.plan.router import route_execution_mode
 from agents.engine.react import ReActAgent
 from agents.engine.run_context import RunContext
 from agents.engine.tools import ToolRegistry
+from agents.fallback_chain import fallback_chain
 from agents.model_presets import api_key_header_for
 from agents.models import Agent, ExecutionMode, MessageRole, ModelConfig, ModelRole, Run
 from agents.models import Message as MessageRow
@@ -91,6 +93,10 @@ class ModelEndpoint:
     # (None: cost unknown), for the run's usage rows.
     config_id: str = ""
     prices: Prices | None = None
+    # The admin's name of the endpoint (shown when it answers as a fallback) and its active fallbacks, in the
+    # order they are tried (agents.fallback_chain).
+    name: str = ""
+    fallbacks: tuple[ModelEndpoint, ...] = ()
 
     @property
     def is_demo(self) -> bool:
@@ -163,8 +169,13 @@ class RunBlueprint:
         )
 
 
-def endpoint_of(config: ModelConfig) -> ModelEndpoint:
-    """The endpoint a model configuration describes."""
+def endpoint_of(config: ModelConfig, *, with_fallbacks: bool = True) -> ModelEndpoint:
+    """The endpoint a model configuration describes (with its fallbacks' unless ``with_fallbacks`` is off)."""
+    fallbacks = (
+        tuple(endpoint_of(f, with_fallbacks=False) for f in fallback_chain(config))
+        if with_fallbacks and config.fallback_id is not None
+        else ()
+    )
     return ModelEndpoint(
         base_url=config.base_url,
         api_key=config.api_key or "not-needed",
@@ -191,6 +202,8 @@ def endpoint_of(config: ModelConfig) -> ModelEndpoint:
             cached_input=config.price_cached_input,
             currency=config.price_currency,
         ),
+        name=config.name,
+        fallbacks=fallbacks,
     )
 
 
@@ -384,19 +397,58 @@ def registry_for(blueprint: RunBlueprint, *, meter: ModelCallMeter | None = None
     endpoints = blueprint.role_endpoints or {ModelRole.GENERAL: blueprint.endpoint}
     built: dict[ModelEndpoint, LLM] = {}
     models: dict[str, LLM] = {}
+
+    def metered(endpoint: ModelEndpoint) -> LLM:
+        llm = llm_for(endpoint)
+        if meter is not None:
+            llm = MeteredLLM(
+                llm, meter, endpoint_id=endpoint_key(endpoint), max_output_tokens=endpoint.max_output_tokens
+            )
+        return llm
+
+    on_fallback = fallback_reporter(blueprint)
     for role, endpoint in endpoints.items():
         if endpoint not in built:
-            llm = llm_for(endpoint)
-            if meter is not None:
-                llm = MeteredLLM(
-                    llm,
-                    meter,
-                    endpoint_id=endpoint_key(endpoint),
-                    max_output_tokens=endpoint.max_output_tokens,
+            # Each endpoint of a chain is metered on its own: a call is counted where it was answered.
+            built[endpoint] = (
+                FallbackLLM(
+                    [
+                        FallbackEndpoint(e.name or e.model, metered(e))
+                        for e in (endpoint, *endpoint.fallbacks)
+                    ],
+                    on_fallback=on_fallback,
                 )
-            built[endpoint] = llm
+                if endpoint.fallbacks
+                else metered(endpoint)
+            )
         models[role] = built[endpoint]
     return ModelRegistry(models)
+
+
+def fallback_reporter(blueprint: RunBlueprint) -> Callable[[FallbackAnswered], None]:
+    """What the run does when a fallback endpoint answered: a ``step`` event ``{"type": "fallback",
+    "endpoint", "failed", "reason"}`` the first time each fallback answers in the run (the chat's footer
+    says which endpoint answered; the event is stored with the run's others)."""
+    reported: set[str] = set()
+
+    def report(answered: FallbackAnswered) -> None:
+        logger.info(
+            "run %s: fallback endpoint %r answered (%s)", blueprint.run_id, answered.endpoint, answered.reason
+        )
+        if answered.endpoint in reported or blueprint.emit is None:
+            return
+        reported.add(answered.endpoint)
+        blueprint.emit(
+            "step",
+            {
+                "type": "fallback",
+                "endpoint": answered.endpoint,
+                "failed": list(answered.failed),
+                "reason": answered.reason,
+            },
+        )
+
+    return report
 
 
 def endpoint_key(endpoint: ModelEndpoint) -> str:
@@ -407,6 +459,7 @@ def endpoint_key(endpoint: ModelEndpoint) -> str:
 def meter_for(blueprint: RunBlueprint, sink: UsageSink) -> RunMeter:
     """The run's meter: its budgets (counted in Redis or the database) and its usage rows into ``sink``."""
     endpoints = {blueprint.endpoint, *blueprint.role_endpoints.values()}
+    endpoints |= {f for e in endpoints for f in e.fallbacks}
     return RunMeter(
         owner=UsageOwner(
             organization_id=blueprint.organization_id,
