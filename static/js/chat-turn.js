@@ -49,6 +49,7 @@ export class Turn {
     this.renderQueued = false;
     this.content = null;
     this.plan = null;
+    this.fallbacks = []; // the fallback endpoints that answered a model call of this run, in order
 
     this.userEl = el("div", { class: "msg user" });
     this.steps = el("ol", { class: "steps" });
@@ -182,6 +183,8 @@ export class Turn {
       }
     } else if (data.type === "answer" && data.status === "start") {
       this.setStatus(gettext("Writing the answer…"));
+    } else if (data.type === "fallback" && data.endpoint && !this.fallbacks.includes(data.endpoint)) {
+      this.fallbacks.push(data.endpoint); // shown in the footer when the run is done
     }
   }
 
@@ -387,6 +390,9 @@ export class Turn {
     const tokens = Number(data.usage?.total_tokens) || 0;
     parts.push(el("span", { text: interpolate(ngettext("%s token", "%s tokens", tokens), [formatNumber(tokens)]) }));
     parts.push(el("span", { text: formatDuration(data.elapsed) }));
+    if (this.fallbacks.length) {
+      parts.push(el("span", { class: "fallback-note", text: interpolate(gettext("answered by %s"), [this.fallbacks.join(", ")]) }));
+    }
     const note = data.cancelled ? "" : stopNote(data.stop_reason);
     if (note) parts.push(el("span", { class: "stop-note", text: note }));
     this.footer.replaceChildren(...parts);
