@@ -72,25 +72,28 @@ async def agent_ask(
     *, caller: Caller, tool: AgentTool, question: Any, conversation_id: Any, report: Report
 ) -> AgentCallOutcome:
     """Run ``tool``'s agent on ``question`` as ``caller`` and return how the run ended."""
-    started = await database_sync_to_async(_run_start)(
-        caller=caller, tool=tool, question=question, conversation_id=conversation_id
-    )
-    if isinstance(started, AgentCallRefused):
-        return started
-    layer = get_channel_layer()
-    channel = await layer.new_channel("mcp.") if layer is not None else None
-    group = conversation_group(started.conversation_id)
-    if layer is not None:
-        await layer.group_add(group, channel)
-    try:
+    # A run that is started is launched: a cancel arriving meanwhile takes effect once it runs.
+    with anyio.CancelScope(shield=True):
+        started = await database_sync_to_async(_run_start)(
+            caller=caller, tool=tool, question=question, conversation_id=conversation_id
+        )
+        if isinstance(started, AgentCallRefused):
+            return started
         await run_manager.launch(started.run_id, conversation_id=started.conversation_id)
+    layer = get_channel_layer()
+    group = conversation_group(started.conversation_id)
+    channel: str | None = None
+    try:
+        if layer is not None:  # events before the subscription are read from the database (by seq)
+            channel = await layer.new_channel("mcp.")
+            await layer.group_add(group, channel)
         return await _follow(caller, started, layer, channel, report)
     except anyio.get_cancelled_exc_class():
         with anyio.CancelScope(shield=True):
             await _run_cancel(started)
         raise
     finally:
-        if layer is not None:
+        if layer is not None and channel is not None:
             with anyio.CancelScope(shield=True):
                 await layer.group_discard(group, channel)
 

@@ -120,11 +120,4 @@ async def call_tool(
 
 def agents_mcp_server() -> Server[Any]:
     """The low-level MCP server of the agents endpoint (one per process)."""
-    return Server(
-        SERVER_NAME,
-        title="Agent platform",
-        instructions="Each tool is an agent of the organisation. Ask it a question; "
-        "pass conversation_id from an earlier answer to continue that conversation.",
-        on_list_tools=list_tools,
-        on_call_tool=call_tool,
-    )
+    return Server(SERVER_NAME, title="Agent platform", on_list_tools=list_tools, on_call_tool=call_tool)
