@@ -18,9 +18,10 @@ from django.utils.translation import ngettext
 
 from platform_core.admin_base import OrgScopedAdmin, admin_orgs, admin_visible_rows
 from platform_core.admin_members import UserIdentifierField, username_prefill
+from platform_core.api_keys import api_key_create, api_key_revoke
 from platform_core.audit_actions import audit_action_label
 from platform_core.audit_export import EXPORT_FORMATS, audit_export_response
-from platform_core.models import ApiToken, AuditLog, Membership, Organization
+from platform_core.models import ApiKey, ApiKeyScope, AuditLog, Membership, Organization
 from platform_core.request_meta import client_ip
 from platform_core.services import (
     MembershipRefused,
@@ -362,25 +363,125 @@ class AuditLogAdmin(OrgScopedAdmin):
         return False
 
 
-@admin.register(ApiToken)
-class ApiTokenAdmin(admin.ModelAdmin):
-    """Tokens are issued with ``manage.py create_api_token``; superusers may review and revoke them here."""
+class ApiKeyAddForm(forms.ModelForm):
+    """A new organisation key: its organisation, name, scopes and optional expiry."""
 
-    list_display = ["key_prefix", "user", "name", "created_at", "last_used_at", "revoked"]
-    list_filter = ["revoked"]
-    fields = ["key_prefix", "user", "name", "created_at", "last_used_at", "revoked"]
-    readonly_fields = ["key_prefix", "user", "created_at", "last_used_at"]
+    scopes = forms.MultipleChoiceField(
+        label=_("scopes"), choices=ApiKeyScope.choices, widget=forms.CheckboxSelectMultiple
+    )
 
-    def has_module_permission(self, request: HttpRequest) -> bool:
-        return request.user.is_superuser
+    class Meta:
+        model = ApiKey
+        fields = ["organization", "name", "scopes", "expires_at"]
 
-    def has_view_permission(self, request: HttpRequest, obj: Any = None) -> bool:
-        return request.user.is_superuser
+    def __init__(self, *args: Any, **kwargs: Any) -> None:
+        super().__init__(*args, **kwargs)
+        self.fields["organization"].required = True
+        self.fields["name"].required = True
+
+
+@admin.register(ApiKey)
+class ApiKeyAdmin(OrgScopedAdmin):
+    """Organisation keys: org admins create (the key is shown once), review and revoke those of the
+    organisations they administer; superusers see every key, personal ones too. Keys are never edited
+    or deleted: a revoked key stays listed."""
+
+    list_display = ["name", "key_prefix", "organization", "scope_list", "expires_at", "last_used_at", "state"]
+    list_filter = ["organization", "revoked"]
+    search_fields = ["name", "key_prefix"]
+    actions = ["revoke_selected"]
+    readonly_fields = [
+        "name",
+        "key_prefix",
+        "organization",
+        "user",
+        "created_by",
+        "scope_list",
+        "created_at",
+        "expires_at",
+        "last_used_at",
+        "last_used_ip",
+        "revoked",
+        "revoked_at",
+        "revoked_by",
+    ]
+
+    @admin.display(description=_("scopes"))
+    def scope_list(self, obj: ApiKey) -> str:
+        labels = dict(ApiKeyScope.choices)
+        return ", ".join(str(labels.get(s, s)) for s in obj.scopes)
+
+    @admin.display(description=_("state"))
+    def state(self, obj: ApiKey) -> str:
+        if obj.revoked:
+            return str(_("Revoked"))
+        return str(_("Expired")) if obj.is_expired() else str(_("Active"))
+
+    def get_form(self, request: HttpRequest, obj: Any = None, change: bool = False, **kwargs: Any) -> Any:
+        if obj is None:
+            kwargs["form"] = ApiKeyAddForm
+        return super().get_form(request, obj, change=change, **kwargs)
+
+    def get_fields(self, request: HttpRequest, obj: Any = None) -> Any:
+        return ApiKeyAddForm.Meta.fields if obj is None else self.readonly_fields
+
+    def get_readonly_fields(self, request: HttpRequest, obj: Any = None) -> Any:
+        return [] if obj is None else self.readonly_fields
+
+    def save_model(self, request: HttpRequest, obj: Any, form: Any, change: bool) -> None:
+        if change:
+            return
+        organization = form.cleaned_data["organization"]
+        if not admin_orgs(request).filter(pk=organization.pk).exists() and not request.user.is_superuser:
+            raise PermissionDenied
+        created = api_key_create(
+            name=form.cleaned_data["name"],
+            scopes=form.cleaned_data["scopes"],
+            expires_at=form.cleaned_data.get("expires_at"),
+            organization=organization,
+            actor=request.user,
+            ip_address=client_ip(request),
+        )
+        obj.__dict__.update({k: v for k, v in created.key.__dict__.items() if k != "_state"})
+        obj._state.adding = False
+        request._api_key_raw = created.raw  # type: ignore[attr-defined]
+
+    def save_related(self, request: HttpRequest, form: Any, formsets: Any, change: bool) -> None:
+        """Nothing to save beside the key (the service saved it)."""
+
+    def response_add(self, request: HttpRequest, obj: Any, post_url_continue: Any = None) -> HttpResponse:
+        """The new key, shown once on this page (never in a redirect, a message or a log)."""
+        context = {
+            **self.admin_site.each_context(request),
+            "opts": self.opts,
+            "key": obj,
+            "raw": getattr(request, "_api_key_raw", ""),
+            "title": _("API key created"),
+            "changelist_url": reverse("admin:platform_core_apikey_changelist"),
+        }
+        response = TemplateResponse(request, "admin/platform_core/apikey/created.html", context)
+        response["Cache-Control"] = "no-store"
+        return response
+
+    @admin.action(description=_("Revoke selected API keys"), permissions=["revoke"])
+    def revoke_selected(self, request: HttpRequest, queryset: QuerySet) -> None:
+        count = 0
+        for key in queryset.filter(revoked=False):
+            api_key_revoke(key=key, actor=request.user, ip_address=client_ip(request))
+            count += 1
+        self.message_user(
+            request,
+            ngettext("%(count)d API key revoked.", "%(count)d API keys revoked.", count) % {"count": count},
+            messages.SUCCESS,
+        )
+
+    def has_revoke_permission(self, request: HttpRequest) -> bool:
+        return self._is_org_admin(request)
 
     def has_change_permission(self, request: HttpRequest, obj: Any = None) -> bool:
-        return request.user.is_superuser
+        return False
 
-    def has_add_permission(self, request: HttpRequest) -> bool:
+    def has_delete_permission(self, request: HttpRequest, obj: Any = None) -> bool:
         return False
 
 

@@ -19,6 +19,10 @@ AUDIT_ACTION_LABELS: dict[str, Promise] = {
     "membership.created": _("Member added"),
     "membership.updated": _("Member's role changed"),
     "membership.deleted": _("Member removed"),
+    # API keys
+    "api_key.created": _("API key created"),
+    "api_key.used_from_new_ip": _("API key used from a new IP address"),
+    "api_key.revoked": _("API key revoked"),
     "membership.invited": _("Member invited"),
     "linked_identity.created": _("Feishu account linked to a member"),
     "linked_identity.deleted": _("Feishu account unlinked from a member"),

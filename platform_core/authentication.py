@@ -1,13 +1,19 @@
-"""``Authorization: Bearer <token>`` for the REST API."""
+"""``Authorization: Bearer <API key>`` for the REST API, the websocket handshake and MCP.
+
+:func:`api_token_authenticate` is the one entry point for every Bearer credential: it refuses revoked
+and expired keys at once (nothing is cached) and returns an :class:`ApiKeyCredential` that carries the
+key's user, organisation (organisation keys) and scopes.
+"""
 
 from __future__ import annotations
 
 from typing import Any
 
-from django.utils import timezone
 from rest_framework import authentication, exceptions
 
-from platform_core.models import ApiToken
+from platform_core.api_keys import api_key_credential
+from platform_core.api_keys_scopes import ApiKeyCredential
+from platform_core.request_meta import client_ip
 
 
 def bearer_token_from_header(value: str | bytes | None) -> str | None:
@@ -22,28 +28,29 @@ def bearer_token_from_header(value: str | bytes | None) -> str | None:
     return token.strip()
 
 
-def api_token_authenticate(raw: str) -> ApiToken | None:
-    """The live token for ``raw``, recording its use; None when unknown, revoked or its user inactive."""
-    token = ApiToken.lookup(raw)
-    if token is not None:
-        ApiToken.objects.filter(pk=token.pk).update(last_used_at=timezone.now())
-    return token
+def api_token_authenticate(raw: str, *, ip_address: str | None = None) -> ApiKeyCredential | None:
+    """The credential of the live API key ``raw``, recording its use (and a first use from
+    ``ip_address``, audited); None when unknown, revoked, expired or its user inactive."""
+    return api_key_credential(raw=raw, ip_address=ip_address)
 
 
 class BearerTokenAuthentication(authentication.BaseAuthentication):
+    """DRF authentication by API key: ``request.user`` is the key's user, ``request.auth`` its
+    :class:`ApiKeyCredential` (scopes are enforced by ``HasApiKeyScope``)."""
+
     keyword = "Bearer"
 
-    def authenticate(self, request: Any) -> tuple[Any, ApiToken] | None:
+    def authenticate(self, request: Any) -> tuple[Any, ApiKeyCredential] | None:
         header = authentication.get_authorization_header(request)
         if not header:
             return None
         raw = bearer_token_from_header(header)
         if raw is None:
             return None
-        token = api_token_authenticate(raw)
-        if token is None:
-            raise exceptions.AuthenticationFailed("Invalid or revoked token.")
-        return token.user, token
+        credential = api_token_authenticate(raw, ip_address=client_ip(request))
+        if credential is None:
+            raise exceptions.AuthenticationFailed("Invalid, expired or revoked API key.")
+        return credential.user, credential
 
     def authenticate_header(self, request: Any) -> str:
         return self.keyword

@@ -1,4 +1,4 @@
-"""The tenancy core: organisations, memberships, API tokens and the append-only audit log."""
+"""The tenancy core: organisations, memberships, API keys and the append-only audit log."""
 
 from __future__ import annotations
 
@@ -112,44 +112,124 @@ def _hash_token(raw: str) -> str:
     return hashlib.sha256(raw.encode()).hexdigest()
 
 
-class ApiToken(models.Model):
-    """A Bearer token for the API and websocket handshakes. Only its SHA-256 is stored."""
+class ApiKeyScope(models.TextChoices):
+    """What an API key may do: ``read`` GET endpoints, ``chat`` start runs and messages (REST, websocket,
+    MCP), ``admin`` the admin-level routes (connectors, policies, members, keys)."""
+
+    READ = "read", _("Read")
+    CHAT = "chat", _("Chat")
+    ADMIN = "admin", _("Admin")
+
+
+def all_api_key_scopes() -> list[str]:
+    return list(ApiKeyScope.values)
+
+
+class ApiKey(models.Model):
+    """An API key: a Bearer credential for the REST API, websocket handshakes and MCP. Only its SHA-256 is
+    stored; the raw key is shown once.
+
+    A personal key (``organization`` empty) acts as its ``user`` in every organisation of theirs. An
+    organisation key acts as its own service user (``user``), a member of that organisation only, with
+    the role its scopes give (admin with the ``admin`` scope, member otherwise); ``created_by`` is the
+    admin who created it. Either kind is limited to its ``scopes``.
+    """
 
     PREFIX = "apt_"
 
     user = models.ForeignKey(
-        settings.AUTH_USER_MODEL, verbose_name=_("user"), on_delete=models.CASCADE, related_name="api_tokens"
+        settings.AUTH_USER_MODEL, verbose_name=_("user"), on_delete=models.CASCADE, related_name="api_keys"
+    )
+    organization = models.ForeignKey(
+        Organization,
+        verbose_name=_("organisation"),
+        on_delete=models.CASCADE,
+        null=True,
+        blank=True,
+        related_name="api_keys",
+        help_text=_("Set for an organisation key; empty for a personal key."),
+    )
+    created_by = models.ForeignKey(
+        settings.AUTH_USER_MODEL,
+        verbose_name=_("created by"),
+        on_delete=models.SET_NULL,
+        null=True,
+        blank=True,
+        related_name="+",
     )
     name = models.CharField(_("name"), max_length=100, blank=True)
+    scopes = models.JSONField(_("scopes"), default=all_api_key_scopes)
     key_prefix = models.CharField(_("key prefix"), max_length=12, editable=False)
     key_hash = models.CharField(max_length=64, unique=True, editable=False)
     created_at = models.DateTimeField(_("created at"), auto_now_add=True)
+    expires_at = models.DateTimeField(_("expires at"), null=True, blank=True)
     last_used_at = models.DateTimeField(_("last used at"), null=True, blank=True)
+    last_used_ip = models.GenericIPAddressField(_("last used from"), null=True, blank=True)
     revoked = models.BooleanField(_("revoked"), default=False)
+    revoked_at = models.DateTimeField(_("revoked at"), null=True, blank=True)
+    revoked_by = models.ForeignKey(
+        settings.AUTH_USER_MODEL,
+        verbose_name=_("revoked by"),
+        on_delete=models.SET_NULL,
+        null=True,
+        blank=True,
+        related_name="+",
+    )
 
     class Meta:
-        verbose_name = _("API token")
-        verbose_name_plural = _("API tokens")
+        verbose_name = _("API key")
+        verbose_name_plural = _("API keys")
+        ordering = ["-created_at", "-id"]
 
     def __str__(self) -> str:
-        return f"{self.key_prefix}… ({self.user})"
+        return f"{self.name or self.key_prefix} ({self.key_prefix}…)"
+
+    @property
+    def is_org_key(self) -> bool:
+        return self.organization_id is not None
+
+    def is_expired(self, now: Any = None) -> bool:
+        return self.expires_at is not None and self.expires_at <= (now or timezone.now())
+
+    @property
+    def is_live(self) -> bool:
+        return not self.revoked and not self.is_expired()
 
     @classmethod
-    def issue(cls, *, user: Any, name: str = "") -> tuple[ApiToken, str]:
-        """Create a token and return it with its raw value, which is shown once and never stored."""
-        raw = cls.PREFIX + secrets.token_urlsafe(32)
-        token = cls.objects.create(user=user, name=name, key_prefix=raw[:12], key_hash=_hash_token(raw))
-        return token, raw
+    def new_raw(cls) -> str:
+        return cls.PREFIX + secrets.token_urlsafe(32)
+
+    @staticmethod
+    def hash_raw(raw: str) -> str:
+        return _hash_token(raw)
 
     @classmethod
-    def lookup(cls, raw: str) -> ApiToken | None:
+    def lookup(cls, raw: str) -> ApiKey | None:
+        """The live key for ``raw``: not revoked, not expired, its user active; else None."""
         if not raw.startswith(cls.PREFIX):
             return None
+        live = models.Q(expires_at__isnull=True) | models.Q(expires_at__gt=timezone.now())
         return (
-            cls.objects.select_related("user")
-            .filter(key_hash=_hash_token(raw), revoked=False, user__is_active=True)
+            cls.objects.select_related("user", "organization")
+            .filter(live, key_hash=_hash_token(raw), revoked=False, user__is_active=True)
             .first()
         )
+
+
+class ApiKeyAddress(models.Model):
+    """An IP address an API key was used from; the first use from each is audited."""
+
+    key = models.ForeignKey(ApiKey, on_delete=models.CASCADE, related_name="addresses")
+    ip_address = models.GenericIPAddressField(_("IP address"))
+    first_seen_at = models.DateTimeField(_("first seen at"), default=timezone.now)
+
+    class Meta:
+        verbose_name = _("API key address")
+        verbose_name_plural = _("API key addresses")
+        constraints = [models.UniqueConstraint(fields=["key", "ip_address"], name="unique_api_key_address")]
+
+    def __str__(self) -> str:
+        return f"{self.key_id} {self.ip_address}"
 
 
 class AppendOnlyError(Exception):

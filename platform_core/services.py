@@ -1,4 +1,7 @@
-"""Write services of the tenancy core. Each is one transaction and writes its own audit row."""
+"""Write services of the tenancy core. Each is one transaction and writes its own audit row.
+
+``audit_log_write`` lives in :mod:`platform_core.audit_log` (API keys use it too) and is re-exported here.
+"""
 
 from __future__ import annotations
 
@@ -8,35 +11,13 @@ from typing import Any, Literal
 from django.contrib.auth import get_user_model
 from django.contrib.auth.base_user import AbstractBaseUser
 from django.core.exceptions import ValidationError
-from django.db import models, transaction
+from django.db import transaction
 from django.utils import timezone
 from django.utils.translation import gettext as _
 
-from platform_core.models import ADMIN_ROLES, ApiToken, AuditLog, Membership, Organization, Role
-
-
-def audit_log_write(
-    *,
-    organization: Organization,
-    actor: AbstractBaseUser | None,
-    action: str,
-    target: models.Model | None = None,
-    before: dict[str, Any] | None = None,
-    after: dict[str, Any] | None = None,
-    ip_address: str | None = None,
-) -> AuditLog:
-    """Append one audit row. Call it inside the transaction of the change it records."""
-    return AuditLog.objects.create(
-        organization=organization,
-        actor=actor if actor is not None and actor.is_authenticated else None,
-        action=action,
-        target_type=target._meta.label_lower if target is not None else "",
-        target_id=str(target.pk) if target is not None else "",
-        target_repr=str(target)[:300] if target is not None else "",
-        before=before,
-        after=after,
-        ip_address=ip_address or None,
-    )
+from platform_core.api_keys import api_key_create
+from platform_core.audit_log import audit_log_write
+from platform_core.models import ADMIN_ROLES, ApiKey, ApiKeyScope, Membership, Organization, Role
 
 
 def _read_only_state(org: Organization) -> dict[str, Any]:
@@ -306,6 +287,8 @@ def user_get_or_create(*, username: str, password: str | None = None, email: str
     return user
 
 
-def api_token_issue(*, user: AbstractBaseUser, name: str = "") -> tuple[ApiToken, str]:
-    """Issue a Bearer token; the raw value is returned once and only its hash is stored."""
-    return ApiToken.issue(user=user, name=name)
+def api_token_issue(*, user: AbstractBaseUser, name: str = "") -> tuple[ApiKey, str]:
+    """A personal API key of ``user`` with every scope and no expiry (the operator's and the tests'
+    path), audited; the raw value is returned once and only its hash is stored."""
+    created = api_key_create(name=name, scopes=ApiKeyScope.values, actor=None, owner=user)
+    return created.key, created.raw

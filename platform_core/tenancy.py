@@ -4,7 +4,8 @@
   from the ``org_slug`` URL kwarg; a user who is not a member gets the same 404 as for a missing org.
 - Web pages resolve it with :func:`member_org_from_slug` (members only, superusers included).
   ``get_queryset`` is scoped to that organisation and subclasses only narrow it further.
-- Permission classes check the caller's role in that organisation.
+- Permission classes check the caller's role in that organisation; every org route also limits an API
+  key to its scopes.
 - Admin classes of tenant models inherit :class:`OrgScopedAdmin` (in ``platform_core.admin_base``).
 """
 
@@ -18,6 +19,7 @@ from django.http import Http404
 from rest_framework import permissions
 from rest_framework.request import Request
 
+from platform_core.api_keys_permissions import HasApiKeyScope
 from platform_core.models import ADMIN_ROLES, Membership, Organization, Role
 from platform_core.selectors import membership_for, organization_get_for_user
 
@@ -104,6 +106,12 @@ class OrgScopedViewMixin:
         request.org_membership = membership
         self.org = org
         super().initial(request, *args, **kwargs)  # type: ignore[misc]
+
+    def get_permissions(self) -> list[Any]:
+        """The view's permissions, after the API key scope check that every org route has
+        (:class:`~platform_core.api_keys_permissions.HasApiKeyScope`; views mark chat writes with
+        ``api_key_write_scope`` or ``api_key_scopes``)."""
+        return [HasApiKeyScope(), *super().get_permissions()]  # type: ignore[misc]
 
     def get_base_queryset(self) -> QuerySet:
         return self.queryset.all()  # type: ignore[attr-defined]

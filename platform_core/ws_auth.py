@@ -1,8 +1,10 @@
-"""Websocket handshake authentication: the session cookie (browsers) or a Bearer token (API clients).
+"""Websocket handshake authentication: the session cookie (browsers) or an API key (API clients).
 
 Origin validation happens before this middleware (``platform_core.asgi``). A handshake that carries an
-``Authorization`` header is judged by that header alone: an invalid token leaves the user anonymous, so
-the consumer closes with 4401 rather than falling back to a cookie.
+``Authorization`` header is judged by that header alone: an invalid, expired or revoked key leaves the
+user anonymous, so the consumer closes with 4401 rather than falling back to a cookie. A key without the
+``chat`` scope is accepted and closed at once with 4403. A socket opened with a key is checked again
+before every frame the client sends: once the key is revoked or expired, the socket closes with 4401.
 """
 
 from __future__ import annotations
@@ -14,25 +16,67 @@ from channels.db import database_sync_to_async
 from channels.middleware import BaseMiddleware
 from django.contrib.auth.models import AnonymousUser
 
+from platform_core.api_keys import api_key_is_live
+from platform_core.api_keys_scopes import ApiKeyCredential, Scope
 from platform_core.authentication import api_token_authenticate, bearer_token_from_header
+
+CLOSE_UNAUTHENTICATED = 4401
+CLOSE_FORBIDDEN = 4403
 
 
 @database_sync_to_async
-def _user_for_token(raw: str) -> Any:
-    token = api_token_authenticate(raw)
-    return token.user if token is not None else AnonymousUser()
+def _credential_for(raw: str, ip_address: str | None) -> ApiKeyCredential | None:
+    return api_token_authenticate(raw, ip_address=ip_address)
+
+
+_key_is_live = database_sync_to_async(api_key_is_live)
+
+
+def _client_ip(scope: dict[str, Any]) -> str | None:
+    client = scope.get("client")
+    return str(client[0]) if client else None
+
+
+async def _refuse(receive: Any, send: Any, code: int) -> None:
+    """Accept the handshake and close it with ``code`` so the client can tell why."""
+    message = await receive()
+    if message.get("type") != "websocket.connect":
+        return
+    await send({"type": "websocket.accept"})
+    await send({"type": "websocket.close", "code": code})
 
 
 class BearerTokenMiddleware(BaseMiddleware):
     async def __call__(self, scope: dict[str, Any], receive: Any, send: Any) -> Any:
         headers = dict(scope.get("headers") or [])
         header = headers.get(b"authorization")
-        if header is not None:
-            raw = bearer_token_from_header(header)
-            scope = dict(scope)
-            scope["user"] = await _user_for_token(raw) if raw else AnonymousUser()
-            scope["auth_method"] = "bearer"
-        return await super().__call__(scope, receive, send)
+        if header is None:
+            return await super().__call__(scope, receive, send)
+        raw = bearer_token_from_header(header)
+        credential = await _credential_for(raw, _client_ip(scope)) if raw else None
+        scope = dict(scope)
+        scope["auth_method"] = "bearer"
+        scope["api_key"] = credential
+        scope["user"] = credential.user if credential is not None else AnonymousUser()
+        if credential is None or scope.get("type") != "websocket":
+            return await super().__call__(scope, receive, send)
+        if not credential.allows(Scope.CHAT):
+            return await _refuse(receive, send, CLOSE_FORBIDDEN)
+        return await super().__call__(scope, _checked_receive(receive, send, credential.key.pk), send)
+
+
+def _checked_receive(receive: Any, send: Any, key_id: int) -> Any:
+    """``receive`` that, before handing the consumer a client frame, checks the key is still live; if
+    not, it closes the socket (4401) and tells the consumer the client went away."""
+
+    async def checked() -> dict[str, Any]:
+        message = await receive()
+        if message.get("type") == "websocket.receive" and not await _key_is_live(key_id=key_id):
+            await send({"type": "websocket.close", "code": CLOSE_UNAUTHENTICATED})
+            return {"type": "websocket.disconnect", "code": CLOSE_UNAUTHENTICATED}
+        return message
+
+    return checked
 
 
 def SessionOrTokenAuthMiddleware(inner: Any) -> Any:  # noqa: N802 - named like Channels' stacks

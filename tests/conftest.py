@@ -7,8 +7,7 @@ from django.utils import translation
 from rest_framework.test import APIClient
 
 from platform_core.config_cache import config_cache_forget
-from platform_core.models import Role
-from platform_core.services import api_token_issue
+from platform_core.models import ApiKey, ApiKeyAddress, Role
 from tests.factories import OrganizationFactory, member_of
 
 pytest_plugins = ["tests.fakes.llm_fixtures", "tests.fakes.feishu_fixtures", "tests.fakes.dns"]
@@ -79,10 +78,16 @@ def api_client():
 
 @pytest.fixture
 def client_for():
-    """``client_for(user)``: an API client authenticated with a real Bearer token of ``user``."""
+    """``client_for(user)``: an API client authenticated with a real personal API key of ``user`` (every
+    scope), made without the audit rows of its creation and already in use from the test client's
+    address, so tests see only the audit rows and queries of what they do."""
 
     def make(user):
-        _, raw = api_token_issue(user=user, name="test")
+        raw = ApiKey.new_raw()
+        key = ApiKey.objects.create(
+            user=user, name="test", key_prefix=raw[:12], key_hash=ApiKey.hash_raw(raw), last_used_ip="127.0.0.1"
+        )
+        ApiKeyAddress.objects.create(key=key, ip_address="127.0.0.1")
         client = APIClient()
         client.credentials(HTTP_AUTHORIZATION=f"Bearer {raw}")
         return client

@@ -7,7 +7,7 @@ from __future__ import annotations
 import factory
 from django.contrib.auth import get_user_model
 
-from platform_core.models import AuditLog, Membership, Organization, Role
+from platform_core.models import ApiKey, ApiKeyScope, AuditLog, LinkedIdentity, Membership, Organization, Role
 
 PASSWORD = "correct horse battery staple"
 
@@ -105,10 +105,28 @@ def member_of(org: Organization, role: str = Role.MEMBER, **user_fields: object)
     return user
 
 
+def api_key_of_org(org: Organization, **kwargs: object) -> ApiKey:
+    """An organisation API key (its raw value is discarded)."""
+    from platform_core.api_keys import api_key_create
+
+    options: dict = {"name": "ci", "scopes": [ApiKeyScope.READ], "actor": None, **kwargs}
+    return api_key_create(organization=org, **options).key
+
+
+def _linked_identity(org: Organization) -> LinkedIdentity:
+    """A member's Feishu account linked by hand in ``org`` (issue 20)."""
+    user = member_of(org, Role.APPROVER)
+    return LinkedIdentity.objects.create(
+        user=user, provider="feishu", subject=f"ou_{user.pk}", open_id=f"ou_{user.pk}", organization=org
+    )
+
+
 TENANT_FACTORIES: dict[type, object] = {
     Organization: lambda org: org,
+    ApiKey: api_key_of_org,
     Membership: lambda org: MembershipFactory(organization=org),
     AuditLog: lambda org: AuditLogFactory(organization=org),
+    LinkedIdentity: _linked_identity,
     # connectors (issue 4)
     Connector: lambda org: ConnectorFactory(organization=org),
     ConnectorAction: lambda org: ConnectorActionFactory(connector__organization=org),

@@ -30,6 +30,7 @@ from agents.endpoint_check_services import model_config_apply_check, model_confi
 from agents.model_presets import presets_as_data
 from agents.models import Agent, Conversation, Message, ModelConfig, RunEvent
 from platform_core.api.audited import AuditedWritesMixin
+from platform_core.api_keys_scopes import Scope
 from platform_core.request_meta import client_ip
 from platform_core.tenancy import IsOrgAdmin, IsOrgAdminOrReadOnly, IsOrgMember, OrgScopedViewMixin
 
@@ -117,6 +118,7 @@ class ConversationViewSet(
 
     queryset = Conversation.objects.select_related("agent")
     serializer_class = ConversationSerializer
+    api_key_write_scope = Scope.CHAT
     http_method_names = ["get", "post", "patch", "delete", "head", "options"]
 
     def filter_org_queryset(self, queryset: QuerySet) -> QuerySet:
@@ -164,6 +166,7 @@ class _ConversationChildMixin(OrgScopedViewMixin):
     """Rows that belong to one of the caller's conversations (found by the URL's conversation id)."""
 
     org_field = "conversation__organization"
+    api_key_write_scope = Scope.CHAT
 
     def conversation(self) -> Conversation:
         return get_object_or_404(

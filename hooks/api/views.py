@@ -41,6 +41,7 @@ from hooks.models import (
 from hooks.selectors import approval_list_for_user
 from hooks.services import ApprovalForbidden, approval_decide, approval_resend
 from platform_core.api.audited import AuditedWritesMixin
+from platform_core.api_keys_scopes import Scope
 from platform_core.request_meta import client_ip
 from platform_core.tenancy import IsOrgAdmin, IsOrgApprover, IsOrgMember, OrgScopedViewMixin
 
@@ -53,6 +54,7 @@ class ApprovalViewSet(
     queryset = ApprovalRequest.objects.all()
     serializer_class = ApprovalRequestSerializer
     permission_classes = [permissions.IsAuthenticated, IsOrgMember, IsOrgApprover]
+    api_key_scopes = {"decide": Scope.CHAT}
 
     def filter_org_queryset(self, queryset: QuerySet) -> QuerySet:
         visible = approval_list_for_user(organization=self.org, user=self.request.user)

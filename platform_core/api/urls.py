@@ -1,4 +1,5 @@
-"""The tenancy core's ``/api/v1/`` routes: the organisation list, and its settings, audit log and members.
+"""The tenancy core's ``/api/v1/`` routes: the organisation list, and its settings, audit log, members and API keys;
+the caller's personal API keys.
 
 The project wiring (:mod:`platform_core.wiring.api_urls`) mounts them with every app's own routes.
 """
@@ -8,12 +9,17 @@ from __future__ import annotations
 from django.urls import include, path
 from rest_framework.routers import SimpleRouter
 
+from platform_core.api.keys import OrgApiKeyViewSet, PersonalApiKeyViewSet
 from platform_core.api.members import MemberViewSet
 from platform_core.api.views import AuditLogViewSet, OrganizationListView, OrganizationSettingsView
 
 org_router = SimpleRouter()
 org_router.register("audit-logs", AuditLogViewSet, basename="audit-log")
 org_router.register("members", MemberViewSet, basename="member")
+org_router.register("api-keys", OrgApiKeyViewSet, basename="org-api-key")
+
+personal_router = SimpleRouter()
+personal_router.register("api-keys", PersonalApiKeyViewSet, basename="api-key")
 
 # Under ``orgs/<org_slug>/``.
 org_urlpatterns = [
@@ -22,4 +28,7 @@ org_urlpatterns = [
 ]
 
 # Outside any organisation.
-urlpatterns = [path("orgs/", OrganizationListView.as_view(), name="org-list")]
+urlpatterns = [
+    path("orgs/", OrganizationListView.as_view(), name="org-list"),
+    path("", include(personal_router.urls)),  # the caller's personal API keys
+]

@@ -1,4 +1,5 @@
-"""The top bar's links: the chat and the approvals inbox of the organisation the user is working in."""
+"""The top bar's links: the chat and the approvals inbox of the organisation the user is working in, and
+the user's API keys."""
 
 from __future__ import annotations
 
@@ -11,9 +12,9 @@ from django.urls import reverse
 from django.utils.functional import SimpleLazyObject
 
 from hooks.selectors import DECIDER_ROLES
-from platform_core.models import Membership
+from platform_core.models import ADMIN_ROLES, Membership
 
-Section = Literal["chat", "approvals", ""]
+Section = Literal["chat", "approvals", "members", "api_keys", ""]
 
 
 @dataclass(frozen=True)
@@ -22,7 +23,9 @@ class TopbarLinks:
 
     chat_url: str | None = None
     approvals_url: str | None = None
+    members_url: str | None = None
     current: Section = ""
+    api_keys_url: str | None = None
 
 
 NO_LINKS = TopbarLinks()
@@ -31,6 +34,10 @@ NO_LINKS = TopbarLinks()
 def page_section(url_name: str | None) -> Section:
     """The top bar's section of a named route: the chat pages, the approvals inbox, or neither."""
     name = url_name or ""
+    if name.startswith("api-key"):
+        return "api_keys"
+    if name.startswith("members-"):
+        return "members"
     return "chat" if name.startswith("chat-") else "approvals" if name.startswith("approvals-") else ""
 
 
@@ -51,15 +58,18 @@ def topbar_links_for(*, user: AbstractBaseUser, org_slug: str | None, section: S
     on_its_page = chosen is not None
     if chosen is None and len(memberships) == 1:
         chosen = memberships[0]
+    api_keys_url = reverse("api-keys")
     if chosen is None:
-        return NO_LINKS
+        return TopbarLinks(api_keys_url=api_keys_url, current="api_keys" if section == "api_keys" else "")
     slug, role = chosen
     return TopbarLinks(
         chat_url=reverse("chat-home", kwargs={"org_slug": slug}),
         approvals_url=reverse("approvals-inbox", kwargs={"org_slug": slug})
         if role in DECIDER_ROLES
         else None,
-        current=section if on_its_page else "",
+        members_url=reverse("members-page", kwargs={"org_slug": slug}) if role in ADMIN_ROLES else None,
+        current=section if on_its_page or section == "api_keys" else "",
+        api_keys_url=api_keys_url,
     )
 
 

@@ -15,11 +15,14 @@ from platform_core.sso.login import SignInView  # single sign-on (issue 20)
 
 urlpatterns = [
     path("", views.home, name="home"),
+    path("api-keys/", views.api_keys, name="api-keys"),
+    path("api-keys/<int:key_id>/revoke/", views.api_key_revoke_page, name="api-key-revoke"),
     path("login/", SignInView.as_view(), name="login"),
     path("accounts/", include("platform_core.sso.urls")),  # single sign-on (issue 20)
     path("logout/", auth_views.LogoutView.as_view(), name="logout"),
     path("i18n/", include("django.conf.urls.i18n")),
     path("jsi18n/", JavaScriptCatalog.as_view(), name="javascript-catalog"),
+    path("o/<slug:org_slug>/members/", include("platform_core.members_urls")),  # members page (issue 20)
     path("o/<slug:org_slug>/", include("agents.urls")),
     path("o/<slug:org_slug>/approvals/", include(inbox_urlpatterns)),  # guard rails (issue 6)
     path("integrations/", include(integration_urlpatterns)),  # guard rails (issue 6)

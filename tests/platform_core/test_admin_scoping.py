@@ -37,7 +37,7 @@ pytestmark = pytest.mark.django_db
 
 MARKER = "GLOBEX-SECRET"
 FOREIGN_YEAR = 1999
-GLOBAL_ADMIN_MODELS = {"auth.user", "auth.group", "platform_core.apitoken"}
+GLOBAL_ADMIN_MODELS = {"auth.user", "auth.group"}
 LABEL_FIELDS = ("name", "title", "username", "tool_name", "target_repr", "policy_name", "agent_name")
 
 

@@ -21,7 +21,7 @@ def test_api_refuses_an_unknown_bearer_token(api_client, org):
 def test_revoked_token_is_refused(client_for, member, org):
     client = client_for(member)
     assert client.get(f"/api/v1/orgs/{org.slug}/settings/").status_code == 200
-    member.api_tokens.update(revoked=True)
+    member.api_keys.update(revoked=True)
     assert client.get(f"/api/v1/orgs/{org.slug}/settings/").status_code == 401
 
 

@@ -25,7 +25,7 @@ from tests.factories import PASSWORD, TENANT_FACTORIES, member_of
 
 TESTS_DIR = Path(__file__).resolve().parent.parent
 # Models that are not tenant data, so their admins need not be org-scoped.
-GLOBAL_ADMIN_MODELS = {"auth.user", "auth.group", "platform_core.apitoken"}
+GLOBAL_ADMIN_MODELS = {"auth.user", "auth.group"}
 
 
 def _walk(patterns, prefix="", names=()):

@@ -1,0 +1,253 @@
+"""API keys: create (the raw key is returned once), revoke, record their use, and read them.
+
+Every creation, first use from an IP address and revocation writes an audit row: an organisation key's
+in its organisation, a personal key's in every organisation of its user (each of them is reachable with it).
+An organisation key acts as a service user of its own (``api-key-…``), a member of that organisation
+only with the role its scopes give, so everything it does (its runs and conversations, audit rows) is
+attributable to the key and can never reach another organisation.
+"""
+
+from __future__ import annotations
+
+import secrets
+from collections.abc import Iterable
+from dataclasses import dataclass
+from datetime import datetime
+from typing import Any
+
+from django.contrib.auth import get_user_model
+from django.contrib.auth.base_user import AbstractBaseUser
+from django.core.exceptions import ValidationError
+from django.db import IntegrityError, transaction
+from django.db.models import QuerySet
+from django.http import Http404
+from django.utils import timezone
+from django.utils.translation import gettext as _
+
+from platform_core.api_keys_scopes import ApiKeyCredential, Scope, scopes_normalise
+from platform_core.audit_log import audit_log_write
+from platform_core.models import ApiKey, ApiKeyAddress, Membership, Organization, Role
+
+SERVICE_USER_PREFIX = "api-key-"
+
+
+@dataclass(frozen=True, slots=True)
+class ApiKeyCreated:
+    """A new key and its raw value, which is shown once and never stored."""
+
+    key: ApiKey
+    raw: str
+
+
+def _audit_orgs(key: ApiKey) -> list[Organization]:
+    if key.organization_id is not None:
+        return [key.organization]  # type: ignore[list-item]
+    return list(Organization.objects.filter(memberships__user_id=key.user_id).order_by("pk"))
+
+
+def _key_state(key: ApiKey) -> dict[str, Any]:
+    return {
+        "name": key.name,
+        "prefix": key.key_prefix,
+        "kind": "organisation" if key.organization_id else "personal",
+        "user": key.user.get_username(),
+        "scopes": list(key.scopes),
+        "expires_at": key.expires_at.isoformat() if key.expires_at else None,
+        "revoked": key.revoked,
+    }
+
+
+def _validated(scopes: Iterable[str], expires_at: datetime | None) -> list[str]:
+    try:
+        chosen = scopes_normalise(scopes)
+    except ValueError:
+        raise ValidationError({"scopes": _("Unknown scope.")}) from None
+    if not chosen:
+        raise ValidationError({"scopes": _("Choose at least one scope.")})
+    if expires_at is not None and expires_at <= timezone.now():
+        raise ValidationError({"expires_at": _("The expiry must be in the future.")})
+    return chosen
+
+
+def _service_user(*, organization: Organization, name: str, scopes: list[str]) -> AbstractBaseUser:
+    user = get_user_model().objects.create(
+        username=f"{SERVICE_USER_PREFIX}{secrets.token_hex(6)}", first_name=name[:150]
+    )
+    user.set_unusable_password()
+    user.save(update_fields=["password"])
+    role = Role.ADMIN if Scope.ADMIN in scopes else Role.MEMBER
+    Membership.objects.create(user=user, organization=organization, role=role)
+    return user
+
+
+def _issue(
+    *,
+    user: AbstractBaseUser,
+    organization: Organization | None,
+    created_by: AbstractBaseUser | None,
+    name: str,
+    scopes: list[str],
+    expires_at: datetime | None,
+) -> ApiKeyCreated:
+    while True:
+        raw = ApiKey.new_raw()
+        try:
+            with transaction.atomic():
+                key = ApiKey.objects.create(
+                    user=user,
+                    organization=organization,
+                    created_by=created_by if created_by is not None and created_by.is_authenticated else None,
+                    name=name,
+                    scopes=scopes,
+                    expires_at=expires_at,
+                    key_prefix=raw[:12],
+                    key_hash=ApiKey.hash_raw(raw),
+                )
+        except IntegrityError:  # a hash collision of 256 random bits: draw again
+            continue
+        return ApiKeyCreated(key=key, raw=raw)
+
+
+@transaction.atomic
+def api_key_create(
+    *,
+    name: str,
+    scopes: Iterable[str],
+    actor: AbstractBaseUser | None,
+    owner: AbstractBaseUser | None = None,
+    organization: Organization | None = None,
+    expires_at: datetime | None = None,
+    ip_address: str | None = None,
+) -> ApiKeyCreated:
+    """Create a personal key of ``owner`` or, with ``organization``, an organisation key (with its own
+    service user), audited. Callers check that ``actor`` may (an org key: an owner or admin of it)."""
+    chosen = _validated(scopes, expires_at)
+    name = (name or "").strip()[:100]
+    if organization is not None:
+        user = _service_user(organization=organization, name=name, scopes=chosen)
+    elif owner is not None:
+        user = owner
+    else:
+        raise ValueError("a personal key needs its owner")
+    created = _issue(
+        user=user,
+        organization=organization,
+        created_by=actor,
+        name=name,
+        scopes=chosen,
+        expires_at=expires_at,
+    )
+    for org in _audit_orgs(created.key):
+        audit_log_write(
+            organization=org,
+            actor=actor,
+            action="api_key.created",
+            target=created.key,
+            after=_key_state(created.key),
+            ip_address=ip_address,
+        )
+    return created
+
+
+@transaction.atomic
+def api_key_revoke(*, key: ApiKey, actor: AbstractBaseUser | None, ip_address: str | None = None) -> ApiKey:
+    """Revoke ``key`` at once (it stays listed, marked revoked), audited; revoking it again changes
+    nothing. An organisation key's service user is deactivated and leaves the organisation."""
+    locked = ApiKey.objects.select_for_update().select_related("user", "organization").get(pk=key.pk)
+    if locked.revoked:
+        return locked
+    before = _key_state(locked)
+    locked.revoked = True
+    locked.revoked_at = timezone.now()
+    locked.revoked_by = actor if actor is not None and actor.is_authenticated else None
+    locked.save(update_fields=["revoked", "revoked_at", "revoked_by"])
+    if locked.organization_id is not None:
+        service_user = locked.user
+        service_user.is_active = False
+        service_user.save(update_fields=["is_active"])
+        Membership.objects.filter(user=service_user).delete()
+    for org in _audit_orgs(locked):
+        audit_log_write(
+            organization=org,
+            actor=actor,
+            action="api_key.revoked",
+            target=locked,
+            before=before,
+            after=_key_state(locked),
+            ip_address=ip_address,
+        )
+    key.revoked, key.revoked_at, key.revoked_by = locked.revoked, locked.revoked_at, locked.revoked_by
+    return locked
+
+
+def api_key_record_use(*, key: ApiKey, ip_address: str | None) -> None:
+    """Stamp the key's last use; its first use from an address writes an audit row."""
+    now = timezone.now()
+    ApiKey.objects.filter(pk=key.pk).update(last_used_at=now, last_used_ip=ip_address)
+    if not ip_address or ip_address == key.last_used_ip:
+        return
+    with transaction.atomic():
+        _, created = ApiKeyAddress.objects.get_or_create(key=key, ip_address=ip_address)
+        if created:
+            for org in _audit_orgs(key):
+                audit_log_write(
+                    organization=org,
+                    actor=key.user,
+                    action="api_key.used_from_new_ip",
+                    target=key,
+                    after={"prefix": key.key_prefix, "ip_address": ip_address},
+                    ip_address=ip_address,
+                )
+
+
+def api_key_credential(*, raw: str, ip_address: str | None = None) -> ApiKeyCredential | None:
+    """The credential of the live key ``raw`` (recording its use), or None: unknown, revoked, expired,
+    or its user inactive."""
+    key = ApiKey.lookup(raw)
+    if key is None:
+        return None
+    api_key_record_use(key=key, ip_address=ip_address)
+    return ApiKeyCredential.of(key)
+
+
+def api_key_is_live(*, key_id: int) -> bool:
+    """Whether the key is still usable now (a long-lived websocket asks before each frame)."""
+    rows = ApiKey.objects.filter(pk=key_id, revoked=False, user__is_active=True).values_list(
+        "expires_at", flat=True
+    )
+    for expires_at in rows:
+        return expires_at is None or expires_at > timezone.now()
+    return False
+
+
+# --- reads --------------------------------------------------------------------------------------
+def api_key_list_personal(*, user: AbstractBaseUser) -> QuerySet[ApiKey]:
+    return ApiKey.objects.filter(user=user, organization__isnull=True).order_by("-created_at", "-id")
+
+
+def api_key_list_for_org(*, organization: Organization) -> QuerySet[ApiKey]:
+    return (
+        ApiKey.objects.filter(organization=organization)
+        .select_related("created_by", "revoked_by")
+        .order_by("-created_at", "-id")
+    )
+
+
+def api_key_get_personal(*, user: AbstractBaseUser, key_id: Any) -> ApiKey:
+    """One of ``user``'s personal keys; another's key or none at all raise the same 404."""
+    key = api_key_list_personal(user=user).filter(pk=key_id).first() if str(key_id).isdigit() else None
+    if key is None:
+        raise Http404("Not found.")
+    return key
+
+
+def api_key_get_for_org(*, organization: Organization, key_id: Any) -> ApiKey:
+    """One of the organisation's keys; another organisation's key or none at all raise the same 404."""
+    key = (
+        api_key_list_for_org(organization=organization).filter(pk=key_id).first()
+        if str(key_id).isdigit()
+        else None
+    )
+    if key is None:
+        raise Http404("Not found.")
+    return key
