@@ -8,12 +8,12 @@ The chain stays inside the organisation and has no cycle (checked when an endpoi
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
+from typing import Any
 
 from django.utils.translation import gettext as _
 
-if TYPE_CHECKING:
-    from agents.models import ModelConfig
+# A ModelConfig (not imported: the model imports this module, and import cycles are not allowed).
+ModelConfig = Any
 
 #: The most endpoints a run tries for one model call (the endpoint and its fallbacks).
 MAX_CHAIN = 5
@@ -28,7 +28,7 @@ def fallback_problem(config: ModelConfig) -> str | None:
     if fallback.organization_id != config.organization_id:
         return _("The fallback endpoint must belong to the same organisation.")
     seen = {config.pk}
-    step: ModelConfig | None = fallback
+    step = fallback
     while step is not None:
         if step.pk in seen:
             return _("This fallback makes a cycle: an endpoint would fall back to itself.")

@@ -29,6 +29,7 @@ from agents.endpoint_guard import (
     model_endpoint_allowed_hosts,
     operator_endpoint_allowed_hosts,
 )
+from agents.engine import tracing
 from agents.engine.context import ContextGuard
 from agents.engine.durable import ToolCallLedger
 from agents.engine.fallback import FallbackAnswered, FallbackEndpoint, FallbackLLM
@@ -341,13 +342,22 @@ def llm_for(endpoint: ModelEndpoint) -> LLM:
 
 
 def tools_for(blueprint: RunBlueprint) -> ToolRegistry:
-    """The run's tools: its agent's connector actions (sync: reads the database)."""
-    return ToolRegistry(connector_tools_for_run(blueprint))
+    """The run's tools: its agent's connector actions (sync: reads the database); traced when tracing is on."""
+    tools = connector_tools_for_run(blueprint)
+    if tracing.enabled():
+        attributes = trace_attributes(blueprint)
+        tools = [tracing.TracedTool(tool, attributes) for tool in tools]
+    return ToolRegistry(tools)
 
 
 def hooks_for(blueprint: RunBlueprint) -> HookRegistry:
-    """The run's guard rails, plus the plan-step marker that runs before them (sync: reads the database)."""
-    registry = HookRegistry([PlanStepMarker()])
+    """The run's guard rails, plus the plan-step marker that runs before them (sync: reads the database);
+    their verdicts traced when tracing is on."""
+    registry = (
+        tracing.TracedHookRegistry(trace_attributes(blueprint), [PlanStepMarker()])
+        if tracing.enabled()
+        else HookRegistry([PlanStepMarker()])
+    )
     for hook in guard_rail_hooks(blueprint):
         registry.add(hook)
     return registry
@@ -398,12 +408,16 @@ def registry_for(blueprint: RunBlueprint, *, meter: ModelCallMeter | None = None
     built: dict[ModelEndpoint, LLM] = {}
     models: dict[str, LLM] = {}
 
+    traced = trace_attributes(blueprint) if tracing.enabled() else None
+
     def metered(endpoint: ModelEndpoint) -> LLM:
         llm = llm_for(endpoint)
         if meter is not None:
             llm = MeteredLLM(
                 llm, meter, endpoint_id=endpoint_key(endpoint), max_output_tokens=endpoint.max_output_tokens
             )
+        if traced is not None:
+            llm = tracing.TracedLLM(llm, {**traced, "endpoint": endpoint.name or endpoint.model})
         return llm
 
     on_fallback = fallback_reporter(blueprint)
@@ -423,6 +437,17 @@ def registry_for(blueprint: RunBlueprint, *, meter: ModelCallMeter | None = None
             )
         models[role] = built[endpoint]
     return ModelRegistry(models)
+
+
+def trace_attributes(blueprint: RunBlueprint) -> dict[str, str | int | bool]:
+    """Who a run's spans are about (never its prompts): organisation, agent and run."""
+    return {
+        "org": blueprint.organization_slug,
+        "org.id": blueprint.organization_id,
+        "agent": str(blueprint.agent_id),
+        "agent.name": blueprint.agent_name,
+        "run": str(blueprint.run_id),
+    }
 
 
 def fallback_reporter(blueprint: RunBlueprint) -> Callable[[FallbackAnswered], None]:
@@ -502,6 +527,7 @@ def engine_for(
     """The engine of one run: a ``ReActAgent`` on the general model, or in plan mode a ``PlanAgent`` with
     the same tools, the same hooks (no guard rail is bypassed by planning) and the same follow-up queue.
     ``ledger`` records the run's tool calls so a resumed run never makes one twice."""
+    tracing.annotate_current_run({**trace_attributes(blueprint), "mode": str(mode)})
     if mode == ExecutionMode.PLAN:
         return PlanAgent(
             registry if registry is not None else registry_for(blueprint),

@@ -30,7 +30,7 @@ from channels.layers import get_channel_layer
 from django.conf import settings
 
 from agents import runtime
-from agents.engine import events
+from agents.engine import events, tracing
 from agents.engine.context_summary import is_summary_message
 from agents.engine.follow_ups import FollowUpQueue
 from agents.engine.hooks import HookRegistry
@@ -304,7 +304,9 @@ class RunManager:
             if handle.cancel_requested or handle.lost:  # stopped before it could start
                 outcome = _cancelled(sink, started)
             else:
-                outcome = await self._run_engine(handle, sink, resume, started)
+                with tracing.run_span({"run": str(run_id)}) as span:
+                    outcome = await self._run_engine(handle, sink, resume, started)
+                    span.outcome(str(getattr(outcome, "stop_reason", "") or type(outcome).__name__.lower()))
         except asyncio.CancelledError:
             # Cancelled before the engine took over (or during shutdown): end the stream cleanly.
             outcome = _cancelled(sink, started)

@@ -30,6 +30,7 @@ from agents.mcp_endpoint.server import agents_mcp_server  # noqa: E402
 from connectors.demo_mcp.server import demo_mcp_server  # noqa: E402
 from platform_core.gc_tuning import gc_tune_for_server  # noqa: E402
 from platform_core.wiring.routing import websocket_urlpatterns  # noqa: E402
+from platform_core.wiring.tracing_setup import tracing_setup  # noqa: E402
 from platform_core.wiring.ws_not_found import UnknownPathConsumer  # noqa: E402
 from platform_core.ws_auth import SessionOrTokenAuthMiddleware  # noqa: E402
 
@@ -93,3 +94,4 @@ application = ProtocolTypeRouter({"http": http_app, "websocket": build_websocket
 
 # Everything the server needs is loaded now: keep it out of the garbage collector's full scans.
 gc_tune_for_server()
+tracing_setup()  # OTLP spans of runs when OTEL_EXPORTER_OTLP_ENDPOINT is set; nothing otherwise
