@@ -1,0 +1,208 @@
+"""Budgets as guard rails: checked before every model call, a run that reaches one stops cleanly with a
+``budget_exceeded`` done naming it (in the user's language), and concurrent runs never take a budget more
+than one call past its limit, with the counts in the database or in Redis."""
+
+from __future__ import annotations
+
+import asyncio
+from decimal import Decimal
+
+import pytest
+import redis
+from channels.db import database_sync_to_async
+
+from agents import runtime
+from agents.models import Budget, Run, UsageRecord
+from agents.runs.manager import run_manager
+from agents.usage.counters import KEY_PREFIX
+from platform_core.models import AuditLog
+from tests.agents.usage.helpers import ReActModel, ask, build_org, conversation_for, done_of, order_tools
+from tests.agents.ws_helpers import bearer_for, connect, frames_until_done
+
+pytestmark = pytest.mark.django_db(transaction=True)
+
+REDIS_URL = "redis://127.0.0.1:6379/7"
+SMALL = {"prompt_tokens": 50, "completion_tokens": 10, "total_tokens": 60}
+
+
+@pytest.fixture(params=["database", "redis"])
+def counts_in(request, settings):
+    """Each budget test runs with the counts in the database and in Redis (db 7, emptied first)."""
+    if request.param == "redis":
+        client = redis.Redis.from_url(REDIS_URL)
+        for key in client.scan_iter(f"{KEY_PREFIX}:*"):
+            client.delete(key)
+        client.close()
+        settings.REDIS_URL = REDIS_URL
+    else:
+        settings.REDIS_URL = ""
+    return request.param
+
+
+async def finish_runs() -> None:
+    for run_id in list(run_manager.runs):
+        await run_manager.wait(run_id)
+
+
+def user_budget(org, user, *, limit: int, name: str = "Mia's daily tokens", **extra) -> Budget:
+    return Budget.objects.create(
+        organization=org,
+        name=name,
+        scope="user",
+        user=user,
+        metric="tokens",
+        period="day",
+        limit=limit,
+        **extra,
+    )
+
+
+@pytest.mark.parametrize(
+    ("question", "label"),
+    [
+        (
+            "Where is order 7?",
+            "the daily token budget “Mia's daily tokens” of the user (2000 tokens) is used up",
+        ),
+        ("订单 7 在哪里？", "用户的每日Token预算「Mia's daily tokens」（2000 tokens）已用完"),
+    ],
+)
+async def test_a_budget_reached_mid_run_stops_before_the_next_model_call(
+    scripted_llm, monkeypatch, counts_in, question, label
+):
+    # given a user budget of 2,000 tokens a day and a model that calls a tool forever, 1,200 tokens a call
+    monkeypatch.setattr(runtime, "connector_tools_for_run", order_tools(1))
+    model = ReActModel(tool_turns=None).install(scripted_llm)
+
+    def given():
+        org, user, agent, _config = build_org(scripted_llm.base_url, max_output=200)
+        user_budget(org, user, limit=2000)
+        return user, conversation_for(org, user, agent)
+
+    user, conversation = await database_sync_to_async(given)()
+
+    # when the user asks
+    frames = await ask(user, conversation, question)
+    await finish_runs()
+
+    # then the second call took the budget past its limit, and no request came after it: no third turn,
+    # no synthesis
+    assert model.kinds == ["tool_loop", "tool_loop"]
+    assert len(scripted_llm.requests) == 2
+    # and the run stopped cleanly with a done naming the budget, in the question's language
+    done = done_of(frames)
+    assert done["stop_reason"] == "budget_exceeded" and done["cancelled"] is False
+    assert label in done["answer"]
+    run = await Run.objects.aget(conversation=conversation)
+    assert (run.status, run.stop_reason) == ("done", "budget_exceeded")
+    assert await UsageRecord.objects.filter(run=run).acount() == 2
+
+
+async def test_an_agent_budget_in_cost_stops_its_runs_and_an_other_agent_runs_on(
+    scripted_llm, monkeypatch, counts_in
+):
+    # given a cost budget of 0.005 USD a month on one agent (a call costs 0.003 USD)
+    monkeypatch.setattr(runtime, "connector_tools_for_run", order_tools(1))
+    ReActModel(tool_turns=None).install(scripted_llm)
+
+    def given():
+        from tests.agents.factories import AgentFactory
+
+        org, user, agent, _config = build_org(scripted_llm.base_url, max_output=200)
+        Budget.objects.create(
+            organization=org,
+            name="Buyer bot",
+            scope="agent",
+            agent=agent,
+            metric="cost",
+            period="month",
+            limit=Decimal("0.005"),
+            currency="USD",
+            time_zone="Asia/Shanghai",
+        )
+        other = AgentFactory(organization=org, completion_check=False, max_iterations=3)
+        return user, conversation_for(org, user, agent), conversation_for(org, user, other)
+
+    user, capped, free = await database_sync_to_async(given)()
+
+    frames = await ask(user, capped, "Where is order 7?")
+    await finish_runs()
+    assert done_of(frames)["stop_reason"] == "budget_exceeded"
+    assert "0.005 USD" in done_of(frames)["answer"]
+    run = await Run.objects.aget(conversation=capped)
+    assert await UsageRecord.objects.filter(run=run).acount() == 2
+
+    # the other agent's run is not counted by that budget: it goes to its iteration limit
+    frames = await ask(user, free, "Where is order 7?")
+    await finish_runs()
+    assert done_of(frames)["stop_reason"] == "max_iterations"
+
+
+async def test_concurrent_runs_of_one_user_never_overshoot_the_budget_by_more_than_one_call(
+    scripted_llm, monkeypatch, counts_in, settings
+):
+    """Four runs of the same user, each calling the model again and again, share a budget of 1,000 tokens.
+
+    The bound (see :mod:`agents.usage.counters`): a call is admitted only when, atomically, its estimate
+    fits beside what is used and reserved, or when nothing else is under way and something is left. Every
+    call here uses 60 tokens, and its estimate is at least the endpoint's 100-token output limit, so a call
+    admitted by the first rule never takes the budget past 1,000; a call admitted by the second rule runs
+    alone and starts below 1,000. So the total is below 1,000 + 60, one call's worth, however the four
+    runs interleave; and every run ends by the budget (none reaches its iteration limit first).
+    """
+    settings.AGENT_MAX_CONCURRENT_RUNS_PER_USER = 4
+    monkeypatch.setattr(runtime, "connector_tools_for_run", order_tools(1))
+    ReActModel(tool_turns=None, usage=SMALL).install(scripted_llm, count=400)
+
+    def given():
+        org, user, agent, _config = build_org(scripted_llm.base_url, max_output=100)
+        agent.max_iterations = 50
+        agent.save()
+        user_budget(org, user, limit=1000)
+        return user, [conversation_for(org, user, agent) for _ in range(4)]
+
+    user, conversations = await database_sync_to_async(given)()
+
+    # when the four runs go at once
+    token = await bearer_for(user)
+    sockets = []
+    for conversation in conversations:
+        ws, connected, _code = await connect(conversation.pk, token)
+        assert connected
+        sockets.append(ws)
+    await asyncio.gather(
+        *(ws.send_json_to({"type": "message", "content": "Where is order 7?"}) for ws in sockets)
+    )
+    results = await asyncio.gather(*(frames_until_done(ws) for ws in sockets))
+    await finish_runs()
+    for ws in sockets:
+        await ws.disconnect()
+
+    # then each stopped by the budget, and all together used less than the limit plus one call
+    assert [done_of(frames)["stop_reason"] for frames in results] == ["budget_exceeded"] * 4
+    total = sum([r.total_tokens async for r in UsageRecord.objects.filter(user=user)])
+    assert 1000 - 100 <= total < 1000 + 60
+    assert len(scripted_llm.requests) == total // 60
+
+
+async def test_crossing_the_warning_threshold_writes_one_audit_entry(scripted_llm, monkeypatch, counts_in):
+    # given a 2,000-token budget that warns at 50 %
+    monkeypatch.setattr(runtime, "connector_tools_for_run", order_tools(1))
+    ReActModel(tool_turns=None).install(scripted_llm)
+
+    def given():
+        org, user, agent, _config = build_org(scripted_llm.base_url, max_output=200)
+        budget = user_budget(org, user, limit=2000, warn_percent=50)
+        return org, user, budget, conversation_for(org, user, agent)
+
+    org, user, budget, conversation = await database_sync_to_async(given)()
+
+    # when a run takes it past 1,000 tokens (and then past its limit)
+    await ask(user, conversation, "Where is order 7?")
+    await finish_runs()
+
+    # then the admins were warned once, by an audit entry on the budget
+    entries = [e async for e in AuditLog.objects.filter(organization=org, action="budget.warning")]
+    assert len(entries) == 1
+    assert entries[0].target_id == str(budget.pk)
+    assert entries[0].after["used"] == 1200 and entries[0].after["limit"] == 2000
