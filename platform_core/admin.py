@@ -17,6 +17,7 @@ from django.utils.translation import gettext_lazy as _
 from django.utils.translation import ngettext
 
 from platform_core.admin_base import OrgScopedAdmin, admin_orgs, admin_visible_rows
+from platform_core.admin_identities import LinkedIdentityAdmin  # noqa: F401  (registers it; issue 20)
 from platform_core.admin_members import UserIdentifierField, username_prefill
 from platform_core.api_keys import api_key_create, api_key_revoke
 from platform_core.audit_actions import audit_action_label
