@@ -26,6 +26,13 @@ AUDIT_ACTION_LABELS: dict[str, Promise] = {
     "membership.invited": _("Member invited"),
     "linked_identity.created": _("Feishu account linked to a member"),
     "linked_identity.deleted": _("Feishu account unlinked from a member"),
+    # single sign-on (issue 20)
+    "sign_in_rule.created": _("Sign-in rule added"),
+    "sign_in_rule.updated": _("Sign-in rule changed"),
+    "sign_in_rule.deleted": _("Sign-in rule removed"),
+    "sign_in_settings.created": _("Sign-in settings added"),
+    "sign_in_settings.updated": _("Sign-in settings changed"),
+    "sign_in_settings.deleted": _("Sign-in settings removed"),
     # agents and model endpoints
     "agent.created": _("Agent created"),
     "agent.updated": _("Agent changed"),
