@@ -11,11 +11,16 @@ OpenAI-compatible HTTP server at zero latency through the real ``openai`` SDK (t
 inside ``chat()`` and therefore excluded). The in-process double runs twice: plain, and as a durable run
 whose ``checkpoint`` callback takes every checkpoint (queued, as the platform's event writer does).
 
-    .venv/bin/python benchmarks/engine_overhead.py
+With ``--tracing`` the in-process double also runs with OpenTelemetry tracing on (the run, model-call, tool-call
+and hook-verdict spans of :mod:`agents.engine.tracing`, kept by an in-memory exporter), next to the same runs
+with tracing off (the production default: nothing wrapped), A/B in one process.
+
+    .venv/bin/python benchmarks/engine_overhead.py [--tracing]
 """
 
 from __future__ import annotations
 
+import argparse
 import asyncio
 import gc
 import os
@@ -30,6 +35,7 @@ from typing import Any
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
+from agents.engine import tracing  # noqa: E402
 from agents.engine.checkpoint import Checkpoint  # noqa: E402
 from agents.engine.events import Event  # noqa: E402
 from agents.engine.llm import ChatResponse, Message, OpenAICompatibleLLM  # noqa: E402
@@ -100,6 +106,13 @@ class CheckpointQueue:
         self.queue.append(checkpoint)
 
 
+def traced_parts(llm: Any) -> tuple[Any, ToolRegistry, Any]:
+    """The run's LLM, tools and hooks as the runtime wraps them when tracing is on."""
+    attributes = {"org": "bench", "agent": "bench-agent", "run": "bench-run"}
+    tools = ToolRegistry([tracing.TracedTool(tool, attributes) for tool in registry()])
+    return tracing.TracedLLM(llm, attributes), tools, tracing.TracedHookRegistry(attributes)
+
+
 async def measure(llm: TimedLLM, runs: int, reset: Any, *, checkpoints: bool = False) -> dict[str, float]:
     per_turn: list[float] = []
     llm_calls: list[float] = []
@@ -109,12 +122,17 @@ async def measure(llm: TimedLLM, runs: int, reset: Any, *, checkpoints: bool = F
     for _ in range(runs):
         reset()
         llm.marks.clear()
-        agent = ReActAgent(llm, registry(), max_iterations=100)
+        if tracing.enabled():
+            model, tools, hooks = traced_parts(llm)
+            agent = ReActAgent(model, tools, hooks=hooks, max_iterations=100)
+        else:
+            agent = ReActAgent(llm, registry(), max_iterations=100)
         checkpoint = CheckpointQueue() if checkpoints else None
         started = time.perf_counter()
-        result = await agent.run(
-            "Find what we know about the query.", on_event=on_event, checkpoint=checkpoint
-        )
+        with tracing.run_span({"run": "bench-run"}):
+            result = await agent.run(
+                "Find what we know about the query.", on_event=on_event, checkpoint=checkpoint
+            )
         elapsed = time.perf_counter() - started
         inside = sum(end - start for start, end in llm.marks)
         turns = result.iterations
@@ -133,9 +151,11 @@ async def measure(llm: TimedLLM, runs: int, reset: Any, *, checkpoints: bool = F
     }
 
 
-async def bench_in_process(*, checkpoints: bool = False) -> list[tuple[str, int, Mapping[str, float]]]:
+async def bench_in_process(
+    *, checkpoints: bool = False, label: str | None = None
+) -> list[tuple[str, int, Mapping[str, float]]]:
     rows = []
-    label = "in-process + checkpoint" if checkpoints else "in-process double"
+    label = label or ("in-process + checkpoint" if checkpoints else "in-process double")
     for count in TOOL_CALLS:
         script = Script(count)
         llm = TimedLLM(FakeLLM(responder=script, record=False))
@@ -180,12 +200,44 @@ def machine() -> str:
     return f"{os.cpu_count()} CPU(s), {model}, Python {platform.python_version()}"
 
 
+def bench_tracing() -> list[tuple[str, int, Mapping[str, float]]]:
+    """The in-process double with tracing off, then on (every span kept by an in-memory exporter)."""
+    from opentelemetry.sdk.trace import TracerProvider
+    from opentelemetry.sdk.trace.export import SimpleSpanProcessor
+    from opentelemetry.sdk.trace.export.in_memory_span_exporter import InMemorySpanExporter
+
+    rows = asyncio.run(bench_in_process(label="tracing off"))
+    exporter = InMemorySpanExporter()
+    provider = TracerProvider()
+    provider.add_span_processor(SimpleSpanProcessor(exporter))
+    tracing.enable(provider)
+    try:
+        rows += asyncio.run(bench_in_process(label="tracing on (in memory)"))
+    finally:
+        tracing.disable()
+        spans = len(exporter.get_finished_spans())
+        provider.shutdown()
+    print(f"tracing on: {spans} spans kept by the in-memory exporter", file=sys.stderr)
+    return rows
+
+
 def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--tracing", action="store_true", help="also measure with OpenTelemetry tracing on")
+    options = parser.parse_args()
     gc.collect()
+    if options.tracing:
+        rows = bench_tracing()
+        print_rows(rows)
+        return
     rows = asyncio.run(bench_in_process())
     rows += asyncio.run(bench_in_process(checkpoints=True))
     with ScriptedOpenAIServer() as server:
         rows += asyncio.run(bench_http(server))
+    print_rows(rows)
+
+
+def print_rows(rows: list[tuple[str, int, Mapping[str, float]]]) -> None:
     print(f"engine overhead per turn, outside the LLM call ({machine()})")
     header = (
         f"{'transport':<24}{'tool calls':>11}{'turns':>7}{'µs/turn':>10}{'first 10':>10}{'last 10':>10}"
