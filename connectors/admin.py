@@ -1,8 +1,8 @@
 """Admin pages of the connectors app, all scoped to the organisations the user administers.
 
 Connectors carry their actions inline, an "Import OpenAPI" page, a "Test connection" button and, for
-database connectors, a "Refresh schema" button (both also list actions); secrets are write-only
-password inputs. The call log is read-only.
+database connectors, a "Refresh schema" button, for MCP connectors a "Sync tools" button (also run on
+every save; all also list actions); secrets are write-only password inputs. The call log is read-only.
 """
 
 from __future__ import annotations
@@ -23,6 +23,8 @@ from django.views.decorators.http import require_POST
 from connectors import fields as connector_fields
 from connectors.db_schema import schema_cache_clear
 from connectors.forms import ConnectorAdminForm, ImportOpenAPIForm
+from connectors.mcp.client import McpFailure
+from connectors.mcp.sync import connector_sync_mcp_tools, mcp_sync_after_save
 from connectors.models import Connector, ConnectorAction, ConnectorCallLog, ConnectorKind, ensure_schema_tools
 from connectors.openapi import OpenAPIError
 from connectors.services import (
@@ -40,8 +42,17 @@ from platform_core.request_meta import client_ip
 class ConnectorActionInline(OrgScopedInline):
     model = ConnectorAction
     fk_name = "connector"
-    fields = ["name", "method", "path_template", "is_write", "is_write_override", "is_active", "source"]
-    readonly_fields = ["source"]
+    fields = [
+        "name",
+        "method",
+        "path_template",
+        "mcp_tool",
+        "is_write",
+        "is_write_override",
+        "is_active",
+        "source",
+    ]
+    readonly_fields = ["mcp_tool", "source"]
     extra = 0
     show_change_link = True
     ordering = ["name"]
@@ -54,11 +65,21 @@ class ConnectorAdmin(OrgScopedAdmin):
     list_display = ["name", "organization", "kind", "base_url", "auth_type", "action_count", "is_active"]
     list_filter = ["kind", "is_active", "auth_type"]
     search_fields = ["name", "description"]
-    actions = ["test_connection", "refresh_schema"]
+    actions = ["test_connection", "refresh_schema", "sync_tools"]
     change_form_template = "admin/connectors/connector/change_form.html"
     fieldsets = [
         (None, {"fields": ["organization", *connector_fields.IDENTITY, "is_active"]}),
         (_("HTTP API"), {"fields": list(connector_fields.HTTP)}),
+        (
+            _("MCP server"),
+            {
+                "fields": list(connector_fields.MCP),
+                "description": _(
+                    "For MCP connectors: the base URL above is the server's MCP endpoint. Tools are synced "
+                    "as actions on every save; a tool is a write unless the server marks it read-only."
+                ),
+            },
+        ),
         (
             _("Authentication"),
             {
@@ -103,6 +124,11 @@ class ConnectorAdmin(OrgScopedAdmin):
             secrets=getattr(form, "secret_changes", {}),
             ip_address=client_ip(request),
         )
+        self._report_sync(
+            request,
+            obj,
+            mcp_sync_after_save(connector=obj, actor=request.user, ip_address=client_ip(request)),
+        )
 
     def delete_model(self, request: HttpRequest, obj: Connector) -> None:
         connector_delete(connector=obj, actor=request.user, ip_address=client_ip(request))
@@ -135,6 +161,11 @@ class ConnectorAdmin(OrgScopedAdmin):
                 "<path:object_id>/test-connection/",
                 self.admin_site.admin_view(require_POST(self.test_connection_view)),
                 name="{}_{}_test_connection".format(*info),
+            ),
+            path(
+                "<path:object_id>/sync-tools/",
+                self.admin_site.admin_view(require_POST(self.sync_tools_view)),
+                name="{}_{}_sync_tools".format(*info),
             ),
             path(
                 "<path:object_id>/refresh-schema/",
@@ -199,6 +230,49 @@ class ConnectorAdmin(OrgScopedAdmin):
         info = self.model._meta.app_label, self.model._meta.model_name
         return HttpResponseRedirect(reverse("admin:{}_{}_change".format(*info), args=[connector.pk]))
 
+    def sync_tools_view(self, request: HttpRequest, object_id: str) -> HttpResponse:
+        connector = self._connector_for_change(request, object_id)
+        if connector.kind != ConnectorKind.MCP:
+            raise Http404(_("Only MCP connectors have tools to sync."))
+        self._sync(request, connector)
+        info = self.model._meta.app_label, self.model._meta.model_name
+        return HttpResponseRedirect(reverse("admin:{}_{}_change".format(*info), args=[connector.pk]))
+
+    @admin.action(description=_("Sync tools"))
+    def sync_tools(self, request: HttpRequest, queryset: QuerySet[Connector]) -> None:
+        for connector in queryset.filter(kind=ConnectorKind.MCP):
+            self._sync(request, connector)
+
+    def _sync(self, request: HttpRequest, connector: Connector) -> None:
+        report = connector_sync_mcp_tools(
+            connector=connector, actor=request.user, ip_address=client_ip(request)
+        )
+        self._report_sync(request, connector, report)
+
+    def _report_sync(self, request: HttpRequest, connector: Connector, report: Any) -> None:
+        if report is None:
+            return
+        if isinstance(report, McpFailure):
+            self.message_user(
+                request,
+                _("%(name)s: the tools could not be synced: %(error)s")
+                % {"name": connector.name, "error": report.error},
+                messages.WARNING,
+            )
+            return
+        none = _("none")
+        self.message_user(
+            request,
+            _("%(name)s: tools synced. Added: %(added)s. Changed: %(changed)s. Removed: %(removed)s.")
+            % {
+                "name": connector.name,
+                "added": ", ".join(report.added) or none,
+                "changed": ", ".join(report.changed) or none,
+                "removed": ", ".join(report.removed) or none,
+            },
+            messages.SUCCESS,
+        )
+
     @admin.action(description=_("Test connection"))
     def test_connection(self, request: HttpRequest, queryset: QuerySet[Connector]) -> None:
         for connector in queryset:
@@ -249,13 +323,15 @@ class ConnectorActionAdmin(OrgScopedAdmin):
         "free_form",
         "parameters",
         "param_locations",
+        "mcp_tool",
+        "mcp_annotations",
         "is_write",
         "is_write_override",
         "is_active",
         "source",
         "removed_by_import_at",
     ]
-    readonly_fields = ["source", "removed_by_import_at"]
+    readonly_fields = ["mcp_tool", "mcp_annotations", "source", "removed_by_import_at"]
 
     def save_model(self, request: HttpRequest, obj: ConnectorAction, form: Any, change: bool) -> None:
         action_save(action=obj, actor=request.user, ip_address=client_ip(request))

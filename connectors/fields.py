@@ -5,6 +5,8 @@ from __future__ import annotations
 
 IDENTITY = ("name", "description", "kind")
 HTTP = ("base_url", "idempotency_header")
+# An MCP connector's server URL is ``base_url``; stdio servers name a command the operator allows.
+MCP = ("mcp_transport", "mcp_command")
 AUTHENTICATION = (
     "auth_type",
     "auth_key_name",
@@ -30,6 +32,7 @@ EDITABLE = (
     *IDENTITY,
     "is_active",
     *HTTP,
+    *MCP,
     *AUTHENTICATION,
     *DATABASE_ENGINE,
     *DATABASE_LIMITS,

@@ -14,7 +14,7 @@ from django.utils.html import conditional_escape
 from django.utils.translation import gettext_lazy as _
 
 from connectors import fields as connector_fields
-from connectors.models import Connector, DatabaseEngine
+from connectors.models import Connector, DatabaseEngine, McpTransport
 from connectors.openapi import MAX_DOCUMENT_CHARS
 from connectors.pg_dsn import dsn_password
 from platform_core.secret_rules import validate_secret_length
@@ -88,7 +88,7 @@ class ConnectorAdminForm(forms.ModelForm):
     def __init__(self, *args: Any, **kwargs: Any) -> None:
         super().__init__(*args, **kwargs)
         # A form posted without these (an HTTP connector, a script) keeps their defaults.
-        for optional in ("engine", "schema_cache_seconds"):
+        for optional in ("engine", "schema_cache_seconds", "mcp_transport", "mcp_command"):
             if optional in self.fields:
                 self.fields[optional].required = False
         for name, (secret, _clear) in SECRET_INPUTS.items():
@@ -111,6 +111,13 @@ class ConnectorAdminForm(forms.ModelForm):
 
     def clean_engine(self) -> str:
         return self.cleaned_data.get("engine") or DatabaseEngine.POSTGRESQL
+
+    def clean_mcp_transport(self) -> str:
+        return self.cleaned_data.get("mcp_transport") or McpTransport.STREAMABLE_HTTP
+
+    def clean_mcp_command(self) -> Any:
+        value = self.cleaned_data.get("mcp_command")
+        return [] if value in (None, "") else value
 
     def clean_schema_cache_seconds(self) -> int:
         value = self.cleaned_data.get("schema_cache_seconds")

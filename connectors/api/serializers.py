@@ -71,6 +71,7 @@ class ConnectorSerializer(serializers.ModelSerializer):
             "id",
             *connector_fields.IDENTITY,
             *connector_fields.HTTP,
+            *connector_fields.MCP,
             *connector_fields.AUTHENTICATION,
             "auth_secret",
             "has_auth_secret",
@@ -142,6 +143,8 @@ class ConnectorActionSerializer(serializers.ModelSerializer):
             "free_form",
             "parameters",
             "param_locations",
+            "mcp_tool",
+            "mcp_annotations",
             "is_write",
             "is_write_override",
             "source",
@@ -150,7 +153,16 @@ class ConnectorActionSerializer(serializers.ModelSerializer):
             "created_at",
             "updated_at",
         ]
-        read_only_fields = ["id", "connector", "source", "removed_by_import_at", "created_at", "updated_at"]
+        read_only_fields = [
+            "id",
+            "connector",
+            "mcp_tool",
+            "mcp_annotations",
+            "source",
+            "removed_by_import_at",
+            "created_at",
+            "updated_at",
+        ]
         validators: list[Any] = []
 
 
@@ -184,6 +196,7 @@ class ConnectorCallLogSerializer(serializers.ModelSerializer):
             "response_bytes",
             "error",
             "approval_ref",
+            "mcp_method",
         ]
         read_only_fields = fields
 

@@ -10,6 +10,7 @@ from typing import Any
 
 from django.core.exceptions import ValidationError as DjangoValidationError
 from django.db.models import QuerySet
+from django.utils.translation import gettext as _
 from drf_spectacular.utils import extend_schema
 from rest_framework import mixins, permissions, status, viewsets
 from rest_framework.decorators import action
@@ -24,6 +25,8 @@ from connectors.api.serializers import (
     ImportOpenAPISerializer,
     ImportReportSerializer,
 )
+from connectors.mcp.client import McpFailure
+from connectors.mcp.sync import connector_sync_mcp_tools, mcp_sync_after_save
 from connectors.models import Connector, ConnectorAction, ConnectorCallLog
 from connectors.openapi import OpenAPIError
 from connectors.selectors import (
@@ -96,13 +99,30 @@ class ConnectorViewSet(OrgScopedViewMixin, viewsets.ModelViewSet):
             raise _model_errors(exc) from exc
         except OpenAPIError as exc:
             raise _openapi_error(exc, "openapi") from exc
+        self._sync_tools(connector)
         serializer.instance = connector_list_for_org(organization=self.org).get(pk=connector.pk)
+
+    def _sync_tools(self, connector: Connector) -> None:
+        """An MCP connector's tools are synced on every save; the report (or why not) is in the answer."""
+        synced = mcp_sync_after_save(
+            connector=connector, actor=self.request.user, ip_address=client_ip(self.request)
+        )
+        if synced is not None:
+            self.tool_sync = {"error": synced.error} if isinstance(synced, McpFailure) else synced.as_dict()
 
     def create(self, request: Request, *args: Any, **kwargs: Any) -> Response:
         response = super().create(request, *args, **kwargs)
         report = getattr(self, "import_report", None)
         if report is not None:
             response.data["import_report"] = report
+        if getattr(self, "tool_sync", None) is not None:
+            response.data["tool_sync"] = self.tool_sync
+        return response
+
+    def update(self, request: Request, *args: Any, **kwargs: Any) -> Response:
+        response = super().update(request, *args, **kwargs)
+        if getattr(self, "tool_sync", None) is not None:
+            response.data["tool_sync"] = self.tool_sync
         return response
 
     def perform_update(self, serializer: Any) -> None:
@@ -120,6 +140,7 @@ class ConnectorViewSet(OrgScopedViewMixin, viewsets.ModelViewSet):
             )
         except DjangoValidationError as exc:
             raise _model_errors(exc) from exc
+        self._sync_tools(connector)
         serializer.instance = connector_list_for_org(organization=self.org).get(pk=connector.pk)
 
     def perform_destroy(self, instance: Connector) -> None:
@@ -150,6 +171,26 @@ class ConnectorViewSet(OrgScopedViewMixin, viewsets.ModelViewSet):
             raise _openapi_error(exc, "document") from exc
         except DjangoValidationError as exc:
             raise _model_errors(exc) from exc
+        return Response(report.as_dict(), status=status.HTTP_200_OK)
+
+    @extend_schema(request=None, responses=ImportReportSerializer)
+    @action(
+        detail=True,
+        methods=["post"],
+        url_path="sync-tools",
+        url_name="sync-tools",
+        permission_classes=[permissions.IsAuthenticated, IsOrgMember, IsOrgAdmin],
+    )
+    def sync_tools(self, request: Request, org_slug: str, pk: str) -> Response:
+        """List an MCP connector's tools and store them as actions (added, changed, removed)."""
+        connector = self.get_object()
+        if connector.kind != "mcp":
+            raise ValidationError({"non_field_errors": [_("Only MCP connectors have tools to sync.")]})
+        report = connector_sync_mcp_tools(
+            connector=connector, actor=request.user, ip_address=client_ip(request)
+        )
+        if isinstance(report, McpFailure):
+            return Response({"error": report.error}, status=status.HTTP_502_BAD_GATEWAY)
         return Response(report.as_dict(), status=status.HTTP_200_OK)
 
 

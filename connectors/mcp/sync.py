@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import hashlib
 import re
+from dataclasses import dataclass
 from typing import Any
 
 from asgiref.sync import async_to_sync, sync_to_async
@@ -24,11 +25,33 @@ from connectors.mcp.client import McpFailure, ToolListing, mcp_list_tools
 from connectors.mcp.config import StdioNotAllowed, mcp_config_for
 from connectors.mcp.pool import SessionOpenError, session_once
 from connectors.models import ActionSource, Connector, ConnectorAction, ConnectorKind, _schema_problem
-from connectors.services import ImportReport
 from platform_core.crypto import SecretDecryptError
 from platform_core.services import audit_log_write
 
 MAX_ACTION_NAME = 64
+
+
+@dataclass(frozen=True, slots=True)
+class SyncReport:
+    """What a sync did, by action name, in the shape of an OpenAPI import's report
+    (:class:`connectors.services.ImportReport`). ``skipped`` holds ``(tool, reason)`` pairs."""
+
+    added: tuple[str, ...] = ()
+    changed: tuple[str, ...] = ()
+    removed: tuple[str, ...] = ()
+    unchanged: tuple[str, ...] = ()
+    skipped: tuple[tuple[str, str], ...] = ()
+
+    def as_dict(self) -> dict[str, Any]:
+        return {
+            "added": list(self.added),
+            "changed": list(self.changed),
+            "removed": list(self.removed),
+            "unchanged": list(self.unchanged),
+            "skipped": [{"location": tool, "reason": reason} for tool, reason in self.skipped],
+        }
+
+
 _UNSAFE = re.compile(r"[^A-Za-z0-9_-]+")
 _ANNOTATION_KEYS = ("readOnlyHint", "destructiveHint", "idempotentHint", "openWorldHint")
 
@@ -77,7 +100,7 @@ def _config(connector_id: Any, organization_id: int) -> Any:
 
 def connector_sync_mcp_tools(
     *, connector: Connector, actor: AbstractBaseUser | None, ip_address: str | None = None
-) -> ImportReport | McpFailure:
+) -> SyncReport | McpFailure:
     """List the server's tools and store them as the connector's actions (sync callers: admin, API)."""
     if connector.kind != ConnectorKind.MCP:
         return McpFailure("only MCP connectors have tools to sync")
@@ -89,6 +112,15 @@ def connector_sync_mcp_tools(
     )
 
 
+def mcp_sync_after_save(
+    *, connector: Connector, actor: AbstractBaseUser | None, ip_address: str | None = None
+) -> SyncReport | McpFailure | None:
+    """ "Sync tools" after an MCP connector was saved (``None`` for other connectors or inactive ones)."""
+    if connector.kind != ConnectorKind.MCP or not connector.is_active:
+        return None
+    return connector_sync_mcp_tools(connector=connector, actor=actor, ip_address=ip_address)
+
+
 @transaction.atomic
 def connector_apply_mcp_tools(
     *,
@@ -96,7 +128,7 @@ def connector_apply_mcp_tools(
     tools: tuple[types.Tool, ...],
     actor: AbstractBaseUser | None,
     ip_address: str | None = None,
-) -> ImportReport:
+) -> SyncReport:
     """Store a tool listing as the connector's actions (see the module docstring), with one audit row."""
     existing = list(ConnectorAction.objects.select_for_update().filter(connector=connector))
     by_tool = {a.mcp_tool: a for a in existing if a.mcp_tool}
@@ -166,7 +198,7 @@ def connector_apply_mcp_tools(
         action.removed_by_import_at = now
         action.save(update_fields=["is_active", "removed_by_import_at", "updated_at"])
         removed.append(action.name)
-    report = ImportReport(
+    report = SyncReport(
         added=tuple(added),
         changed=tuple(changed),
         removed=tuple(sorted(removed)),

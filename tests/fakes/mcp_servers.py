@@ -3,7 +3,8 @@ connector tests.
 
 :class:`FakeMcpServer` serves one ``MCPServer`` over Streamable HTTP at ``/mcp`` and the older HTTP+SSE
 transport at ``/sse`` (messages at ``/messages/``), run by uvicorn in a background thread on a free port.
-A thin ASGI wrapper lets a test require a bearer token, forget every session (the server then answers
+A thin ASGI wrapper lets a test require a bearer token (also issued by an OAuth2 client-credentials
+token endpoint at ``/token``), forget every session (the server then answers
 "Session not found", as after a restart), redirect ``/moved`` elsewhere, and count requests.
 The tools: ``lookup_order`` (read-only, structured), ``create_payment`` (no annotations: a write),
 ``delete_order`` (destructive), ``transfer`` (a write that answers when released), ``fail`` (an ``isError`` result), ``sleep`` (hangs), ``big`` (a large
@@ -103,6 +104,10 @@ class _Wrapper:
         owner = self.owner
         headers = {k.decode().lower(): v.decode() for k, v in scope.get("headers", [])}
         owner.requests.append((scope["method"], scope["path"], headers))
+        if scope["path"] == "/token" and scope["method"] == "POST":  # OAuth2 client credentials
+            owner.token_requests.append(headers)
+            await _reply(send, 200, {"access_token": owner.token, "token_type": "Bearer", "expires_in": 300})
+            return
         if owner.token and headers.get("authorization") != f"Bearer {owner.token}":
             await _reply(send, 401, {"error": "unauthorized"}, [(b"www-authenticate", b"Bearer")])
             return
@@ -137,6 +142,7 @@ class FakeMcpServer:
         self.token = token
         self.calls: list[tuple[str, dict[str, Any]]] = []
         self.requests: list[tuple[str, str, dict[str, str]]] = []
+        self.token_requests: list[dict[str, str]] = []
         self.sessions: set[str] = set()
         self.forgotten: set[str] = set()
         self.redirect_to = ""

@@ -293,6 +293,7 @@ async def test_cancelling_a_run_while_an_mcp_call_is_in_flight_stops_it_and_keep
     (log,) = await _logs()
     assert log.tool_call_id == "s" and log.status == "error" and log.mcp_method == "tools/call"
     # the pool still works for the next call
+    scripted_llm.reset()  # the cancelled run's unused reply goes
     scripted_llm.script(tool_calls(call("erp__lookup_order", {"order_id": "1"})), text("ok"))
     result = await run_agent(world, make_llm, "Lookup")
     assert result.tool_calls[0].outcome == "ok"

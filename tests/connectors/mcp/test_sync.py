@@ -90,3 +90,26 @@ def test_sync_of_an_unreachable_private_server_is_refused_by_the_ssrf_guard(mcp_
     assert "SSRF guard" in failure.error and "loopback" in failure.error
     assert mcp_server.requests == []
     assert not ConnectorAction.objects.filter(connector=connector).exists()
+
+
+def test_oauth2_client_credentials_fetch_a_token_and_send_it(settings):
+    from connectors.http_auth import forget_all_tokens
+    from tests.fakes.mcp_servers import FakeMcpServer
+
+    forget_all_tokens()
+    with FakeMcpServer(token="oauth-access-1") as server:
+        connector = mcp_connector(
+            OrganizationFactory(),
+            server.url,
+            auth_type="oauth2_client_credentials",
+            oauth_client_id="platform",
+            oauth_token_url=f"{server.base_url}/token",
+            auth_secret="client-secret-9",
+        )
+        report = connector_sync_mcp_tools(connector=connector, actor=None)
+        assert "lookup_order" in report.added
+        (token_request,) = server.token_requests
+        assert token_request["authorization"].startswith("Basic ")
+        mcp_requests = [h for _m, path, h in server.requests if path == "/mcp"]
+        assert mcp_requests and all(h["authorization"] == "Bearer oauth-access-1" for h in mcp_requests)
+    forget_all_tokens()
