@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import secrets
 from datetime import datetime, timedelta
 from typing import Any
 
@@ -15,7 +16,14 @@ PERSONAL = "personal"
 EXPIRY_DAYS = {"never": None, "7": 7, "30": 30, "90": 90, "365": 365}
 
 
+SENT_FORMS_KEPT = 20
+
+
 class ApiKeyForm(forms.Form):
+    """``form_id`` names one rendering of the form, so sending it twice (a reload of the page that
+    showed the new key) creates nothing the second time."""
+
+    form_id = forms.CharField(widget=forms.HiddenInput, max_length=64)
     name = forms.CharField(label=_("Name"), max_length=100)
     owner = forms.ChoiceField(label=_("Key of"))
     scopes = forms.MultipleChoiceField(
@@ -37,12 +45,22 @@ class ApiKeyForm(forms.Form):
     )
 
     def __init__(self, *args: Any, admin_orgs: list[Organization], **kwargs: Any) -> None:
+        kwargs.setdefault("initial", {"form_id": secrets.token_urlsafe(16)})
         super().__init__(*args, **kwargs)
         self.admin_orgs = {org.slug: org for org in admin_orgs}
         self.fields["owner"].choices = [
             (PERSONAL, _("Me (personal key)")),
             *[(org.slug, org.name) for org in admin_orgs],
         ]
+
+    def claim(self, session: Any) -> bool:
+        """Record this form as sent in ``session``; False when it was sent before."""
+        sent = list(session.get("api_key_forms_sent", []))
+        form_id = self.cleaned_data["form_id"]
+        if form_id in sent:
+            return False
+        session["api_key_forms_sent"] = [*sent, form_id][-SENT_FORMS_KEPT:]
+        return True
 
     def organization(self) -> Organization | None:
         """The organisation of a new organisation key (None: a personal key)."""

@@ -61,6 +61,9 @@ def api_keys(request: HttpRequest) -> HttpResponse:
     form = ApiKeyForm(request.POST, admin_orgs=admin_orgs)
     if not form.is_valid():
         return _api_key_page(request, admin_orgs=admin_orgs, form=form)
+    if not form.claim(request.session):
+        messages.info(request, _("This form was already sent: its key was shown once and is listed below."))
+        return redirect("api-keys")
     organization = form.organization()
     try:
         created = api_key_create(

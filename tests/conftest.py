@@ -85,7 +85,11 @@ def client_for():
     def make(user):
         raw = ApiKey.new_raw()
         key = ApiKey.objects.create(
-            user=user, name="test", key_prefix=raw[:12], key_hash=ApiKey.hash_raw(raw), last_used_ip="127.0.0.1"
+            user=user,
+            name="test",
+            key_prefix=raw[:12],
+            key_hash=ApiKey.hash_raw(raw),
+            last_used_ip="127.0.0.1",
         )
         ApiKeyAddress.objects.create(key=key, ip_address="127.0.0.1")
         client = APIClient()

@@ -75,15 +75,21 @@ def test_the_page_creates_a_personal_key_shows_it_once_and_revokes_it(org, membe
     client = _signed_in(member)
     page = client.get(reverse("api-keys"))
     assert page.status_code == 200 and b"API keys" in page.content
-    created = client.post(
-        reverse("api-keys"),
-        {"name": "laptop", "owner": "personal", "scopes": ["read", "chat"], "expires": "30"},
-    )
+    form = {
+        "form_id": "f1",
+        "name": "laptop",
+        "owner": "personal",
+        "scopes": ["read", "chat"],
+        "expires": "30",
+    }
+    created = client.post(reverse("api-keys"), form)
     raw = created.context["created"].raw
     assert raw in created.content.decode() and created["Cache-Control"] == "no-store"
     key = ApiKey.objects.get(name="laptop")
     assert key.user == member and key.organization is None and key.expires_at is not None
     assert raw not in client.get(reverse("api-keys")).content.decode()
+    resent = client.post(reverse("api-keys"), form, follow=True)  # a reload sends the form again
+    assert raw not in resent.content.decode() and ApiKey.objects.filter(name="laptop").count() == 1
     revoked = client.post(reverse("api-key-revoke", kwargs={"key_id": key.pk}), follow=True)
     assert revoked.status_code == 200
     assert ApiKey.objects.get(pk=key.pk).revoked is True and api_token_authenticate(raw) is None
@@ -92,13 +98,15 @@ def test_the_page_creates_a_personal_key_shows_it_once_and_revokes_it(org, membe
 def test_the_page_offers_organisation_keys_to_admins_only(org, member, org_admin):
     assert b"Keys of Acme" not in _signed_in(member).get(reverse("api-keys")).content
     refused = _signed_in(member).post(
-        reverse("api-keys"), {"name": "x", "owner": org.slug, "scopes": ["read"], "expires": "never"}
+        reverse("api-keys"),
+        {"form_id": "f2", "name": "x", "owner": org.slug, "scopes": ["read"], "expires": "never"},
     )
     assert refused.status_code == 200 and not ApiKey.objects.filter(name="x").exists()
     client = _signed_in(org_admin)
     assert b"Keys of Acme" in client.get(reverse("api-keys")).content
     client.post(
-        reverse("api-keys"), {"name": "bot", "owner": org.slug, "scopes": ["chat"], "expires": "never"}
+        reverse("api-keys"),
+        {"form_id": "f3", "name": "bot", "owner": org.slug, "scopes": ["chat"], "expires": "never"},
     )
     key = ApiKey.objects.get(name="bot")
     assert key.organization == org and key.created_by == org_admin and key.expires_at is None
