@@ -15,5 +15,8 @@ class BearerTokenScheme(OpenApiAuthenticationExtension):
         return {
             "type": "http",
             "scheme": "bearer",
-            "description": "A token from `manage.py create_api_token`.",
+            "description": (
+                "An API key (personal or organisation; scopes read, chat, admin) from the API keys page, "
+                "the admin, `POST /api/v1/api-keys/` or `manage.py create_api_token`."
+            ),
         }
