@@ -19,9 +19,13 @@ from agents.endpoint_headers import headers_dump, headers_parse
 from agents.example_questions import ExampleQuestionsFormField
 from agents.model_presets import ABILITY_KEYS, PRESETS, presets_as_data
 from agents.models import Agent, Conversation, ModelConfig, ModelProvider, Run
+from agents.usage import admin as usage_admin  # noqa: F401 - registers the budgets' admin
 from platform_core.admin_base import AuditedAdmin, OrgScopedAdmin
 from platform_core.request_meta import client_ip
 from platform_core.secret_rules import validate_secret_length
+
+# The endpoint's prices per million tokens (empty: the cost of its calls is unknown).
+PRICE_FIELDS = ("price_input", "price_cached_input", "price_output", "price_currency")
 
 
 class ModelConfigForm(forms.ModelForm):
@@ -64,6 +68,7 @@ class ModelConfigForm(forms.ModelForm):
             "context_window",
             "max_output_tokens",
             "timeout",
+            *PRICE_FIELDS,
             "fallback",
             "is_default",
             "active",
@@ -152,6 +157,7 @@ class ModelConfigAdmin(AuditedAdmin):
         ),
         (_("Limits"), {"fields": ["context_window", "max_output_tokens", "timeout"]}),
         (_("Fallback"), {"fields": ["fallback"]}),
+        (_("Prices"), {"fields": list(PRICE_FIELDS)}),
     ]
 
     class Media:

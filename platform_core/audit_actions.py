@@ -40,6 +40,10 @@ AUDIT_ACTION_LABELS: dict[str, Promise] = {
     "model_config.created": _("Model endpoint created"),
     "model_config.updated": _("Model endpoint changed"),
     "model_config.deleted": _("Model endpoint deleted"),
+    "budget.created": _("Budget created"),
+    "budget.updated": _("Budget changed"),
+    "budget.deleted": _("Budget deleted"),
+    "budget.warning": _("Budget warning threshold reached"),
     # connectors
     "connector.created": _("Connector created"),
     "connector.updated": _("Connector changed"),

@@ -15,11 +15,13 @@ from agents.api.views import (
     ModelPresetListView,
     RunEventViewSet,
 )
+from agents.usage.api.views import BudgetViewSet
 
 router = SimpleRouter()
 router.register("model-configs", ModelConfigViewSet, basename="model-config")
 router.register("agents", AgentViewSet, basename="agent")
 router.register("conversations", ConversationViewSet, basename="conversation")
+router.register("budgets", BudgetViewSet, basename="budget")
 
 urlpatterns = [
     path("", include(router.urls)),

@@ -1,0 +1,1 @@
+"""The budgets API (``/api/v1/orgs/<slug>/budgets/``)."""
