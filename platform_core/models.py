@@ -11,6 +11,7 @@ from django.core.validators import MaxValueValidator
 from django.db import models
 from django.utils import timezone
 from django.utils.translation import gettext_lazy as _
+from django.utils.translation import pgettext_lazy
 
 MAX_APPROVAL_COOLDOWN_HOURS = 168
 
@@ -116,9 +117,9 @@ class ApiKeyScope(models.TextChoices):
     """What an API key may do: ``read`` GET endpoints, ``chat`` start runs and messages (REST, websocket,
     MCP), ``admin`` the admin-level routes (connectors, policies, members, keys)."""
 
-    READ = "read", _("Read")
-    CHAT = "chat", _("Chat")
-    ADMIN = "admin", _("Admin")
+    READ = "read", pgettext_lazy("API key scope", "Read")
+    CHAT = "chat", pgettext_lazy("API key scope", "Chat")
+    ADMIN = "admin", pgettext_lazy("API key scope", "Admin")
 
 
 def all_api_key_scopes() -> list[str]:
