@@ -38,7 +38,16 @@ pytestmark = pytest.mark.django_db
 MARKER = "GLOBEX-SECRET"
 FOREIGN_YEAR = 1999
 GLOBAL_ADMIN_MODELS = {"auth.user", "auth.group"}
-LABEL_FIELDS = ("name", "title", "username", "tool_name", "target_repr", "policy_name", "agent_name")
+LABEL_FIELDS = (
+    "name",
+    "title",
+    "username",
+    "tool_name",
+    "target_repr",
+    "policy_name",
+    "agent_name",
+    "feishu_tenant_key",  # sign-in rules (issue 20)
+)
 
 
 def _tenant_admin_models() -> list[type[models.Model]]:
