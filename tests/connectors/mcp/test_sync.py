@@ -113,3 +113,18 @@ def test_oauth2_client_credentials_fetch_a_token_and_send_it(settings):
         mcp_requests = [h for _m, path, h in server.requests if path == "/mcp"]
         assert mcp_requests and all(h["authorization"] == "Bearer oauth-access-1" for h in mcp_requests)
     forget_all_tokens()
+
+
+def test_a_server_that_speaks_only_the_older_sse_transport_is_synced_over_it(mcp_server):
+    connector = mcp_connector(OrganizationFactory(), f"{mcp_server.base_url}/sse", mcp_transport="sse")
+    report = connector_sync_mcp_tools(connector=connector, actor=None)
+    assert "lookup_order" in report.added
+    assert any(path == "/sse" for _m, path, _h in mcp_server.requests)
+    assert not any(path == "/mcp" for _m, path, _h in mcp_server.requests)
+
+
+def test_test_connection_of_an_mcp_connector_lists_the_tools(mcp_server):
+    from connectors.services import connector_test_connection
+
+    result = connector_test_connection(connector=mcp_connector(OrganizationFactory(), mcp_server.url))
+    assert result.ok and "8 tools" in result.message
