@@ -36,6 +36,7 @@ __all__ = [
     "ModelCallMeter",
     "ModelCallUsage",
     "Proceed",
+    "budget_watch",
     "call_purpose",
     "current_purpose",
 ]
@@ -69,6 +70,23 @@ def call_purpose(purpose: CallPurpose) -> Iterator[None]:
 def current_purpose() -> CallPurpose:
     """The purpose of a model call made now."""
     return _PURPOSE.get()
+
+
+# The refusals of the run being watched (see :func:`budget_watch`): a list shared by the tasks the run starts.
+_REFUSALS: ContextVar[list[BudgetRefusal] | None] = ContextVar("budget_refusals", default=None)
+
+
+@contextmanager
+def budget_watch() -> Iterator[list[BudgetRefusal]]:
+    """Collect the budget refusals of every model call made inside, in this task and the tasks it starts
+    (plan steps), so a loop whose calls degrade quietly (the planner, the analyser) can tell that a budget
+    ended it."""
+    refusals: list[BudgetRefusal] = []
+    token = _REFUSALS.set(refusals)
+    try:
+        yield refusals
+    finally:
+        _REFUSALS.reset(token)
 
 
 @dataclass(frozen=True, slots=True)
@@ -189,6 +207,9 @@ class MeteredLLM:
         call = ModelCall(purpose, self.endpoint_id, self.model, prompt + self._max_output)
         match await self._meter.before_model_call(call):
             case BudgetRefusal() as refusal:
+                watching = _REFUSALS.get()
+                if watching is not None:
+                    watching.append(refusal)
                 raise BudgetExceededError(refusal)
             case Proceed(reservation=reservation):
                 return reservation

@@ -151,6 +151,12 @@ def is_chinese(text: str) -> bool:
     return any("\u4e00" <= ch <= "\u9fff" for ch in text)
 
 
+def stop_head(reason: StopReason, *, query: str, **details: Any) -> str:
+    """Why the run stopped, in the language of ``query`` (the first line of a fallback answer)."""
+    heads = _STOP_HEADS.get(reason, _STOP_HEADS[StopReason.MAX_ITERATIONS])
+    return heads[1 if is_chinese(query) else 0].format(**details)
+
+
 def fallback_answer(reason: StopReason, records: Sequence[Any], *, query: str, **details: Any) -> str:
     """A summary of partial results: why the run stopped, which tools were called, and how they went."""
     zh = is_chinese(query)

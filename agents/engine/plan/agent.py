@@ -23,6 +23,7 @@ the run (``stop_reason="parked"``, no ``done``).
 from __future__ import annotations
 
 import asyncio
+import dataclasses
 import logging
 from collections.abc import Callable, Mapping, Sequence
 from datetime import date
@@ -34,6 +35,7 @@ from agents.engine.events import Emitter, Event, EventCallback
 from agents.engine.follow_ups import FollowUpQueue
 from agents.engine.hooks import HookRegistry
 from agents.engine.llm import Message
+from agents.engine.metering import BudgetRefusal, budget_watch
 from agents.engine.model_registry import GENERAL, ModelRegistry
 from agents.engine.plan import prompts
 from agents.engine.plan.analyzer import PlanAnalyzer
@@ -47,6 +49,7 @@ from agents.engine.plan.models import (
 from agents.engine.plan.planner import Planner
 from agents.engine.plan.state import ANSWER, DECIDING, EXECUTING, PLANNING, PlanRunState
 from agents.engine.plan.synthesis import replan_context, stream_plan_answer
+from agents.engine.prompts import stop_head
 from agents.engine.run_context import RunContext
 from agents.engine.run_events import RunAsEvents
 from agents.engine.stop_reasons import StopReason
@@ -107,6 +110,7 @@ class PlanAgent(RunAsEvents[PlanResult]):
         self._task: asyncio.Task[Any] | None = None
         self._cancel_requested = False
         self._executing = False
+        self._refusals: list[BudgetRefusal] = []
         self._checkpoint_cb: CheckpointCallback | None = None
 
     # -- cancellation (as ReActAgent) -----------------------------------------------------------
@@ -176,7 +180,8 @@ class PlanAgent(RunAsEvents[PlanResult]):
         self._checkpoint_cb = checkpoint
         try:
             if not self._cancel_requested:
-                return await self._run(state, history or ())
+                with budget_watch() as self._refusals:
+                    return await self._budget_ended(await self._run(state, history or ()))
         except _Cancelled:
             self._leave()
         except asyncio.CancelledError:
@@ -238,6 +243,8 @@ class PlanAgent(RunAsEvents[PlanResult]):
             if state.stage == PLANNING:
                 plan = await self._plan(state, history, state.feedback, state.round)
                 self._check_cancel()
+                if self._refusals:
+                    return await self._end(state, StopReason.BUDGET_EXCEEDED)
                 if plan is None:
                     return await self._end(state, StopReason.PLANNING_FAILED)
                 state.plans.append(plan)
@@ -250,12 +257,16 @@ class PlanAgent(RunAsEvents[PlanResult]):
                 if self.executor.park is not None:
                     await self._checkpoint(state)
                     return state.result(StopReason.PARKED, park=self.executor.park)
+                if self._refusals:
+                    return await self._end(state, StopReason.BUDGET_EXCEEDED)
                 followed_up = await self._take_follow_ups(state)
                 if not followed_up:
                     state.spent += 1
                     await state.emit(events.plan_phase("analyzing", plan.round))
                     state.analysis = await self.analyzer.analyze(plan, usage=state.usage)
                     self._check_cancel()
+                    if self._refusals:
+                        return await self._end(state, StopReason.BUDGET_EXCEEDED)
                     state.analyses[plan.round] = state.analysis
                     followed_up = await self._take_follow_ups(state)
                 state.followed_up = followed_up
@@ -278,6 +289,15 @@ class PlanAgent(RunAsEvents[PlanResult]):
             state.stage = PLANNING
             await state.emit(events.plan_phase("replanning", state.round, reasoning=reasoning))
             await self._checkpoint(state)
+
+    async def _budget_ended(self, result: PlanResult) -> PlanResult:
+        """A run a budget ended answers why first (in the goal's language), then what it has."""
+        if result.stop_reason != StopReason.BUDGET_EXCEEDED or not self._refusals:
+            return result
+        head = stop_head(
+            StopReason.BUDGET_EXCEEDED, query=result.goal, budget=self._refusals[0].label_for(result.goal)
+        )
+        return dataclasses.replace(result, answer=f"{head}\n\n{result.answer}" if result.answer else head)
 
     async def _end(self, state: PlanRunState, stop_reason: StopReason) -> PlanResult:
         state.stage, state.final = ANSWER, stop_reason

@@ -9,6 +9,7 @@ from agents.engine.llm import LLM, Message
 from agents.engine.plan import prompts
 from agents.engine.plan.models import DONE, FAILED, Analysis, Plan, PlanResult
 from agents.engine.prompts import SYNTHESIS_SYSTEM, is_chinese
+from agents.engine.stop_reasons import StopReason
 from agents.engine.synthesis import Draft, cut, stream_synthesis
 
 SYNTHESIS_STEP_CHARS = 4000
@@ -101,6 +102,7 @@ async def stream_plan_answer(
         Draft(result.answer, result.usage, result.iterations, result.elapsed, result.stop_reason),
         emit,
         absorb_cancel,
+        ask_model=result.stop_reason != StopReason.BUDGET_EXCEEDED,  # past a budget: no further call
     )
 
 

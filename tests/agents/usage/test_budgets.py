@@ -5,6 +5,7 @@ than one call past its limit, with the counts in the database or in Redis."""
 from __future__ import annotations
 
 import asyncio
+import dataclasses
 from decimal import Decimal
 
 import pytest
@@ -206,3 +207,48 @@ async def test_crossing_the_warning_threshold_writes_one_audit_entry(scripted_ll
     assert len(entries) == 1
     assert entries[0].target_id == str(budget.pk)
     assert entries[0].after["used"] == 1200 and entries[0].after["limit"] == 2000
+
+
+async def test_a_plan_run_stops_at_the_budget_before_the_analyser_and_the_synthesis(
+    scripted_llm, monkeypatch
+):
+    # given a plan agent, an organisation budget of 2,000 tokens, 1,200 tokens a call
+    from tests.agents.plan_script import ANALYZER, PLANNER, STEP, SYNTHESIS, PlanModel, step
+    from tests.fakes.openai_server import call, tool_calls
+
+    monkeypatch.setattr(runtime, "connector_tools_for_run", order_tools(1))
+    usage = {"prompt_tokens": 1000, "completion_tokens": 200, "total_tokens": 1200}
+    plan = PlanModel(
+        plans=[[step("1", "Look up order 7", tool="lookup_order")]],
+        steps={
+            "Look up order 7": [tool_calls(call("lookup_order", {"order_id": "7"}, id="o7"), usage=usage)]
+        },
+    )
+
+    def reply(body):
+        answer = plan(body)
+        return dataclasses.replace(answer, usage=usage) if hasattr(answer, "usage") else answer
+
+    scripted_llm.script(*([reply] * 20))
+
+    def given():
+        org, user, agent, _config = build_org(scripted_llm.base_url, mode="plan", max_output=200)
+        Budget.objects.create(
+            organization=org, name="Acme", scope="organization", metric="tokens", period="month", limit=2000
+        )
+        return user, conversation_for(org, user, agent)
+
+    user, conversation = await database_sync_to_async(given)()
+
+    # when the user asks
+    frames = await ask(user, conversation, "Where is order 7?")
+    await finish_runs()
+
+    # then the planner and the step's first turn were the last calls: no second turn, no analyser, no synthesis
+    assert plan.kinds() == [PLANNER, STEP]
+    assert ANALYZER not in plan.kinds() and SYNTHESIS not in plan.kinds()
+    done = done_of(frames)
+    assert done["stop_reason"] == "budget_exceeded"
+    assert done["answer"].startswith(
+        "I stopped before the task was finished: the monthly token budget “Acme”"
+    )
