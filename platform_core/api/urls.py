@@ -12,10 +12,12 @@ from rest_framework.routers import SimpleRouter
 from platform_core.api.keys import OrgApiKeyViewSet, PersonalApiKeyViewSet
 from platform_core.api.members import MemberViewSet
 from platform_core.api.views import AuditLogViewSet, OrganizationListView, OrganizationSettingsView
+from platform_core.sso.api import SignInRuleViewSet, SignInSettingsView  # single sign-on (issue 20)
 
 org_router = SimpleRouter()
 org_router.register("audit-logs", AuditLogViewSet, basename="audit-log")
 org_router.register("members", MemberViewSet, basename="member")
+org_router.register("sign-in-rules", SignInRuleViewSet, basename="sign-in-rule")  # issue 20
 org_router.register("api-keys", OrgApiKeyViewSet, basename="org-api-key")
 
 personal_router = SimpleRouter()
@@ -24,6 +26,7 @@ personal_router.register("api-keys", PersonalApiKeyViewSet, basename="api-key")
 # Under ``orgs/<org_slug>/``.
 org_urlpatterns = [
     path("settings/", OrganizationSettingsView.as_view(), name="org-settings"),
+    path("sign-in-settings/", SignInSettingsView.as_view(), name="sign-in-settings"),  # issue 20
     path("", include(org_router.urls)),
 ]
 

@@ -18,10 +18,8 @@ from django.utils.translation import gettext_lazy as _
 
 from platform_core.admin_base import AuditedAdmin
 from platform_core.models import SignInRule, SignInSettings
-from platform_core.sso.adapter import settings_apps
-from platform_core.sso.buttons import provider_display_name
 from platform_core.sso.login import AdminPasswordSignInForm
-from platform_core.sso.providers import FEISHU
+from platform_core.sso.validation import password_off_problem, provider_choices, sign_in_rule_clean
 
 for _model in (SocialApp, SocialAccount, SocialToken, EmailAddress):
     if admin.site.is_registered(_model):
@@ -29,13 +27,6 @@ for _model in (SocialApp, SocialAccount, SocialToken, EmailAddress):
 
 # The admin's own sign-in page explains a password refused by an organisation's setting too.
 admin.site.login_form = AdminPasswordSignInForm
-
-
-def provider_choices() -> list[tuple[str, str]]:
-    """The deployment's configured providers (Feishu first), as ``(id, name)``."""
-    choices = {(app.provider_id or app.provider): provider_display_name(app) for app in settings_apps()}
-    ordered = sorted(choices.items(), key=lambda item: (item[0] != FEISHU, item[1]))
-    return ordered
 
 
 class SignInRuleForm(forms.ModelForm):
@@ -55,32 +46,16 @@ class SignInRuleForm(forms.ModelForm):
 
     def clean(self) -> dict[str, Any]:
         data = super().clean()
-        provider = data.get("provider")
-        tenant = (data.get("feishu_tenant_key") or "").strip()
-        domain = (data.get("email_domain") or "").strip().lower().lstrip("@")
-        if provider == FEISHU:
-            if not tenant:
-                raise ValidationError(
-                    {"feishu_tenant_key": _("A Feishu rule needs the tenant key it admits.")}
-                )
-            if domain:
-                raise ValidationError(
-                    {"email_domain": _("A Feishu rule admits a tenant, not an e-mail domain.")}
-                )
-        elif provider:
-            if not domain or "@" in domain or "." not in domain:
-                raise ValidationError(
-                    {"email_domain": _("Enter the e-mail domain this rule admits, e.g. example.com.")}
-                )
-            if tenant:
-                raise ValidationError(
-                    {
-                        "feishu_tenant_key": _(
-                            "Only Feishu rules admit a tenant; this rule admits an e-mail domain."
-                        )
-                    }
-                )
-        data["feishu_tenant_key"], data["email_domain"] = tenant, domain
+        if not data.get("provider"):
+            return data
+        outcome = sign_in_rule_clean(
+            provider=data["provider"],
+            feishu_tenant_key=data.get("feishu_tenant_key") or "",
+            email_domain=data.get("email_domain") or "",
+        )
+        if isinstance(outcome, dict):
+            raise ValidationError(outcome)
+        data["feishu_tenant_key"], data["email_domain"] = outcome.feishu_tenant_key, outcome.email_domain
         return data
 
 
@@ -104,16 +79,10 @@ class SignInSettingsForm(forms.ModelForm):
         org = data.get("organization") or (
             self.instance.organization if self.instance.organization_id else None
         )
-        if org is not None and data.get("password_login") is False:
-            if not SignInRule.objects.filter(organization=org).exists():
-                raise ValidationError(
-                    {
-                        "password_login": _(
-                            "Add a sign-in rule first: without one, the members of this organisation "
-                            "could not sign in at all."
-                        )
-                    }
-                )
+        if org is not None and data.get("password_login") is not None:
+            problem = password_off_problem(organization=org, password_login=data["password_login"])
+            if problem is not None:
+                raise ValidationError({"password_login": problem})
         return data
 
 
