@@ -34,7 +34,7 @@ from django.utils.translation import gettext as _
 
 from agents import services
 from agents.chat_http.follow import Heartbeat, heartbeat_seconds, run_frames
-from agents.chat_http.messages import MessagePosted, message_deliver, message_post
+from agents.chat_http.messages import MessagePosted, message_post
 from agents.chat_http.openai_shapes import (
     CompletionRefused,
     CompletionRequest,
@@ -224,8 +224,7 @@ def _fold_for(started: CompletionStarted) -> RunFold:
 async def completion_collect(
     started: CompletionStarted, *, model: str, language: str | None = None
 ) -> dict[str, Any]:
-    """Launch the run, wait for its end (or a deadline), and give its ``chat.completion``."""
-    await message_deliver(started.posted)
+    """Wait for the delivered run's end (or a deadline) and give its ``chat.completion``."""
     fold, clock = _fold_for(started), _Clock()
     frames = run_frames(
         conversation_id=started.conversation.pk,
@@ -249,8 +248,7 @@ async def completion_collect(
 async def completion_stream(
     started: CompletionStarted, *, model: str, include_usage: bool = False, language: str | None = None
 ) -> AsyncIterator[bytes]:
-    """Launch the run and stream it as ``chat.completion.chunk`` events, ending with ``data: [DONE]``."""
-    await message_deliver(started.posted)
+    """Stream the delivered run as ``chat.completion.chunk`` events, ending with ``data: [DONE]``."""
     fold, clock = _fold_for(started), _Clock()
     created = int(time.time())
     yield sse_data(

@@ -7,6 +7,7 @@ the tests reach them only over HTTP and the websocket, like any client, and read
 
 from __future__ import annotations
 
+import asyncio
 import json
 import threading
 import time
@@ -29,6 +30,7 @@ PAYMENT = {"amount": 60000, "currency": "CNY"}
 @dataclass
 class LiveServer:
     url: str
+    loop: asyncio.AbstractEventLoop
 
     def client(self, token: str, **kwargs: Any) -> httpx.Client:
         return httpx.Client(
@@ -36,8 +38,23 @@ class LiveServer:
         )
 
 
+@pytest.fixture
+def live_server_url(_live_server: LiveServer, transactional_db: None) -> Iterator[LiveServer]:
+    """The live server for one test. Afterwards (before the test's database is emptied) the server's
+    runs are stopped and the run manager's tasks on its loop ended, so nothing of this test writes into
+    the next one's database, asks the scripted model, or serves other tests' runs from this loop."""
+    from agents.runs.manager import run_manager
+    from platform_core.config_cache import config_cache_forget
+
+    yield _live_server
+    asyncio.run_coroutine_threadsafe(run_manager.shutdown(), _live_server.loop).result(timeout=20)
+    # The next test's database may reuse this one's ids (SQLite): its organisation must not find this
+    # organisation's cached configuration.
+    config_cache_forget()
+
+
 @pytest.fixture(scope="session")
-def live_server_url(django_db_setup: None, django_db_blocker: Any) -> Iterator[LiveServer]:
+def _live_server(django_db_setup: None, django_db_blocker: Any) -> Iterator[LiveServer]:
     """The server, started after the test database exists and stopped before it is dropped."""
     import daphne.server  # installs Twisted's asyncio reactor: imported only here
     from twisted.internet import reactor
@@ -60,7 +77,7 @@ def live_server_url(django_db_setup: None, django_db_blocker: Any) -> Iterator[L
         time.sleep(0.02)
     host, port = server.listening_addresses[0]
     try:
-        yield LiveServer(f"http://{host}:{port}")
+        yield LiveServer(f"http://{host}:{port}", reactor._asyncioEventloop)  # type: ignore[attr-defined]
     finally:
         reactor.callFromThread(reactor.stop)  # type: ignore[attr-defined]
         thread.join(timeout=10)

@@ -32,6 +32,17 @@ def _sdk(live: Any, token: str, base: str = "/v1") -> openai.OpenAI:
     return openai.OpenAI(base_url=f"{live.url}{base}", api_key=token, max_retries=0, timeout=30)
 
 
+def _cancel(live: Any, world: Any, run: Run) -> None:
+    """Cancel the run over HTTP and see its stream end with the cancelled ``done``."""
+    client = live.client(_token(world.requester))
+    base = f"/api/v1/orgs/acme/conversations/{run.conversation_id}/runs/{run.pk}"
+    assert client.post(f"{base}/cancel/").status_code in (200, 202)
+    with client.stream("GET", f"{base}/stream/") as stream:
+        body = "".join(stream.iter_text())
+    assert '"cancelled":true' in body.rsplit("event: done", 1)[-1]
+    assert Run.objects.get(pk=run.pk).status == RunStatus.CANCELLED
+
+
 def _script_listing(scripted_llm: Any, answer: str = "There are no payments yet.") -> None:
     scripted_llm.script(
         tool_calls(call("erp__list_payments", {}, id="list-1")),
@@ -253,8 +264,7 @@ def test_an_approval_gated_call_answers_with_a_waiting_state_instead_of_hanging(
     # the run goes on waiting for the person; cancelling it ends it (as a stopped chat would)
     run = Run.objects.get(pk=agent["run_id"])
     assert run.status in (RunStatus.RUNNING, RunStatus.PARKED)
-    cancel = f"/api/v1/orgs/acme/conversations/{run.conversation_id}/runs/{run.pk}/cancel/"
-    live_server_url.client(_token(purchasing.requester)).post(cancel)
+    _cancel(live_server_url, purchasing, run)
 
 
 def test_a_stream_shows_the_waiting_note_as_content_and_ends_with_the_waiting_status(
@@ -274,6 +284,4 @@ def test_a_stream_shows_the_waiting_note_as_content_and_ends_with_the_waiting_st
     assert content.startswith("Waiting for approval by")
     final = chunks[-1].model_extra["x_agent"]
     assert final["status"] == "waiting_for_approval" and final["approval"]["status"] == "pending"
-    run = Run.objects.get(pk=final["run_id"])
-    cancel = f"/api/v1/orgs/acme/conversations/{run.conversation_id}/runs/{run.pk}/cancel/"
-    live_server_url.client(_token(purchasing.requester)).post(cancel)
+    _cancel(live_server_url, purchasing, Run.objects.get(pk=final["run_id"]))
