@@ -217,6 +217,8 @@ class TracedTool(Tool):
         self._attributes = {**attributes, "tool": tool.name}
 
     def __getattr__(self, name: str) -> Any:  # what a platform tool adds (its connector, its action...)
+        if name == "wrapped_tool" or name.startswith("__"):  # not set yet (a copy), or a protocol probe
+            raise AttributeError(name)
         return getattr(self.wrapped_tool, name)
 
     async def execute(self, **kwargs: Any) -> ToolResult | str:
