@@ -8,6 +8,7 @@ from rest_framework.routers import SimpleRouter
 from agents.api.async_drf import async_view
 from agents.api.http_chat import ConversationMessagesViewSet, RunCancelView, RunStreamView
 from agents.api.openai_compat import ChatCompletionsView, ModelListView, OrgAgentChatCompletionsView
+from agents.api.usage_dashboard import UsageDashboardView  # usage dashboard (issue 21)
 from agents.api.views import (
     AgentViewSet,
     ConversationViewSet,
@@ -25,6 +26,7 @@ router.register("budgets", BudgetViewSet, basename="budget")
 
 urlpatterns = [
     path("", include(router.urls)),
+    path("usage/", UsageDashboardView.as_view(), name="org-usage"),
     path(
         "conversations/<uuid:conversation_id>/messages/",
         async_view(ConversationMessagesViewSet.as_view({"get": "list", "post": "create"})),
