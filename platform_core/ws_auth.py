@@ -4,11 +4,13 @@ Origin validation happens before this middleware (``platform_core.asgi``). A han
 ``Authorization`` header is judged by that header alone: an invalid, expired or revoked key leaves the
 user anonymous, so the consumer closes with 4401 rather than falling back to a cookie. A key without the
 ``chat`` scope is accepted and closed at once with 4403. A socket opened with a key is checked again
-before every frame the client sends: once the key is revoked or expired, the socket closes with 4401.
+before every frame the client sends (but a cancel): once the key is revoked or expired, the socket
+closes with 4401.
 """
 
 from __future__ import annotations
 
+import json
 from typing import Any
 
 from channels.auth import AuthMiddlewareStack
@@ -65,13 +67,33 @@ class BearerTokenMiddleware(BaseMiddleware):
         return await super().__call__(scope, _checked_receive(receive, send, credential.key.pk), send)
 
 
+_SMALL_FRAME = 200
+
+
+def _is_cancel(message: dict[str, Any]) -> bool:
+    """A ``{"type": "cancel"}`` frame: stopping a run is always allowed, and must not wait for the
+    database (the process's database thread may be busy)."""
+    text = message.get("text")
+    if not isinstance(text, str) or len(text) > _SMALL_FRAME:
+        return False
+    try:
+        frame = json.loads(text)
+    except ValueError:
+        return False
+    return isinstance(frame, dict) and frame.get("type") == "cancel"
+
+
 def _checked_receive(receive: Any, send: Any, key_id: int) -> Any:
-    """``receive`` that, before handing the consumer a client frame, checks the key is still live; if
-    not, it closes the socket (4401) and tells the consumer the client went away."""
+    """``receive`` that, before handing the consumer a client frame (but a cancel), checks the key is
+    still live; if not, it closes the socket (4401) and tells the consumer the client went away."""
 
     async def checked() -> dict[str, Any]:
         message = await receive()
-        if message.get("type") == "websocket.receive" and not await _key_is_live(key_id=key_id):
+        if (
+            message.get("type") == "websocket.receive"
+            and not _is_cancel(message)
+            and not await _key_is_live(key_id=key_id)
+        ):
             await send({"type": "websocket.close", "code": CLOSE_UNAUTHENTICATED})
             return {"type": "websocket.disconnect", "code": CLOSE_UNAUTHENTICATED}
         return message

@@ -83,6 +83,8 @@ async def test_revoking_a_key_closes_its_open_socket_at_the_next_frame_and_refus
     communicator, code = await _open(conversation.pk, created.raw)
     assert code is None
     await database_sync_to_async(api_key_revoke)(key=created.key, actor=mia)
+    await communicator.send_json_to({"type": "cancel"})  # stopping stays allowed
+    assert (await communicator.receive_json_from(TIMEOUT))["data"]["code"] == "no_active_run"
     await communicator.send_json_to({"type": "resume", "after_seq": 0})
     closed = await communicator.receive_output(TIMEOUT)
     assert closed == {"type": "websocket.close", "code": 4401}
