@@ -54,14 +54,20 @@ def test_the_api_refuses_a_rule_that_cannot_match_or_an_unknown_provider(admin_a
     assert not SignInRule.objects.exists()
 
 
+@pytest.mark.cross_org("sign-in-rule-list", "sign-in-rule-detail", "sign-in-settings")
 def test_a_rule_of_another_org_is_404_and_its_list_is_hidden(admin_api, other_org, sso):
     foreign = SignInRuleFactory(organization=other_org)
+    SignInSettingsFactory(organization=other_org, password_login=True)
 
     assert admin_api.get(f"/api/v1/orgs/acme/sign-in-rules/{foreign.pk}/").status_code == 404
     assert admin_api.delete(f"/api/v1/orgs/acme/sign-in-rules/{foreign.pk}/").status_code == 404
     assert admin_api.get("/api/v1/orgs/acme/sign-in-rules/").json()["results"] == []
     assert admin_api.get("/api/v1/orgs/globex/sign-in-rules/").status_code == 404
     assert SignInRule.objects.filter(pk=foreign.pk).exists()
+    assert admin_api.get("/api/v1/orgs/globex/sign-in-settings/").status_code == 404
+    put = admin_api.put("/api/v1/orgs/globex/sign-in-settings/", {"password_login": False}, format="json")
+    assert put.status_code == 404
+    assert SignInSettings.objects.get(organization=other_org).password_login is True
 
 
 def test_members_cannot_read_or_change_sign_in_configuration(org, member, sso):
