@@ -19,6 +19,7 @@ from platform_core.api.serializers import (
     OrganizationSerializer,
     OrganizationSettingsSerializer,
 )
+from platform_core.api_keys_permissions import HasApiKeyScope
 from platform_core.audit_export import AuditFilterInvalid, audit_export_response, audit_filter_parse
 from platform_core.models import AuditLog, Membership
 from platform_core.request_meta import client_ip
@@ -31,7 +32,7 @@ class OrganizationListView(generics.ListAPIView):
     """The organisations the caller belongs to, with the caller's role in each."""
 
     serializer_class = OrganizationSerializer
-    permission_classes = [permissions.IsAuthenticated]
+    permission_classes = [HasApiKeyScope, permissions.IsAuthenticated]
 
     def get_queryset(self) -> Any:
         return organizations_for_user(user=self.request.user).order_by("name")
