@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import factory
 
-from agents.models import Agent, Conversation, Message, ModelConfig, Run
+from agents.models import Agent, Budget, Conversation, Message, ModelConfig, Run
 from tests.factories import OrganizationFactory, UserFactory
 
 
@@ -56,9 +56,25 @@ class MessageFactory(factory.django.DjangoModelFactory):
     content = "hello"
 
 
+class BudgetFactory(factory.django.DjangoModelFactory):
+    """An agent budget (so the admin walks see its organisation-scoped agent choice)."""
+
+    class Meta:
+        model = Budget
+
+    organization = factory.SubFactory(OrganizationFactory)
+    name = factory.Sequence(lambda n: f"Budget {n}")
+    scope = "agent"
+    agent = factory.SubFactory(AgentFactory, organization=factory.SelfAttribute("..organization"))
+    metric = "tokens"
+    period = "month"
+    limit = 1000000
+
+
 AGENTS_TENANT_FACTORIES = {
     ModelConfig: lambda org: ModelConfigFactory(organization=org),
     Agent: lambda org: AgentFactory(organization=org),
     Conversation: lambda org: ConversationFactory(organization=org),
     Run: lambda org: RunFactory(conversation=ConversationFactory(organization=org)),
+    Budget: lambda org: BudgetFactory(organization=org),
 }

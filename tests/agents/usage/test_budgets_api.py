@@ -13,6 +13,7 @@ from tests.factories import PASSWORD, member_of
 
 pytestmark = pytest.mark.django_db
 
+
 BUDGETS = "/api/v1/orgs/acme/budgets/"
 
 
@@ -69,6 +70,7 @@ def test_a_budget_cannot_name_another_organisations_user_or_agent(client_for, or
     assert not Budget.objects.exists()
 
 
+@pytest.mark.cross_org("budget-list", "budget-detail")
 def test_members_read_budgets_but_only_admins_write_and_other_orgs_see_nothing(
     client_for, member, org, other_admin, other_org
 ):
@@ -118,3 +120,43 @@ def test_the_budget_admin_lists_and_offers_only_the_admins_organisation(client, 
     assert "Ours" in listing and "Theirs" not in listing
     form = client.get("/admin/agents/budget/add/").content.decode()
     assert "Own agent" in form and "Foreign agent" not in form
+
+
+@pytest.fixture
+def celery_eager():
+    from platform_core import celery_app
+
+    conf = celery_app.conf
+    saved = (conf.task_always_eager, conf.task_eager_propagates)
+    conf.task_always_eager, conf.task_eager_propagates = True, True
+    yield
+    conf.task_always_eager, conf.task_eager_propagates = saved
+
+
+def test_a_budget_warning_posts_one_card_to_the_organisations_feishu_chat(
+    org, fake_feishu, celery_eager, django_capture_on_commit_callbacks
+):
+    from agents.usage.budgets import budget_line
+    from agents.usage.warnings import budget_warn
+    from tests.fakes.feishu_cards import validate_card
+    from tests.hooks.factories import FeishuChannelFactory
+
+    FeishuChannelFactory(organization=org, base_url=fake_feishu.base_url, default_chat_id="oc_admins")
+    budget = Budget.objects.create(
+        organization=org,
+        name="Org monthly",
+        scope="organization",
+        metric="tokens",
+        period="month",
+        limit=1000,
+    )
+    # when the threshold is crossed (twice, by two processes), in the committed transaction's wake
+    with django_capture_on_commit_callbacks(execute=True):
+        assert budget_warn(line=budget_line(budget), period="m202612", used=850) is True
+        assert budget_warn(line=budget_line(budget), period="m202612", used=900) is False
+
+    # then one audit entry and one card in the channel's default chat name the budget and its use
+    assert AuditLog.objects.filter(organization=org, action="budget.warning").count() == 1
+    assert [m.chat_id for m in fake_feishu.sent] == ["oc_admins"]
+    assert validate_card(fake_feishu.sent[0].card) == []
+    assert "Org monthly" in str(fake_feishu.sent[0].card) and "850 / 1000" in str(fake_feishu.sent[0].card)
