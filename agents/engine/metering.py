@@ -14,6 +14,7 @@ exactly once, failed ones with no usage (``failed``), so a meter can settle its 
 
 from __future__ import annotations
 
+import json
 from collections.abc import AsyncIterator, Iterator, Mapping, Sequence
 from contextlib import contextmanager
 from contextvars import ContextVar
@@ -21,7 +22,7 @@ from dataclasses import dataclass
 from enum import StrEnum
 from typing import Any, Literal, Protocol
 
-from agents.engine.completion import ChatResponse, Usage, estimate_text_tokens
+from agents.engine.completion import ChatResponse, Usage
 from agents.engine.llm import LLM, Message
 from agents.engine.llm_errors import LLMError
 from agents.engine.prompts import is_chinese
@@ -89,10 +90,35 @@ def budget_watch() -> Iterator[list[BudgetRefusal]]:
         _REFUSALS.reset(token)
 
 
+# Per message, what the chat template adds around its content (role and separator tokens; 3 to 4 in
+# OpenAI's counting, https://github.com/openai/openai-cookbook/blob/main/examples/How_to_count_tokens_with_tiktoken.ipynb).
+MESSAGE_OVERHEAD_TOKENS = 8
+
+
+def prompt_bound(messages: Sequence[Message], tools: Any = None) -> int:
+    """At least as many tokens as the prompt can have: byte-level BPE tokenizers (GPT, Qwen, DeepSeek, GLM,
+    Kimi) never make more tokens than UTF-8 bytes, plus the template's tokens per message; tool calls and
+    tool schemas count by their JSON."""
+    total = 0
+    for message in messages:
+        content = message.get("content")
+        total += len(
+            (content if isinstance(content, str) else json.dumps(content, ensure_ascii=False)).encode()
+        )
+        calls = message.get("tool_calls")
+        if calls:
+            total += len(json.dumps(calls, ensure_ascii=False).encode())
+        total += MESSAGE_OVERHEAD_TOKENS
+    if tools:
+        total += len(json.dumps(tools, ensure_ascii=False).encode())
+    return total
+
+
 @dataclass(frozen=True, slots=True)
 class ModelCall:
     """A model call about to be made: why, to which endpoint, and how many tokens it may use at most
-    (``estimated_tokens``: the prompt's estimate plus the most the reply may take)."""
+    (``estimated_tokens``: :func:`prompt_bound` plus the most the reply may take: the endpoint's output
+    limit, else its context window; 0 for a meter that wants no estimates)."""
 
     purpose: CallPurpose
     endpoint_id: str
@@ -162,7 +188,8 @@ class BudgetExceededError(LLMError):
 
 
 class ModelCallMeter(Protocol):
-    """The apps' side of the accounting and the budgets."""
+    """The apps' side of the accounting and the budgets. A meter with ``wants_estimates = False`` (no
+    budgets to check) gets no estimate, so a call costs no pass over the history."""
 
     async def before_model_call(self, call: ModelCall) -> CallVerdict: ...
 
@@ -180,7 +207,7 @@ class MeteredLLM:
         self.wrapped_llm = llm
         self._meter = meter
         self.endpoint_id = endpoint_id
-        self._max_output = max_output_tokens or max(1, llm.context_window // 4)
+        self._max_output = max_output_tokens or max(1, llm.context_window)
 
     @property
     def abilities(self) -> Mapping[str, bool]:
@@ -202,9 +229,9 @@ class MeteredLLM:
     def __repr__(self) -> str:
         return f"MeteredLLM({self.wrapped_llm!r})"
 
-    async def _admit(self, messages: Sequence[Message], purpose: CallPurpose) -> Any:
-        prompt = sum(estimate_text_tokens(str(m.get("content") or "")) + 4 for m in messages)
-        call = ModelCall(purpose, self.endpoint_id, self.model, prompt + self._max_output)
+    async def _admit(self, messages: Sequence[Message], purpose: CallPurpose, tools: Any = None) -> Any:
+        bound = prompt_bound(messages, tools) if getattr(self._meter, "wants_estimates", True) else 0
+        call = ModelCall(purpose, self.endpoint_id, self.model, bound + self._max_output)
         match await self._meter.before_model_call(call):
             case BudgetRefusal() as refusal:
                 watching = _REFUSALS.get()
@@ -222,7 +249,7 @@ class MeteredLLM:
 
     async def chat(self, messages: Sequence[Message], **kwargs: Any) -> ChatResponse:
         purpose = current_purpose()
-        reservation = await self._admit(messages, purpose)
+        reservation = await self._admit(messages, purpose, kwargs.get("tools"))
         try:
             response = await self.wrapped_llm.chat(messages, **kwargs)
         except BaseException:

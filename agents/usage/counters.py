@@ -16,9 +16,13 @@ that use at most their estimate never take ``used`` past ``L`` (their reservatio
 they ran). A call admitted by the second rule runs alone in that budget: while it is under way
 ``in_flight >= 1`` and its reservation is counted, so no other call is admitted by the second rule, and
 one by the first rule only if it fits beside the reservation; it starts below ``L``, so ``used`` ends
-below ``L`` plus that call's usage. The estimate (see :class:`~agents.engine.metering.MeteredLLM`) is the
-prompt's estimate plus the most the reply may take, and settling uses the real count, so an estimate that
-fell short is corrected before the next admission.
+below ``L`` plus that call's usage.
+
+The estimate is an upper bound of the call (see :class:`~agents.engine.metering.ModelCall`): the prompt's
+UTF-8 bytes (no byte-level BPE token is shorter than a byte) plus the template's tokens per message, plus
+the endpoint's output limit (else its whole context window). A cost budget reserves that many tokens at the
+endpoint's highest price. A provider whose tokens are not byte-level could use more than the estimate; the
+real count is settled after every call, so the next admissions see it.
 """
 
 from __future__ import annotations

@@ -81,6 +81,8 @@ class RunMeter:
         self.sink = sink
         self.clock = clock
         self.refusal: BudgetRefusal | None = None
+        # Without budgets nothing is reserved: the engine need not estimate its calls.
+        self.wants_estimates = bool(self.budgets) and counter is not None
 
     def _account(self, endpoint_id: str) -> EndpointAccount:
         return self.endpoints.get(endpoint_id) or EndpointAccount(None, None)
