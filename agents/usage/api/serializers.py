@@ -8,8 +8,6 @@ from django.contrib.auth import get_user_model
 from django.core.exceptions import ValidationError as DjangoValidationError
 from rest_framework import serializers
 
-from agents.api.serializers import OrgScopedPrimaryKeyField
-from agents.models import Agent
 from agents.usage.models import Budget
 from platform_core.api_unique import OrgUniqueValidator
 
@@ -23,9 +21,18 @@ class MemberPrimaryKeyField(serializers.PrimaryKeyRelatedField):
         return users.filter(memberships__organization=org) if org is not None else users.none()
 
 
+class OrgAgentPrimaryKeyField(serializers.PrimaryKeyRelatedField):
+    """An agent of the URL organisation, by id."""
+
+    def get_queryset(self) -> Any:
+        org = self.context.get("org")
+        agents = Budget._meta.get_field("agent").related_model._default_manager.all()
+        return agents.filter(organization=org) if org is not None else agents.none()
+
+
 class BudgetSerializer(serializers.ModelSerializer):
     user = MemberPrimaryKeyField(allow_null=True, required=False)
-    agent = OrgScopedPrimaryKeyField(queryset=Agent.objects.all(), allow_null=True, required=False)
+    agent = OrgAgentPrimaryKeyField(allow_null=True, required=False)
 
     class Meta:
         model = Budget
