@@ -8,13 +8,13 @@ from __future__ import annotations
 
 import uuid
 from dataclasses import dataclass
-from datetime import datetime
+from datetime import datetime, timedelta
 from decimal import ROUND_CEILING, Decimal
 from zoneinfo import ZoneInfo
 
-from django.db.models import Q
+from django.db.models import Q, Sum
 
-from agents.usage.models import Budget, BudgetMetric, BudgetPeriod, BudgetScope
+from agents.usage.models import Budget, BudgetMetric, BudgetPeriod, BudgetScope, UsageRecord
 
 MICROS = Decimal(1_000_000)
 
@@ -34,6 +34,8 @@ class BudgetLine:
     currency: str
     time_zone: str
     warn_percent: int | None
+    user_id: int | None = None
+    agent_id: uuid.UUID | None = None
 
     @property
     def counts_cost(self) -> bool:
@@ -60,6 +62,36 @@ class BudgetLine:
         return self.limit * self.warn_percent // 100
 
 
+def period_bounds(line: BudgetLine, period: str) -> tuple[datetime, datetime]:
+    """The start and end of a period key (``d20261202``, ``m202612``) in the budget's time zone."""
+    zone = ZoneInfo(line.time_zone)
+    if period[0] == "d":
+        start = datetime.strptime(period[1:], "%Y%m%d").replace(tzinfo=zone)
+        return start, (start + timedelta(days=1)).replace(tzinfo=zone)
+    start = datetime.strptime(period[1:], "%Y%m").replace(tzinfo=zone)
+    following = (
+        start.replace(year=start.year + 1, month=1)
+        if start.month == 12
+        else start.replace(month=start.month + 1)
+    )
+    return start, following
+
+
+def period_used(line: BudgetLine, period: str) -> int:
+    """What the stored usage rows count in ``line`` over ``period`` (sync): the start of a counter that
+    did not exist yet (a budget made mid-period, Redis emptied)."""
+    start, end = period_bounds(line, period)
+    rows = UsageRecord.objects.for_org(line.organization_id).filter(created_at__gte=start, created_at__lt=end)
+    if line.scope == BudgetScope.USER:
+        rows = rows.filter(user_id=line.user_id)
+    elif line.scope == BudgetScope.AGENT:
+        rows = rows.filter(agent_id=line.agent_id)
+    if not line.counts_cost:
+        return int(rows.aggregate(n=Sum("total_tokens"))["n"] or 0)
+    cost = rows.filter(currency=line.currency).aggregate(n=Sum("cost"))["n"]
+    return line.units(tokens=0, cost=cost or Decimal(0), currency=line.currency)
+
+
 def budget_line(budget: Budget) -> BudgetLine:
     """The plain values of ``budget``."""
     if budget.metric == BudgetMetric.COST:
@@ -80,6 +112,8 @@ def budget_line(budget: Budget) -> BudgetLine:
         currency=budget.currency.upper(),
         time_zone=budget.time_zone or "UTC",
         warn_percent=budget.warn_percent,
+        user_id=budget.user_id,
+        agent_id=budget.agent_id,
     )
 
 

@@ -38,7 +38,7 @@ from django.conf import settings
 from django.db import transaction
 from django.db.models import F, Q
 
-from agents.usage.budgets import BudgetLine
+from agents.usage.budgets import BudgetLine, period_used
 from agents.usage.models import BudgetCounter as CounterRow
 
 KEY_PREFIX = "usage:budget"
@@ -105,7 +105,11 @@ class DatabaseBudgetCounter:
     def reserve_sync(self, claims: Sequence[Claim]) -> Admission:
         ordered = sorted(claims, key=lambda c: (str(c.line.id), c.period))  # one lock order: no deadlock
         for claim in ordered:
-            CounterRow.objects.get_or_create(budget_id=claim.line.id, period=claim.period)
+            if not CounterRow.objects.filter(budget_id=claim.line.id, period=claim.period).exists():
+                used = period_used(claim.line, claim.period)
+                CounterRow.objects.get_or_create(
+                    budget_id=claim.line.id, period=claim.period, defaults={"used": used}
+                )
         try:
             with transaction.atomic():
                 for claim in ordered:
@@ -136,11 +140,17 @@ class DatabaseBudgetCounter:
 
 # -- Redis ---------------------------------------------------------------------------------------
 
-# KEYS: the budgets' hashes; ARGV: the TTL, then limit and amount per key. Returns 0 (reserved) or the
-# 1-based index of the budget that refused. A script runs atomically in Redis
+# KEYS: the budgets' hashes; ARGV: the TTL, then limit and amount per key. Returns 0 (reserved), the
+# 1-based index of the budget that refused, or minus the index of a counter that does not exist yet (it is
+# started from the stored rows, then the script runs again). A script runs atomically in Redis
 # (https://redis.io/docs/latest/develop/programmability/eval-intro/).
 _RESERVE = """
 local ttl = tonumber(ARGV[1])
+for i, key in ipairs(KEYS) do
+  if redis.call('EXISTS', key) == 0 then
+    return -i
+  end
+end
 for i, key in ipairs(KEYS) do
   local limit = tonumber(ARGV[2 * i])
   local amount = tonumber(ARGV[2 * i + 1])
@@ -193,9 +203,20 @@ class RedisBudgetCounter:
         args: list[int] = [ttl]
         for claim in claims:
             args += [claim.line.limit, claim.amount]
-        refused = int(await self._reserve(keys=[redis_key(c) for c in claims], args=args))
-        if refused:
-            return Exceeded(claims[refused - 1].line)
+        keys = [redis_key(c) for c in claims]
+        for _ in range(len(claims) + 1):
+            answer = int(await self._reserve(keys=keys, args=args))
+            if answer >= 0:
+                break
+            missing = claims[-answer - 1]
+            used = await sync_to_async(period_used)(missing.line, missing.period)
+            # HSETNX: of several processes starting the same counter, the first one's start stands.
+            await self._redis.hsetnx(keys[-answer - 1], "used", used)
+            await self._redis.expire(keys[-answer - 1], ttl)
+        if answer < 0:  # pragma: no cover - every counter was started above
+            raise RuntimeError("a budget counter could not be started")
+        if answer:
+            return Exceeded(claims[answer - 1].line)
         return Reserved(tuple(claims))
 
     async def settle(self, claims: Sequence[Claim], used: Sequence[int]) -> list[int]:

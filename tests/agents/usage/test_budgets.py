@@ -252,3 +252,24 @@ async def test_a_plan_run_stops_at_the_budget_before_the_analyser_and_the_synthe
     assert done["answer"].startswith(
         "I stopped before the task was finished: the monthly token budget “Acme”"
     )
+
+
+async def test_a_new_counter_starts_from_the_periods_stored_usage(scripted_llm, monkeypatch, counts_in):
+    """A budget made mid-period (or Redis emptied) counts what the period's rows already used."""
+    monkeypatch.setattr(runtime, "connector_tools_for_run", order_tools(1))
+    model = ReActModel(tool_turns=None).install(scripted_llm)
+
+    def given():
+        org, user, agent, _config = build_org(scripted_llm.base_url, max_output=200)
+        UsageRecord.objects.create(organization=org, user=user, purpose="tool_loop", total_tokens=1900)
+        UsageRecord.objects.create(organization=org, purpose="tool_loop", total_tokens=5000)  # someone else
+        user_budget(org, user, limit=2000)
+        return user, conversation_for(org, user, agent)
+
+    user, conversation = await database_sync_to_async(given)()
+    frames = await ask(user, conversation, "Where is order 7?")
+    await finish_runs()
+
+    # 1,900 of 2,000 were used today: one call fits (nothing else under way), the next does not
+    assert model.kinds == ["tool_loop"]
+    assert done_of(frames)["stop_reason"] == "budget_exceeded"
