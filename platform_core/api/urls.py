@@ -11,8 +11,8 @@ from rest_framework.routers import SimpleRouter
 
 from platform_core.api.keys import OrgApiKeyViewSet, PersonalApiKeyViewSet
 from platform_core.api.members import MemberViewSet
+from platform_core.api.sign_in import SignInRuleViewSet, SignInSettingsView  # single sign-on (issue 20)
 from platform_core.api.views import AuditLogViewSet, OrganizationListView, OrganizationSettingsView
-from platform_core.sso.api import SignInRuleViewSet, SignInSettingsView  # single sign-on (issue 20)
 
 org_router = SimpleRouter()
 org_router.register("audit-logs", AuditLogViewSet, basename="audit-log")
