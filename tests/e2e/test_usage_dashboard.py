@@ -1,0 +1,191 @@
+"""The usage dashboard in Debian's chromium under the strict policy: the vendored Chart.js draws its four
+charts from the page's figures, the tables match them and a CSV downloads; the screenshot goes to
+docs/screenshots/usage-dashboard.png (the README shows it)."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+
+import pytest
+
+try:
+    from playwright.sync_api import expect
+except ImportError:  # the chromium_path fixture then fails (CI) or skips the tests
+    expect = None
+
+from tests.e2e.conftest import EXPECT_TIMEOUT_MS, ROOT, E2EServer
+
+pytestmark = pytest.mark.e2e
+
+ORG = "usage-org"
+OWNER = "usage-uma"
+SCREENSHOT = ROOT / "docs" / "screenshots" / "usage-dashboard.png"
+
+
+def build_usage_world() -> dict[str, str]:
+    """An organisation with three weeks of usage rows of two users, two agents and two endpoints, and two
+    budgets (run against the e2e server's database)."""
+    from datetime import timedelta
+    from decimal import Decimal
+
+    from django.utils import timezone
+
+    from platform_core.models import Role
+    from tests.factories import OrganizationFactory, member_of
+
+    org = OrganizationFactory(slug=ORG, name="Usage Ltd")
+    owner = member_of(org, Role.OWNER, username=OWNER)
+    analyst = member_of(org, Role.MEMBER, username="usage-ivan")
+    # Only once tests.factories is loaded: it imports the agents' factories itself.
+    from agents.usage.models import UsageRecord
+    from tests.agents.factories import (
+        AgentFactory,
+        BudgetFactory,
+        ConversationFactory,
+        ModelConfigFactory,
+        RunFactory,
+    )
+
+    buyer = AgentFactory(organization=org, name="Purchasing")
+    helpdesk = AgentFactory(organization=org, name="Helpdesk")
+    big = ModelConfigFactory(organization=org, name="gpt-4.1")
+    small = ModelConfigFactory(organization=org, name="qwen-plus")
+    now = timezone.now()
+    total = 0
+    for day in range(21):
+        for n, (user, agent, endpoint, price) in enumerate(
+            [(owner, buyer, big, Decimal("0.000008")), (analyst, helpdesk, small, Decimal("0.000002"))]
+        ):
+            run = RunFactory(conversation=ConversationFactory(organization=org, user=user, agent=agent))
+            prompt = 2000 + 350 * ((day * 7 + n * 3) % 11)
+            completion = 300 + 90 * ((day * 5 + n) % 7)
+            total += prompt + completion
+            UsageRecord.objects.create(
+                organization=org,
+                user=user,
+                agent=agent,
+                model_config=endpoint,
+                run=run,
+                purpose="tool_loop",
+                prompt_tokens=prompt,
+                completion_tokens=completion,
+                total_tokens=prompt + completion,
+                cost=(prompt + completion) * price,
+                currency="USD",
+                created_at=now - timedelta(days=day, hours=1),
+            )
+    BudgetFactory(
+        organization=org,
+        name="Monthly tokens",
+        scope="organization",
+        agent=None,
+        period="month",
+        limit=400000,
+    )
+    BudgetFactory(
+        organization=org, name="Helpdesk cost", agent=helpdesk, metric="cost", limit=1, currency="USD"
+    )
+    return {"total": str(total)}
+
+
+@pytest.fixture(scope="module")
+def usage_world(e2e_server: E2EServer) -> dict[str, str]:
+    code = (
+        "import django,json;django.setup();"
+        "from tests.e2e.test_usage_dashboard import build_usage_world as b;"
+        "print(json.dumps(b()))"
+    )
+    done = subprocess.run(
+        [sys.executable, "-c", code],
+        cwd=ROOT,
+        env=e2e_server.env,
+        capture_output=True,
+        text=True,
+        timeout=180,
+    )
+    assert done.returncode == 0, done.stderr[-3000:]
+    return json.loads(done.stdout.strip().splitlines()[-1])
+
+
+@pytest.fixture
+def admin_page(browser, e2e_server, usage_world):
+    from tests.factories import PASSWORD
+
+    expect.set_options(timeout=EXPECT_TIMEOUT_MS)
+    context = browser.new_context(
+        viewport={"width": 1366, "height": 1000}, locale="en-GB", accept_downloads=True
+    )
+    page = context.new_page()
+    errors: list[str] = []
+    page.on("pageerror", lambda exc: errors.append(str(exc)))
+    page.on("console", lambda msg: errors.append(msg.text) if "Refused" in msg.text else None)
+    page.goto(f"{e2e_server.url}/login/?next=/admin/")
+    page.fill("#id_username", OWNER)
+    page.fill("#id_password", PASSWORD)
+    page.click(".login button[type=submit]")
+    page.wait_for_url("**/admin/")
+    try:
+        yield page, errors
+    finally:
+        context.close()
+
+
+# Counts the canvas's pixels that are not transparent (what the chart drew).
+DRAWN_PIXELS = """(id) => {
+  const canvas = document.getElementById(id);
+  const pixels = canvas.getContext("2d").getImageData(0, 0, canvas.width, canvas.height).data;
+  let drawn = 0;
+  for (let i = 3; i < pixels.length; i += 4) { if (pixels[i] > 0) { drawn += 1; } }
+  return drawn;
+}"""
+
+DATASETS = """(id) => {
+  const chart = window.Chart.getChart(document.getElementById(id));
+  return chart.data.datasets.map((d) => ({label: d.label, points: d.data.length, sum: d.data.reduce((a, b) => a + Number(b || 0), 0)}));
+}"""
+
+
+def test_the_dashboard_draws_its_charts_from_the_rows(admin_page, e2e_server, usage_world):
+    page, errors = admin_page
+    page.click("#usage-dashboard-link a")
+    page.wait_for_url(f"**/admin/usage-dashboard/{ORG}/")
+    expect(page.locator("#usage-dashboard")).to_have_attribute("data-charts-drawn", "4")
+
+    tokens = page.evaluate(DATASETS, "usage-chart-tokens")
+    assert [d["label"] for d in tokens] == ["Prompt tokens", "Completion tokens"]
+    assert tokens[0]["sum"] + tokens[1]["sum"] == int(usage_world["total"])
+    assert tokens[0]["points"] >= 21
+    (cost,) = page.evaluate(DATASETS, "usage-chart-cost")
+    assert cost["label"] == "Cost (USD)" and cost["sum"] > 0
+    (endpoints,) = page.evaluate(DATASETS, "usage-chart-endpoints")
+    assert endpoints["points"] == 2 and endpoints["sum"] == int(usage_world["total"])
+    (budgets,) = page.evaluate(DATASETS, "usage-chart-budgets")
+    assert budgets["points"] == 2
+    for canvas in ("usage-chart-tokens", "usage-chart-cost", "usage-chart-endpoints", "usage-chart-budgets"):
+        assert page.evaluate(DRAWN_PIXELS, canvas) > 500, canvas
+
+    expect(page.locator("#usage-table-by_agent tbody tr")).to_have_count(2)
+    expect(page.locator("#usage-table-top_runs tbody tr")).to_have_count(10)
+    with page.expect_download() as download_info:
+        page.locator("#usage-table-by_model_endpoint + .usage-csv a").click()
+    download = download_info.value
+    assert download.suggested_filename.startswith(f"usage-{ORG}-by_model_endpoint-")
+    lines = open(download.path(), encoding="utf-8").read().splitlines()
+    assert lines[0].startswith("Name,Currency,Calls") and len(lines) == 3
+
+    page.select_option("select[name=period]", "week")
+    page.click(".usage-filter input[type=submit]")
+    expect(page.locator("#usage-dashboard")).to_have_attribute("data-charts-drawn", "4")
+    weekly = page.evaluate(DATASETS, "usage-chart-tokens")
+    assert 3 <= weekly[0]["points"] <= 5
+    assert weekly[0]["sum"] + weekly[1]["sum"] == int(usage_world["total"])
+    assert errors == []
+
+    page.select_option("select[name=period]", "day")
+    page.click(".usage-filter input[type=submit]")
+    expect(page.locator("#usage-dashboard")).to_have_attribute("data-charts-drawn", "4")
+    SCREENSHOT.parent.mkdir(parents=True, exist_ok=True)
+    page.screenshot(path=str(SCREENSHOT))  # the viewport: the filter, the totals and the four charts
+    assert SCREENSHOT.stat().st_size > 20000
