@@ -34,6 +34,7 @@ from hooks.models import (
 from hooks.selectors import DECIDER_ROLES
 from hooks.services import approval_resend
 from platform_core.admin_base import AuditedAdmin, OrgScopedAdmin, admin_orgs
+from platform_core.api_keys import without_service_users
 from platform_core.models import LinkedIdentity, Role
 from platform_core.request_meta import client_ip
 from platform_core.secret_rules import validate_secret_length
@@ -270,7 +271,9 @@ class ApprovalPolicyAdmin(AuditedAdmin):
 
     def formfield_for_manytomany(self, db_field: Any, request: HttpRequest, **kwargs: Any) -> Any:
         if db_field.name == "approver_users":
-            users = get_user_model().objects.filter(memberships__role__in=DECIDER_ROLES)
+            users = without_service_users(
+                get_user_model().objects.filter(memberships__role__in=DECIDER_ROLES)
+            )
             if not request.user.is_superuser:
                 users = users.filter(memberships__organization__in=admin_orgs(request))
             linked = LinkedIdentity.objects.filter(user=OuterRef("pk")).exclude(open_id="")

@@ -39,6 +39,12 @@ class ApiKeyCreated:
     raw: str
 
 
+def without_service_users(users: QuerySet[Any], *, path: str = "") -> QuerySet[Any]:
+    """``users`` (or rows reaching a user through ``path``, e.g. ``"user__"``) without organisation keys'
+    service users: they are managed on the API keys page, never chosen as approvers or listed as members."""
+    return users.exclude(**{f"{path}api_keys__organization__isnull": False})
+
+
 def _audit_orgs(key: ApiKey) -> list[Organization]:
     if key.organization_id is not None:
         return [key.organization]  # type: ignore[list-item]

@@ -29,6 +29,7 @@ from django.utils.encoding import force_bytes
 from django.utils.http import urlsafe_base64_encode
 from django.utils.translation import gettext as _
 
+from platform_core.api_keys import without_service_users
 from platform_core.models import LinkedIdentity, Membership, Organization
 from platform_core.services import MembershipRefused, MembershipSaved, audit_log_write, membership_save
 
@@ -61,7 +62,7 @@ def member_list_for_org(*, organization: Organization) -> QuerySet[Membership]:
     feishu = LinkedIdentity.objects.filter(user=OuterRef("user_id")).exclude(open_id="")
     feishu = feishu.filter(Q(organization__isnull=True) | Q(organization=organization))
     return (
-        Membership.objects.filter(organization=organization)
+        without_service_users(Membership.objects.filter(organization=organization), path="user__")
         .select_related("user")
         .annotate(has_feishu=Exists(feishu))
         .order_by("user__username")
