@@ -59,7 +59,7 @@ class BudgetConsumptionSerializer(serializers.Serializer):
 
 class UsageDashboardSerializer(serializers.Serializer):
     period = serializers.ChoiceField(choices=PERIODS)
-    # "from" is a keyword: the field is named in __init__ (DRF serializes by field name).
+    # "from" is a Python keyword, so get_fields() adds that field by name.
     to = serializers.DateField()
     time_zone = serializers.CharField()
     group_by = serializers.ChoiceField(choices=GROUP_BYS)

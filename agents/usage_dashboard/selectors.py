@@ -223,40 +223,51 @@ def _budget_subject(budget: Budget) -> str:
     return _("Whole organisation")
 
 
+def _budget_rows_filter(*, budget: Budget, start: datetime, end: datetime) -> Q:
+    """The usage rows that count against ``budget`` in the period from ``start`` to ``end``."""
+    counted = Q(created_at__gte=start, created_at__lt=end)
+    if budget.scope == BudgetScope.USER:
+        counted &= Q(user_id=budget.user_id)
+    elif budget.scope == BudgetScope.AGENT:
+        counted &= Q(agent_id=budget.agent_id)
+    if budget.metric == BudgetMetric.COST:
+        counted &= Q(currency__iexact=budget.currency)
+    return counted
+
+
 def budget_consumption(*, organization: Organization, now: datetime | None = None) -> list[BudgetRow]:
     """Each budget of the organisation with what its current period's usage rows count against it
-    (tokens, or the cost of the calls in the budget's currency)."""
+    (tokens, or the cost of the calls in the budget's currency): two queries, however many budgets."""
     moment = now or timezone.now()
-    budgets = (
+    budgets = list(
         Budget.objects.filter(organization=organization).select_related("user", "agent").order_by("name")
     )
-    result = []
-    for budget in budgets:
-        start, end = budget_period_bounds(budget=budget, now=moment)
-        rows = UsageRecord.objects.filter(
-            organization=organization, created_at__gte=start, created_at__lt=end
+    if not budgets:
+        return []
+    bounds = [budget_period_bounds(budget=budget, now=moment) for budget in budgets]
+    sums = {
+        f"b{i}": Sum(
+            "cost" if budget.metric == BudgetMetric.COST else "total_tokens",
+            filter=_budget_rows_filter(budget=budget, start=start, end=end),
         )
-        if budget.scope == BudgetScope.USER:
-            rows = rows.filter(user_id=budget.user_id)
-        elif budget.scope == BudgetScope.AGENT:
-            rows = rows.filter(agent_id=budget.agent_id)
-        if budget.metric == BudgetMetric.COST:
-            used = rows.filter(Q(currency__iexact=budget.currency)).aggregate(v=Sum("cost"))["v"]
-        else:
-            used = rows.aggregate(v=Sum("total_tokens"))["v"]
-        result.append(
-            BudgetRow(
-                id=str(budget.pk),
-                name=budget.name,
-                scope=budget.scope,
-                subject=_budget_subject(budget),
-                metric=budget.metric,
-                period=budget.period,
-                period_start=start,
-                used=Decimal(used or 0),
-                limit=Decimal(budget.limit),
-                currency=budget.currency.upper() if budget.metric == BudgetMetric.COST else "",
-                active=budget.active,
-            )
+        for i, (budget, (start, end)) in enumerate(zip(budgets, bounds, strict=True))
+    }
+    # Only the rows of the earliest period start onwards are read.
+    earliest = min(start for start, _ in bounds)
+    used = UsageRecord.objects.filter(organization=organization, created_at__gte=earliest).aggregate(**sums)
+    return [
+        BudgetRow(
+            id=str(budget.pk),
+            name=budget.name,
+            scope=budget.scope,
+            subject=_budget_subject(budget),
+            metric=budget.metric,
+            period=budget.period,
+            period_start=start,
+            used=Decimal(used[f"b{i}"] or 0),
+            limit=Decimal(budget.limit),
+            currency=budget.currency.upper() if budget.metric == BudgetMetric.COST else "",
+            active=budget.active,
         )
-    return result
+        for i, (budget, (start, _end)) in enumerate(zip(budgets, bounds, strict=True))
+    ]

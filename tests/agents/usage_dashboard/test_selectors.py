@@ -189,3 +189,17 @@ def test_default_range_is_the_last_thirty_days():
         "day",
         "user",
     )
+
+
+def test_the_whole_dashboard_costs_the_same_queries_however_many_budgets(
+    org, world, member, django_assert_num_queries
+):
+    from agents.usage_dashboard.figures import dashboard_figures
+
+    BudgetFactory(organization=org, scope="organization", agent=None)
+    with django_assert_num_queries(8):
+        dashboard_figures(organization=org, query=query())
+    BudgetFactory(organization=org, scope="user", agent=None, user=member, period="day")
+    BudgetFactory(organization=org, scope="agent", agent=world.agent, metric="cost", currency="USD")
+    with django_assert_num_queries(8):
+        dashboard_figures(organization=org, query=query())
