@@ -34,6 +34,7 @@ from agents.runs.events.store import conversation_group, events_after_sync, last
 from agents.runs.leases import lease_owner_new
 from agents.runs.manager import run_manager
 from agents.ws_frames import FrameRefused, after_seq_parse, after_seq_within, frame_decode
+from platform_core.api_keys import api_key_group
 
 logger = logging.getLogger(__name__)
 
@@ -63,10 +64,20 @@ class ConversationConsumer(AsyncWebsocketConsumer):
             return
         self.group = conversation_group(self.conversation.pk)
         await self.channel_layer.group_add(self.group, self.channel_name)
+        key = self.scope.get("api_key")
+        if key is not None:  # revoking the key closes this socket at once, frames or not
+            self.key_group = api_key_group(key.key.pk)
+            await self.channel_layer.group_add(self.key_group, self.channel_name)
 
     async def disconnect(self, code: int) -> None:
         if getattr(self, "group", None):
             await self.channel_layer.group_discard(self.group, self.channel_name)
+        if getattr(self, "key_group", None):
+            await self.channel_layer.group_discard(self.key_group, self.channel_name)
+
+    async def api_key_revoked(self, message: dict[str, Any]) -> None:
+        """The socket's API key was revoked: close it (4401), as a frame sent with it would be."""
+        await self.close(code=CLOSE_UNAUTHENTICATED)
 
     # -- client frames ---------------------------------------------------------------------------
     async def receive(self, text_data: str | None = None, bytes_data: bytes | None = None) -> None:

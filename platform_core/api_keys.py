@@ -39,6 +39,21 @@ class ApiKeyCreated:
     raw: str
 
 
+def api_key_group(key_id: int) -> str:
+    """The channel-layer group of the websockets opened with key ``key_id``: told when it is revoked."""
+    return f"api-key-{key_id}"
+
+
+def _announce_revoked(key_id: int) -> None:
+    """Tell the open websockets of the key (in any server process) that it is revoked: they close at once."""
+    from asgiref.sync import async_to_sync
+    from channels.layers import get_channel_layer
+
+    layer = get_channel_layer()
+    if layer is not None:
+        async_to_sync(layer.group_send)(api_key_group(key_id), {"type": "api_key.revoked"})
+
+
 def without_service_users(users: QuerySet[Any], *, path: str = "") -> QuerySet[Any]:
     """``users`` (or rows reaching a user through ``path``, e.g. ``"user__"``) without organisation keys'
     service users: they are managed on the API keys page, never chosen as approvers or listed as members."""
@@ -167,6 +182,7 @@ def api_key_revoke(*, key: ApiKey, actor: AbstractBaseUser | None, ip_address: s
     locked.revoked_at = timezone.now()
     locked.revoked_by = actor if actor is not None and actor.is_authenticated else None
     locked.save(update_fields=["revoked", "revoked_at", "revoked_by"])
+    transaction.on_commit(lambda: _announce_revoked(locked.pk))
     if locked.organization_id is not None:
         service_user = locked.user
         service_user.is_active = False

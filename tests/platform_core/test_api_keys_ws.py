@@ -76,21 +76,36 @@ async def test_a_chat_key_opens_the_users_conversation_and_its_first_address_is_
     assert rows == ["10.9.8.7"]
 
 
-async def test_revoking_a_key_closes_its_open_socket_at_the_next_frame_and_refuses_new_ones():
+async def test_revoking_a_key_closes_its_open_socket_at_once_and_refuses_new_ones():
     acme, _, mia, _ = await _world()
     conversation = await database_sync_to_async(ConversationFactory)(organization=acme, user=mia)
     created = await _personal(mia, "chat")
     communicator, code = await _open(conversation.pk, created.raw)
     assert code is None
     await database_sync_to_async(api_key_revoke)(key=created.key, actor=mia)
-    await communicator.send_json_to({"type": "cancel"})  # stopping stays allowed
-    assert (await communicator.receive_json_from(TIMEOUT))["data"]["code"] == "no_active_run"
-    await communicator.send_json_to({"type": "resume", "after_seq": 0})
+    # the client sends nothing: the revocation itself closes the socket
     closed = await communicator.receive_output(TIMEOUT)
     assert closed == {"type": "websocket.close", "code": 4401}
     again, code = await _open(conversation.pk, created.raw)
     assert code == 4401
     await again.disconnect()
+
+
+async def test_a_frame_sent_with_a_key_revoked_behind_the_sockets_back_closes_it():
+    """A key revoked without the announcement (another deployment's database, a bulk update) is still
+    caught at the next frame; a cancel stays allowed."""
+    acme, _, mia, _ = await _world()
+    conversation = await database_sync_to_async(ConversationFactory)(organization=acme, user=mia)
+    created = await _personal(mia, "chat")
+    communicator, code = await _open(conversation.pk, created.raw)
+    assert code is None
+    await database_sync_to_async(ApiKey.objects.filter(pk=created.key.pk).update)(revoked=True)
+    await communicator.send_json_to({"type": "cancel"})  # stopping stays allowed
+    assert (await communicator.receive_json_from(TIMEOUT))["data"]["code"] == "no_active_run"
+    await communicator.send_json_to({"type": "resume", "after_seq": 0})
+    closed = await communicator.receive_output(TIMEOUT)
+    assert closed == {"type": "websocket.close", "code": 4401}
+    await communicator.disconnect()
 
 
 async def test_an_expired_key_is_refused_on_the_websocket():
