@@ -55,6 +55,7 @@ def test_the_page_has_no_inline_script(client, org, world, org_admin):
         assert "src=" in opening or 'type="application/json"' in opening
 
 
+@pytest.mark.cross_org("usage-dashboard", "usage-dashboard-csv")
 def test_an_admin_of_another_organisation_gets_404(client, org, world, other_admin):
     client.force_login(other_admin)
     assert client.get(page("acme"), RANGE).status_code == 404

@@ -52,6 +52,7 @@ def test_an_admin_gets_the_figures_of_the_rows(org, world, org_admin, client_for
     }
 
 
+@pytest.mark.cross_org("org-usage")
 def test_an_admin_of_another_organisation_sees_none_of_its_figures(org, world, other_admin, client_for):
     client = client_for(other_admin)
     assert client.get(url("acme"), RANGE).status_code == 404
