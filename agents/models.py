@@ -240,8 +240,8 @@ class Agent(OrgOwnedModel):
         _("exposed over MCP"),
         default=False,
         help_text=_(
-            "Offer this agent as a tool of the organisation's MCP server (/mcp/orgs/<slug>/), "
-            "for MCP clients that authenticate with an API key of a member."
+            "Offer this agent as a tool of the organisation's MCP server (/mcp/orgs/ and the "
+            "organisation's slug), for MCP clients that authenticate with an API key of a member."
         ),
     )
     created_at = models.DateTimeField(_("created at"), auto_now_add=True)

@@ -13,8 +13,8 @@ class Migration(migrations.Migration):
             field=models.BooleanField(
                 default=False,
                 help_text=(
-                    "Offer this agent as a tool of the organisation's MCP server (/mcp/orgs/<slug>/), "
-                    "for MCP clients that authenticate with an API key of a member."
+                    "Offer this agent as a tool of the organisation's MCP server (/mcp/orgs/ and the "
+                    "organisation's slug), for MCP clients that authenticate with an API key of a member."
                 ),
                 verbose_name="exposed over MCP",
             ),
