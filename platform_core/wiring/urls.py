@@ -26,7 +26,9 @@ urlpatterns = [
     path("o/<slug:org_slug>/", include("agents.urls")),
     path("o/<slug:org_slug>/approvals/", include(inbox_urlpatterns)),  # guard rails (issue 6)
     path("integrations/", include(integration_urlpatterns)),  # guard rails (issue 6)
-    path("admin/usage-dashboard/", include("agents.usage_dashboard.admin_views")),  # usage dashboard (issue 21)
+    path(
+        "admin/usage-dashboard/", include("agents.usage_dashboard.admin_views")
+    ),  # usage dashboard (issue 21)
     path("admin/", admin.site.urls),
     path("demo-api/", include("connectors.demo_api.urls")),  # connectors (issue 4)
     path("api/v1/", include("platform_core.wiring.api_urls")),
