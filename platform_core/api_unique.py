@@ -46,16 +46,31 @@ class OrgUniqueValidator:
         for fields in org_unique_field_sets(model):
             if instance is not None and not any(name in attrs for name in fields):
                 continue  # an update that does not touch these fields cannot break the constraint
-            values = {
-                name: attrs[name] if name in attrs else getattr(instance, name, None) for name in fields
-            }
+            values = {name: _value(model, instance, attrs, name) for name in fields}
             rows = model._default_manager.filter(**{ORG_FIELD: org}, **values)
             if instance is not None:
                 rows = rows.exclude(pk=instance.pk)
             if rows.exists():
-                raise serializers.ValidationError(
-                    {fields[-1]: [_taken_message(model, fields[-1])]}, code="unique"
-                )
+                field = _reported_field(fields, values)
+                raise serializers.ValidationError({field: [_taken_message(model, field)]}, code="unique")
+
+
+def _value(model: type[models.Model], instance: Any, attrs: dict[str, Any], name: str) -> Any:
+    """The value the row will hold: the submitted one, else the instance's, else the field's default (a
+    create that leaves a field out stores its default, which a duplicate may share)."""
+    if name in attrs:
+        return attrs[name]
+    if instance is not None:
+        return getattr(instance, name, None)
+    field = model._meta.get_field(name)
+    return field.get_default() if isinstance(field, models.Field) else None
+
+
+def _reported_field(fields: tuple[str, ...], values: dict[str, Any]) -> str:
+    """The field a taken value is reported on: the last one that holds a value (a Feishu sign-in rule's
+    tenant key, not its blank e-mail domain), else the last one."""
+    filled = [name for name in fields if values.get(name) not in (None, "")]
+    return filled[-1] if filled else fields[-1]
 
 
 def _taken_message(model: type[models.Model], field: str) -> str:

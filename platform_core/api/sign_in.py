@@ -35,7 +35,12 @@ class SignInRuleSerializer(serializers.ModelSerializer):
         super().__init__(*args, **kwargs)
         self.fields["provider"].choices = provider_choices()
 
-    def validate(self, attrs: dict[str, Any]) -> dict[str, Any]:
+    def to_internal_value(self, data: Any) -> dict[str, Any]:
+        """Normalised here, not in ``validate``: DRF runs ``Meta.validators`` (the organisation-unique
+        check) between the two, and it must compare the values that will be stored (DRF runs
+        ``to_internal_value``, then the validators, then ``validate``:
+        https://www.django-rest-framework.org/api-guide/serializers/#validation)."""
+        attrs = super().to_internal_value(data)
         current = self.instance
         outcome = sign_in_rule_clean(
             provider=attrs.get("provider", getattr(current, "provider", "")),
@@ -45,7 +50,7 @@ class SignInRuleSerializer(serializers.ModelSerializer):
         if isinstance(outcome, dict):
             raise serializers.ValidationError({k: str(v) for k, v in outcome.items()})
         attrs["feishu_tenant_key"], attrs["email_domain"] = outcome.feishu_tenant_key, outcome.email_domain
-        return super().validate(attrs)
+        return attrs
 
 
 class SignInRuleViewSet(AuditedWritesMixin, OrgScopedViewMixin, viewsets.ModelViewSet):

@@ -11,33 +11,61 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from dataclasses import dataclass
+from dataclasses import field as dataclass_field
 from typing import Any
 
 import pytest
 from django.core.exceptions import ValidationError as DjangoValidationError
 from django.db import IntegrityError, models, transaction
+from django.test import override_settings
 from django.urls import URLPattern, URLResolver, get_resolver
 
-from agents.models import Agent, ModelConfig
+from agents.models import Agent, Budget, ModelConfig
 from connectors.models import Connector
 from hooks.models import ApprovalPolicy, FeishuChannel
 from platform_core.api_errors import api_exception_handler
-from platform_core.models import Membership
-from tests.agents.factories import AgentFactory, ConversationFactory, ModelConfigFactory
+from platform_core.models import Membership, SignInRule
+from platform_core.sso.providers import OIDCProviderConfig, socialaccount_providers
+from tests.agents.factories import AgentFactory, BudgetFactory, ConversationFactory, ModelConfigFactory
 from tests.factories import ConnectorFactory
 from tests.hooks.factories import ApprovalPolicyFactory, FeishuChannelFactory
+from tests.platform_core.sso.factories import SignInRuleFactory
 
 pytestmark = pytest.mark.django_db
 
 
 @dataclass(frozen=True)
 class Endpoint:
-    """A tenant list route, a factory of its rows and a valid create payload for a given name."""
+    """A tenant list route, a factory of its rows and a valid create payload for a given name.
+
+    ``field`` is the unique field a duplicate collides on (and its 400 names); ``settings`` are the
+    deployment settings the route needs (a sign-in rule needs a configured provider).
+    """
 
     route: str
     model: type[models.Model]
     factory: Callable[..., models.Model]
     payload: Callable[[Any, str], dict[str, Any]]
+    field: str = "name"
+    settings: dict[str, Any] = dataclass_field(default_factory=dict)
+
+    def taken(self, row: models.Model) -> str:
+        return getattr(row, self.field)
+
+    def configured(self) -> override_settings:
+        return override_settings(**self.settings)
+
+
+SSO_PROVIDERS = socialaccount_providers(
+    feishu_app_id="cli_conflicts",
+    feishu_secret="s",
+    feishu_base_url="https://open.feishu.cn",
+    oidc=[
+        OIDCProviderConfig(
+            id="corp", name="Corp", server_url="https://sso.example.com", client_id="c", secret="s"
+        )
+    ],
+)
 
 
 DUPLICATE_CORPUS = [
@@ -71,6 +99,26 @@ DUPLICATE_CORPUS = [
             "connectors": [str(ConnectorFactory(organization=org).pk)],
             "approver_open_ids": ["ou_boss"],
         },
+    ),
+    Endpoint(
+        "budgets",
+        Budget,
+        BudgetFactory,
+        lambda org, name: {
+            "name": name,
+            "scope": "organization",
+            "metric": "tokens",
+            "period": "day",
+            "limit": 10,
+        },
+    ),
+    Endpoint(
+        "sign-in-rules",
+        SignInRule,
+        SignInRuleFactory,
+        lambda org, key: {"provider": "feishu", "feishu_tenant_key": key, "role": "member"},
+        field="feishu_tenant_key",
+        settings={"SOCIALACCOUNT_PROVIDERS": SSO_PROVIDERS},
     ),
 ]
 
@@ -129,11 +177,12 @@ def _url(org: Any, route: str, pk: Any = None) -> str:
 def test_creating_a_row_with_a_taken_name_answers_400_on_name(client_for, org_admin, org, endpoint):
     taken = endpoint.factory(organization=org)
     before = endpoint.model.objects.count()
-    response = client_for(org_admin).post(
-        _url(org, endpoint.route), endpoint.payload(org, taken.name), format="json"
-    )
+    with endpoint.configured():
+        response = client_for(org_admin).post(
+            _url(org, endpoint.route), endpoint.payload(org, endpoint.taken(taken)), format="json"
+        )
     assert response.status_code == 400, response.content
-    assert "name" in response.json(), response.content
+    assert endpoint.field in response.json(), response.content
     assert endpoint.model.objects.count() == before
 
 
@@ -142,28 +191,31 @@ def test_renaming_a_row_to_a_taken_name_answers_400_on_name(client_for, org_admi
     taken = endpoint.factory(organization=org)
     renamed = endpoint.factory(organization=org)
     url = _url(org, endpoint.route, renamed.pk)
-    response = client_for(org_admin).patch(url, {"name": taken.name}, format="json")
+    with endpoint.configured():
+        response = client_for(org_admin).patch(url, {endpoint.field: endpoint.taken(taken)}, format="json")
     assert response.status_code == 400, response.content
-    assert "name" in response.json(), response.content
+    assert endpoint.field in response.json(), response.content
     renamed.refresh_from_db()
-    assert renamed.name != taken.name
+    assert endpoint.taken(renamed) != endpoint.taken(taken)
 
 
 @pytest.mark.parametrize("endpoint", DUPLICATE_CORPUS, ids=lambda e: e.route)
 def test_a_name_taken_in_another_organisation_is_free(client_for, org_admin, org, other_org, endpoint):
     foreign = endpoint.factory(organization=other_org)
-    response = client_for(org_admin).post(
-        _url(org, endpoint.route), endpoint.payload(org, foreign.name), format="json"
-    )
+    with endpoint.configured():
+        response = client_for(org_admin).post(
+            _url(org, endpoint.route), endpoint.payload(org, endpoint.taken(foreign)), format="json"
+        )
     assert response.status_code == 201, response.content
 
 
 @pytest.mark.parametrize("endpoint", DUPLICATE_CORPUS, ids=lambda e: e.route)
 def test_saving_a_row_under_its_own_name_is_not_a_duplicate(client_for, org_admin, org, endpoint):
     row = endpoint.factory(organization=org)
-    response = client_for(org_admin).patch(
-        _url(org, endpoint.route, row.pk), {"name": row.name}, format="json"
-    )
+    with endpoint.configured():
+        response = client_for(org_admin).patch(
+            _url(org, endpoint.route, row.pk), {endpoint.field: endpoint.taken(row)}, format="json"
+        )
     assert response.status_code == 200, response.content
 
 
@@ -233,3 +285,23 @@ def test_replay_after_an_impossible_seq_is_empty_or_a_400_never_a_500(client_for
     assert response.status_code in (200, 400), response.content
     if response.status_code == 200:
         assert response.json()["results"] == []
+
+
+@override_settings(SOCIALACCOUNT_PROVIDERS=SSO_PROVIDERS)
+@pytest.mark.parametrize(
+    ("body", "field"),
+    [
+        ({"provider": "feishu", "feishu_tenant_key": " t-acme "}, "feishu_tenant_key"),
+        ({"provider": "feishu", "email_domain": "", "feishu_tenant_key": "t-acme\t"}, "feishu_tenant_key"),
+        ({"provider": "corp", "email_domain": "@Acme.Example"}, "email_domain"),
+    ],
+)
+def test_a_sign_in_rule_that_is_a_duplicate_once_normalised_answers_400_on_its_field(
+    client_for, org_admin, org, body, field
+):
+    SignInRuleFactory(organization=org, feishu_tenant_key="t-acme")
+    SignInRuleFactory(organization=org, provider="corp", feishu_tenant_key="", email_domain="acme.example")
+    response = client_for(org_admin).post(_url(org, "sign-in-rules"), body, format="json")
+    assert response.status_code == 400, response.content
+    assert field in response.json(), response.content
+    assert SignInRule.objects.filter(organization=org).count() == 2
