@@ -15,7 +15,12 @@ With ``--tracing`` the in-process double also runs with OpenTelemetry tracing on
 and hook-verdict spans of :mod:`agents.engine.tracing`, kept by an in-memory exporter), next to the same runs
 with tracing off (the production default: nothing wrapped), A/B in one process.
 
-    .venv/bin/python benchmarks/engine_overhead.py [--tracing]
+With ``--accounting`` the in-process double runs without and with the platform's accounting: every call
+through :class:`~agents.engine.metering.MeteredLLM` and the runtime's :class:`~agents.usage.meter.RunMeter`
+(prices set, so each call's cost is computed and its ``UsageRecord`` row built and queued, as the event
+writer's batch takes them), A/B in one process. No budgets: they add a counter round trip per call.
+
+    .venv/bin/python benchmarks/engine_overhead.py [--tracing | --accounting]
 """
 
 from __future__ import annotations
@@ -23,6 +28,7 @@ from __future__ import annotations
 import argparse
 import asyncio
 import gc
+import logging
 import os
 import platform
 import statistics
@@ -113,6 +119,44 @@ def traced_parts(llm: Any) -> tuple[Any, ToolRegistry, Any]:
     return tracing.TracedLLM(llm, attributes), tools, tracing.TracedHookRegistry(attributes)
 
 
+ACCOUNTING: dict[str, Any] = {"on": False}
+
+
+class RowQueue:
+    """The run's usage sink as the event writer's: rows queued for the next batch."""
+
+    def __init__(self) -> None:
+        self.rows: list[Any] = []
+
+    def usage(self, row: Any) -> None:
+        self.rows.append(row)
+
+    def write_later(self, write: Any) -> None:
+        pass
+
+
+def metered(llm: Any) -> Any:
+    """``llm`` as the runtime wraps it for a run with accounting (and no budgets)."""
+    import uuid
+    from decimal import Decimal
+
+    from agents.engine.metering import MeteredLLM
+    from agents.usage.meter import EndpointAccount, RunMeter, UsageOwner
+    from agents.usage.pricing import Prices
+
+    prices = Prices(
+        input=Decimal("2.00"), output=Decimal("8.00"), currency="USD", cached_input=Decimal("0.50")
+    )
+    meter = RunMeter(
+        owner=UsageOwner(organization_id=1, user_id=1, agent_id=uuid.uuid4(), run_id=uuid.uuid4()),
+        endpoints={"bench": EndpointAccount(uuid.uuid4(), prices)},
+        budgets=(),
+        counter=None,
+        sink=RowQueue(),
+    )
+    return MeteredLLM(llm, meter, endpoint_id="bench")
+
+
 async def measure(llm: TimedLLM, runs: int, reset: Any, *, checkpoints: bool = False) -> dict[str, float]:
     per_turn: list[float] = []
     llm_calls: list[float] = []
@@ -125,6 +169,8 @@ async def measure(llm: TimedLLM, runs: int, reset: Any, *, checkpoints: bool = F
         if tracing.enabled():
             model, tools, hooks = traced_parts(llm)
             agent = ReActAgent(model, tools, hooks=hooks, max_iterations=100)
+        elif ACCOUNTING["on"]:
+            agent = ReActAgent(metered(llm), registry(), max_iterations=100)
         else:
             agent = ReActAgent(llm, registry(), max_iterations=100)
         checkpoint = CheckpointQueue() if checkpoints else None
@@ -221,11 +267,32 @@ def bench_tracing() -> list[tuple[str, int, Mapping[str, float]]]:
     return rows
 
 
+def bench_accounting() -> list[tuple[str, int, Mapping[str, float]]]:
+    """The in-process double without, then with the platform's accounting (interleaved twice)."""
+    os.environ.setdefault("DJANGO_SETTINGS_MODULE", "platform_core.settings")
+    import django
+
+    django.setup()  # the meter's rows and prices live in the agents app (no database is used)
+    logging.disable(logging.INFO)  # as in the other modes (no log configuration): the engine's work alone
+    rows: list[tuple[str, int, Mapping[str, float]]] = []
+    for _ in range(2):
+        ACCOUNTING["on"] = False
+        rows += asyncio.run(bench_in_process(label="accounting off"))
+        ACCOUNTING["on"] = True
+        rows += asyncio.run(bench_in_process(label="accounting on"))
+    ACCOUNTING["on"] = False
+    return rows
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--tracing", action="store_true", help="also measure with OpenTelemetry tracing on")
+    parser.add_argument("--accounting", action="store_true", help="measure without and with usage accounting")
     options = parser.parse_args()
     gc.collect()
+    if options.accounting:
+        print_rows(bench_accounting())
+        return
     if options.tracing:
         rows = bench_tracing()
         print_rows(rows)
