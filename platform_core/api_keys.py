@@ -174,7 +174,9 @@ def api_key_create(
 def api_key_revoke(*, key: ApiKey, actor: AbstractBaseUser | None, ip_address: str | None = None) -> ApiKey:
     """Revoke ``key`` at once (it stays listed, marked revoked), audited; revoking it again changes
     nothing. An organisation key's service user is deactivated and leaves the organisation."""
-    locked = ApiKey.objects.select_for_update().select_related("user", "organization").get(pk=key.pk)
+    locked = (
+        ApiKey.objects.select_for_update(of=("self",)).select_related("user", "organization").get(pk=key.pk)
+    )
     if locked.revoked:
         return locked
     before = _key_state(locked)
