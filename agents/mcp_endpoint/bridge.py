@@ -10,7 +10,6 @@ steps into progress reports until its ``done``. A client that cancels the call c
 
 from __future__ import annotations
 
-import asyncio
 import uuid
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
@@ -18,18 +17,18 @@ from typing import Any, Literal
 
 import anyio
 from channels.db import database_sync_to_async
-from channels.layers import get_channel_layer
 from django.contrib.auth import get_user_model
 from django.utils import translation
 from django.utils.translation import gettext as _
 
 from agents import selectors, services
+from agents.chat_http.follow import HEARTBEAT, run_frames
 from agents.mcp_endpoint.caller import Caller
 from agents.mcp_endpoint.progress import ProgressNarrator
 from agents.mcp_endpoint.tools import AgentTool
 from agents.models import Agent, Conversation, Run, RunStatus
 from agents.runs import lifecycle
-from agents.runs.events.store import conversation_group, events_after_sync, last_seq_sync
+from agents.runs.events.store import last_seq_sync
 from agents.runs.manager import run_manager
 
 #: Seconds without a published event after which the bridge reads the stream from the database (a run
@@ -80,22 +79,12 @@ async def agent_ask(
         if isinstance(started, AgentCallRefused):
             return started
         await run_manager.launch(started.run_id, conversation_id=started.conversation_id)
-    layer = get_channel_layer()
-    group = conversation_group(started.conversation_id)
-    channel: str | None = None
     try:
-        if layer is not None:  # events before the subscription are read from the database (by seq)
-            channel = await layer.new_channel("mcp.")
-            await layer.group_add(group, channel)
-        return await _follow(caller, started, layer, channel, report)
+        return await _follow(caller, started, report)
     except anyio.get_cancelled_exc_class():
         with anyio.CancelScope(shield=True):
             await _run_cancel(started)
         raise
-    finally:
-        if layer is not None and channel is not None:
-            with anyio.CancelScope(shield=True):
-                await layer.group_discard(group, channel)
 
 
 def _run_start(
@@ -149,45 +138,31 @@ def tool_agent(caller: Caller, tool: AgentTool) -> Agent | None:
     )
 
 
-async def _follow(
-    caller: Caller, started: _Started, layer: Any, channel: str | None, report: Report
-) -> AgentAnswered:
-    """Relay the run's steps to ``report`` until its ``done``; return how it ended."""
+async def _follow(caller: Caller, started: _Started, report: Report) -> AgentAnswered:
+    """Relay the run's steps to ``report`` until its ``done``; return how it ended. The frames come as
+    the HTTP chat's stream reads them (:func:`~agents.chat_http.follow.run_frames`: stored, then live, a
+    gap filled from the store)."""
     narrator = ProgressNarrator(language=caller.language)
-    after = started.after_seq
-    run_id = str(started.run_id)
-    while True:
-        frames = await _next_frames(started, layer, channel, after)
-        for frame in frames:
-            seq = frame.get("seq")
-            if not isinstance(seq, int) or seq <= after:
+    frames = run_frames(
+        conversation_id=started.conversation_id,
+        run_id=started.run_id,
+        after_seq=started.after_seq,
+        heartbeat=QUIET_POLL_SECONDS,
+    )
+    try:
+        async for frame in frames:
+            if frame is HEARTBEAT:
                 continue
-            after = seq
-            if frame.get("run_id") != run_id:
-                continue
+            assert isinstance(frame, dict)
             line = narrator.line_for(frame)
             if line is not None:
                 await report(line)
             if frame.get("event") == "done":
                 return await _ended(started, narrator, frame.get("data") or {})
-
-
-async def _next_frames(
-    started: _Started, layer: Any, channel: str | None, after: int
-) -> list[dict[str, Any]]:
-    """The next frames after ``after``: published ones, else (a gap, a quiet spell) the stored ones."""
-    if layer is not None and channel is not None:
-        try:
-            message = await asyncio.wait_for(layer.receive(channel), timeout=QUIET_POLL_SECONDS)
-        except TimeoutError:
-            pass
-        else:
-            frames = message.get("frames") or ([message["frame"]] if "frame" in message else [])
-            if not frames or frames[0].get("seq", 0) <= after + 1:
-                return list(frames)
-    else:
-        await asyncio.sleep(QUIET_POLL_SECONDS / 4)
-    return await database_sync_to_async(events_after_sync)(started.conversation_id, after)
+    finally:
+        with anyio.CancelScope(shield=True):  # leave the conversation's group even when cancelled
+            await frames.aclose()
+    return await _ended(started, narrator, {})  # the run ended without a stored done: its stored answer
 
 
 async def _ended(started: _Started, narrator: ProgressNarrator, done: dict[str, Any]) -> AgentAnswered:
