@@ -23,9 +23,11 @@ from mcp_types import CONNECTION_CLOSED
 
 from agents.engine.tools import Artifact
 from connectors.adapter_types import CallOutcome
+from connectors.http_auth import secrets_of
 from connectors.mcp.config import McpConfig
 from connectors.mcp.pool import PooledSession, SessionOpenError, session_pool
 from connectors.mcp.results import error_text, render_result
+from connectors.scrub import scrub
 
 logger = logging.getLogger(__name__)
 
@@ -135,10 +137,13 @@ async def mcp_call_tool(
     request_bytes = len(json.dumps({"name": tool, "arguments": dict(arguments)}, default=str).encode())
 
     def done(status: str, content: str = "", error: str = "", **extra: Any) -> CallOutcome:
+        # The OAuth access token is fetched at run time, so it is not among the connector's stored
+        # secrets: a server that echoes it back must not hand it to the model, the chat or the log.
+        secrets = secrets_of(config.http_config())
         return CallOutcome(
             status="ok" if status == "ok" else "error",
-            content=content,
-            error=error,
+            content=scrub(content, secrets),
+            error=scrub(error, secrets),
             latency_ms=(time.perf_counter() - started) * 1000,
             request_bytes=request_bytes,
             **extra,

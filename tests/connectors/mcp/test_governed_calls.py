@@ -193,6 +193,32 @@ async def test_a_server_that_needs_a_bearer_token_gets_the_stored_one(scripted_l
         assert all(h.get("authorization") == "Bearer mcp-token-42" for _, _, h in server.requests)
 
 
+async def test_an_oauth_access_token_the_server_echoes_back_is_redacted_from_the_result(
+    scripted_llm, make_llm
+):
+    from connectors.http_auth import forget_all_tokens
+
+    forget_all_tokens()
+    with FakeMcpServer(token="oauth-access-77") as server:
+        world = await _world(
+            scripted_llm,
+            server,
+            auth_type="oauth2_client_credentials",
+            oauth_client_id="platform",
+            oauth_token_url=f"{server.base_url}/token",
+            auth_secret="client-secret-9",
+        )
+        # The order id is the access token, so the server's answer carries it back.
+        scripted_llm.script(
+            tool_calls(call("erp__lookup_order", {"order_id": "oauth-access-77"})), text("ok")
+        )
+        result = await run_agent(world, make_llm, "Lookup")
+    forget_all_tokens()
+    record = result.tool_calls[0]
+    assert record.outcome == "ok" and '"status":"shipped"' in record.observation
+    assert "oauth-access-77" not in record.observation and "[redacted]" in record.observation
+
+
 async def test_a_wrong_token_is_an_error_without_the_secret(scripted_llm, make_llm):
     with FakeMcpServer(token="right") as server:
 
