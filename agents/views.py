@@ -14,13 +14,15 @@ from functools import wraps
 from typing import Any
 
 from django.contrib.auth.decorators import login_required
-from django.http import Http404, HttpRequest, HttpResponse
+from django.http import Http404, HttpRequest, HttpResponse, HttpResponseForbidden
 from django.shortcuts import render
 from django.urls import reverse
 from django.utils.http import urlencode
+from django.utils.translation import gettext as _
 from django.views.decorators.http import require_GET
 
 from agents import selectors, services
+from platform_core.api_keys_scopes import Scope
 from platform_core.authentication import api_token_authenticate, bearer_token_from_header
 from platform_core.models import Organization
 from platform_core.tenancy import member_org_from_slug
@@ -31,7 +33,10 @@ View = Callable[..., HttpResponse]
 
 
 def _bearer_user(view: View) -> View:
-    """Let API clients that send ``Authorization: Bearer`` see the same pages (and 404s) as a session."""
+    """Let API clients that send ``Authorization: Bearer`` see the same pages (and 404s) as a session.
+
+    The pages only show conversations, so a key needs the ``read`` scope, as the REST API's reads do.
+    """
 
     @wraps(view)
     def wrapper(request: HttpRequest, *args: Any, **kwargs: Any) -> HttpResponse:
@@ -39,6 +44,10 @@ def _bearer_user(view: View) -> View:
         if raw is not None and not request.user.is_authenticated:
             token = api_token_authenticate(raw)
             if token is not None:
+                if not token.allows(Scope.READ):
+                    return HttpResponseForbidden(
+                        _("This API key lacks the %(scope)s scope.") % {"scope": Scope.READ}
+                    )
                 request.user = token.user
         return view(request, *args, **kwargs)
 

@@ -122,6 +122,15 @@ def test_api_clients_with_a_bearer_token_see_the_same_pages(client_for, member, 
     assert client.get(chat_url(other_org)).status_code == 404
 
 
+def test_a_bearer_key_without_the_read_scope_is_refused_the_chat_pages(client, member, org):
+    from platform_core.api_keys import api_key_create
+
+    raw = api_key_create(name="bot", scopes=["chat"], owner=member, actor=member).raw
+    response = client.get(chat_url(org), HTTP_AUTHORIZATION=f"Bearer {raw}")
+    assert response.status_code == 403
+    assert "read scope" in response.content.decode()
+
+
 def test_home_page_links_to_the_chat_of_each_organisation(signed_in, org):
     body = signed_in.get("/").content.decode()
     assert 'href="/o/acme/chat/"' in body
