@@ -33,7 +33,9 @@ from platform_core.wiring.deploy.services import (  # noqa: E402
     with_database,
 )
 from platform_core.wiring.deploy.stack import (  # noqa: E402
+    ASGI_APPLICATION,
     ProcessGroup,
+    ProcessSpec,
     RunningProcess,
     daphne_spec,
     inherited_env,
@@ -42,8 +44,9 @@ from platform_core.wiring.deploy.stack import (  # noqa: E402
 
 POSTGRES_URL = os.environ.get("BENCH_POSTGRES_URL", "postgres://postgres@127.0.0.1:5432/postgres")
 REDIS_URL = os.environ.get("BENCH_REDIS_URL", "redis://127.0.0.1:6379/12")
-DATABASE_NAME = "agent_platform_bench"
-LOG_DIR = ROOT / "var" / "benchmarks"
+# Two benchmarks running at once on one server each need their own database, Redis DB and log directory.
+DATABASE_NAME = os.environ.get("BENCH_DATABASE_NAME", "agent_platform_bench")
+LOG_DIR = Path(os.environ.get("BENCH_LOG_DIR") or ROOT / "var" / "benchmarks")
 SERVICE_VARIABLES = ("DATABASE_URL", "REDIS_URL", "CELERY_BROKER_URL", "CELERY_RESULT_BACKEND")
 
 
@@ -151,8 +154,20 @@ class BenchStack:
         """Run a world-building module (``python -m module args``); the JSON it prints last."""
         return json.loads(self.python("-m", module, *args).strip().splitlines()[-1])
 
-    def start_daphne(self, port: int) -> RunningProcess:
-        process = self.group.start(daphne_spec(port))
+    def start_daphne(
+        self, port: int, *, env: dict[str, str] | None = None, application: str | None = None
+    ) -> RunningProcess:
+        """A daphne server on ``port``, ready; ``env`` added to the stack's environment for this process
+        only, ``application`` instead of the platform's ASGI application (``module:attribute``)."""
+        spec = daphne_spec(port)
+        if application is not None:
+            argv = tuple(application if arg == ASGI_APPLICATION else arg for arg in spec.argv)
+            spec = ProcessSpec(spec.name, argv, spec.base_url)
+        if not env:
+            process = self.group.start(spec)
+        else:
+            process = ProcessGroup(env={**self.env, **env}, log_dir=LOG_DIR).start(spec)
+            self.group.processes.append(process)
         self.group.wait_ready(timeout=60)
         return process
 
@@ -164,6 +179,17 @@ class BenchStack:
 
     def start_worker(self, concurrency: int = 2) -> RunningProcess:
         return self.group.start(worker_spec(concurrency=concurrency))
+
+
+def postgres_execute(url: str, statement: str, params: tuple[object, ...] = ()) -> int:
+    """Run one writing statement against ``url`` and commit; the number of rows it touched."""
+    from urllib.parse import urlsplit, urlunsplit
+
+    import psycopg
+
+    parts = urlsplit(url)
+    with psycopg.connect(urlunsplit(("postgresql", parts.netloc, parts.path, parts.query, ""))) as conn:
+        return conn.execute(statement, params).rowcount  # type: ignore[arg-type]
 
 
 def free_port() -> int:

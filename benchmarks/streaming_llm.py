@@ -14,6 +14,10 @@ It prints ``{"port": N}`` once it listens. Every model call waits a latency draw
   ``answer`` delta carrying it knows how long the event took from the model's socket to its own.
 
 ERP: ``GET /erp/orders/<id>`` answers after 20 ms; ``GET /erp/slow`` after 60 s (a tool in flight).
+
+Also an OTLP/HTTP trace sink: ``POST /v1/traces`` (point ``OTEL_EXPORTER_OTLP_ENDPOINT`` at this server)
+answers 200 and counts the spans of each export request. ``GET /stats`` answers
+``{"calls", "trace_exports", "spans"}``: model calls and spans received so far.
 One asyncio loop, HTTP/1.1 keep-alive, no threads: hundreds of concurrent streams stay cheap.
 """
 
@@ -42,6 +46,8 @@ class ModelBehaviour:
         self.token_interval = token_interval
         self.random = random.Random(seed)
         self.calls = 0
+        self.trace_exports = 0
+        self.spans = 0
 
     def delay(self) -> float:
         return self.random.uniform(*self.latency)
@@ -117,6 +123,18 @@ class Server:
         elif path.startswith("/erp/orders/"):
             await asyncio.sleep(ORDER_LATENCY)
             await self.send_json(writer, 200, {"id": path.rsplit("/", 1)[-1], "status": "shipped"})
+        elif path.startswith("/v1/traces"):
+            self.behaviour.trace_exports += 1
+            self.behaviour.spans += _span_count(raw)
+            await self.send_json(writer, 200, {})
+        elif path.startswith("/stats"):
+            behaviour = self.behaviour
+            stats = {
+                "calls": behaviour.calls,
+                "trace_exports": behaviour.trace_exports,
+                "spans": behaviour.spans,
+            }
+            await self.send_json(writer, 200, stats)
         elif path.startswith("/erp/slow"):
             await asyncio.sleep(SLOW_TOOL_SECONDS)
             await self.send_json(writer, 200, {"report": "done"})
@@ -163,6 +181,14 @@ class Server:
             + data
         )
         await writer.drain()
+
+
+def _span_count(body: bytes) -> int:
+    """Spans in one OTLP/HTTP protobuf export request."""
+    from opentelemetry.proto.collector.trace.v1.trace_service_pb2 import ExportTraceServiceRequest
+
+    request = ExportTraceServiceRequest.FromString(body)
+    return sum(len(scope.spans) for resource in request.resource_spans for scope in resource.scope_spans)
 
 
 def _done_chunk() -> bytes:

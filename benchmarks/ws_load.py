@@ -31,6 +31,22 @@ Each setting can be overridden (``--rounds``, ``--ramp``, ``--think``, ``--laten
 
 Bounded: each level stops after ``--level-timeout`` seconds; loopback only. The client's own loop lag is
 reported too: when it grows, the client (same 2 cores) inflates the latencies it measures.
+
+A/B in one invocation (``--ab accounting`` or ``--ab tracing``, ``--ab-rounds R``): each level runs 2·R
+times, alternating off, on, off, on, each round with a fresh daphne and conversations of its own (no
+history carried over), and the table compares the two sides: daphne's CPU per model call (the streaming
+model counts its calls), event latency and RSS, medians and spread. The model endpoint has prices, so
+"on" computes every call's cost.
+
+- ``accounting``: off is the platform without usage accounting (``benchmarks/ws_load_wiring.py`` swaps it
+  out of the scratch daphne: no meter, no budgets query, no ``UsageRecord`` rows); on is production.
+  Checked: on-rounds write one costed row per model call, off-rounds none.
+- ``tracing``: on sets ``OTEL_EXPORTER_OTLP_ENDPOINT`` to the benchmark model's process, which answers
+  ``POST /v1/traces`` and counts the spans it gets (checked: on-rounds export spans, off-rounds none).
+
+``--processes P`` spreads the conversations over P daphne processes sharing the Redis channel layer and
+PostgreSQL (round-robin); CPU and RSS are summed over them, the loop-lag probe and the cancel drill use
+the first.
 """
 
 from __future__ import annotations
@@ -45,6 +61,8 @@ import re
 import subprocess
 import sys
 import time
+import urllib.request
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -61,6 +79,7 @@ from benchmarks.common import (  # noqa: E402
     machine_summary,
     median,
     percentile,
+    postgres_execute,
     process_cpu_seconds,
     process_rss_kib,
 )
@@ -69,6 +88,9 @@ from platform_core.wiring.deploy.services import postgres_query  # noqa: E402
 MARKER = re.compile(r"@(\d{19})")
 PROBE_INTERVAL = 0.1
 CANCELS_PER_LEVEL = 3
+WIRING = "benchmarks.ws_load_wiring:application"
+# The benchmark endpoint's prices in --ab mode (per million tokens): every call's cost is computed.
+PRICES = ("2.00", "0.50", "8.00", "USD")
 
 
 @dataclass
@@ -93,6 +115,11 @@ class Level:
     client_lag_ms: list[float] = field(default_factory=list)
     cancel_ms: list[float] = field(default_factory=list)
     cancel_ok: list[bool] = field(default_factory=list)
+    side: str = ""
+    model_calls: int = 0
+    spans: int = 0
+    usage_rows: int = 0
+    usage_costed: int = 0
 
 
 async def open_socket(base: str, conversation: str, token: str) -> ClientConnection:
@@ -182,9 +209,9 @@ async def cancel_drill(base: str, conversation: str, token: str, level: Level, s
         await ws.close()
 
 
-async def sample_rss(pid: int, level: Level, stop: asyncio.Event) -> None:
+async def sample_rss(rss: Callable[[], int], level: Level, stop: asyncio.Event) -> None:
     while not stop.is_set():
-        level.rss_peak = max(level.rss_peak, process_rss_kib(pid))
+        level.rss_peak = max(level.rss_peak, rss())
         with contextlib.suppress(TimeoutError):
             await asyncio.wait_for(stop.wait(), 0.25)
 
@@ -220,29 +247,75 @@ def probe_main(base: str, conversation: str, token: str, stop: Any, results: Any
     results.send(asyncio.run(run()))
 
 
-async def run_level(stack: BenchStack, world: dict[str, Any], n: int, args: argparse.Namespace) -> Level:
-    level = Level(n=n)
+def model_stats(model_url: str) -> dict[str, int]:
+    """What the benchmark model has counted so far: model calls and the spans exported to it."""
+    with urllib.request.urlopen(f"{model_url}/stats", timeout=10) as response:  # loopback
+        return json.loads(response.read())
+
+
+def usage_rows(stack: BenchStack) -> tuple[int, int]:
+    """``UsageRecord`` rows in the scratch database: all of them, and those with a cost."""
+    ((rows, costed),) = postgres_query(
+        stack.database_url, "SELECT count(*), count(cost) FROM agents_usagerecord"
+    )
+    return int(rows), int(costed)  # type: ignore[call-overload]
+
+
+@dataclass(frozen=True)
+class Setup:
+    """How one level's daphne processes are started."""
+
+    processes: int = 1
+    env: dict[str, str] | None = None
+    application: str | None = None
+    side: str = ""
+
+
+async def run_level(
+    stack: BenchStack,
+    world: dict[str, Any],
+    n: int,
+    args: argparse.Namespace,
+    model_url: str,
+    setup: Setup = Setup(),
+) -> Level:
+    level = Level(n=n, side=setup.side)
     token = world["token"]
     spare = world["conversations"][-3:]  # warm-up, probe, cancel drill
     conversations = world["conversations"][:n]
-    daphne = stack.start_daphne(free_port())
-    base = str(daphne.spec.base_url)
+    rows_before = usage_rows(stack)
+    spans_before = model_stats(model_url)["spans"]
+    daphnes = [
+        stack.start_daphne(free_port(), env=setup.env, application=setup.application)
+        for _ in range(setup.processes)
+    ]
+    bases = [str(daphne.spec.base_url) for daphne in daphnes]
+    base = bases[0]
+    pids = [daphne.pid for daphne in daphnes]
+
+    def rss() -> int:
+        return sum(process_rss_kib(pid) for pid in pids)
+
+    def cpu() -> float:
+        return sum(process_cpu_seconds(pid) for pid in pids)
+
     try:
-        warm = await open_socket(base, spare[0], token)
-        await warm.send(json.dumps({"type": "message", "content": "Where is order 1?"}))
-        await until_done(warm, level, spare[0], record=False)
-        await warm.close()
-        level.rss_base = process_rss_kib(daphne.pid)
+        for index, address in enumerate(bases):
+            warm = await open_socket(address, spare[0], token)
+            await warm.send(json.dumps({"type": "message", "content": f"Where is order {index + 1}?"}))
+            await until_done(warm, level, spare[0], record=False)
+            await warm.close()
+        level.rss_base = rss()
 
         gate = asyncio.Semaphore(25)
 
-        async def opened(conversation: str) -> ClientConnection:
+        async def opened(index: int, conversation: str) -> ClientConnection:
             async with gate:
-                return await open_socket(base, conversation, token)
+                return await open_socket(bases[index % len(bases)], conversation, token)
 
-        sockets = await asyncio.gather(*(opened(c) for c in conversations))
+        sockets = await asyncio.gather(*(opened(i, c) for i, c in enumerate(conversations)))
         await asyncio.sleep(1.0)  # let the server settle before reading its memory
-        level.rss_idle = process_rss_kib(daphne.pid)
+        level.rss_idle = rss()
         level.rss_peak = level.rss_idle
 
         context = multiprocessing.get_context("spawn")
@@ -252,11 +325,12 @@ async def run_level(stack: BenchStack, world: dict[str, Any], n: int, args: argp
         probe.start()
         stop = asyncio.Event()
         background = [
-            asyncio.create_task(sample_rss(daphne.pid, level, stop)),
+            asyncio.create_task(sample_rss(rss, level, stop)),
             asyncio.create_task(client_lag(level, stop)),
         ]
         rng = random.Random(n)
-        cpu_before = process_cpu_seconds(daphne.pid)
+        calls_before = model_stats(model_url)["calls"]
+        cpu_before = cpu()
         level.started_ns = time.time_ns()
         try:
             async with asyncio.timeout(args.level_timeout):
@@ -271,7 +345,8 @@ async def run_level(stack: BenchStack, world: dict[str, Any], n: int, args: argp
             level.errors.append("level timed out")
         finally:
             level.ended_ns = time.time_ns()
-            level.cpu_seconds = process_cpu_seconds(daphne.pid) - cpu_before
+            level.cpu_seconds = cpu() - cpu_before
+            level.model_calls = model_stats(model_url)["calls"] - calls_before
             stop.set()
             await asyncio.gather(*background, return_exceptions=True)
             stop_probe.set()
@@ -282,7 +357,12 @@ async def run_level(stack: BenchStack, world: dict[str, Any], n: int, args: argp
                 probe.kill()
             await asyncio.gather(*(ws.close() for ws in sockets), return_exceptions=True)
     finally:
-        stack.stop_process(daphne)
+        for daphne in daphnes:
+            stack.stop_process(daphne)
+    rows_after = usage_rows(stack)
+    level.usage_rows = rows_after[0] - rows_before[0]
+    level.usage_costed = rows_after[1] - rows_before[1]
+    level.spans = model_stats(model_url)["spans"] - spans_before
     return level
 
 
@@ -342,6 +422,15 @@ def summarise(stack: BenchStack, level: Level) -> dict[str, Any]:
         "cancel_ms_max": round(max(level.cancel_ms, default=float("nan")), 1),
         "cancelled": f"{sum(level.cancel_ok)}/{len(level.cancel_ok)}",
         "seconds": round(seconds, 1),
+        "side": level.side,
+        "model_calls": level.model_calls,
+        "cpu_s": round(level.cpu_seconds, 3),
+        "cpu_us_per_call": round(1e6 * level.cpu_seconds / max(1, level.model_calls)),
+        "rss_idle_mib": round(level.rss_idle / 1024, 1),
+        "rss_peak_mib": round(level.rss_peak / 1024, 1),
+        "usage_rows": level.usage_rows,
+        "usage_costed": level.usage_costed,
+        "spans": level.spans,
     }
 
 
@@ -369,8 +458,17 @@ def print_table(rows: list[dict[str, Any]]) -> None:
     def cell(row: dict[str, Any], key: Any) -> str:
         return "/".join(str(row[k]) for k in key) if isinstance(key, tuple) else str(row[key])
 
-    table = [[title for title, _ in COLUMNS]] + [[cell(row, key) for _, key in COLUMNS] for row in rows]
-    widths = [max(len(line[i]) for line in table) for i in range(len(COLUMNS))]
+    columns = COLUMNS
+    if any(row.get("side") for row in rows):  # an A/B: which side each round was, and its CPU per model call
+        columns = [
+            COLUMNS[0],
+            ("side", "side"),
+            *COLUMNS[1:],
+            ("calls", "model_calls"),
+            ("CPU µs/call", "cpu_us_per_call"),
+        ]
+    table = [[title for title, _ in columns]] + [[cell(row, key) for _, key in columns] for row in rows]
+    widths = [max(len(line[i]) for line in table) for i in range(len(columns))]
     for index, line in enumerate(table):
         print("  ".join(value.rjust(width) for value, width in zip(line, widths, strict=True)))
         if index == 0:
@@ -401,11 +499,93 @@ def start_model(args: argparse.Namespace) -> tuple[subprocess.Popen[str], str]:
     return process, f"http://127.0.0.1:{json.loads(line)['port']}"
 
 
+AB_SIDES: dict[str, tuple[Setup, Setup]] = {
+    # Both sides start daphne through the same module; only the environment differs.
+    "accounting": (
+        Setup(env={"BENCH_ACCOUNTING": "off"}, application=WIRING, side="off"),
+        Setup(env={"BENCH_ACCOUNTING": "on"}, application=WIRING, side="on"),
+    ),
+    "tracing": (Setup(application=WIRING, side="off"), Setup(application=WIRING, side="on")),
+}
+
+
+def ab_setups(args: argparse.Namespace, model_url: str) -> list[Setup]:
+    """The rounds of one level: off, on, off, on ... (``--ab-rounds`` of each); one plain round without --ab."""
+    if not args.ab:
+        return [Setup(processes=args.processes)]
+    off, on = AB_SIDES[args.ab]
+    if args.ab == "tracing":
+        # The exporter posts to <endpoint>/v1/traces: the benchmark model's process counts the spans.
+        on = Setup(env={"OTEL_EXPORTER_OTLP_ENDPOINT": model_url}, application=WIRING, side="on")
+    sides = [off, on] * args.ab_rounds
+    return [Setup(args.processes, setup.env, setup.application, setup.side) for setup in sides]
+
+
+def ab_problems(ab: str, rows: list[dict[str, Any]]) -> list[str]:
+    """Why an A/B's rounds do not compare what they claim to (the "on" side must really meter or trace)."""
+    problems = []
+    for row in rows:
+        label = f"N={row['n']} {ab} {row['side']}"
+        if ab == "accounting" and row["side"] == "on" and (row["usage_costed"] < row["model_calls"]):
+            problems.append(
+                f"{label}: {row['usage_costed']} costed usage rows for {row['model_calls']} calls"
+            )
+        if ab == "accounting" and row["side"] == "off" and row["usage_rows"]:
+            problems.append(f"{label}: {row['usage_rows']} usage rows written")
+        if ab == "tracing" and row["side"] == "on" and not row["spans"]:
+            problems.append(f"{label}: no spans exported")
+        if ab == "tracing" and row["side"] == "off" and row["spans"]:
+            problems.append(f"{label}: {row['spans']} spans exported")
+    return problems
+
+
+def spread(values: list[float], digits: int = 1) -> str:
+    """``median (min–max)``."""
+    if not values:
+        return "-"
+    return f"{median(values):.{digits}f} ({min(values):.{digits}f}–{max(values):.{digits}f})"
+
+
+def print_ab(ab: str, rows: list[dict[str, Any]]) -> None:
+    """Per level and side: medians and spread of the rounds; then what "on" costs per model call."""
+    print(
+        f"A/B {ab}: median (min–max) of {len(rows) // max(1, len({r['n'] for r in rows})) // 2} rounds per side"
+    )
+    header = (
+        f"{'N':>5}  {'side':<4}  {'CPU µs/call':<22}  {'CPU ms/run':<22}  {'model→client p50 ms':<22}  "
+        f"{'p99 ms':<26}  {'RSS peak MiB':<22}  {'rows':>6}  {'spans':>7}"
+    )
+    print(header)
+    print("-" * len(header))
+    for n in sorted({r["n"] for r in rows}):
+        medians = {}
+        for side in ("off", "on"):
+            mine = [r for r in rows if r["n"] == n and r["side"] == side]
+            per_call = [float(r["cpu_us_per_call"]) for r in mine]
+            medians[side] = median(per_call)
+            print(
+                f"{n:>5}  {side:<4}  {spread(per_call, 0):<22}  {spread([r['cpu_ms_per_run'] for r in mine]):<22}  "
+                f"{spread([r['model_p50'] for r in mine]):<22}  {spread([r['model_p99'] for r in mine]):<26}  "
+                f"{spread([r['rss_peak_mib'] for r in mine]):<22}  {sum(r['usage_rows'] for r in mine):>6}  "
+                f"{sum(r['spans'] for r in mine):>7}"
+            )
+        cost = medians["on"] - medians["off"]
+        print(
+            f"{n:>5}  {ab} on costs {cost:.0f} µs of daphne CPU per model call "
+            f"({100 * cost / medians['off']:+.1f} % of the off side's {medians['off']:.0f} µs)"
+        )
+
+
 async def main_async(args: argparse.Namespace) -> None:
     levels = [int(x) for x in args.levels.split(",")]
     model, model_url = start_model(args)
+    problems: list[str] = []
     try:
         with BenchStack(extra_env={"AGENT_MAX_CONCURRENT_RUNS_PER_USER": "100000"}) as stack:
+            setups = ab_setups(args, model_url)
+            # A/B rounds each get conversations of their own (no history carried from an earlier round);
+            # the levels of a plain run share theirs, as before.
+            per_round = max(levels) + 3
             world = stack.world(
                 "benchmarks.world",
                 "--llm",
@@ -413,15 +593,27 @@ async def main_async(args: argparse.Namespace) -> None:
                 "--erp",
                 f"{model_url}/erp",
                 "--conversations",
-                str(max(levels) + 3),
+                str(per_round * len(setups) if args.ab else per_round),
             )
+            if args.ab:
+                postgres_execute(
+                    stack.database_url,
+                    "UPDATE agents_modelconfig SET price_input = %s, price_cached_input = %s, "
+                    "price_output = %s, price_currency = %s",
+                    PRICES,
+                )
             rows = []
             for n in levels:
-                level = await run_level(stack, world, n, args)
-                rows.append(summarise(stack, level))
-                if level.errors:
-                    print(f"N={n}: errors {sorted(set(level.errors))}", file=sys.stderr)
-                print(json.dumps(rows[-1]), flush=True)
+                for index, setup in enumerate(setups):
+                    own = world["conversations"][index * per_round : index * per_round + per_round]
+                    mine = {"token": world["token"], "conversations": own[:n] + own[-3:]}
+                    level = await run_level(stack, mine, n, args, model_url, setup)
+                    rows.append(summarise(stack, level))
+                    if level.errors:
+                        print(f"N={n} {setup.side}: errors {sorted(set(level.errors))}", file=sys.stderr)
+                    print(json.dumps(rows[-1]), flush=True)
+            if args.ab:
+                problems = ab_problems(args.ab, rows)
     finally:
         model.kill()
         model.wait(10)
@@ -430,10 +622,17 @@ async def main_async(args: argparse.Namespace) -> None:
     print(
         f"model: {args.latency} s per call, {args.tokens} streamed chunks {args.token_interval * 1000:.0f} ms "
         f"apart; {args.rounds} questions per conversation, {args.think} s apart, starts spread over {args.ramp} s "
-        f"(profile {args.profile})"
+        f"(profile {args.profile}); {args.processes} daphne process(es)"
     )
     print()
     print_table(rows)
+    if args.ab:
+        print()
+        print_ab(args.ab, rows)
+        for problem in problems:
+            print(f"NOT COMPARABLE: {problem}", file=sys.stderr)
+        if problems:
+            raise SystemExit(1)
 
 
 # chat: a model at production pace (0.5-1.5 s before each call's first token, the answer at 40 tokens/s),
@@ -475,6 +674,13 @@ def main() -> None:
     parser.add_argument("--token-interval", type=float)
     parser.add_argument("--think", help="seconds a user pauses between questions: min,max")
     parser.add_argument("--level-timeout", type=float, default=180.0)
+    parser.add_argument(
+        "--ab",
+        choices=sorted(AB_SIDES),
+        help="run each level with usage accounting (or tracing) off and on, interleaved",
+    )
+    parser.add_argument("--ab-rounds", type=int, default=2, help="rounds per side with --ab")
+    parser.add_argument("--processes", type=int, default=1, help="daphne processes sharing the load")
     args = parser.parse_args()
     for name, value in PROFILES[args.profile].items():
         if getattr(args, name) is None:
