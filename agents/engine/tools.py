@@ -2,7 +2,9 @@
 
 A tool declares a name, a one-line description and a JSON-schema ``parameters`` object; the
 registry compiles one jsonschema validator per tool at registration, so the loop validates the
-model's arguments before anything runs without recompiling the schema.
+model's arguments before anything runs without recompiling the schema; for the common shapes of schema a
+compiled fast check (:mod:`agents.engine.schema_fast_path`) passes valid arguments first, and jsonschema
+decides and explains whatever it does not pass.
 """
 
 from __future__ import annotations
@@ -15,6 +17,8 @@ from typing import Any
 
 from jsonschema import validators as _validators
 from jsonschema.exceptions import SchemaError
+
+from agents.engine.schema_fast_path import Check, compile_fast_check
 
 RICH_MIME_TYPES = frozenset({"text/html", "text/markdown", "text/x-markdown"})
 _CATALOGUE_WIDTH = 80
@@ -121,28 +125,41 @@ class FunctionTool(Tool):
 class _Entry:
     tool: Tool
     validator: Any
+    fast_check: Check | None
     schema: Mapping[str, Any]
     catalogue_line: str
 
 
-@functools.lru_cache(maxsize=2048)
-def _validator_for_json(schema_json: str) -> Any:
-    schema = json.loads(schema_json)
+# The drafts whose semantics the fast check has (a float with an integral value is an integer).
+_FAST_DRAFTS = (
+    _validators.Draft6Validator,
+    _validators.Draft7Validator,
+    _validators.Draft201909Validator,
+    _validators.Draft202012Validator,
+)
+
+
+def _checked(schema: dict[str, Any]) -> tuple[Any, Check | None]:
     cls = _validators.validator_for(schema)
     cls.check_schema(schema)
-    return cls(schema)
+    fast = compile_fast_check(schema) if cls in _FAST_DRAFTS else None
+    return cls(schema), fast
 
 
-def _validator_for(params: dict[str, Any]) -> Any:
-    """The checked, compiled validator of a schema; the same schema is checked and compiled once per
-    process (every run of an agent registers the same connector tools, and checking a schema against
-    the metaschema costs far more than validating arguments with it)."""
+@functools.lru_cache(maxsize=2048)
+def _validator_for_json(schema_json: str) -> tuple[Any, Check | None]:
+    return _checked(json.loads(schema_json))
+
+
+def _validator_for(params: dict[str, Any]) -> tuple[Any, Check | None]:
+    """The checked, compiled validator of a schema and its fast check (``None`` for a shape it does not
+    cover); the same schema is checked and compiled once per process (every run of an agent registers the
+    same connector tools, and checking a schema against the metaschema costs far more than validating
+    arguments with it)."""
     try:
         schema_json = json.dumps(params, sort_keys=True, ensure_ascii=False)
     except (TypeError, ValueError):  # not plain JSON: compile it for this registration only
-        cls = _validators.validator_for(params)
-        cls.check_schema(params)
-        return cls(params)
+        return _checked(params)
     return _validator_for_json(schema_json)
 
 
@@ -151,7 +168,7 @@ def _compile(tool: Tool) -> _Entry:
         raise ValueError(f"tool {tool!r} has no name")
     params = dict(tool.parameters) if tool.parameters else dict(EMPTY_PARAMETERS)
     try:
-        validator = _validator_for(params)
+        validator, fast_check = _validator_for(params)
     except SchemaError as exc:
         raise ValueError(f"tool {tool.name!r} has an invalid parameters schema: {exc.message}") from exc
     schema = {
@@ -162,7 +179,7 @@ def _compile(tool: Tool) -> _Entry:
     line = f"{tool.name}: {first_line}" if first_line else tool.name
     if len(line) > _CATALOGUE_WIDTH:
         line = line[: _CATALOGUE_WIDTH - 1] + "…"
-    return _Entry(tool=tool, validator=validator, schema=schema, catalogue_line=line)
+    return _Entry(tool=tool, validator=validator, fast_check=fast_check, schema=schema, catalogue_line=line)
 
 
 @dataclass(frozen=True, slots=True)
@@ -246,6 +263,8 @@ class ToolRegistry:
         """Problems of ``args`` against the tool's schema (empty when valid or the tool is unknown)."""
         entry = self._entries.get(name)
         if entry is None:
+            return []
+        if entry.fast_check is not None and entry.fast_check(args):
             return []
         validator = entry.validator
         if validator.is_valid(args):
