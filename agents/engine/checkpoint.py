@@ -7,16 +7,22 @@ calls of the current turn while they are ``pending``). ``ReActAgent.run(resume_f
 continues from one.
 
 A :class:`Checkpoint` is what changed since the previous one: the new state, and only the messages and
-records appended since (the whole history after a compaction replaced it, ``reset``). The loop hands
-one to its ``checkpoint`` callback after each model reply with tool calls (they are then pending) and
-after each iteration; :func:`checkpoint_apply` folds them, in order, back into the run's checkpoint.
-So checkpointing costs the same per turn however long the history is.
+records appended since and the cycle tracker's counts that changed (everything after a compaction
+replaced the history, ``reset``). The loop hands one to its ``checkpoint`` callback after each model
+reply with tool calls (they are then pending) and after each iteration; :func:`checkpoint_apply` folds
+them, in order, back into the run's checkpoint. So checkpointing costs the same per turn however long
+the run is.
+
+The folded checkpoint's ``cycles`` is a list of ``[tool name, canonical arguments, count]`` entries in
+the order they were reported; a later entry for the same call supersedes an earlier one (restoring keeps
+the last count). Checkpoints stored before the tracker was reported incrementally carry the whole list in
+their ``state``; folding one replaces the list, so such runs still resume.
 """
 
 from __future__ import annotations
 
 from collections.abc import Awaitable, Callable, Iterable, Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any
 
 from agents.engine.llm import Message
@@ -37,8 +43,10 @@ STAGE_ANSWER = "answer"
 class Checkpoint:
     """The change since a run's previous checkpoint (see the module docstring).
 
-    ``state`` replaces the previous state; ``messages`` and ``records`` are appended (``reset``: they
-    replace the whole history and every record). ``seq`` counts the run's checkpoints from 1.
+    ``state`` replaces the previous state; ``messages``, ``records`` and ``cycles`` (the cycle
+    tracker's changed ``[tool name, canonical arguments, count]`` entries) are appended (``reset``: they
+    replace the whole history, every record and the whole tracker). ``seq`` counts the run's
+    checkpoints from 1.
     """
 
     seq: int
@@ -46,6 +54,7 @@ class Checkpoint:
     messages: list[Message]
     records: list[dict[str, Any]]
     reset: bool
+    cycles: list[list[Any]] = field(default_factory=list)
 
     def as_dict(self) -> dict[str, Any]:
         """A JSON-ready dict (the message dicts are shared, not copied)."""
@@ -54,6 +63,7 @@ class Checkpoint:
             "state": dict(self.state),
             "messages": self.messages,
             "records": self.records,
+            "cycles": self.cycles,
             "reset": self.reset,
         }
 
@@ -66,15 +76,21 @@ def checkpoint_apply(checkpoint: dict[str, Any] | None, change: Mapping[str, Any
     place) and return it; ``None`` starts a new one."""
     if isinstance(change, Checkpoint):
         change = change.as_dict()
-    checkpoint = checkpoint if checkpoint is not None else {"messages": [], "records": []}
-    messages = list(change.get("messages") or ())
-    records = list(change.get("records") or ())
+    checkpoint = checkpoint if checkpoint is not None else {"messages": [], "records": [], "cycles": []}
+    messages = change.get("messages") or ()
+    records = change.get("records") or ()
+    cycles = change.get("cycles") or ()
     if change.get("reset"):
-        checkpoint["messages"], checkpoint["records"] = messages, records
+        checkpoint["messages"], checkpoint["records"] = list(messages), list(records)
+        checkpoint["cycles"] = list(cycles)
     else:
         checkpoint["messages"].extend(messages)
         checkpoint["records"].extend(records)
-    checkpoint.update(change.get("state") or {})
+        checkpoint.setdefault("cycles", []).extend(cycles)
+    state = change.get("state") or {}
+    checkpoint.update(state)
+    if "cycles" in state:  # stored before the tracker was reported incrementally: all of it, replaced
+        checkpoint["cycles"] = list(state["cycles"] or ())
     checkpoint["seq"] = change.get("seq", checkpoint.get("seq", 0))
     return checkpoint
 
@@ -84,6 +100,10 @@ def checkpoints_fold(changes: Iterable[Mapping[str, Any]]) -> dict[str, Any] | N
     checkpoint: dict[str, Any] | None = None
     for change in changes:
         checkpoint = checkpoint_apply(checkpoint, change)
+    if checkpoint is not None and checkpoint.get("cycles"):
+        # One entry per call, its last count (the entries a later one superseded dropped).
+        last = {(entry[0], entry[1]): entry[2] for entry in checkpoint["cycles"]}
+        checkpoint["cycles"] = [[name, args, count] for (name, args), count in last.items()]
     return checkpoint
 
 

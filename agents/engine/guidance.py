@@ -12,6 +12,11 @@ from agents.engine.follow_ups import FollowUpQueue
 from agents.engine.parsing import ToolCall
 from agents.engine.run_state import RunState, note
 
+# The canonical form of a call's arguments in the cycle tracker's keys. One encoder for every call;
+# the keys must stay byte-identical to ``json.dumps(args, sort_keys=True, ensure_ascii=False,
+# default=str)``: restored runs carry them in their checkpoints.
+_canonical_args = json.JSONEncoder(sort_keys=True, ensure_ascii=False, default=str).encode
+
 
 def after_tool_calls(
     run: RunState, calls: Sequence[ToolCall], *, cycle_threshold: int, reflection_interval: int
@@ -23,9 +28,9 @@ def after_tool_calls(
     follow-ups do not count). Both are appended after all of the turn's tool results.
     """
     warned: dict[str, int] = {}
+    count_call = run.count_call
     for call in calls:
-        key = (call.name, json.dumps(call.args, sort_keys=True, ensure_ascii=False, default=str))
-        count = run.cycles[key] = run.cycles.get(key, 0) + 1
+        count = count_call((call.name, _canonical_args(call.args)))
         if cycle_threshold > 0 and count >= cycle_threshold:
             warned[call.name] = count
     for name, count in warned.items():

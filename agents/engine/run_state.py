@@ -94,6 +94,7 @@ class RunState:
         "_cp_messages",
         "_cp_generation",
         "_cp_records",
+        "_cp_cycles",
     )
 
     def __init__(self, query: str, metadata: RunContext, emit: Emitter, registry: ToolRegistry) -> None:
@@ -125,6 +126,8 @@ class RunState:
         self._cp_messages = 0
         self._cp_generation = -1
         self._cp_records = 0
+        # The cycle tracker's entries counted since the previous checkpoint (key -> count, in order).
+        self._cp_cycles: dict[tuple[str, str], int] = {}
 
     def result(
         self,
@@ -156,7 +159,6 @@ class RunState:
             "query": self.query,
             "iteration": self.iteration,
             "usage": usage.as_dict(),
-            "cycles": [[name, args, count] for (name, args), count in self.cycles.items()],
             "real_calls": self.real_calls,
             "checked": self.checked,
             "parse_failures": self.parse_failures,
@@ -176,13 +178,15 @@ class RunState:
         transcript = self.transcript
         messages = transcript.messages
         reset = transcript.generation != self._cp_generation
-        new_messages = messages if reset else messages[self._cp_messages :]
+        new_messages = messages[:] if reset else messages[self._cp_messages :]
         new_records = [record_to_dict(r) for r in self.records[0 if reset else self._cp_records :]]
+        new_cycles = _cycle_entries(self.cycles if reset else self._cp_cycles)
         self._cp_seq += 1
         self._cp_messages = len(messages)
         self._cp_generation = transcript.generation
         self._cp_records = len(self.records)
-        return Checkpoint(self._cp_seq, self._state(), list(new_messages), new_records, reset)
+        self._cp_cycles = {}
+        return Checkpoint(self._cp_seq, self._state(), new_messages, new_records, reset, new_cycles)
 
     def checkpoint_failed(self) -> None:
         """The last checkpoint may be lost: make the next one carry everything."""
@@ -193,6 +197,7 @@ class RunState:
         checkpoint = self._state()
         checkpoint["messages"] = list(self.transcript.messages)
         checkpoint["records"] = [record_to_dict(r) for r in self.records]
+        checkpoint["cycles"] = _cycle_entries(self.cycles)
         checkpoint["seq"] = self._cp_seq
         return checkpoint
 
@@ -215,6 +220,7 @@ class RunState:
         run.iteration = int(checkpoint.get("iteration") or 0)
         run.transcript = Transcript(checkpoint.get("messages") or ())
         run.records = [record_from_dict(r) for r in checkpoint.get("records") or ()]
+        # A later entry for the same call supersedes an earlier one (see agents.engine.checkpoint).
         run.cycles = {(str(n), str(a)): int(c) for n, a, c in checkpoint.get("cycles") or ()}
         run.real_calls = int(checkpoint.get("real_calls") or 0)
         run.checked = bool(checkpoint.get("checked"))
@@ -238,6 +244,12 @@ class RunState:
         run._cp_records = len(run.records)
         return run
 
+    def count_call(self, key: tuple[str, str]) -> int:
+        """Count one more call of ``key`` (tool name, canonical arguments) in the cycle tracker."""
+        count = self.cycles[key] = self.cycles.get(key, 0) + 1
+        self._cp_cycles[key] = count
+        return count
+
     def tools_pending(self, calls: list[ToolCall]) -> None:
         """The model asked for ``calls``: they are pending until their results are in the history."""
         self.stage = STAGE_TOOLS
@@ -252,3 +264,7 @@ class RunState:
     def finished(self, answer: str, stop_reason: StopReason) -> None:
         self.stage = STAGE_ANSWER
         self.final = (answer, stop_reason)
+
+
+def _cycle_entries(counts: Mapping[tuple[str, str], int]) -> list[list[Any]]:
+    return [[name, args, count] for (name, args), count in counts.items()]
