@@ -5,6 +5,10 @@ An endpoint configured with an ability it does not have answers the first reques
 HTTP 400 naming the feature. The engine then records the refusal (:func:`refuse`, logged once with the
 endpoint's name) and goes on the next way: the structured-output ladder to its next level, the tool loop
 without the refused field. Every later call of the instance skips the feature without asking again.
+
+The tool loop asks what it may send on every model call: a :class:`RunAbilities` answers from what it
+resolved at the run's start, and resolves again only when that may have changed (a refusal recorded since,
+of any LLM, or an LLM whose ``abilities`` is now another mapping).
 """
 
 from __future__ import annotations
@@ -53,6 +57,8 @@ _REFUSALS: Mapping[str, re.Pattern[str]] = {
 _REFUSAL_STATUSES = frozenset({400, 422})
 
 _refused: weakref.WeakKeyDictionary[Any, set[str]] = weakref.WeakKeyDictionary()
+# Bumped by every new refusal: a RunAbilities resolved before it resolves again.
+_refusals = 0
 
 
 def _root(llm: Any) -> Any:
@@ -93,6 +99,8 @@ def refuse(llm: Any, key: str, error: BaseException | None = None) -> None:
     if key in keys:
         return
     keys.add(key)
+    global _refusals
+    _refusals += 1
     logger.warning(
         "%s refused %s (%s); the engine does without it for this run. Switch off %r for this endpoint.",
         endpoint_name(llm),
@@ -137,6 +145,54 @@ def tool_request_options(llm: Any) -> dict[str, Any]:
     return {}
 
 
+class RunAbilities:
+    """What a run may use of an LLM's abilities (:func:`has`, :func:`declared`, :func:`tool_request_options`),
+    resolved once and again only when a refusal was recorded since or the LLM's ``abilities`` mapping is
+    another one (its endpoint changed): the answers are :func:`has` and the others' at every call."""
+
+    __slots__ = ("llm", "_refusals", "_abilities", "_has", "_declared", "_tool_options")
+
+    def __init__(self, llm: Any) -> None:
+        self.llm = llm
+        self._refusals = -1
+        self._abilities: Any = None
+        self._has: dict[str, bool] = {}
+        self._declared: dict[str, bool] = {}
+        self._tool_options: Mapping[str, Any] = {}
+
+    def current(self) -> bool:
+        """Resolve again if something changed since the last look; True when it did."""
+        abilities = getattr(self.llm, "abilities", None)
+        if self._refusals == _refusals and abilities is self._abilities:
+            return False
+        self._refusals, self._abilities = _refusals, abilities
+        self._has.clear()
+        self._declared.clear()
+        self._tool_options = tool_request_options(self.llm)
+        return True
+
+    def has(self, key: str) -> bool:
+        """:func:`has` of the run's LLM."""
+        self.current()
+        value = self._has.get(key)
+        if value is None:
+            value = self._has[key] = has(self.llm, key)
+        return value
+
+    def declared(self, key: str) -> bool:
+        """:func:`declared` of the run's LLM."""
+        self.current()
+        value = self._declared.get(key)
+        if value is None:
+            value = self._declared[key] = declared(self.llm, key)
+        return value
+
+    def tool_request_options(self) -> Mapping[str, Any]:
+        """:func:`tool_request_options` of the run's LLM (read only: the same mapping until it changes)."""
+        self.current()
+        return self._tool_options
+
+
 _LABELS: Mapping[str, str] = {
     TOOL_CALL: "supports function calling",
     JSON_MODE: "supports JSON mode",
@@ -155,6 +211,7 @@ __all__ = [
     "JSON_MODE",
     "PARALLEL_TOOL_CALLS",
     "TOOL_CALL",
+    "RunAbilities",
     "ability_label",
     "declared",
     "endpoint_name",

@@ -89,7 +89,7 @@ async def ask(llm: LLM, run: RunState, guard: Any | None, **kwargs: Any) -> Chat
     if run.emit.active:
         await run.emit(events.thinking_start(run.iteration))
     try:
-        response = await _chat(llm, run, guard, dict(kwargs))
+        response = await _chat(llm, run, guard, kwargs)  # ask's own dict: the retry may drop a field
     except LLMError as exc:
         failed = LLMFailed(exc, endpoint_name(llm))
         if run.emit.active:

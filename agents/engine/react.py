@@ -27,13 +27,7 @@ from dataclasses import dataclass, replace
 from typing import Any
 
 from agents.engine import events, prompts
-from agents.engine.abilities import (
-    JSON_MODE,
-    PARALLEL_TOOL_CALLS,
-    declared,
-    has,
-    tool_request_options,
-)
+from agents.engine.abilities import JSON_MODE, PARALLEL_TOOL_CALLS, RunAbilities, declared, has
 from agents.engine.abilities import TOOL_CALL as FUNCTION_CALLING
 from agents.engine.checkpoint import CheckpointCallback
 from agents.engine.durable import ToolCallLedger
@@ -91,10 +85,10 @@ def _cancelled_done(result: AgentResult) -> Event:
 
 @dataclass(frozen=True, slots=True)
 class _Mode:
-    """What differs between native function calling and JSON mode: the request's options (asked anew
-    every turn: an endpoint's refusal may change them) and how a reply is read."""
+    """What differs between native function calling and JSON mode: the request's options (asked every
+    turn, built again only when the endpoint's abilities changed: a refusal) and how a reply is read."""
 
-    request: Callable[[], dict[str, Any]]
+    request: Callable[[], Mapping[str, Any]]
     turn: Callable[[RunState, ChatResponse], Awaitable[TurnOutcome]]
 
 
@@ -325,18 +319,26 @@ class ReActAgent(DurableLoop, RunAsEvents[AgentResult]):
             return await self._fallback(run, StopReason.LLM_ERROR, error=exc.label_for(run.query))
 
     def _mode(self, run: RunState, native: bool) -> _Mode:
-        llm = self._llm
+        abilities = RunAbilities(self._llm)
+        request: Mapping[str, Any] = {}
         if native:
             schemas = run.registry.openai_schemas() or None
 
-            def native_request() -> dict[str, Any]:
-                return {"tools": schemas, **(tool_request_options(llm) if schemas else {})}
+            def native_request() -> Mapping[str, Any]:
+                nonlocal request
+                if abilities.current():
+                    request = {"tools": schemas, **(abilities.tool_request_options() if schemas else {})}
+                return request
 
             return _Mode(native_request, self._native_turn)
 
-        def json_request() -> dict[str, Any]:
+        def json_request() -> Mapping[str, Any]:
             # JSON mode while the endpoint takes it; after a refusal, plain text (the same action parsing).
-            return {"response_format": {"type": "json_object"} if has(llm, JSON_MODE) else None}
+            nonlocal request
+            if abilities.current():
+                json_mode = abilities.has(JSON_MODE)
+                request = {"response_format": {"type": "json_object"} if json_mode else None}
+            return request
 
         return _Mode(json_request, self._json_turn)
 
