@@ -19,6 +19,7 @@ checked, so the engine itself needs no knowledge of the platform's address rules
 from __future__ import annotations
 
 import asyncio
+import json
 import logging
 import re
 import ssl
@@ -79,6 +80,7 @@ __all__ = [
     "aclose_shared_clients",
     "get_shared_client",
     "strip_metadata",
+    "wire_json",
 ]
 
 logger = logging.getLogger(__name__)
@@ -211,6 +213,7 @@ class OpenAICompatibleLLM:
         self._api_key = api_key
         self._client = client
         self._guard = guard
+        self._options: dict[str, Any] | None = None  # request_options(), built on the first request
 
     def __repr__(self) -> str:
         return f"OpenAICompatibleLLM(model={self.model!r}, base_url={self.base_url!r})"
@@ -240,7 +243,7 @@ class OpenAICompatibleLLM:
         With the ``stream_only`` ability the request is streamed and the reply assembled from its chunks
         (:class:`~agents.engine.stream_assembly.StreamAssembly`): the same :class:`ChatResponse`.
         """
-        sent = wire_messages(messages, replay=self.reasoning_replay)
+        sent, encoded = self._sent(messages)
         body = self._body(sent, temperature)
         if tools:
             body["tools"] = list(tools)
@@ -252,17 +255,19 @@ class OpenAICompatibleLLM:
             body["response_format"] = dict(response_format)
         try:
             if self.abilities.get("stream_only"):
-                return await self._streamed_chat(body, sent)
-            response = await self._post(body)
+                return await self._streamed_chat(body, sent, encoded)
+            response = await self._post(body, encoded)
             return chat_response(response.content, sent)
         except (openai.OpenAIError, ValueError, AttributeError, TypeError) as exc:
             raise self._error(exc) from exc
 
-    async def _streamed_chat(self, body: dict[str, Any], sent: list[Message]) -> ChatResponse:
+    async def _streamed_chat(
+        self, body: dict[str, Any], sent: list[Message], encoded: Sequence[bytes] | None
+    ) -> ChatResponse:
         body["stream"] = True
         body["stream_options"] = {"include_usage": True}
         assembly = StreamAssembly()
-        async with aclosing(self._events(body)) as chunks:
+        async with aclosing(self._events(body, encoded)) as chunks:
             async for chunk in chunks:
                 assembly.add(chunk)
         return assembly.response(sent)
@@ -281,7 +286,7 @@ class OpenAICompatibleLLM:
         models) are never yielded; they count in the usage estimate when the provider reports none. The
         usage is read wherever the provider puts it (see :func:`~agents.engine.completion.chunk_usage`).
         """
-        sent = wire_messages(messages, replay=self.reasoning_replay)
+        sent, encoded = self._sent(messages)
         body = self._body(sent, temperature)
         body["stream"] = True
         body["stream_options"] = {"include_usage": True}
@@ -289,7 +294,7 @@ class OpenAICompatibleLLM:
         reasoned: list[str] = []
         reported: Usage | None = None
         try:
-            async with aclosing(self._events(body)) as chunks:
+            async with aclosing(self._events(body, encoded)) as chunks:
                 async for chunk in chunks:
                     reported = chunk_usage(chunk) or reported
                     delta = delta_content(chunk)
@@ -304,13 +309,15 @@ class OpenAICompatibleLLM:
             if usage is not None:
                 usage.add(reported or estimated_usage(sent, "".join(reasoned) + "".join(produced)))
 
-    async def _events(self, body: dict[str, Any]) -> AsyncGenerator[dict[str, Any], None]:
+    async def _events(
+        self, body: dict[str, Any], encoded: Sequence[bytes] | None
+    ) -> AsyncGenerator[dict[str, Any], None]:
         """The JSON chunks of a streamed completion (an ``error`` chunk raised as the SDK raised it).
 
         Raises the SDK's errors for transport failures while the body is read, and ``ValueError`` for a
         stream without any event.
         """
-        response = await self._post(body, stream=True)
+        response = await self._post(body, encoded, stream=True)
         chunks = 0
         async with (
             aclosing(response),
@@ -332,6 +339,20 @@ class OpenAICompatibleLLM:
                 raise openai.APIConnectionError(request=response.request) from exc
         if not chunks:
             raise ValueError("the stream ended without any event")
+
+    def _sent(self, messages: Sequence[Message]) -> tuple[list[Message], Sequence[bytes] | None]:
+        """The messages as sent (see :func:`~agents.engine.reasoning.wire_messages`), and their JSON encodings
+        when ``messages`` remembers them (the run's :class:`~agents.engine.transcript.WireView`: each message
+        stripped and encoded once, when first sent), else ``None``."""
+        sent = getattr(messages, "sent", None)
+        if callable(sent):
+            try:
+                view = sent(replay=self.reasoning_replay)
+            except (TypeError, ValueError):
+                pass  # a message that is not plain JSON: sent through the SDK's own encoder, as before
+            else:
+                return list(view.messages), view.encoded
+        return wire_messages(messages, replay=self.reasoning_replay), None
 
     def _body(self, sent: list[Message], temperature: float | None) -> dict[str, Any]:
         body: dict[str, Any] = {"model": self.model, "messages": sent}
@@ -358,22 +379,35 @@ class OpenAICompatibleLLM:
             options["params"] = dict(self.default_query)
         return options
 
-    async def _post(self, body: dict[str, Any], *, stream: bool = False) -> httpx2.Response:
+    async def _post(
+        self, body: dict[str, Any], encoded: Sequence[bytes] | None = None, *, stream: bool = False
+    ) -> httpx2.Response:
         """Send a chat-completions request through the SDK's untyped ``post``.
 
         The same client, auth, base URL, retries (429/5xx, connection errors), timeouts and HTTP
         errors (as the SDK's ``APIStatusError`` subclasses) as ``chat.completions.create``, but
         the body goes out as the plain dict it is: ``create`` walked every message against the
         SDK's TypedDicts on every call (``async_maybe_transform``), and the history grows each
-        call. Returns the transport's response, read unless ``stream``; a streamed one is the
-        caller's to close.
+        call. With ``encoded`` (each message's JSON, see :meth:`_sent`) the body goes as bytes
+        assembled from those pieces (:func:`encoded_body`), the same bytes the SDK's encoder writes,
+        so that only what is new is encoded. Returns the transport's response, read unless
+        ``stream``; a streamed one is the caller's to close.
         """
         if self.extra_body:
             body = {**body, **self.extra_body}  # merged as the SDK merges ``extra_body``: its keys win
-        options: Any = self.request_options()  # the SDK's RequestOptions TypedDict, built as a plain dict
-        response: httpx2.Response = await self.client().post(
-            "/chat/completions", cast_to=httpx2.Response, body=body, options=options, stream=stream
-        )
+        if self._options is None:
+            self._options = self.request_options()
+        options: Any = self._options  # the SDK's RequestOptions TypedDict, built once as a plain dict
+        client = self.client()
+        if encoded is not None and body.get("messages") is not None and "messages" not in self.extra_body:
+            content = encoded_body(body, encoded)
+            response: httpx2.Response = await client.post(
+                "/chat/completions", cast_to=httpx2.Response, content=content, options=options, stream=stream
+            )
+        else:
+            response = await client.post(
+                "/chat/completions", cast_to=httpx2.Response, body=body, options=options, stream=stream
+            )
         return response
 
     def _redact(self, text: str) -> str:
@@ -462,6 +496,28 @@ async def _drain(body: AsyncIterator[bytes]) -> None:
                 pass
     except _DRAIN_ERRORS:
         pass  # the answer is complete: a failure to reuse the connection is no error
+
+
+# The SDK's request encoding (``openai._utils._json.openapi_dumps``: ``ensure_ascii=False``, no spaces, no NaN,
+# UTF-8), one encoder for every piece.
+_WIRE_ENCODER = json.JSONEncoder(ensure_ascii=False, separators=(",", ":"), allow_nan=False)
+
+
+def wire_json(value: Any) -> bytes:
+    """``value`` as the SDK writes it in a request body (``TypeError``/``ValueError`` for what JSON cannot say)."""
+    return _WIRE_ENCODER.encode(value).encode()
+
+
+def encoded_body(body: Mapping[str, Any], messages: Sequence[bytes]) -> bytes:
+    """The JSON of ``body`` with its ``messages`` given as their encodings: byte for byte what the SDK's
+    encoder writes for ``body`` (a JSON object is its ``"key":value`` pairs, in order, comma-separated)."""
+    parts = [
+        b'"messages":[' + b",".join(messages) + b"]"
+        if key == "messages"
+        else wire_json(key) + b":" + wire_json(value)
+        for key, value in body.items()
+    ]
+    return b"{" + b",".join(parts) + b"}"
 
 
 def strip_metadata(messages: Sequence[Message]) -> list[Message]:

@@ -4,13 +4,23 @@ Providers reject or mishandle consecutive messages of the same role, so before e
 same-role messages are merged (tool messages never are, nor assistant messages with ``tool_calls``).
 The merged view is maintained as messages are appended, so a turn costs the same however long the
 history is; the history itself keeps every message as appended (pins and metadata intact).
+
+The merged view (:class:`WireView`) also remembers what is sent for each of its messages: the message
+without the engine's ``_`` keys (and reasoning fields as the endpoint takes them, see
+:func:`~agents.engine.reasoning.wire_messages`) and its JSON encoding, each made once, when the message is
+first sent. :class:`~agents.engine.llm.OpenAICompatibleLLM` assembles the request body from these pieces, so
+neither stripping nor encoding the history costs in proportion to its length. Messages are never edited in
+place once appended (a changed message is a new dict put in its place, which the view notices).
 """
 
 from __future__ import annotations
 
 from collections.abc import Iterable
+from dataclasses import dataclass, field
+from typing import Any, SupportsIndex
 
-from agents.engine.llm import Message
+from agents.engine.llm import Message, wire_json
+from agents.engine.reasoning import wire_messages
 
 
 def _mergeable(a: Message, b: Message) -> bool:
@@ -39,12 +49,106 @@ def append_merged(wire: list[Message], message: Message) -> None:
         wire.append(message)
 
 
-def merge_consecutive(messages: Iterable[Message]) -> list[Message]:
-    """A new list where consecutive same-role messages are merged (never tool messages)."""
-    wire: list[Message] = []
+def merge_consecutive(messages: Iterable[Message]) -> WireView:
+    """A new view where consecutive same-role messages are merged (never tool messages)."""
+    wire = WireView()
     for message in messages:
         append_merged(wire, message)
     return wire
+
+
+@dataclass(slots=True)
+class Sent:
+    """What is sent for the first ``len(messages)`` messages of a view: each message as sent, and its JSON."""
+
+    messages: list[Message] = field(default_factory=list)
+    encoded: list[bytes] = field(default_factory=list)
+
+    def truncate(self, length: int) -> None:
+        del self.messages[length:]
+        del self.encoded[length:]
+
+
+class WireView(list[Message]):
+    """The provider view: a list of messages that remembers, per message, what is sent for it.
+
+    :meth:`sent` strips and encodes only the messages it has not seen; any change to the list other than
+    adding at its end (a merge replacing the last message, an insertion, a deletion) forgets what was
+    remembered from the changed position on.
+    """
+
+    __slots__ = ("_sent",)
+
+    def __init__(self, messages: Iterable[Message] = ()) -> None:
+        super().__init__(messages)
+        self._sent: dict[bool, Sent] = {}
+
+    def sent(self, *, replay: bool) -> Sent:
+        """The messages as sent to an endpoint with (or without) reasoning replay, and their JSON encodings.
+
+        Raises ``TypeError`` or ``ValueError`` for a message that is not JSON (nothing is remembered of it).
+        """
+        sent = self._sent.get(replay)
+        if sent is None:
+            sent = self._sent[replay] = Sent()
+        for message in wire_messages(self[len(sent.messages) :], replay=replay):
+            encoded = wire_json(message)
+            sent.messages.append(message)
+            sent.encoded.append(encoded)
+        return sent
+
+    def _changed(self, index: int) -> None:
+        """Forget what was remembered for the messages from ``index`` on."""
+        for sent in self._sent.values():
+            if len(sent.messages) > index:
+                sent.truncate(max(index, 0))
+
+    def _position(self, index: SupportsIndex | slice) -> int:
+        if isinstance(index, slice):
+            return index.indices(len(self))[0] if index.step in (None, 1) else 0
+        position = index.__index__()
+        return max(position + len(self), 0) if position < 0 else position
+
+    def __setitem__(self, index: Any, value: Any) -> None:
+        self._changed(self._position(index))
+        super().__setitem__(index, value)
+
+    def __delitem__(self, index: SupportsIndex | slice) -> None:
+        self._changed(self._position(index))
+        super().__delitem__(index)
+
+    def insert(self, index: SupportsIndex, value: Message) -> None:
+        self._changed(self._position(index))
+        super().insert(index, value)
+
+    def pop(self, index: SupportsIndex = -1) -> Message:
+        self._changed(self._position(index))
+        return super().pop(index)
+
+    def remove(self, value: Message) -> None:
+        self._changed(0)
+        super().remove(value)
+
+    def clear(self) -> None:
+        self._changed(0)
+        super().clear()
+
+    def sort(self, *args: Any, **kwargs: Any) -> None:
+        self._changed(0)
+        super().sort(*args, **kwargs)
+
+    def reverse(self) -> None:
+        self._changed(0)
+        super().reverse()
+
+    def __imul__(self, count: SupportsIndex) -> WireView:
+        self._changed(0)
+        return super().__imul__(count)
+
+    def __reduce_ex__(self, protocol: SupportsIndex) -> tuple[Any, ...]:
+        # A copy (``copy``, ``deepcopy``, pickle) starts with nothing remembered: sharing the record would let
+        # one list's appends stand for the other's.
+        return (WireView, (list(self),))
 
 
 class Transcript:
@@ -54,7 +158,7 @@ class Transcript:
 
     def __init__(self, messages: Iterable[Message] = ()) -> None:
         self.messages: list[Message] = list(messages)
-        self.wire: list[Message] = merge_consecutive(self.messages)
+        self.wire: WireView = merge_consecutive(self.messages)
         # Bumped when the history is replaced, so checkpoints know to send it whole.
         self.generation = 0
 
