@@ -510,14 +510,16 @@ AB_SIDES: dict[str, tuple[Setup, Setup]] = {
 
 
 def ab_setups(args: argparse.Namespace, model_url: str) -> list[Setup]:
-    """The rounds of one level: off, on, off, on ... (``--ab-rounds`` of each); one plain round without --ab."""
+    """The rounds of one level: ``--ab-rounds`` pairs of off and on; one plain round without --ab."""
     if not args.ab:
         return [Setup(processes=args.processes)]
     off, on = AB_SIDES[args.ab]
     if args.ab == "tracing":
         # The exporter posts to <endpoint>/v1/traces: the benchmark model's process counts the spans.
         on = Setup(env={"OTEL_EXPORTER_OTLP_ENDPOINT": model_url}, application=WIRING, side="on")
-    sides = [off, on] * args.ab_rounds
+    # Pairs in turn off-on and on-off (off, on, on, off, off, on ...): a drift in the shared machine's load
+    # over the run weighs on both sides alike.
+    sides = [setup for pair in range(args.ab_rounds) for setup in ((off, on) if pair % 2 == 0 else (on, off))]
     return [Setup(args.processes, setup.env, setup.application, setup.side) for setup in sides]
 
 
@@ -574,6 +576,16 @@ def print_ab(ab: str, rows: list[dict[str, Any]]) -> None:
             f"{n:>5}  {ab} on costs {cost:.0f} µs of daphne CPU per model call "
             f"({100 * cost / medians['off']:+.1f} % of the off side's {medians['off']:.0f} µs)"
         )
+        # Each pair's two rounds ran back to back: their difference is the least disturbed by the machine.
+        level_rows = [r for r in rows if r["n"] == n]
+        pairs = [level_rows[i : i + 2] for i in range(0, len(level_rows) - 1, 2)]
+        differences = [
+            100 * (on["cpu_us_per_call"] - off["cpu_us_per_call"]) / off["cpu_us_per_call"]
+            for pair in pairs
+            for off, on in [sorted(pair, key=lambda r: r["side"] != "off")]
+        ]
+        print(f"{n:>5}  paired (on − off) / off, per pair: {', '.join(f'{d:+.1f} %' for d in differences)}")
+        print(f"{n:>5}  median of the pairs: {median(differences):+.1f} %")
 
 
 async def main_async(args: argparse.Namespace) -> None:
