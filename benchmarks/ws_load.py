@@ -44,6 +44,10 @@ model counts its calls), event latency and RSS, medians and spread. The model en
 - ``tracing``: on sets ``OTEL_EXPORTER_OTLP_ENDPOINT`` to the benchmark model's process, which answers
   ``POST /v1/traces`` and counts the spans it gets (checked: on-rounds export spans, off-rounds none).
 
+``--py-spy DIR`` samples the (first) daphne process of every round with py-spy during the load (raw stacks
+in ``DIR``; ``python -m benchmarks.pyspy_share`` says which share was accounting and tracing): a share of
+samples, unlike CPU seconds, hardly moves with what else the machine runs.
+
 ``--processes P`` spreads the conversations over P daphne processes sharing the Redis channel layer and
 PostgreSQL (round-robin); CPU and RSS are summed over them, the loop-lag probe and the cancel drill use
 the first.
@@ -58,6 +62,7 @@ import json
 import multiprocessing
 import random
 import re
+import signal
 import subprocess
 import sys
 import time
@@ -253,6 +258,17 @@ def model_stats(model_url: str) -> dict[str, int]:
         return json.loads(response.read())
 
 
+def start_py_spy(directory: Path, pid: int, label: str) -> subprocess.Popen[bytes]:
+    """Sample ``pid`` with py-spy (raw stacks, 50 Hz) into ``directory/<label>-<k>.txt`` until interrupted
+    (read them with ``python -m benchmarks.pyspy_share``)."""
+    directory.mkdir(parents=True, exist_ok=True)
+    k = len(list(directory.glob(f"{label}-*.txt"))) + 1
+    spy = Path(sys.executable).with_name("py-spy")
+    argv = [str(spy), "record", "--pid", str(pid), "--format", "raw", "--rate", "50", "--nonblocking"]
+    argv += ["--output", str(directory / f"{label}-{k}.txt")]
+    return subprocess.Popen(argv, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+
+
 def usage_rows(stack: BenchStack) -> tuple[int, int]:
     """``UsageRecord`` rows in the scratch database: all of them, and those with a cost."""
     ((rows, costed),) = postgres_query(
@@ -329,6 +345,7 @@ async def run_level(
             asyncio.create_task(client_lag(level, stop)),
         ]
         rng = random.Random(n)
+        spy = start_py_spy(args.py_spy, pids[0], f"{n}-{setup.side or 'plain'}") if args.py_spy else None
         calls_before = model_stats(model_url)["calls"]
         cpu_before = cpu()
         level.started_ns = time.time_ns()
@@ -347,6 +364,9 @@ async def run_level(
             level.ended_ns = time.time_ns()
             level.cpu_seconds = cpu() - cpu_before
             level.model_calls = model_stats(model_url)["calls"] - calls_before
+            if spy is not None:
+                spy.send_signal(signal.SIGINT)  # py-spy writes its profile when interrupted
+                spy.wait(60)
             stop.set()
             await asyncio.gather(*background, return_exceptions=True)
             stop_probe.set()
@@ -693,6 +713,9 @@ def main() -> None:
     )
     parser.add_argument("--ab-rounds", type=int, default=2, help="rounds per side with --ab")
     parser.add_argument("--processes", type=int, default=1, help="daphne processes sharing the load")
+    parser.add_argument(
+        "--py-spy", type=Path, help="sample the (first) daphne process with py-spy into this directory"
+    )
     args = parser.parse_args()
     for name, value in PROFILES[args.profile].items():
         if getattr(args, name) is None:
