@@ -146,6 +146,9 @@ class RunBlueprint:
     # Emits an event into the run's persisted stream: emit(channel, data) -> seq. Set by the run manager
     # before hooks are built, so hooks (the approval gate) can report to the chat.
     emit: Callable[[str, dict[str, Any]], int | None] | None = None
+    # The writes that ride the run's event batches (its EventSink: ``write_later``, ``write_durable``),
+    # set with ``emit``: the call log's rows cost the run no database hop of their own.
+    writes: Any = None
     extra: dict[str, Any] = field(default_factory=dict)
     # The organisation's configuration version read with the run: what is loaded the same for every run
     # of the agent is cached per process under it (``platform_core.config_cache``). ``None``: built by

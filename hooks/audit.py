@@ -10,15 +10,22 @@ approval's id) or its arguments were invalid (``error``). A call abandoned while
 (the run was stopped) is recorded by the gate through :meth:`AuditHook.record`; a call stopped while it
 ran keeps its "not recorded" row, since no post-hook runs for a stopped run.
 
+Given the run's batched writes (``writes``: the run's event sink), neither half costs the run a database
+hop or a transaction of its own: the row before the call is a durable write of the sink's next batch,
+awaited until that batch has committed (so it is on disk before the call runs, and a refused write still
+blocks the call), and its completion after the call joins the next batch without being waited for (a
+row whose completion is lost with its batch keeps saying its end was not recorded, which is true).
+
 Nothing about a value can keep a row from being written: arguments and errors are stored in the safe
 form of :mod:`connectors.redaction` (NaN, NUL, lone surrogates and non-JSON objects spelled out).
 """
 
 from __future__ import annotations
 
+import functools
 import logging
-from collections.abc import Mapping
-from typing import Any
+from collections.abc import Awaitable, Callable, Mapping
+from typing import Any, Protocol, TypeVar
 
 from asgiref.sync import sync_to_async
 from django.db import IntegrityError, transaction
@@ -64,6 +71,16 @@ BLOCK_STATUSES = {
 GATE_STATUSES = {"rejected": CallStatus.REJECTED, "expired": CallStatus.EXPIRED}
 
 
+T = TypeVar("T")
+
+
+class BatchedWrites(Protocol):
+    """Writes that ride a run's event batches (``agents.runs.events.store.EventSink`` has them)."""
+
+    def write_later(self, write: Callable[[], object]) -> None: ...
+    def write_durable(self, write: Callable[[], T]) -> Awaitable[T]: ...
+
+
 def not_recorded_message(language: str | None = None) -> str:
     """What the model sees for a call that was not made because its audit row could not be written."""
     with translation.override(language):
@@ -83,11 +100,13 @@ class AuditHook(PostToolUseHook):
         catalog: ActionCatalog,
         state: RunGuardState,
         language: str | None = None,
+        writes: BatchedWrites | None = None,
     ) -> None:
         self.context = context
         self.catalog = catalog
         self.state = state
         self.language = language
+        self.writes = writes
         self.recorder = CallRecorder(self)
         # tool call id -> the row written before the call ran (completed after it)
         self._started: dict[str, int] = {}
@@ -99,7 +118,8 @@ class AuditHook(PostToolUseHook):
             self._secrets[info.connector_id] = await sync_to_async(connector_secrets_for_redaction)(
                 self.context.org_id, info.connector_id
             )
-        self._started[ctx.tool_call_id] = await sync_to_async(_write_started)(
+        write = functools.partial(
+            _write_started,
             context=self.context,
             info=info,
             tool_call_id=ctx.tool_call_id,
@@ -107,6 +127,10 @@ class AuditHook(PostToolUseHook):
             secrets=self._secrets[info.connector_id],
             replayed=ctx.replayed,
         )
+        if self.writes is not None:
+            self._started[ctx.tool_call_id] = await self.writes.write_durable(write)
+        else:
+            self._started[ctx.tool_call_id] = await sync_to_async(write)()
 
     async def post_tool_use(self, ctx: HookContext, result: ToolResult) -> PostVerdict:
         info = self.catalog.get(ctx.tool_name)
@@ -117,13 +141,18 @@ class AuditHook(PostToolUseHook):
         approval_ref = gate.approval_id if gate is not None else ""
         started = self._started.pop(ctx.tool_call_id, None)
         if started is not None:
-            await sync_to_async(_complete_started)(
+            complete = functools.partial(
+                _complete_started,
                 pk=started,
                 status=CallStatus.OK if ctx.outcome == OUTCOME_OK else CallStatus.ERROR,
                 error=_error_of(ctx.outcome, result),
                 approval_ref=approval_ref,
                 result=result,
             )
+            if self.writes is not None:
+                self.writes.write_later(functools.partial(_quietly, complete, started))
+            else:
+                await sync_to_async(complete)()
             return ALLOW
         if ctx.outcome == OUTCOME_TIMEOUT:
             await sync_to_async(_complete_cancelled)(
@@ -307,6 +336,16 @@ def _complete_started(*, pk: int, status: str, error: str, approval_ref: str, re
         request_bytes=max(0, int(getattr(call, "request_bytes", 0) or 0)),
         response_bytes=max(0, int(getattr(call, "response_bytes", 0) or 0)),
     )
+
+
+def _quietly(write: Callable[[], object], pk: int) -> None:
+    """``write`` in a savepoint of the batch it rides: refused, it is logged and costs that batch (the
+    run's events) nothing."""
+    try:
+        with transaction.atomic():
+            write()
+    except Exception as exc:
+        logger.error("could not record the end of connector call log %s (%s)", pk, type(exc).__name__)
 
 
 def _complete_cancelled(

@@ -52,7 +52,13 @@ def guard_rail_hooks(blueprint: GuardRailSource) -> list[Any]:
         blueprint, "hook_settings", lambda: hook_settings_for_agent(agent_id=blueprint.agent_id)
     )
     state = RunGuardState()
-    audit = AuditHook(context=run, catalog=catalog, state=state, language=language)
+    audit = AuditHook(
+        context=run,
+        catalog=catalog,
+        state=state,
+        language=language,
+        writes=getattr(blueprint, "writes", None),
+    )
     hooks: list[Any] = [
         ReadOnlyGuard(organization_id=org_id, catalog=catalog, language=language, state=state),
         ApprovalGate(

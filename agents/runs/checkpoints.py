@@ -59,8 +59,10 @@ def _split(key: str) -> tuple[str, str]:
 class DatabaseToolLedger:
     """The engine's :class:`~agents.engine.durable.ToolCallLedger` on :class:`ToolCallEntry` rows.
 
-    ``begin`` is written before the tool runs (awaited); ``finish`` joins the next batch of the run's
-    event sink, so it costs the run no extra round trip.
+    Both ride the batches of the run's event sink, so neither costs the run a transaction or a database
+    hop of its own: ``begin`` is a durable write of the next batch, awaited until that batch has
+    committed (the tool runs only then; a refused write means the call is not made), and ``finish`` joins
+    the next batch without being waited for.
     """
 
     def __init__(self, sink: EventSink) -> None:
@@ -70,7 +72,7 @@ class DatabaseToolLedger:
         return await database_sync_to_async(_recorded)(list(keys), iteration)
 
     async def begin(self, key: str, *, tool_name: str, args: Mapping[str, Any], iteration: int) -> None:
-        await database_sync_to_async(_begin)(key, tool_name, iteration)
+        await self.sink.write_durable(lambda: _begin(key, tool_name, iteration))
 
     async def finish(self, key: str, *, observation: str, error: str | None, outcome: str) -> None:
         run_id, tool_call_id = _split(key)

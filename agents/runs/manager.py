@@ -461,6 +461,7 @@ def _engine_parts(
     """The run's blueprint, tools and hooks (sync, one database hop); hooks report through ``sink``."""
     blueprint = runtime.runtime_build(run_id)
     blueprint.emit = runtime.emit_with_plan_step(sink.emit)
+    blueprint.writes = sink
     # The run's connector credentials never reach its stored events or checkpoints, whatever the model sends.
     sink.redact_secrets(run_secret_values(run_connector_actions(blueprint)))
     return blueprint, runtime.tools_for(blueprint), runtime.hooks_for(blueprint)

@@ -35,10 +35,11 @@ from collections.abc import Callable, Iterable, Mapping
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from datetime import datetime, timedelta
-from typing import Any
+from typing import Any, TypeVar
 
 from asgiref.sync import async_to_sync
 from channels.layers import get_channel_layer
+from django.conf import settings
 from django.db import close_old_connections, connection, transaction
 from django.db.models import Max
 from django.utils import timezone
@@ -65,6 +66,8 @@ logger = logging.getLogger(__name__)
 
 EVENT_MESSAGE_TYPE = "run.event"
 
+T = TypeVar("T")
+
 
 def conversation_group(conversation_id: uuid.UUID | str) -> str:
     """The channel-layer group every socket of a conversation joins."""
@@ -85,6 +88,12 @@ def events_after_sync(conversation_id: uuid.UUID, after_seq: int, limit: int = 5
     """Persisted frames of a conversation with ``seq > after_seq``, in order."""
     rows = RunEvent.objects.filter(conversation_id=conversation_id, seq__gt=after_seq).order_by("seq")[:limit]
     return [row.frame() for row in rows]
+
+
+def answer_delta_window() -> float:
+    """Seconds an answer delta may wait for the run's next pieces (``ANSWER_DELTA_WINDOW_MS``, default 25):
+    a streamed answer then costs one row, publish and frame per window instead of one per token."""
+    return max(0.0, float(getattr(settings, "ANSWER_DELTA_WINDOW_MS", 25))) / 1000
 
 
 class LeaseLost(Exception):
@@ -109,6 +118,38 @@ class _Checkpoint:
 
 # A write that joins the next batch's transaction (the tool ledger's "call finished" rows).
 SyncWrite = Callable[[], object]  # what it returns is not used
+
+
+@dataclass(slots=True)
+class _Durable:
+    """A write of the next batch that its caller waits for (a record that must exist before a tool call
+    runs): run in a savepoint of the batch's transaction, so a write the database refuses costs the
+    batch nothing, and resolved only once that transaction has committed."""
+
+    write: Callable[[], Any]
+    committed: asyncio.Future[Any]
+    value: Any = None
+    error: BaseException | None = None
+
+    def __call__(self) -> None:  # in the writer's thread, inside the batch's transaction
+        self.value, self.error = None, None
+        try:
+            with transaction.atomic():
+                self.value = self.write()
+        except Exception as exc:
+            self.error = exc
+
+    def settle(self, error: BaseException | None) -> None:
+        """On the event loop, once the batch is committed (``error`` None) or lost."""
+        if self.committed.done():
+            return
+        error = error if error is not None else self.error
+        if error is not None:
+            self.committed.set_exception(error)
+        else:
+            self.committed.set_result(self.value)
+
+
 _Item = PendingEvent | _Checkpoint | PendingUsage | SyncWrite
 # What one run's part of a write is: its id, events, checkpoints, model calls, other writes and fence.
 _Args = tuple[
@@ -150,6 +191,13 @@ class _Part:
     @property
     def waiting(self) -> list[asyncio.Future[None]]:
         return [c.committed for c in self.checkpoints if c.committed is not None]
+
+    def settle(self, error: BaseException | None) -> None:
+        """Resolve what waits for this part's commit: its checkpoints and durable writes."""
+        _settle(self.waiting, error)
+        for write in self.writes:
+            if isinstance(write, _Durable):
+                write.settle(error)
 
 
 @dataclass(slots=True)
@@ -344,6 +392,7 @@ class _Writer:
                 except BaseException:
                     for part in parts:
                         _settle(part.closers, None)
+                        part.settle(RuntimeError("the event writer stopped before this batch was written"))
                     raise
                 self._hand_over(parts)
         finally:
@@ -392,7 +441,7 @@ class _Writer:
         live: list[_Part] = []
         for part in parts:
             if part.sink.lease_lost:  # a run that lost its lease adds nothing more
-                _settle(part.waiting, LeaseLost(str(part.sink.run_id)))
+                part.settle(LeaseLost(str(part.sink.run_id)))
                 part.rows = []
             elif part.has_writes:
                 live.append(part)
@@ -404,7 +453,7 @@ class _Writer:
                     logger.warning("writing %d runs' events together failed (%s); one by one", len(live), exc)
             else:
                 for part in live:
-                    _settle(part.waiting, None)
+                    part.settle(None)
                 return
         for part in live:
             await self._write_one(part)
@@ -415,14 +464,14 @@ class _Writer:
             await _in_writer_thread(_write_batch, *_args(part))
         except LeaseLost as exc:
             sink._lost()
-            _settle(part.waiting, exc)
+            part.settle(exc)
             part.rows = []
         except Exception as exc:  # the database is down: log, keep publishing so live clients see it
             sink.failed = exc
-            _settle(part.waiting, exc)
+            part.settle(exc)
             logger.exception("could not persist %d events of run %s", len(part.rows), sink.run_id)
         else:
-            _settle(part.waiting, None)
+            part.settle(None)
 
 
 def _args(part: _Part) -> _Args:
@@ -471,6 +520,11 @@ class EventSink:
         # can be recorded in the transaction that stores it (see RunManager._record).
         self.hold_done = False
         self.held_done: dict[str, Any] | None = None
+        # Answer deltas: at most one per window per run (seconds; 0 turns it off). See _hold_delta.
+        self.delta_window = answer_delta_window()
+        self._held: PendingEvent | None = None
+        self._held_timer: asyncio.TimerHandle | None = None
+        self._last_delta_at = float("-inf")
         self.redact_secrets(secrets)
 
     def redact_secrets(self, secrets: Iterable[str]) -> None:
@@ -497,13 +551,15 @@ class EventSink:
             self._emit("done", held)
 
     def _emit(self, channel: str, data: Mapping[str, Any]) -> int:
-        if channel == "answer" and data.get("status") == "delta":
-            queued = _writer().queued_delta(self)
+        delta = channel == "answer" and data.get("status") == "delta"
+        if delta:
+            queued = self._held or _writer().queued_delta(self)
             if queued is not None:
                 if self._secret_variants:
                     data = scrub_value(data, self._secret_variants)
-                # Streamed pieces that arrive while the previous write is under way join the delta
-                # still waiting for the next one: one row and one frame, the same text, no delay.
+                # Streamed pieces that arrive while the previous write is under way (or while the
+                # previous delta is held, below) join the delta still waiting: one row and one frame,
+                # the same text.
                 queued.data["content"] = f"{queued.data.get('content', '')}{data.get('content', '')}"
                 return queued.seq
         if self._secret_variants:
@@ -512,8 +568,37 @@ class EventSink:
         self._next_seq += 1
         self.last_seq = seq
         row = PendingEvent(self.conversation_id, self.run_id, seq, channel, dict(data))
+        if delta and self._hold_delta(row):
+            return seq
         self._put(row)
         return seq
+
+    def _hold_delta(self, row: PendingEvent) -> bool:
+        """Hold an answer delta that comes less than the coalescing window after the run's previous one
+        until that window has passed; pieces streamed meanwhile join it. Every run then sends at most one
+        delta per window: fewer rows, publishes and frames, the same text, in the same order (anything
+        else the run emits releases the held delta first)."""
+        window = self.delta_window
+        if window <= 0:
+            return False
+        loop = asyncio.get_running_loop()
+        wait = self._last_delta_at + window - loop.time()
+        if wait <= 0:
+            self._last_delta_at = loop.time()
+            return False
+        self._held = row
+        self._held_timer = loop.call_later(wait, self._release_held)
+        return True
+
+    def _release_held(self) -> None:
+        held, self._held = self._held, None
+        if self._held_timer is not None:
+            self._held_timer.cancel()
+            self._held_timer = None
+        if held is not None:
+            self._last_delta_at = asyncio.get_running_loop().time()
+            self._queued = True
+            _writer().put(self, held)
 
     async def checkpoint(self, checkpoint: Any) -> None:
         """The engine's ``checkpoint`` callback: queue the checkpoint behind the events before it.
@@ -541,12 +626,28 @@ class EventSink:
         """Run ``write`` (sync, in the database thread) in the transaction of the next batch."""
         self._put(write)
 
+    def write_durable(self, write: Callable[[], T]) -> asyncio.Future[T]:
+        """Run ``write`` (sync) in the next batch's transaction, in a savepoint of its own; the future
+        gives what it returned once that transaction has committed, or raises what refused it (the
+        write, the batch, :class:`LeaseLost`). What must be recorded before something happens (a tool
+        call's ledger and call-log rows) waits for it: it costs no transaction or database hop of its
+        own, and the batch's other rows do not depend on it."""
+        committed: asyncio.Future[T] = asyncio.get_running_loop().create_future()
+        if self.lease_lost:
+            committed.set_exception(LeaseLost(str(self.run_id)))
+            return committed
+        self._put(_Durable(write, committed))
+        return committed
+
     def _put(self, item: _Item) -> None:
+        if self._held is not None:  # a held delta goes first: the stream keeps its order
+            self._release_held()
         self._queued = True
         _writer().put(self, item)
 
     async def close(self) -> None:
         """Flush every queued event (persisted and published)."""
+        self._release_held()
         if not self._queued:
             return
         done = _writer().put(self, None)
