@@ -8,8 +8,8 @@ A sample counts as *accounting* when its deepest frame of the project's own code
 engine's :mod:`~agents.engine.metering` wrapper, or the event writer's usage columns (``_usage_arrays``).
 Library code called from there (``Decimal``, ``uuid``, Django's field preparation) counts with it; the model
 call a :class:`~agents.engine.metering.MeteredLLM` wraps does not (its deepest project frame is the LLM
-client). As *tracing* counts any sample inside OpenTelemetry (span bookkeeping, the exporter's thread) or
-whose deepest project frame is :mod:`agents.engine.tracing`. Sampling error: a share ``p`` of ``n``
+client). As *tracing* counts any sample of OpenTelemetry's export thread (batching, encoding, the HTTP post)
+or whose deepest project frame is :mod:`agents.engine.tracing` (the spans' bookkeeping it calls). Sampling error: a share ``p`` of ``n``
 samples is ± ``2·sqrt(p(1−p)/n)``.
 """
 
@@ -26,6 +26,9 @@ from pathlib import Path
 PROJECT = re.compile(r"\((?:.*/)?(agents|platform_core|hooks|connectors)/[^()]*\)")
 ACCOUNTING = ("agents/usage/", "agents/engine/metering.py", "_usage_arrays (")
 TRACING_PROJECT = ("agents/engine/tracing.py", "platform_core/wiring/tracing_setup.py")
+# py-spy names library files relative to their site-packages package ("trace/__init__.py", not
+# "opentelemetry/sdk/trace/__init__.py"): the exporter's thread is told by its frames' names.
+TRACING_THREAD = ("BatchProcessor.", "BatchSpanProcessor.", "OTLPSpanExporter.")
 
 
 @dataclass(frozen=True)
@@ -64,7 +67,8 @@ def shares(text: str) -> Shares:
         if any(marker in deepest for marker in ACCOUNTING):
             accounting += count
             where[deepest] += count
-        if any("opentelemetry" in frame for frame in frames) or any(m in deepest for m in TRACING_PROJECT):
+        in_exporter = any(marker in frame for frame in frames for marker in TRACING_THREAD)
+        if in_exporter or any(marker in deepest for marker in TRACING_PROJECT):
             tracing += count
     return Shares(total, accounting, tracing, where.most_common(8))
 
