@@ -9,6 +9,7 @@ the mean at every K means a turn costs the same however long the history is.
 
     .venv/bin/python benchmarks/sdk_turn.py                        # this tree, one round
     .venv/bin/python benchmarks/sdk_turn.py --ab /tmp/base --rounds 5   # A/B: /tmp/base vs this tree
+    .venv/bin/python benchmarks/sdk_turn.py --ab /tmp/base --b /tmp/new   # A/B of two worktrees
     .venv/bin/python benchmarks/sdk_turn.py --profile 50          # cProfile of runs at K = 50
 
 ``--ab`` runs the same measurement in two child processes per round, alternating which tree goes first
@@ -129,14 +130,26 @@ async def measure(base_url: str, ks: Sequence[int], runs: dict[int, int]) -> dic
     out: dict[str, dict[str, float]] = {}
     for k in ks:
         await one(k)  # warm-up (connection pool, caches)
+        served = _server_cpu()
         rows = [await one(k) for _ in range(runs[k])]
+        served = _server_cpu() - served
         out[str(k)] = {
             "wall_ms": statistics.median(r[0] for r in rows) * 1e3,
             "cpu_ms": statistics.median(r[1] for r in rows) * 1e3,
             "last10_ms": statistics.median(r[2] for r in rows) * 1e3,
+            "server_cpu_ms": served / sum(r[3] for r in rows) * 1e3,
         }
     await aclose_shared_clients()
     return out
+
+
+def _server_cpu() -> float:
+    """The scripted server process's CPU seconds so far (0 when its process id is not known)."""
+    pid = os.environ.get("SDK_TURN_SERVER_PID")
+    if not pid:
+        return 0.0
+    fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
+    return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
 
 
 def profile(base_url: str, k: int, runs: int) -> None:
@@ -178,24 +191,27 @@ def _spread(values: list[float]) -> str:
     return f"{statistics.median(values):6.3f} ({min(values):.3f}-{max(values):.3f})"
 
 
-def ab(base: Path, rounds: int, base_url: str, ks: Sequence[int]) -> None:
-    trees = {"A (base)": base, "B (this tree)": HERE}
+def ab(base: Path, rounds: int, base_url: str, ks: Sequence[int], other: Path = HERE) -> None:
+    trees = {"A (base)": base, "B (new)": other}
     results: dict[str, list[dict[str, dict[str, float]]]] = {name: [] for name in trees}
     for r in range(rounds):
         order = list(trees) if r % 2 == 0 else list(reversed(trees))
         for name in order:
             results[name].append(_child(trees[name], base_url, ks))
             print(f"round {r + 1}/{rounds} {name} done", file=sys.stderr, flush=True)
-    print(f"medians over {rounds} interleaved rounds (min-max); ms per turn, chat() included")
-    print(f"{'tree':<15}{'K':>5}  {'wall':>22}  {'client CPU':>22}  {'last 10 (wall)':>22}")
+    print(f"medians over {rounds} interleaved rounds (min-max); ms per turn, chat() included; server CPU: the scripted server's, per turn")
+    print(
+        f"{'tree':<15}{'K':>5}  {'wall':>22}  {'client CPU':>22}  {'last 10 (wall)':>22}  {'server CPU':>22}"
+    )
     for name, rows in results.items():
         for k in map(str, ks):
             wall = [row[k]["wall_ms"] for row in rows]
             cpu = [row[k]["cpu_ms"] for row in rows]
             last = [row[k]["last10_ms"] for row in rows if row[k]["last10_ms"] == row[k]["last10_ms"]]
+            served = [row[k]["server_cpu_ms"] for row in rows]
             print(
                 f"{name:<15}{k:>5}  {_spread(wall):>22}  {_spread(cpu):>22}  "
-                f"{_spread(last) if last else '-':>22}"
+                f"{_spread(last) if last else '-':>22}  {_spread(served):>22}"
             )
 
 
@@ -207,7 +223,11 @@ def main() -> None:
     parser.add_argument("--ks", default=",".join(map(str, KS)))
     parser.add_argument("--ab", type=Path, help="the other tree (a git worktree of the base commit)")
     parser.add_argument("--rounds", type=int, default=5)
+    parser.add_argument(
+        "--b", type=Path, default=HERE, help="the tree measured against --ab (default: this one)"
+    )
     parser.add_argument("--profile", type=int, metavar="K", help="cProfile runs at this K")
+    parser.add_argument("--runs", type=int, help="runs per K (with --once: for instruction counts)")
     options = parser.parse_args()
     if options.serve:
         serve()
@@ -221,14 +241,16 @@ def main() -> None:
         )
         assert server.stdout is not None
         url = server.stdout.readline().strip()
+        os.environ["SDK_TURN_SERVER_PID"] = str(server.pid)
     try:
         gc.collect()
         if options.profile:
             profile(url, options.profile, RUNS.get(options.profile, 5) * 2)
         elif options.ab:
-            ab(options.ab, options.rounds, url, ks)
+            ab(options.ab, options.rounds, url, ks, options.b)
         elif options.once:
-            print(json.dumps(asyncio.run(measure(url, ks, RUNS))))
+            runs = RUNS if options.runs is None else dict.fromkeys(ks, options.runs)
+            print(json.dumps(asyncio.run(measure(url, ks, runs))))
         else:
             for k, row in asyncio.run(measure(url, ks, RUNS)).items():
                 print(f"K={k:>4}  " + "  ".join(f"{name} {value:.3f}" for name, value in row.items()))
