@@ -3,7 +3,8 @@
 Order of work for a batch (one model reply): for each call in order, the ``iteration start`` event,
 the schema check and the pre-hooks (sequential, so approvals are asked one by one and rewrites are
 deterministic); then every allowed call runs concurrently, at most ``max_parallel`` at a time, each
-under its own timeout and all under the batch timeout; then, in the original order, the post-hooks
+under its own timeout and all under the batch timeout (calls that start together with one timeout share
+one deadline, with the outcomes of a timer each); then, in the original order, the post-hooks
 and the ``iteration done`` event. Results always come back in the order of the calls.
 
 Durable runs give the runner a :class:`~agents.engine.durable.ToolCallLedger`: every call that is about
@@ -112,6 +113,16 @@ class _Pending:
         self.result = result
         self.outcome = outcome
         self.tool = None
+
+
+class _SharedDeadline:
+    """The one deadline of a batch whose calls share their timeout (see :meth:`ToolRunner._execute_many`):
+    ``expired`` while the calls it cancelled end, so that each ends as timed out, as under its own timer."""
+
+    __slots__ = ("expired",)
+
+    def __init__(self) -> None:
+        self.expired = False
 
 
 def _timed_out(seconds: float) -> ToolResult:
@@ -251,7 +262,9 @@ class ToolRunner:
             ToolResult.failure(f"invalid arguments: {summary}", content=observation), OUTCOME_INVALID_ARGS
         )
 
-    async def _execute_one(self, item: _Pending, limit: float) -> None:
+    async def _execute_one(self, item: _Pending, limit: float, shared: _SharedDeadline | None = None) -> None:
+        """Run the call under its own timer of ``limit`` seconds, or under the batch's ``shared`` deadline
+        (of the same ``limit``, kept by the batch) when given."""
         tool = item.tool
         assert tool is not None
         started = time.perf_counter()
@@ -272,16 +285,23 @@ class ToolRunner:
                 )
                 return
             item.began = True
-        deadline = asyncio.timeout(limit)
+        deadline = asyncio.timeout(limit) if shared is None else None
         token = current_tool_call.set((item.call.id, item.key or ""))
         try:
-            async with deadline:
+            if deadline is None:
                 value = await tool.execute(**item.args)
+            else:
+                async with deadline:
+                    value = await tool.execute(**item.args)
         except TimeoutError as exc:
-            if deadline.expired():
+            if deadline.expired() if deadline is not None else shared is not None and shared.expired:
                 item.finish(_timed_out(limit), OUTCOME_TIMEOUT)
             else:  # the tool's own timeout error, not ours
                 self._failed(item, exc)
+        except asyncio.CancelledError:
+            if shared is None or not shared.expired:
+                raise
+            item.finish(_timed_out(limit), OUTCOME_TIMEOUT)  # as asyncio.timeout turns it into TimeoutError
         except Exception as exc:
             self._failed(item, exc)
         else:
@@ -300,7 +320,19 @@ class ToolRunner:
         message = f"{type(exc).__name__}: {detail}" if detail else type(exc).__name__
         item.finish(ToolResult.failure(f"the tool failed: {message}"), OUTCOME_ERROR)
 
+    def _shared_timeout(self, items: list[_Pending]) -> float | None:
+        """The timeout of every call of the batch when one deadline can stand for their own timers: all
+        start together (no semaphore queues them, no ledger write comes first) and share one timeout."""
+        if len(items) > self.max_parallel or any(item.key is not None for item in items):
+            return None
+        timeouts = {self._timeout_for(item) for item in items}
+        return timeouts.pop() if len(timeouts) == 1 else None
+
     async def _execute_many(self, items: list[_Pending]) -> None:
+        shared = self._shared_timeout(items)
+        if shared is not None:
+            await self._execute_together(items, shared)
+            return
         semaphore = asyncio.Semaphore(self.max_parallel) if len(items) > self.max_parallel else None
 
         async def bounded(item: _Pending) -> None:
@@ -318,6 +350,45 @@ class ToolRunner:
             # Cancels the unfinished calls on a batch timeout, and every call if the run is cancelled.
             for task in tasks:
                 if not task.done():
+                    task.cancel()
+            await asyncio.gather(*tasks, return_exceptions=True)
+        waited = time.perf_counter() - started
+        for item, task in zip(items, tasks, strict=True):
+            if task in still_running:
+                item.finish(_timed_out(self.batch_timeout), OUTCOME_TIMEOUT)
+                item.elapsed += waited
+
+    async def _execute_together(self, items: list[_Pending], limit: float) -> None:
+        """:meth:`_execute_many` for calls that start together and share their timeout ``limit``: one
+        deadline for all instead of a timer each, with the same outcomes. At ``limit`` (when it comes before
+        the batch timeout) every call still running is cancelled and ends as timed out after ``limit``, as
+        under its own timer; at the batch timeout, whatever still runs is cut as :meth:`_execute_many` cuts it."""
+        deadline = _SharedDeadline()
+        tasks = [asyncio.create_task(self._execute_one(item, limit, deadline)) for item in items]
+        started = time.perf_counter()
+        timers_fired = False  # whether the calls' own timers would have fired by now
+        try:
+            still_running: set[asyncio.Task[None]] = set(tasks)
+            if limit < self.batch_timeout:
+                _done, still_running = await asyncio.wait(tasks, timeout=limit)
+                if still_running:
+                    deadline.expired = timers_fired = True
+                    for task in still_running:
+                        task.cancel()
+                    left = self.batch_timeout - (time.perf_counter() - started)
+                    _done, still_running = await asyncio.wait(still_running, timeout=left)
+            else:
+                _done, still_running = await asyncio.wait(tasks, timeout=self.batch_timeout)
+        finally:
+            deadline.expired = False  # from here a cancellation is the batch's or the run's: it propagates
+            unfinished = [task for task in tasks if not task.done()]
+            for task in unfinished:
+                task.cancel()
+            if unfinished and not timers_fired:
+                # A call that ignores this cancellation would still meet its own timer: cancel it again then.
+                left = max(0.0, limit - (time.perf_counter() - started))
+                _done, ignoring = await asyncio.wait(unfinished, timeout=left)
+                for task in ignoring:
                     task.cancel()
             await asyncio.gather(*tasks, return_exceptions=True)
         waited = time.perf_counter() - started
