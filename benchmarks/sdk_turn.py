@@ -199,7 +199,8 @@ def ab(base: Path, rounds: int, base_url: str, ks: Sequence[int], other: Path = 
         for name in order:
             results[name].append(_child(trees[name], base_url, ks))
             print(f"round {r + 1}/{rounds} {name} done", file=sys.stderr, flush=True)
-    print(f"medians over {rounds} interleaved rounds (min-max); ms per turn, chat() included; server CPU: the scripted server's, per turn")
+    print(f"medians over {rounds} interleaved rounds (min-max); ms per turn, chat() included")
+    print("server CPU: the scripted server's, per turn (not in the client's CPU; in the wall time)")
     print(
         f"{'tree':<15}{'K':>5}  {'wall':>22}  {'client CPU':>22}  {'last 10 (wall)':>22}  {'server CPU':>22}"
     )
