@@ -28,7 +28,7 @@ from collections.abc import Awaitable, Callable, Mapping
 from typing import Any, Protocol, TypeVar
 
 from asgiref.sync import sync_to_async
-from django.db import IntegrityError, transaction
+from django.db import IntegrityError, connection, transaction
 from django.utils import translation
 from django.utils.translation import gettext as _
 
@@ -48,7 +48,7 @@ from agents.engine.run_context import RunContext
 from agents.engine.strict_json import text_safe
 from agents.engine.tools import ToolResult
 from connectors.configs import connector_secrets_for_redaction
-from connectors.models import CallStatus, ConnectorCallLog
+from connectors.models import CallStatus, Connector, ConnectorAction, ConnectorCallLog
 from connectors.redaction import redact
 from connectors.scrub import scrub
 from connectors.services import MAX_ERROR_CHARS, call_log_record
@@ -253,10 +253,38 @@ def _write(**fields: Any) -> ConnectorCallLog:
     fields["error"] = text_safe(fields.get("error") or "")
     try:
         with transaction.atomic():
-            return call_log_record(**fields)
+            row = call_log_record(**fields)
+            _links_checked(row)
+            return row
     except IntegrityError:
         # The connector or action was deleted mid-run: keep the row, without the links.
+        _links_deferred()
         return call_log_record(**{**fields, "connector_id": None, "action_id": None})
+
+
+def _links_checked(row: ConnectorCallLog) -> None:
+    """Check the row's foreign keys now, inside its savepoint, when it rides a larger transaction (a
+    run's event batch): Django defers them to the commit, where a deleted connector would refuse the
+    whole batch instead of this row's links. Raises ``IntegrityError`` when a link is gone."""
+    if not any(connection.savepoint_ids):
+        return  # its own transaction: the commit checks them, and the caller retries without links
+    if connection.vendor == "postgresql":
+        with connection.cursor() as cursor:  # one round trip: checked now, deferred again after
+            cursor.execute("SET CONSTRAINTS ALL IMMEDIATE; SET CONSTRAINTS ALL DEFERRED")
+        return
+    # Elsewhere (SQLite: one writer at a time, so nothing can delete them before the commit).
+    if row.action_id is not None and not ConnectorAction.objects.filter(pk=row.action_id).exists():
+        raise IntegrityError("the call's action was deleted")
+    if row.connector_id is not None and not Connector.objects.filter(pk=row.connector_id).exists():
+        raise IntegrityError("the call's connector was deleted")
+
+
+def _links_deferred() -> None:
+    """Django's default again after :func:`_links_checked` refused (the savepoint's rollback may keep
+    the IMMEDIATE mode)."""
+    if connection.vendor == "postgresql" and connection.in_atomic_block and not connection.needs_rollback:
+        with connection.cursor() as cursor:
+            cursor.execute("SET CONSTRAINTS ALL DEFERRED")
 
 
 def _write_call(

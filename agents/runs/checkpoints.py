@@ -12,7 +12,6 @@ from collections.abc import Mapping, Sequence
 from typing import Any
 
 from channels.db import database_sync_to_async
-from django.db import IntegrityError, transaction
 from django.utils import timezone
 
 from agents.engine.checkpoint import checkpoints_fold
@@ -120,11 +119,11 @@ def _begin(key: str, tool_name: str, iteration: int) -> None:
         "outcome": "",
         "finished_at": None,
     }
-    try:
-        with transaction.atomic():
-            ToolCallEntry.objects.create(run_id=run_id, tool_call_id=tool_call_id[:128], **fields)
-    except IntegrityError:
-        # The model reused a call id in a later turn: this is a new call (replays never begin again).
-        ToolCallEntry.objects.filter(run_id=run_id, tool_call_id=tool_call_id[:128]).update(
-            started_at=timezone.now(), **fields
-        )
+    # One statement, no savepoint (it rides the event batch's transaction): a call id the model reused in a
+    # later turn is a new call (replays never begin again), so it takes over the earlier row.
+    ToolCallEntry.objects.bulk_create(
+        [ToolCallEntry(run_id=run_id, tool_call_id=tool_call_id[:128], **fields)],
+        update_conflicts=True,
+        unique_fields=["run", "tool_call_id"],
+        update_fields=[*fields, "started_at"],
+    )

@@ -153,3 +153,35 @@ async def test_a_durable_write_refused_when_batched_with_another_run_costs_neith
     await sink_a.close()
     await sink_b.close()
     assert await RunEvent.objects.filter(run_id__in=[first.pk, second.pk]).acount() == 2
+
+
+async def test_a_call_of_a_connector_deleted_mid_run_is_recorded_without_its_links_and_costs_the_batch_nothing():
+    run, sink, hook = await _world()
+    [info] = list(hook.catalog)
+    from connectors.models import Connector
+
+    await Connector.objects.filter(pk=info.connector_id).adelete()
+    sink.emit("step", {"type": "iteration", "status": "start"})
+    assert isinstance(await hook.recorder.pre_tool_use(_call(hook)), Allow)
+    [row] = await _rows(tool_call_id="c1")
+    assert row.connector_id is None and row.action_id is None and row.error == NOT_FINISHED
+    await sink.close()
+    assert sink.failed is None
+    assert await RunEvent.objects.filter(run_id=run.pk).acount() == 1
+
+
+async def test_a_call_id_the_model_reuses_in_a_later_turn_begins_a_new_call_in_the_ledger():
+    run, sink, _hook = await _world()
+    ledger = DatabaseToolLedger(sink)
+    key = f"{run.pk}:same"
+    await ledger.begin(key, tool_name="erp__pay", args={}, iteration=1)
+    await ledger.finish(key, observation="paid", error=None, outcome="ok")
+    await ledger.begin(key, tool_name="erp__refund", args={}, iteration=3)
+    [entry] = await database_sync_to_async(lambda: list(ToolCallEntry.objects.filter(run_id=run.pk)))()
+    assert (entry.status, entry.iteration, entry.tool_name, entry.observation) == (
+        ToolCallStatus.STARTED,
+        3,
+        "erp__refund",
+        "",
+    )
+    await sink.close()
