@@ -10,6 +10,7 @@ the mean at every K means a turn costs the same however long the history is.
     .venv/bin/python benchmarks/sdk_turn.py                        # this tree, one round
     .venv/bin/python benchmarks/sdk_turn.py --ab /tmp/base --rounds 5   # A/B: /tmp/base vs this tree
     .venv/bin/python benchmarks/sdk_turn.py --ab /tmp/base --b /tmp/new   # A/B of two worktrees
+    .venv/bin/python benchmarks/sdk_turn.py --transports             # the SDK's aiohttp vs httpx transports
     .venv/bin/python benchmarks/sdk_turn.py --profile 50          # cProfile of runs at K = 50
 
 ``--ab`` runs the same measurement in two child processes per round, alternating which tree goes first
@@ -107,7 +108,20 @@ async def measure(base_url: str, ks: Sequence[int], runs: dict[int, int]) -> dic
 
     schema = {"type": "object", "properties": {"q": {"type": "string"}}, "required": ["q"]}
     tools = ToolRegistry([FunctionTool("search", "Search the knowledge base.", _search, parameters=schema)])
-    inner = OpenAICompatibleLLM(base_url=base_url, api_key="sk-bench", model="bench", max_retries=0)
+    client = None
+    if (
+        os.environ.get("SDK_TURN_TRANSPORT") == "httpx"
+    ):  # the SDK's default transport, else the engine's aiohttp
+        import openai
+
+        from agents.engine.llm_client import _BoundedRetriesClient
+
+        client = _BoundedRetriesClient(
+            base_url=base_url, api_key="sk-bench", max_retries=0, http_client=openai.DefaultAsyncHttpxClient()
+        )
+    inner = OpenAICompatibleLLM(
+        base_url=base_url, api_key="sk-bench", model="bench", max_retries=0, client=client
+    )
     llm = TimedLLM(inner)
 
     async def on_event(event: Any) -> None:
@@ -140,6 +154,8 @@ async def measure(base_url: str, ks: Sequence[int], runs: dict[int, int]) -> dic
             "server_cpu_ms": served / sum(r[3] for r in rows) * 1e3,
         }
     await aclose_shared_clients()
+    if client is not None:
+        await client.close()
     return out
 
 
@@ -173,8 +189,8 @@ def profile(base_url: str, k: int, runs: int) -> None:
 # --- A/B ----------------------------------------------------------------------------------------
 
 
-def _child(root: Path, base_url: str, ks: Sequence[int]) -> dict[str, dict[str, float]]:
-    env = {**os.environ, "SDK_TURN_ROOT": str(root), "PYTHONPATH": str(root)}
+def _child(root: Path, base_url: str, ks: Sequence[int], transport: str) -> dict[str, dict[str, float]]:
+    env = {**os.environ, "SDK_TURN_ROOT": str(root), "PYTHONPATH": str(root), "SDK_TURN_TRANSPORT": transport}
     done = subprocess.run(
         [sys.executable, __file__, "--once", "--url", base_url, "--ks", ",".join(map(str, ks))],
         env=env,
@@ -191,13 +207,14 @@ def _spread(values: list[float]) -> str:
     return f"{statistics.median(values):6.3f} ({min(values):.3f}-{max(values):.3f})"
 
 
-def ab(base: Path, rounds: int, base_url: str, ks: Sequence[int], other: Path = HERE) -> None:
-    trees = {"A (base)": base, "B (new)": other}
+def ab(trees: dict[str, tuple[Path, str]], rounds: int, base_url: str, ks: Sequence[int]) -> None:
+    """Each of ``trees`` (name: its directory and transport) in turn, ``rounds`` times, alternating the order."""
     results: dict[str, list[dict[str, dict[str, float]]]] = {name: [] for name in trees}
     for r in range(rounds):
         order = list(trees) if r % 2 == 0 else list(reversed(trees))
         for name in order:
-            results[name].append(_child(trees[name], base_url, ks))
+            root, transport = trees[name]
+            results[name].append(_child(root, base_url, ks, transport))
             print(f"round {r + 1}/{rounds} {name} done", file=sys.stderr, flush=True)
     print(f"medians over {rounds} interleaved rounds (min-max); ms per turn, chat() included")
     print("server CPU: the scripted server's, per turn (not in the client's CPU; in the wall time)")
@@ -227,8 +244,11 @@ def main() -> None:
     parser.add_argument(
         "--b", type=Path, default=HERE, help="the tree measured against --ab (default: this one)"
     )
+    parser.add_argument(
+        "--transports", action="store_true", help="A/B of the SDK's transports (aiohttp, httpx) on --b's tree"
+    )
     parser.add_argument("--profile", type=int, metavar="K", help="cProfile runs at this K")
-    parser.add_argument("--runs", type=int, help="runs per K (with --once: for instruction counts)")
+    parser.add_argument("--runs", type=int, help="runs per K (with --once)")
     options = parser.parse_args()
     if options.serve:
         serve()
@@ -247,8 +267,16 @@ def main() -> None:
         gc.collect()
         if options.profile:
             profile(url, options.profile, RUNS.get(options.profile, 5) * 2)
+        elif options.transports:
+            trees = {"aiohttp": (options.b, "aiohttp"), "httpx (default)": (options.b, "httpx")}
+            ab(trees, options.rounds, url, ks)
         elif options.ab:
-            ab(options.ab, options.rounds, url, ks, options.b)
+            ab(
+                {"A (base)": (options.ab, "aiohttp"), "B (new)": (options.b, "aiohttp")},
+                options.rounds,
+                url,
+                ks,
+            )
         elif options.once:
             runs = RUNS if options.runs is None else dict.fromkeys(ks, options.runs)
             print(json.dumps(asyncio.run(measure(url, ks, runs))))

@@ -64,10 +64,16 @@ def get_shared_client(
 ) -> openai.AsyncOpenAI:
     """The ``AsyncOpenAI`` client for this endpoint on the running event loop, created once.
 
-    Runs against the same endpoint reuse its connection pool. The client speaks HTTP through the SDK's
-    aiohttp transport (``openai[aiohttp]``), whose parser is written in C: a streamed answer costs
-    about half the CPU per chunk that the default pure-Python transport costs. With a ``guard`` every
-    connection (redirects included) goes where the guard allows, and proxy variables are ignored.
+    Runs against the same endpoint reuse its connection pool (and the client's parsed URLs and request
+    options: see :class:`_BoundedRetriesClient`). The client speaks HTTP through the SDK's aiohttp transport
+    (``openai[aiohttp]`` and ``http_client=DefaultAioHttpClient()``, the SDK's documented way to use aiohttp:
+    README "With aiohttp", https://github.com/openai/openai-python#with-aiohttp), chosen by measurement over
+    the SDK's default (httpx2's pure-Python HTTP/1.1): a streamed answer costs about half the CPU per chunk,
+    and a whole chat turn at zero latency (``benchmarks/sdk_turn.py --transports``, medians of interleaved
+    rounds on one machine, figures in ``benchmarks/README.md``) costs about 35-40 % less client CPU at
+    K = 1-200 tool calls, because aiohttp parses the response in C and keeps its connection pool without a
+    Python state machine per request. With a ``guard`` every connection (redirects included) goes where the
+    guard allows, and proxy variables are ignored.
     """
     key = (
         base_url.rstrip("/"),

@@ -98,20 +98,22 @@ MESSAGE_OVERHEAD_TOKENS = 8
 def prompt_bound(messages: Sequence[Message], tools: Any = None) -> int:
     """At least as many tokens as the prompt can have: byte-level BPE tokenizers (GPT, Qwen, DeepSeek, GLM,
     Kimi) never make more tokens than UTF-8 bytes, plus the template's tokens per message; tool calls and
-    tool schemas count by their JSON."""
-    total = 0
-    for message in messages:
-        content = message.get("content")
-        total += len(
-            (content if isinstance(content, str) else json.dumps(content, ensure_ascii=False)).encode()
-        )
-        calls = message.get("tool_calls")
-        if calls:
-            total += len(json.dumps(calls, ensure_ascii=False).encode())
-        total += MESSAGE_OVERHEAD_TOKENS
+    tool schemas count by their JSON. The run's history (a :class:`~agents.engine.transcript.WireView`)
+    remembers each message's bound, so that a call costs in proportion to what is new."""
+    memo = getattr(messages, "memo", None)
+    total = sum(memo(_message_bound) if callable(memo) else map(_message_bound, messages))
     if tools:
         total += len(json.dumps(tools, ensure_ascii=False).encode())
     return total
+
+
+def _message_bound(message: Message) -> int:
+    content = message.get("content")
+    total = len((content if isinstance(content, str) else json.dumps(content, ensure_ascii=False)).encode())
+    calls = message.get("tool_calls")
+    if calls:
+        total += len(json.dumps(calls, ensure_ascii=False).encode())
+    return total + MESSAGE_OVERHEAD_TOKENS
 
 
 @dataclass(frozen=True, slots=True)

@@ -15,7 +15,7 @@ place once appended (a changed message is a new dict put in its place, which the
 
 from __future__ import annotations
 
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 from typing import Any, SupportsIndex
 
@@ -77,11 +77,21 @@ class WireView(list[Message]):
     remembered from the changed position on.
     """
 
-    __slots__ = ("_sent",)
+    __slots__ = ("_sent", "_memos")
 
     def __init__(self, messages: Iterable[Message] = ()) -> None:
         super().__init__(messages)
         self._sent: dict[bool, Sent] = {}
+        self._memos: dict[Callable[[Message], Any], list[Any]] = {}
+
+    def memo(self, compute: Callable[[Message], Any]) -> list[Any]:
+        """``compute`` of each message, in order, each computed once (``compute`` must depend on the message
+        alone: the metering's prompt bound, say). The list is the view's own: read it, never change it."""
+        values = self._memos.get(compute)
+        if values is None:
+            values = self._memos[compute] = []
+        values.extend(map(compute, self[len(values) :]))
+        return values
 
     def sent(self, *, replay: bool) -> Sent:
         """The messages as sent to an endpoint with (or without) reasoning replay, and their JSON encodings.
@@ -102,6 +112,8 @@ class WireView(list[Message]):
         for sent in self._sent.values():
             if len(sent.messages) > index:
                 sent.truncate(max(index, 0))
+        for values in self._memos.values():
+            del values[max(index, 0) :]
 
     def _position(self, index: SupportsIndex | slice) -> int:
         if isinstance(index, slice):

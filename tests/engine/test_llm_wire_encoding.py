@@ -13,6 +13,7 @@ import httpx2
 import openai
 import pytest
 
+from agents.engine import metering
 from agents.engine import transcript as transcript_module
 from agents.engine.llm import OpenAICompatibleLLM, encoded_body, wire_json
 from agents.engine.reasoning import wire_messages
@@ -232,6 +233,27 @@ def test_any_change_to_the_view_is_what_is_sent_next(edit: Callable[[WireView], 
 
     assert sent.messages == wire_messages(list(view), replay=replay)
     assert sent.encoded == [wire_json(m) for m in sent.messages]
+    assert metering.prompt_bound(view) == metering.prompt_bound(list(view))
+
+
+async def test_the_prompt_bound_counts_each_message_of_the_history_once(monkeypatch) -> None:
+    counted: list[dict[str, Any]] = []
+    bound_of = metering._message_bound
+
+    def counting(message: dict[str, Any]) -> int:
+        counted.append(message)
+        return bound_of(message)
+
+    monkeypatch.setattr(metering, "_message_bound", counting)
+    transcript = Transcript(history())
+    bounds = []
+    for turn in range(3):
+        transcript.append({"role": "assistant", "content": None, "tool_calls": [_call(turn)]})
+        transcript.append({"role": "tool", "tool_call_id": f"t{turn}", "content": f"result {turn}"})
+        bounds.append(metering.prompt_bound(transcript.wire, TOOLS))
+    assert len(counted) == len(transcript.wire)
+
+    assert bounds[-1] == metering.prompt_bound(list(transcript.wire), TOOLS)
 
 
 def test_the_reasoning_replay_setting_has_its_own_record() -> None:
