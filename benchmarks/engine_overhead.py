@@ -20,14 +20,29 @@ through :class:`~agents.engine.metering.MeteredLLM` and the runtime's :class:`~a
 (prices set, so each call's cost is computed and its ``UsageRecord`` row built and queued, as the event
 writer's batch takes them), A/B in one process. No budgets: they add a counter round trip per call.
 
-    .venv/bin/python benchmarks/engine_overhead.py [--tracing | --accounting]
+With ``--growth`` the run's length grows, K = 1, 10, 50, 100, 200, 400 tool calls, with the garbage
+collector on (as production runs), through the in-process double plain and with the platform's wiring:
+what :mod:`agents.runtime` and :mod:`agents.runs.manager` wire into every run, reproduced without Django
+(an event sink that numbers and queues every event, a writer task that takes them and builds their
+frames; the ``checkpoint``
+callback, waiting until a checkpoint with pending calls is written; a ``ContextGuard``, the follow-up
+queue, the plan-step marker hook, a tool call ledger, the run's context and a system prompt). No usage
+accounting (``--accounting`` measures it; it needs Django). Besides wall time it reports the thread's CPU
+time per turn, less noisy on a shared machine. "platform + JSON writer" also encodes every queued event
+and checkpoint as JSON in the writer task (the platform does that in its database thread, off the
+run's path but on the process's CPU). ``--json`` prints the rows as JSON instead of a table
+(for A/B rounds across checkouts).
+
+    .venv/bin/python benchmarks/engine_overhead.py [--tracing | --accounting | --growth] [--json]
 """
 
 from __future__ import annotations
 
 import argparse
 import asyncio
+import contextvars
 import gc
+import json
 import logging
 import os
 import platform
@@ -43,9 +58,14 @@ sys.path.insert(0, str(ROOT))
 
 from agents.engine import tracing  # noqa: E402
 from agents.engine.checkpoint import Checkpoint  # noqa: E402
+from agents.engine.context import ContextGuard  # noqa: E402
+from agents.engine.durable import RecordedCall  # noqa: E402
 from agents.engine.events import Event  # noqa: E402
+from agents.engine.follow_ups import FollowUpQueue  # noqa: E402
+from agents.engine.hooks import ALLOW, HookContext, HookRegistry, PreToolUseHook, PreVerdict  # noqa: E402
 from agents.engine.llm import ChatResponse, Message, OpenAICompatibleLLM  # noqa: E402
 from agents.engine.react import ReActAgent  # noqa: E402
+from agents.engine.run_context import RunContext  # noqa: E402
 from agents.engine.tools import FunctionTool, ToolRegistry  # noqa: E402
 from tests.engine.doubles import FakeLLM, say, use  # noqa: E402
 from tests.fakes.openai_server import ScriptedOpenAIServer, call, text, tool_calls  # noqa: E402
@@ -53,6 +73,8 @@ from tests.fakes.openai_server import ScriptedOpenAIServer, call, text, tool_cal
 TOOL_CALLS = (1, 10, 50)
 RUNS_IN_PROCESS = {1: 2000, 10: 300, 50: 80}
 RUNS_HTTP = {1: 60, 10: 15, 50: 8}
+GROWTH_CALLS = (1, 10, 50, 100, 200, 400)
+RUNS_GROWTH = {1: 400, 10: 100, 50: 30, 100: 16, 200: 8, 400: 5}
 
 
 async def search(q: str) -> str:
@@ -72,12 +94,15 @@ class TimedLLM:
         self.abilities = llm.abilities
         self.context_window = llm.context_window
         self.marks: list[tuple[float, float]] = []
+        self.cpu_inside = 0.0
 
     async def chat(self, messages: Sequence[Message], **kwargs: Any) -> ChatResponse:
         started = time.perf_counter()
+        cpu = time.thread_time()
         try:
             return await self.llm.chat(messages, **kwargs)
         finally:
+            self.cpu_inside += time.thread_time() - cpu
             self.marks.append((started, time.perf_counter()))
 
     def stream_chat(self, messages: Sequence[Message], **kwargs: Any) -> Any:
@@ -157,8 +182,145 @@ def metered(llm: Any) -> Any:
     return MeteredLLM(llm, meter, endpoint_id="bench")
 
 
-async def measure(llm: TimedLLM, runs: int, reset: Any, *, checkpoints: bool = False) -> dict[str, float]:
+class Writer:
+    """The platform's event writer without a database: a task that takes what the run's sinks queued,
+    encodes each event and checkpoint as JSON (as the database adapter does), builds the events' frames
+    and resolves the checkpoints waited for."""
+
+    def __init__(self, *, encode: bool) -> None:
+        self.encode = encode
+        self.pending: list[tuple[str, int, dict[str, Any], asyncio.Future[None] | None]] = []
+        self.task: asyncio.Task[None] | None = None
+        self.written = 0
+
+    def put(
+        self, kind: str, seq: int, data: dict[str, Any], committed: asyncio.Future[None] | None = None
+    ) -> None:
+        self.pending.append((kind, seq, data, committed))
+        if self.task is None:
+            self.task = asyncio.create_task(self._loop())
+
+    async def _loop(self) -> None:
+        try:
+            while self.pending:
+                await asyncio.sleep(
+                    0
+                )  # the platform writes in the database thread: the run goes on meanwhile
+                batch, self.pending = self.pending, []
+                frames = []
+                for kind, seq, data, committed in batch:
+                    if self.encode:
+                        self.written += len(json.dumps(data))
+                    if kind == "event":
+                        frames.append({"seq": seq, "data": data})
+                    elif committed is not None and not committed.done():
+                        committed.set_result(None)
+        finally:
+            self.task = None
+
+
+class Sink:
+    """The run's event sink (``agents.runs.events.store.EventSink``) without Django: events numbered and
+    queued (never awaited); checkpoints queued behind them, one with pending calls waited for."""
+
+    def __init__(self, writer: Writer) -> None:
+        self.writer = writer
+        self.next_seq = 1
+
+    async def __call__(self, event: Event) -> None:
+        self.emit(event.channel, event.data)
+
+    def emit(self, channel: str, data: Mapping[str, Any]) -> int:
+        seq = self.next_seq
+        self.next_seq += 1
+        self.writer.put("event", seq, {"event": channel, "data": dict(data)})
+        return seq
+
+    async def checkpoint(self, checkpoint: Checkpoint) -> None:
+        pending = bool(checkpoint.state.get("pending"))
+        committed = asyncio.get_running_loop().create_future() if pending else None
+        self.writer.put("checkpoint", checkpoint.seq, checkpoint.as_dict(), committed)
+        if committed is not None:
+            await committed
+
+
+_plan_step: contextvars.ContextVar[str | None] = contextvars.ContextVar("bench_plan_step", default=None)
+
+
+class PlanStepMarker(PreToolUseHook):
+    """The runtime's first pre-tool hook: remembers the plan step of the call (none here)."""
+
+    name = "plan_step_marker"
+    priority = -1000
+
+    async def pre_tool_use(self, ctx: HookContext) -> PreVerdict:
+        _plan_step.set(ctx.run.plan_step_id)
+        return ALLOW
+
+
+class Ledger:
+    """The tool call ledger in memory (the platform's writes a row before each call, joins the finish
+    to the next batch)."""
+
+    def __init__(self, writer: Writer) -> None:
+        self.writer = writer
+        self.rows: dict[str, dict[str, Any]] = {}
+
+    async def recorded(self, keys: Sequence[str], *, iteration: int) -> Mapping[str, RecordedCall]:
+        return {}
+
+    async def begin(self, key: str, *, tool_name: str, args: Mapping[str, Any], iteration: int) -> None:
+        self.rows[key] = {"tool": tool_name, "iteration": iteration, "finished": False}
+
+    async def finish(self, key: str, *, observation: str, error: str | None, outcome: str) -> None:
+        self.rows[key].update(finished=True, observation=observation, error=error, outcome=outcome)
+
+
+INSTRUCTIONS = "You are the support agent of Example Ltd. Answer from the knowledge base; cite what you use."
+CONTEXT = RunContext(
+    org_id=1,
+    org_slug="bench",
+    user_id=1,
+    username="bench",
+    agent_id="00000000-0000-0000-0000-000000000001",
+    agent_name="bench agent",
+    conversation_id="00000000-0000-0000-0000-000000000002",
+    run_id="00000000-0000-0000-0000-000000000003",
+    approval_hold_seconds=30.0,
+)
+
+
+def platform_run(llm: Any, max_iterations: int, *, encode: bool) -> tuple[ReActAgent, dict[str, Any]]:
+    """The agent and ``run()`` arguments as ``runtime.engine_for`` and the run manager build them
+    (``encode``: the writer encodes what it takes as JSON)."""
+    writer = Writer(encode=encode)
+    sink = Sink(writer)
+    agent = ReActAgent(
+        llm,
+        registry(),
+        system_prompt=INSTRUCTIONS,
+        hooks=HookRegistry([PlanStepMarker()]),
+        max_iterations=max_iterations,
+        completion_check=True,
+        context_guard=ContextGuard(llm, context_window=llm.context_window),
+        follow_ups=FollowUpQueue(),
+        ledger=Ledger(writer),
+    )
+    return agent, {"on_event": sink, "metadata": CONTEXT, "checkpoint": sink.checkpoint}
+
+
+async def measure(
+    llm: TimedLLM,
+    runs: int,
+    reset: Any,
+    *,
+    checkpoints: bool = False,
+    platform: bool = False,
+    encode: bool = False,
+    max_iterations: int = 100,
+) -> dict[str, float]:
     per_turn: list[float] = []
+    cpu_per_turn: list[float] = []
     llm_calls: list[float] = []
     early: list[float] = []
     late: list[float] = []
@@ -166,23 +328,32 @@ async def measure(llm: TimedLLM, runs: int, reset: Any, *, checkpoints: bool = F
     for _ in range(runs):
         reset()
         llm.marks.clear()
-        if tracing.enabled():
+        llm.cpu_inside = 0.0
+        options: dict[str, Any] = {"on_event": on_event}
+        if platform:
+            agent, options = platform_run(llm, max_iterations, encode=encode)
+        elif tracing.enabled():
             model, tools, hooks = traced_parts(llm)
-            agent = ReActAgent(model, tools, hooks=hooks, max_iterations=100)
+            agent = ReActAgent(model, tools, hooks=hooks, max_iterations=max_iterations)
         elif ACCOUNTING["on"]:
-            agent = ReActAgent(metered(llm), registry(), max_iterations=100)
+            agent = ReActAgent(metered(llm), registry(), max_iterations=max_iterations)
         else:
-            agent = ReActAgent(llm, registry(), max_iterations=100)
-        checkpoint = CheckpointQueue() if checkpoints else None
+            agent = ReActAgent(llm, registry(), max_iterations=max_iterations)
+        if checkpoints:
+            options["checkpoint"] = CheckpointQueue()
         started = time.perf_counter()
+        cpu = time.thread_time()
         with tracing.run_span({"run": "bench-run"}):
-            result = await agent.run(
-                "Find what we know about the query.", on_event=on_event, checkpoint=checkpoint
-            )
+            result = await agent.run("Find what we know about the query.", **options)
+            writer = getattr(options["on_event"], "writer", None)
+            while writer is not None and writer.task is not None:  # what the run queued is written
+                await writer.task
+        cpu = time.thread_time() - cpu
         elapsed = time.perf_counter() - started
         inside = sum(end - start for start, end in llm.marks)
         turns = result.iterations
         per_turn.append((elapsed - inside) / turns)
+        cpu_per_turn.append((cpu - llm.cpu_inside) / turns)
         llm_calls.append(inside / len(llm.marks))
         gaps = [llm.marks[i + 1][0] - llm.marks[i][1] for i in range(len(llm.marks) - 1)]
         if len(gaps) >= 20:
@@ -191,6 +362,8 @@ async def measure(llm: TimedLLM, runs: int, reset: Any, *, checkpoints: bool = F
     return {
         "turns": turns,
         "median": statistics.median(per_turn) * 1e6,
+        "cpu": statistics.median(cpu_per_turn) * 1e6,
+        "spread": (max(per_turn) - min(per_turn)) * 1e6,
         "early": statistics.median(early) * 1e6 if early else float("nan"),
         "late": statistics.median(late) * 1e6 if late else float("nan"),
         "llm": statistics.median(llm_calls) * 1e6,
@@ -212,6 +385,31 @@ async def bench_in_process(
         runs = RUNS_IN_PROCESS[count]
         await measure(llm, max(5, runs // 10), reset, checkpoints=checkpoints)  # warm-up
         rows.append((label, count, await measure(llm, runs, reset, checkpoints=checkpoints)))
+    return rows
+
+
+GROWTH_TRANSPORTS = {
+    "in-process double": {},
+    "platform wiring": {"platform": True},
+    "platform + JSON writer": {"platform": True, "encode": True},
+}
+
+
+async def bench_growth(transports: Sequence[str]) -> list[tuple[str, int, Mapping[str, float]]]:
+    """The in-process double plain and with the platform's wiring, K = 1 ... 400 tool calls, GC on."""
+    rows = []
+    for label in transports:
+        for count in GROWTH_CALLS:
+            script = Script(count)
+            llm = TimedLLM(FakeLLM(responder=script, record=False))
+
+            def reset(script: Script = script) -> None:
+                script.index = 0
+
+            runs = RUNS_GROWTH[count]
+            options = {**GROWTH_TRANSPORTS[label], "max_iterations": count + 10}
+            await measure(llm, max(2, runs // 5), reset, **options)  # warm-up
+            rows.append((label, count, await measure(llm, runs, reset, **options)))
     return rows
 
 
@@ -288,27 +486,45 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--tracing", action="store_true", help="also measure with OpenTelemetry tracing on")
     parser.add_argument("--accounting", action="store_true", help="measure without and with usage accounting")
+    parser.add_argument(
+        "--growth", action="store_true", help="K = 1 ... 400 tool calls, plain and platform-wired"
+    )
+    parser.add_argument(
+        "--transport",
+        action="append",
+        choices=sorted(GROWTH_TRANSPORTS),
+        help="with --growth: only these transports (repeatable; default all)",
+    )
+    parser.add_argument("--json", action="store_true", help="print the rows as JSON")
     options = parser.parse_args()
+    show = print_json if options.json else print_rows
     gc.collect()
+    if options.growth:
+        logging.disable(logging.INFO)  # no log configuration in production's hot path either
+        show(asyncio.run(bench_growth(options.transport or list(GROWTH_TRANSPORTS))))
+        return
     if options.accounting:
-        print_rows(bench_accounting())
+        show(bench_accounting())
         return
     if options.tracing:
-        rows = bench_tracing()
-        print_rows(rows)
+        show(bench_tracing())
         return
     rows = asyncio.run(bench_in_process())
     rows += asyncio.run(bench_in_process(checkpoints=True))
     with ScriptedOpenAIServer() as server:
         rows += asyncio.run(bench_http(server))
-    print_rows(rows)
+    show(rows)
+
+
+def print_json(rows: list[tuple[str, int, Mapping[str, float]]]) -> None:
+    print(json.dumps([{"transport": t, "tool_calls": k, **row} for t, k, row in rows]))
 
 
 def print_rows(rows: list[tuple[str, int, Mapping[str, float]]]) -> None:
     print(f"engine overhead per turn, outside the LLM call ({machine()})")
     header = (
         f"{'transport':<24}{'tool calls':>11}{'turns':>7}{'µs/turn':>10}{'first 10':>10}{'last 10':>10}"
-        f"{'µs in chat()':>14}"
+        f"{'µs in chat()':>14}{'CPU µs/turn':>13}"
     )
     print(header)
     print("-" * len(header))
@@ -319,7 +535,7 @@ def print_rows(rows: list[tuple[str, int, Mapping[str, float]]]) -> None:
     for transport, count, row in rows:
         print(
             f"{transport:<24}{count:>11}{row['turns']:>7}{row['median']:>10.1f}{cell(row['early'], 10)}"
-            f"{cell(row['late'], 10)}{row['llm']:>14.1f}"
+            f"{cell(row['late'], 10)}{row['llm']:>14.1f}{row['cpu']:>13.1f}"
         )
 
 

@@ -57,10 +57,10 @@ class Checkpoint:
     cycles: list[list[Any]] = field(default_factory=list)
 
     def as_dict(self) -> dict[str, Any]:
-        """A JSON-ready dict (the message dicts are shared, not copied)."""
+        """A JSON-ready dict (the state, message and record dicts are shared, not copied)."""
         return {
             "seq": self.seq,
-            "state": dict(self.state),
+            "state": self.state,
             "messages": self.messages,
             "records": self.records,
             "cycles": self.cycles,

@@ -4,7 +4,8 @@ checklist, and follow-ups taken from the queue."""
 from __future__ import annotations
 
 import json
-from collections.abc import Sequence
+import json.encoder
+from collections.abc import Callable, Sequence
 
 from agents.engine import events, prompts
 from agents.engine.context_summary import PINNED_KEY
@@ -12,10 +13,38 @@ from agents.engine.follow_ups import FollowUpQueue
 from agents.engine.parsing import ToolCall
 from agents.engine.run_state import RunState, note
 
-# The canonical form of a call's arguments in the cycle tracker's keys. One encoder for every call;
-# the keys must stay byte-identical to ``json.dumps(args, sort_keys=True, ensure_ascii=False,
-# default=str)``: restored runs carry them in their checkpoints.
-_canonical_args = json.JSONEncoder(sort_keys=True, ensure_ascii=False, default=str).encode
+
+def _args_encoder() -> Callable[[object], str]:
+    """The canonical form of a call's arguments in the cycle tracker's keys: byte-identical to
+    ``json.dumps(args, sort_keys=True, ensure_ascii=False, default=str)`` (restored runs carry the keys
+    in their checkpoints), made by one encoder for every call.
+
+    Where CPython's C encoder is available it is made once, without the circular-reference check (tool
+    arguments are parsed JSON, never circular): the same encoder ``json.dumps`` makes per call.
+    """
+    encoder = json.JSONEncoder(sort_keys=True, ensure_ascii=False, default=str)
+    make = getattr(json.encoder, "c_make_encoder", None)
+    if make is None:
+        return encoder.encode
+    chunks = make(
+        None,
+        encoder.default,
+        json.encoder.encode_basestring,
+        None,
+        encoder.key_separator,
+        encoder.item_separator,
+        True,  # sort_keys
+        False,  # skipkeys
+        True,  # allow_nan
+    )
+
+    def encode(args: object) -> str:
+        return "".join(chunks(args, 0))
+
+    return encode
+
+
+_canonical_args = _args_encoder()
 
 
 def after_tool_calls(
