@@ -69,11 +69,11 @@ def get_shared_client(
     (``openai[aiohttp]`` and ``http_client=DefaultAioHttpClient()``, the SDK's documented way to use aiohttp:
     README "With aiohttp", https://github.com/openai/openai-python#with-aiohttp), chosen by measurement over
     the SDK's default (httpx2's pure-Python HTTP/1.1): a streamed answer costs about half the CPU per chunk,
-    and a whole chat turn at zero latency (``benchmarks/sdk_turn.py --transports``, medians of interleaved
-    rounds on one machine, figures in ``benchmarks/README.md``) costs about 35-40 % less client CPU at
-    K = 1-200 tool calls, because aiohttp parses the response in C and keeps its connection pool without a
-    Python state machine per request. With a ``guard`` every connection (redirects included) goes where the
-    guard allows, and proxy variables are ignored.
+    and a ``chat()`` at zero latency costs 11-42 % less CPU at K = 10-200 tool calls in the history (the two
+    transports interleaved in one process, medians of blocks; ``benchmarks/sdk_turn.py --transports`` times
+    whole turns the same way), because aiohttp parses the response in C where httpx2 runs a Python state
+    machine per request. With a ``guard`` every connection (redirects included) goes where the guard allows,
+    and proxy variables are ignored.
     """
     key = (
         base_url.rstrip("/"),
