@@ -122,9 +122,11 @@ SyncWrite = Callable[[], object]  # what it returns is not used
 
 @dataclass(slots=True)
 class _Durable:
-    """A write of the next batch that its caller waits for (a record that must exist before a tool call
-    runs): run in a savepoint of the batch's transaction, so a write the database refuses costs the
-    batch nothing, and resolved only once that transaction has committed."""
+    """A write its caller waits for (a record that must exist before a tool call runs). The writer runs
+    the durable writes of all runs together in one transaction of their own, right after the batch's
+    events are written and handed to the publisher (the events never wait for them), each in a
+    savepoint, so a write the database refuses costs the others nothing; each is resolved only once
+    that transaction has committed."""
 
     write: Callable[[], Any]
     committed: asyncio.Future[Any]
@@ -170,6 +172,7 @@ class _Part:
     checkpoints: list[_Checkpoint] = field(default_factory=list)
     usage: list[PendingUsage] = field(default_factory=list)
     writes: list[SyncWrite] = field(default_factory=list)
+    durables: list[_Durable] = field(default_factory=list)
     closers: list[asyncio.Future[None]] = field(default_factory=list)
     last: _Item | None = None
 
@@ -181,6 +184,8 @@ class _Part:
             self.checkpoints.append(item)
         elif isinstance(item, PendingUsage):
             self.usage.append(item)
+        elif isinstance(item, _Durable):
+            self.durables.append(item)
         else:
             self.writes.append(item)
 
@@ -193,11 +198,12 @@ class _Part:
         return [c.committed for c in self.checkpoints if c.committed is not None]
 
     def settle(self, error: BaseException | None) -> None:
-        """Resolve what waits for this part's commit: its checkpoints and durable writes."""
+        """Resolve what waits for this part's commit (its checkpoints); when it failed, its durable
+        writes too (they are not made: the run's lease is gone, or its database)."""
         _settle(self.waiting, error)
-        for write in self.writes:
-            if isinstance(write, _Durable):
-                write.settle(error)
+        if error is not None:
+            for durable in self.durables:
+                durable.settle(error)
 
 
 @dataclass(slots=True)
@@ -389,12 +395,13 @@ class _Writer:
                 self._pending = {}
                 try:
                     await self._write(parts)
+                    self._hand_over(parts)
+                    await self._write_durables(parts)
                 except BaseException:
                     for part in parts:
                         _settle(part.closers, None)
                         part.settle(RuntimeError("the event writer stopped before this batch was written"))
                     raise
-                self._hand_over(parts)
         finally:
             self._task = None
 
@@ -458,6 +465,34 @@ class _Writer:
         for part in live:
             await self._write_one(part)
 
+    @staticmethod
+    async def _write_durables(parts: list[_Part]) -> None:
+        """The durable writes of every run of the batch in one transaction (each in a savepoint)."""
+        ready: list[tuple[EventSink, _Durable]] = []
+        for part in parts:
+            for durable in part.durables:
+                if part.sink.lease_lost:
+                    durable.settle(LeaseLost(str(part.sink.run_id)))
+                elif not durable.committed.done():
+                    ready.append((part.sink, durable))
+        if not ready:
+            return
+        lost: set[uuid.UUID] = set()
+        try:
+            await _in_writer_thread(_durables_write, ready, lost)
+        except Exception as exc:
+            logger.warning("could not write %d records a tool call waits for (%s)", len(ready), exc)
+            for _sink, durable in ready:
+                durable.settle(exc)
+            return
+        for sink, durable in ready:
+            if sink.run_id in lost:
+                if not sink.lease_lost:
+                    sink._lost()
+                durable.settle(LeaseLost(str(sink.run_id)))
+            else:
+                durable.settle(None)
+
     async def _write_one(self, part: _Part) -> None:
         sink = part.sink
         try:
@@ -472,6 +507,23 @@ class _Writer:
             logger.exception("could not persist %d events of run %s", len(part.rows), sink.run_id)
         else:
             part.settle(None)
+
+
+def _durables_write(ready: list[tuple[EventSink, _Durable]], lost: set[uuid.UUID]) -> None:
+    """Fenced like the events: the runs' leases are renewed first, in the same transaction, and the
+    writes of a run whose lease is gone are not made (its id is added to ``lost``)."""
+    with transaction.atomic():
+        fenced: dict[float, list[tuple[uuid.UUID, str]]] = {}
+        for sink, _durable in ready:
+            if sink.fence is not None:
+                fenced.setdefault(sink.fence.lease_seconds, []).append((sink.run_id, sink.fence.owner))
+        now = timezone.now()
+        for seconds, held in fenced.items():
+            kept = leases_renew(set(held), now + timedelta(seconds=seconds))
+            lost.update(run_id for run_id, _owner in held if run_id not in kept)
+        for sink, durable in ready:
+            if sink.run_id not in lost:
+                durable()
 
 
 def _args(part: _Part) -> _Args:
@@ -627,11 +679,11 @@ class EventSink:
         self._put(write)
 
     def write_durable(self, write: Callable[[], T]) -> asyncio.Future[T]:
-        """Run ``write`` (sync) in the next batch's transaction, in a savepoint of its own; the future
-        gives what it returned once that transaction has committed, or raises what refused it (the
-        write, the batch, :class:`LeaseLost`). What must be recorded before something happens (a tool
+        """Run ``write`` (sync) with the next batch, in a savepoint of its own (see :class:`_Durable`);
+        the future gives what it returned once it has committed, or raises what refused it (the write,
+        the database, :class:`LeaseLost`). What must be recorded before something happens (a tool
         call's ledger and call-log rows) waits for it: it costs no transaction or database hop of its
-        own, and the batch's other rows do not depend on it."""
+        own, and the batch's events neither wait for it nor depend on it."""
         committed: asyncio.Future[T] = asyncio.get_running_loop().create_future()
         if self.lease_lost:
             committed.set_exception(LeaseLost(str(self.run_id)))
