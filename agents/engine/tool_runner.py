@@ -21,7 +21,8 @@ from __future__ import annotations
 import asyncio
 import logging
 import time
-from collections.abc import Mapping, Sequence
+import types
+from collections.abc import Coroutine, Generator, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -123,6 +124,28 @@ class _SharedDeadline:
 
     def __init__(self) -> None:
         self.expired = False
+
+
+@types.coroutine
+def _resumed(coro: Coroutine[Any, Any, Any], waiting_on: Any) -> Generator[Any, Any, Any]:
+    """The rest of ``coro``, whose first step already ran and yielded ``waiting_on`` (what the task must
+    wait for), awaited as ``await coro`` would have gone on: values sent, exceptions thrown, through."""
+    while True:
+        try:
+            sent = yield waiting_on
+        except GeneratorExit:
+            coro.close()
+            raise
+        except BaseException as exc:  # a cancellation (or the task's error) goes into the tool
+            try:
+                waiting_on = coro.throw(exc)
+            except StopIteration as finished:
+                return finished.value
+        else:
+            try:
+                waiting_on = coro.send(sent)
+            except StopIteration as finished:
+                return finished.value
 
 
 def _timed_out(seconds: float) -> ToolResult:
@@ -285,14 +308,28 @@ class ToolRunner:
                 )
                 return
             item.began = True
-        deadline = asyncio.timeout(limit) if shared is None else None
+        deadline: asyncio.Timeout | None = None
         token = current_tool_call.set((item.call.id, item.key or ""))
         try:
-            if deadline is None:
-                value = await tool.execute(**item.args)
-            else:
+            call = tool.execute(**item.args)
+            if shared is not None:
+                value = await call
+            elif not isinstance(call, types.CoroutineType):  # another awaitable: timed from the start
+                deadline = asyncio.timeout(limit)
                 async with deadline:
-                    value = await tool.execute(**item.args)
+                    value = await call
+            else:
+                # The timer is armed at the call's first wait, for the deadline counted from its start: a
+                # call that finishes without waiting (an in-process tool) needs none.
+                when = asyncio.get_running_loop().time() + limit
+                try:
+                    waiting_on = call.send(None)
+                except StopIteration as finished:
+                    value = finished.value
+                else:
+                    deadline = asyncio.timeout_at(when)
+                    async with deadline:
+                        value = await _resumed(call, waiting_on)
         except TimeoutError as exc:
             if deadline.expired() if deadline is not None else shared is not None and shared.expired:
                 item.finish(_timed_out(limit), OUTCOME_TIMEOUT)
