@@ -38,6 +38,7 @@ from datetime import datetime, timedelta
 from typing import Any, TypeVar
 
 from asgiref.sync import async_to_sync
+from channels.db import database_sync_to_async
 from channels.layers import get_channel_layer
 from django.conf import settings
 from django.db import close_old_connections, connection, transaction
@@ -122,11 +123,11 @@ SyncWrite = Callable[[], object]  # what it returns is not used
 
 @dataclass(slots=True)
 class _Durable:
-    """A write its caller waits for (a record that must exist before a tool call runs). The writer runs
-    the durable writes of all runs together in one transaction of their own, right after the batch's
-    events are written and handed to the publisher (the events never wait for them), each in a
-    savepoint, so a write the database refuses costs the others nothing; each is resolved only once
-    that transaction has committed."""
+    """A write its caller waits for (a record that must exist before a tool call runs). Queued with the
+    run's events, it is written after them, together with every run's durable writes of the same batch
+    in one transaction of their own on the process's database thread (the writer's next batch of events
+    does not wait for it), each in a savepoint, so a write the database refuses costs the others
+    nothing; each is resolved only once that transaction has committed."""
 
     write: Callable[[], Any]
     committed: asyncio.Future[Any]
@@ -361,6 +362,9 @@ class _Writer:
         # publisher works beside the writer: the next write does not wait for the channel layer.
         self._outbox: dict[EventSink, _Outgoing] = {}
         self._publisher: asyncio.Task[None] | None = None
+        # Durable writes waiting for their transaction, and the task that writes them.
+        self._durables: list[tuple[EventSink, _Durable]] = []
+        self._durable_task: asyncio.Task[None] | None = None
 
     def put(self, sink: EventSink, item: _Item | None) -> asyncio.Future[None] | None:
         """Queue an item of ``sink``; ``None`` asks for a future resolved once all before it is out."""
@@ -396,7 +400,7 @@ class _Writer:
                 try:
                     await self._write(parts)
                     self._hand_over(parts)
-                    await self._write_durables(parts)
+                    self._queue_durables(parts)
                 except BaseException:
                     for part in parts:
                         _settle(part.closers, None)
@@ -465,21 +469,37 @@ class _Writer:
         for part in live:
             await self._write_one(part)
 
-    @staticmethod
-    async def _write_durables(parts: list[_Part]) -> None:
-        """The durable writes of every run of the batch in one transaction (each in a savepoint)."""
-        ready: list[tuple[EventSink, _Durable]] = []
+    def _queue_durables(self, parts: list[_Part]) -> None:
+        """Hand the batch's durable writes to their own task: the next batch of events does not wait
+        for them (they run on the process's database thread, not the writer's)."""
         for part in parts:
             for durable in part.durables:
                 if part.sink.lease_lost:
                     durable.settle(LeaseLost(str(part.sink.run_id)))
                 elif not durable.committed.done():
-                    ready.append((part.sink, durable))
-        if not ready:
-            return
+                    self._durables.append((part.sink, durable))
+        if self._durables and self._durable_task is None:
+            self._durable_task = asyncio.create_task(self._durables_loop(), name="event-durables")
+
+    async def _durables_loop(self) -> None:
+        try:
+            while self._durables:
+                ready, self._durables = self._durables, []
+                try:
+                    await self._write_durables(ready)
+                except BaseException as exc:
+                    for _sink, durable in ready:
+                        durable.settle(RuntimeError(f"the durable writes stopped ({type(exc).__name__})"))
+                    raise
+        finally:
+            self._durable_task = None
+
+    @staticmethod
+    async def _write_durables(ready: list[tuple[EventSink, _Durable]]) -> None:
+        """Durable writes of several runs in one transaction (each in a savepoint)."""
         lost: set[uuid.UUID] = set()
         try:
-            await _in_writer_thread(_durables_write, ready, lost)
+            await database_sync_to_async(_durables_write)(ready, lost)
         except Exception as exc:
             logger.warning("could not write %d records a tool call waits for (%s)", len(ready), exc)
             for _sink, durable in ready:
