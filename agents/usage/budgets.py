@@ -15,6 +15,7 @@ from zoneinfo import ZoneInfo
 from django.db.models import Q, Sum
 
 from agents.usage.models import Budget, BudgetMetric, BudgetPeriod, BudgetScope, UsageRecord
+from platform_core.config_cache import config_cached
 
 MICROS = Decimal(1_000_000)
 
@@ -118,13 +119,40 @@ def budget_line(budget: Budget) -> BudgetLine:
 
 
 def budgets_for_run(
-    *, organization_id: int, user_id: int | None, agent_id: uuid.UUID | None
+    *,
+    organization_id: int,
+    user_id: int | None,
+    agent_id: uuid.UUID | None,
+    config_version: int | None = None,
 ) -> list[BudgetLine]:
-    """The active budgets of the organisation that count a run of ``user_id`` with ``agent_id`` (sync)."""
-    applies = Q(scope=BudgetScope.ORGANIZATION)
-    if user_id is not None:
-        applies |= Q(scope=BudgetScope.USER, user_id=user_id)
-    if agent_id is not None:
-        applies |= Q(scope=BudgetScope.AGENT, agent_id=agent_id)
-    budgets = Budget.objects.for_org(organization_id).filter(applies, active=True).order_by("pk")
-    return [budget_line(b) for b in budgets]
+    """The active budgets of the organisation that count a run of ``user_id`` with ``agent_id`` (sync).
+
+    With the organisation's ``config_version`` the organisation's active budgets are loaded once per
+    version and process (every save or delete of a budget gives the organisation a new version), so a
+    run of an organisation with no budgets costs no query.
+    """
+    if config_version is None:
+        applies = Q(scope=BudgetScope.ORGANIZATION)
+        if user_id is not None:
+            applies |= Q(scope=BudgetScope.USER, user_id=user_id)
+        if agent_id is not None:
+            applies |= Q(scope=BudgetScope.AGENT, agent_id=agent_id)
+        budgets = Budget.objects.for_org(organization_id).filter(applies, active=True).order_by("pk")
+        return [budget_line(b) for b in budgets]
+    lines = config_cached(
+        ("organization", organization_id), config_version, "budgets", lambda: _active_budgets(organization_id)
+    )
+    return [line for line in lines if _counts_run(line, user_id, agent_id)]
+
+
+def _active_budgets(organization_id: int) -> tuple[BudgetLine, ...]:
+    budgets = Budget.objects.for_org(organization_id).filter(active=True).order_by("pk")
+    return tuple(budget_line(b) for b in budgets)
+
+
+def _counts_run(line: BudgetLine, user_id: int | None, agent_id: uuid.UUID | None) -> bool:
+    if line.scope == BudgetScope.USER:
+        return user_id is not None and line.user_id == user_id
+    if line.scope == BudgetScope.AGENT:
+        return agent_id is not None and line.agent_id == agent_id
+    return line.scope == BudgetScope.ORGANIZATION
