@@ -113,6 +113,7 @@ class _BoundedRetriesClient(openai.AsyncOpenAI):
     def __init__(self, **kwargs: Any) -> None:
         super().__init__(**kwargs)
         self._urls: dict[tuple[httpx2.URL, str], httpx2.URL] = {}
+        self._headers: dict[tuple[Any, ...], _FixedHeaders] = {}
 
     def _should_retry(self, response: httpx2.Response) -> bool:
         wait = retry_after_seconds(response.headers)
@@ -146,16 +147,78 @@ class _BoundedRetriesClient(openai.AsyncOpenAI):
             and not http.params
         ):
             return super()._build_request(options, retries_taken=retries_taken)
+        timeout = self.timeout if isinstance(options.timeout, openai.NotGiven) else options.timeout
+        if not isinstance(timeout, float | int | httpx2.Timeout | None):
+            return super()._build_request(options, retries_taken=retries_taken)  # a legacy httpx Timeout
+        fixed = self._fixed_headers(options)
+        if fixed is None:
+            return self._build_merged(options, timeout, retries_taken)
+        read = timeout.read if isinstance(timeout, httpx2.Timeout) else timeout
+        raw = [*fixed.raw, (b"x-stainless-retry-count", str(retries_taken).encode())]
+        if read is not None:
+            raw.append((b"x-stainless-read-timeout", str(read).encode()))
+        raw.append((b"Content-Length", str(len(options.content)).encode()))
+        # ``stream=`` adds no header of its own: the list above is the whole of what the SDK's request has.
+        request = httpx2.Request(
+            "POST",
+            fixed.url,
+            headers=raw,
+            stream=httpx2.ByteStream(options.content),
+            extensions={"timeout": httpx2.Timeout(timeout).as_dict()},
+        )
+        request.read()
+        return request
+
+    def _fixed_headers(self, options: Any) -> _FixedHeaders | None:
+        """The headers of a request for ``options`` that are the same from one request to the next (all but
+        the retry count, the read timeout and the length), remembered for the SDK's inputs to them: its auth
+        and default headers (asked for on every request), the request's own headers and the HTTP client's.
+        ``None`` where that would not be the SDK's request (the caller then builds it in full)."""
+        if self._idempotency_header and options.idempotency_key:
+            return None  # a header of its own per request
+        if getattr(self, "_provider_runtime", None) is not None:
+            return None  # a provider may sign or change each request
+        inputs: list[tuple[tuple[str, Any], ...]] = []
+        for given in (
+            self._auth_headers(options.security),
+            self.default_headers,
+            options.headers or {},
+            self._client.headers,
+        ):
+            part = _header_key(given)
+            if part is None:
+                return None
+            inputs.append(part)
+        key = (options.url, *inputs)
+        fixed = self._headers.get(key)
+        if fixed is not None and fixed.base_url is self.base_url:
+            return fixed
+        if any(name in _PER_REQUEST for part in inputs for name in _names(part)):
+            return None  # a per-request header set by hand: the SDK's order and values apply
+        headers = self._build_headers(options, retries_taken=0)
+        headers.pop("x-stainless-retry-count", None)
+        headers.pop("x-stainless-read-timeout", None)
+        if headers.get("Content-Type", "").startswith("multipart/form-data"):
+            return None
+        url = self._prepare_url(options.url)
+        if url.query or not url.host:
+            return None
+        merged = httpx2.Headers(self._client.headers)
+        merged.update(headers.multi_items())
+        if len(self._headers) >= 64:  # e.g. an API key refreshed per request: keep only the recent ones
+            self._headers.clear()
+        fixed = self._headers[key] = _FixedHeaders(self.base_url, url, ((b"Host", url.netloc), *merged.raw))
+        return fixed
+
+    def _build_merged(self, options: Any, timeout: Any, retries_taken: int) -> httpx2.Request:
+        """The SDK's request for ``options``, its headers merged with the HTTP client's as httpx2 merges them."""
         headers = self._build_headers(options, retries_taken=retries_taken)
         if headers.get("Content-Type", "").startswith("multipart/form-data"):
             return super()._build_request(options, retries_taken=retries_taken)
         url = self._prepare_url(options.url)
         if url.query:
             return super()._build_request(options, retries_taken=retries_taken)
-        timeout = self.timeout if isinstance(options.timeout, openai.NotGiven) else options.timeout
-        if not isinstance(timeout, float | int | httpx2.Timeout | None):
-            return super()._build_request(options, retries_taken=retries_taken)  # a legacy httpx Timeout
-        merged = httpx2.Headers(http.headers)
+        merged = httpx2.Headers(self._client.headers)
         merged.update(headers.multi_items())
         return httpx2.Request(
             "POST",
@@ -164,6 +227,41 @@ class _BoundedRetriesClient(openai.AsyncOpenAI):
             headers=merged,
             extensions={"timeout": httpx2.Timeout(timeout).as_dict()},
         )
+
+
+# Headers the SDK sets per request, and httpx2 per body; with any of them among a request's inputs, the
+# request is built in full.
+_PER_REQUEST = frozenset(
+    {"x-stainless-retry-count", "x-stainless-read-timeout", "content-length", "transfer-encoding", "host"}
+)
+
+
+@dataclass(frozen=True, slots=True)
+class _FixedHeaders:
+    """A request's headers that do not change between requests, as the raw pairs httpx2 sends (``Host``
+    first), for the URL and base URL they were built for."""
+
+    base_url: httpx2.URL
+    url: httpx2.URL
+    raw: tuple[tuple[bytes, bytes], ...]
+
+
+def _header_key(headers: Any) -> tuple[tuple[str, Any], ...] | None:
+    """Hashable headers: a name with its value, or with the type of an ``Omit`` (a removal, which the SDK
+    tells apart by its type); ``None`` for any other value."""
+    items: list[tuple[str, Any]] = []
+    for name, value in headers.items() if not isinstance(headers, httpx2.Headers) else headers.multi_items():
+        if isinstance(value, str):
+            items.append((name, value))
+        elif isinstance(value, openai.Omit):
+            items.append((name, type(value)))
+        else:
+            return None
+    return tuple(items)
+
+
+def _names(headers: tuple[tuple[str, Any], ...]) -> list[str]:
+    return [name.lower() for name, _ in headers]
 
 
 class _GuardedResolver(aiohttp.abc.AbstractResolver):

@@ -39,7 +39,9 @@ def as_sent(request: httpx2.Request) -> tuple[Any, ...]:
         str(request.url),
         request.url.raw_path,
         request.headers.multi_items(),
+        request.headers.raw,
         request.content,
+        type(request.stream),
         request.extensions,
     )
 
@@ -72,6 +74,74 @@ async def test_a_bytes_request_is_the_one_the_sdk_builds(
 
     assert as_sent(built) == as_sent(by_sdk) == as_sent(again)
     assert built.headers["content-length"] == str(len(BODY))
+    await ours.close()
+
+
+def changed(what: str, ours: _BoundedRetriesClient, opts: Any) -> Any:
+    """``opts`` for the next request, after one input of its headers changed."""
+    if what == "the API key":
+        ours.api_key = "sk-rotated"
+    elif what == "a header of the endpoint":
+        ours._custom_headers = {"X-Gateway-Token": "other"}
+    elif what == "a header of the HTTP client":
+        ours._client.headers["X-Client"] = "1"
+    elif what == "a header of the request":
+        return options(idempotency_key="fixed", headers={"X-Trace": "b"})
+    elif what == "an omitted header":
+        return options(idempotency_key="fixed", headers={"Authorization": openai.Omit()})
+    elif what == "the base URL":
+        ours.base_url = "http://10.0.0.6/v2"
+    elif what == "the retry count set by hand":
+        return options(idempotency_key="fixed", headers={"x-stainless-retry-count": "7"})
+    elif what == "nothing":
+        pass
+    return opts
+
+
+CHANGES = [
+    "nothing",
+    "the API key",
+    "a header of the endpoint",
+    "a header of the HTTP client",
+    "a header of the request",
+    "an omitted header",
+    "the base URL",
+    "the retry count set by hand",
+]
+
+
+@pytest.mark.parametrize("what", CHANGES)
+async def test_the_remembered_headers_follow_a_change_of_what_they_are_made_of(what: str) -> None:
+    ours = client(default_headers={"X-Gateway-Token": "t0ken"})
+    opts = options(idempotency_key="fixed")
+    ours._build_request(opts)
+
+    opts = changed(what, ours, opts)
+    for retries in (0, 1):
+        built = ours._build_request(opts, retries_taken=retries)
+        by_sdk = openai.AsyncOpenAI._build_request(ours, opts, retries_taken=retries)
+        assert as_sent(built) == as_sent(by_sdk)
+    await ours.close()
+
+
+async def test_the_sdk_builds_an_endpoints_headers_once(monkeypatch: pytest.MonkeyPatch) -> None:
+    ours = client()
+    built: list[int] = []
+    sdk_build_headers = ours._build_headers
+
+    def counted(options: Any, *, retries_taken: int = 0) -> httpx2.Headers:
+        built.append(retries_taken)
+        return sdk_build_headers(options, retries_taken=retries_taken)
+
+    monkeypatch.setattr(ours, "_build_headers", counted)
+    requests = [
+        ours._build_request(options(content=body), retries_taken=n) for n, body in enumerate([b"{}", BODY])
+    ]
+
+    assert len(built) == 1
+    assert [r.headers["x-stainless-retry-count"] for r in requests] == ["0", "1"]
+    assert [r.content for r in requests] == [b"{}", BODY]
+    assert requests[1].headers["content-length"] == str(len(BODY))
     await ours.close()
 
 
