@@ -510,14 +510,40 @@ def wire_json(value: Any) -> bytes:
 
 def encoded_body(body: Mapping[str, Any], messages: Sequence[bytes]) -> bytes:
     """The JSON of ``body`` with its ``messages`` given as their encodings: byte for byte what the SDK's
-    encoder writes for ``body`` (a JSON object is its ``"key":value`` pairs, in order, comma-separated)."""
+    encoder writes for ``body`` (a JSON object is its ``"key":value`` pairs, in order, comma-separated).
+    Its ``tools`` are encoded once per tool (:func:`encoded_tools`)."""
     parts = [
         b'"messages":[' + b",".join(messages) + b"]"
         if key == "messages"
+        else b'"tools":' + encoded_tools(value)
+        if key == "tools" and type(value) is list
         else wire_json(key) + b":" + wire_json(value)
         for key, value in body.items()
     ]
     return b"{" + b",".join(parts) + b"}"
+
+
+# Each tool's JSON by the tool dict's identity (the dict kept, so that its id is not reused): a run sends the
+# same schemas every turn (``ToolRegistry.openai_schemas`` builds each tool's once), and a long MCP list is
+# large. A tool dict is not to be changed once sent (a new schema is a new dict).
+_TOOL_JSON: dict[int, tuple[Any, bytes]] = {}
+_TOOL_JSON_MAX = 1024
+
+
+def encoded_tools(tools: list[Any]) -> bytes:
+    """The JSON of a request's ``tools``, as :func:`wire_json` writes it, each tool dict encoded once."""
+    pieces: list[bytes] = []
+    for tool in tools:
+        if type(tool) is not dict:
+            pieces.append(wire_json(tool))
+            continue
+        known = _TOOL_JSON.get(id(tool))
+        if known is None or known[0] is not tool:
+            if len(_TOOL_JSON) >= _TOOL_JSON_MAX:
+                _TOOL_JSON.clear()
+            known = _TOOL_JSON[id(tool)] = (tool, wire_json(tool))
+        pieces.append(known[1])
+    return b"[" + b",".join(pieces) + b"]"
 
 
 def strip_metadata(messages: Sequence[Message]) -> list[Message]:

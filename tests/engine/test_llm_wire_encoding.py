@@ -293,3 +293,56 @@ async def test_a_message_the_engine_cannot_encode_goes_through_the_sdk_encoder()
     assembled, by_sdk = capture.bodies
     assert assembled == by_sdk
     assert json.loads(assembled)["messages"][-1]["when"] == when.isoformat()
+
+
+def tool(name: str, **properties: Any) -> dict[str, Any]:
+    parameters = {"type": "object", "properties": properties, "required": list(properties)}
+    return {
+        "type": "function",
+        "function": {"name": name, "description": f"{name} — 搜索", "parameters": parameters},
+    }
+
+
+async def test_the_tools_sent_each_turn_are_the_bytes_the_sdk_writes_as_the_list_changes() -> None:
+    capture = Capture()
+    llm = capture.llm()
+    transcript = transcript_of(history())
+    tools = [tool("search", q={"type": "string"}), tool("fetch", url={"type": "string"}), tool("noop")]
+    renamed = tool("search", q={"type": "string", "minLength": 1})
+    turns: list[list[Any]] = [
+        tools,
+        tools,  # the same list again
+        tools[1:],  # a selection of them
+        [renamed, *tools[1:]],  # one replaced by a new schema
+        [*tools, tool("late")],  # one more
+        [dict(tools[0])],  # a copy
+    ]
+    for turn in turns:
+        await llm.chat(transcript.wire, tools=turn, tool_choice="auto")  # assembled, the tools remembered
+        await llm.chat(list(transcript.wire), tools=turn, tool_choice="auto")  # encoded by the SDK
+
+    assembled, by_sdk = capture.bodies[::2], capture.bodies[1::2]
+    assert assembled == by_sdk
+    assert [json.loads(body)["tools"] for body in assembled] == turns
+
+
+def test_each_tool_is_encoded_once_across_requests(monkeypatch: pytest.MonkeyPatch) -> None:
+    from agents.engine import llm as llm_module
+
+    encoded: list[Any] = []
+
+    def counting(value: Any) -> bytes:
+        encoded.append(value)
+        return wire_json(value)
+
+    monkeypatch.setattr(llm_module, "wire_json", counting)
+    tools = [tool("search", q={"type": "string"}), tool("fetch")]
+    messages = [wire_json({"role": "user", "content": "hi"})]
+
+    first = encoded_body({"model": "m", "messages": [], "tools": list(tools)}, messages)
+    again = encoded_body({"model": "m", "messages": [], "tools": list(tools)}, messages)
+    subset = encoded_body({"model": "m", "messages": [], "tools": tools[1:]}, messages)
+
+    assert first == again
+    assert json.loads(subset)["tools"] == tools[1:]
+    assert [value for value in encoded if isinstance(value, dict)] == tools
