@@ -316,7 +316,10 @@ def runtime_build(run_id: uuid.UUID) -> RunBlueprint:
             endpoints_by_role(agent, endpoint, config_version=version) if mode != ExecutionMode.REACT else {}
         ),
         budgets=budgets_for_run(
-            organization_id=conversation.organization_id, user_id=run.user_id, agent_id=agent.pk
+            organization_id=conversation.organization_id,
+            user_id=run.user_id,
+            agent_id=agent.pk,
+            config_version=version,
         ),
     )
 
