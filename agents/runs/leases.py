@@ -80,10 +80,12 @@ def leases_renew(leases: Iterable[tuple[uuid.UUID, str]], until: datetime | None
         return set()
     pk, owner = column(Run, "id"), column(Run, "lease_owner")
     held = " OR ".join([f"({pk} = %s AND {owner} = %s)"] * len(leases))
-    sql = (
-        f"UPDATE {table(Run)} SET {column(Run, 'lease_expires_at')} = %s "
-        f"WHERE {column(Run, 'status')} = %s AND ({held}) RETURNING {pk}"
-    )
+    which = f"{column(Run, 'status')} = %s AND ({held})"
+    if connection.vendor == "postgresql":
+        # Rows locked in id order, as the event writer's batch locks them: two statements that lock
+        # overlapping runs in different orders would deadlock.
+        which = f"{pk} IN (SELECT {pk} FROM {table(Run)} WHERE {which} ORDER BY {pk} FOR UPDATE)"
+    sql = f"UPDATE {table(Run)} SET {column(Run, 'lease_expires_at')} = %s WHERE {which} RETURNING {pk}"
     params: list[Any] = [prep(Run, "lease_expires_at", until or lease_until()), RunStatus.RUNNING]
     for run_id, lease_owner in leases:
         params += (prep(Run, "id", run_id), lease_owner)

@@ -105,7 +105,7 @@ def batch_write_fenced(parts: Sequence[FencedBatch], created_at: datetime) -> No
     asserted inside the statement: when fewer leases are renewed than asked, it divides by zero, so
     PostgreSQL aborts the whole statement (a statement is atomic) and nothing of it remains.
     """
-    run = table(Run)
+    run, pk = table(Run), column(Run, "id")
     event_cols = ", ".join(column(RunEvent, name) for name in _EVENT_COLUMNS)
     checkpoint_cols = ", ".join(column(RunCheckpoint, name) for name in _CHECKPOINT_COLUMNS)
     checkpoint_table = table(RunCheckpoint)
@@ -116,10 +116,14 @@ def batch_write_fenced(parts: Sequence[FencedBatch], created_at: datetime) -> No
     sql = (
         f"WITH d(id, owner, until, state, seq) AS ("
         f"SELECT * FROM unnest(%s::uuid[], %s::varchar[], %s::timestamptz[], %s::jsonb[], %s::integer[])), "
+        # The runs' rows are locked in id order first, as leases_renew locks them: two statements that
+        # lock overlapping runs in different orders would deadlock.
+        f"locked AS (SELECT r.{pk} FROM {run} r JOIN d ON r.{pk} = d.id "
+        f"WHERE r.{column(Run, 'lease_owner')} = d.owner AND r.{column(Run, 'status')} = %s "
+        f"ORDER BY r.{pk} FOR UPDATE OF r), "
         f"lease AS (UPDATE {run} r SET {column(Run, 'lease_expires_at')} = d.until, "
         f"{checkpoint} = COALESCE(d.state, r.{checkpoint}), {checkpoint_seq} = COALESCE(d.seq, r.{checkpoint_seq}) "
-        f"FROM d WHERE r.{column(Run, 'id')} = d.id AND r.{column(Run, 'lease_owner')} = d.owner "
-        f"AND r.{column(Run, 'status')} = %s RETURNING 1), "
+        f"FROM d JOIN locked l ON l.{pk} = d.id WHERE r.{pk} = l.{pk} RETURNING 1), "
         f"ev AS (INSERT INTO {table(RunEvent)} ({event_cols}) "
         f"SELECT * FROM unnest(%s::uuid[], %s::uuid[], %s::integer[], %s::varchar[], %s::jsonb[], "
         f"%s::timestamptz[])), "
