@@ -345,7 +345,7 @@ TRUST_X_FORWARDED_FOR = env_bool("TRUST_X_FORWARDED_FOR", False)
 AGENT_MAX_MESSAGE_CHARS = env_int("AGENT_MAX_MESSAGE_CHARS", 20000)
 AGENT_MAX_CONCURRENT_RUNS_PER_USER = env_int("AGENT_MAX_CONCURRENT_RUNS_PER_USER", 3)
 # A streamed answer's pieces are sent at most once per window per run (0: each piece at once).
-ANSWER_DELTA_WINDOW_MS = env_int("ANSWER_DELTA_WINDOW_MS", 25)
+ANSWER_DELTA_WINDOW_MS = env_int("ANSWER_DELTA_WINDOW_MS", 0)
 
 # --- production (issue 8): multi-process tunables ------------------------------------------------------
 # A waiting approval gate wakes on the Redis channel layer the moment any process records a decision; this

@@ -92,9 +92,13 @@ def events_after_sync(conversation_id: uuid.UUID, after_seq: int, limit: int = 5
 
 
 def answer_delta_window() -> float:
-    """Seconds an answer delta may wait for the run's next pieces (``ANSWER_DELTA_WINDOW_MS``, default 25):
-    a streamed answer then costs one row, publish and frame per window instead of one per token."""
-    return max(0.0, float(getattr(settings, "ANSWER_DELTA_WINDOW_MS", 25))) / 1000
+    """Seconds an answer delta may wait for the run's next pieces (``ANSWER_DELTA_WINDOW_MS``, default 0:
+    none): a streamed answer then costs one row, publish and frame per window instead of one per token.
+
+    Off by default: at 200 conversations a 25 ms window raised the median model-to-client latency by
+    about 20 ms for a few per cent of CPU (benchmarks/README.md, issue #22); deltas are merged anyway
+    while the event writer is busy."""
+    return max(0.0, float(getattr(settings, "ANSWER_DELTA_WINDOW_MS", 0))) / 1000
 
 
 class LeaseLost(Exception):
