@@ -35,6 +35,7 @@ CACHED_TABLES = tuple(
         "hooks_agenthooksettings",
         "agents_modelconfig",
         "connectors_connector",
+        "agents_budget",
     )
 )
 
@@ -79,7 +80,8 @@ def test_a_later_run_of_an_unchanged_agent_loads_none_of_its_setup_again(agent):
 
     assert any(table in sql for sql in first for table in CACHED_TABLES)
     assert not [sql for sql in second if any(table in sql for table in CACHED_TABLES)]
-    assert len(second) == len(first) - 4  # connector ids, default model, actions, hook settings
+    # connector ids, default model, actions, hook settings, the organisation's budgets
+    assert len(second) == len(first) - 5
 
 
 def test_a_run_loads_its_connector_actions_once_for_its_tools_and_its_guard_rails(agent):

@@ -35,7 +35,7 @@ def _names(org, *, user=None, agent=None) -> list[str]:
         agent_id=agent.pk if agent else None,
         config_version=_version(org),
     )
-    return [line.name for line in lines]
+    return sorted(line.name for line in lines)
 
 
 def test_the_budgets_of_a_run_are_those_of_its_organisation_user_and_agent_only():
@@ -50,10 +50,10 @@ def test_the_budgets_of_a_run_are_those_of_its_organisation_user_and_agent_only(
     BudgetFactory(organization=org, name="off", scope="organization", agent=None, active=False)
     BudgetFactory(organization=other, name="elsewhere", scope="organization", agent=None)
 
-    assert _names(org, user=mia, agent=agent) == ["org", "mia", "agent"]
+    assert _names(org, user=mia, agent=agent) == ["agent", "mia", "org"]
     assert _names(org, user=None, agent=None) == ["org"]
     uncached = budgets_for_run(organization_id=org.pk, user_id=mia.pk, agent_id=agent.pk)
-    assert [line.name for line in uncached] == ["org", "mia", "agent"]
+    assert sorted(line.name for line in uncached) == ["agent", "mia", "org"]
 
 
 def test_a_second_run_under_the_same_version_costs_no_query():
