@@ -13,7 +13,7 @@ the fields that are sent to the provider, so a message whose content is replaced
 from __future__ import annotations
 
 import re
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Mapping, Sequence
 from typing import Any
 
 from agents.engine.llm import Message
@@ -65,18 +65,28 @@ def estimate_tokens(messages: Sequence[Message]) -> int:
     return sum(map(estimate_message_tokens, messages))
 
 
-def _sent_items(message: Mapping[str, Any]) -> Iterable[tuple[str, Any]]:
-    return ((key, value) for key, value in message.items() if key[:1] != "_" and key != "role")
-
-
 def _fingerprint(message: Mapping[str, Any]) -> int:
-    # str hashes are cached by CPython, so re-fingerprinting an unchanged message is cheap.
-    return hash(tuple((key, _value_hash(value)) for key, value in _sent_items(message)))
+    # str hashes are cached by CPython, so re-fingerprinting an unchanged message is cheap; a list
+    # comprehension and exact type checks, as this runs for every new message of every turn.
+    return hash(
+        tuple(
+            [
+                (key, hash(value) if type(value) is str else _value_hash(value))
+                for key, value in message.items()
+                if key[:1] != "_" and key != "role"
+            ]
+        )
+    )
 
 
 def _value_hash(value: Any) -> int:
-    if isinstance(value, str):
+    kind = type(value)
+    if kind is str:
         return hash(value)
+    if kind is dict:
+        return hash(tuple([(key, _value_hash(item)) for key, item in value.items()]))
+    if kind is list or kind is tuple:
+        return hash(tuple([_value_hash(item) for item in value]))
     if isinstance(value, Mapping):
         return hash(tuple((key, _value_hash(item)) for key, item in value.items()))
     if isinstance(value, list | tuple):
@@ -89,8 +99,12 @@ def _value_hash(value: Any) -> int:
 
 def _count_message(message: Mapping[str, Any]) -> int:
     tokens = MESSAGE_OVERHEAD_TOKENS
-    for key, value in _sent_items(message):
-        if key == "tool_calls":
+    for key, value in message.items():
+        if key[:1] == "_" or key == "role" or value is None:
+            continue
+        if type(value) is str:
+            tokens += estimate_text_tokens(value)
+        elif key == "tool_calls":
             tokens += _count_tool_calls(value)
         elif key == "content" and isinstance(value, list):
             tokens += sum(_count_content_part(part) for part in value)
