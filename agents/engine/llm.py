@@ -60,7 +60,7 @@ from agents.engine.llm_errors import (
 from agents.engine.reasoning import reasoning_replay as _reasoning_replay
 from agents.engine.reasoning import wire_messages
 from agents.engine.request_options import chat_request_template, request_options_like
-from agents.engine.sse import sse_lines, sse_payloads
+from agents.engine.sse import sse_events
 from agents.engine.stream_assembly import StreamAssembly
 
 __all__ = [
@@ -284,7 +284,7 @@ class OpenAICompatibleLLM:
         """Yield content deltas; add the stream's usage to ``usage`` when it ends.
 
         The SDK sends the request (see :meth:`_post`); the body is read raw and decoded by
-        :func:`sse_payloads` (see there why). Reasoning deltas (streamed before the content by thinking
+        :func:`~agents.engine.sse.sse_events` (see :func:`~agents.engine.sse.sse_payloads` why). Reasoning deltas (streamed before the content by thinking
         models) are never yielded; they count in the usage estimate when the provider reports none. The
         usage is read wherever the provider puts it (see :func:`~agents.engine.completion.chunk_usage`).
         """
@@ -324,8 +324,7 @@ class OpenAICompatibleLLM:
         async with (
             aclosing(response),
             aclosing(response.aiter_bytes()) as raw,
-            aclosing(sse_lines(raw)) as lines,
-            aclosing(sse_payloads(lines)) as payloads,
+            aclosing(sse_events(raw)) as payloads,
         ):
             try:
                 async for chunk in payloads:

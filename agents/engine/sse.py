@@ -1,7 +1,9 @@
 """Server-sent events, as OpenAI-compatible endpoints stream a completion.
 
 The streamed answer is decoded here rather than by the SDK's typed ``AsyncStream``, which builds a
-pydantic ``ChatCompletionChunk`` for every token: see :func:`sse_payloads`.
+pydantic ``ChatCompletionChunk`` for every token: see :func:`sse_payloads`. :func:`sse_events` is the two
+steps, :func:`sse_lines` then :func:`sse_payloads`, in one pass over the body's bytes (what the client uses;
+``tests/engine/test_sse_one_pass.py`` checks it against the two, malformed input included).
 """
 
 from __future__ import annotations
@@ -76,3 +78,55 @@ async def sse_payloads(lines: AsyncIterable[str]) -> AsyncGenerator[dict[str, An
         if not isinstance(decoded, dict):
             raise ValueError(f"an event's data is not a JSON object: {payload[:80]!r}")
         yield decoded
+
+
+_BOM = b"\xef\xbb\xbf"
+
+
+async def sse_events(chunks: AsyncIterable[bytes]) -> AsyncGenerator[dict[str, Any], None]:
+    """``sse_payloads(sse_lines(chunks))`` in one pass, the same payloads and the same errors at the same
+    point: lines are split and read as bytes, and each line is still checked to be UTF-8 when it is read
+    (skipped for a read that is all ASCII, which is UTF-8); an event's data is decoded to text once, and
+    decoded as JSON as :func:`sse_payloads` decodes it."""
+    tail = b""
+    skip_lf = False  # the last chunk ended in CR: an LF starting the next one ends no line
+    first = True
+    data: list[bytes] = []
+    async for chunk in chunks:
+        if skip_lf and chunk[:1] == b"\n":
+            chunk = chunk[1:]
+        if not chunk:
+            continue
+        skip_lf = chunk[-1:] == b"\r"
+        if tail:
+            chunk = tail + chunk
+        lines = chunk.splitlines()
+        tail = b"" if chunk[-1:] in (b"\n", b"\r") else lines.pop()
+        ascii = chunk.isascii()
+        for line in lines:
+            if not ascii:
+                line.decode()  # raises where sse_lines raised: a line that is not UTF-8
+            if first:
+                line = line.removeprefix(_BOM)
+                first = False
+            if line:
+                if line.startswith(b"data:"):
+                    value = line[5:]
+                    data.append(value[1:] if value[:1] == b" " else value)
+                elif line == b"data":
+                    data.append(b"")
+                continue
+            if not data:
+                continue
+            payload = (data[0] if len(data) == 1 else b"\n".join(data)).decode()
+            data = []
+            if payload.startswith("[DONE]"):
+                return
+            if not payload.strip():
+                continue
+            decoded = json.loads(payload)
+            if not isinstance(decoded, dict):
+                raise ValueError(f"an event's data is not a JSON object: {payload[:80]!r}")
+            yield decoded
+    if tail:
+        tail.decode()  # the last line, unfinished: its event is discarded, but it must be UTF-8
