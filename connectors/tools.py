@@ -54,7 +54,9 @@ from connectors.models import ConnectorAction, ConnectorKind
 from connectors.scrub import scrub
 from connectors.selectors import RunActionsSource, actions_for_tools, run_connector_actions
 from connectors.services import call_log_record
+from platform_core.config_cache import config_cached
 from platform_core.crypto import SecretDecryptError
+from platform_core.models import ConfigVersion
 
 logger = logging.getLogger(__name__)
 
@@ -229,6 +231,22 @@ class ConnectorTool(Tool):
 
 
 def _prepare_call(organization_id: int, action_id: Any) -> _Prepared | str:
+    """What the call needs as the organisation's configuration is now: one query for its configuration
+    version; the action, its connector's config and decrypted secrets come from the process's cache for
+    that version (:mod:`platform_core.config_cache`), loaded again after any admin change to a connector
+    or an action (each bumps the version). Without a version row, loaded afresh every call."""
+    version = ConfigVersion.objects.filter(pk=organization_id).values_list("version", flat=True).first()
+    if version is None:
+        return _load_call(organization_id, action_id)
+    return config_cached(
+        ("organization", organization_id),
+        version,
+        f"connector_call:{action_id}",
+        lambda: _load_call(organization_id, action_id),
+    )
+
+
+def _load_call(organization_id: int, action_id: Any) -> _Prepared | str:
     """Load the action for this organisation, check it may still run, decrypt the connector's secrets."""
     action = (
         ConnectorAction.objects.select_related("connector")

@@ -397,7 +397,7 @@ class ApprovalGate(PreToolUseHook):
         if info is None:
             return ALLOW
         arguments = copy.deepcopy(dict(ctx.tool_args))
-        config = await self.state.call_config(self.facts.org_id, ctx.tool_call_id)
+        config = await self.state.call_config(self.facts.org_id, ctx.tool_call_id, info.connector_id)
         hold = policy_hold(config.policies_for(info) if config is not None else (), arguments)
         if hold is None and not ctx.replayed:
             return ALLOW  # no request to open or to find: no database hop

@@ -47,7 +47,6 @@ from agents.engine.hooks import (
 from agents.engine.run_context import RunContext
 from agents.engine.strict_json import text_safe
 from agents.engine.tools import ToolResult
-from connectors.configs import connector_secrets_for_redaction
 from connectors.models import CallStatus, Connector, ConnectorAction, ConnectorCallLog
 from connectors.redaction import redact
 from connectors.scrub import scrub
@@ -110,21 +109,18 @@ class AuditHook(PostToolUseHook):
         self.recorder = CallRecorder(self)
         # tool call id -> the row written before the call ran (completed after it)
         self._started: dict[str, int] = {}
-        self._secrets: dict[Any, tuple[str, ...]] = {}
 
     async def record_start(self, ctx: HookContext, info: ActionInfo) -> None:
-        """Write the row of a call about to run (raises when the database refuses it)."""
-        if info.connector_id not in self._secrets:
-            self._secrets[info.connector_id] = await sync_to_async(connector_secrets_for_redaction)(
-                self.context.org_id, info.connector_id
-            )
+        """Write the row of a call about to run (raises when the database refuses it). The secrets to
+        redact come with the call's guard-rail configuration, which the guard rails before it read."""
+        config = await self.state.call_config(self.context.org_id, ctx.tool_call_id, info.connector_id)
         write = functools.partial(
             _write_started,
             context=self.context,
             info=info,
             tool_call_id=ctx.tool_call_id,
             arguments=dict(ctx.tool_args),
-            secrets=self._secrets[info.connector_id],
+            secrets=config.redaction_secrets if config is not None else (),
             replayed=ctx.replayed,
         )
         if self.writes is not None:

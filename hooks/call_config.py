@@ -7,14 +7,17 @@ database thread. Now the first of them to ask reads, for the call, the organisat
 configuration version (one query); the active approval policies and rate limits come from the process's
 cache for that version (:mod:`platform_core.config_cache`), reloaded whenever an admin change bumps it.
 The others reuse what the first read for the same tool call (:class:`~hooks.state.RunGuardState`).
+The audit log's recorder, the last of them, takes from it too the connector's secret values it redacts
+from the call's row (cached for the version as well), so recording the call costs no read of its own.
 """
 
 from __future__ import annotations
 
 from collections import defaultdict
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any
 
+from connectors.configs import connector_secrets_for_redaction
 from hooks.catalog import ActionInfo
 from hooks.models import ApprovalPolicy, RateLimit
 from platform_core.config_cache import config_cached
@@ -48,6 +51,8 @@ class CallGuardConfig:
     read_only_reason: str
     policies: tuple[PolicyRule, ...]
     rate_limits: tuple[RateLimit, ...]
+    #: The secret values of the call's connector (when asked for one), to redact from its call log.
+    redaction_secrets: tuple[str, ...] = field(default=(), repr=False, compare=False)
 
     def policies_for(self, info: ActionInfo) -> list[ApprovalPolicy]:
         """The active policies covering the action, in name order."""
@@ -58,8 +63,9 @@ class CallGuardConfig:
         return [limit for limit in self.rate_limits if limit.connector_id in (None, info.connector_id)]
 
 
-def call_guard_config(organization_id: int) -> CallGuardConfig | None:
-    """The configuration for a call now (sync); ``None`` when the organisation no longer exists."""
+def call_guard_config(organization_id: int, connector_id: Any = None) -> CallGuardConfig | None:
+    """The configuration for a call now (sync), with the secrets of ``connector_id`` when given; ``None``
+    when the organisation no longer exists."""
     row = (
         Organization.objects.filter(pk=organization_id)
         .values_list("read_only", "read_only_reason", "config_version__version")
@@ -76,6 +82,20 @@ def call_guard_config(organization_id: int) -> CallGuardConfig | None:
             owner, version or 0, "approval_policies", lambda: policy_rules(organization_id)
         ),
         rate_limits=config_cached(owner, version or 0, "rate_limits", lambda: rate_limits(organization_id)),
+        redaction_secrets=_secrets(organization_id, connector_id, version),
+    )
+
+
+def _secrets(organization_id: int, connector_id: Any, version: int | None) -> tuple[str, ...]:
+    if connector_id is None:
+        return ()
+    if version is None:  # no version row: nothing tells when they change
+        return connector_secrets_for_redaction(organization_id, connector_id)
+    return config_cached(
+        ("organization", organization_id),
+        version,
+        f"redaction_secrets:{connector_id}",
+        lambda: connector_secrets_for_redaction(organization_id, connector_id),
     )
 
 

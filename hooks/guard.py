@@ -33,7 +33,7 @@ class ConnectorGuard(PreToolUseHook):
         info = self.catalog.get(ctx.tool_name)
         if info is None:
             return ALLOW  # not a connector call
-        config = await self.state.call_config(self.organization_id, ctx.tool_call_id)
+        config = await self.state.call_config(self.organization_id, ctx.tool_call_id, info.connector_id)
         return await self.judge(ctx, info, config)
 
     async def judge(self, ctx: HookContext, info: ActionInfo, config: CallGuardConfig | None) -> PreVerdict:

@@ -37,13 +37,15 @@ class RunGuardState:
     def take_approval(self, tool_call_id: str) -> GateOutcome | None:
         return self.approvals.pop(tool_call_id, None)
 
-    async def call_config(self, organization_id: int, tool_call_id: str) -> CallGuardConfig | None:
-        """The organisation's guard-rail configuration for this call, read once for all the guard rails
-        (``None``: the organisation no longer exists)."""
+    async def call_config(
+        self, organization_id: int, tool_call_id: str, connector_id: Any = None
+    ) -> CallGuardConfig | None:
+        """The organisation's guard-rail configuration for this call (of ``connector_id``'s action), read
+        once for all the guard rails (``None``: the organisation no longer exists)."""
         calls = self._calls() if tool_call_id else {}  # a call without an id cannot be told apart
         loading = calls.get(tool_call_id)
         if loading is None:
-            loading = asyncio.ensure_future(sync_to_async(call_guard_config)(organization_id))
+            loading = asyncio.ensure_future(sync_to_async(call_guard_config)(organization_id, connector_id))
             calls[tool_call_id] = loading
         return await asyncio.shield(loading)
 
