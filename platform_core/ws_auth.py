@@ -15,7 +15,6 @@ from typing import Any
 
 from channels.auth import AuthMiddlewareStack
 from channels.db import database_sync_to_async
-from channels.middleware import BaseMiddleware
 from django.contrib.auth.models import AnonymousUser
 
 from platform_core.api_keys import api_key_is_live
@@ -48,12 +47,22 @@ async def _refuse(receive: Any, send: Any, code: int) -> None:
     await send({"type": "websocket.close", "code": code})
 
 
-class BearerTokenMiddleware(BaseMiddleware):
+class BearerTokenMiddleware:
+    """A handshake with an ``Authorization`` header goes to ``inner`` with the key's user; any other to
+    ``session_app`` (the cookie and session stack in front of the same ``inner``).
+
+    A Bearer socket never passes through the session stack: nothing there is of use to it, and each of
+    its layers keeps a copy of the scope (and a lazy session and user) for as long as the socket is open.
+    """
+
+    def __init__(self, inner: Any, session_app: Any = None) -> None:
+        self.inner = inner
+        self.session_app = session_app if session_app is not None else inner
+
     async def __call__(self, scope: dict[str, Any], receive: Any, send: Any) -> Any:
-        headers = dict(scope.get("headers") or [])
-        header = headers.get(b"authorization")
+        header = _authorization(scope)
         if header is None:
-            return await super().__call__(scope, receive, send)
+            return await self.session_app(scope, receive, send)
         raw = bearer_token_from_header(header)
         credential = await _credential_for(raw, _client_ip(scope)) if raw else None
         scope = dict(scope)
@@ -61,10 +70,19 @@ class BearerTokenMiddleware(BaseMiddleware):
         scope["api_key"] = credential
         scope["user"] = credential.user if credential is not None else AnonymousUser()
         if credential is None or scope.get("type") != "websocket":
-            return await super().__call__(scope, receive, send)
+            return await self.inner(scope, receive, send)
         if not credential.allows(Scope.CHAT):
             return await _refuse(receive, send, CLOSE_FORBIDDEN)
-        return await super().__call__(scope, _checked_receive(receive, send, credential.key.pk), send)
+        return await self.inner(scope, _checked_receive(receive, send, credential.key.pk), send)
+
+
+def _authorization(scope: dict[str, Any]) -> bytes | None:
+    """The handshake's (last) ``Authorization`` header."""
+    found = None
+    for name, value in scope.get("headers") or ():
+        if name == b"authorization":
+            found = bytes(value)
+    return found
 
 
 _SMALL_FRAME = 200
@@ -102,5 +120,5 @@ def _checked_receive(receive: Any, send: Any, key_id: int) -> Any:
 
 
 def SessionOrTokenAuthMiddleware(inner: Any) -> Any:  # noqa: N802 - named like Channels' stacks
-    """Channels' session auth stack with Bearer tokens taking precedence when sent."""
-    return AuthMiddlewareStack(BearerTokenMiddleware(inner))
+    """Bearer tokens when sent (judged alone), else Channels' session auth stack."""
+    return BearerTokenMiddleware(inner, session_app=AuthMiddlewareStack(inner))

@@ -24,7 +24,9 @@ class WhoAmI(AsyncJsonWebsocketConsumer):
             await self.close(code=4401)
             return
         await self.accept()
-        await self.send_json({"user": user.username})
+        await self.send_json(
+            {"user": user.username, "session": "session" in self.scope, "auth": self.scope.get("auth_method")}
+        )
 
 
 def _app():
@@ -47,8 +49,20 @@ async def test_bearer_token_authenticates_a_websocket_handshake():
     _, raw = await database_sync_to_async(api_token_issue)(user=user)
     communicator, connected, _ = await _connect([(b"authorization", f"Bearer {raw}".encode())])
     assert connected
-    assert await communicator.receive_json_from() == {"user": "wsuser"}
+    # Never through the session stack: a Bearer socket keeps no session (nor its copies of the scope).
+    assert await communicator.receive_json_from() == {"user": "wsuser", "session": False, "auth": "bearer"}
     await communicator.disconnect()
+
+
+async def test_a_bearer_header_is_judged_alone_even_beside_a_valid_session_cookie():
+    await database_sync_to_async(UserFactory)(username="browser")
+    client = Client()
+    assert await database_sync_to_async(client.login)(username="browser", password=PASSWORD)
+    cookie = f"{settings.SESSION_COOKIE_NAME}={client.cookies[settings.SESSION_COOKIE_NAME].value}"
+    communicator, connected, code = await _connect(
+        [(b"cookie", cookie.encode()), (b"authorization", b"Bearer apt_wrong")]
+    )
+    assert not connected and code == 4401
 
 
 async def test_invalid_bearer_token_is_anonymous_and_closed_with_4401():
@@ -65,7 +79,7 @@ async def test_session_cookie_authenticates_a_browser_handshake():
         [(b"cookie", cookie.encode()), (b"origin", b"http://127.0.0.1:8000")]
     )
     assert connected
-    assert await communicator.receive_json_from() == {"user": "browser"}
+    assert await communicator.receive_json_from() == {"user": "browser", "session": True, "auth": None}
     await communicator.disconnect()
 
 
