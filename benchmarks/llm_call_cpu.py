@@ -85,27 +85,36 @@ def _server(tokens: int, interval: float) -> tuple[subprocess.Popen[str], int]:
 
 async def measure(ports: dict[str, int], calls: int) -> dict[str, float]:
     from agents.engine.llm import OpenAICompatibleLLM, aclose_shared_clients
+    from agents.engine.transcript import WireView  # the history as a run holds it: each message encoded once
 
     def llm(port: int) -> Any:
         return OpenAICompatibleLLM(
             base_url=f"http://127.0.0.1:{port}/v1", api_key="sk-bench", model="bench", guard=_Allow()
         )
 
-    messages = [
-        {"role": "system", "content": "You are a helpful assistant."},
-        {"role": "user", "content": "Where is order 42?"},
-    ]
-    after_tool = [
-        *messages,
-        {
-            "role": "assistant",
-            "content": None,
-            "tool_calls": [
-                {"id": "c1", "type": "function", "function": {"name": "erp__get_order", "arguments": "{}"}}
-            ],
-        },
-        {"role": "tool", "tool_call_id": "c1", "content": '{"status": "shipped"}'},
-    ]
+    messages = WireView(
+        [
+            {"role": "system", "content": "You are a helpful assistant."},
+            {"role": "user", "content": "Where is order 42?"},
+        ]
+    )
+    after_tool = WireView(
+        [
+            *messages,
+            {
+                "role": "assistant",
+                "content": None,
+                "tool_calls": [
+                    {
+                        "id": "c1",
+                        "type": "function",
+                        "function": {"name": "erp__get_order", "arguments": "{}"},
+                    }
+                ],
+            },
+            {"role": "tool", "tool_call_id": "c1", "content": '{"status": "shipped"}'},
+        ]
+    )
 
     async def tool_call(model: Any) -> None:
         reply = await model.chat(messages, tools=[TOOL])
@@ -170,6 +179,7 @@ def _profile(ports: dict[str, int], kind: str, calls: int) -> None:
     import pstats
 
     from agents.engine.llm import OpenAICompatibleLLM
+    from agents.engine.transcript import WireView
 
     port = ports["N"] if kind == "stream" else ports["0"]
     model = OpenAICompatibleLLM(
@@ -178,10 +188,10 @@ def _profile(ports: dict[str, int], kind: str, calls: int) -> None:
 
     async def once() -> None:
         if kind == "stream":
-            async for _ in model.stream_chat([{"role": "user", "content": "hi"}]):
+            async for _ in model.stream_chat(WireView([{"role": "user", "content": "hi"}])):
                 pass
         else:
-            await model.chat([{"role": "user", "content": "hi"}], tools=[TOOL])
+            await model.chat(WireView([{"role": "user", "content": "hi"}]), tools=[TOOL])
 
     async def run() -> None:
         for _ in range(20):
