@@ -255,20 +255,19 @@ class Emitter:
     async def __call__(self, event: Event) -> None:
         if self.callback is None:
             return
-        if event.channel == STEP and event.data.get("type") in _TRACKED_STEPS:
-            self._track(event)
+        if event.channel == STEP:
+            data = event.data
+            kind = data.get("type")
+            if kind in _TRACKED_STEPS:  # (inline: every step event of every turn passes here)
+                key = (kind, data["tool_call_id"] if kind == "iteration" else data["iteration"])
+                if data.get("status") == "start":
+                    self._open[key] = event
+                else:
+                    self._open.pop(key, None)
         try:
             await self.callback(event)
         except Exception as exc:
             logger.warning("event callback failed on %s event: %s", event.channel, type(exc).__name__)
-
-    def _track(self, event: Event) -> None:
-        data = event.data
-        key = (data["type"], data["tool_call_id"] if data["type"] == "iteration" else data["iteration"])
-        if data.get("status") == "start":
-            self._open[key] = event
-        else:
-            self._open.pop(key, None)
 
     async def close_open(self, error: str) -> None:
         """Emit a done event, with ``error``, for every step started and not done, in the order they began."""

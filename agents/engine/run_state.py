@@ -165,7 +165,7 @@ class RunState:
             "empty_replies": self.empty_replies,
             "stage": self.stage,
             "pending": [call_to_dict(c) for c in self.pending] if self.pending is not None else None,
-            "announced": sorted(self.announced),
+            "announced": sorted(self.announced) if self.announced else [],
             "final": list(self.final) if self.final is not None else None,
             "interrupts_taken": self.follow_ups_taken,
             "selected_tools": self.selected,
@@ -178,14 +178,21 @@ class RunState:
         transcript = self.transcript
         messages = transcript.messages
         reset = transcript.generation != self._cp_generation
+        records = self.records
         new_messages = messages[:] if reset else messages[self._cp_messages :]
-        new_records = [record_to_dict(r) for r in self.records[0 if reset else self._cp_records :]]
-        new_cycles = _cycle_entries(self.cycles if reset else self._cp_cycles)
+        # Most checkpoints add no record or cycle count (one of a turn's two): nothing to build then.
+        first_record = 0 if reset else self._cp_records
+        new_records = (
+            [record_to_dict(r) for r in records[first_record:]] if len(records) > first_record else []
+        )
+        cycles = self.cycles if reset else self._cp_cycles
+        new_cycles = _cycle_entries(cycles) if cycles else []
         self._cp_seq += 1
         self._cp_messages = len(messages)
         self._cp_generation = transcript.generation
-        self._cp_records = len(self.records)
-        self._cp_cycles = {}
+        self._cp_records = len(records)
+        if self._cp_cycles:
+            self._cp_cycles = {}
         return Checkpoint(self._cp_seq, self._state(), new_messages, new_records, reset, new_cycles)
 
     def checkpoint_failed(self) -> None:

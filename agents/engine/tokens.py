@@ -71,7 +71,7 @@ def _fingerprint(message: Mapping[str, Any]) -> int:
     return hash(
         tuple(
             [
-                (key, hash(value) if type(value) is str else _value_hash(value))
+                (key, hash(value) if type(value) is str else value_hash(value))
                 for key, value in message.items()
                 if key[:1] != "_" and key != "role"
             ]
@@ -79,18 +79,23 @@ def _fingerprint(message: Mapping[str, Any]) -> int:
     )
 
 
-def _value_hash(value: Any) -> int:
+def value_hash(value: Any) -> int:
+    """A hash of a JSON-like value's contents (strings' hashes are cached, so it is cheap to repeat)."""
     kind = type(value)
     if kind is str:
         return hash(value)
     if kind is dict:
-        return hash(tuple([(key, _value_hash(item)) for key, item in value.items()]))
+        return hash(
+            tuple(
+                [(key, hash(item) if type(item) is str else value_hash(item)) for key, item in value.items()]
+            )
+        )
     if kind is list or kind is tuple:
-        return hash(tuple([_value_hash(item) for item in value]))
+        return hash(tuple([hash(item) if type(item) is str else value_hash(item) for item in value]))
     if isinstance(value, Mapping):
-        return hash(tuple((key, _value_hash(item)) for key, item in value.items()))
+        return hash(tuple((key, value_hash(item)) for key, item in value.items()))
     if isinstance(value, list | tuple):
-        return hash(tuple(_value_hash(item) for item in value))
+        return hash(tuple(value_hash(item) for item in value))
     try:
         return hash(value)
     except TypeError:
@@ -119,8 +124,8 @@ def _count_tool_calls(calls: Any) -> int:
     tokens = 0
     for call in calls:
         tokens += TOOL_CALL_OVERHEAD_TOKENS
-        function = call.get("function") if isinstance(call, Mapping) else None
-        if isinstance(function, Mapping):
+        function = call.get("function") if type(call) is dict or isinstance(call, Mapping) else None
+        if type(function) is dict or isinstance(function, Mapping):
             tokens += _count_value(function.get("name")) + _count_value(function.get("arguments"))
         else:
             tokens += _count_value(call)
