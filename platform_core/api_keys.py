@@ -12,7 +12,7 @@ from __future__ import annotations
 import secrets
 from collections.abc import Iterable
 from dataclasses import dataclass
-from datetime import datetime
+from datetime import datetime, timedelta
 from typing import Any
 
 from django.contrib.auth import get_user_model
@@ -204,9 +204,25 @@ def api_key_revoke(*, key: ApiKey, actor: AbstractBaseUser | None, ip_address: s
     return locked
 
 
+# A key's last use is stamped at most this often from one address (the keys page shows it to the minute):
+# a client opening hundreds of sockets or calls a minute with one key writes its row once, not each time.
+LAST_USED_RESOLUTION = timedelta(seconds=60)
+
+
+def _stamp_is_fresh(key: ApiKey, ip_address: str | None, now: datetime) -> bool:
+    return (
+        key.last_used_at is not None
+        and key.last_used_ip == ip_address
+        and timedelta(0) <= now - key.last_used_at < LAST_USED_RESOLUTION
+    )
+
+
 def api_key_record_use(*, key: ApiKey, ip_address: str | None) -> None:
-    """Stamp the key's last use; its first use from an address writes an audit row."""
+    """Stamp the key's last use (to the minute from one address); its first use from an address writes
+    an audit row."""
     now = timezone.now()
+    if _stamp_is_fresh(key, ip_address, now):
+        return
     ApiKey.objects.filter(pk=key.pk).update(last_used_at=now, last_used_ip=ip_address)
     if not ip_address or ip_address == key.last_used_ip:
         return

@@ -271,3 +271,25 @@ def test_create_api_token_makes_a_scoped_expiring_personal_key(member, capsys):
     assert credential.organization is None
     assert timedelta(days=2) < credential.key.expires_at - timezone.now() <= timedelta(days=3)
     assert AuditLog.objects.filter(action="api_key.created", actor=None).exists()
+
+
+def _uses(raw: str, ip: str) -> None:
+    assert api_token_authenticate(raw, ip_address=ip) is not None
+
+
+def test_a_key_used_again_within_a_minute_from_the_same_address_is_not_written_again(org, org_admin):
+    created = api_key_create(name="ws", scopes=["chat"], organization=org, actor=org_admin)
+    _uses(created.raw, "10.0.0.5")
+    first = ApiKey.objects.get(pk=created.key.pk).last_used_at
+    _uses(created.raw, "10.0.0.5")
+    assert ApiKey.objects.get(pk=created.key.pk).last_used_at == first
+    _uses(created.raw, "10.0.0.6")  # another address is stamped at once
+    assert ApiKey.objects.get(pk=created.key.pk).last_used_ip == "10.0.0.6"
+
+
+def test_a_key_used_a_minute_after_its_stamp_is_stamped_again(org, org_admin):
+    created = api_key_create(name="ws", scopes=["chat"], organization=org, actor=org_admin)
+    long_ago = timezone.now() - timedelta(seconds=61)
+    ApiKey.objects.filter(pk=created.key.pk).update(last_used_at=long_ago, last_used_ip="10.0.0.5")
+    _uses(created.raw, "10.0.0.5")
+    assert ApiKey.objects.get(pk=created.key.pk).last_used_at > long_ago
