@@ -298,6 +298,11 @@ class OpenAICompatibleLLM:
         try:
             async with aclosing(self._events(body, encoded)) as chunks:
                 async for chunk in chunks:
+                    delta = plain_content(chunk)
+                    if delta is not None:  # most chunks: a piece of the answer, nothing else to read
+                        produced.append(delta)
+                        yield delta
+                        continue
                     reported = chunk_usage(chunk) or reported
                     delta = delta_content(chunk)
                     if delta:
@@ -475,6 +480,26 @@ _TRANSPORT_ERRORS: tuple[type[Exception], ...] = (httpx2.RequestError, ssl.SSLEr
 _DRAIN_ERRORS: tuple[type[Exception], ...] = (TimeoutError, httpx2.TimeoutException, *_TRANSPORT_ERRORS)
 # How long the rest of a body is read after ``[DONE]``, so that the connection goes back to the pool.
 _DRAIN_SECONDS = 0.1
+
+
+def plain_content(chunk: dict[str, Any]) -> str | None:
+    """The content of a chunk that carries a non-empty content delta and no usage, read in one go; ``None``
+    for any other chunk, which :func:`~agents.engine.completion.chunk_usage` and
+    :func:`~agents.engine.completion.delta_content` then read (``tests/engine/test_llm_plain_content.py``
+    checks the two agree)."""
+    if chunk.get("usage") is not None:
+        return None
+    choices = chunk.get("choices")
+    if type(choices) is not list or not choices:
+        return None
+    choice = choices[0]
+    if type(choice) is not dict or choice.get("usage") is not None:
+        return None
+    delta = choice.get("delta")
+    if type(delta) is not dict:
+        return None
+    content = delta.get("content")
+    return content if type(content) is str and content else None
 
 
 def _stream_error(error: Any, request: httpx2.Request) -> openai.APIError:
