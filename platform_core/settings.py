@@ -130,10 +130,11 @@ if REDIS_URL:
     # on its own (channels_redis PR #165), so live events stopped reaching sockets of a server that runs
     # a run. Pub/Sub gives every channel its own queue and pushes instead of polling. It drops messages
     # during a Redis outage, which the platform absorbs: events are persisted and sockets fill seq gaps
-    # from the database, approval gates re-check the database, clients resume.
+    # from the database, approval gates re-check the database, clients resume. The subclass only gives each
+    # channel a lighter inbox (about 3 KiB less per open socket).
     CHANNEL_LAYERS = {
         "default": {
-            "BACKEND": "channels_redis.pubsub.RedisPubSubChannelLayer",
+            "BACKEND": "platform_core.wiring.channel_layer.LeanRedisPubSubChannelLayer",
             "CONFIG": {"hosts": [REDIS_URL]},
         }
     }

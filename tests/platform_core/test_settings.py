@@ -66,7 +66,7 @@ def test_service_urls_switch_database_channel_layer_cache_and_broker():
         "django.db.backends.postgresql",
         "0",
         "True",
-        "channels_redis.pubsub.RedisPubSubChannelLayer",
+        "platform_core.wiring.channel_layer.LeanRedisPubSubChannelLayer",
         "django.core.cache.backends.redis.RedisCache",
         "redis://127.0.0.1:6379/0",
     ]
