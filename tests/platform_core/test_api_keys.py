@@ -293,3 +293,14 @@ def test_a_key_used_a_minute_after_its_stamp_is_stamped_again(org, org_admin):
     ApiKey.objects.filter(pk=created.key.pk).update(last_used_at=long_ago, last_used_ip="10.0.0.5")
     _uses(created.raw, "10.0.0.5")
     assert ApiKey.objects.get(pk=created.key.pk).last_used_at > long_ago
+
+
+def test_authenticating_a_key_used_a_moment_ago_costs_one_query(org, org_admin):
+    from django.db import connection
+    from django.test.utils import CaptureQueriesContext
+
+    created = api_key_create(name="ws", scopes=["chat"], organization=org, actor=org_admin)
+    _uses(created.raw, "10.0.0.5")
+    with CaptureQueriesContext(connection) as queries:
+        _uses(created.raw, "10.0.0.5")
+    assert len(queries) == 1  # the key's lookup; its stamp is fresh
