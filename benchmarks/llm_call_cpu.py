@@ -7,7 +7,9 @@ Two load-test model servers (:mod:`benchmarks.streaming_llm`, latency 0) run in 
 
 - ``tool call``: ``chat()`` with one tool, answered by a tool call (not streamed);
 - ``stream N``: ``stream_chat()`` read to its end, N content chunks (plus role, finish, usage and ``[DONE]``);
-- ``per chunk``: (``stream N`` - ``stream 0``) / N.
+- ``per chunk``: (``stream N`` - ``stream 0``) / N;
+- ``decode per chunk``: ``stream_chat()`` reading N chunks handed over one a read without a transport (the
+  response replaced by its bytes): the SSE and chunk decoding alone, per chunk.
 
     .venv/bin/python benchmarks/llm_call_cpu.py                       # this tree
     .venv/bin/python benchmarks/llm_call_cpu.py --ab /tmp/base --rounds 7   # A/B: /tmp/base vs this tree
@@ -144,9 +146,64 @@ async def measure(ports: dict[str, int], calls: int) -> dict[str, float]:
     return {name: statistics.median(values) for name, values in samples.items()}
 
 
+class _Body:
+    """A streamed response already received: ``stream_chat`` reads it as it reads the transport's."""
+
+    def __init__(self, events: list[bytes]) -> None:
+        self.events = events
+        self.request = None
+
+    async def aiter_bytes(self) -> Any:
+        for event in self.events:
+            yield event
+
+    async def aclose(self) -> None:
+        return None
+
+
+async def decode(tokens: int, calls: int) -> dict[str, float]:
+    """CPU µs per chunk of ``stream_chat`` reading ``tokens`` content chunks, one event a read, without a
+    transport (the response replaced by its bytes): the decoding alone, SSE to the yielded delta."""
+    sys.path.append(str(HERE))  # after ROOT: the engine is ROOT's, the server's framing HERE's
+    from agents.engine.llm import OpenAICompatibleLLM
+    from benchmarks.streaming_llm import _chunk, _done_chunk, _sse
+
+    def unchunked(framed: bytes) -> bytes:  # the HTTP chunk's payload, as aiohttp hands it over
+        return framed.split(b"\r\n", 1)[1].rsplit(b"\r\n", 1)[0]
+
+    events = [unchunked(_sse(_chunk("c", {"role": "assistant", "content": ""})))]
+    events += [
+        unchunked(_sse(_chunk("c", {"content": f"@{1764700000000000000 + i} "}))) for i in range(tokens)
+    ]
+    usage = _chunk("c", None)
+    usage["usage"] = {"prompt_tokens": 300, "completion_tokens": tokens, "total_tokens": 330}
+    events += [unchunked(_sse(_chunk("c", {}, "stop"))), unchunked(_sse(usage)), b"data: [DONE]\n\n"]
+    del _done_chunk
+    llm = OpenAICompatibleLLM(base_url="http://127.0.0.1:9/v1", api_key="sk", model="bench")
+
+    async def post(*args: Any, **kwargs: Any) -> Any:
+        return _Body(events)
+
+    llm._post = post  # type: ignore[method-assign]
+    messages = [{"role": "user", "content": "hi"}]
+
+    async def one() -> int:
+        return len([delta async for delta in llm.stream_chat(messages)])
+
+    assert await one() == tokens
+    samples = []
+    for _ in range(7):
+        cpu = time.process_time()
+        for _ in range(calls):
+            await one()
+        samples.append((time.process_time() - cpu) / calls / tokens * 1e6)
+    return {"decode per chunk": statistics.median(samples)}
+
+
 def _run(ports: dict[str, int], calls: int, tokens: int) -> dict[str, float]:
     row = asyncio.run(measure(ports, calls))
     row["per chunk"] = (row["stream N"] - row["stream 0"]) / tokens
+    row.update(asyncio.run(decode(tokens, calls)))
     return row
 
 
@@ -250,7 +307,7 @@ def main() -> None:
             print(
                 f"client CPU µs, medians over {options.rounds} interleaved rounds (min-max), {options.tokens} chunks"
             )
-            for kind in ("tool call", "stream 0", "stream N", "per chunk"):
+            for kind in ("tool call", "stream 0", "stream N", "per chunk", "decode per chunk"):
                 cells = []
                 for name in trees:
                     values = [row[kind] for row in results[name]]

@@ -124,9 +124,27 @@ async def sse_events(chunks: AsyncIterable[bytes]) -> AsyncGenerator[dict[str, A
                 return
             if not payload.strip():
                 continue
-            decoded = json.loads(payload)
+            decoded = _loads(payload)
             if not isinstance(decoded, dict):
                 raise ValueError(f"an event's data is not a JSON object: {payload[:80]!r}")
             yield decoded
     if tail:
         tail.decode()  # the last line, unfinished: its event is discarded, but it must be UTF-8
+
+
+_SCAN = json.JSONDecoder().scan_once  # the scanner ``json.loads`` runs, with the same (default) settings
+
+
+def _loads(payload: str) -> Any:
+    """``json.loads(payload)``: an object with nothing before or after it is taken from the scanner at once,
+    as ``json.loads`` takes it (it runs the same scanner from the first non-space character and then checks
+    that only spaces follow); anything else, an error included, goes through ``json.loads`` itself."""
+    if payload[:1] == "{":
+        try:
+            value, end = _SCAN(payload, 0)
+        except (StopIteration, ValueError):
+            pass  # json.loads raises its own error for it below
+        else:
+            if end == len(payload):
+                return value
+    return json.loads(payload)

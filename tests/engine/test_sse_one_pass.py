@@ -41,6 +41,10 @@ BODIES: list[bytes] = [
     b'data: {"big": 1e999}\n\n',
     b"\xef\xbb\xbf",
     b'\xef\xbb\xbfdata: {"a": 1}',
+    b'data: {"a": 1}   \n\ndata: {"a": 1}\t\n\ndata: {"a": 1}}\n\ndata: {"a": 1}{"b": 2}\n\n',
+    b'data: {"a": 1,}\n\ndata: {"a" 1}\n\ndata: {\n\ndata: {"a": "\x01"}\n\ndata: {"a": 01}\n\n',
+    b'data: {"a": 1}\xc2\xa0\n\ndata: \xef\xbb\xbf{"a": 1}\n\ndata: {"a": [NaN, -Infinity, 1e400]}\n\n',
+    b'data: {"deep": ' + b"[" * 5000 + b"]" * 5000 + b"}\n\n",
 ]
 
 
@@ -54,7 +58,7 @@ async def _outcome(events: Any) -> tuple[list[dict[str, Any]], tuple[str, str] |
     try:
         async for event in events:
             seen.append(event)
-    except ValueError as exc:
+    except (ValueError, RecursionError) as exc:
         return seen, (type(exc).__name__, str(exc))
     return seen, None
 
