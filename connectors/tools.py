@@ -38,6 +38,7 @@ from agents.engine.durable import current_tool_call
 from agents.engine.run_context import RunContext
 from agents.engine.tools import Artifact, Tool, ToolResult
 from connectors.adapter_types import CallOutcome
+from connectors.call_versions import call_version_take
 from connectors.configs import (
     connector_secret_values,
     database_config_for,
@@ -54,7 +55,7 @@ from connectors.models import ConnectorAction, ConnectorKind
 from connectors.scrub import scrub
 from connectors.selectors import RunActionsSource, actions_for_tools, run_connector_actions
 from connectors.services import call_log_record
-from platform_core.config_cache import config_cached
+from platform_core.config_cache import config_cached, config_cached_peek
 from platform_core.crypto import SecretDecryptError
 from platform_core.models import ConfigVersion
 
@@ -174,7 +175,9 @@ class ConnectorTool(Tool):
         tool_call_id = _tool_call_id()
         prepared: _Prepared | None = None
         try:
-            loaded = await sync_to_async(_prepare_call)(self.context.org_id, self.action_id)
+            loaded = self._cached_call(tool_call_id)
+            if loaded is None:
+                loaded = await sync_to_async(_prepare_call)(self.context.org_id, self.action_id)
             artifacts: tuple[Artifact, ...] = ()
             if isinstance(loaded, str):
                 outcome = _failed(loaded, started)
@@ -198,6 +201,16 @@ class ConnectorTool(Tool):
         if not self.call_log_by_hook:
             await self._record(prepared, kwargs, outcome, tool_call_id)
         return _result(outcome, prepared.secrets if prepared is not None else (), artifacts)
+
+    def _cached_call(self, tool_call_id: str) -> _Prepared | str | None:
+        """What the call needs from the process's cache, for the configuration version the guard rails
+        read for this call (:mod:`connectors.call_versions`); ``None``: not known without the database."""
+        org_id = self.context.org_id
+        version = call_version_take(org_id, str(self.context.run_id or ""), tool_call_id)
+        if version is None:
+            return None
+        found, value = config_cached_peek(("organization", org_id), version, _call_key(self.action_id))
+        return value if found else None
 
     def _idempotency_key(self, tool_call_id: str, args: Mapping[str, Any]) -> str | None:
         """The key of this call when a run makes it (a run id and a tool call id are known)."""
@@ -241,9 +254,13 @@ def _prepare_call(organization_id: int, action_id: Any) -> _Prepared | str:
     return config_cached(
         ("organization", organization_id),
         version,
-        f"connector_call:{action_id}",
+        _call_key(action_id),
         lambda: _load_call(organization_id, action_id),
     )
+
+
+def _call_key(action_id: Any) -> str:
+    return f"connector_call:{action_id}"
 
 
 def _load_call(organization_id: int, action_id: Any) -> _Prepared | str:

@@ -47,6 +47,7 @@ from agents.engine.hooks import (
 from agents.engine.run_context import RunContext
 from agents.engine.strict_json import text_safe
 from agents.engine.tools import ToolResult
+from connectors.call_versions import call_version_drop, call_version_note
 from connectors.models import CallStatus, Connector, ConnectorAction, ConnectorCallLog
 from connectors.redaction import redact
 from connectors.scrub import scrub
@@ -109,6 +110,7 @@ class AuditHook(PostToolUseHook):
         self.recorder = CallRecorder(self)
         # tool call id -> the row written before the call ran (completed after it)
         self._started: dict[str, int] = {}
+        self._run_id = str(context.run_id or "")
 
     async def record_start(self, ctx: HookContext, info: ActionInfo) -> None:
         """Write the row of a call about to run (raises when the database refuses it). The secrets to
@@ -127,6 +129,9 @@ class AuditHook(PostToolUseHook):
             self._started[ctx.tool_call_id] = await self.writes.write_durable(write)
         else:
             self._started[ctx.tool_call_id] = await sync_to_async(write)()
+        if config is not None and config.version is not None:
+            # The tool takes the connector's config cached for the version just read (no read of its own).
+            call_version_note(self.context.org_id, self._run_id, ctx.tool_call_id, config.version)
 
     async def post_tool_use(self, ctx: HookContext, result: ToolResult) -> PostVerdict:
         info = self.catalog.get(ctx.tool_name)
@@ -134,6 +139,7 @@ class AuditHook(PostToolUseHook):
             return ALLOW  # not a connector call
         gate = self.state.take_approval(ctx.tool_call_id)
         self.state.forget_call(ctx.tool_call_id)
+        call_version_drop(self.context.org_id, self._run_id, ctx.tool_call_id)
         approval_ref = gate.approval_id if gate is not None else ""
         started = self._started.pop(ctx.tool_call_id, None)
         if started is not None:

@@ -51,6 +51,8 @@ class CallGuardConfig:
     read_only_reason: str
     policies: tuple[PolicyRule, ...]
     rate_limits: tuple[RateLimit, ...]
+    #: The organisation's configuration version read with it (``None``: it has no version row).
+    version: int | None = None
     #: The secret values of the call's connector (when asked for one), to redact from its call log.
     redaction_secrets: tuple[str, ...] = field(default=(), repr=False, compare=False)
 
@@ -82,6 +84,7 @@ def call_guard_config(organization_id: int, connector_id: Any = None) -> CallGua
             owner, version or 0, "approval_policies", lambda: policy_rules(organization_id)
         ),
         rate_limits=config_cached(owner, version or 0, "rate_limits", lambda: rate_limits(organization_id)),
+        version=version,
         redaction_secrets=_secrets(organization_id, connector_id, version),
     )
 

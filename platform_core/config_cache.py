@@ -85,3 +85,17 @@ def run_config_cached(blueprint: RunConfigScope, key: str, load: Callable[[], T]
     if key not in memo:
         memo[key] = load()
     return memo[key]
+
+
+_MISSING: Any = object()
+
+
+def config_cached_peek(owner: Hashable, version: int, key: str) -> tuple[bool, Any]:
+    """``(True, value)`` when :func:`config_cached` holds ``key`` for ``owner`` at ``version``, else
+    ``(False, None)``; loads nothing (async callers that may skip a hop to the database thread)."""
+    with _lock:
+        entry = _entries.get(owner)
+        if entry is None or entry[0] != version:
+            return False, None
+        value = entry[1].get(key, _MISSING)
+    return (False, None) if value is _MISSING else (True, value)
