@@ -1,9 +1,11 @@
 """Connector actions as engine tools.
 
 Each active action of an active connector becomes one :class:`ConnectorTool` named
-``<connector>__<action>``. A call re-loads the action for the organisation it was built for (so a
-connector deactivated or moved mid-run is not called), decrypts the credentials in a worker thread and
-calls the adapter. It returns a :class:`ConnectorToolResult`, which also carries the adapter's outcome
+``<connector>__<action>``. A call takes the action, as the organisation's configuration is now (so a
+connector deactivated or moved mid-run is not called), with its connector's config and decrypted
+credentials, from the process's cache for the organisation's configuration version: the version the
+guard rails read for this very call (:mod:`connectors.call_versions`), else one it reads itself. Only a
+cache miss loads and decrypts them, in a worker thread. Then it calls the adapter. It returns a :class:`ConnectorToolResult`, which also carries the adapter's outcome
 (HTTP status, row count, latency, sizes) and the secrets to redact.
 
 A tool is bound to the :class:`~agents.engine.run_context.RunContext` of its run (organisation, user,
