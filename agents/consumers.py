@@ -117,9 +117,10 @@ class ConversationConsumer(AsyncWebsocketConsumer):
         user = self.scope["user"]
         # Most messages start a run: try that first (one database hop); the database's own constraint
         # refuses it while the conversation has an active run, and the message then joins that run.
+        owner = lease_owner_new()  # the run's lease is taken by its start, for this process's task
         try:
             start = await database_sync_to_async(lifecycle.run_start)(
-                conversation=self.conversation, user=user, content=content
+                conversation=self.conversation, user=user, content=content, owner=owner
             )
         except services.RunRefused as refused:
             active = await database_sync_to_async(selectors.active_run_for_conversation)(
@@ -132,7 +133,9 @@ class ConversationConsumer(AsyncWebsocketConsumer):
                     await self._on_message(content)
                 return
         else:
-            await run_manager.launch(start.run.pk, conversation_id=self.conversation.pk)
+            await run_manager.launch(
+                start.run.pk, owner=owner, conversation_id=self.conversation.pk, started=start
+            )
             return
         message = await database_sync_to_async(services.message_add_injected)(
             run_id=active.pk, content=content

@@ -19,7 +19,7 @@ import uuid
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from functools import cached_property
-from typing import Any, TypeVar
+from typing import TYPE_CHECKING, Any, TypeVar
 
 from django.conf import settings
 
@@ -45,7 +45,7 @@ from agents.engine.run_context import RunContext
 from agents.engine.tools import ToolRegistry
 from agents.fallback_chain import fallback_chain
 from agents.model_presets import api_key_header_for
-from agents.models import Agent, ExecutionMode, MessageRole, ModelConfig, ModelRole, Run
+from agents.models import Agent, Conversation, ExecutionMode, MessageRole, ModelConfig, ModelRole, Run
 from agents.models import Message as MessageRow
 from agents.selectors import engine_history
 from agents.usage.budgets import BudgetLine, budgets_for_run
@@ -56,6 +56,9 @@ from connectors.tools import connector_tools_for_run
 from hooks.registry import guard_rail_hooks
 from platform_core.config_cache import config_cached
 from platform_core.config_version import config_version_of
+
+if TYPE_CHECKING:
+    from agents.runs.lifecycle import RunStart
 
 logger = logging.getLogger(__name__)
 
@@ -273,23 +276,30 @@ def endpoints_by_role(
     return {role: chosen.get(role, general) for role in ModelRole.values}
 
 
-def runtime_build(run_id: uuid.UUID) -> RunBlueprint:
+def runtime_build(run_id: uuid.UUID, *, started: RunStart | None = None) -> RunBlueprint:
     """Load everything a run needs (sync: call it through ``database_sync_to_async``).
 
     What every run of the agent loads the same (its connectors and default models here, its actions and
     hook settings in the factories) comes from the process's cache while the organisation's
-    configuration version is unchanged.
+    configuration version is unchanged. ``started`` (the new run's start, in this process) gives the
+    run, its user and its question, so only its conversation and agent are read, fresh.
     """
-    run = Run.objects.select_related(
-        "conversation__agent__model_config", "conversation__organization__config_version", "user"
-    ).get(pk=run_id)
-    conversation = run.conversation
+    if started is not None:
+        run, question = started.run, started.message
+        conversation = Conversation.objects.select_related(
+            "agent__model_config", "organization__config_version"
+        ).get(pk=run.conversation_id)
+    else:
+        run = Run.objects.select_related(
+            "conversation__agent__model_config", "conversation__organization__config_version", "user"
+        ).get(pk=run_id)
+        conversation = run.conversation
+        question = (
+            MessageRow.objects.filter(run=run, role=MessageRole.USER, injected=False).order_by("id").first()
+        )
+        if question is None:
+            raise LookupError(f"run {run_id} has no question")
     agent = conversation.agent
-    question = (
-        MessageRow.objects.filter(run=run, role=MessageRole.USER, injected=False).order_by("id").first()
-    )
-    if question is None:
-        raise LookupError(f"run {run_id} has no question")
     version = config_version_of(conversation.organization)
     endpoint = endpoint_for_agent(agent, config_version=version)
     mode = agent.execution_mode

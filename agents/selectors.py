@@ -3,12 +3,15 @@
 from __future__ import annotations
 
 import uuid
+from typing import Any
 
 from django.contrib.auth.base_user import AbstractBaseUser
+from django.db import connection
 from django.db.models import Q, QuerySet
 
 from agents.engine.llm import Message as EngineMessage
 from agents.models import ACTIVE_RUN_STATUSES, Agent, Conversation, Message, MessageRole, Run, RunStatus
+from agents.runs.sql import column, prep, table
 from platform_core.models import Membership
 
 
@@ -73,26 +76,52 @@ def engine_history(*, conversation_id: uuid.UUID, before_message_id: int) -> lis
 
     Starts from the newest compaction summary (pinned, so later compactions keep it) and continues with
     the user messages and answers since the run that produced it. Injected follow-ups are pinned.
+    One statement (the summary, where its run starts, and the messages since).
     """
-    messages = Message.objects.filter(conversation_id=conversation_id, id__lt=before_message_id)
-    summary = (
-        messages.filter(role=MessageRole.SUMMARY)
-        .order_by("-id")
-        .values_list("id", "run_id", "content")
-        .first()
-    )
     history: list[EngineMessage] = []
-    if summary is not None:
-        summary_id, summary_run_id, summary_content = summary
-        history.append({"role": "user", "content": summary_content, "_summary": True, "_pinned": True})
-        first_of_run = (
-            Message.objects.filter(run_id=summary_run_id).order_by("id").values_list("id", flat=True).first()
-        )
-        messages = messages.filter(id__gte=first_of_run or summary_id)
-    rows = messages.exclude(role=MessageRole.SUMMARY).order_by("id").values_list("role", "content", "pinned")
-    for role, content, pinned in rows:
-        entry: EngineMessage = {"role": role, "content": content}
-        if pinned:
-            entry["_pinned"] = True
-        history.append(entry)
+    rest: list[EngineMessage] = []
+    with connection.cursor() as cursor:
+        cursor.execute(_history_sql(), _history_params(conversation_id, before_message_id))
+        for role, content, pinned in cursor.fetchall():
+            if role == MessageRole.SUMMARY:
+                history.append({"role": "user", "content": content, "_summary": True, "_pinned": True})
+                continue
+            entry: EngineMessage = {"role": role, "content": content}
+            if pinned:
+                entry["_pinned"] = True
+            rest.append(entry)
+    history.extend(rest)
     return history
+
+
+def _history_sql() -> str:
+    # s: the newest summary before the message; the history starts at the first message of its run (else
+    # at the summary, else at the beginning), and of the summaries only s is in it.
+    t, mid, run, role = table(Message), column(Message, "id"), column(Message, "run"), column(Message, "role")
+    return (
+        f"WITH s AS (SELECT {mid} AS id, {run} AS run_id FROM {t} "
+        f"WHERE {column(Message, 'conversation')} = %s AND {mid} < %s AND {role} = %s "
+        f"ORDER BY {mid} DESC LIMIT 1) "
+        f"SELECT m.{role}, m.{column(Message, 'content')}, m.{column(Message, 'pinned')} FROM {t} m "
+        f"WHERE m.{column(Message, 'conversation')} = %s AND m.{mid} < %s "
+        f"AND m.{mid} >= COALESCE("
+        f"(SELECT MIN(f.{mid}) FROM {t} f WHERE f.{run} = (SELECT run_id FROM s)), "
+        # a summary whose run was deleted: as the ORM's run_id=None did, the first run-less message
+        f"CASE WHEN EXISTS (SELECT 1 FROM s WHERE run_id IS NULL) "
+        f"THEN (SELECT MIN(n.{mid}) FROM {t} n WHERE n.{run} IS NULL) END, "
+        f"(SELECT id FROM s), 0) "
+        f"AND (m.{role} <> %s OR m.{mid} = (SELECT id FROM s)) "
+        f"ORDER BY m.{mid}"
+    )
+
+
+def _history_params(conversation_id: uuid.UUID, before_message_id: int) -> list[Any]:
+    conversation = prep(Message, "conversation", conversation_id)
+    return [
+        conversation,
+        before_message_id,
+        MessageRole.SUMMARY,
+        conversation,
+        before_message_id,
+        MessageRole.SUMMARY,
+    ]

@@ -44,7 +44,7 @@ from django.utils.translation import gettext as _
 from agents.engine import events
 from agents.engine.stop_reasons import StopReason
 from agents.models import Conversation, Message, MessageRole, Run, RunStatus
-from agents.runs.events.store import event_append
+from agents.runs.events.store import event_append, last_seq_sync
 from agents.runs.leases import lapsed, lease_until
 from agents.runs.lifecycle_sql import run_end_write
 from agents.services import RunRefused, message_content_check
@@ -91,13 +91,19 @@ def max_concurrent_runs_per_user() -> int:
 
 @dataclass(frozen=True)
 class RunStart:
+    """A started run and its question. With the starter's lease owner, the run's lease is already taken
+    and ``last_seq`` is its conversation's last event seq (read once the run held the conversation), so
+    the run's task needs neither from the database again."""
+
     run: Run
     message: Message
+    last_seq: int | None = None
 
 
 @transaction.atomic
-def run_start(*, conversation: Conversation, user: User, content: str) -> RunStart:
-    """Record the user's message and a new running run for it.
+def run_start(*, conversation: Conversation, user: User, content: str, owner: str | None = None) -> RunStart:
+    """Record the user's message and a new running run for it; with ``owner`` (from
+    :func:`agents.runs.leases.lease_owner_new`) the run is taken under that owner's lease at once.
 
     Refused while the conversation has a running run (the database's partial unique index decides
     when two processes race) or when the user already has the maximum number of running runs.
@@ -111,11 +117,15 @@ def run_start(*, conversation: Conversation, user: User, content: str) -> RunSta
             "too_many_runs",
             _("You already have %(count)d answers in progress; wait for one to finish.") % {"count": running},
         )
+    # No savepoint: the run is this transaction's first write, and a refusal rolls all of it back.
     try:
-        with transaction.atomic():
-            run = Run.objects.create(
-                organization_id=conversation.organization_id, conversation=conversation, user=user
-            )
+        run = Run.objects.create(
+            organization_id=conversation.organization_id,
+            conversation=conversation,
+            user=user,
+            lease_owner=owner or "",
+            lease_expires_at=lease_until() if owner else None,
+        )
     except IntegrityError as exc:
         raise RunRefused("run_active", _("The agent is already answering in this conversation.")) from exc
     message = Message.objects.create(
@@ -124,7 +134,9 @@ def run_start(*, conversation: Conversation, user: User, content: str) -> RunSta
     if not conversation.title:
         conversation.title = content.strip().splitlines()[0][:TITLE_CHARS]
     conversation.save(update_fields=["title", "updated_at"])
-    return RunStart(run=run, message=message)
+    # After the run's INSERT: it waited for any run still finishing here, so no event can come after this.
+    last_seq = last_seq_sync(conversation.pk) if owner else None
+    return RunStart(run=run, message=message, last_seq=last_seq)
 
 
 # -- finish ------------------------------------------------------------------------------------------

@@ -56,7 +56,7 @@ from agents.runs.leases import (
     leases_renew,
     run_lease_take,
 )
-from agents.runs.lifecycle import run_finish, run_park
+from agents.runs.lifecycle import RunStart, run_finish, run_park
 from agents.runs.outcomes import (
     NOT_STARTED,
     Cancelled,
@@ -99,6 +99,9 @@ class RunHandle:
     interruptible: bool = False
     # Ids of the follow-up messages already queued (a resumed run loads unread ones from the database).
     follow_ups: set[int] = field(default_factory=set)
+    # What the starter wrote (run, question, lease, last seq), so the run's first hop does not read it
+    # back; dropped once the run's setup is built. ``None`` for a resumed run: it loads everything.
+    started: RunStart | None = None
 
 
 def _summary_of(messages: list[dict[str, Any]]) -> str | None:
@@ -133,6 +136,7 @@ class RunManager:
         resume: bool = False,
         owner: str | None = None,
         conversation_id: uuid.UUID | None = None,
+        started: RunStart | None = None,
     ) -> RunHandle:
         """Start the run's task in this process and subscribe it to control messages.
 
@@ -140,13 +144,16 @@ class RunManager:
         :func:`agents.runs.lifecycle.run_resume` (or ``run_resume_parked``) for ``owner`` (from
         :func:`agents.runs.leases.lease_owner_new`).
         ``conversation_id`` lets :meth:`local_run_for` find the run without the database.
+        ``started``: the new run's :func:`~agents.runs.lifecycle.run_start` (its lease taken for ``owner``
+        there, when it was given one): the run then starts without reading back what that wrote.
         """
         await self._ensure_listener()
         handle = RunHandle(
             run_id=run_id,
             task=None,  # type: ignore[arg-type]
-            owner=owner or lease_owner_new(),
+            owner=owner or (started.run.lease_owner if started is not None else "") or lease_owner_new(),
             conversation_id=conversation_id,
+            started=started,
         )
         handle.task = asyncio.create_task(self._execute(handle, resume), name=f"run-{run_id}")
         self.runs[run_id] = handle
@@ -291,9 +298,11 @@ class RunManager:
         sink: EventSink | None = None
         outcome: RunOutcome = NOT_STARTED
         try:
-            sink = await database_sync_to_async(_stream_open)(
-                handle, on_lease_lost=lambda: self._lose(handle)
-            )
+            sink = _stream_of_start(handle, on_lease_lost=lambda: self._lose(handle))
+            if sink is None:
+                sink = await database_sync_to_async(_stream_open)(
+                    handle, on_lease_lost=lambda: self._lose(handle)
+                )
             if sink is None:
                 logger.warning("run %s is not this process's to run; leaving it", run_id)
                 handle.lost = True
@@ -324,7 +333,8 @@ class RunManager:
         self, handle: RunHandle, sink: EventSink, resume: bool, started: float
     ) -> RunOutcome:
         run_id = handle.run_id
-        blueprint, tools, hooks = await database_sync_to_async(_engine_parts)(run_id, sink)
+        start, handle.started = handle.started, None
+        blueprint, tools, hooks = await database_sync_to_async(_engine_parts)(run_id, sink, start)
         resume_from = await database_sync_to_async(run_checkpoint_load)(run_id=run_id) if resume else None
         if resume_from is not None:
             pending = [str(call["id"]) for call in resume_from.get("pending") or ()]
@@ -444,10 +454,25 @@ def _stream_open(handle: RunHandle, *, on_lease_lost: Callable[[], None]) -> Eve
     conversation_id = handle.conversation_id or Run.objects.values_list("conversation_id", flat=True).get(
         pk=handle.run_id
     )
+    return _sink(handle, conversation_id, last_seq_sync(conversation_id), on_lease_lost)
+
+
+def _stream_of_start(handle: RunHandle, *, on_lease_lost: Callable[[], None]) -> EventSink | None:
+    """The event stream of a run whose start took its lease for this attempt and read its conversation's
+    last seq (no database); ``None`` otherwise (:func:`_stream_open` then does both)."""
+    started = handle.started
+    if started is None or started.last_seq is None or started.run.lease_owner != handle.owner:
+        return None
+    return _sink(handle, started.run.conversation_id, started.last_seq, on_lease_lost)
+
+
+def _sink(
+    handle: RunHandle, conversation_id: uuid.UUID, last_seq: int, on_lease_lost: Callable[[], None]
+) -> EventSink:
     sink = EventSink(
         conversation_id=conversation_id,
         run_id=handle.run_id,
-        first_seq=last_seq_sync(conversation_id) + 1,
+        first_seq=last_seq + 1,
         fence=Fence(handle.owner, lease_seconds()),
         on_lease_lost=on_lease_lost,
     )
@@ -456,10 +481,10 @@ def _stream_open(handle: RunHandle, *, on_lease_lost: Callable[[], None]) -> Eve
 
 
 def _engine_parts(
-    run_id: uuid.UUID, sink: EventSink
+    run_id: uuid.UUID, sink: EventSink, started: RunStart | None = None
 ) -> tuple[runtime.RunBlueprint, ToolRegistry, HookRegistry]:
     """The run's blueprint, tools and hooks (sync, one database hop); hooks report through ``sink``."""
-    blueprint = runtime.runtime_build(run_id)
+    blueprint = runtime.runtime_build(run_id, started=started)
     blueprint.emit = runtime.emit_with_plan_step(sink.emit)
     blueprint.writes = sink
     # The run's connector credentials never reach its stored events or checkpoints, whatever the model sends.

@@ -164,3 +164,33 @@ def test_a_parked_run_announces_its_parking_once_it_commits(django_capture_on_co
 
     assert heard == [(run.pk, approval_id)]
     assert Run.objects.get(pk=run.pk).parked_on == approval_id
+
+
+def test_a_start_with_an_owner_takes_the_runs_lease_and_reads_the_conversations_last_seq():
+    earlier = _run_in(RunStatus.DONE)
+    conversation = earlier.conversation
+    RunEvent.objects.create(conversation=conversation, run=earlier, seq=41, event="done", data={})
+
+    started = lifecycle.run_start(
+        conversation=conversation, user=conversation.user, content="And now?", owner=OWNER
+    )
+
+    run = Run.objects.get(pk=started.run.pk)
+    assert run.lease_owner == OWNER and run.lease_expires_at > timezone.now()
+    assert started.last_seq == 41
+
+
+def test_a_start_without_an_owner_leaves_the_lease_to_the_process_that_runs_it():
+    conversation = ConversationFactory()
+    started = lifecycle.run_start(conversation=conversation, user=conversation.user, content="Hello")
+    run = Run.objects.get(pk=started.run.pk)
+    assert (run.lease_owner, run.lease_expires_at, started.last_seq) == ("", None, None)
+
+
+def test_a_refused_start_with_an_owner_leaves_nothing_behind():
+    running = _run_in(RunStatus.RUNNING)
+    conversation = running.conversation
+    with pytest.raises(RunRefused):
+        lifecycle.run_start(conversation=conversation, user=conversation.user, content="Again", owner="x#1")
+    assert list(Run.objects.filter(conversation=conversation).values_list("pk", flat=True)) == [running.pk]
+    assert not conversation.messages.filter(content="Again").exists()
