@@ -30,7 +30,9 @@ from django.utils.translation import gettext as _
 from agents import selectors, services
 from agents.models import RunStatus
 from agents.runs import lifecycle
+from agents.runs.events.relay import message_texts
 from agents.runs.events.store import conversation_group, events_after_sync, last_seq_sync
+from agents.runs.events.texts import frame_text
 from agents.runs.leases import lease_owner_new
 from agents.runs.manager import run_manager
 from agents.ws_frames import FrameRefused, after_seq_parse, after_seq_within, frame_decode
@@ -215,24 +217,24 @@ class ConversationConsumer(AsyncWebsocketConsumer):
         await handler(message)
 
     async def run_event(self, message: dict[str, Any]) -> None:
-        """Persisted events published to the conversation's group (a batch, or one frame)."""
-        frames = message.get("frames") or [message["frame"]]
-        for frame in frames:
-            seq = frame["seq"]
+        """Persisted events published to the conversation's group: their frames' text, sent as it is."""
+        for seq, text in message_texts(message):
             if self.last_sent_seq is None or seq <= self.last_sent_seq:
                 continue  # no position yet (resume will replay it), or already sent
             if seq > self.last_sent_seq + 1:
                 # A gap (the layer dropped a message): fill it from the database, in order.
                 await self._send_persisted_after(self.last_sent_seq)
-            await self._send_frame(frame)
+            await self._send_text(seq, text)
 
     async def _send_frame(self, frame: dict[str, Any]) -> None:
-        seq = frame.get("seq")
+        await self._send_text(frame.get("seq"), frame_text(frame))
+
+    async def _send_text(self, seq: Any, text: str) -> None:
         if isinstance(seq, int):
             if self.last_sent_seq is not None and seq <= self.last_sent_seq:
                 return
             self.last_sent_seq = seq
-        await self.send(text_data=json.dumps(frame, ensure_ascii=False, default=str))
+        await self.send(text_data=text)
 
     async def _error(self, code: str, message: str) -> None:
         """A socket-local error: not persisted, no seq; the socket stays open."""

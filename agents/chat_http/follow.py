@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import json
 import uuid
 from collections.abc import AsyncGenerator, AsyncIterator
 from dataclasses import dataclass
@@ -22,7 +23,8 @@ from channels.layers import get_channel_layer
 from django.conf import settings
 
 from agents.models import ACTIVE_RUN_STATUSES, Run, RunEvent
-from agents.runs.events.store import EVENT_MESSAGE_TYPE, conversation_group
+from agents.runs.events.relay import EVENT_MESSAGE_TYPE, message_relayed
+from agents.runs.events.store import conversation_group
 
 REPLAY_LIMIT = 5000
 
@@ -108,15 +110,15 @@ async def run_frames(
                 continue
             if message.get("type") != EVENT_MESSAGE_TYPE:
                 continue
-            for frame in message.get("frames") or [message.get("frame") or {}]:
-                seq = frame.get("seq")
-                if frame.get("run_id") != position.run_id or not isinstance(seq, int) or seq <= position.last:
+            for seq, frame_run, payload in message_relayed(message):
+                if frame_run != position.run_id or not isinstance(seq, int) or seq <= position.last:
                     continue
                 if seq > position.last + 1:  # the layer dropped something: fill from the store, in order
                     async for stored_frame in catch_up():
                         yield stored_frame
                     if position.ended:
                         return
+                frame = payload if isinstance(payload, dict) else _decoded(payload)
                 if position.take(frame):
                     yield frame
                 if position.ended:
@@ -125,6 +127,12 @@ async def run_frames(
         if layer is not None and channel is not None:
             with contextlib.suppress(Exception):
                 await layer.group_discard(group, channel)
+
+
+def _decoded(text: str) -> dict[str, Any]:
+    """A relayed frame's dict (the stream re-encodes it as SSE, or reads it as OpenAI chunks)."""
+    frame = json.loads(text)
+    return frame if isinstance(frame, dict) else {}
 
 
 async def _receive(layer: Any, channel: str | None, seconds: float) -> dict[str, Any] | None:

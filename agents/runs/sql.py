@@ -17,6 +17,11 @@ from django.db import connection, models
 from agents.engine.strict_json import dumps_storable, text_safe
 
 
+class StorableJSON(str):
+    """JSON text that :func:`~agents.engine.strict_json.dumps_storable` made: a JSON column stores it as
+    it is, without serialising the value again (the event writer encodes an event's data once)."""
+
+
 def table(model: Any) -> str:
     """The quoted table name of ``model``."""
     return connection.ops.quote_name(model._meta.db_table)
@@ -42,8 +47,8 @@ def prep_field(field: Any, value: Any) -> Any:
         if connection.vendor == "postgresql":
             from psycopg.types.json import Jsonb  # the adapter Django's own JSONField sends
 
-            return Jsonb(value, dumps=dumps_storable)
-        return dumps_storable(value)
+            return Jsonb(value, dumps=str if isinstance(value, StorableJSON) else dumps_storable)
+        return str(value) if isinstance(value, StorableJSON) else dumps_storable(value)
     if isinstance(value, str):
         value = text_safe(value)
     return field.get_db_prep_value(value, connection, prepared=False)

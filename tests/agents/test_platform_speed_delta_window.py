@@ -5,6 +5,7 @@ published frames exactly the stored rows."""
 from __future__ import annotations
 
 import asyncio
+import json
 from typing import Any
 
 import pytest
@@ -38,7 +39,7 @@ async def _published(channel: str) -> list[dict[str, Any]]:
             message = await asyncio.wait_for(layer.receive(channel), 0.3)
         except TimeoutError:
             return frames
-        frames += message["frames"]
+        frames += [json.loads(text) for text in message["texts"]]
 
 
 async def _stored(run: Any) -> list[dict[str, Any]]:

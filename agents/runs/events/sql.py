@@ -11,13 +11,14 @@ from __future__ import annotations
 
 import uuid
 from collections.abc import Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from datetime import datetime
 from typing import Any
 
 from django.db import DataError, connection
 
 from agents.models import Run, RunCheckpoint, RunEvent, RunStatus
+from agents.runs.events.texts import EventTexts, event_texts
 from agents.runs.sql import column, prep, rows_insert, table
 from agents.usage.models import UsageRecord
 from agents.usage.rows import USAGE_COLUMNS, USAGE_PG_TYPES, PendingUsage
@@ -32,10 +33,19 @@ class PendingEvent:
     seq: int
     event: str
     data: dict[str, Any]
+    _texts: EventTexts | None = field(default=None, init=False, repr=False, compare=False)
 
     def frame(self) -> dict[str, object]:
         """The websocket frame of DESIGN section 4 (as ``RunEvent.frame``)."""
         return {"seq": self.seq, "run_id": str(self.run_id), "event": self.event, "data": self.data}
+
+    def texts(self) -> EventTexts:
+        """The stored data and the frame as text, encoded on the first call (by the writer, once the
+        event left the queue where answer deltas still join it) and shared by the INSERT and the
+        publisher."""
+        if self._texts is None:
+            self._texts = event_texts(self.seq, self.run_id, self.event, self.data)
+        return self._texts
 
 
 _EVENT_COLUMNS = ("conversation", "run", "seq", "event", "data", "created_at")
@@ -47,7 +57,7 @@ def events_insert(events: Sequence[PendingEvent], created_at: datetime) -> None:
     rows_insert(
         RunEvent,
         _EVENT_COLUMNS,
-        [(e.conversation_id, e.run_id, e.seq, e.event, e.data, created_at) for e in events],
+        [(e.conversation_id, e.run_id, e.seq, e.event, e.texts().stored, created_at) for e in events],
     )
 
 
@@ -144,11 +154,11 @@ def batch_write_fenced(parts: Sequence[FencedBatch], created_at: datetime) -> No
         [prep(Run, "checkpoint", p.latest[0]) if p.latest else None for p in parts],
         [p.latest[1] if p.latest else None for p in parts],
         RunStatus.RUNNING,
-        [prep(RunEvent, "conversation", e.conversation_id) for e in events],
-        [prep(RunEvent, "run", e.run_id) for e in events],
+        _prepped_once(RunEvent, "conversation", [e.conversation_id for e in events]),
+        _prepped_once(RunEvent, "run", [e.run_id for e in events]),
         [e.seq for e in events],
         [e.event for e in events],
-        [prep(RunEvent, "data", e.data) for e in events],
+        events_data_params(events),
         [prep(RunEvent, "created_at", created_at)] * len(events),
         [prep(RunCheckpoint, "run", run_id) for run_id, _seq, _data in checkpoints],
         [seq for _run_id, seq, _data in checkpoints],
@@ -166,6 +176,26 @@ def batch_write_fenced(parts: Sequence[FencedBatch], created_at: datetime) -> No
         if getattr(getattr(exc, "__cause__", None), "sqlstate", None) == "22012":  # division_by_zero
             raise FenceBroken from exc
         raise
+
+
+def events_data_params(events: Sequence[PendingEvent]) -> list[Any]:
+    """The events' ``data`` for PostgreSQL's jsonb array: the text each event was encoded to once
+    (:meth:`PendingEvent.texts`), sent as it is."""
+    from psycopg.types.json import Jsonb  # PostgreSQL only, like the statement
+
+    return [Jsonb(e.texts().stored, dumps=str) for e in events]
+
+
+def _prepped_once(model: Any, name: str, values: Sequence[Any]) -> list[Any]:
+    """``values`` prepared for ``model``'s field ``name``, each distinct value once (a batch's events
+    share a few runs and conversations)."""
+    prepped: dict[Any, Any] = {}
+    out = []
+    for value in values:
+        if value not in prepped:
+            prepped[value] = prep(model, name, value)
+        out.append(prepped[value])
+    return out
 
 
 def _usage_arrays(rows: Sequence[PendingUsage], created_at: datetime) -> list[list[Any]]:

@@ -48,6 +48,7 @@ from django.utils import timezone
 from agents.engine.strict_json import json_safe
 from agents.models import Run, RunCheckpoint, RunEvent
 from agents.runs.events.fanout import group_send_many
+from agents.runs.events.relay import events_message
 from agents.runs.events.sql import (
     FenceBroken,
     FencedBatch,
@@ -58,14 +59,13 @@ from agents.runs.events.sql import (
     run_checkpoint_set,
     usage_insert,
 )
+from agents.runs.events.texts import frame_text
 from agents.runs.leases import leases_renew
 from agents.usage.rows import PendingUsage
 from connectors.redaction import scrub_value
 from connectors.scrub import secret_variants
 
 logger = logging.getLogger(__name__)
-
-EVENT_MESSAGE_TYPE = "run.event"
 
 T = TypeVar("T")
 
@@ -213,7 +213,8 @@ class _Part:
 
 @dataclass(slots=True)
 class _Outgoing:
-    frames: list[dict[str, Any]] = field(default_factory=list)
+    seqs: list[int] = field(default_factory=list)
+    texts: list[str] = field(default_factory=list)
     closers: list[asyncio.Future[None]] = field(default_factory=list)
 
 
@@ -357,6 +358,10 @@ class _Writer:
     message per run, all in one round trip) while the next write runs. Should that transaction fail (a
     lease gone, the database refusing one run's rows) each run's batch is written again on its own, so
     one run never costs another its events.
+
+    An event is encoded once, when its batch is written (answer deltas no longer join it then): its
+    stored data and its frame's text (:meth:`PendingEvent.texts`); the message carries the text, which
+    the sockets send as it is (:mod:`agents.runs.events.relay`).
     """
 
     def __init__(self) -> None:
@@ -420,7 +425,9 @@ class _Writer:
             outgoing = self._outbox.get(part.sink)
             if outgoing is None:
                 outgoing = self._outbox[part.sink] = _Outgoing()
-            outgoing.frames += [row.frame() for row in part.rows]
+            for row in part.rows:
+                outgoing.seqs.append(row.seq)
+                outgoing.texts.append(row.texts().frame)
             outgoing.closers += part.closers
         if self._outbox and self._publisher is None:
             self._publisher = asyncio.create_task(self._publish_loop(), name="event-publisher")
@@ -442,11 +449,16 @@ class _Writer:
     @staticmethod
     async def _publish(batch: dict[EventSink, _Outgoing]) -> None:
         """One channel-layer message per run, all of them in one pipelined round trip."""
-        sends = [(sink, outgoing.frames) for sink, outgoing in batch.items() if outgoing.frames]
         layer = get_channel_layer()
-        if not sends or layer is None:
+        if layer is None:
             return
-        messages = [(sink._group, {"type": EVENT_MESSAGE_TYPE, "frames": frames}) for sink, frames in sends]
+        messages = [
+            (sink._group, events_message(sink._run_text, outgoing.seqs, outgoing.texts))
+            for sink, outgoing in batch.items()
+            if outgoing.texts
+        ]
+        if not messages:
+            return
         try:
             await group_send_many(layer, messages)
         except Exception:
@@ -586,6 +598,7 @@ class EventSink:
         self.run_id = run_id
         self._next_seq = first_seq
         self._group = conversation_group(conversation_id)
+        self._run_text = str(run_id)
         self._queued = False
         self.last_seq = first_seq - 1
         self.failed: BaseException | None = None
@@ -762,9 +775,8 @@ def publish_frame(conversation_id: uuid.UUID | str, frame: dict[str, Any]) -> No
     if layer is None:
         return
     try:
-        async_to_sync(layer.group_send)(
-            conversation_group(conversation_id), {"type": EVENT_MESSAGE_TYPE, "frames": [frame]}
-        )
+        message = events_message(str(frame["run_id"]), [frame["seq"]], [frame_text(frame)])
+        async_to_sync(layer.group_send)(conversation_group(conversation_id), message)
     except Exception:
         logger.warning("could not publish event %s of conversation %s", frame.get("seq"), conversation_id)
 

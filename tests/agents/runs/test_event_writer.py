@@ -38,7 +38,7 @@ async def _published_seqs(channel: str) -> list[int]:
             message = await asyncio.wait_for(layer.receive(channel), 0.3)
         except TimeoutError:
             return seqs
-        seqs += [frame["seq"] for frame in message["frames"]]
+        seqs += message["seqs"]
 
 
 async def _stored_seqs(run) -> list[int]:
