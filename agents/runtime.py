@@ -294,11 +294,12 @@ def runtime_build(run_id: uuid.UUID, *, started: RunStart | None = None) -> RunB
             "conversation__agent__model_config", "conversation__organization__config_version", "user"
         ).get(pk=run_id)
         conversation = run.conversation
-        question = (
+        first = (
             MessageRow.objects.filter(run=run, role=MessageRole.USER, injected=False).order_by("id").first()
         )
-        if question is None:
+        if first is None:
             raise LookupError(f"run {run_id} has no question")
+        question = first
     agent = conversation.agent
     version = config_version_of(conversation.organization)
     endpoint = endpoint_for_agent(agent, config_version=version)
