@@ -19,7 +19,7 @@ import uuid
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from functools import cached_property
-from typing import TYPE_CHECKING, Any, TypeVar
+from typing import Any, Protocol, TypeVar
 
 from django.conf import settings
 
@@ -57,12 +57,20 @@ from hooks.registry import guard_rail_hooks
 from platform_core.config_cache import config_cached
 from platform_core.config_version import config_version_of
 
-if TYPE_CHECKING:
-    from agents.runs.lifecycle import RunStart
-
 logger = logging.getLogger(__name__)
 
 T = TypeVar("T")
+
+
+class StartedRun(Protocol):
+    """A run just started in this process and its question (``agents.runs.lifecycle.RunStart`` is one;
+    a protocol here because the run layer imports this module, not the other way round)."""
+
+    @property
+    def run(self) -> Run: ...
+
+    @property
+    def message(self) -> MessageRow: ...
 
 
 @dataclass(frozen=True)
@@ -276,7 +284,7 @@ def endpoints_by_role(
     return {role: chosen.get(role, general) for role in ModelRole.values}
 
 
-def runtime_build(run_id: uuid.UUID, *, started: RunStart | None = None) -> RunBlueprint:
+def runtime_build(run_id: uuid.UUID, *, started: StartedRun | None = None) -> RunBlueprint:
     """Load everything a run needs (sync: call it through ``database_sync_to_async``).
 
     What every run of the agent loads the same (its connectors and default models here, its actions and

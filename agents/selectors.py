@@ -11,7 +11,7 @@ from django.db.models import Q, QuerySet
 
 from agents.engine.llm import Message as EngineMessage
 from agents.models import ACTIVE_RUN_STATUSES, Agent, Conversation, Message, MessageRole, Run, RunStatus
-from agents.runs.sql import column, prep, table
+from agents.sql import column, prep, table
 from platform_core.models import Membership
 
 

@@ -36,7 +36,7 @@ from psycopg.adapt import PyFormat, Transformer  # noqa: E402
 from agents.consumers import ConversationConsumer  # noqa: E402
 from agents.models import RunEvent  # noqa: E402
 from agents.runs.events.sql import PendingEvent  # noqa: E402
-from agents.runs.sql import prep  # noqa: E402
+from agents.sql import prep  # noqa: E402
 
 try:
     from agents.runs.events.relay import events_message

@@ -9,7 +9,7 @@ steps, :func:`sse_lines` then :func:`sse_payloads`, in one pass over the body's 
 from __future__ import annotations
 
 import json
-from collections.abc import AsyncGenerator, AsyncIterable
+from collections.abc import AsyncGenerator, AsyncIterable, Callable
 from typing import Any
 
 
@@ -132,7 +132,9 @@ async def sse_events(chunks: AsyncIterable[bytes]) -> AsyncGenerator[dict[str, A
         tail.decode()  # the last line, unfinished: its event is discarded, but it must be UTF-8
 
 
-_SCAN = json.JSONDecoder().scan_once  # the scanner ``json.loads`` runs, with the same (default) settings
+# The scanner ``json.loads`` runs (``JSONDecoder.scan_once``, set in its __init__ and not in the type
+# stubs), with the same default settings.
+_SCAN: Callable[[str, int], tuple[Any, int]] = json.JSONDecoder().scan_once  # type: ignore[attr-defined]
 
 
 def _loads(payload: str) -> Any:

@@ -29,7 +29,7 @@ from django.db.models import Q
 from django.utils import timezone
 
 from agents.models import Run, RunStatus
-from agents.runs.sql import column, prep, table
+from agents.sql import column, prep, table
 
 _process: tuple[int, str] | None = None
 

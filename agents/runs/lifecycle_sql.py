@@ -16,7 +16,7 @@ from django.db import connection, transaction
 
 from agents.engine.strict_json import text_safe
 from agents.models import Conversation, Message, Run, RunCheckpoint, RunStatus
-from agents.runs.sql import column, prep, rows_insert, table
+from agents.sql import column, prep, rows_insert, table
 
 _MESSAGE_COLUMNS = ("conversation", "run", "role", "content", "pinned", "injected", "created_at")
 

@@ -2,7 +2,7 @@
 latest checkpoint, and the one statement that writes several runs' fenced batches on PostgreSQL.
 
 Every batch of every run goes through them, many times a second per streaming run, so they are plain
-SQL (:mod:`agents.runs.sql`) rather than ORM statements compiled anew each time. The fence itself (the
+SQL (:mod:`agents.sql`) rather than ORM statements compiled anew each time. The fence itself (the
 lease renewal of a batch) is :func:`agents.runs.leases.leases_renew`; a run's end is
 :mod:`agents.runs.lifecycle_sql`.
 """
@@ -19,7 +19,7 @@ from django.db import DataError, connection
 
 from agents.models import Run, RunCheckpoint, RunEvent, RunStatus
 from agents.runs.events.texts import EventTexts, event_texts
-from agents.runs.sql import column, prep, rows_insert, table
+from agents.sql import column, prep, rows_insert, table
 from agents.usage.models import UsageRecord
 from agents.usage.rows import USAGE_COLUMNS, USAGE_PG_TYPES, PendingUsage
 

@@ -10,7 +10,7 @@ the event loop never waits on the database, a burst of answer deltas costs one t
 one per token, and 50 streaming runs cost one transaction per write instead of 50 queued one behind
 the other on the process's single database thread.
 
-Nothing a run emits can fail its batch because of a value (:func:`agents.runs.sql.prep_field` stores
+Nothing a run emits can fail its batch because of a value (:func:`agents.sql.prep_field` stores
 NaN, NUL and lone surrogates spelled out), and a sink given the run's connector secrets replaces them in
 every event and checkpoint before it stores or publishes anything.
 

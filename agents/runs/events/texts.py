@@ -24,7 +24,7 @@ from functools import lru_cache
 from typing import Any
 
 from agents.engine.strict_json import dumps_storable
-from agents.runs.sql import StorableJSON
+from agents.sql import StorableJSON
 
 # What makes dumps_storable leave json.dumps's text for its safe copy (the same test as there).
 _SURROGATE_RE = re.compile(r"[\ud800-\udfff]")

@@ -14,7 +14,7 @@ import pytest
 from agents.engine.strict_json import dumps_storable
 from agents.runs.events.sql import PendingEvent
 from agents.runs.events.texts import event_texts
-from agents.runs.sql import StorableJSON
+from agents.sql import StorableJSON
 
 RUN = uuid.UUID("5f0c6a52-2b7e-4d1c-9a57-0c2f3e0b9d11")
 
