@@ -15,10 +15,7 @@ from channels.testing import WebsocketCommunicator
 from agents.runs.manager import run_manager
 from agents.ws_frames import MAX_FRAME_BYTES
 from platform_core.asgi import application
-from platform_core.models import Role
-from tests.agents.factories import AgentFactory, ConversationFactory, ModelConfigFactory
 from tests.agents.ws_helpers import TIMEOUT, bearer_for, connect, frames_until_done, next_frame
-from tests.factories import OrganizationFactory, member_of
 from tests.fakes.openai_server import text
 
 pytestmark = pytest.mark.django_db(transaction=True)
@@ -54,18 +51,6 @@ BAD_AFTER_SEQ = [
     [],
     {},
 ]
-
-
-@pytest.fixture
-def chat(db, scripted_llm):
-    def build():
-        org = OrganizationFactory(slug="acme")
-        user = member_of(org, Role.MEMBER, username="mia")
-        ModelConfigFactory(organization=org, base_url=scripted_llm.base_url, is_default=True)
-        agent = AgentFactory(organization=org, instructions="Be brief.")
-        return user, ConversationFactory(organization=org, user=user, agent=agent)
-
-    return build
 
 
 async def _socket(chat):

@@ -14,7 +14,7 @@ from agents.engine.tools import FunctionTool
 from agents.models import Message, Run, RunEvent
 from agents.runs.manager import run_manager
 from platform_core.models import Role
-from tests.agents.factories import AgentFactory, ConversationFactory, ModelConfigFactory
+from tests.agents.factories import ConversationFactory
 from tests.agents.ws_helpers import bearer_for, connect, frames_until, frames_until_done, next_frame
 from tests.factories import OrganizationFactory, member_of
 from tests.fakes.openai_server import call, text, tool_calls
@@ -47,21 +47,6 @@ def order_tools(monkeypatch):
 
     monkeypatch.setattr(runtime, "connector_tools_for_run", factory)
     return calls
-
-
-@pytest.fixture
-def chat(db, scripted_llm):
-    """An org, a member with a token, an agent on the scripted LLM, and a conversation."""
-
-    def build():
-        org = OrganizationFactory(slug="acme")
-        user = member_of(org, Role.MEMBER, username="mia")
-        ModelConfigFactory(organization=org, base_url=scripted_llm.base_url, is_default=True)
-        agent = AgentFactory(organization=org, instructions="Be brief.")
-        conversation = ConversationFactory(organization=org, user=user, agent=agent)
-        return user, conversation
-
-    return build
 
 
 async def _setup(chat):

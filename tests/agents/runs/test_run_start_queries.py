@@ -13,10 +13,7 @@ from django.db.backends import utils
 
 from agents.models import Message, MessageRole, Run
 from agents.runs.manager import run_manager
-from platform_core.models import Role
-from tests.agents.factories import AgentFactory, ConversationFactory, ModelConfigFactory
 from tests.agents.ws_helpers import bearer_for, connect, frames_until_done
-from tests.factories import OrganizationFactory, member_of
 from tests.fakes.openai_server import text
 
 pytestmark = pytest.mark.django_db(transaction=True)
@@ -42,18 +39,6 @@ def statements(monkeypatch) -> Iterator[Statements]:
 
     monkeypatch.setattr(utils.CursorWrapper, "_execute", execute)
     yield seen
-
-
-@pytest.fixture
-def chat(db, scripted_llm):
-    def build():
-        org = OrganizationFactory(slug="acme")
-        user = member_of(org, Role.MEMBER, username="mia")
-        ModelConfigFactory(organization=org, base_url=scripted_llm.base_url, is_default=True)
-        agent = AgentFactory(organization=org, instructions="Be brief.")
-        return user, ConversationFactory(organization=org, user=user, agent=agent)
-
-    return build
 
 
 async def _ask(ws, question: str) -> None:
