@@ -16,7 +16,7 @@ from django.db import connection, transaction
 
 from agents.engine.strict_json import text_safe
 from agents.models import Conversation, Message, Run, RunCheckpoint, RunStatus
-from agents.sql import column, prep, rows_insert, table
+from agents.sql import binary_cursor, column, prep, rows_insert, table
 
 _MESSAGE_COLUMNS = ("conversation", "run", "role", "content", "pinned", "injected", "created_at")
 
@@ -124,6 +124,6 @@ def run_end_write(
         prep(Conversation, "updated_at", now),
         prep(RunCheckpoint, "run", run_id),
     ]
-    with connection.cursor() as cursor:
-        cursor.execute(sql, params)
+    with binary_cursor() as cursor:  # the answer and the arrays bound in binary: see agents.sql.binary_cursor
+        cursor.execute(sql.replace("%s", "%b"), params)
         return bool(cursor.fetchone()[0])

@@ -19,7 +19,7 @@ from django.db import DataError, connection
 
 from agents.models import Run, RunCheckpoint, RunEvent, RunStatus
 from agents.runs.events.texts import EventTexts, event_texts
-from agents.sql import column, prep, rows_insert, table
+from agents.sql import binary_cursor, column, prep, rows_insert, table
 from agents.usage.models import UsageRecord
 from agents.usage.rows import USAGE_COLUMNS, USAGE_PG_TYPES, PendingUsage
 
@@ -170,8 +170,8 @@ def batch_write_fenced(parts: Sequence[FencedBatch], created_at: datetime) -> No
         len(parts),
     ]
     try:
-        with connection.cursor() as cursor:
-            cursor.execute(sql, params)
+        with binary_cursor() as cursor:  # the arrays bound in binary: see agents.sql.binary_cursor
+            cursor.execute(sql.replace("%s", "%b"), params)
     except DataError as exc:
         if getattr(getattr(exc, "__cause__", None), "sqlstate", None) == "22012":  # division_by_zero
             raise FenceBroken from exc
