@@ -9,6 +9,7 @@ lease renewal of a batch) is :func:`agents.runs.leases.leases_renew`; a run's en
 
 from __future__ import annotations
 
+import functools
 import uuid
 from collections.abc import Sequence
 from dataclasses import dataclass, field
@@ -103,18 +104,10 @@ class FenceBroken(Exception):
     """A lease of the batch is gone: the statement wrote nothing."""
 
 
-def batch_write_fenced(parts: Sequence[FencedBatch], created_at: datetime) -> None:
-    """Write the batches of several runs in ONE statement (PostgreSQL): renew every lease (keeping each
-    run's latest checkpoint on its row in the same UPDATE), INSERT the events and checkpoints, prune the
-    checkpoints a reset superseded. Raises :class:`FenceBroken`, with nothing written, when any lease is
-    gone.
-
-    One statement is one round trip and, outside a transaction, one commit. The writer's thread waits
-    for the interpreter's lock after every round trip (the event loop's thread is busy beside it): at 200
-    conversations the five to eight round trips of a transaction cost 15-40 ms per batch. The fence is
-    asserted inside the statement: when fewer leases are renewed than asked, it divides by zero, so
-    PostgreSQL aborts the whole statement (a statement is atomic) and nothing of it remains.
-    """
+@functools.cache
+def _batch_sql() -> str:
+    """The text of :func:`batch_write_fenced`'s statement (the same for every batch: built once), its
+    parameters bound in binary (:func:`agents.sql.binary_cursor`)."""
     run, pk = table(Run), column(Run, "id")
     event_cols = ", ".join(column(RunEvent, name) for name in _EVENT_COLUMNS)
     checkpoint_cols = ", ".join(column(RunCheckpoint, name) for name in _CHECKPOINT_COLUMNS)
@@ -144,6 +137,21 @@ def batch_write_fenced(parts: Sequence[FencedBatch], created_at: datetime) -> No
         f"us AS (INSERT INTO {table(UsageRecord)} ({usage_cols}) SELECT * FROM unnest({usage_arrays})) "
         f"SELECT 1 / (CASE WHEN count(*) = %s THEN 1 ELSE 0 END) FROM lease"
     )
+    return sql.replace("%s", "%b")
+
+
+def batch_write_fenced(parts: Sequence[FencedBatch], created_at: datetime) -> None:
+    """Write the batches of several runs in ONE statement (PostgreSQL): renew every lease (keeping each
+    run's latest checkpoint on its row in the same UPDATE), INSERT the events and checkpoints, prune the
+    checkpoints a reset superseded. Raises :class:`FenceBroken`, with nothing written, when any lease is
+    gone.
+
+    One statement is one round trip and, outside a transaction, one commit. The writer's thread waits
+    for the interpreter's lock after every round trip (the event loop's thread is busy beside it): at 200
+    conversations the five to eight round trips of a transaction cost 15-40 ms per batch. The fence is
+    asserted inside the statement: when fewer leases are renewed than asked, it divides by zero, so
+    PostgreSQL aborts the whole statement (a statement is atomic) and nothing of it remains.
+    """
     events = [e for part in parts for e in part.events]
     checkpoints = [(part.run_id, seq, data) for part in parts for seq, data in part.checkpoints]
     pruned = [part for part in parts if part.prune_before is not None]
@@ -171,7 +179,7 @@ def batch_write_fenced(parts: Sequence[FencedBatch], created_at: datetime) -> No
     ]
     try:
         with binary_cursor() as cursor:  # the arrays bound in binary: see agents.sql.binary_cursor
-            cursor.execute(sql.replace("%s", "%b"), params)
+            cursor.execute(_batch_sql(), params)
     except DataError as exc:
         if getattr(getattr(exc, "__cause__", None), "sqlstate", None) == "22012":  # division_by_zero
             raise FenceBroken from exc
