@@ -97,6 +97,38 @@ def process_cpu_seconds(pid: int) -> float:
     return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
 
 
+def thread_cpu_seconds(pid: int) -> dict[int, float]:
+    """User plus system CPU time of each thread of a process, by thread id (``/proc/<pid>/task``)."""
+    seconds: dict[int, float] = {}
+    tick = os.sysconf("SC_CLK_TCK")
+    for task in Path(f"/proc/{pid}/task").iterdir():
+        try:
+            fields = (task / "stat").read_text().rsplit(")", 1)[1].split()
+        except OSError:  # the thread ended meanwhile
+            continue
+        seconds[int(task.name)] = (int(fields[11]) + int(fields[12])) / tick
+    return seconds
+
+
+def thread_names(pid: int) -> dict[int, str]:
+    """The Python names of a process's threads by thread id, from ``py-spy dump`` (next to this
+    interpreter); empty without py-spy. Python does not give its threads' names to the kernel."""
+    spy = Path(sys.executable).with_name("py-spy")
+    if not spy.exists():
+        return {}
+    argv = [str(spy), "dump", "--pid", str(pid), "--nonblocking"]
+    try:
+        out = subprocess.run(argv, capture_output=True, text=True, timeout=30).stdout
+    except (OSError, subprocess.TimeoutExpired):
+        return {}
+    names = {}
+    for line in out.splitlines():  # Thread 8527 (active+gil): "MainThread"
+        words = line.split(maxsplit=2)
+        if len(words) == 3 and words[0] == "Thread" and words[1].isdigit() and '"' in words[2]:
+            names[int(words[1])] = words[2].split('"')[1]
+    return names
+
+
 class BenchStack:
     """A scratch deployment: database, Redis DB, and the processes started on them."""
 

@@ -48,6 +48,12 @@ model counts its calls), event latency and RSS, medians and spread. The model en
 in ``DIR``; ``python -m benchmarks.pyspy_share`` says which share was accounting and tracing): a share of
 samples, unlike CPU seconds, hardly moves with what else the machine runs.
 
+``--py-spy-gil`` (with ``--py-spy``) samples only the thread holding the interpreter's lock, each stack
+under its thread's name: which thread runs Python, and what, rather than what waits. Every level also
+reports the CPU seconds of each thread of the (first) daphne process over the load (``/proc``, named by
+``py-spy dump`` when py-spy is installed): the event loop's ``MainThread``, the event writer's
+``event-writer_0``, asgiref's database thread ``ThreadPoolExecutor-0_0``.
+
 ``--processes P`` spreads the conversations over P daphne processes sharing the Redis channel layer and
 PostgreSQL (round-robin); CPU and RSS are summed over them, the loop-lag probe and the cancel drill use
 the first.
@@ -87,6 +93,8 @@ from benchmarks.common import (  # noqa: E402
     postgres_execute,
     process_cpu_seconds,
     process_rss_kib,
+    thread_cpu_seconds,
+    thread_names,
 )
 from platform_core.wiring.deploy.services import postgres_query  # noqa: E402
 
@@ -116,6 +124,8 @@ class Level:
     rss_idle: int = 0
     rss_peak: int = 0
     cpu_seconds: float = 0.0
+    # CPU seconds of each thread of the (first) daphne process over the load, by the thread's name.
+    thread_cpu: dict[str, float] = field(default_factory=dict)
     ping_ms: list[float] = field(default_factory=list)
     client_lag_ms: list[float] = field(default_factory=list)
     cancel_ms: list[float] = field(default_factory=list)
@@ -258,13 +268,16 @@ def model_stats(model_url: str) -> dict[str, int]:
         return json.loads(response.read())
 
 
-def start_py_spy(directory: Path, pid: int, label: str) -> subprocess.Popen[bytes]:
+def start_py_spy(directory: Path, pid: int, label: str, *, gil: bool = False) -> subprocess.Popen[bytes]:
     """Sample ``pid`` with py-spy (raw stacks, 50 Hz) into ``directory/<label>-<k>.txt`` until interrupted
-    (read them with ``python -m benchmarks.pyspy_share``)."""
+    (read them with ``python -m benchmarks.pyspy_share``). ``gil``: only the thread holding the
+    interpreter's lock, each stack under its thread's name (what runs Python, not what waits)."""
     directory.mkdir(parents=True, exist_ok=True)
     k = len(list(directory.glob(f"{label}-*.txt"))) + 1
     spy = Path(sys.executable).with_name("py-spy")
     argv = [str(spy), "record", "--pid", str(pid), "--format", "raw", "--rate", "50", "--nonblocking"]
+    if gil:
+        argv += ["--gil", "--threads"]
     argv += ["--output", str(directory / f"{label}-{k}.txt")]
     return subprocess.Popen(argv, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
 
@@ -345,9 +358,11 @@ async def run_level(
             asyncio.create_task(client_lag(level, stop)),
         ]
         rng = random.Random(n)
-        spy = start_py_spy(args.py_spy, pids[0], f"{n}-{setup.side or 'plain'}") if args.py_spy else None
+        label = f"{n}-{setup.side or 'plain'}"
+        spy = start_py_spy(args.py_spy, pids[0], label, gil=args.py_spy_gil) if args.py_spy else None
         calls_before = model_stats(model_url)["calls"]
         cpu_before = cpu()
+        threads_before = thread_cpu_seconds(pids[0])
         level.started_ns = time.time_ns()
         try:
             async with asyncio.timeout(args.level_timeout):
@@ -363,6 +378,12 @@ async def run_level(
         finally:
             level.ended_ns = time.time_ns()
             level.cpu_seconds = cpu() - cpu_before
+            threads_after = thread_cpu_seconds(pids[0])
+            names = thread_names(pids[0])
+            for tid, seconds in threads_after.items():
+                name = names.get(tid, "MainThread" if tid == pids[0] else f"thread {tid}")
+                used = seconds - threads_before.get(tid, 0.0)
+                level.thread_cpu[name] = round(level.thread_cpu.get(name, 0.0) + used, 3)
             level.model_calls = model_stats(model_url)["calls"] - calls_before
             if spy is not None:
                 spy.send_signal(signal.SIGINT)  # py-spy writes its profile when interrupted
@@ -451,6 +472,9 @@ def summarise(stack: BenchStack, level: Level) -> dict[str, Any]:
         "usage_rows": level.usage_rows,
         "usage_costed": level.usage_costed,
         "spans": level.spans,
+        "thread_cpu_s": {
+            name: s for name, s in sorted(level.thread_cpu.items(), key=lambda i: -i[1]) if s > 0
+        },
     }
 
 
@@ -658,6 +682,14 @@ async def main_async(args: argparse.Namespace) -> None:
     )
     print()
     print_table(rows)
+    print()
+    for row in rows:  # where the first daphne process's CPU went, by thread
+        used = row["thread_cpu_s"]
+        total = sum(used.values()) or 1.0
+        shares = ", ".join(
+            f"{name} {seconds:.2f} s ({100 * seconds / total:.0f} %)" for name, seconds in used.items()
+        )
+        print(f"N={row['n']}{' ' + row['side'] if row['side'] else ''} threads of daphne: {shares}")
     if args.ab:
         print()
         print_ab(args.ab, rows)
@@ -715,6 +747,11 @@ def main() -> None:
     parser.add_argument("--processes", type=int, default=1, help="daphne processes sharing the load")
     parser.add_argument(
         "--py-spy", type=Path, help="sample the (first) daphne process with py-spy into this directory"
+    )
+    parser.add_argument(
+        "--py-spy-gil",
+        action="store_true",
+        help="with --py-spy: sample only the thread holding the GIL, stacks by thread",
     )
     args = parser.parse_args()
     for name, value in PROFILES[args.profile].items():
