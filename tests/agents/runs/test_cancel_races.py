@@ -13,10 +13,7 @@ from channels.db import database_sync_to_async
 
 from agents.models import Run, RunEvent, RunStatus
 from agents.runs.manager import run_manager
-from platform_core.models import Role
-from tests.agents.factories import AgentFactory, ConversationFactory, ModelConfigFactory
 from tests.agents.ws_helpers import bearer_for, connect, frames_until_done
-from tests.factories import OrganizationFactory, member_of
 from tests.fakes.openai_server import hang, text
 
 pytestmark = pytest.mark.django_db(transaction=True)
@@ -44,16 +41,9 @@ CANCEL_MOMENTS = [
 
 
 @pytest.fixture
-def conversation_and_token(db, scripted_llm):
-    def build():
-        org = OrganizationFactory(slug="acme")
-        user = member_of(org, Role.MEMBER, username="mia")
-        ModelConfigFactory(organization=org, base_url=scripted_llm.base_url, is_default=True)
-        agent = AgentFactory(organization=org, instructions="Be brief.")
-        return user, ConversationFactory(organization=org, user=user, agent=agent)
-
+def conversation_and_token(chat):
     async def make():
-        user, conversation = await database_sync_to_async(build)()
+        user, conversation = await database_sync_to_async(chat)()
         return conversation, await bearer_for(user)
 
     return make
