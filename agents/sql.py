@@ -62,8 +62,8 @@ def binary_cursor() -> Iterator[Any]:
     Django's own cursor binds on the client: psycopg renders every parameter as a quoted SQL literal, in
     Python, escaping each element of an array one by one. The event writer's statement is arrays of
     JSON text, and at 200 conversations that rendering was 42 % of the writer thread's CPU; bound by the
-    server in binary, psycopg's C dumpers send the same values as they are (a batch of 40 events: 0.90 ms
-    of CPU against 0.13 ms; ``benchmarks/README.md``, issue #22, session 11). The cursor is wrapped as
+    server in binary, psycopg's C dumpers send the same values as they are (a batch of 40 events: 1.19 ms
+    of CPU against 0.13 ms, ``benchmarks/param_binding.py``; ``benchmarks/README.md``, issue #22, session 11). The cursor is wrapped as
     Django wraps its own (the same error translation, query log and execute wrappers); the connection
     never prepares statements (Django sets no ``prepare_threshold``).
     """
