@@ -1,8 +1,9 @@
 """Readable Markdown for a tool result, for the offline demo model's answers.
 
 A JSON list of records becomes a table (its scalar columns, at most ``MAX_COLUMNS``, ``MAX_ROWS`` rows),
-one record becomes its fields one per line (with its lists of records as tables), and anything else is
-its own text as a paragraph that wraps. Cells are single lines with ``|`` escaped, so no value can break
+one record becomes its fields one per line (with its lists of records as tables), a database connector's
+compact text table (``connectors.tables``: a header, one line per row, a footer in parentheses) becomes a
+Markdown table with its footer below, and anything else is its own text as a paragraph that wraps. Cells are single lines with ``|`` escaped, so no value can break
 the table; the chat's renderer escapes HTML itself.
 """
 
@@ -88,6 +89,43 @@ def _record(record: dict[str, Any], zh: bool) -> str:
     return "\n\n".join(blocks) if blocks else _NO_RESULTS[zh]
 
 
+def _cells(line: str) -> list[str]:
+    """The cells of one line of a compact text table: split on `` | `` outside a backslash escape."""
+    cells, current, i = [], [], 0
+    while i < len(line):
+        if line[i] == "\\" and i + 1 < len(line):
+            current.append(line[i : i + 2])
+            i += 2
+        elif line.startswith(" | ", i):
+            cells.append("".join(current))
+            current, i = [], i + 3
+        else:
+            current.append(line[i])
+            i += 1
+    return [*cells, "".join(current)]
+
+
+def _text_table(content: str, zh: bool) -> str | None:
+    """A compact text table (header, rows of as many cells, a parenthesised footer) as Markdown, or
+    ``None`` when ``content`` is not one. Cells keep their escapes: ``\\|`` is also Markdown's."""
+    lines = content.strip().splitlines()
+    if len(lines) < 2 or not (lines[-1].startswith("(") and lines[-1].endswith(")")):
+        return None
+    rows = [_cells(line) for line in lines[:-1]]
+    width = len(rows[0])
+    if width < 2 or any(len(row) != width for row in rows):
+        return None
+    table = [
+        "| " + " | ".join(rows[0]) + " |",
+        "|" + "|".join("---" for _ in rows[0]) + "|",
+        *("| " + " | ".join(row) + " |" for row in rows[1 : MAX_ROWS + 1]),
+    ]
+    footer = lines[-1]
+    if len(rows) - 1 > MAX_ROWS:
+        footer = _MORE[zh].format(n=len(rows) - 1 - MAX_ROWS) + " " + footer
+    return "\n".join(table) + "\n\n" + footer
+
+
 def _text(content: str) -> str:
     text = " ".join(content.split())
     return text if len(text) <= MAX_TEXT else text[: MAX_TEXT - 1] + "…"
@@ -108,4 +146,4 @@ def tool_result_markdown(content: str, *, zh: bool) -> str:
             return "\n".join(shown)
     if isinstance(value, dict):
         return _record(value, zh)
-    return _text(content) or _NO_RESULTS[zh]
+    return _text_table(content, zh) or _text(content) or _NO_RESULTS[zh]

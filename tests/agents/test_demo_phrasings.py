@@ -20,6 +20,7 @@ from agents.engine.react import ReActAgent
 from agents.engine.tools import FunctionTool, ToolRegistry
 from connectors.demo_api.document import demo_openapi_document
 from connectors.openapi import parse_openapi_document
+from connectors.tables import render_table
 
 ORDERS = [
     {
@@ -199,6 +200,33 @@ def test_a_tool_result_becomes_readable_markdown(content, expected, forbidden):
     markdown = tool_result_markdown(content, zh=False)
     assert expected in markdown
     assert forbidden not in markdown
+
+
+def test_sql_rows_become_a_markdown_table_with_the_row_count_below_it():
+    """A database connector's result (connectors.tables' compact text) is shown as a table, not as the
+    pipe-separated lines the model reads."""
+    rendered = render_table(
+        ["number", "supplier", "note"],
+        [("PO-0002", "Nordic Office AB", "a|b"), ("PO-0003", "Shenzhen 办公", None)],
+        more_rows=False,
+        max_bytes=4000,
+    )
+    markdown = tool_result_markdown(rendered.text, zh=False).splitlines()
+    assert markdown[:4] == [
+        "| number | supplier | note |",
+        "|---|---|---|",
+        "| PO-0002 | Nordic Office AB | a\\|b |",
+        "| PO-0003 | Shenzhen 办公 | NULL |",
+    ]
+    assert markdown[-1] == "(2 rows)"
+
+
+@pytest.mark.parametrize(
+    "content",
+    ["total | 12", "a | b\n1 | 2 | 3\n(1 row)", "just a sentence (with a remark)"],
+)
+def test_text_that_only_looks_like_a_table_stays_text(content):
+    assert not tool_result_markdown(content, zh=False).startswith("|")
 
 
 async def test_a_question_with_two_parts_is_split_into_one_look_up_per_part_in_plan_mode():
