@@ -7,8 +7,9 @@ from typing import Any
 from django.contrib import messages
 from django.contrib.auth.decorators import login_required
 from django.core.exceptions import ValidationError
-from django.http import Http404, HttpRequest, HttpResponse
+from django.http import Http404, HttpRequest, HttpResponse, HttpResponsePermanentRedirect
 from django.shortcuts import redirect, render
+from django.templatetags.static import static
 from django.utils.translation import gettext as _
 from django.views.decorators.http import require_http_methods, require_POST
 
@@ -97,3 +98,8 @@ def api_key_revoke_page(request: HttpRequest, key_id: int) -> HttpResponse:
     api_key_revoke(key=key, actor=request.user, ip_address=client_ip(request))
     messages.success(request, _("API key “%(name)s” revoked.") % {"name": key.name or key.key_prefix})
     return redirect("api-keys")
+
+
+def favicon(request: HttpRequest) -> HttpResponse:
+    """``/favicon.ico``, which browsers ask every site for: the platform's icon."""
+    return HttpResponsePermanentRedirect(static("favicon.svg"))

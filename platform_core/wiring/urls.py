@@ -15,6 +15,8 @@ from platform_core.sso.login import SignInView  # single sign-on (issue 20)
 
 urlpatterns = [
     path("", views.home, name="home"),
+    # Browsers ask every site for /favicon.ico, the admin's pages included.
+    path("favicon.ico", views.favicon),
     path("api-keys/", views.api_keys, name="api-keys"),
     path("api-keys/<int:key_id>/revoke/", views.api_key_revoke_page, name="api-key-revoke"),
     path("login/", SignInView.as_view(), name="login"),
