@@ -60,3 +60,32 @@ def test_a_member_creates_an_api_key_sees_it_once_and_revokes_it(make_page, e2e_
     expect(page.locator("tr", has_text="e2e laptop").locator(".key-state")).to_have_text("Revoked")
     assert _api_status(e2e_server, raw) == 401
     assert errors == []
+
+
+def test_the_key_page_shows_the_header_the_whole_key_and_long_names_inside_the_table(make_page):
+    page = make_page(width=800)
+    page.get_by_role("link", name="API keys").click()
+    page.wait_for_url("**/api-keys/")
+    expect(page.locator(".key-header")).to_have_text("Authorization: Bearer <key>")
+    long_name = "nightly-reconciliation-export-" * 6
+    page.fill("#id_name", long_name[:100])
+    page.get_by_label("Read").check()
+    page.get_by_role("button", name="Create API key").click()
+
+    field = page.locator("#new-api-key")
+    expect(field).to_be_visible()
+    # The whole key fits its field, underscore included: no horizontal scrolling and a line box tall
+    # enough for the glyphs' descenders.
+    fits = field.evaluate(
+        """input => {
+            const style = getComputedStyle(input);
+            const lineHeight = parseFloat(style.lineHeight) || 0;
+            return input.scrollWidth <= input.clientWidth && lineHeight >= 1.4 * parseFloat(style.fontSize);
+        }"""
+    )
+    assert fits
+    table = page.locator("section.key-list table.api-keys").first
+    overflow = table.evaluate(
+        "table => table.getBoundingClientRect().right - document.documentElement.clientWidth"
+    )
+    assert overflow <= 0

@@ -129,3 +129,16 @@ def test_nobody_revokes_another_users_or_another_organisations_key_from_the_page
 def test_the_top_bar_links_the_api_keys_page(member):
     page = _signed_in(member).get(reverse("api-keys")).content.decode()
     assert f'href="{reverse("api-keys")}" aria-current="page"' in page
+
+
+@pytest.mark.parametrize(("language", "placeholder"), [("en", "&lt;key&gt;"), ("zh-hans", "&lt;密钥&gt;")])
+def test_both_pages_show_the_header_with_its_key_placeholder_as_text(org, org_admin, language, placeholder):
+    """``<key>`` is text on the page, not a tag the browser swallows ("Bearer ." was shown)."""
+    client = _signed_in(org_admin)
+    client.cookies["django_language"] = language
+    page = client.get(reverse("api-keys")).content.decode()
+    assert f"Authorization: Bearer {placeholder}</code>" in page
+    created = client.post(
+        reverse("admin:platform_core_apikey_add"), {"organization": org.pk, "name": "ci", "scopes": ["read"]}
+    ).content.decode()
+    assert f"Authorization: Bearer {placeholder}</code>" in created
