@@ -147,6 +147,7 @@ async def test_base_url_must_be_http_or_https(service: LoopbackHTTPService) -> N
             "Basic " + base64.b64encode(f"ann:{PASSWORD}".encode()).decode(),
         ),
     ],
+    ids=["api-key-header", "bearer", "basic"],  # the secrets are random: ids must not carry them
 )
 async def test_auth_header_is_sent_and_redacted_from_the_echo(
     service: LoopbackHTTPService, auth: HttpAuth, header: str, expected: str

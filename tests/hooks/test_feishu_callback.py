@@ -117,7 +117,9 @@ def test_encrypted_payload_round_trips_with_a_fresh_iv_each_time():
 
 
 @pytest.mark.parametrize(
-    "encrypt", ["not base64 at all!", "AAAA", encrypt_payload(b"secret payload", "other key")]
+    "encrypt",
+    ["not base64 at all!", "AAAA", encrypt_payload(b"secret payload", "other key")],
+    ids=["not-base64", "too-short", "another-key"],  # the encryption's IV is random: so would an id be
 )
 def test_decryption_refuses_garbage_short_input_and_the_wrong_key(encrypt):
     with pytest.raises(ValueError):
