@@ -1,0 +1,31 @@
+"""Loaded with ``-p tests.xdist_isolation`` (pyproject's addopts), before pytest-django reads the settings.
+
+Under pytest-xdist every worker has its own test database (pytest-django adds the worker's suffix), but
+``REDIS_URL`` names one Redis database for all of them: cache entries, budget counters and rate-limit
+windows keyed by object ids would then cross between workers whose databases hand out the same ids. Each
+worker gets the next Redis database number instead (``gw0`` keeps the given one).
+"""
+
+from __future__ import annotations
+
+import os
+from urllib.parse import urlsplit, urlunsplit
+
+REDIS_DATABASES = 16  # Redis' default `databases` setting
+
+
+def worker_index() -> int:
+    """The xdist worker's number (``gw3`` → 3); 0 outside xdist."""
+    worker = os.environ.get("PYTEST_XDIST_WORKER", "")
+    return int(worker.removeprefix("gw")) if worker.startswith("gw") else 0
+
+
+def redis_url_for_worker(url: str, index: int) -> str:
+    """``url`` with its database number moved up by ``index`` (wrapping at Redis' 16 databases)."""
+    parts = urlsplit(url)
+    base = int(parts.path.strip("/") or 0)
+    return urlunsplit(parts._replace(path=f"/{(base + index) % REDIS_DATABASES}"))
+
+
+if worker_index() and os.environ.get("REDIS_URL"):
+    os.environ["REDIS_URL"] = redis_url_for_worker(os.environ["REDIS_URL"], worker_index())
