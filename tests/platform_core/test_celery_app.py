@@ -91,3 +91,49 @@ def test_a_worker_registers_every_task_the_code_can_send():
     # then the worker knows each of them: none of their messages would be dropped
     missing = {name: origin for name, origin in expected.items() if name not in registered}
     assert missing == {}
+
+
+def _messages_in_folder(folder: Path, task_id: str) -> list[Path]:
+    if not folder.is_dir():
+        return []
+    return [p for p in folder.rglob("*") if p.is_file() and task_id.encode() in p.read_bytes()]
+
+
+def _messages_in_redis(url: str, task_id: str) -> int:
+    import redis
+
+    client = redis.Redis.from_url(url)
+    try:
+        return sum(
+            1
+            for key in client.scan_iter()
+            if client.type(key) == b"list"
+            for item in client.lrange(key, 0, -1)
+            if task_id.encode() in item
+        )
+    finally:
+        client.close()
+
+
+def test_a_task_a_test_sends_goes_to_the_tests_broker_never_to_the_developers():
+    """``make run`` after ``make test`` must not find the tests' messages: their broker is one of their own,
+    neither the checkout's var/celery nor the Redis of REDIS_URL (the broker the settings name)."""
+    from agents.usage.tasks import notify_budget_warning
+
+    # given the checkout's broker folder as it is before
+    checkout = ROOT / "var" / "celery"
+    files_before = {p: p.stat().st_mtime_ns for p in checkout.rglob("*") if p.is_file()}
+
+    # when a test sends a task (not eagerly)
+    sent = notify_budget_warning.delay(
+        budget_id="00000000000000000000000000000000", organization_id=0, period="2026-12", used=1
+    )
+
+    # then nothing was written to the checkout's var/celery, nor to the Redis broker of the settings
+    assert {p: p.stat().st_mtime_ns for p in checkout.rglob("*") if p.is_file()} == files_before
+    if settings.CELERY_BROKER_URL.startswith("redis"):
+        assert _messages_in_redis(settings.CELERY_BROKER_URL, sent.id) == 0
+    # but to the tests' own broker, outside the checkout
+    tests_folder = Path(os.environ.get("CELERY_FILESYSTEM_FOLDER") or checkout)
+    assert not tests_folder.resolve().is_relative_to(ROOT.resolve())
+    assert _messages_in_folder(tests_folder, sent.id) != []
