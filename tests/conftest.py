@@ -2,15 +2,23 @@
 
 from __future__ import annotations
 
+import os
+import shutil
+import tempfile
+from pathlib import Path
+
 import pytest
 from django.utils import translation
 from rest_framework.test import APIClient
 
+from platform_core import celery_app
 from platform_core.config_cache import config_cache_forget
 from platform_core.models import ApiKey, ApiKeyAddress, Role
 from tests.factories import OrganizationFactory, member_of
 
 pytest_plugins = ["tests.fakes.llm_fixtures", "tests.fakes.feishu_fixtures", "tests.fakes.dns"]
+
+_BROKER_FOLDER = pytest.StashKey[Path]()
 
 
 def _xdist_group(item: pytest.Item) -> str:
@@ -40,6 +48,34 @@ def pytest_configure(config: pytest.Config) -> None:
         "markers",
         "cross_org(*route_names): this test proves that the named tenant routes hide other organisations' data",
     )
+    config.stash[_BROKER_FOLDER] = _broker_of_the_tests()
+
+
+def pytest_unconfigure(config: pytest.Config) -> None:
+    folder = config.stash.get(_BROKER_FOLDER, None)
+    if folder is not None:
+        shutil.rmtree(folder, ignore_errors=True)
+
+
+def _broker_of_the_tests() -> Path:
+    """Tests never write into the developer's broker (the checkout's var/celery, or the Redis of REDIS_URL),
+    where ``make run`` would pick their messages up: the tasks they send go to a file-system broker in a
+    folder of the session, outside the checkout, and so do those of the servers they start (which inherit
+    the environment; Celery reads ``CELERY_BROKER_URL`` from it before its configuration)."""
+    folder = Path(tempfile.mkdtemp(prefix="tests-celery-broker-"))
+    for sub in ("queue", "processed", "control"):
+        (folder / sub).mkdir()
+    os.environ["CELERY_BROKER_URL"] = "filesystem://"
+    os.environ["CELERY_FILESYSTEM_FOLDER"] = str(folder)
+    celery_app.conf.broker_url = "filesystem://"
+    celery_app.conf.broker_transport_options = {
+        "data_folder_in": str(folder / "queue"),
+        "data_folder_out": str(folder / "queue"),
+        "processed_folder": str(folder / "processed"),
+        "control_folder": str(folder / "control"),
+        "store_processed": False,
+    }
+    return folder
 
 
 @pytest.fixture(autouse=True)

@@ -157,6 +157,13 @@ def stop_head(reason: StopReason, *, query: str, **details: Any) -> str:
     return heads[1 if is_chinese(query) else 0].format(**details)
 
 
+def stopped_by_budget(answer: str, *, query: str, budget: str) -> str:
+    """``answer`` (what the run has) after why it stopped: ``budget`` (the refusal's label) was used up,
+    in the language of ``query``."""
+    head = stop_head(StopReason.BUDGET_EXCEEDED, query=query, budget=budget)
+    return f"{head}\n\n{answer}" if answer else head
+
+
 def fallback_answer(reason: StopReason, records: Sequence[Any], *, query: str, **details: Any) -> str:
     """A summary of partial results: why the run stopped, which tools were called, and how they went."""
     zh = is_chinese(query)

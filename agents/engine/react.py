@@ -45,6 +45,7 @@ from agents.engine.run_events import RunAsEvents
 from agents.engine.run_state import AgentResult, RunState, note
 from agents.engine.selection import select_tools
 from agents.engine.stop_reasons import StopReason
+from agents.engine.synthesis import Answered
 from agents.engine.synthesis import stream_answer as _stream_answer
 from agents.engine.tool_runner import ToolCallRecord, ToolRunner
 from agents.engine.tools import ToolRegistry
@@ -256,13 +257,16 @@ class ReActAgent(DurableLoop, RunAsEvents[AgentResult]):
         await run.emit(_cancelled_done(result))
         return result
 
-    async def stream_answer(self, result: AgentResult, *, on_event: EventCallback | None = None) -> str:
-        """Stream the user-facing answer synthesised from the whole trace, then emit ``done``.
+    async def answer(self, result: AgentResult, *, on_event: EventCallback | None = None) -> Answered:
+        """Stream the user-facing answer synthesised from the whole trace, then emit ``done``; what it came
+        to.
 
         Emits ``answer`` start, deltas and done. On ANY failure (or an empty stream) the answer is
         ``result.answer``: sent as one delta when nothing was streamed yet, and always as the ``content``
-        of ``answer`` done with ``fallback: true``. For a cancelled result nothing is emitted. A
-        :meth:`cancel` during the stream ends it with the part streamed so far and a cancelled ``done``.
+        of ``answer`` done with ``fallback: true``; when a budget refused the synthesis the run stops there
+        as in the tool loop (``budget_exceeded``, the answer naming the budget first). For a cancelled
+        result nothing is emitted. A :meth:`cancel` during the stream ends it with the part streamed so far
+        and a cancelled ``done``.
         """
         task = self._enter()
         emit = Emitter(on_event)
@@ -272,10 +276,11 @@ class ReActAgent(DurableLoop, RunAsEvents[AgentResult]):
         finally:
             self._leave()
         await emit(_cancelled_done(result))
-        return ""
+        return Answered("", StopReason.CANCELLED, cancelled=True)
 
-    async def _stream_result(self, result: AgentResult, on_event: EventCallback) -> str:
-        return await self.stream_answer(result, on_event=on_event)
+    async def stream_answer(self, result: AgentResult, *, on_event: EventCallback | None = None) -> str:
+        """The text of :meth:`answer`."""
+        return (await self.answer(result, on_event=on_event)).text
 
     async def _run(self, run: RunState, history: Sequence[Message]) -> AgentResult:
         if len(self._tools) > self.tool_selection_threshold:

@@ -2,7 +2,7 @@
 
 :class:`RunAsEvents` is mixed into :class:`~agents.engine.react.ReActAgent` and
 :class:`~agents.engine.plan.agent.PlanAgent`; each gives its ``run()`` and how its answer is streamed
-(``_stream_result``), which emits the closing ``done``.
+(``answer()``), which emits the closing ``done``.
 """
 
 from __future__ import annotations
@@ -13,6 +13,7 @@ from typing import Any, Generic, TypeVar
 from agents.engine.events import Event, EventCallback, iterate_events
 from agents.engine.llm import Message
 from agents.engine.run_context import RunContext
+from agents.engine.synthesis import Answered
 
 R = TypeVar("R")
 
@@ -30,7 +31,7 @@ class RunAsEvents(Generic[R]):
     ) -> R:
         raise NotImplementedError
 
-    async def _stream_result(self, result: R, on_event: EventCallback) -> str:
+    async def answer(self, result: R, *, on_event: EventCallback | None = None) -> Answered:
         raise NotImplementedError
 
     def events(
@@ -44,7 +45,7 @@ class RunAsEvents(Generic[R]):
 
         async def produce(on_event: EventCallback) -> None:
             result = await self.run(query, history=history, on_event=on_event, metadata=metadata)
-            await self._stream_result(result, on_event)
+            await self.answer(result, on_event=on_event)
 
         return iterate_events(produce)
 

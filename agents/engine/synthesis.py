@@ -1,7 +1,9 @@
 """Answer synthesis: one streamed LLM call that turns the run's trace into the user-facing answer.
 
 :func:`stream_synthesis` is the streaming itself, shared by ReAct (:func:`stream_answer`) and plan mode
-(:func:`agents.engine.plan.synthesis.stream_plan_answer`); each builds its own prompt.
+(:func:`agents.engine.plan.synthesis.stream_plan_answer`); each builds its own prompt. What it comes to is an
+:class:`Answered`: a budget that refuses the synthesis ends the run as it ends the tool loop
+(``budget_exceeded``, the answer saying which budget first, in the question's language).
 """
 
 from __future__ import annotations
@@ -12,12 +14,12 @@ import logging
 import time
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Literal
 
 from agents.engine import events
 from agents.engine.llm import LLM, Message, Usage
-from agents.engine.metering import CallPurpose, call_purpose
-from agents.engine.prompts import SYNTHESIS_SYSTEM
+from agents.engine.metering import BudgetExceededError, BudgetRefusal, CallPurpose, call_purpose
+from agents.engine.prompts import SYNTHESIS_SYSTEM, stopped_by_budget
 from agents.engine.stop_reasons import StopReason
 
 if TYPE_CHECKING:
@@ -84,18 +86,20 @@ def synthesis_messages(result: AgentResult) -> list[Message]:
 
 async def stream_answer(
     llm: LLM, result: AgentResult, emit: events.Emitter, absorb_cancel: Callable[[], bool]
-) -> str:
-    """Stream the synthesised answer as ``answer`` events, then emit ``done``; see ReActAgent.stream_answer.
+) -> Answered:
+    """Stream the synthesised answer as ``answer`` events, then emit ``done``; see ReActAgent.answer.
 
     ``absorb_cancel()`` is asked when the stream is cancelled: True means "stop and report cancelled",
     False lets the cancellation propagate.
     """
     if result.cancelled:
-        return result.answer
+        return Answered(result.answer, result.stop_reason, cancelled=True)
     return await stream_synthesis(
         llm,
         lambda: synthesis_messages(result),
-        Draft(result.answer, result.usage, result.iterations, result.elapsed, result.stop_reason),
+        Draft(
+            result.answer, result.usage, result.iterations, result.elapsed, result.stop_reason, result.query
+        ),
         emit,
         absorb_cancel,
         # the model just failed: do not wait on it again; past a budget: no further call
@@ -105,15 +109,29 @@ async def stream_answer(
 
 
 @dataclass(frozen=True, slots=True)
+class Answered:
+    """What a run's answer came to: ``text`` (what the user got and ``done`` carries), why the run stopped
+    (``stop_reason``: the run's own, ``budget_exceeded`` when a budget refused the synthesis, ``cancelled``
+    when the stream was), and whether ``text`` is the draft answer (``fallback``)."""
+
+    text: str
+    stop_reason: StopReason
+    fallback: bool = False
+    cancelled: bool = False
+    type: Literal["answered"] = "answered"
+
+
+@dataclass(frozen=True, slots=True)
 class Draft:
-    """What a run has before its answer is synthesised: the draft answer (the fallback) and the figures
-    its ``done`` event reports."""
+    """What a run has before its answer is synthesised: the draft answer (the fallback), the figures its
+    ``done`` event reports, and the question (the language of a stop message)."""
 
     answer: str
     usage: Usage
     iterations: int
     elapsed: float
-    stop_reason: str
+    stop_reason: StopReason
+    query: str = ""
 
 
 async def stream_synthesis(
@@ -125,14 +143,15 @@ async def stream_synthesis(
     *,
     ask_model: bool = True,
     fallback_note: str = "using the draft answer",
-) -> str:
+) -> Answered:
     """Stream the answer the model writes from ``messages()`` as ``answer`` events, then emit ``done``
     (ReAct's and plan mode's synthesis alike).
 
     On any failure of the model, or an empty stream, or without ``ask_model``, the answer is
-    ``draft.answer``, sent as one delta when nothing was streamed and marked ``fallback``.
-    ``absorb_cancel()`` is asked when the stream is cancelled: True stops with a cancelled ``done``,
-    False lets the cancellation propagate.
+    ``draft.answer``, sent as one delta when nothing was streamed and marked ``fallback``. A budget that
+    refuses the call stops the run there, as in the tool loop: ``budget_exceeded``, and the answer says
+    which budget before the draft. ``absorb_cancel()`` is asked when the stream is cancelled: True stops
+    with a cancelled ``done``, False lets the cancellation propagate.
     """
     started = time.perf_counter()
     usage = Usage()
@@ -141,6 +160,7 @@ async def stream_synthesis(
     parts: list[str] = []
     failed = not ask_model
     cancelled = False
+    refusal: BudgetRefusal | None = None
     if not failed:
         try:
             with call_purpose(CallPurpose.SYNTHESIS):
@@ -158,13 +178,20 @@ async def stream_synthesis(
             if not absorb_cancel():
                 raise
             cancelled = True
+        except BudgetExceededError as exc:  # the call was not made: the run stops at the budget
+            logger.info("answer synthesis refused by a budget; the run stops there")
+            refusal, failed = exc.refusal, True
         except Exception as exc:  # any failure falls back to the draft answer
             logger.warning("answer synthesis failed (%s); %s", type(exc).__name__, fallback_note)
             failed = True
     answer = "".join(parts)
+    stop_reason = StopReason.CANCELLED if cancelled else draft.stop_reason
     fallback = not cancelled and (failed or not answer.strip())
     if fallback:
         answer = draft.answer
+        if refusal is not None:
+            stop_reason = StopReason.BUDGET_EXCEEDED
+            answer = stopped_by_budget(answer, query=draft.query, budget=refusal.label_for(draft.query))
         if not parts and answer:
             await emit(events.answer_delta(answer))
     await emit(events.answer_done(answer, fallback=fallback))
@@ -175,7 +202,7 @@ async def stream_synthesis(
             usage.as_dict(),
             round(draft.elapsed + time.perf_counter() - started, 4),
             cancelled=cancelled,
-            stop_reason=StopReason.CANCELLED if cancelled else draft.stop_reason,
+            stop_reason=stop_reason,
         )
     )
-    return answer
+    return Answered(answer, stop_reason, fallback=fallback, cancelled=cancelled)

@@ -375,17 +375,19 @@ class RunManager:
         result.usage.add(routing)  # the router's call counts towards the run (and its done event)
         if result.park is not None:
             return Parked(approval_id=result.park.details.get("approval_id"))
-        answer = result.answer
+        answer, stop_reason = result.answer, result.stop_reason
         if not result.cancelled:
-            # A plan agent's run gives a PlanResult, a ReAct agent's an AgentResult.
+            # A plan agent's run gives a PlanResult, a ReAct agent's an AgentResult. The answer may still
+            # stop the run (a budget refusing the synthesis): its stop reason is the run's.
             if isinstance(agent, PlanAgent):
-                answer = await agent.stream_synthesize(cast(PlanResult, result), on_event=sink)
+                answered = await agent.answer(cast(PlanResult, result), on_event=sink)
             else:
-                answer = await agent.stream_answer(cast(AgentResult, result), on_event=sink)
+                answered = await agent.answer(cast(AgentResult, result), on_event=sink)
+            answer, stop_reason = answered.text, answered.stop_reason
         ended = Cancelled if result.cancelled or handle.cancel_requested else Done
         return ended(
             elapsed=_elapsed(started),
-            stop_reason=result.stop_reason,
+            stop_reason=stop_reason,
             answer=answer,
             usage=result.usage.as_dict(),
             iterations=result.iterations,

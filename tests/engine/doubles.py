@@ -14,6 +14,7 @@ from typing import Any
 
 from agents.engine.events import Event
 from agents.engine.llm import ChatResponse, LLMError, Message, ToolCallRequest, Usage
+from agents.engine.metering import BudgetRefusal, CallPurpose, ModelCall, ModelCallUsage, Proceed
 from agents.engine.tools import Tool, ToolRegistry, ToolResult
 
 Reply = ChatResponse | Exception | Callable[[Sequence[Message]], "ChatResponse | Exception"]
@@ -222,3 +223,16 @@ class RecordingTool(Tool):
 
 def registry_of(*tools: Tool) -> ToolRegistry:
     return ToolRegistry(tools)
+
+
+class SynthesisBudget:
+    """A meter (for :class:`~agents.engine.metering.MeteredLLM`) whose budget, the organisation's monthly
+    2,000 tokens "Acme", lets every call through but the answer's synthesis."""
+
+    refusal = BudgetRefusal("Acme", "organization", "tokens", "month", "2000 tokens")
+
+    async def before_model_call(self, call: ModelCall) -> Proceed | BudgetRefusal:
+        return self.refusal if call.purpose == CallPurpose.SYNTHESIS else Proceed()
+
+    async def after_model_call(self, report: ModelCallUsage) -> None:
+        return None

@@ -6,9 +6,11 @@ import asyncio
 from datetime import date
 
 from agents.engine.follow_ups import FollowUpQueue
+from agents.engine.metering import MeteredLLM
+from agents.engine.model_registry import ModelRegistry
 from agents.engine.plan.agent import FOLLOW_UP_REASONING, PLANNING_FAILED_REASONING, PlanAgent
 from tests.engine import test_plan_support as support
-from tests.engine.doubles import EventLog, RecordingTool, registry_of
+from tests.engine.doubles import EventLog, RecordingTool, SynthesisBudget, registry_of
 from tests.engine.test_plan_support import ANALYZER, PLANNER, STEP, SYNTHESIS, plan_reply, step, verdict
 from tests.fakes.openai_server import call, hang, text, tool_calls
 
@@ -383,3 +385,28 @@ async def test_cancel_before_run_stops_it_as_soon_as_it_starts(registry, script)
     plan_agent.cancel()
     result = await plan_agent.run(GOAL)
     assert result.cancelled and not script.requests
+
+
+async def test_a_budget_refusing_the_plans_synthesis_ends_the_answer_with_budget_exceeded(make_llm, script):
+    # given a round that achieves the goal, and a budget that refuses the synthesis
+    script.planner(plan_reply(step("1", "find orders")))
+    script.step("1", text("3 orders"))
+    script.analyzer(verdict(True, 0.9, "complete", "ACME has 3 orders."))
+    script.synthesis(text("never asked"))
+    metered = ModelRegistry.single(MeteredLLM(make_llm(), SynthesisBudget()))
+    plan_agent = agent(metered)
+    result = await plan_agent.run(GOAL)
+
+    # when the answer is synthesised
+    log = EventLog()
+    answered = await plan_agent.answer(result, on_event=log)
+
+    # then the synthesis was not sent, and the run stopped at the budget, naming it before the draft
+    assert script.of(SYNTHESIS) == []
+    expected = (
+        "I stopped before the task was finished: the monthly token budget “Acme” of the organization "
+        "(2000 tokens) is used up.\n\nACME has 3 orders."
+    )
+    assert (answered.text, answered.stop_reason) == (expected, "budget_exceeded")
+    (done,) = log.of("done")
+    assert (done["stop_reason"], done["answer"]) == ("budget_exceeded", expected)

@@ -4,9 +4,13 @@ from __future__ import annotations
 
 import json
 
+import pytest
+
+from agents.engine.metering import MeteredLLM
 from agents.engine.react import ReActAgent
+from agents.engine.stop_reasons import StopReason
 from agents.engine.synthesis import format_trace
-from tests.engine.doubles import EventLog, FakeLLM, RecordingTool, registry_of, say, use
+from tests.engine.doubles import EventLog, FakeLLM, RecordingTool, SynthesisBudget, registry_of, say, use
 from tests.fakes.openai_server import call, error, text, tool_calls
 
 
@@ -166,3 +170,44 @@ async def test_cancel_during_synthesis_stops_the_stream_and_reports_a_cancelled_
     assert log.of("answer")[-1] == {"status": "done", "content": "Part one. ", "fallback": False}
     assert log.of("done")[0]["cancelled"] is True
     assert log.of("done")[0]["stop_reason"] == "cancelled"
+
+
+@pytest.mark.parametrize(
+    ("question", "head"),
+    [
+        (
+            "Where is order 7?",
+            "I stopped before the task was finished: "
+            "the monthly token budget “Acme” of the organization (2000 tokens) is used up.",
+        ),
+        ("订单 7 在哪里？", "任务尚未完成就已停止：组织的每月Token预算「Acme」（2000 tokens）已用完。"),
+    ],
+)
+async def test_a_budget_refusing_the_synthesis_ends_the_answer_with_budget_exceeded(
+    scripted_llm, make_llm, question, head
+):
+    # given a loop that answers at once, and a budget that refuses the next call (the synthesis)
+    scripted_llm.script(text("Order 7 has shipped."), text("never asked"))
+    agent = ReActAgent(MeteredLLM(make_llm(), SynthesisBudget()), registry_of())
+    result = await agent.run(question)
+    assert result.stop_reason == "final_answer"
+
+    # when the answer is synthesised
+    log = EventLog()
+    answered = await agent.answer(result, on_event=log)
+
+    # then the synthesis was not sent, and the answer says why the run stopped first, as the tool loop's
+    assert len(scripted_llm.requests) == 1
+    expected = f"{head}\n\nOrder 7 has shipped."
+    assert (answered.text, answered.stop_reason, answered.fallback) == (
+        expected,
+        StopReason.BUDGET_EXCEEDED,
+        True,
+    )
+    assert log.of("answer") == [
+        {"status": "start"},
+        {"status": "delta", "content": expected},
+        {"status": "done", "content": expected, "fallback": True},
+    ]
+    (done,) = log.of("done")
+    assert (done["stop_reason"], done["cancelled"], done["answer"]) == ("budget_exceeded", False, expected)

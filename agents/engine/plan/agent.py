@@ -49,10 +49,11 @@ from agents.engine.plan.models import (
 from agents.engine.plan.planner import Planner
 from agents.engine.plan.state import ANSWER, DECIDING, EXECUTING, PLANNING, PlanRunState
 from agents.engine.plan.synthesis import replan_context, stream_plan_answer
-from agents.engine.prompts import stop_head
+from agents.engine.prompts import stopped_by_budget
 from agents.engine.run_context import RunContext
 from agents.engine.run_events import RunAsEvents
 from agents.engine.stop_reasons import StopReason
+from agents.engine.synthesis import Answered
 from agents.engine.tools import ToolRegistry
 
 logger = logging.getLogger(__name__)
@@ -203,11 +204,13 @@ class PlanAgent(RunAsEvents[PlanResult]):
         )
         return result
 
-    async def stream_synthesize(self, result: PlanResult, *, on_event: EventCallback | None = None) -> str:
-        """Stream the answer synthesised from the goal and the steps' results, then emit ``done``.
+    async def answer(self, result: PlanResult, *, on_event: EventCallback | None = None) -> Answered:
+        """Stream the answer synthesised from the goal and the steps' results, then emit ``done``; what it
+        came to.
 
         Emits ``answer`` start, deltas and done. Fallbacks: the analyser's ``final_answer``, else the
-        finished steps' results joined (``answer`` done with ``fallback: true``). For a cancelled result
+        finished steps' results joined (``answer`` done with ``fallback: true``); a budget that refuses the
+        synthesis ends the run with ``budget_exceeded``, the answer naming it first. For a cancelled result
         nothing is emitted; :meth:`cancel` during the stream ends it with a cancelled ``done``.
         """
         task = self._enter()
@@ -229,10 +232,11 @@ class PlanAgent(RunAsEvents[PlanResult]):
                 stop_reason=StopReason.CANCELLED,
             )
         )
-        return ""
+        return Answered("", StopReason.CANCELLED, cancelled=True)
 
-    async def _stream_result(self, result: PlanResult, on_event: EventCallback) -> str:
-        return await self.stream_synthesize(result, on_event=on_event)
+    async def stream_synthesize(self, result: PlanResult, *, on_event: EventCallback | None = None) -> str:
+        """The text of :meth:`answer`."""
+        return (await self.answer(result, on_event=on_event)).text
 
     async def _run(self, state: PlanRunState, history: Sequence[Message]) -> PlanResult:
         if state.final is not None:  # resumed after the run had ended: straight to the answer
@@ -294,10 +298,10 @@ class PlanAgent(RunAsEvents[PlanResult]):
         """A run a budget ended answers why first (in the goal's language), then what it has."""
         if result.stop_reason != StopReason.BUDGET_EXCEEDED or not self._refusals:
             return result
-        head = stop_head(
-            StopReason.BUDGET_EXCEEDED, query=result.goal, budget=self._refusals[0].label_for(result.goal)
+        budget = self._refusals[0].label_for(result.goal)
+        return dataclasses.replace(
+            result, answer=stopped_by_budget(result.answer, query=result.goal, budget=budget)
         )
-        return dataclasses.replace(result, answer=f"{head}\n\n{result.answer}" if result.answer else head)
 
     async def _end(self, state: PlanRunState, stop_reason: StopReason) -> PlanResult:
         state.stage, state.final = ANSWER, stop_reason

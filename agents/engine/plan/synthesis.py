@@ -10,7 +10,7 @@ from agents.engine.plan import prompts
 from agents.engine.plan.models import DONE, FAILED, Analysis, Plan, PlanResult
 from agents.engine.prompts import SYNTHESIS_SYSTEM, is_chinese
 from agents.engine.stop_reasons import StopReason
-from agents.engine.synthesis import Draft, cut, stream_synthesis
+from agents.engine.synthesis import Answered, Draft, cut, stream_synthesis
 
 SYNTHESIS_STEP_CHARS = 4000
 REPLAN_STEP_CHARS = 500
@@ -87,7 +87,7 @@ def synthesis_messages(result: PlanResult) -> list[Message]:
 
 async def stream_plan_answer(
     llm: LLM, result: PlanResult, emit: events.Emitter, absorb_cancel: Callable[[], bool]
-) -> str:
+) -> Answered:
     """Stream the synthesised answer as ``answer`` events, then emit ``done`` (as ReAct's stream_answer).
 
     On any failure or an empty stream the answer is ``result.answer`` (the analyser's final answer, else
@@ -95,11 +95,13 @@ async def stream_plan_answer(
     ``absorb_cancel()`` is asked when the stream is cancelled: True stops with a cancelled ``done``.
     """
     if result.cancelled:
-        return result.answer
+        return Answered(result.answer, result.stop_reason, cancelled=True)
     return await stream_synthesis(
         llm,
         lambda: synthesis_messages(result),
-        Draft(result.answer, result.usage, result.iterations, result.elapsed, result.stop_reason),
+        Draft(
+            result.answer, result.usage, result.iterations, result.elapsed, result.stop_reason, result.goal
+        ),
         emit,
         absorb_cancel,
         ask_model=result.stop_reason != StopReason.BUDGET_EXCEEDED,  # past a budget: no further call

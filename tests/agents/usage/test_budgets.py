@@ -99,6 +99,54 @@ async def test_a_budget_reached_mid_run_stops_before_the_next_model_call(
     assert await UsageRecord.objects.filter(run=run).acount() == 2
 
 
+@pytest.mark.parametrize(
+    ("question", "head"),
+    [
+        (
+            "Where is order 7?",
+            "I stopped before the task was finished: "
+            "the daily token budget “Mia's daily tokens” of the user (2000 tokens) is used up.",
+        ),
+        (
+            "订单 7 在哪里？",
+            "任务尚未完成就已停止：用户的每日Token预算「Mia's daily tokens」（2000 tokens）已用完。",
+        ),
+    ],
+)
+async def test_a_budget_reached_at_the_answer_synthesis_stops_the_run_as_the_tool_loop_does(
+    scripted_llm, monkeypatch, counts_in, question, head
+):
+    # given a user budget of 2,000 tokens a day, 1,200 tokens a call, and a model that looks up the order
+    # once, then answers
+    monkeypatch.setattr(runtime, "connector_tools_for_run", order_tools(1))
+    model = ReActModel(tool_turns=1, answer="Order 7 has shipped.").install(scripted_llm)
+
+    def given():
+        org, user, agent, _config = build_org(scripted_llm.base_url, max_output=200)
+        user_budget(org, user, limit=2000)
+        return user, conversation_for(org, user, agent)
+
+    user, conversation = await database_sync_to_async(given)()
+
+    # when the user asks
+    frames = await ask(user, conversation, question)
+    await finish_runs()
+
+    # then the tool loop's two calls went through and the synthesis, the third, was refused: never sent
+    assert model.kinds == ["tool_loop", "tool_loop"]
+    assert len(scripted_llm.requests) == 2
+    # and the run stopped as a budget stops the tool loop: budget_exceeded, the budget named first in the
+    # question's language, then what the loop had found
+    done = done_of(frames)
+    assert done["stop_reason"] == "budget_exceeded" and done["cancelled"] is False
+    assert done["answer"] == f"{head}\n\nOrder 7 has shipped."
+    assert set(done) == {"answer", "iterations", "usage", "elapsed", "cancelled", "stop_reason"}
+    answer_done = [f["data"] for f in frames if f["event"] == "answer" and f["data"]["status"] == "done"]
+    assert answer_done == [{"status": "done", "content": done["answer"], "fallback": True}]
+    run = await Run.objects.aget(conversation=conversation)
+    assert (run.status, run.stop_reason, run.answer) == ("done", "budget_exceeded", done["answer"])
+
+
 async def test_an_agent_budget_in_cost_stops_its_runs_and_an_other_agent_runs_on(
     scripted_llm, monkeypatch, counts_in
 ):
