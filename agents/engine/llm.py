@@ -54,6 +54,7 @@ from agents.engine.llm_errors import (
     ContextLengthExceededError,
     EndpointMisconfiguredError,
     EndpointRefusedError,
+    FailureKind,
     LLMError,
     RateLimitedError,
 )
@@ -462,8 +463,26 @@ class OpenAICompatibleLLM:
         else:
             error = LLMError(f"{prefix}: {detail}")
         error.status_code = status
+        error.kind = _failure_kind(exc, status)
+        error.model = self.model
         logger.warning("LLM call failed: %s (HTTP %s)", type(exc).__name__, status)
         return error
+
+
+def _failure_kind(exc: Exception, status: int | None) -> FailureKind:
+    # The SDK's aiohttp transport reports a connection that could not be made (refused, unreachable) as a
+    # connect timeout: that is "unreachable"; a timeout after connecting is "did not answer in time".
+    if isinstance(exc, openai.APITimeoutError) and not isinstance(exc.__cause__, httpx2.ConnectTimeout):
+        return "timed_out"
+    if isinstance(exc, openai.APIConnectionError):
+        return "unreachable"
+    if status in (401, 403):
+        return "key_refused"
+    if status == 404:
+        return "model_unknown"
+    if status is not None and status >= 500:
+        return "server_error"
+    return "other"
 
 
 def _rate_limited(wait: float | None) -> str:

@@ -2,12 +2,20 @@
 
 from __future__ import annotations
 
+from typing import Literal
+
+FailureKind = Literal["unreachable", "timed_out", "key_refused", "model_unknown", "server_error", "other"]
+"""What a failed provider call comes to, for the user: see ``agents.engine.model_call.LLMFailed``."""
+
 
 class LLMError(Exception):
     """A provider call failed after the client's own retries."""
 
     status_code: int | None = None
     """The HTTP status of the provider's answer, when there was one."""
+    kind: FailureKind = "other"
+    model: str = ""
+    """The model the call asked for."""
 
 
 class ContextLengthExceededError(LLMError):

@@ -60,7 +60,38 @@ class LLMFailed(Exception):
             if zh:
                 return f"对话长度超过了 {where} 的上下文窗口"
             return f"the conversation is longer than the context window of {where}"
-        return type(cause).__name__
+        return _failure_label(cause, where, zh)
+
+
+def _failure_label(cause: LLMError, where: str, zh: bool) -> str:
+    """What failed, by the error's kind; never an internal class name."""
+    status = cause.status_code
+    model = cause.model or ("模型" if zh else "the model")
+    if cause.kind == "unreachable":
+        return f"无法连接{where}" if zh else f"{where} cannot be reached"
+    if cause.kind == "timed_out":
+        return f"{where} 没有及时应答" if zh else f"{where} did not answer in time"
+    if cause.kind == "key_refused":
+        return (
+            f"{where} 拒绝了 API 密钥（HTTP {status}）"
+            if zh
+            else f"{where} refused the API key (HTTP {status})"
+        )
+    if cause.kind == "model_unknown":
+        if zh:
+            return f"{where} 不认识模型“{model}”（HTTP {status}）"
+        return f"{where} does not know the model “{model}” (HTTP {status})"
+    if cause.kind == "server_error":
+        if zh:
+            return f"{where} 返回了服务器错误（HTTP {status}）"
+        return f"{where} answered with a server error (HTTP {status})"
+    if status is not None:
+        return (
+            f"{where} 返回了错误（HTTP {status}）"
+            if zh
+            else f"{where} answered with an error (HTTP {status})"
+        )
+    return f"{where} 的回复无法读取" if zh else f"the reply of {where} could not be read"
 
 
 def misconfigured(message: str, status_code: int | None = None) -> EndpointMisconfiguredError:

@@ -127,8 +127,8 @@ _STOP_HEADS: dict[StopReason, tuple[str, str]] = {
         "Token 预算（{token_budget}）已用完，任务尚未完成。",
     ),
     StopReason.LLM_ERROR: (
-        "I could not finish: the language model failed ({error}). Please try again later.",
-        "无法完成：语言模型调用失败（{error}），请稍后重试。",
+        "I could not finish because of the language model: {error}.",
+        "无法完成，语言模型出错：{error}。",
     ),
     StopReason.BUDGET_EXCEEDED: (
         "I stopped before the task was finished: {budget}.",

@@ -176,7 +176,7 @@ async def test_steps_whose_dependencies_failed_are_failed_with_a_reason_instead_
 
     assert statuses(plan) == {"a": "failed", "b": "failed", "c": "failed"}
     assert plan.step("a").error == "the step's agent stopped: llm_error"
-    assert "language model failed" in plan.step("a").result
+    assert "because of the language model" in plan.step("a").result
     assert (plan.step("b").error, plan.step("c").error) == ("dependency a failed", "dependency b failed")
     assert [r.step_id for r in script.of(STEP)] == ["a"]
     failed = [e for e in step_events(log) if e["step_id"] == "b"]

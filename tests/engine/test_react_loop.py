@@ -84,7 +84,7 @@ async def test_an_llm_failure_ends_the_run_with_a_clear_answer_not_an_exception(
     scripted_llm.script(tool_calls(call("search", {"q": "a"})), reply)
     result = await ReActAgent(make_llm(), registry_of(RecordingTool())).run("go")
     assert result.stop_reason == "llm_error"
-    assert result.answer.startswith("I could not finish: the language model failed")
+    assert result.answer.startswith("I could not finish because of the language model: ")
     assert "`search`: called 1 time(s), 1 succeeded" in result.answer
 
 
@@ -92,7 +92,7 @@ async def test_an_llm_timeout_ends_the_run_with_llm_error(scripted_llm, make_llm
     scripted_llm.script(hang(5))
     result = await ReActAgent(make_llm(timeout=0.2), registry_of()).run("go")
     assert result.stop_reason == "llm_error"
-    assert "language model failed" in result.answer
+    assert "because of the language model" in result.answer
 
 
 async def test_an_error_in_the_first_call_still_gives_a_result(scripted_llm, make_llm):
