@@ -216,9 +216,14 @@ class ModelConfigAdmin(AuditedAdmin):
         report = model_config_check(config=obj, actor=request.user, ip_address=client_ip(request))
         if report.refused_by_guard:
             self.message_user(request, report.refused_by_guard, messages.ERROR)
+        elif report.outcome("models").status == "refused" and report.key_verified is None:
+            self.message_user(
+                request, _("The endpoint cannot be reached: nothing could be checked."), messages.ERROR
+            )
         else:
             self.message_user(request, _("The endpoint was checked."), messages.SUCCESS)
-        return self._back(obj)
+        # The page opens at the report, next to the button that ran the check.
+        return HttpResponseRedirect(self._back(obj).url + "#endpoint-check")
 
     def apply_check_view(self, request: HttpRequest, object_id: str) -> HttpResponseRedirect:
         """POST: set the abilities to those the last check found."""

@@ -188,7 +188,7 @@ async def _models(run: _Run) -> None:
     except openai.APIConnectionError as exc:
         if isinstance(exc.__cause__, EndpointRefusedError):
             raise exc.__cause__ from exc
-        run.set("models", "refused", _("Cannot connect: %(message)s") % {"message": _message(exc)})
+        run.set("models", "refused", _connection_failure(exc))
         raise _Stop(_("The endpoint cannot be reached.")) from exc
     run.key_verified = True
     listed = _listed_models(response.content)
@@ -404,6 +404,14 @@ def _stream_only_refusal(exc: LLMError) -> bool:
 
 def _text(exc: BaseException) -> str:
     return str(exc)[:500]
+
+
+def _connection_failure(exc: openai.APIConnectionError) -> str:
+    """What a request that got no answer means. The SDK's aiohttp transport reports a connection that
+    could not be made (refused, unreachable) as a connect timeout, whatever the time it took."""
+    if isinstance(exc, openai.APITimeoutError) and not isinstance(exc.__cause__, httpx2.ConnectTimeout):
+        return _("No answer in time: the endpoint accepted the connection but did not reply.")
+    return _("Cannot be reached: the connection was refused or nothing answers at that address.")
 
 
 def _message(exc: BaseException) -> str:

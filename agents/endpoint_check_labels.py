@@ -77,4 +77,6 @@ def check_summary(config: ModelConfig) -> dict[str, Any] | None:
         "refused_by_guard": report.get("refused_by_guard") or "",
         "probes": lines,
         "changes": changes,
+        # Abilities are compared only when the check could decide some (not for an unreachable endpoint).
+        "abilities_checked": bool(report.get("abilities")),
     }
