@@ -17,7 +17,7 @@ from agents.endpoint_check_labels import check_summary
 from agents.endpoint_check_services import model_config_apply_check, model_config_check
 from agents.endpoint_headers import headers_dump, headers_parse
 from agents.example_questions import ExampleQuestionsFormField
-from agents.model_presets import ABILITY_KEYS, PRESETS, presets_as_data
+from agents.model_presets import ABILITY_KEYS, PRESETS, preset_for, presets_as_data
 from agents.models import Agent, Conversation, ModelConfig, ModelProvider, Run
 from agents.usage import admin as usage_admin  # noqa: F401 - registers the budgets' admin
 from agents.usage_dashboard import admin as usage_dashboard_admin  # noqa: F401 - links the dashboard
@@ -27,6 +27,13 @@ from platform_core.secret_rules import validate_secret_length
 
 # The endpoint's prices per million tokens (empty: the cost of its calls is unknown).
 PRICE_FIELDS = ("price_input", "price_cached_input", "price_output", "price_currency")
+
+
+def _family_of(config: ModelConfig) -> str:
+    """``provider:family`` of the preset family whose model ``config`` uses, or ``""``."""
+    preset = preset_for(config.provider)
+    family = next((f for f in preset.families if f.model == config.model), None) if preset else None
+    return f"{config.provider}:{family.key}" if family else ""
 
 
 class ModelConfigForm(forms.ModelForm):
@@ -39,12 +46,12 @@ class ModelConfigForm(forms.ModelForm):
     )
     clear_api_key = forms.BooleanField(label=_("Remove the stored API key"), required=False)
     model_family = forms.ChoiceField(
-        label=_("model family"),
+        label=_("Model family"),
         required=False,
         help_text=_("Fills the model name, the context window, the output limit and the abilities."),
     )
     extra_headers_input = forms.CharField(
-        label=_("extra headers"),
+        label=_("Extra headers"),
         required=False,
         widget=forms.Textarea(attrs={"rows": 3, "class": "vLargeTextField", "spellcheck": "false"}),
         help_text=_(
@@ -74,6 +81,11 @@ class ModelConfigForm(forms.ModelForm):
             "is_default",
             "active",
         ]
+        # Django admin's wider number field: a context window of 1,000,000 tokens fits.
+        widgets = {
+            "context_window": forms.NumberInput(attrs={"class": "vBigIntegerField"}),
+            "max_output_tokens": forms.NumberInput(attrs={"class": "vBigIntegerField"}),
+        }
 
     def __init__(self, *args: Any, **kwargs: Any) -> None:
         super().__init__(*args, **kwargs)
@@ -82,6 +94,8 @@ class ModelConfigForm(forms.ModelForm):
             (str(preset.label), [(f"{preset.provider}:{f.key}", f.label) for f in preset.families])
             for preset in PRESETS
         ]
+        # The family is no stored field: a saved endpoint shows the family whose model it uses.
+        self.fields["model_family"].initial = _family_of(self.instance) if self.instance.pk else ""
         names = self.instance.header_names if self.instance.pk else []
         if names:
             self.fields["extra_headers_input"].help_text = format_html(

@@ -369,3 +369,25 @@ def test_checking_another_orgs_endpoint_is_404_and_changes_nothing(client_for, o
     assert client.post(f"{base(org)}/model-configs/{foreign.pk}/apply-check/").status_code == 404
     foreign.refresh_from_db()
     assert foreign.tool_call is True
+
+
+def test_the_endpoint_form_labels_are_capitalised_and_a_saved_endpoint_shows_its_family(admin_client, org):
+    """The form's own fields read like Django's ("Model family", not "model family:"), a saved endpoint
+    opens with the family of its model chosen (it was reset to "---------"), and the token fields are the
+    admin's wide number fields (a 1,000,000-token window did not fit)."""
+    config = ModelConfigFactory(organization=org, provider="qwen-dashscope", model="qwen-plus")
+    page = admin_client.get(reverse("admin:agents_modelconfig_change", args=[config.pk]))
+    form = page.context["adminform"].form
+    assert form.fields["model_family"].label == "Model family"
+    assert form.fields["extra_headers_input"].label == "Extra headers"
+    family = form["model_family"].value()
+    assert family.startswith("qwen-dashscope:")
+    assert preset_for("qwen-dashscope").family(family.split(":", 1)[1]).model == "qwen-plus"
+    html = page.content.decode()
+    assert f'<option value="{family}" selected>' in html
+    for name in ("context_window", "max_output_tokens"):
+        assert "vBigIntegerField" in str(form[name])
+    custom = ModelConfigFactory(organization=org, model="my-own-model")
+    assert admin_client.get(reverse("admin:agents_modelconfig_change", args=[custom.pk])).context[
+        "adminform"
+    ].form["model_family"].value() in ("", None)
