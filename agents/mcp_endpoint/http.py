@@ -2,10 +2,11 @@
 
 Every HTTP request (the initialize, each message, the GET stream, the DELETE) is authenticated anew, so a
 revoked key stops working at once; and a request still open when its key is revoked or expires (a tool
-call's stream, the GET stream) ends its session, as the client's DELETE would, within seconds. The admitted caller rides in the ASGI scope, and ``scope["user"]`` is
-the SDK's :class:`~mcp.server.auth.middleware.bearer_auth.AuthenticatedUser` for the key, organisation
-and user: the SDK's session manager binds each MCP session to it, so a session id cannot be used with
-another key or under another organisation's path.
+call's stream, the GET stream) ends its session, as the client's DELETE would, within seconds. The
+admitted caller rides in the ASGI scope, and ``scope["user"]`` is the SDK's
+:class:`~mcp.server.auth.middleware.bearer_auth.AuthenticatedUser` for the key, organisation and user:
+the SDK's session manager binds each MCP session to it, so a session id cannot be used with another key
+or under another organisation's path.
 
 The ``Host`` header is checked against ``ALLOWED_HOSTS`` like any Django request (DNS rebinding), and so
 is ``Origin`` when a browser sends one.
@@ -34,6 +35,9 @@ from platform_core.authentication import bearer_token_from_header
 
 logger = logging.getLogger(__name__)
 ASGIApp = Callable[[dict[str, Any], Any, Any], Awaitable[None]]
+
+#: How long a request may take to end by itself once its session was ended, before it is cut.
+SESSION_END_GRACE_SECONDS = 1.0
 
 PATH = re.compile(r"^/mcp/orgs/(?P<slug>[-a-zA-Z0-9_]{1,64})/?$")
 
@@ -165,10 +169,6 @@ async def _served_while_key_live(
                 with contextlib.suppress(asyncio.CancelledError):
                     await task
     return None
-
-
-#: How long a request may take to end by itself once its session was ended, before it is cut.
-SESSION_END_GRACE_SECONDS = 1.0
 
 
 class _ResponseState:
