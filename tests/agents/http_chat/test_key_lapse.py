@@ -117,9 +117,9 @@ def test_revoking_a_key_ends_its_open_sse_stream_and_the_run_goes_on_without_it(
 def test_a_key_that_expires_while_its_stream_is_open_ends_the_stream(
     live_server_url, purchasing, scripted_llm
 ):
-    # given a key that expires in two seconds, following a run that is still thinking
+    # given a key that expires in five seconds, following a run that is still thinking
     scripted_llm.script(hang(30))
-    expires_at = timezone.now() + timedelta(seconds=2)
+    expires_at = timezone.now() + timedelta(seconds=5)
     created = api_key_create(
         name="short", scopes=["chat"], owner=purchasing.requester, actor=None, expires_at=expires_at
     )

@@ -105,7 +105,7 @@ async def test_the_sessions_open_stream_closes_when_its_key_is_revoked_or_expire
     # given a session with its GET stream of server messages open
     with running_http_service() as erp:
         world = await database_sync_to_async(_world)(
-            scripted_llm.base_url, erp.base_url, expires_in=3 if lapse == "expired" else None
+            scripted_llm.base_url, erp.base_url, expires_in=6 if lapse == "expired" else None
         )
     url = daphne_url + world["url_path"]
     async with httpx2.AsyncClient(timeout=httpx2.Timeout(30.0, read=60.0), trust_env=False) as http:
