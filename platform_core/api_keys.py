@@ -13,7 +13,7 @@ import secrets
 from collections.abc import Iterable
 from dataclasses import dataclass
 from datetime import datetime, timedelta
-from typing import Any
+from typing import Any, Literal
 
 from django.contrib.auth import get_user_model
 from django.contrib.auth.base_user import AbstractBaseUser
@@ -40,12 +40,13 @@ class ApiKeyCreated:
 
 
 def api_key_group(key_id: int) -> str:
-    """The channel-layer group of the websockets opened with key ``key_id``: told when it is revoked."""
+    """The channel-layer group of everything open with key ``key_id`` (websockets, HTTP streams, MCP
+    requests): told when it is revoked."""
     return f"api-key-{key_id}"
 
 
 def _announce_revoked(key_id: int) -> None:
-    """Tell the open websockets of the key (in any server process) that it is revoked: they close at once."""
+    """Tell everything open with the key (in any server process) that it is revoked: it closes at once."""
     from asgiref.sync import async_to_sync
     from channels.layers import get_channel_layer
 
@@ -250,14 +251,23 @@ def api_key_credential(*, raw: str, ip_address: str | None = None) -> ApiKeyCred
     return ApiKeyCredential.of(key)
 
 
+ApiKeyState = Literal["live", "revoked", "expired"]
+
+
+def api_key_state(*, key_id: int) -> ApiKeyState:
+    """Whether the key is usable now, else why not: ``revoked`` (also: deleted, or its user deactivated)
+    or ``expired``."""
+    row = ApiKey.objects.filter(pk=key_id).values_list("revoked", "user__is_active", "expires_at").first()
+    if row is None or row[0] or not row[1]:
+        return "revoked"
+    if row[2] is not None and row[2] <= timezone.now():
+        return "expired"
+    return "live"
+
+
 def api_key_is_live(*, key_id: int) -> bool:
     """Whether the key is still usable now (a long-lived websocket asks before each frame)."""
-    rows = ApiKey.objects.filter(pk=key_id, revoked=False, user__is_active=True).values_list(
-        "expires_at", flat=True
-    )
-    for expires_at in rows:
-        return expires_at is None or expires_at > timezone.now()
-    return False
+    return api_key_state(key_id=key_id) == "live"
 
 
 # --- reads --------------------------------------------------------------------------------------

@@ -358,6 +358,10 @@ ANSWER_DELTA_WINDOW_MS = env_int("ANSWER_DELTA_WINDOW_MS", 0)
 # database re-check only covers a lost wake-up. Several server processes re-checking every waiting gate
 # cost queries, so deployments may lengthen it (the multi-process tests raise it to prove the wake-up).
 APPROVAL_RECHECK_SECONDS = float(env_str("APPROVAL_RECHECK_SECONDS", "2") or 2)
+# A stream open with an API key (HTTP events, OpenAI-compatible, MCP) closes the moment the key's
+# revocation is announced on the channel layer, and at its expiry; this re-read of the key only covers
+# a revocation the announcement cannot reach (a lost message, a bulk update).
+API_KEY_RECHECK_SECONDS = float(env_str("API_KEY_RECHECK_SECONDS", "10") or 10)
 # --- end production ---
 
 # --- durable runs (issue 8): leases, the sweeper, parked approvals -------------------------------------

@@ -7,6 +7,7 @@ from typing import Any
 
 from django.http import JsonResponse, StreamingHttpResponse
 from django.shortcuts import get_object_or_404
+from django.utils import translation
 from django.utils.translation import gettext as _
 from drf_spectacular.types import OpenApiTypes
 from drf_spectacular.utils import OpenApiParameter, OpenApiResponse, extend_schema
@@ -18,8 +19,8 @@ from rest_framework.views import APIView
 from agents import services
 from agents.api.async_drf import ContinueOnLoop
 from agents.api.chat_scope import CHAT_SCOPE, HasChatScope
+from agents.api.stream_negotiation import EventStreamNegotiation
 from agents.api.views import Conflict, MessageViewSet
-from agents.chat_http.follow import Heartbeat, run_frames
 from agents.chat_http.messages import (
     CancelDone,
     CancelRefused,
@@ -30,16 +31,11 @@ from agents.chat_http.messages import (
     run_cancel_deliver,
     run_cancel_prepare,
 )
-from agents.chat_http.sse import (
-    SSE_CONTENT_TYPE,
-    SSE_HEADERS,
-    PositionRefused,
-    sse_comment,
-    sse_frame,
-    sse_retry,
-    stream_position_parse,
-)
+from agents.chat_http.run_stream import run_stream_sse
+from agents.chat_http.sse import SSE_CONTENT_TYPE, SSE_HEADERS, PositionRefused, stream_position_parse
 from agents.models import Conversation, Run
+from platform_core.api_keys_scopes import request_credential
+from platform_core.api_keys_watch import KeyWatch
 from platform_core.tenancy import IsOrgMember, OrgScopedViewMixin
 
 CHAT_PERMISSIONS = [permissions.IsAuthenticated, IsOrgMember, HasChatScope]
@@ -141,10 +137,12 @@ class RunStreamView(_RunViewMixin, APIView):
     """The run's events as Server-Sent Events: each stored frame of the websocket as ``data:`` with its
     ``seq`` as ``id:`` and its channel as ``event:``; replayed from the store, then live; ``: heartbeat``
     comments while nothing happens; the stream ends after the run's ``done``. Send the last id seen as
-    ``Last-Event-ID`` (or ``?after_seq=``) to resume without losing or repeating anything."""
+    ``Last-Event-ID`` (or ``?after_seq=``) to resume without losing or repeating anything. A stream
+    opened with an API key ends, with an ``error`` event, once the key is revoked or expires."""
 
     action = "stream"  # an APIView has no action: named for the API key scope check
     api_key_scopes = {"stream": CHAT_SCOPE}
+    content_negotiation_class = EventStreamNegotiation  # EventSource sends Accept: text/event-stream
 
     @extend_schema(
         parameters=[
@@ -169,14 +167,14 @@ class RunStreamView(_RunViewMixin, APIView):
         )
         if isinstance(after, PositionRefused):
             raise ValidationError({"after_seq": [after.message]})
-        frames = run_frames(conversation_id=run.conversation_id, run_id=run.pk, after_seq=after)
-
-        async def stream() -> Any:
-            yield sse_retry()
-            async for item in frames:
-                yield sse_comment("heartbeat") if isinstance(item, Heartbeat) else sse_frame(item)
-
-        return StreamingHttpResponse(stream(), content_type=SSE_CONTENT_TYPE, headers=SSE_HEADERS)
+        body = run_stream_sse(
+            conversation_id=run.conversation_id,
+            run_id=run.pk,
+            after_seq=after,
+            watch=KeyWatch.of(request_credential(request)),
+            language=translation.get_language(),
+        )
+        return StreamingHttpResponse(body, content_type=SSE_CONTENT_TYPE, headers=SSE_HEADERS)
 
 
 class RunCancelledSerializer(serializers.Serializer):

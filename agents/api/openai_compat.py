@@ -20,6 +20,7 @@ from rest_framework.views import APIView
 
 from agents.api.async_drf import ContinueOnLoop
 from agents.api.chat_scope import CHAT_SCOPE, HasChatOrReadScope, HasChatScope, key_organization_id
+from agents.api.stream_negotiation import EventStreamNegotiation
 from agents.chat_http.completions import (
     CompletionStarted,
     agent_for_model,
@@ -34,6 +35,8 @@ from agents.chat_http.openai_shapes import CompletionRefused, completion_request
 from agents.chat_http.sse import SSE_CONTENT_TYPE, SSE_HEADERS
 from agents.models import Agent
 from platform_core.api_errors import api_exception_handler
+from platform_core.api_keys_scopes import request_credential
+from platform_core.api_keys_watch import KeyLapsed, KeyWatch
 from platform_core.tenancy import IsOrgMember, OrgScopedViewMixin
 
 
@@ -94,6 +97,7 @@ _COMPLETION_RESPONSES = {
 
 class _OpenAIView(APIView):
     permission_classes = [permissions.IsAuthenticated, HasChatScope]
+    content_negotiation_class = EventStreamNegotiation  # streaming clients may accept text/event-stream
 
     def get_exception_handler(self) -> Any:
         return openai_exception_handler
@@ -106,30 +110,44 @@ class _OpenAIView(APIView):
             return _refused(started)
         model = parsed.model or agent.name
         language = translation.get_language()  # the request's (LocaleMiddleware's), for the notes
+        watch = KeyWatch.of(request_credential(request))
 
         async def then() -> Any:
             return await _respond(
-                started, model=model, stream=parsed.stream, usage=parsed.include_usage, language=language
+                started,
+                model=model,
+                stream=parsed.stream,
+                usage=parsed.include_usage,
+                language=language,
+                watch=watch,
             )
 
         return ContinueOnLoop(then)
 
 
 async def _respond(
-    started: CompletionStarted, *, model: str, stream: bool, usage: bool, language: str | None
+    started: CompletionStarted,
+    *,
+    model: str,
+    stream: bool,
+    usage: bool,
+    language: str | None,
+    watch: KeyWatch | None,
 ) -> Any:
     # The run is handed over first, whatever happens to the request from here on.
     await asyncio.shield(message_deliver(started.posted))
     if stream:
         return StreamingHttpResponse(
-            completion_stream(started, model=model, include_usage=usage, language=language),
+            completion_stream(started, model=model, include_usage=usage, language=language, watch=watch),
             content_type=SSE_CONTENT_TYPE,
             headers=SSE_HEADERS,
         )
-    return JsonResponse(
-        await completion_collect(started, model=model, language=language),
-        json_dumps_params={"ensure_ascii": False},
-    )
+    collected = await completion_collect(started, model=model, language=language, watch=watch)
+    if isinstance(collected, KeyLapsed):
+        with translation.override(language):
+            body = error_object(collected.message, status=401, code=collected.code)
+        return JsonResponse(body, status=401, headers={"WWW-Authenticate": "Bearer"})
+    return JsonResponse(collected, json_dumps_params={"ensure_ascii": False})
 
 
 def _refused(refused: CompletionRefused) -> Response:

@@ -16,13 +16,16 @@ note naming the approvers). The response waits ``OPENAI_COMPAT_APPROVAL_WAIT_SEC
 the decision, then ends with ``x_agent.status = "waiting_for_approval"`` (and the note as content when no
 answer came); a run still working after ``OPENAI_COMPAT_MAX_WAIT_SECONDS`` (default 600) ends it with
 ``"in_progress"``. The run goes on; its answer lands in the conversation (and in the run's SSE stream).
+
+A response of an API key ends once the key is revoked or expires: a waiting completion with a 401, a
+stream with OpenAI's error object (the run goes on without it).
 """
 
 from __future__ import annotations
 
 import time
 import uuid
-from collections.abc import AsyncIterator
+from collections.abc import AsyncGenerator, AsyncIterator
 from dataclasses import dataclass
 from typing import Any, Literal
 
@@ -41,12 +44,14 @@ from agents.chat_http.openai_shapes import (
     RunFold,
     chunk_object,
     completion_object,
+    error_object,
     usage_chunk,
     waiting_note,
 )
 from agents.chat_http.sse import sse_comment, sse_data
 from agents.models import Agent, Conversation, Message, MessageRole
 from agents.runs.events.store import last_seq_sync
+from platform_core.api_keys_watch import KeyLapsed, KeyWatch, until_key_lapses
 from platform_core.models import Membership, Organization
 
 
@@ -221,47 +226,62 @@ def _fold_for(started: CompletionStarted) -> RunFold:
     )
 
 
-async def completion_collect(
-    started: CompletionStarted, *, model: str, language: str | None = None
-) -> dict[str, Any]:
-    """Wait for the delivered run's end (or a deadline) and give its ``chat.completion``."""
-    fold, clock = _fold_for(started), _Clock()
+def _followed(started: CompletionStarted, watch: KeyWatch | None) -> AsyncGenerator[Any, None]:
+    """The run's frames and heartbeats, until the key ``watch`` names lapses (then a :class:`KeyLapsed`)."""
     frames = run_frames(
         conversation_id=started.conversation.pk,
         run_id=started.posted.run_id,
         after_seq=started.after_seq,
         heartbeat=_beat(),
     )
+    return until_key_lapses(frames, watch)
+
+
+async def completion_collect(
+    started: CompletionStarted, *, model: str, language: str | None = None, watch: KeyWatch | None = None
+) -> dict[str, Any] | KeyLapsed:
+    """Wait for the delivered run's end (or a deadline) and give its ``chat.completion``; or the key's
+    lapse, should it be revoked or expire meanwhile."""
+    fold, clock = _fold_for(started), _Clock()
+    items = _followed(started, watch)
     try:
-        async for item in frames:
+        async for item in items:
+            if isinstance(item, KeyLapsed):
+                return item
             if not isinstance(item, Heartbeat):
                 fold.take(item)
                 clock.see(fold)
             if fold.done is not None or clock.expired():
                 break
     finally:
-        await frames.aclose()
+        await items.aclose()
     with translation.override(language):  # the notes speak the request's language
         return completion_object(fold, model=model)
 
 
 async def completion_stream(
-    started: CompletionStarted, *, model: str, include_usage: bool = False, language: str | None = None
+    started: CompletionStarted,
+    *,
+    model: str,
+    include_usage: bool = False,
+    language: str | None = None,
+    watch: KeyWatch | None = None,
 ) -> AsyncIterator[bytes]:
-    """Stream the delivered run as ``chat.completion.chunk`` events, ending with ``data: [DONE]``."""
+    """Stream the delivered run as ``chat.completion.chunk`` events, ending with ``data: [DONE]``; or, once
+    the key is revoked or expires, with OpenAI's error object (``api_key_revoked``, ``api_key_expired``),
+    which the SDK raises."""
     fold, clock = _fold_for(started), _Clock()
     created = int(time.time())
     yield sse_data(
         chunk_object(fold, model=model, created=created, delta={"role": "assistant", "content": ""})
     )
-    frames = run_frames(
-        conversation_id=started.conversation.pk,
-        run_id=started.posted.run_id,
-        after_seq=started.after_seq,
-        heartbeat=_beat(),
-    )
+    items = _followed(started, watch)
     try:
-        async for item in frames:
+        async for item in items:
+            if isinstance(item, KeyLapsed):
+                with translation.override(language):
+                    yield sse_data(error_object(item.message, status=401, code=item.code))
+                return
             if isinstance(item, Heartbeat):
                 yield sse_comment("heartbeat")
             else:
@@ -280,7 +300,7 @@ async def completion_stream(
             if fold.done is not None or clock.expired():
                 break
     finally:
-        await frames.aclose()
+        await items.aclose()
     if not fold.streamed and fold.status in ("failed", "in_progress"):  # say why no answer came
         with translation.override(language):
             note = fold.content

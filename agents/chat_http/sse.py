@@ -33,6 +33,14 @@ def sse_data(payload: dict[str, Any] | str) -> bytes:
     return f"data: {text}\n\n".encode()
 
 
+def sse_error(*, run_id: object, code: str, message: str) -> bytes:
+    """A socket-local error like the websocket's (``seq: null``, no ``id:``, so a reconnecting client's
+    ``Last-Event-ID`` stays the last stored event's)."""
+    frame = {"seq": None, "run_id": str(run_id), "event": "error", "data": {"code": code, "message": message}}
+    data = json.dumps(frame, ensure_ascii=False, separators=(",", ":"))
+    return f"event: error\ndata: {data}\n\n".encode()
+
+
 def sse_comment(text: str) -> bytes:
     """A comment line: keeps proxies and clients from timing the stream out, ignored by parsers."""
     return f": {text}\n\n".encode()

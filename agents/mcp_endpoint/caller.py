@@ -10,6 +10,7 @@ organisation: 404, the same answer, so a key cannot probe which organisations ex
 from __future__ import annotations
 
 from dataclasses import dataclass
+from datetime import datetime
 
 from django.utils import translation
 
@@ -29,6 +30,7 @@ class Caller:
     organization_slug: str
     key_id: int
     language: str
+    key_expires_at: datetime | None = None
 
 
 @dataclass(frozen=True, slots=True)
@@ -72,6 +74,7 @@ def caller_admit(
         organization_slug=organization.slug,
         key_id=credential.key.pk,
         language=language_from_header(accept_language),
+        key_expires_at=credential.key.expires_at,
     )
 
 

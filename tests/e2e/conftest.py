@@ -76,6 +76,7 @@ class E2EServer:
     env: dict[str, str]
     world: dict[str, str] = field(default_factory=dict)
     process: subprocess.Popen[bytes] | None = None
+    daphne_args: list[str] = field(default_factory=list)  # e.g. ["--http-timeout", "3"]
 
     @property
     def url(self) -> str:
@@ -92,6 +93,7 @@ class E2EServer:
                 "127.0.0.1",
                 "-p",
                 str(self.port),
+                *self.daphne_args,
                 "platform_core.asgi:application",
             ],
             cwd=ROOT,

@@ -3,8 +3,8 @@
 One stack per test session: a scratch PostgreSQL database (created, migrated once, dropped at the end),
 a Redis database of its own (flushed before and after; ``PROD_TEST_REDIS_URL``, default DB 13), the
 session's scripted LLM as the organisation's model endpoint, the fake Feishu server and a loopback ERP.
-The servers re-check a waiting approval only every 60 seconds, so a run that wakes sooner was woken by
-the Redis channel layer, across processes.
+The servers re-check a waiting approval (and a streaming API key) only every 60 seconds, so a run that
+wakes sooner (a stream that closes sooner) was woken by the Redis channel layer, across processes.
 
 These tests need PostgreSQL and Redis (``PROD_TEST_POSTGRES_URL``, default the local server): they are
 skipped with the reason when either is unreachable, and fail instead under ``CI=true``.
@@ -126,6 +126,7 @@ def prod_stack(
             "DJANGO_ENV": "development",
             "CELERY_TASK_ALWAYS_EAGER": "false",
             "APPROVAL_RECHECK_SECONDS": "60",
+            "API_KEY_RECHECK_SECONDS": "60",  # a stream closed sooner was closed by the Redis announcement
         }
     )
     log_dir: Path = tmp_path_factory.mktemp("production")

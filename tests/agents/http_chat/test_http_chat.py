@@ -248,3 +248,23 @@ def test_another_users_or_organisations_conversation_and_run_are_404(
         assert client.post(f"{base}/runs/{run_id}/cancel/").status_code == 404
     assert Run.objects.count() == 1
     assert RunEvent.objects.filter(run_id=run_id).last().event == "done"
+
+
+def test_the_stream_answers_the_accept_header_every_eventsource_sends(
+    live_server_url, purchasing, scripted_llm
+):
+    scripted_llm.script(text("Hi."), text("Hello."))
+    client = live_server_url.client(_token(purchasing.requester))
+    run_id = client.post(f"{_base(purchasing)}/messages/", json={"content": "Hi"}).json()["run_id"]
+    url = f"{_base(purchasing)}/runs/{run_id}/stream/"
+
+    with client.stream("GET", url, headers={"Accept": "text/event-stream"}) as response:
+        assert response.status_code == 200, response.read()
+        assert response.headers["content-type"].startswith("text/event-stream")
+        frames = [e.json for e in sse_events(response.iter_lines()) if e.data]
+    assert frames[-1]["event"] == "done"
+    # an error still comes as JSON, whatever the client accepts
+    missing = client.get(
+        url.replace(run_id, "00000000-0000-0000-0000-000000000000"), headers={"Accept": "text/event-stream"}
+    )
+    assert missing.status_code == 404 and missing.headers["content-type"].startswith("application/json")

@@ -285,3 +285,22 @@ def test_a_stream_shows_the_waiting_note_as_content_and_ends_with_the_waiting_st
     final = chunks[-1].model_extra["x_agent"]
     assert final["status"] == "waiting_for_approval" and final["approval"]["status"] == "pending"
     _cancel(live_server_url, purchasing, Run.objects.get(pk=final["run_id"]))
+
+
+def test_a_streaming_client_that_accepts_only_an_event_stream_is_served(
+    live_server_url, purchasing, scripted_llm
+):
+    _script_listing(scripted_llm)
+    client = live_server_url.client(_token(purchasing.requester))
+
+    with client.stream(
+        "POST",
+        "/v1/chat/completions",
+        headers={"Accept": "text/event-stream"},
+        json={"model": MODEL, "messages": [{"role": "user", "content": "Payments?"}], "stream": True},
+    ) as response:
+        assert response.status_code == 200, response.read()
+        body = "".join(response.iter_text())
+
+    assert response.headers["content-type"].startswith("text/event-stream")
+    assert body.rstrip().endswith("data: [DONE]")
