@@ -17,14 +17,16 @@ it resumes; a cancel ends a parked run at once.
 
 from __future__ import annotations
 
+import asyncio
 import json
 import logging
+from datetime import datetime
 from typing import Any
 
 from channels.consumer import get_handler_name
 from channels.db import database_sync_to_async
 from channels.generic.websocket import AsyncWebsocketConsumer
-from django.utils import translation
+from django.utils import timezone, translation
 from django.utils.translation import gettext as _
 
 from agents import selectors, services
@@ -70,8 +72,18 @@ class ConversationConsumer(AsyncWebsocketConsumer):
         if key is not None:  # revoking the key closes this socket at once, frames or not
             self.key_group = api_key_group(key.key.pk)
             await self.channel_layer.group_add(self.key_group, self.channel_name)
+            if key.key.expires_at is not None:  # and so does its expiry
+                self.key_expiry = asyncio.create_task(self._close_at(key.key.expires_at))
+
+    async def _close_at(self, expires_at: datetime) -> None:
+        """Close the socket (4401) when its API key expires, as a frame sent with it then would be."""
+        await asyncio.sleep(max(0.0, (expires_at - timezone.now()).total_seconds()))
+        await self.close(code=CLOSE_UNAUTHENTICATED)
 
     async def disconnect(self, code: int) -> None:
+        expiry = getattr(self, "key_expiry", None)
+        if expiry is not None and expiry is not asyncio.current_task():
+            expiry.cancel()
         if getattr(self, "group", None):
             await self.channel_layer.group_discard(self.group, self.channel_name)
         if getattr(self, "key_group", None):

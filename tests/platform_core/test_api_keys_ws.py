@@ -122,6 +122,22 @@ async def test_an_expired_key_is_refused_on_the_websocket():
     await communicator.disconnect()
 
 
+async def test_a_socket_open_when_its_key_expires_is_closed_without_a_frame():
+    acme, _, mia, _ = await _world()
+    conversation = await database_sync_to_async(ConversationFactory)(organization=acme, user=mia)
+    created = await _personal(mia, "chat", expires_at=timezone.now() + timedelta(minutes=5))
+    await database_sync_to_async(
+        lambda: ApiKey.objects.filter(pk=created.key.pk).update(
+            expires_at=timezone.now() + timedelta(seconds=1.5)
+        )
+    )()
+    communicator, code = await _open(conversation.pk, created.raw)
+    assert code is None
+    # the client sends nothing: the expiry itself closes the socket, within 5 seconds
+    closed = await communicator.receive_output(5)
+    assert closed == {"type": "websocket.close", "code": 4401}
+
+
 async def test_an_org_key_never_opens_a_conversation_of_another_organisation():
     acme, globex, _, ada = await _world()
     foreign = await database_sync_to_async(ConversationFactory)(organization=globex, user=ada)
