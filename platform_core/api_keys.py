@@ -189,7 +189,7 @@ def api_key_revoke(*, key: ApiKey, actor: AbstractBaseUser | None, ip_address: s
         service_user = locked.user
         service_user.is_active = False
         service_user.save(update_fields=["is_active"])
-        Membership.objects.filter(user=service_user).delete()
+        Membership.all_objects.filter(user=service_user).delete()
     for org in _audit_orgs(locked):
         audit_log_write(
             organization=org,

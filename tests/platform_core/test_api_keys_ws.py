@@ -12,7 +12,7 @@ from django.utils import timezone
 
 from platform_core.api_keys import api_key_create, api_key_revoke
 from platform_core.asgi import application
-from platform_core.models import ApiKey, AuditLog, Role
+from platform_core.models import ApiKey, AuditLog, Membership, Role
 from tests.agents.factories import ConversationFactory
 from tests.factories import OrganizationFactory, member_of
 
@@ -130,4 +130,23 @@ async def test_an_org_key_never_opens_a_conversation_of_another_organisation():
     )
     communicator, code = await _open(foreign.pk, created.raw)
     assert code == 4403
+    await communicator.disconnect()
+
+
+async def test_an_org_key_never_opens_a_conversation_where_another_admin_made_its_service_user_a_member():
+    acme, globex, _, ada = await _world()
+    created = await database_sync_to_async(api_key_create)(
+        name="bot", scopes=["chat"], organization=acme, actor=ada
+    )
+    service_user = created.key.user
+    await database_sync_to_async(Membership.objects.create)(
+        user=service_user, organization=globex, role=Role.ADMIN
+    )
+    foreign = await database_sync_to_async(ConversationFactory)(organization=globex, user=service_user)
+    own = await database_sync_to_async(ConversationFactory)(organization=acme, user=service_user)
+    communicator, code = await _open(foreign.pk, created.raw)
+    assert code == 4403
+    await communicator.disconnect()
+    communicator, code = await _open(own.pk, created.raw)
+    assert code is None
     await communicator.disconnect()
