@@ -25,6 +25,7 @@ from mcp.server.auth.provider import AccessToken
 
 from agents.mcp_endpoint.caller import CALLER_SCOPE_KEY, Caller, CallerRefused, caller_admit
 from platform_core.authentication import bearer_token_from_header
+from platform_core.request_meta import client_ip_from_scope
 
 PATH = re.compile(r"^/mcp/orgs/(?P<slug>[-a-zA-Z0-9_]{1,64})/?$")
 
@@ -98,12 +99,14 @@ class AgentsMcpApp:
             raw_key=bearer_token_from_header(_header(scope, b"authorization")),
             organization_slug=match["slug"],
             accept_language=_header(scope, b"accept-language"),
-            ip_address=(scope.get("client") or (None,))[0],
+            ip_address=client_ip_from_scope(scope),
         )
         if isinstance(admitted, CallerRefused):
             headers = (
                 [(b"www-authenticate", b'Bearer error="invalid_token"')] if admitted.status == 401 else []
             )
+            if admitted.retry_after is not None:
+                headers.append((b"retry-after", str(admitted.retry_after).encode()))
             await _respond(
                 send,
                 admitted.status,

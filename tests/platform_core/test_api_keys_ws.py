@@ -8,6 +8,7 @@ from datetime import timedelta
 import pytest
 from channels.db import database_sync_to_async
 from channels.testing import WebsocketCommunicator
+from django.test import override_settings
 from django.utils import timezone
 
 from platform_core.api_keys import api_key_create, api_key_revoke
@@ -148,5 +149,23 @@ async def test_an_org_key_never_opens_a_conversation_where_another_admin_made_it
     assert code == 4403
     await communicator.disconnect()
     communicator, code = await _open(own.pk, created.raw)
+    assert code is None
+    await communicator.disconnect()
+
+
+@override_settings(API_KEY_FAILURES_PER_ADDRESS=2)
+async def test_wrong_keys_on_the_handshake_are_throttled_by_address():
+    acme, _, mia, _ = await _world()
+    conversation = await database_sync_to_async(ConversationFactory)(organization=acme, user=mia)
+    good = await _personal(mia, "chat")
+    wrong = "apt_" + "x" * 43
+    for _ in range(2):
+        communicator, code = await _open(conversation.pk, wrong, client=("198.51.100.9", 1))
+        assert code == 4401
+        await communicator.disconnect()
+    communicator, code = await _open(conversation.pk, good.raw, client=("198.51.100.9", 1))
+    assert code == 4429
+    await communicator.disconnect()
+    communicator, code = await _open(conversation.pk, good.raw, client=("198.51.100.10", 1))
     assert code is None
     await communicator.disconnect()
