@@ -60,6 +60,11 @@ def without_service_users(users: QuerySet[Any], *, path: str = "") -> QuerySet[A
     return users.exclude(**{f"{path}api_keys__organization__isnull": False})
 
 
+def is_service_user(user: AbstractBaseUser) -> bool:
+    """Whether ``user`` is an organisation key's service user (never a person: never an approver)."""
+    return ApiKey.objects.filter(user_id=user.pk, organization__isnull=False).exists()
+
+
 def _audit_orgs(key: ApiKey) -> list[Organization]:
     if key.organization_id is not None:
         return [key.organization]  # type: ignore[list-item]
