@@ -12,7 +12,7 @@ from hooks.approvers import policy_approver_users
 from hooks.models import ApprovalRequest
 from hooks.services import approval_request_create
 from platform_core.api_keys import api_key_create
-from platform_core.models import LinkedIdentity, Role
+from platform_core.models import LinkedIdentity, Membership, Role
 from tests.factories import PASSWORD, ConnectorActionFactory, ConnectorFactory, member_of
 from tests.hooks.factories import ApprovalPolicyFactory, FeishuChannelFactory
 from tests.hooks.wsgi_client import WsgiApi
@@ -233,3 +233,14 @@ def test_a_member_who_asks_sees_no_note(org, people, action, django_capture_on_c
     policy = ApprovalPolicyFactory(organization=org, actions=[action], approver_open_ids=[])
     approval = _request(org, policy, people["mia"], django_capture_on_commit_callbacks)
     assert approval_event_data(approval, "call-1", approval_approvers(approval), "en")["note"] == ""
+
+
+def test_another_organisations_service_user_made_admin_here_is_never_asked(
+    org, other_org, people, action, django_capture_on_commit_callbacks
+):
+    gus = member_of(other_org, Role.ADMIN, username="gus")
+    foreign = api_key_create(name="globex-ci", scopes=["admin"], actor=gus, organization=other_org)
+    Membership.all_objects.create(user=foreign.key.user, organization=org, role=Role.ADMIN)
+    policy = ApprovalPolicyFactory(organization=org, actions=[action], approver_open_ids=[])
+    approval = _request(org, policy, people["mia"], django_capture_on_commit_callbacks)
+    assert _names(approval) == {"ada", "oscar", "april"}

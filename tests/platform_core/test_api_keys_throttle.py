@@ -5,11 +5,13 @@ other addresses are not affected, and behind a trusted proxy the forwarded clien
 
 from __future__ import annotations
 
+import httpx
 import pytest
 from django.test import Client, override_settings
 from rest_framework.test import APIClient
 
 from agents.mcp_endpoint.caller import CallerRefused, caller_admit
+from agents.mcp_endpoint.http import AgentsMcpApp
 from platform_core.api_keys import api_key_create
 from platform_core.models import Role
 from tests.agents.factories import AgentFactory
@@ -108,3 +110,16 @@ def test_the_limit_and_window_follow_the_settings(org):
     client = _api(WRONG)
     assert [client.get("/api/v1/orgs/").status_code for _ in range(4)] == [401, 401, 401, 429]
     assert 0 < int(client.get("/api/v1/orgs/")["Retry-After"]) <= 60
+
+
+@pytest.mark.django_db(transaction=True)
+async def test_the_mcp_http_endpoint_answers_429_with_retry_after():
+    app = AgentsMcpApp(host=None)  # never reached: every call here is refused before the MCP server
+    transport = httpx.ASGITransport(app=app, client=("198.51.100.7", 4000))
+    headers = {"Authorization": f"Bearer {WRONG}"}
+    async with httpx.AsyncClient(transport=transport, base_url="http://testserver") as client:
+        for _ in range(LIMIT):
+            assert (await client.post("/mcp/orgs/acme/", headers=headers, json={})).status_code == 401
+        refused = await client.post("/mcp/orgs/acme/", headers=headers, json={})
+    assert refused.status_code == 429 and int(refused.headers["retry-after"]) > 0
+    assert refused.json()["error"] == "rate_limited"
