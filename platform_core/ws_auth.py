@@ -3,9 +3,9 @@
 Origin validation happens before this middleware (``platform_core.asgi``). A handshake that carries an
 ``Authorization`` header is judged by that header alone: an invalid, expired or revoked key leaves the
 user anonymous, so the consumer closes with 4401 rather than falling back to a cookie. A key without the
-``chat`` scope is accepted and closed at once with 4403. An address that sent too many wrong keys is
-accepted and closed at once with 4429 (the close reason says when to retry). A socket opened with a key is checked again
-before every frame the client sends (but a cancel): once the key is revoked or expired, the socket
+``chat`` scope is accepted and closed at once with 4403; a handshake from an address that sent too many
+wrong keys (:mod:`platform_core.api_keys_throttle`), with 4429. A socket opened with a key is checked
+again before every frame the client sends (but a cancel): once the key is revoked or expired, the socket
 closes with 4401.
 """
 

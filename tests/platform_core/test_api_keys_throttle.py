@@ -14,6 +14,7 @@ from agents.mcp_endpoint.caller import CallerRefused, caller_admit
 from agents.mcp_endpoint.http import AgentsMcpApp
 from platform_core.api_keys import api_key_create
 from platform_core.models import Role
+from platform_core.request_meta import client_ip, client_ip_from_scope
 from tests.agents.factories import AgentFactory
 from tests.factories import member_of
 
@@ -123,3 +124,12 @@ async def test_the_mcp_http_endpoint_answers_429_with_retry_after():
         refused = await client.post("/mcp/orgs/acme/", headers=headers, json={})
     assert refused.status_code == 429 and int(refused.headers["retry-after"]) > 0
     assert refused.json()["error"] == "rate_limited"
+
+
+def test_sockets_and_mcp_take_the_client_address_as_http_does():
+    scope = {"client": ("10.0.0.1", 4000), "headers": [(b"x-forwarded-for", b"203.0.113.5, 10.0.0.1")]}
+    meta = {"REMOTE_ADDR": "10.0.0.1", "HTTP_X_FORWARDED_FOR": "203.0.113.5, 10.0.0.1"}
+    request = type("Request", (), {"META": meta})()
+    for trusted, expected in ((False, "10.0.0.1"), (True, "203.0.113.5")):
+        with override_settings(TRUST_X_FORWARDED_FOR=trusted):
+            assert client_ip_from_scope(scope) == client_ip(request) == expected
