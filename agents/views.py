@@ -23,8 +23,10 @@ from django.views.decorators.http import require_GET
 
 from agents import selectors, services
 from platform_core.api_keys_scopes import Scope
-from platform_core.authentication import api_token_authenticate, bearer_token_from_header
+from platform_core.api_keys_throttle import KeyThrottled
+from platform_core.authentication import api_token_authenticate, bearer_token_from_header, throttled_message
 from platform_core.models import Organization
+from platform_core.request_meta import client_ip
 from platform_core.tenancy import member_org_from_slug
 
 SIDEBAR_CONVERSATIONS = 50
@@ -42,7 +44,11 @@ def _bearer_user(view: View) -> View:
     def wrapper(request: HttpRequest, *args: Any, **kwargs: Any) -> HttpResponse:
         raw = bearer_token_from_header(request.headers.get("Authorization"))
         if raw is not None and not request.user.is_authenticated:
-            token = api_token_authenticate(raw)
+            token = api_token_authenticate(raw, ip_address=client_ip(request))
+            if isinstance(token, KeyThrottled):
+                refused = HttpResponse(throttled_message(token), status=429, content_type="text/plain")
+                refused["Retry-After"] = str(token.retry_after)
+                return refused
             if token is not None:
                 if not token.allows(Scope.READ):
                     return HttpResponseForbidden(

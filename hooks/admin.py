@@ -215,9 +215,11 @@ class ApprovalPolicyForm(forms.ModelForm):
                     errors[name] = _("Choose items of this organisation.")
             users = data.get("approver_users") or []
             allowed = set(
-                get_user_model()
-                .objects.filter(memberships__organization=org, memberships__role__in=DECIDER_ROLES)
-                .values_list("pk", flat=True)
+                without_service_users(
+                    get_user_model().objects.filter(
+                        memberships__organization=org, memberships__role__in=DECIDER_ROLES
+                    )
+                ).values_list("pk", flat=True)
             )
             if any(user.pk not in allowed for user in users):
                 errors["approver_users"] = _(

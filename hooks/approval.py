@@ -43,7 +43,7 @@ from agents.engine.hooks import ALLOW, Block, HookContext, Park, PreToolUseHook,
 from agents.engine.run_context import RunContext
 from connectors.configs import connector_secrets_for_redaction
 from connectors.redaction import redact
-from hooks.approvers import approver_names
+from hooks.approvers import approver_names, requester_note
 from hooks.audit import AuditHook
 from hooks.call_config import call_guard_config
 from hooks.catalog import ActionCatalog, ActionInfo
@@ -346,6 +346,10 @@ def approval_event_data(
     if approval.status == ApprovalStatus.EXPIRED:
         with translation.override(language):
             reason = _("no decision before the deadline")
+    note = ""
+    if not decided:
+        with translation.override(language) if language else contextlib.nullcontext():
+            note = requester_note(approval, approvers=approvers)
     return {
         "status": approval.status,
         "approval_id": str(approval.pk),
@@ -356,6 +360,7 @@ def approval_event_data(
         "reason": reason or None,
         "tool_call_id": tool_call_id,
         "expires_at": approval.expires_at.isoformat(),
+        "note": note,
     }
 
 

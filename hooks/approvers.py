@@ -5,6 +5,10 @@ names neither goes to every active approver, admin and owner of its organisation
 the request when it is created (or re-sent), so later membership changes do not quietly widen who may
 decide it. On Feishu a listed user decides through their linked Feishu account
 (:mod:`platform_core.identities`); raw ``open_id``s remain for people without a platform account.
+
+Two kinds of user never decide: an organisation key's service user (an identity of a program, not a
+person), and the person who asked (:func:`request_deciders` leaves them out; if they were the only
+approver, the request goes to the owners and admins other than them, and waits for one if there is none).
 """
 
 from __future__ import annotations
@@ -17,20 +21,22 @@ from django.contrib.auth.base_user import AbstractBaseUser
 from django.db.models import QuerySet
 from django.utils.translation import gettext as _
 
-from hooks.models import APPROVER_ROLE_CHOICES, ApprovalPolicy, ApprovalRequest
+from hooks.models import APPROVER_ROLE_CHOICES, ApprovalPolicy, ApprovalRequest, RequesterExclusion
 from hooks.selectors import DECIDER_ROLES
+from platform_core.api_keys import without_service_users
 from platform_core.identities import feishu_open_ids_for_users
-from platform_core.models import Organization, Role
+from platform_core.models import ADMIN_ROLES, Organization, Role
 
 
-def organization_deciders(*, organization_id: int) -> QuerySet:
-    """The organisation's active members with the approver, admin or owner role, by username."""
-    return (
+def organization_deciders(*, organization_id: int, roles: frozenset[str] = DECIDER_ROLES) -> QuerySet:
+    """The organisation's active members (people, not organisation keys' service users) with one of
+    ``roles`` (the approver, admin or owner role), by username."""
+    return without_service_users(
         get_user_model()
         .objects.filter(
             is_active=True,
             memberships__organization_id=organization_id,
-            memberships__role__in=DECIDER_ROLES,
+            memberships__role__in=roles,
         )
         .distinct()
         .order_by("username")
@@ -52,18 +58,58 @@ def policy_approver_users(*, policy: ApprovalPolicy) -> list[AbstractBaseUser]:
     holding a role it lists, else every decider."""
     if policy.pk is None:
         return []
-    listed = {u.pk: u for u in policy.approver_users.filter(is_active=True)}
+    listed = {u.pk: u for u in without_service_users(policy.approver_users.filter(is_active=True))}
     roles = _policy_roles(policy)
     if roles:
-        holders = get_user_model().objects.filter(
-            is_active=True,
-            memberships__organization_id=policy.organization_id,
-            memberships__role__in=roles,
+        holders = without_service_users(
+            get_user_model().objects.filter(
+                is_active=True,
+                memberships__organization_id=policy.organization_id,
+                memberships__role__in=roles,
+            )
         )
         listed.update({u.pk: u for u in holders})
     if not listed and not roles and not policy.approver_users.exists():
         return list(organization_deciders(organization_id=policy.organization_id))
     return sorted(listed.values(), key=lambda u: u.get_username())
+
+
+@dataclass(frozen=True, slots=True)
+class RequestDeciders:
+    """Who a new request asks (its frozen platform approvers), and whether its requester was left out."""
+
+    users: list[AbstractBaseUser]
+    exclusion: RequesterExclusion
+
+
+def request_deciders(*, policy: ApprovalPolicy, requested_by_id: int | None) -> RequestDeciders:
+    """:func:`policy_approver_users` without the requester. When the requester was the only one the
+    policy asks (no other user, no Feishu ``open_id``), the owners and admins other than them."""
+    users = policy_approver_users(policy=policy)
+    if requested_by_id is None or all(u.pk != requested_by_id for u in users):
+        return RequestDeciders(users, RequesterExclusion.NONE)
+    others = [u for u in users if u.pk != requested_by_id]
+    if others or policy.approver_open_ids:
+        return RequestDeciders(others, RequesterExclusion.EXCLUDED)
+    admins = organization_deciders(organization_id=policy.organization_id, roles=ADMIN_ROLES)
+    return RequestDeciders(list(admins.exclude(pk=requested_by_id)), RequesterExclusion.ONLY_APPROVER)
+
+
+def requester_note(approval: ApprovalRequest, *, approvers: Iterable[str]) -> str:
+    """What the requester is told about who decides their request (empty: nothing to say)."""
+    if approval.requester_exclusion == RequesterExclusion.EXCLUDED:
+        return _("You asked for this call, so you cannot decide it: someone else must decide it.")
+    if approval.requester_exclusion != RequesterExclusion.ONLY_APPROVER:
+        return ""
+    if not list(approvers):
+        return _(
+            "You are the only approver of this request, and you cannot decide your own request. There "
+            "is no other owner or admin in the organisation: it waits for one to be added, or expires."
+        )
+    return _(
+        "You are the only approver of this request, and you cannot decide your own request: it waits "
+        "for an owner or admin other than you."
+    )
 
 
 def role_names(roles: Iterable[str]) -> list[str]:

@@ -1,4 +1,5 @@
-"""Separation of duties for approvals: with an organisation's ``approval_config_cooldown_hours`` set,
+"""Separation of duties for approvals: the person who asked never decides their own request, on any
+channel (:func:`is_own_request`); and with an organisation's ``approval_config_cooldown_hours`` set,
 whoever changed its approval configuration within that many hours cannot decide its requests.
 
 "Approval configuration" is every audited change of approval policies (approver lists included) and
@@ -26,6 +27,11 @@ COOLDOWN_ACTION = "organization.approval_cooldown.changed"
 RESENT_ACTION = "approval.resent"
 _CONFIG_PREFIXES = ("approval_policy.", "feishu_channel.", "linked_identity.")
 _CONFIG_ACTIONS = (RESENT_ACTION, COOLDOWN_ACTION)
+
+
+def is_own_request(*, approval: ApprovalRequest, user: AbstractBaseUser | None) -> bool:
+    """Whether ``user`` asked for ``approval`` (the run's user): they may never decide it."""
+    return user is not None and approval.requested_by_id is not None and approval.requested_by_id == user.pk
 
 
 def approval_config_actions() -> Q:

@@ -285,6 +285,17 @@ class DecidedVia(models.TextChoices):
     WEB = "web", _("Web app or API")
 
 
+class RequesterExclusion(models.TextChoices):
+    """Whether the person who asked would have been among a request's deciders (they never decide it)."""
+
+    NONE = "", _("The requester was not among the approvers")
+    EXCLUDED = "excluded", _("The requester is an approver; someone else must decide")
+    ONLY_APPROVER = (
+        "only_approver",
+        _("The requester was the only approver; owners and admins other than them decide"),
+    )
+
+
 class CardStatus(models.TextChoices):
     """Where a request's Feishu card is; ``card_error`` says why when it failed."""
 
@@ -354,6 +365,14 @@ class ApprovalRequest(OrgOwnedModel):
     approver_open_ids = models.JSONField(_("Feishu approvers"), default=list, blank=True)
     approver_users = models.ManyToManyField(
         settings.AUTH_USER_MODEL, verbose_name=_("platform approvers"), blank=True, related_name="+"
+    )
+    requester_exclusion = models.CharField(
+        _("requester left out"),
+        max_length=16,
+        choices=RequesterExclusion.choices,
+        default=RequesterExclusion.NONE,
+        blank=True,
+        help_text=_("The requester never decides their own request; set when they would have been asked."),
     )
     decided_by = models.ForeignKey(
         settings.AUTH_USER_MODEL,

@@ -9,7 +9,9 @@ from django.core.exceptions import ValidationError
 from django.db.models import Exists, OuterRef, QuerySet
 from django.http import Http404
 
+from hooks.duties import is_own_request
 from hooks.models import AgentHookSettings, ApprovalRequest, FeishuChannel
+from platform_core.api_keys import is_service_user
 from platform_core.models import ADMIN_ROLES, Membership, Organization, Role
 
 DECIDER_ROLES = ADMIN_ROLES | {Role.APPROVER}
@@ -21,8 +23,12 @@ def approval_web_decider_ok(*, approval: ApprovalRequest, user: AbstractBaseUser
     The user must hold the approver, admin or owner role in the request's organisation and be one of
     the request's platform approvers (frozen when it was created: a policy that lists nobody names every
     approver, admin and owner); a request that names nobody (made before that rule) by owners and admins.
+    The person who asked never decides their own request, and an organisation key's service user
+    decides nothing, whatever the request names.
     """
     if not user.is_authenticated or not user.is_active:
+        return False
+    if is_own_request(approval=approval, user=user) or is_service_user(user):
         return False
     role = (
         Membership.objects.filter(user=user, organization_id=approval.organization_id)

@@ -26,12 +26,13 @@ from django.utils import timezone
 from django.utils.translation import gettext as _
 
 from connectors.redaction import redact
-from hooks.approvers import policy_approver_users
+from hooks.approvers import request_deciders
 from hooks.duties import (
     RESENT_ACTION,
     approval_cooldown_hours,
     feishu_click_in_cooldown,
     feishu_link_in_cooldown,
+    is_own_request,
     user_in_cooldown,
 )
 from hooks.models import (
@@ -45,6 +46,7 @@ from hooks.models import (
 )
 from hooks.selectors import approval_web_decider_ok
 from hooks.signals import approval_card_due, approval_closed
+from platform_core.api_keys import is_service_user
 from platform_core.identities import feishu_identity_in_org
 from platform_core.models import Organization
 from platform_core.services import audit_log_write
@@ -63,6 +65,7 @@ class Refusal(StrEnum):
     OTHER_CHANNEL = "other_channel"
     CREDENTIALS_CHANGED = "credentials_changed"
     COOLDOWN = "cooldown"
+    OWN_REQUEST = "own_request"
 
 
 class ApprovalForbidden(Exception):
@@ -96,6 +99,11 @@ def _refusal_message(reason: Refusal, hours: int = 0, *, on_feishu: bool = False
             "You changed the approval configuration in the last %(hours)s hours, so you cannot decide "
             "approval requests yet (separation of duties); nothing was changed."
         ) % {"hours": hours}
+    if reason == Refusal.OWN_REQUEST:
+        return _(
+            "You asked for this call, so you cannot decide it (separation of duties): someone else must. "
+            "Nothing was changed."
+        )
     return _("You are not an approver of this request; nothing was changed.")
 
 
@@ -212,6 +220,7 @@ def approval_request_create(
     now = now or timezone.now()
     binding = _binding(policy)
     shown = redact(dict(arguments), secrets)
+    deciders = request_deciders(policy=policy, requested_by_id=requested_by_id)
     approval = ApprovalRequest.objects.create(
         organization_id=organization_id,
         policy=policy,
@@ -227,11 +236,12 @@ def approval_request_create(
         hold_reason=dict(hold_reason or {}),
         call_digest=call_digest(tool_name[:64], shown),
         requested_by_id=requested_by_id,
+        requester_exclusion=deciders.exclusion,
         created_at=now,
         expires_at=now + timedelta(seconds=policy.timeout_seconds),
         **binding,
     )
-    approval.approver_users.set(policy_approver_users(policy=policy))
+    approval.approver_users.set(deciders.users)
     if approval.card_status == CardStatus.QUEUED:
         transaction.on_commit(lambda: _queue_card_send(approval.pk))
     return approval
@@ -269,7 +279,11 @@ def approval_resend(
     current.save(
         update_fields=[*binding, "resend_count", "feishu_message_id", "card_error"],
     )
-    current.approver_users.set(policy_approver_users(policy=policy))
+    deciders = request_deciders(policy=policy, requested_by_id=current.requested_by_id)
+    current.approver_users.set(deciders.users)
+    if deciders.exclusion != current.requester_exclusion:
+        current.requester_exclusion = deciders.exclusion
+        current.save(update_fields=["requester_exclusion"])
     audit_log_write(
         organization=Organization.objects.get(pk=current.organization_id),
         actor=actor,
@@ -338,6 +352,8 @@ def approval_decide(
     if via == DecidedVia.FEISHU:
         feishu_user = _check_feishu_decider(approval, channel, operator_open_id, now)
     elif via == DecidedVia.WEB:
+        if is_own_request(approval=approval, user=actor):
+            raise ApprovalForbidden(Refusal.OWN_REQUEST, _refusal_message(Refusal.OWN_REQUEST))
         if actor is None or not approval_web_decider_ok(approval=approval, user=actor):
             raise ApprovalForbidden(Refusal.NOT_APPROVER, _refusal_message(Refusal.NOT_APPROVER))
         hours = approval_cooldown_hours(organization_id=approval.organization_id, now=now)
@@ -387,8 +403,15 @@ def _check_feishu_decider(
         raise ApprovalForbidden(Refusal.CREDENTIALS_CHANGED, _refusal_message(Refusal.CREDENTIALS_CHANGED))
     identity = feishu_identity_in_org(approval.organization_id, open_id) if open_id else None
     user = identity.user if identity is not None else None
+    if is_own_request(approval=approval, user=user):
+        # listed by ``open_id`` or not, the requester's own Feishu account never decides their request
+        raise ApprovalForbidden(Refusal.OWN_REQUEST, _refusal_message(Refusal.OWN_REQUEST))
     user_ok = user is not None and approval_web_decider_ok(approval=approval, user=user)
-    raw_ok = bool(open_id) and open_id in (approval.approver_open_ids or [])
+    raw_ok = (
+        bool(open_id)
+        and open_id in (approval.approver_open_ids or [])
+        and not (user is not None and is_service_user(user))
+    )
     if not (user_ok or raw_ok):
         raise ApprovalForbidden(Refusal.NOT_APPROVER, _refusal_message(Refusal.NOT_APPROVER))
     hours = approval_cooldown_hours(organization_id=approval.organization_id, now=now)

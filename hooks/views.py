@@ -27,8 +27,9 @@ from django.utils.translation import gettext as _
 from django.views.decorators.csrf import csrf_exempt
 from django.views.decorators.http import require_GET, require_POST
 
-from hooks.approvers import approver_names, person_name
+from hooks.approvers import approver_names, person_name, requester_note
 from hooks.callback_handler import handle_feishu_callback
+from hooks.duties import is_own_request
 from hooks.feishu.callback import MAX_CALLBACK_BYTES, too_large_rejected
 from hooks.inbox import conversation_link, empty_inbox, key_arguments
 from hooks.models import ApprovalStatus, CardStatus, DecidedVia
@@ -154,6 +155,8 @@ def approval_page(request: HttpRequest, org_slug: str, approval_id: Any) -> Http
     if not approval_visible_to(approval=approval, user=request.user):
         raise Http404("No such approval request.")
     is_decider = membership.role in DECIDER_ROLES
+    approvers = approver_names(approval)
+    own = approval.is_pending and is_own_request(approval=approval, user=request.user)
     can_decide = (
         is_decider and approval.is_pending and approval_web_decider_ok(approval=approval, user=request.user)
     )
@@ -165,7 +168,9 @@ def approval_page(request: HttpRequest, org_slug: str, approval_id: Any) -> Http
             "approval": approval,
             "can_decide": can_decide,
             "is_decider": is_decider,
-            "approvers": approver_names(approval),
+            "approvers": approvers,
+            "own_request": own,
+            "requester_note": requester_note(approval, approvers=approvers) if own else "",
             "requester": person_name(approval.requested_by) if approval.requested_by_id else "",
             "conversation_url": conversation_link(approval=approval, user=request.user, role=membership.role),
             "card_failed": approval.card_status in (CardStatus.FAILED, CardStatus.UPDATE_FAILED),

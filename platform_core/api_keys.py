@@ -61,6 +61,11 @@ def without_service_users(users: QuerySet[Any], *, path: str = "") -> QuerySet[A
     return users.exclude(**{f"{path}api_keys__organization__isnull": False})
 
 
+def is_service_user(user: AbstractBaseUser) -> bool:
+    """Whether ``user`` is an organisation key's service user (never a person: never an approver)."""
+    return ApiKey.objects.filter(user_id=user.pk, organization__isnull=False).exists()
+
+
 def _audit_orgs(key: ApiKey) -> list[Organization]:
     if key.organization_id is not None:
         return [key.organization]  # type: ignore[list-item]
@@ -190,7 +195,7 @@ def api_key_revoke(*, key: ApiKey, actor: AbstractBaseUser | None, ip_address: s
         service_user = locked.user
         service_user.is_active = False
         service_user.save(update_fields=["is_active"])
-        Membership.objects.filter(user=service_user).delete()
+        Membership.all_objects.filter(user=service_user).delete()
     for org in _audit_orgs(locked):
         audit_log_write(
             organization=org,

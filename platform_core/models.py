@@ -62,8 +62,31 @@ class Role(models.TextChoices):
 ADMIN_ROLES = frozenset({Role.OWNER, Role.ADMIN})
 
 
+class AllMemberships(models.Manager["Membership"]):
+    """Every membership row, void ones included (to remove a revoked key's service user everywhere)."""
+
+
+class MembershipManager(models.Manager["Membership"]):
+    """Memberships that count: an organisation key's service user counts as a member of its key's
+    organisation only.
+
+    The service user exists only to be its key's identity, and a key reaches only its own organisation.
+    A row that makes it a member anywhere else (another organisation's admin added it, or an old row)
+    is void: every membership check of every entry point (REST, HTTP chat, the OpenAI-compatible
+    endpoint, MCP, the websocket, the chat pages) reads memberships through this manager, so the
+    binding holds in one place rather than in each view. ``Membership.all_objects`` sees every row.
+    """
+
+    def get_queryset(self) -> models.QuerySet[Membership]:
+        elsewhere = ApiKey.objects.filter(
+            user_id=models.OuterRef("user_id"), organization__isnull=False
+        ).exclude(organization_id=models.OuterRef("organization_id"))
+        return super().get_queryset().exclude(models.Exists(elsewhere))
+
+
 class Membership(models.Model):
-    """A user's role in one organisation. A user may belong to several organisations."""
+    """A user's role in one organisation. A user may belong to several organisations (an organisation
+    key's service user: only its key's, see :class:`MembershipManager`)."""
 
     user = models.ForeignKey(
         settings.AUTH_USER_MODEL, verbose_name=_("user"), on_delete=models.CASCADE, related_name="memberships"
@@ -73,6 +96,9 @@ class Membership(models.Model):
     )
     role = models.CharField(_("role"), max_length=16, choices=Role.choices, default=Role.MEMBER)
     created_at = models.DateTimeField(_("created at"), auto_now_add=True)
+
+    objects = MembershipManager()
+    all_objects: models.Manager[Membership] = AllMemberships()
 
     class Meta:
         verbose_name = _("membership")

@@ -1,4 +1,4 @@
-"""Facts about the caller of a request that audit rows record."""
+"""Facts about the caller of a request that audit rows record and throttles count by."""
 
 from __future__ import annotations
 
@@ -7,11 +7,25 @@ from typing import Any
 from django.conf import settings
 
 
+def _first_hop(forwarded: str) -> str | None:
+    return forwarded.split(",")[0].strip() or None
+
+
 def client_ip(request: Any) -> str | None:
     """The caller's IP: ``X-Forwarded-For``'s first hop only behind a proxy we were told to trust."""
     meta = getattr(request, "META", {})
     if getattr(settings, "TRUST_X_FORWARDED_FOR", False):
         forwarded = meta.get("HTTP_X_FORWARDED_FOR", "")
         if forwarded:
-            return forwarded.split(",")[0].strip() or None
+            return _first_hop(forwarded)
     return meta.get("REMOTE_ADDR") or None
+
+
+def client_ip_from_scope(scope: dict[str, Any]) -> str | None:
+    """:func:`client_ip` for an ASGI scope (websocket handshakes, MCP): the same rule, the same answer."""
+    if getattr(settings, "TRUST_X_FORWARDED_FOR", False):
+        forwarded = b",".join(v for k, v in scope.get("headers") or () if k == b"x-forwarded-for")
+        if forwarded:
+            return _first_hop(forwarded.decode("latin-1"))
+    client = scope.get("client")
+    return str(client[0]) if client else None

@@ -346,6 +346,10 @@ LOGGING = {
     },
 }
 TRUST_X_FORWARDED_FOR = env_bool("TRUST_X_FORWARDED_FOR", False)
+# Wrong API keys per client address and window before the address is refused (429) until the window
+# ends (platform_core.api_keys_throttle; 0 turns it off).
+API_KEY_FAILURES_PER_ADDRESS = env_int("API_KEY_FAILURES_PER_ADDRESS", 20)
+API_KEY_FAILURE_WINDOW_SECONDS = env_int("API_KEY_FAILURE_WINDOW_SECONDS", 600)
 
 # --- Agents and runs ------------------------------------------------------------------------------
 AGENT_MAX_MESSAGE_CHARS = env_int("AGENT_MAX_MESSAGE_CHARS", 20000)

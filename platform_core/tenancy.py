@@ -6,6 +6,9 @@
   ``get_queryset`` is scoped to that organisation and subclasses only narrow it further.
 - Permission classes check the caller's role in that organisation; every org route also limits an API
   key to its scopes.
+- An organisation key reaches only its own organisation: its service user's membership anywhere else
+  does not count (``Membership.objects``, :class:`platform_core.models.MembershipManager`), so the
+  resolution here, like every other membership check, answers 404 there.
 - Admin classes of tenant models inherit :class:`OrgScopedAdmin` (in ``platform_core.admin_base``).
 """
 

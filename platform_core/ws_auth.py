@@ -3,8 +3,9 @@
 Origin validation happens before this middleware (``platform_core.asgi``). A handshake that carries an
 ``Authorization`` header is judged by that header alone: an invalid, expired or revoked key leaves the
 user anonymous, so the consumer closes with 4401 rather than falling back to a cookie. A key without the
-``chat`` scope is accepted and closed at once with 4403. A socket opened with a key is checked again
-before every frame the client sends (but a cancel): once the key is revoked or expired, the socket
+``chat`` scope is accepted and closed at once with 4403; a handshake from an address that sent too many
+wrong keys (:mod:`platform_core.api_keys_throttle`), with 4429. A socket opened with a key is checked
+again before every frame the client sends (but a cancel): once the key is revoked or expired, the socket
 closes with 4401.
 """
 
@@ -18,33 +19,39 @@ from channels.db import database_sync_to_async
 from django.contrib.auth.models import AnonymousUser
 
 from platform_core.api_keys import api_key_is_live
-from platform_core.api_keys_scopes import ApiKeyCredential, Scope
-from platform_core.authentication import api_token_authenticate, bearer_token_from_header
+from platform_core.api_keys_scopes import Scope
+from platform_core.api_keys_throttle import KeyThrottled
+from platform_core.authentication import (
+    KeyAuthentication,
+    api_token_authenticate,
+    bearer_token_from_header,
+    throttled_message,
+)
+from platform_core.request_meta import client_ip_from_scope
 
 CLOSE_UNAUTHENTICATED = 4401
 CLOSE_FORBIDDEN = 4403
+CLOSE_THROTTLED = 4429
 
 
 @database_sync_to_async
-def _credential_for(raw: str, ip_address: str | None) -> ApiKeyCredential | None:
+def _credential_for(raw: str, ip_address: str | None) -> KeyAuthentication:
     return api_token_authenticate(raw, ip_address=ip_address)
 
 
 _key_is_live = database_sync_to_async(api_key_is_live)
 
 
-def _client_ip(scope: dict[str, Any]) -> str | None:
-    client = scope.get("client")
-    return str(client[0]) if client else None
-
-
-async def _refuse(receive: Any, send: Any, code: int) -> None:
+async def _refuse(receive: Any, send: Any, code: int, reason: str = "") -> None:
     """Accept the handshake and close it with ``code`` so the client can tell why."""
     message = await receive()
     if message.get("type") != "websocket.connect":
         return
     await send({"type": "websocket.accept"})
-    await send({"type": "websocket.close", "code": code})
+    close: dict[str, Any] = {"type": "websocket.close", "code": code}
+    if reason:
+        close["reason"] = reason
+    await send(close)
 
 
 class BearerTokenMiddleware:
@@ -64,7 +71,11 @@ class BearerTokenMiddleware:
         if header is None:
             return await self.session_app(scope, receive, send)
         raw = bearer_token_from_header(header)
-        credential = await _credential_for(raw, _client_ip(scope)) if raw else None
+        credential = await _credential_for(raw, client_ip_from_scope(scope)) if raw else None
+        if isinstance(credential, KeyThrottled):
+            if scope.get("type") != "websocket":
+                return await self.inner({**scope, "user": AnonymousUser()}, receive, send)
+            return await _refuse(receive, send, CLOSE_THROTTLED, throttled_message(credential))
         scope = dict(scope)
         scope["auth_method"] = "bearer"
         scope["api_key"] = credential

@@ -8,6 +8,7 @@ import tempfile
 from pathlib import Path
 
 import pytest
+from django.core.cache import cache
 from django.utils import translation
 from rest_framework.test import APIClient
 
@@ -86,6 +87,15 @@ def _default_language():
     translation.deactivate()
     yield
     translation.deactivate()
+
+
+@pytest.fixture(autouse=True)
+def _fresh_cache():
+    """Every test starts with an empty cache: the wrong API keys one test sends from 127.0.0.1 must not
+    throttle a later test (``platform_core.api_keys_throttle`` counts them per address in the cache)."""
+    cache.clear()
+    yield
+    cache.clear()
 
 
 @pytest.fixture

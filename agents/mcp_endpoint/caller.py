@@ -4,7 +4,8 @@ The key is checked by :func:`platform_core.authentication.api_token_authenticate
 REST API and the websocket). No key or an unknown, revoked or expired one: 401. A key that does not reach
 the organisation (its user is not a member, or it is another organisation's key), or no such
 organisation: 404, the same answer, so a key cannot probe which organisations exist. A key without the
-``chat`` scope: 403.
+``chat`` scope: 403. An address that sent too many wrong keys: 429 with ``Retry-After``, whatever key it
+sends (:mod:`platform_core.api_keys_throttle`).
 """
 
 from __future__ import annotations
@@ -14,7 +15,8 @@ from datetime import datetime
 
 from django.utils import translation
 
-from platform_core.authentication import api_token_authenticate
+from platform_core.api_keys_throttle import KeyThrottled
+from platform_core.authentication import api_token_authenticate, throttled_message
 from platform_core.models import ApiKeyScope, Membership, Organization
 
 #: The ASGI scope key under which the endpoint finds the admitted caller.
@@ -35,11 +37,12 @@ class Caller:
 
 @dataclass(frozen=True, slots=True)
 class CallerRefused:
-    """Not admitted: the HTTP status (401 or 404) and a short reason."""
+    """Not admitted: the HTTP status (401, 403, 404 or 429), a short reason, and for 429 when to retry."""
 
     status: int
     error: str
     description: str
+    retry_after: int | None = None
 
 
 CallerAdmission = Caller | CallerRefused
@@ -56,6 +59,8 @@ def caller_admit(
     if not raw_key:
         return CallerRefused(401, "invalid_token", "Authorization: Bearer <API key> is required.")
     credential = api_token_authenticate(raw_key, ip_address=ip_address)
+    if isinstance(credential, KeyThrottled):
+        return CallerRefused(429, "rate_limited", throttled_message(credential), credential.retry_after)
     if credential is None:
         return CallerRefused(401, "invalid_token", "The API key is unknown, revoked or expired.")
     organization = Organization.objects.filter(slug=organization_slug).only("pk", "slug").first()

@@ -32,6 +32,7 @@ from mcp.server.auth.provider import AccessToken
 from agents.mcp_endpoint.caller import CALLER_SCOPE_KEY, Caller, CallerRefused, caller_admit
 from platform_core.api_keys_watch import KeyWatch, key_lapse
 from platform_core.authentication import bearer_token_from_header
+from platform_core.request_meta import client_ip_from_scope
 
 logger = logging.getLogger(__name__)
 ASGIApp = Callable[[dict[str, Any], Any, Any], Awaitable[None]]
@@ -111,12 +112,14 @@ class AgentsMcpApp:
             raw_key=bearer_token_from_header(_header(scope, b"authorization")),
             organization_slug=match["slug"],
             accept_language=_header(scope, b"accept-language"),
-            ip_address=(scope.get("client") or (None,))[0],
+            ip_address=client_ip_from_scope(scope),
         )
         if isinstance(admitted, CallerRefused):
             headers = (
                 [(b"www-authenticate", b'Bearer error="invalid_token"')] if admitted.status == 401 else []
             )
+            if admitted.retry_after is not None:
+                headers.append((b"retry-after", str(admitted.retry_after).encode()))
             await _respond(
                 send,
                 admitted.status,

@@ -24,6 +24,7 @@ from hooks.models import (
     RateLimit,
 )
 from hooks.selectors import DECIDER_ROLES
+from platform_core.api_keys import without_service_users
 from platform_core.api_unique import OrgUniqueValidator
 from platform_core.models import Role
 from platform_core.secret_rules import validate_secret_length
@@ -46,7 +47,9 @@ class ApproverUserField(serializers.PrimaryKeyRelatedField):
         users = get_user_model().objects.all()
         if org is None:
             return users.none()
-        return users.filter(memberships__organization=org, memberships__role__in=DECIDER_ROLES).distinct()
+        return without_service_users(
+            users.filter(memberships__organization=org, memberships__role__in=DECIDER_ROLES).distinct()
+        )
 
 
 class ApprovalRequestSerializer(serializers.ModelSerializer):
@@ -71,6 +74,7 @@ class ApprovalRequestSerializer(serializers.ModelSerializer):
             "conversation_id",
             "tool_call_id",
             "requested_by",
+            "requester_exclusion",
             "approvers",
             "decided_by",
             "decided_via",

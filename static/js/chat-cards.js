@@ -208,7 +208,7 @@ export class ToolCard {
   }
 
   // The approval payload: status pending | approved | rejected | expired | cancelled (the run stopped
-  // while the call waited), approvers, decided_by, reason, approval_id.
+  // while the call waited), approvers, decided_by, reason, approval_id, note (for the requester).
   approval(data) {
     const status = data.status;
     let text;
@@ -220,6 +220,8 @@ export class ToolCard {
       text = who
         ? interpolate(gettext("Waiting for approval from %s."), [who])
         : gettext("Waiting for an approver to decide.");
+      // The requester never decides their own request: the server says who does (already translated).
+      if (data.note) text += " " + data.note;
       this.setBadge(kind, gettext("Waiting for approval"));
       this.details.open = true;
     } else {

@@ -95,7 +95,7 @@ def test_an_expired_key_is_refused(org, member):
     assert client.get(f"/api/v1/orgs/{org.slug}/settings/").status_code == 200
     ApiKey.objects.update(expires_at=timezone.now() - timedelta(seconds=1))
     assert client.get(f"/api/v1/orgs/{org.slug}/settings/").status_code == 401
-    assert api_token_authenticate(raw) is None
+    assert api_token_authenticate(raw, ip_address=None) is None
 
 
 def test_an_expiry_in_the_past_is_refused_at_creation(org, member):
@@ -114,7 +114,7 @@ def test_a_revoked_key_is_refused_on_the_very_next_request(org, member):
     revoked = client.post(f"/api/v1/api-keys/{key_id}/revoke/")
     assert revoked.status_code == 200 and revoked.json()["state"] == "revoked"
     assert client.get(f"/api/v1/orgs/{org.slug}/settings/").status_code == 401
-    assert api_token_authenticate(raw) is None
+    assert api_token_authenticate(raw, ip_address=None) is None
 
 
 # --- shown once, hashes only ------------------------------------------------------------------
@@ -266,7 +266,7 @@ def test_create_api_token_makes_a_scoped_expiring_personal_key(member, capsys):
         "create_api_token", member.username, "--name", "ops", "--scope", "read", "--expires-in-days", "3"
     )
     raw = capsys.readouterr().out.strip()
-    credential = api_token_authenticate(raw)
+    credential = api_token_authenticate(raw, ip_address=None)
     assert credential is not None and credential.user == member and credential.scopes == {"read"}
     assert credential.organization is None
     assert timedelta(days=2) < credential.key.expires_at - timezone.now() <= timedelta(days=3)

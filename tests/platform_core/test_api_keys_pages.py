@@ -63,7 +63,7 @@ def test_the_admin_creates_an_org_key_shows_it_once_and_offers_only_the_admins_o
     key = ApiKey.objects.get(name="ci")
     raw = response.context["raw"]
     assert raw in response.content.decode()
-    credential = api_token_authenticate(raw)
+    credential = api_token_authenticate(raw, ip_address=None)
     assert credential is not None and credential.organization == org and credential.scopes == {"read", "chat"}
     assert AuditLog.objects.filter(action="api_key.created", organization=org, actor=org_admin).exists()
     again = client.get(reverse("admin:platform_core_apikey_change", args=[key.pk])).content.decode()
@@ -92,7 +92,9 @@ def test_the_page_creates_a_personal_key_shows_it_once_and_revokes_it(org, membe
     assert raw not in resent.content.decode() and ApiKey.objects.filter(name="laptop").count() == 1
     revoked = client.post(reverse("api-key-revoke", kwargs={"key_id": key.pk}), follow=True)
     assert revoked.status_code == 200
-    assert ApiKey.objects.get(pk=key.pk).revoked is True and api_token_authenticate(raw) is None
+    assert (
+        ApiKey.objects.get(pk=key.pk).revoked is True and api_token_authenticate(raw, ip_address=None) is None
+    )
 
 
 def test_the_page_offers_organisation_keys_to_admins_only(org, member, org_admin):

@@ -8,11 +8,12 @@ from datetime import timedelta
 import pytest
 from channels.db import database_sync_to_async
 from channels.testing import WebsocketCommunicator
+from django.test import override_settings
 from django.utils import timezone
 
 from platform_core.api_keys import api_key_create, api_key_revoke
 from platform_core.asgi import application
-from platform_core.models import ApiKey, AuditLog, Role
+from platform_core.models import ApiKey, AuditLog, Membership, Role
 from tests.agents.factories import ConversationFactory
 from tests.factories import OrganizationFactory, member_of
 
@@ -146,4 +147,41 @@ async def test_an_org_key_never_opens_a_conversation_of_another_organisation():
     )
     communicator, code = await _open(foreign.pk, created.raw)
     assert code == 4403
+    await communicator.disconnect()
+
+
+async def test_an_org_key_never_opens_a_conversation_where_another_admin_made_its_service_user_a_member():
+    acme, globex, _, ada = await _world()
+    created = await database_sync_to_async(api_key_create)(
+        name="bot", scopes=["chat"], organization=acme, actor=ada
+    )
+    service_user = created.key.user
+    await database_sync_to_async(Membership.objects.create)(
+        user=service_user, organization=globex, role=Role.ADMIN
+    )
+    foreign = await database_sync_to_async(ConversationFactory)(organization=globex, user=service_user)
+    own = await database_sync_to_async(ConversationFactory)(organization=acme, user=service_user)
+    communicator, code = await _open(foreign.pk, created.raw)
+    assert code == 4403
+    await communicator.disconnect()
+    communicator, code = await _open(own.pk, created.raw)
+    assert code is None
+    await communicator.disconnect()
+
+
+@override_settings(API_KEY_FAILURES_PER_ADDRESS=2)
+async def test_wrong_keys_on_the_handshake_are_throttled_by_address():
+    acme, _, mia, _ = await _world()
+    conversation = await database_sync_to_async(ConversationFactory)(organization=acme, user=mia)
+    good = await _personal(mia, "chat")
+    wrong = "apt_" + "x" * 43
+    for _ in range(2):
+        communicator, code = await _open(conversation.pk, wrong, client=("198.51.100.9", 1))
+        assert code == 4401
+        await communicator.disconnect()
+    communicator, code = await _open(conversation.pk, good.raw, client=("198.51.100.9", 1))
+    assert code == 4429
+    await communicator.disconnect()
+    communicator, code = await _open(conversation.pk, good.raw, client=("198.51.100.10", 1))
+    assert code is None
     await communicator.disconnect()
