@@ -237,6 +237,7 @@ def test_the_members_page_invites_a_sign_in_identity_instead_of_adding_it(as_adm
     assert MembershipInvitation.objects.filter(organization=org, user=fei).exists()
 
 
+@pytest.mark.cross_org("members-cancel-invitation", "members-page")
 def test_the_members_page_cancels_only_its_own_organisations_invitations(
     as_admin, org, other_org, org_admin
 ):
