@@ -460,7 +460,7 @@ class SignInRule(OrgOwnedModel):
         blank=True,
         editable=False,
         help_text=_(
-            "When an operator approved this claim. Until then the rule routes no sign-in (issue 31)."
+            "When an operator approved this claim. Until then the rule routes no sign-in."
         ),
     )
     approved_by = models.ForeignKey(
