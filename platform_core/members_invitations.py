@@ -195,13 +195,17 @@ def member_invitation_accept(
     return InvitationAccepted(outcome.membership)
 
 
-def _close(
-    invitation: MembershipInvitation, actor: AbstractBaseUser, action: str, ip_address: str | None
+@transaction.atomic
+def member_invitation_decline(
+    *, invitation: MembershipInvitation, user: AbstractBaseUser, ip_address: str | None = None
 ) -> None:
+    """``user`` declines their own invitation: it is removed, audited."""
+    if invitation.user_id != user.pk:
+        raise ValueError("only the invited person declines an invitation")
     audit_log_write(
         organization=invitation.organization,
-        actor=actor,
-        action=action,
+        actor=user,
+        action="membership.invitation_declined",
         target=invitation,
         before=_state(invitation),
         ip_address=ip_address,
@@ -210,18 +214,16 @@ def _close(
 
 
 @transaction.atomic
-def member_invitation_decline(
-    *, invitation: MembershipInvitation, user: AbstractBaseUser, ip_address: str | None = None
-) -> None:
-    """``user`` declines their own invitation: it is removed, audited."""
-    if invitation.user_id != user.pk:
-        raise ValueError("only the invited person declines an invitation")
-    _close(invitation, user, "membership.invitation_declined", ip_address)
-
-
-@transaction.atomic
 def member_invitation_cancel(
     *, invitation: MembershipInvitation, actor: AbstractBaseUser, ip_address: str | None = None
 ) -> None:
     """An owner or admin of the invitation's organisation withdraws it, audited."""
-    _close(invitation, actor, "membership.invitation_cancelled", ip_address)
+    audit_log_write(
+        organization=invitation.organization,
+        actor=actor,
+        action="membership.invitation_cancelled",
+        target=invitation,
+        before=_state(invitation),
+        ip_address=ip_address,
+    )
+    invitation.delete()
