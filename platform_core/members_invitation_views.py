@@ -40,7 +40,9 @@ def _own_or_404(request: HttpRequest, invitation_id: int) -> MembershipInvitatio
 @require_POST
 def invitation_accept(request: HttpRequest, invitation_id: int) -> HttpResponse:
     invitation = _own_or_404(request, invitation_id)
-    outcome = member_invitation_accept(invitation=invitation, user=request.user, ip_address=client_ip(request))
+    outcome = member_invitation_accept(
+        invitation=invitation, user=request.user, ip_address=client_ip(request)
+    )
     if isinstance(outcome, InvitationAccepted):
         org = outcome.membership.organization
         messages.success(request, _("You are now a member of %(org)s.") % {"org": org.name})

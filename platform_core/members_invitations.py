@@ -126,7 +126,9 @@ def member_invitation_list_for_user(*, user: AbstractBaseUser) -> QuerySet[Membe
     )
 
 
-def member_invitation_get_for_user(*, user: AbstractBaseUser, invitation_id: Any) -> MembershipInvitation | None:
+def member_invitation_get_for_user(
+    *, user: AbstractBaseUser, invitation_id: Any
+) -> MembershipInvitation | None:
     """One of ``user``'s own invitations (``None`` for anyone else's and a missing one alike)."""
     if not user.is_authenticated:
         return None

@@ -459,9 +459,7 @@ class SignInRule(OrgOwnedModel):
         null=True,
         blank=True,
         editable=False,
-        help_text=_(
-            "When an operator approved this claim. Until then the rule routes no sign-in."
-        ),
+        help_text=_("When an operator approved this claim. Until then the rule routes no sign-in."),
     )
     approved_by = models.ForeignKey(
         settings.AUTH_USER_MODEL,

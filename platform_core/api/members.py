@@ -183,4 +183,6 @@ class MemberInvitationViewSet(
     permission_classes = [permissions.IsAuthenticated, IsOrgMember, IsOrgAdmin]
 
     def perform_destroy(self, instance: MembershipInvitation) -> None:
-        member_invitation_cancel(invitation=instance, actor=self.request.user, ip_address=client_ip(self.request))
+        member_invitation_cancel(
+            invitation=instance, actor=self.request.user, ip_address=client_ip(self.request)
+        )

@@ -130,7 +130,9 @@ def test_the_members_page_invites_changes_a_role_and_removes(open_as, people_wor
     expect(page.locator("#set-password-link")).to_have_count(0)  # shown once
     page.fill("#id_identifier", "ou_ini_fei")
     page.locator(f"form[action='/o/{ORG}/members/add/']").get_by_role("button", name="Invite").click()
-    expect(page.locator(".messages")).to_contain_text(f"{FEI} was invited: they become a member when they accept.")
+    expect(page.locator(".messages")).to_contain_text(
+        f"{FEI} was invited: they become a member when they accept."
+    )
     expect(page.locator(f'tr[data-invitation="{FEI}"]')).to_be_visible()  # an existing account: issue 31
     expect(page.locator(f'tr[data-username="{FEI}"]')).to_have_count(0)
 

@@ -429,7 +429,12 @@ def test_membership_page_offers_no_way_to_browse_users(acme_admin_client, other_
     assert popup.status_code == 403
     autocomplete = acme_admin_client.get(
         reverse("admin:autocomplete"),
-        {"app_label": "platform_core", "model_name": "membershipinvitation", "field_name": "user", "term": "g"},
+        {
+            "app_label": "platform_core",
+            "model_name": "membershipinvitation",
+            "field_name": "user",
+            "term": "g",
+        },
     )
     assert autocomplete.status_code == 403
 
@@ -466,7 +471,8 @@ def test_membership_add_refuses_anything_but_an_exact_active_user(acme_admin_cli
 def test_membership_add_refuses_a_user_id(acme_admin_client, org, other_org):
     outsider = member_of(other_org, Role.MEMBER, username="globex-secret-bob")
     response = acme_admin_client.post(
-        _url(MembershipInvitation, "add"), {"user": str(outsider.pk), "organization": org.pk, "role": Role.MEMBER}
+        _url(MembershipInvitation, "add"),
+        {"user": str(outsider.pk), "organization": org.pk, "role": Role.MEMBER},
     )
     assert response.status_code == 200 and "user" in _membership_form(response).errors
     assert not MembershipInvitation.objects.filter(user=outsider, organization=org).exists()

@@ -148,7 +148,9 @@ def test_an_owner_invitation_needs_an_owner_and_is_rechecked_on_acceptance(
 # --- the API: invitations are listed and cancelled; another org's are hidden ---------------------------
 
 
-def test_existing_members_and_pending_invitations_are_refused_a_second_time(client_for, org, org_admin, member):
+def test_existing_members_and_pending_invitations_are_refused_a_second_time(
+    client_for, org, org_admin, member
+):
     api = client_for(org_admin)
     assert api.post(members_url(org), {"user": member.username}, format="json").status_code == 400
     UserFactory(username="nina")
@@ -230,7 +232,8 @@ def test_the_members_page_invites_a_sign_in_identity_instead_of_adding_it(as_adm
     link_feishu_identity(fei, open_id="ou_fei")
 
     as_admin.post(
-        reverse("members-add-identity", kwargs={"org_slug": org.slug}), {"identifier": "ou_fei", "role": "member"}
+        reverse("members-add-identity", kwargs={"org_slug": org.slug}),
+        {"identifier": "ou_fei", "role": "member"},
     )
 
     assert not _is_member(org, fei)
@@ -238,24 +241,30 @@ def test_the_members_page_invites_a_sign_in_identity_instead_of_adding_it(as_adm
 
 
 @pytest.mark.cross_org("members-cancel-invitation", "members-page")
-def test_the_members_page_cancels_only_its_own_organisations_invitations(
-    as_admin, org, other_org, org_admin
-):
+def test_the_members_page_cancels_only_its_own_organisations_invitations(as_admin, org, other_org, org_admin):
     ours = MembershipInvitation.objects.create(
         organization=org, user=UserFactory(), role=Role.MEMBER, expires_at=timezone.now() + timedelta(days=1)
     )
     theirs = MembershipInvitation.objects.create(
-        organization=other_org, user=UserFactory(), role=Role.MEMBER, expires_at=timezone.now() + timedelta(days=1)
+        organization=other_org,
+        user=UserFactory(),
+        role=Role.MEMBER,
+        expires_at=timezone.now() + timedelta(days=1),
     )
     cancel = "members-cancel-invitation"
 
     foreign = as_admin.post(reverse(cancel, kwargs={"org_slug": org.slug, "invitation_id": theirs.pk}))
-    other_slug = as_admin.post(reverse(cancel, kwargs={"org_slug": other_org.slug, "invitation_id": theirs.pk}))
+    other_slug = as_admin.post(
+        reverse(cancel, kwargs={"org_slug": other_org.slug, "invitation_id": theirs.pk})
+    )
     assert foreign.status_code == 404 and other_slug.status_code == 404
     assert MembershipInvitation.objects.filter(pk=theirs.pk).exists()
     listed = as_admin.get(reverse("members-page", kwargs={"org_slug": org.slug})).context["invitations"]
     assert [i.pk for i in listed] == [ours.pk]
-    assert as_admin.post(reverse(cancel, kwargs={"org_slug": org.slug, "invitation_id": ours.pk})).status_code == 302
+    assert (
+        as_admin.post(reverse(cancel, kwargs={"org_slug": org.slug, "invitation_id": ours.pk})).status_code
+        == 302
+    )
     assert not MembershipInvitation.objects.filter(pk=ours.pk).exists()
 
 
@@ -292,11 +301,15 @@ def test_a_superuser_in_the_admin_invites_too(client, org, other_admin):
 
 def test_the_admin_lists_only_its_organisations_invitations(client, org, other_org, org_admin):
     MembershipInvitation.objects.create(
-        organization=org, user=UserFactory(username="ours-nina"), role=Role.MEMBER,
+        organization=org,
+        user=UserFactory(username="ours-nina"),
+        role=Role.MEMBER,
         expires_at=timezone.now() + timedelta(days=1),
     )
     theirs = MembershipInvitation.objects.create(
-        organization=other_org, user=UserFactory(username="theirs-tom"), role=Role.MEMBER,
+        organization=other_org,
+        user=UserFactory(username="theirs-tom"),
+        role=Role.MEMBER,
         expires_at=timezone.now() + timedelta(days=1),
     )
     client.force_login(org_admin)
@@ -318,6 +331,7 @@ def test_the_operator_command_still_adds_directly(org):
 def test_inviting_a_new_address_still_creates_the_account_as_a_member(as_admin, org):
     """The new-account flow is unchanged: the account is the organisation's own, made for it."""
     as_admin.post(
-        reverse("members-invite", kwargs={"org_slug": org.slug}), {"email": "new@example.com", "role": "member"}
+        reverse("members-invite", kwargs={"org_slug": org.slug}),
+        {"email": "new@example.com", "role": "member"},
     )
     assert Membership.objects.filter(organization=org, user__email="new@example.com").exists()

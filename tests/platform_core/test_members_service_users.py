@@ -46,7 +46,9 @@ def test_the_members_api_cannot_add_a_service_user_to_any_org(
     api, target = (client_for(org_admin), org) if where == "own" else (client_for(other_admin), other_org)
 
     reply = api.post(
-        f"/api/v1/orgs/{target.slug}/members/", {"user": service_user.username, "role": "admin"}, format="json"
+        f"/api/v1/orgs/{target.slug}/members/",
+        {"user": service_user.username, "role": "admin"},
+        format="json",
     )
 
     assert reply.status_code == 400 and "user" in reply.json()
@@ -84,8 +86,11 @@ def test_the_admin_cannot_invite_a_service_user(client, org, other_org, other_ad
 
     page = client.post(
         reverse("admin:platform_core_membershipinvitation_add"),
-        {"user": service_user.pk if superuser else service_user.username, "organization": other_org.pk,
-         "role": Role.MEMBER},
+        {
+            "user": service_user.pk if superuser else service_user.username,
+            "organization": other_org.pk,
+            "role": Role.MEMBER,
+        },
     )
 
     assert page.status_code == 200 and "user" in page.context["adminform"].form.errors

@@ -18,7 +18,9 @@ from platform_core.sso.approval import (
 def _line(rule: SignInRule) -> str:
     state = "approved" if rule.approved_at is not None else "PENDING"
     claim = f"tenant {rule.feishu_tenant_key}" if rule.feishu_tenant_key else f"domain {rule.email_domain}"
-    return f"{rule.pk:>6}  {state:<8}  {rule.organization.slug:<24}  {rule.provider:<12}  {claim}  → {rule.role}"
+    return (
+        f"{rule.pk:>6}  {state:<8}  {rule.organization.slug:<24}  {rule.provider:<12}  {claim}  → {rule.role}"
+    )
 
 
 class Command(BaseCommand):
@@ -49,7 +51,9 @@ class Command(BaseCommand):
         if action == "approve":
             for other in sign_in_rules_claiming_the_same(rule):
                 self.stderr.write(
-                    self.style.WARNING(f"Note: {other.organization.slug} has an approved rule with this claim.")
+                    self.style.WARNING(
+                        f"Note: {other.organization.slug} has an approved rule with this claim."
+                    )
                 )
             rule = sign_in_rule_approve(rule=rule, actor=None)
         else:

@@ -50,8 +50,13 @@ def test_a_domain_claimed_in_the_admin_is_unapproved_and_the_org_admin_cannot_ap
     client.force_login(org_admin)
     client.post(
         reverse("admin:platform_core_signinrule_add"),
-        {"organization": org.pk, "provider": OIDC_ID, "email_domain": "rtb-corp.example", "role": "member",
-         "approved_at": "2020-01-01 00:00:00"},
+        {
+            "organization": org.pk,
+            "provider": OIDC_ID,
+            "email_domain": "rtb-corp.example",
+            "role": "member",
+            "approved_at": "2020-01-01 00:00:00",
+        },
     )
     rule = SignInRule.objects.get(organization=org)
     assert rule.approved_at is None
@@ -77,11 +82,16 @@ def test_the_operator_approves_a_claim_by_command_and_then_it_routes(client, adm
     assert admin_api.get(f"/api/v1/orgs/acme/sign-in-rules/{rule_id}/").json()["approved"] is True
     sso.oidc.sign_in_as("bob@rtb-corp.example", name="Bob")
     sso.oidc_sign_in(client)
-    assert Membership.objects.get(organization=org, user__email__iexact="bob@rtb-corp.example").role == Role.ADMIN
+    assert (
+        Membership.objects.get(organization=org, user__email__iexact="bob@rtb-corp.example").role
+        == Role.ADMIN
+    )
 
 
 def test_the_operator_withdraws_an_approval_and_the_claim_stops_routing(client, org, sso):
-    rule = SignInRuleFactory(organization=org, provider=OIDC_ID, feishu_tenant_key="", email_domain="acme.example")
+    rule = SignInRuleFactory(
+        organization=org, provider=OIDC_ID, feishu_tenant_key="", email_domain="acme.example"
+    )
 
     call_command("sign_in_rules", "withdraw", str(rule.pk))
 
@@ -94,7 +104,9 @@ def test_the_operator_withdraws_an_approval_and_the_claim_stops_routing(client, 
 
 def test_the_command_lists_pending_claims_and_refuses_an_unknown_rule(admin_api, org, other_org, capsys, sso):
     _claim(admin_api)
-    SignInRuleFactory(organization=other_org, provider=OIDC_ID, feishu_tenant_key="", email_domain="rtb-corp.example")
+    SignInRuleFactory(
+        organization=other_org, provider=OIDC_ID, feishu_tenant_key="", email_domain="rtb-corp.example"
+    )
 
     call_command("sign_in_rules", "list", "--pending")
 
@@ -105,8 +117,9 @@ def test_the_command_lists_pending_claims_and_refuses_an_unknown_rule(admin_api,
 
 
 def test_a_superuser_approves_in_the_admin_audited(client, org, sso):
-    rule = SignInRuleFactory(organization=org, provider=OIDC_ID, feishu_tenant_key="", email_domain="x.example",
-                             approved_at=None)
+    rule = SignInRuleFactory(
+        organization=org, provider=OIDC_ID, feishu_tenant_key="", email_domain="x.example", approved_at=None
+    )
     root = UserFactory(username="root", is_superuser=True, is_staff=True)
     client.force_login(root)
 
@@ -121,7 +134,9 @@ def test_a_superuser_approves_in_the_admin_audited(client, org, sso):
 
 
 def test_an_unapproved_feishu_tenant_claim_routes_no_sign_in_either(client, org, sso):
-    SignInRuleFactory(organization=org, provider="feishu", feishu_tenant_key="globex-tenant", approved_at=None)
+    SignInRuleFactory(
+        organization=org, provider="feishu", feishu_tenant_key="globex-tenant", approved_at=None
+    )
     sso.feishu.sign_in_as("Gus", tenant_key="globex-tenant")
 
     assert sso.feishu_sign_in(client)["Location"] == "/login/"
@@ -129,7 +144,9 @@ def test_an_unapproved_feishu_tenant_claim_routes_no_sign_in_either(client, org,
 
 
 def test_an_approved_rules_match_cannot_be_changed_only_its_role(admin_api, org, sso):
-    rule = SignInRuleFactory(organization=org, provider=OIDC_ID, feishu_tenant_key="", email_domain="acme.example")
+    rule = SignInRuleFactory(
+        organization=org, provider=OIDC_ID, feishu_tenant_key="", email_domain="acme.example"
+    )
 
     moved = admin_api.patch(
         f"/api/v1/orgs/acme/sign-in-rules/{rule.pk}/", {"email_domain": "rtb-corp.example"}, format="json"
@@ -142,7 +159,9 @@ def test_an_approved_rules_match_cannot_be_changed_only_its_role(admin_api, org,
 
 
 def test_the_admin_will_not_move_an_approved_rule_to_another_domain(client, org, org_admin, sso):
-    rule = SignInRuleFactory(organization=org, provider=OIDC_ID, feishu_tenant_key="", email_domain="acme.example")
+    rule = SignInRuleFactory(
+        organization=org, provider=OIDC_ID, feishu_tenant_key="", email_domain="acme.example"
+    )
     client.force_login(org_admin)
 
     client.post(
