@@ -19,13 +19,14 @@ from platform_core.members_invitations import (
 from platform_core.members_outcomes import InvitationAccepted
 from platform_core.models import MembershipInvitation
 from platform_core.request_meta import client_ip
-from platform_core.sso.rules import password_login_enforced
+from platform_core.sso.rules import password_login_enforced_in
 
 
 @login_required
 def invitations_page(request: HttpRequest) -> HttpResponse:
     invitations = list(member_invitation_list_for_user(user=request.user))
-    rows = [{"invitation": i, "password_off": password_login_enforced(i.organization)} for i in invitations]
+    enforced = password_login_enforced_in([i.organization_id for i in invitations])
+    rows = [{"invitation": i, "password_off": i.organization_id in enforced} for i in invitations]
     return render(request, "platform_core/invitations.html", {"rows": rows})
 
 

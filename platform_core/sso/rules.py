@@ -133,6 +133,8 @@ def password_login_enabled(org: Organization) -> bool:
     return not SignInSettings.objects.filter(organization=org, password_login=False).exists()
 
 
-def password_login_enforced(org: Organization) -> bool:
-    """Whether ``org``'s password switch refuses its members' passwords now (off, with an approved rule)."""
-    return _enforcing_org_ids().filter(organization_id=org.pk).exists()
+def password_login_enforced_in(org_ids: list[int]) -> set[int]:
+    """Which of ``org_ids`` refuse their members' passwords now (switched off, with an approved rule)."""
+    return set(
+        _enforcing_org_ids().filter(organization_id__in=org_ids).values_list("organization_id", flat=True)
+    )

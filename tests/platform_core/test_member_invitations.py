@@ -8,11 +8,13 @@ from datetime import timedelta
 
 import pytest
 from django.core import mail
+from django.db import connection
+from django.test.utils import CaptureQueriesContext
 from django.urls import reverse
 from django.utils import timezone
 
 from platform_core.models import AuditLog, Membership, MembershipInvitation, Role
-from tests.factories import PASSWORD, MembershipFactory, UserFactory
+from tests.factories import PASSWORD, MembershipFactory, OrganizationFactory, UserFactory
 from tests.platform_core.sso.factories import SignInRuleFactory, SignInSettingsFactory
 
 pytestmark = pytest.mark.django_db
@@ -335,3 +337,53 @@ def test_inviting_a_new_address_still_creates_the_account_as_a_member(as_admin, 
         {"email": "new@example.com", "role": "member"},
     )
     assert Membership.objects.filter(organization=org, user__email="new@example.com").exists()
+
+
+# --- lists cost the same number of queries however many invitations they show ----------------------------
+
+
+def _invite(org, n: int, prefix: str) -> None:
+    for i in range(n):
+        MembershipInvitation.objects.create(
+            organization=org,
+            user=UserFactory(username=f"{prefix}{i}"),
+            role=Role.MEMBER,
+            invited_by=UserFactory(username=f"{prefix}-by-{i}"),
+            expires_at=timezone.now() + timedelta(days=1),
+        )
+
+
+def _queries(fetch) -> int:
+    fetch()  # warm: a first request may read what later ones find cached (the session, the key's address)
+    with CaptureQueriesContext(connection) as captured:
+        fetch()
+    return len(captured)
+
+
+def test_the_invitation_lists_do_not_grow_queries_with_their_rows(
+    client_for, client, org, org_admin, other_org
+):
+    api = client_for(org_admin)
+    client.force_login(org_admin)
+    page = reverse("members-page", kwargs={"org_slug": org.slug})
+    _invite(org, 1, "one")
+    few_api = _queries(lambda: api.get(invitations_url(org)))
+    few_page = _queries(lambda: client.get(page))
+    _invite(org, 5, "more")
+    assert _queries(lambda: api.get(invitations_url(org))) == few_api
+    assert _queries(lambda: client.get(page)) == few_page
+
+    invitee = UserFactory(username="popular")
+    for slug in ("o1", "o2"):
+        MembershipInvitation.objects.create(
+            organization=OrganizationFactory(slug=slug),
+            user=invitee,
+            role=Role.MEMBER,
+            expires_at=timezone.now() + timedelta(days=1),
+        )
+    client.force_login(invitee)
+    two = _queries(lambda: client.get(reverse("invitations")))
+    MembershipInvitation.objects.create(
+        organization=other_org, user=invitee, role=Role.MEMBER, expires_at=timezone.now() + timedelta(days=1)
+    )
+    assert _queries(lambda: client.get(reverse("invitations"))) == two
