@@ -10,7 +10,7 @@ keys) and can be invited nowhere. Every change is audited and ``is_staff`` follo
 
 from __future__ import annotations
 
-from typing import Any
+from typing import Any, NoReturn
 
 from django.urls import reverse
 from django.utils.translation import gettext_lazy as _
@@ -106,7 +106,7 @@ class MemberInvitationSerializer(serializers.ModelSerializer):
         return "expired" if obj.expired else "invited"
 
 
-def _raise_refusal(refusal: MembershipRefused) -> None:
+def _raise_refusal(refusal: MembershipRefused) -> NoReturn:
     if refusal.code == "owner_only":
         raise exceptions.PermissionDenied(refusal.message, code=refusal.code)
     if refusal.code == "service_user":
@@ -144,7 +144,6 @@ class MemberViewSet(OrgScopedViewMixin, viewsets.ModelViewSet):
             raise serializers.ValidationError({"user": outcome.message})
         if isinstance(outcome, MembershipRefused):
             _raise_refusal(outcome)
-            raise AssertionError("unreachable")
         body = MemberInvitationSerializer(outcome.invitation, context=self.get_serializer_context()).data
         return Response(body, status=status.HTTP_202_ACCEPTED)
 

@@ -97,7 +97,14 @@ def test_the_admin_cannot_invite_a_service_user(client, org, other_org, other_ad
     assert not MembershipInvitation.objects.exists()
 
 
-def test_add_member_refuses_a_service_user(org, other_org, service_user):
+def test_add_member_refuses_a_service_user_and_changes_nothing(org, other_org, service_user):
     with pytest.raises(CommandError, match="API key"):
         call_command("add_member", other_org.slug, service_user.username, "--role", "admin")
+    with pytest.raises(CommandError, match="API key"):
+        call_command(
+            "add_member", org.slug, service_user.username, "--role", "admin", "--password", "pw-123456"
+        )
+    service_user.refresh_from_db()
+    assert not service_user.has_usable_password()  # nobody can sign in as the key
     assert not Membership.objects.filter(organization=other_org, user=service_user).exists()
+    assert _service_membership(org, service_user).role == Role.MEMBER
