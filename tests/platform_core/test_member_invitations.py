@@ -387,3 +387,13 @@ def test_the_invitation_lists_do_not_grow_queries_with_their_rows(
         organization=other_org, user=invitee, role=Role.MEMBER, expires_at=timezone.now() + timedelta(days=1)
     )
     assert _queries(lambda: client.get(reverse("invitations"))) == two
+
+
+def test_the_home_page_points_the_person_to_their_invitations(client_for, client, org, org_admin):
+    nina = UserFactory(username="nina")
+    client.force_login(nina)
+    assert reverse("invitations") not in client.get(reverse("home")).content.decode()
+
+    client_for(org_admin).post(members_url(org), {"user": "nina"}, format="json")
+
+    assert f'href="{reverse("invitations")}"' in client.get(reverse("home")).content.decode()

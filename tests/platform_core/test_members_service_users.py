@@ -108,3 +108,28 @@ def test_add_member_refuses_a_service_user_and_changes_nothing(org, other_org, s
     assert not service_user.has_usable_password()  # nobody can sign in as the key
     assert not Membership.objects.filter(organization=other_org, user=service_user).exists()
     assert _service_membership(org, service_user).role == Role.MEMBER
+
+
+def test_the_members_page_cannot_invite_a_service_user_by_e_mail_or_identity(
+    client, org, other_org, service_user
+):
+    from platform_core.identities import link_feishu_identity
+    from tests.factories import member_of
+
+    service_user.email = "erp-sync@acme.example"  # however it got one
+    service_user.save(update_fields=["email"])
+    link_feishu_identity(service_user, open_id="ou_erp_sync")
+    globex_admin = member_of(other_org, Role.ADMIN, username="gina")
+    assert client.login(username=globex_admin.username, password=PASSWORD)
+
+    client.post(
+        reverse("members-invite", kwargs={"org_slug": other_org.slug}),
+        {"email": "erp-sync@acme.example", "role": "admin"},
+    )
+    client.post(
+        reverse("members-add-identity", kwargs={"org_slug": other_org.slug}),
+        {"identifier": "ou_erp_sync", "role": "admin"},
+    )
+
+    assert not MembershipInvitation.objects.filter(user=service_user).exists()
+    assert not Membership.objects.filter(organization=other_org, user=service_user).exists()
