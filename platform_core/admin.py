@@ -7,7 +7,6 @@ from typing import Any
 from django import forms
 from django.contrib import admin, messages
 from django.contrib.admin.options import IncorrectLookupParameters
-from django.contrib.auth import get_user_model
 from django.core.exceptions import PermissionDenied, ValidationError
 from django.db.models import QuerySet
 from django.http import Http404, HttpRequest, HttpResponse, HttpResponseBase, HttpResponseRedirect
@@ -16,19 +15,15 @@ from django.urls import path, reverse
 from django.utils.translation import gettext_lazy as _
 from django.utils.translation import ngettext
 
-from platform_core.admin_base import OrgScopedAdmin, admin_orgs, admin_visible_rows
+from platform_core.admin_base import OrgScopedAdmin, admin_orgs
 from platform_core.admin_identities import LinkedIdentityAdmin  # noqa: F401  (registers it; issue 20)
-from platform_core.admin_members import UserIdentifierField, username_prefill
+from platform_core.admin_memberships import MembershipAdmin  # noqa: F401  (registers it; issue 31)
 from platform_core.api_keys import api_key_create, api_key_revoke
 from platform_core.audit_actions import audit_action_label
 from platform_core.audit_export import EXPORT_FORMATS, audit_export_response
-from platform_core.models import ApiKey, ApiKeyScope, AuditLog, Membership, Organization
+from platform_core.models import ApiKey, ApiKeyScope, AuditLog, Organization
 from platform_core.request_meta import client_ip
 from platform_core.services import (
-    MembershipRefused,
-    membership_refusal,
-    membership_remove,
-    membership_save,
     organization_set_approval_cooldown,
     organization_set_read_only,
 )
@@ -192,104 +187,6 @@ class OrganizationAdmin(OrgScopedAdmin):
             % {"count": count},
             messages.SUCCESS,
         )
-
-
-def _removal_refusal(membership: Membership, actor: Any) -> MembershipRefused | None:
-    return membership_refusal(
-        organization=membership.organization, user=membership.user, role=None, actor=actor
-    )
-
-
-class MembershipAdminForm(forms.ModelForm):
-    """Refuses what the membership service would refuse (owner role by non-owners, the last owner)."""
-
-    actor: Any = None
-
-    def clean(self) -> dict[str, Any]:
-        data = super().clean()
-        org = data.get("organization") or (
-            self.instance.organization if self.instance.organization_id else None
-        )
-        user = data.get("user") or (self.instance.user if self.instance.user_id else None)
-        role = data.get("role")
-        if org is not None and user is not None and role:
-            refusal = membership_refusal(organization=org, user=user, role=role, actor=self.actor)
-            if refusal is not None:
-                raise ValidationError({"role": refusal.message})
-        return data
-
-
-@admin.register(Membership)
-class MembershipAdmin(OrgScopedAdmin):
-    """Members of the organisations the user administers.
-
-    The rule for users (not tenant data): an org admin adds an existing user by exact username or e-mail
-    address (``UserIdentifierField``) and can never browse, search, autocomplete or prefill a user who is
-    not yet a member of their organisations; ``?user=<id>`` of a non-member prefills nothing. A
-    membership's user never changes (remove it and add another). Superusers keep the raw-id user field.
-    """
-
-    list_display = ["user", "organization", "role", "created_at"]
-    list_filter = ["role"]
-    search_fields = ["user__username", "user__email"]
-    raw_id_fields = ["user"]  # superusers only; org admins get UserIdentifierField
-
-    def formfield_for_foreignkey(self, db_field: Any, request: HttpRequest, **kwargs: Any) -> Any:
-        if db_field.name == "user" and not request.user.is_superuser:
-            return UserIdentifierField(label=db_field.verbose_name)
-        return super().formfield_for_foreignkey(db_field, request, **kwargs)
-
-    def get_changeform_initial_data(self, request: HttpRequest) -> dict[str, Any]:
-        initial = super().get_changeform_initial_data(request)  # a non-member's id is already dropped
-        if "user" in initial and not request.user.is_superuser:
-            visible = admin_visible_rows(request, get_user_model())
-            username = username_prefill(value=initial.pop("user"), visible=visible)
-            if username is not None:
-                initial["user"] = username
-        return initial
-
-    def get_readonly_fields(self, request: HttpRequest, obj: Any = None) -> list[str]:
-        fields = list(super().get_readonly_fields(request, obj))
-        return [*fields, "user", "organization"] if obj is not None else fields
-
-    def get_form(self, request: HttpRequest, obj: Any = None, change: bool = False, **kwargs: Any) -> Any:
-        kwargs.setdefault("form", MembershipAdminForm)
-        form = super().get_form(request, obj, change=change, **kwargs)
-        form.actor = request.user  # a class made for this request by modelform_factory
-        return form
-
-    def save_model(self, request: HttpRequest, obj: Membership, form: Any, change: bool) -> None:
-        if obj.organization_id is None:
-            obj.organization = admin_orgs(request).first()
-        outcome = membership_save(
-            organization=obj.organization,
-            user=obj.user,
-            role=obj.role,
-            actor=request.user,
-            ip_address=client_ip(request),
-        )
-        if isinstance(outcome, MembershipRefused):  # the form checked it: only a concurrent change gets here
-            raise PermissionDenied(outcome.message)
-        obj.pk = outcome.membership.pk
-        obj.created_at = outcome.membership.created_at
-        obj._state.adding = False
-
-    def has_delete_permission(self, request: HttpRequest, obj: Any = None) -> bool:
-        if not super().has_delete_permission(request, obj):
-            return False
-        return obj is None or _removal_refusal(obj, request.user) is None
-
-    def delete_model(self, request: HttpRequest, obj: Membership) -> None:
-        self._remove(request, obj)
-
-    def delete_queryset(self, request: HttpRequest, queryset: QuerySet) -> None:
-        for membership in queryset.select_related("user", "organization"):
-            self._remove(request, membership)
-
-    def _remove(self, request: HttpRequest, membership: Membership) -> None:
-        outcome = membership_remove(membership=membership, actor=request.user, ip_address=client_ip(request))
-        if isinstance(outcome, MembershipRefused):
-            self.message_user(request, f"{membership}: {outcome.message}", messages.ERROR)
 
 
 class AuditActionFilter(admin.SimpleListFilter):

@@ -1,8 +1,8 @@
 """How an org admin names a user on the membership page: never by browsing, only by exact identifier.
 
 Users are not tenant data: a user may belong to several organisations or to none yet. An org admin may
-add an existing platform user to their organisation (an invitation) by the user's exact username or
-e-mail address, but the admin never lists, searches, autocompletes or prefills users who are not already
+invite an existing platform user into their organisation (the person accepts it: issue 31) by the
+user's exact username or e-mail address, but the admin never lists, searches, autocompletes or prefills users who are not already
 members of the organisations that admin administers. Superusers keep Django's raw-id user field.
 """
 
@@ -17,11 +17,14 @@ from django.core.exceptions import ValidationError
 from django.db.models import QuerySet
 from django.utils.translation import gettext_lazy as _
 
+from platform_core.api_keys import without_service_users
+
 
 def user_find_by_identifier(*, identifier: str) -> list[AbstractBaseUser]:
     """Active users named exactly by ``identifier``: the username (case-sensitive), else the e-mail
-    address (case-insensitive). At most two are returned: more than one means the name is ambiguous."""
-    users = get_user_model()._default_manager.filter(is_active=True)
+    address (case-insensitive). At most two are returned: more than one means the name is ambiguous.
+    Organisation keys' service users are never found: they are no people (issue 31)."""
+    users = without_service_users(get_user_model()._default_manager.filter(is_active=True))
     by_name = list(users.filter(username=identifier)[:1])
     if by_name:
         return by_name

@@ -1,5 +1,6 @@
-"""Members of an organisation for its admins' web page: invite by e-mail, add by single sign-on identity,
-change roles, remove, link a member's Feishu account. Role changes and removals reuse
+"""Members of an organisation for its admins' web page: invite by e-mail, invite by single sign-on
+identity, change roles, remove, link a member's Feishu account. An existing account is only ever invited
+(:mod:`platform_core.members_invitations`): it joins when the person accepts. Role changes and removals reuse
 :func:`platform_core.services.membership_save` and :func:`~platform_core.services.membership_remove`, so the
 owner rules (only owners touch the owner role; the last owner stays) and the audit rows are the same as
 in the admin and the API.
@@ -13,8 +14,7 @@ from __future__ import annotations
 
 import logging
 from collections.abc import Callable
-from dataclasses import dataclass
-from typing import Any, Literal
+from typing import Any
 
 from django.apps import apps
 from django.contrib.auth import get_user_model
@@ -30,31 +30,17 @@ from django.utils.http import urlsafe_base64_encode
 from django.utils.translation import gettext as _
 
 from platform_core.api_keys import without_service_users
+from platform_core.members_invitations import member_invitation_send
+from platform_core.members_outcomes import MemberAdded, MemberInvited, MemberNotAdded
 from platform_core.models import LinkedIdentity, Membership, Organization
 from platform_core.services import MembershipRefused, MembershipSaved, audit_log_write, membership_save
+
+__all__ = ["MemberAdded", "MemberInvited", "MemberNotAdded", "MemberAddOutcome"]
 
 logger = logging.getLogger(__name__)
 
 
-@dataclass(frozen=True, slots=True)
-class MemberAdded:
-    """``user`` joined the organisation; ``set_password_url`` is set when the user was created for it."""
-
-    membership: Membership
-    set_password_url: str = ""
-    type: Literal["added"] = "added"
-
-
-@dataclass(frozen=True, slots=True)
-class MemberNotAdded:
-    """Why nobody was added: ``unknown`` identity, ``ambiguous`` e-mail, ``already_member``, ``invalid``."""
-
-    code: Literal["unknown", "ambiguous", "already_member", "invalid"]
-    message: str
-    type: Literal["not_added"] = "not_added"
-
-
-MemberAddOutcome = MemberAdded | MemberNotAdded | MembershipRefused
+MemberAddOutcome = MemberAdded | MemberInvited | MemberNotAdded | MembershipRefused
 
 
 def member_list_for_org(*, organization: Organization) -> QuerySet[Membership]:
@@ -70,29 +56,17 @@ def member_list_for_org(*, organization: Organization) -> QuerySet[Membership]:
 
 
 def member_get_for_org(*, organization: Organization, membership_id: Any) -> Membership | None:
-    """One membership of ``organization`` (``None`` for a missing one and another org's alike)."""
+    """One membership of ``organization`` (``None`` for a missing one, another org's and an organisation
+    key's service user alike: that one is managed with its key)."""
     try:
         return (
-            Membership.objects.select_related("user")
-            .filter(organization=organization, pk=membership_id)
+            without_service_users(Membership.objects.filter(organization=organization), path="user__")
+            .select_related("user")
+            .filter(pk=membership_id)
             .first()
         )
     except (ValueError, ValidationError):
         return None
-
-
-def _already(organization: Organization, user: AbstractBaseUser) -> MemberNotAdded | None:
-    if Membership.objects.filter(organization=organization, user=user).exists():
-        return MemberNotAdded("already_member", _("This user is already a member of the organisation."))
-    return None
-
-
-def _join(
-    organization: Organization, user: AbstractBaseUser, role: str, actor: AbstractBaseUser, ip: str | None
-) -> MembershipSaved | MembershipRefused | MemberNotAdded:
-    if (already := _already(organization, user)) is not None:
-        return already
-    return membership_save(organization=organization, user=user, role=role, actor=actor, ip_address=ip)
 
 
 def _free_username(email: str) -> str:
@@ -114,9 +88,11 @@ def member_invite_by_email(
     email: str,
     role: str,
     set_password_link: Callable[[str, str], str],
+    invitations_url: str = "",
     ip_address: str | None = None,
 ) -> MemberAddOutcome:
-    """Add the user with this e-mail address, or create one and return its one-time set-password link.
+    """Invite the user with this e-mail address (they accept at ``invitations_url``), or create one as a
+    member and return its one-time set-password link.
 
     ``set_password_link(uidb64, token)`` builds the absolute link; it is also e-mailed to the address
     once the transaction commits.
@@ -126,7 +102,7 @@ def member_invite_by_email(
         validate_email(email)
     except ValidationError:
         return MemberNotAdded("invalid", _("Enter a valid e-mail address."))
-    users = get_user_model()._default_manager.filter(email__iexact=email)
+    users = without_service_users(get_user_model()._default_manager.filter(email__iexact=email))
     found = list(users[:2])
     if len(found) > 1:
         return MemberNotAdded("ambiguous", _("Several users have this e-mail address: add them by username."))
@@ -134,8 +110,14 @@ def member_invite_by_email(
         user = found[0]
         if not user.is_active:
             return MemberNotAdded("invalid", _("The user with this e-mail address is deactivated."))
-        outcome = _join(organization, user, role, actor, ip_address)
-        return MemberAdded(outcome.membership) if isinstance(outcome, MembershipSaved) else outcome
+        return member_invitation_send(
+            organization=organization,
+            user=user,
+            role=role,
+            actor=actor,
+            invitations_url=invitations_url,
+            ip_address=ip_address,
+        )
     user = get_user_model()._default_manager.create(username=_free_username(email.lower()), email=email)
     user.set_unusable_password()
     user.save(update_fields=["password"])
@@ -191,7 +173,7 @@ def users_with_sso_identity(identifier: str) -> list[AbstractBaseUser]:
 
         signed_in |= Q(pk__in=SocialAccount.objects.values("user_id"))
         by_account |= Q(pk__in=SocialAccount.objects.filter(uid=identifier).values("user_id"))
-    users = User._default_manager.filter(is_active=True)
+    users = without_service_users(User._default_manager.filter(is_active=True))
     found = list(users.filter(by_account).distinct()[:2])
     if not found and "@" in identifier:
         found = list(users.filter(signed_in, email__iexact=identifier).distinct()[:2])
@@ -205,9 +187,10 @@ def member_add_by_identity(
     actor: AbstractBaseUser,
     identifier: str,
     role: str,
+    invitations_url: str = "",
     ip_address: str | None = None,
 ) -> MemberAddOutcome:
-    """Add an existing user who signed in with single sign-on, named by their identity or e-mail."""
+    """Invite an existing user who signed in with single sign-on, named by their identity or e-mail."""
     found = users_with_sso_identity(identifier)
     if not found:
         return MemberNotAdded(
@@ -218,5 +201,11 @@ def member_add_by_identity(
         return MemberNotAdded(
             "ambiguous", _("Several users match: enter their Feishu open_id or account id.")
         )
-    outcome = _join(organization, found[0], role, actor, ip_address)
-    return MemberAdded(outcome.membership) if isinstance(outcome, MembershipSaved) else outcome
+    return member_invitation_send(
+        organization=organization,
+        user=found[0],
+        role=role,
+        actor=actor,
+        invitations_url=invitations_url,
+        ip_address=ip_address,
+    )

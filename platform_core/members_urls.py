@@ -13,5 +13,10 @@ urlpatterns = [
     path("<int:membership_id>/role/", views.member_set_role, name="members-set-role"),
     path("<int:membership_id>/remove/", views.member_remove, name="members-remove"),
     path("<int:membership_id>/feishu/", views.member_link_feishu, name="members-link-feishu"),
+    path(
+        "invitations/<int:invitation_id>/cancel/",
+        views.member_cancel_invitation,
+        name="members-cancel-invitation",
+    ),
     path("join/<uidb64>/<token>/", views.MemberJoinView.as_view(), name="member-join"),
 ]

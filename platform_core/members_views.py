@@ -1,6 +1,7 @@
 """The web app's Members page (``/o/<slug>/members/``) for the organisation's owners and admins.
 
-List members; invite by e-mail; add a user who signed in with Feishu or single sign-on; change a role;
+List members and pending invitations; invite by e-mail or by a Feishu or single sign-on identity (an
+existing account joins only when the person accepts: issue 31); cancel an invitation; change a role;
 remove; link a member's Feishu account by hand. Every write goes through the services of
 :mod:`platform_core.members`, :mod:`platform_core.services` and :mod:`platform_core.identities` (audited,
 org-scoped). Another organisation's membership answers 404; members without an admin role get 403.
@@ -25,11 +26,17 @@ from django.views.decorators.http import require_POST
 from platform_core.identities import IdentityLinked, IdentityNotMember, identity_link_feishu_by_hand
 from platform_core.members import (
     MemberAdded,
+    MemberInvited,
     MemberNotAdded,
     member_add_by_identity,
     member_get_for_org,
     member_invite_by_email,
     member_list_for_org,
+)
+from platform_core.members_invitations import (
+    member_invitation_cancel,
+    member_invitation_get_for_org,
+    member_invitation_list_for_org,
 )
 from platform_core.models import ADMIN_ROLES, Membership, Organization, Role
 from platform_core.request_meta import client_ip
@@ -76,6 +83,7 @@ def _page(request: HttpRequest, org: Organization, membership: Membership, **ext
     context = {
         "org": org,
         "members": members,
+        "invitations": list(member_invitation_list_for_org(organization=org)),
         "roles": Role.choices,
         "own_membership_id": membership.pk,
         "invite_form": extra.pop("invite_form", None) or InviteForm(),
@@ -92,8 +100,18 @@ def _back(org: Organization) -> HttpResponse:
 def _say(request: HttpRequest, outcome: Any, success: str) -> None:
     if isinstance(outcome, MembershipRefused | MemberNotAdded):
         messages.error(request, outcome.message)
+    elif isinstance(outcome, MemberInvited):
+        messages.success(
+            request,
+            _("%(user)s was invited: they become a member when they accept.")
+            % {"user": outcome.invitation.user.get_username()},
+        )
     else:
         messages.success(request, success)
+
+
+def _invitations_url(request: HttpRequest) -> str:
+    return request.build_absolute_uri(reverse("invitations"))
 
 
 @login_required
@@ -120,6 +138,7 @@ def member_invite(request: HttpRequest, org_slug: str) -> HttpResponse:
         email=form.cleaned_data["email"],
         role=form.cleaned_data["role"],
         set_password_link=link,
+        invitations_url=_invitations_url(request),
         ip_address=client_ip(request),
     )
     if isinstance(outcome, MemberAdded) and outcome.set_password_url:
@@ -141,10 +160,24 @@ def member_add_identity(request: HttpRequest, org_slug: str) -> HttpResponse:
         actor=request.user,
         identifier=form.cleaned_data["identifier"],
         role=form.cleaned_data["role"],
+        invitations_url=_invitations_url(request),
         ip_address=client_ip(request),
     )
     name = outcome.membership.user.get_username() if isinstance(outcome, MemberAdded) else ""
     _say(request, outcome, _("%(user)s was added.") % {"user": name})
+    return _back(org)
+
+
+@login_required
+@require_POST
+def member_cancel_invitation(request: HttpRequest, org_slug: str, invitation_id: int) -> HttpResponse:
+    org, _own = _admin_org(request, org_slug)
+    invitation = member_invitation_get_for_org(organization=org, invitation_id=invitation_id)
+    if invitation is None:
+        raise Http404("No such invitation.")
+    name = invitation.user.get_username()
+    member_invitation_cancel(invitation=invitation, actor=request.user, ip_address=client_ip(request))
+    messages.success(request, _("The invitation of %(user)s was withdrawn.") % {"user": name})
     return _back(org)
 
 

@@ -135,6 +135,44 @@ class OrgOwnedModel(models.Model):
         abstract = True
 
 
+class MembershipInvitation(OrgOwnedModel):
+    """An existing account invited into an organisation (issue 31): it becomes a membership only when the
+    person accepts it while signed in. Deleted when accepted, declined or cancelled (the audit log keeps
+    the history); it cannot be accepted after ``expires_at``."""
+
+    user = models.ForeignKey(
+        settings.AUTH_USER_MODEL,
+        verbose_name=_("user"),
+        on_delete=models.CASCADE,
+        related_name="membership_invitations",
+    )
+    role = models.CharField(_("role"), max_length=16, choices=Role.choices, default=Role.MEMBER)
+    invited_by = models.ForeignKey(
+        settings.AUTH_USER_MODEL,
+        verbose_name=_("invited by"),
+        on_delete=models.SET_NULL,
+        null=True,
+        blank=True,
+        related_name="+",
+    )
+    created_at = models.DateTimeField(_("invited at"), auto_now_add=True)
+    expires_at = models.DateTimeField(_("expires at"))
+
+    class Meta:
+        verbose_name = _("membership invitation")
+        verbose_name_plural = _("membership invitations")
+        constraints = [
+            models.UniqueConstraint(fields=["user", "organization"], name="unique_membership_invitation")
+        ]
+
+    def __str__(self) -> str:
+        return f"{self.user} → {self.organization} ({self.role})"
+
+    @property
+    def expired(self) -> bool:
+        return self.expires_at <= timezone.now()
+
+
 def _hash_token(raw: str) -> str:
     return hashlib.sha256(raw.encode()).hexdigest()
 
@@ -417,6 +455,8 @@ class SignInRule(OrgOwnedModel):
     A Feishu rule admits the users of one Feishu tenant (``feishu_tenant_key``); an OpenID Connect rule
     admits the verified e-mail addresses of one domain. A user who signs in and matches a rule becomes
     a member with ``role`` (an existing membership keeps its role); one who matches none is refused.
+    A rule is a claim on a tenant or a domain: it routes sign-ins only once an operator approved it
+    (``approved_at``), and its match never changes afterwards (issue 31).
     """
 
     AUDIT_NAME = "sign_in_rule"
@@ -440,6 +480,22 @@ class SignInRule(OrgOwnedModel):
     )
     role = models.CharField(_("default role"), max_length=16, choices=SSO_ROLES, default=Role.MEMBER)
     created_at = models.DateTimeField(_("created at"), auto_now_add=True)
+    approved_at = models.DateTimeField(
+        _("approved at"),
+        null=True,
+        blank=True,
+        editable=False,
+        help_text=_("When an operator approved this claim. Until then the rule routes no sign-in."),
+    )
+    approved_by = models.ForeignKey(
+        settings.AUTH_USER_MODEL,
+        verbose_name=_("approved by"),
+        on_delete=models.SET_NULL,
+        null=True,
+        blank=True,
+        editable=False,
+        related_name="+",
+    )
 
     class Meta:
         verbose_name = _("sign-in rule")

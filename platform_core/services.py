@@ -122,11 +122,24 @@ class MembershipRemoved:
 @dataclass(frozen=True, slots=True)
 class MembershipRefused:
     """Why a membership change was refused: ``owner_only`` (only owners may grant, change or remove the
-    owner role) or ``last_owner`` (an organisation always keeps one owner)."""
+    owner role), ``last_owner`` (an organisation always keeps one owner) or ``service_user`` (an
+    organisation API key's user is managed with its key, never as a member: issue 31)."""
 
-    code: Literal["owner_only", "last_owner"]
+    code: Literal["owner_only", "last_owner", "service_user"]
     message: str
     type: Literal["refused"] = "refused"
+
+
+def user_is_service_user(user: AbstractBaseUser) -> bool:
+    """Whether ``user`` is an organisation API key's service user (not a person: issue 31)."""
+    return ApiKey.objects.filter(user_id=user.pk, organization__isnull=False).exists()
+
+
+def service_user_refusal() -> MembershipRefused:
+    return MembershipRefused(
+        "service_user",
+        _("This is an organisation API key's user: it is managed with its key, never as a member."),
+    )
 
 
 def _is_owner(user: AbstractBaseUser, organization: Organization) -> bool:
@@ -199,13 +212,19 @@ def membership_save(
     role: str,
     actor: AbstractBaseUser | None,
     ip_address: str | None = None,
+    authorised_by: AbstractBaseUser | None = None,
 ) -> MembershipSaved | MembershipRefused:
     """Add ``user`` to ``organization`` with ``role`` or change their role, audited; ``is_staff`` follows
-    the role. Refused (nothing changes) when :func:`membership_refusal` says why."""
+    the role. Refused (nothing changes) when :func:`membership_refusal` says why, judged for
+    ``authorised_by`` when given (the inviter, when a person accepts an invitation), else for ``actor``.
+    An organisation key's service user is always refused."""
     if role not in Role.values:
         raise ValidationError({"role": _("Unknown role: %(role)s") % {"role": role}})
+    if user_is_service_user(user):
+        return service_user_refusal()
     _lock_owners(organization)
-    refusal = membership_refusal(organization=organization, user=user, role=role, actor=actor)
+    judge = authorised_by if authorised_by is not None else actor
+    refusal = membership_refusal(organization=organization, user=user, role=role, actor=judge)
     if refusal is not None:
         return refusal
     membership = Membership.objects.select_for_update().filter(organization=organization, user=user).first()

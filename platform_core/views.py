@@ -15,6 +15,7 @@ from django.views.decorators.http import require_http_methods, require_POST
 
 from platform_core.api_keys import api_key_create, api_key_list_for_org, api_key_list_personal, api_key_revoke
 from platform_core.api_keys_forms import ApiKeyForm
+from platform_core.members_invitations import member_invitation_list_for_user
 from platform_core.models import ApiKey, Membership
 from platform_core.request_meta import client_ip
 from platform_core.selectors import admin_organizations_for_user
@@ -27,7 +28,10 @@ def home(request: HttpRequest) -> HttpResponse:
         .select_related("organization")
         .order_by("organization__name")
     )
-    return render(request, "platform_core/home.html", {"memberships": memberships})
+    invitation_count = member_invitation_list_for_user(user=request.user).count()  # issue 31
+    return render(
+        request, "platform_core/home.html", {"memberships": memberships, "invitation_count": invitation_count}
+    )
 
 
 def _api_key_page(

@@ -7,7 +7,16 @@ from __future__ import annotations
 import factory
 from django.contrib.auth import get_user_model
 
-from platform_core.models import ApiKey, ApiKeyScope, AuditLog, LinkedIdentity, Membership, Organization, Role
+from platform_core.models import (
+    ApiKey,
+    ApiKeyScope,
+    AuditLog,
+    LinkedIdentity,
+    Membership,
+    MembershipInvitation,
+    Organization,
+    Role,
+)
 
 PASSWORD = "correct horse battery staple"
 
@@ -113,6 +122,17 @@ def api_key_of_org(org: Organization, **kwargs: object) -> ApiKey:
     return api_key_create(organization=org, **options).key
 
 
+def _membership_invitation(org: Organization) -> MembershipInvitation:
+    """A pending invitation of an existing account into ``org`` (issue 31)."""
+    from datetime import timedelta
+
+    from django.utils import timezone
+
+    return MembershipInvitation.objects.create(
+        organization=org, user=UserFactory(), role=Role.MEMBER, expires_at=timezone.now() + timedelta(days=14)
+    )
+
+
 def _linked_identity(org: Organization) -> LinkedIdentity:
     """A member's Feishu account linked by hand in ``org`` (issue 20)."""
     user = member_of(org, Role.APPROVER)
@@ -125,6 +145,7 @@ TENANT_FACTORIES: dict[type, object] = {
     Organization: lambda org: org,
     ApiKey: api_key_of_org,
     Membership: lambda org: MembershipFactory(organization=org),
+    MembershipInvitation: _membership_invitation,
     AuditLog: lambda org: AuditLogFactory(organization=org),
     LinkedIdentity: _linked_identity,
     # connectors (issue 4)

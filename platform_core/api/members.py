@@ -1,19 +1,33 @@
-"""``/api/v1/orgs/<slug>/members/``: owners and admins list, add, re-role and remove members.
+"""``/api/v1/orgs/<slug>/members/``: owners and admins list members, invite existing accounts, re-role
+and remove members; ``…/member-invitations/`` lists and cancels the pending invitations.
 
-A member is added by an existing user's exact username or e-mail address (users are never browsed).
-Only owners grant, change or remove the owner role (403 otherwise); the last owner can neither leave
-nor be demoted (409). Every change is audited and ``is_staff`` follows the role.
+An existing user is named by exact username or e-mail address (users are never browsed) and is
+**invited** (202): they become a member when they accept while signed in (issue 31). Only owners grant,
+change or remove the owner role (403 otherwise); the last owner can neither leave nor be demoted (409).
+Organisation keys' service users are neither listed nor reachable here (they are managed with their
+keys) and can be invited nowhere. Every change is audited and ``is_staff`` follows the role.
 """
 
 from __future__ import annotations
 
-from typing import Any
+from typing import Any, NoReturn
 
+from django.urls import reverse
 from django.utils.translation import gettext_lazy as _
-from rest_framework import exceptions, permissions, serializers, status, viewsets
+from drf_spectacular.utils import extend_schema
+from rest_framework import exceptions, mixins, permissions, serializers, status, viewsets
+from rest_framework.request import Request
+from rest_framework.response import Response
 
 from platform_core.admin_members import user_find_by_identifier
-from platform_core.models import Membership
+from platform_core.api_keys import without_service_users
+from platform_core.members_invitations import (
+    member_invitation_cancel,
+    member_invitation_problem,
+    member_invitation_send,
+)
+from platform_core.members_outcomes import MemberNotAdded
+from platform_core.models import Membership, MembershipInvitation
 from platform_core.request_meta import client_ip
 from platform_core.services import MembershipRefused, membership_remove, membership_save
 from platform_core.tenancy import IsOrgAdmin, IsOrgMember, OrgScopedViewMixin
@@ -28,7 +42,9 @@ class MemberSerializer(serializers.ModelSerializer):
     user = serializers.CharField(
         write_only=True,
         max_length=254,
-        help_text=_("On create: the exact username or e-mail address of an existing user."),
+        help_text=_(
+            "On create: the exact username or e-mail address of an existing user, who is invited (202)."
+        ),
     )
     username = serializers.CharField(source="user.username", read_only=True)
     email = serializers.CharField(source="user.email", read_only=True)
@@ -55,38 +71,81 @@ class MemberSerializer(serializers.ModelSerializer):
             raise serializers.ValidationError(
                 _("Several users have this e-mail address: enter the username.")
             )
-        user = found[0]
-        if Membership.objects.filter(organization=self.context["org"], user=user).exists():
-            raise serializers.ValidationError(_("This user is already a member of the organisation."))
-        return user
+        return found[0]
+
+    def validate(self, attrs: dict[str, Any]) -> dict[str, Any]:
+        if self.instance is None and "user" in attrs:
+            problem = member_invitation_problem(
+                organization=self.context["org"],
+                user=attrs["user"],
+                role=attrs.get("role", "member"),
+                actor=self.context["request"].user,
+            )
+            if isinstance(problem, MemberNotAdded):
+                raise serializers.ValidationError({"user": problem.message})
+            if isinstance(problem, MembershipRefused):
+                _raise_refusal(problem)
+        return attrs
 
 
-def _raise_refusal(refusal: MembershipRefused) -> None:
+class MemberInvitationSerializer(serializers.ModelSerializer):
+    username = serializers.CharField(source="user.username", read_only=True)
+    email = serializers.CharField(source="user.email", read_only=True)
+    invited_by = serializers.SerializerMethodField()
+    status = serializers.SerializerMethodField()
+
+    class Meta:
+        model = MembershipInvitation
+        fields = ["id", "username", "email", "role", "invited_by", "status", "created_at", "expires_at"]
+        read_only_fields = fields
+
+    def get_invited_by(self, obj: MembershipInvitation) -> str | None:
+        return obj.invited_by.get_username() if obj.invited_by is not None else None
+
+    def get_status(self, obj: MembershipInvitation) -> str:
+        return "expired" if obj.expired else "invited"
+
+
+def _raise_refusal(refusal: MembershipRefused) -> NoReturn:
     if refusal.code == "owner_only":
         raise exceptions.PermissionDenied(refusal.message, code=refusal.code)
+    if refusal.code == "service_user":
+        raise serializers.ValidationError({"user": refusal.message})
     raise MembershipConflict(refusal.message, code=refusal.code)
 
 
 class MemberViewSet(OrgScopedViewMixin, viewsets.ModelViewSet):
-    """The organisation's members and their roles (owners and admins only)."""
+    """The organisation's members and their roles (owners and admins only); a POST invites."""
 
     queryset = Membership.objects.select_related("user").order_by("user__username")
     serializer_class = MemberSerializer
     permission_classes = [permissions.IsAuthenticated, IsOrgMember, IsOrgAdmin]
     http_method_names = ["get", "post", "patch", "put", "delete", "head", "options"]
 
-    def perform_create(self, serializer: Any) -> None:
+    def filter_org_queryset(self, queryset: Any) -> Any:
+        """Without organisation keys' service users: managed with their keys, never as members."""
+        return without_service_users(queryset, path="user__")
+
+    @extend_schema(request=MemberSerializer, responses={202: MemberInvitationSerializer})
+    def create(self, request: Request, *args: Any, **kwargs: Any) -> Response:
+        """Invite an existing account: it becomes a member when the person accepts (202)."""
+        serializer = self.get_serializer(data=request.data)
+        serializer.is_valid(raise_exception=True)
         data = serializer.validated_data
-        outcome = membership_save(
+        outcome = member_invitation_send(
             organization=self.org,
             user=data["user"],
             role=data.get("role", "member"),
-            actor=self.request.user,
-            ip_address=client_ip(self.request),
+            actor=request.user,
+            invitations_url=request.build_absolute_uri(reverse("invitations")),
+            ip_address=client_ip(request),
         )
+        if isinstance(outcome, MemberNotAdded):
+            raise serializers.ValidationError({"user": outcome.message})
         if isinstance(outcome, MembershipRefused):
             _raise_refusal(outcome)
-        serializer.instance = outcome.membership
+        body = MemberInvitationSerializer(outcome.invitation, context=self.get_serializer_context()).data
+        return Response(body, status=status.HTTP_202_ACCEPTED)
 
     def perform_update(self, serializer: Any) -> None:
         membership = serializer.instance
@@ -107,3 +166,22 @@ class MemberViewSet(OrgScopedViewMixin, viewsets.ModelViewSet):
         )
         if isinstance(outcome, MembershipRefused):
             _raise_refusal(outcome)
+
+
+class MemberInvitationViewSet(
+    OrgScopedViewMixin,
+    mixins.ListModelMixin,
+    mixins.RetrieveModelMixin,
+    mixins.DestroyModelMixin,
+    viewsets.GenericViewSet,
+):
+    """The organisation's pending invitations (owners and admins): list, read, cancel (DELETE)."""
+
+    queryset = MembershipInvitation.objects.select_related("user", "invited_by").order_by("user__username")
+    serializer_class = MemberInvitationSerializer
+    permission_classes = [permissions.IsAuthenticated, IsOrgMember, IsOrgAdmin]
+
+    def perform_destroy(self, instance: MembershipInvitation) -> None:
+        member_invitation_cancel(
+            invitation=instance, actor=self.request.user, ip_address=client_ip(self.request)
+        )

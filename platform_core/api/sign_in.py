@@ -16,7 +16,13 @@ from platform_core.api_unique import OrgUniqueValidator
 from platform_core.audited import audited_save
 from platform_core.models import SignInRule, SignInSettings
 from platform_core.request_meta import client_ip
-from platform_core.sso.validation import password_off_problem, provider_choices, sign_in_rule_clean
+from platform_core.sso.validation import (
+    MATCH_FIXED,
+    password_off_problem,
+    provider_choices,
+    rule_match_changed,
+    sign_in_rule_clean,
+)
 from platform_core.tenancy import IsOrgAdmin, OrgScopedViewMixin
 
 
@@ -24,12 +30,27 @@ class SignInRuleSerializer(serializers.ModelSerializer):
     provider = serializers.ChoiceField(
         choices=(), help_text=_("'feishu', or the id of an OpenID Connect provider of this deployment.")
     )
+    approved = serializers.SerializerMethodField(
+        help_text=_("Whether an operator approved the claim: until then the rule routes no sign-in.")
+    )
 
     class Meta:
         model = SignInRule
-        fields = ["id", "provider", "feishu_tenant_key", "email_domain", "role", "created_at"]
-        read_only_fields = ["id", "created_at"]
+        fields = [
+            "id",
+            "provider",
+            "feishu_tenant_key",
+            "email_domain",
+            "role",
+            "approved",
+            "approved_at",
+            "created_at",
+        ]
+        read_only_fields = ["id", "approved_at", "created_at"]
         validators = [OrgUniqueValidator()]
+
+    def get_approved(self, obj: SignInRule) -> bool:
+        return obj.approved_at is not None
 
     def __init__(self, *args: Any, **kwargs: Any) -> None:
         super().__init__(*args, **kwargs)
@@ -50,6 +71,10 @@ class SignInRuleSerializer(serializers.ModelSerializer):
         if isinstance(outcome, dict):
             raise serializers.ValidationError({k: str(v) for k, v in outcome.items()})
         attrs["feishu_tenant_key"], attrs["email_domain"] = outcome.feishu_tenant_key, outcome.email_domain
+        if current is not None and rule_match_changed(rule=current, values=attrs):
+            raise serializers.ValidationError(
+                {"email_domain" if current.email_domain else "feishu_tenant_key": str(MATCH_FIXED)}
+            )
         return attrs
 
 

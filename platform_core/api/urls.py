@@ -10,13 +10,14 @@ from django.urls import include, path
 from rest_framework.routers import SimpleRouter
 
 from platform_core.api.keys import OrgApiKeyViewSet, PersonalApiKeyViewSet
-from platform_core.api.members import MemberViewSet
+from platform_core.api.members import MemberInvitationViewSet, MemberViewSet
 from platform_core.api.sign_in import SignInRuleViewSet, SignInSettingsView  # single sign-on (issue 20)
 from platform_core.api.views import AuditLogViewSet, OrganizationListView, OrganizationSettingsView
 
 org_router = SimpleRouter()
 org_router.register("audit-logs", AuditLogViewSet, basename="audit-log")
 org_router.register("members", MemberViewSet, basename="member")
+org_router.register("member-invitations", MemberInvitationViewSet, basename="member-invitation")  # issue 31
 org_router.register("sign-in-rules", SignInRuleViewSet, basename="sign-in-rule")  # issue 20
 org_router.register("api-keys", OrgApiKeyViewSet, basename="org-api-key")
 

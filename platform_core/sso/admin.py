@@ -11,13 +11,16 @@ import allauth.socialaccount.admin  # noqa: F401
 from allauth.account.models import EmailAddress
 from allauth.socialaccount.models import SocialAccount, SocialApp, SocialToken
 from django import forms
-from django.contrib import admin
-from django.core.exceptions import ValidationError
+from django.contrib import admin, messages
+from django.core.exceptions import PermissionDenied, ValidationError
+from django.db.models import QuerySet
 from django.http import HttpRequest
 from django.utils.translation import gettext_lazy as _
 
 from platform_core.admin_base import AuditedAdmin
 from platform_core.models import SignInRule, SignInSettings
+from platform_core.request_meta import client_ip
+from platform_core.sso.approval import sign_in_rule_approve, sign_in_rule_withdraw
 from platform_core.sso.login import AdminPasswordSignInForm
 from platform_core.sso.validation import password_off_problem, provider_choices, sign_in_rule_clean
 
@@ -38,6 +41,8 @@ class SignInRuleForm(forms.ModelForm):
 
     def __init__(self, *args: Any, **kwargs: Any) -> None:
         super().__init__(*args, **kwargs)
+        if "provider" not in self.fields:  # a saved rule's match is read-only
+            return
         choices = provider_choices()
         current = self.instance.provider if self.instance.pk else None
         if current and current not in dict(choices):
@@ -61,12 +66,58 @@ class SignInRuleForm(forms.ModelForm):
 
 @admin.register(SignInRule)
 class SignInRuleAdmin(AuditedAdmin):
-    """Which Feishu tenants and e-mail domains join the organisation by single sign-on, with which role."""
+    """Which Feishu tenants and e-mail domains join the organisation by single sign-on, with which role.
+
+    A rule is a claim: it routes sign-ins once an operator approved it (superusers: the actions below;
+    or ``manage.py sign_in_rules``). What a saved rule matches never changes, only its role (issue 31).
+    """
 
     form = SignInRuleForm
-    list_display = ["provider", "feishu_tenant_key", "email_domain", "role", "organization", "created_at"]
+    list_display = [
+        "provider",
+        "feishu_tenant_key",
+        "email_domain",
+        "role",
+        "approved",
+        "organization",
+        "created_at",
+    ]
     list_filter = ["provider", "role"]
     search_fields = ["feishu_tenant_key", "email_domain"]
+    actions = ["approve_rules", "withdraw_approval"]
+
+    @admin.display(boolean=True, description=_("approved"))
+    def approved(self, obj: SignInRule) -> bool:
+        return obj.approved_at is not None
+
+    def get_readonly_fields(self, request: HttpRequest, obj: Any = None) -> list[str]:
+        fields = list(super().get_readonly_fields(request, obj))
+        if obj is None:
+            return fields
+        return [*fields, "organization", "provider", "feishu_tenant_key", "email_domain", "approved_at"]
+
+    def get_actions(self, request: HttpRequest) -> dict[str, Any]:
+        actions = super().get_actions(request)
+        if not request.user.is_superuser:  # only operators approve claims
+            actions.pop("approve_rules", None)
+            actions.pop("withdraw_approval", None)
+        return actions
+
+    @admin.action(description=_("Approve the selected rules' claims (operators)"))
+    def approve_rules(self, request: HttpRequest, queryset: QuerySet[SignInRule]) -> None:
+        if not request.user.is_superuser:
+            raise PermissionDenied
+        for rule in queryset:
+            sign_in_rule_approve(rule=rule, actor=request.user, ip_address=client_ip(request))
+        self.message_user(request, _("The selected rules were approved."), messages.SUCCESS)
+
+    @admin.action(description=_("Withdraw the selected rules' approval (operators)"))
+    def withdraw_approval(self, request: HttpRequest, queryset: QuerySet[SignInRule]) -> None:
+        if not request.user.is_superuser:
+            raise PermissionDenied
+        for rule in queryset:
+            sign_in_rule_withdraw(rule=rule, actor=request.user, ip_address=client_ip(request))
+        self.message_user(request, _("The selected rules' approval was withdrawn."), messages.SUCCESS)
 
 
 class SignInSettingsForm(forms.ModelForm):

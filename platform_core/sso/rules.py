@@ -8,7 +8,7 @@ from typing import Any
 
 from django.contrib.auth import get_user_model
 from django.db import transaction
-from django.db.models import Q
+from django.db.models import Q, QuerySet
 
 from platform_core.identities import link_feishu_identity
 from platform_core.models import Membership, Organization, SignInRule, SignInSettings
@@ -17,8 +17,15 @@ from platform_core.sso.identity import SsoIdentity
 from platform_core.sso.providers import FEISHU
 
 
+def approved_rules() -> QuerySet[SignInRule]:
+    """Rules an operator approved: only these route sign-ins (a claim on a tenant or a domain needs
+    proof first: issue 31)."""
+    return SignInRule.objects.filter(approved_at__isnull=False)
+
+
 def sign_in_rules_matching(identity: SsoIdentity) -> list[SignInRule]:
-    """The rules ``identity`` satisfies: its provider's rules for its Feishu tenant or a trusted domain."""
+    """The approved rules ``identity`` satisfies: its provider's rules for its Feishu tenant or a trusted
+    domain."""
     match = Q()
     if identity.provider == FEISHU and identity.tenant_key:
         match |= Q(feishu_tenant_key=identity.tenant_key, email_domain="")
@@ -27,7 +34,8 @@ def sign_in_rules_matching(identity: SsoIdentity) -> list[SignInRule]:
     if not match:
         return []
     return list(
-        SignInRule.objects.filter(match, provider=identity.provider)
+        approved_rules()
+        .filter(match, provider=identity.provider)
         .select_related("organization")
         .order_by("pk")
     )
@@ -85,23 +93,34 @@ class PasswordLoginOff:
     providers: tuple[str, ...]
 
 
+def _enforcing_org_ids() -> QuerySet[Any]:
+    """Organisations whose password switch is off *and* that have an approved rule to sign in with
+    instead (without one, switching passwords off would lock their members out altogether)."""
+    return (
+        SignInSettings.objects.filter(password_login=False)
+        .filter(organization_id__in=approved_rules().values("organization_id"))
+        .values("organization_id")
+    )
+
+
 def password_login_refusal(user: Any) -> PasswordLoginOff | None:
     """Why ``user`` may not sign in with a password: a member of an organisation that switched it off.
 
-    Superusers (the operators) always may, so a deployment cannot lock out its operators.
+    Memberships are the person's own choice (an existing account joins only by accepting an
+    invitation, or by signing in through the organisation's approved rule: issue 31), so another
+    organisation cannot reach a person's sign-in. Superusers (the operators) always may, so a deployment
+    cannot lock out its operators.
     """
     if user is None or getattr(user, "is_superuser", False) or not getattr(user, "pk", None):
         return None
     orgs = list(
-        Organization.objects.filter(
-            memberships__user=user,
-            pk__in=SignInSettings.objects.filter(password_login=False).values("organization_id"),
-        ).order_by("name")
+        Organization.objects.filter(memberships__user=user, pk__in=_enforcing_org_ids()).order_by("name")
     )
     if not orgs:
         return None
     providers = (
-        SignInRule.objects.filter(organization__in=orgs)
+        approved_rules()
+        .filter(organization__in=orgs)
         .order_by("provider")
         .values_list("provider", flat=True)
         .distinct()
@@ -112,3 +131,10 @@ def password_login_refusal(user: Any) -> PasswordLoginOff | None:
 def password_login_enabled(org: Organization) -> bool:
     """Whether members of ``org`` may sign in with a password (on unless its settings say off)."""
     return not SignInSettings.objects.filter(organization=org, password_login=False).exists()
+
+
+def password_login_enforced_in(org_ids: list[int]) -> set[int]:
+    """Which of ``org_ids`` refuse their members' passwords now (switched off, with an approved rule)."""
+    return set(
+        _enforcing_org_ids().filter(organization_id__in=org_ids).values_list("organization_id", flat=True)
+    )

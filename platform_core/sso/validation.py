@@ -49,9 +49,29 @@ def sign_in_rule_clean(
 
 
 def password_off_problem(*, organization: Organization, password_login: bool) -> Promise | None:
-    """Why password sign-in may not be switched off now: without a rule nobody could sign in."""
-    if password_login or SignInRule.objects.filter(organization=organization).exists():
+    """Why password sign-in may not be switched off now: without an approved rule nobody could sign in."""
+    rules = SignInRule.objects.filter(organization=organization)
+    if password_login or rules.filter(approved_at__isnull=False).exists():
         return None
+    if rules.exists():
+        return _(
+            "Your sign-in rules are waiting for an operator's approval: until one is approved, the members "
+            "of this organisation could not sign in at all."
+        )
     return _(
         "Add a sign-in rule first: without one, the members of this organisation could not sign in at all."
+    )
+
+
+MATCH_FIELDS = ("provider", "feishu_tenant_key", "email_domain")
+MATCH_FIXED = _(
+    "What a rule matches cannot change (an operator approved this claim): remove the rule and add another."
+)
+
+
+def rule_match_changed(*, rule: SignInRule, values: dict[str, str]) -> bool:
+    """Whether ``values`` would change what the saved ``rule`` claims (it never may: remove the rule and
+    add another, which needs a new approval)."""
+    return rule.pk is not None and any(
+        field in values and values[field] != getattr(rule, field) for field in MATCH_FIELDS
     )

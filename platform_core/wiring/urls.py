@@ -25,6 +25,7 @@ urlpatterns = [
     path("i18n/", include("django.conf.urls.i18n")),
     path("jsi18n/", JavaScriptCatalog.as_view(), name="javascript-catalog"),
     path("o/<slug:org_slug>/members/", include("platform_core.members_urls")),  # members page (issue 20)
+    path("invitations/", include("platform_core.members_invitation_urls")),  # invitations (issue 31)
     path("o/<slug:org_slug>/", include("agents.urls")),
     path("o/<slug:org_slug>/approvals/", include(inbox_urlpatterns)),  # guard rails (issue 6)
     path("integrations/", include(integration_urlpatterns)),  # guard rails (issue 6)

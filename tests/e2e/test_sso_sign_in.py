@@ -26,10 +26,13 @@ pytestmark = pytest.mark.e2e
 TENANT = "tenant-e2e"
 SETUP = (
     "import django;django.setup();"
+    "from django.utils import timezone;"
     "from platform_core.models import Role, SignInRule;"
     "from platform_core.services import organization_create;"
     "org=organization_create(slug='acme', name='Acme Trading');"
-    f"SignInRule.objects.create(organization=org, provider='feishu', feishu_tenant_key='{TENANT}', role=Role.APPROVER)"
+    # approved by the operator: an unapproved claim routes no sign-in (issue 31)
+    "SignInRule.objects.create(organization=org, provider='feishu', "
+    f"feishu_tenant_key='{TENANT}', role=Role.APPROVER, approved_at=timezone.now())"
 )
 
 

@@ -30,7 +30,7 @@ from django.test import Client, RequestFactory
 from django.urls import resolve, reverse
 from django.utils import timezone
 
-from platform_core.models import Membership, Organization, Role
+from platform_core.models import Membership, MembershipInvitation, Organization, Role
 from tests.factories import TENANT_FACTORIES, MembershipFactory, OrganizationFactory, UserFactory, member_of
 
 pytestmark = pytest.mark.django_db
@@ -407,7 +407,7 @@ def _membership_form(page):
 
 def test_membership_prefill_of_a_non_member_names_nobody(acme_admin_client, other_org):
     outsider = member_of(other_org, Role.MEMBER, username="globex-secret-bob", email="bob@globex.example")
-    page = acme_admin_client.get(_url(Membership, "add"), {"user": outsider.pk})
+    page = acme_admin_client.get(_url(MembershipInvitation, "add"), {"user": outsider.pk})
     assert page.status_code == 200
     text = page.content.decode()
     assert "globex-secret-bob" not in text and "bob@globex.example" not in text
@@ -415,13 +415,13 @@ def test_membership_prefill_of_a_non_member_names_nobody(acme_admin_client, othe
 
 def test_membership_prefill_of_an_own_member_shows_their_username(acme_admin_client, org):
     colleague = member_of(org, Role.MEMBER, username="carla")
-    page = acme_admin_client.get(_url(Membership, "add"), {"user": colleague.pk})
+    page = acme_admin_client.get(_url(MembershipInvitation, "add"), {"user": colleague.pk})
     assert 'value="carla"' in page.content.decode()
 
 
 def test_membership_page_offers_no_way_to_browse_users(acme_admin_client, other_org):
     member_of(other_org, Role.MEMBER, username="globex-secret-bob")
-    page = acme_admin_client.get(_url(Membership, "add"))
+    page = acme_admin_client.get(_url(MembershipInvitation, "add"))
     text = page.content.decode()
     assert reverse("admin:auth_user_changelist") not in text  # no raw-id lookup popup of all users
     assert "globex-secret-bob" not in text
@@ -429,19 +429,25 @@ def test_membership_page_offers_no_way_to_browse_users(acme_admin_client, other_
     assert popup.status_code == 403
     autocomplete = acme_admin_client.get(
         reverse("admin:autocomplete"),
-        {"app_label": "platform_core", "model_name": "membership", "field_name": "user", "term": "g"},
+        {
+            "app_label": "platform_core",
+            "model_name": "membershipinvitation",
+            "field_name": "user",
+            "term": "g",
+        },
     )
     assert autocomplete.status_code == 403
 
 
 @pytest.mark.parametrize("identifier", ["dora", "Dora@Example.com"], ids=["username", "email"])
-def test_org_admin_adds_an_existing_user_by_exact_username_or_email(acme_admin_client, org, identifier):
+def test_org_admin_invites_an_existing_user_by_exact_username_or_email(acme_admin_client, org, identifier):
     dora = UserFactory(username="dora", email="dora@example.com")
     response = acme_admin_client.post(
-        _url(Membership, "add"), {"user": identifier, "organization": org.pk, "role": Role.MEMBER}
+        _url(MembershipInvitation, "add"), {"user": identifier, "organization": org.pk, "role": Role.MEMBER}
     )
     assert response.status_code == 302, response.content.decode()[:3000]
-    assert Membership.objects.filter(user=dora, organization=org, role=Role.MEMBER).exists()
+    assert MembershipInvitation.objects.filter(user=dora, organization=org, role=Role.MEMBER).exists()
+    assert not Membership.objects.filter(user=dora, organization=org).exists()  # until dora accepts
 
 
 @pytest.mark.parametrize(
@@ -452,23 +458,24 @@ def test_org_admin_adds_an_existing_user_by_exact_username_or_email(acme_admin_c
 def test_membership_add_refuses_anything_but_an_exact_active_user(acme_admin_client, org, identifier):
     UserFactory(username="dora", email="dora@example.com")
     UserFactory(username="retired", email="retired@example.com", is_active=False)
-    count = Membership.objects.count()
+    count = MembershipInvitation.objects.count()
     response = acme_admin_client.post(
-        _url(Membership, "add"), {"user": identifier, "organization": org.pk, "role": Role.MEMBER}
+        _url(MembershipInvitation, "add"), {"user": identifier, "organization": org.pk, "role": Role.MEMBER}
     )
     assert response.status_code == 200
     assert "user" in _membership_form(response).errors
-    assert Membership.objects.count() == count
+    assert MembershipInvitation.objects.count() == count
     assert "dora@example.com" not in response.content.decode()
 
 
 def test_membership_add_refuses_a_user_id(acme_admin_client, org, other_org):
     outsider = member_of(other_org, Role.MEMBER, username="globex-secret-bob")
     response = acme_admin_client.post(
-        _url(Membership, "add"), {"user": str(outsider.pk), "organization": org.pk, "role": Role.MEMBER}
+        _url(MembershipInvitation, "add"),
+        {"user": str(outsider.pk), "organization": org.pk, "role": Role.MEMBER},
     )
     assert response.status_code == 200 and "user" in _membership_form(response).errors
-    assert not Membership.objects.filter(user=outsider, organization=org).exists()
+    assert not MembershipInvitation.objects.filter(user=outsider, organization=org).exists()
     assert "globex-secret-bob" not in response.content.decode()
 
 
@@ -498,5 +505,5 @@ def test_superuser_filters_and_prefills_see_every_organisation(client, org, othe
 
     conversations = client.get(reverse("admin:agents_conversation_changelist")).content.decode()
     assert "acme-agent" in conversations and "globex-agent" in conversations
-    membership = client.get(_url(Membership, "add"), {"user": outsider.pk}).content.decode()
+    membership = client.get(_url(MembershipInvitation, "add"), {"user": outsider.pk}).content.decode()
     assert "globex-bob" in membership

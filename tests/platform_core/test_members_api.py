@@ -1,5 +1,5 @@
-"""Members: owners and admins add members (by exact username or e-mail), change roles and remove them
-through ``/api/v1/orgs/<slug>/members/`` and the admin; only owners touch the owner role, the last owner
+"""Members: owners and admins invite existing users (by exact username or e-mail; they join when they
+accept), change roles and remove members through ``/api/v1/orgs/<slug>/members/`` and the admin; only owners touch the owner role, the last owner
 stays, every change is audited, and ``is_staff`` follows the role on every path (admin, API, command)."""
 
 from __future__ import annotations
@@ -26,18 +26,31 @@ def _membership(org, user) -> Membership:
 # --- the API ----------------------------------------------------------------------------------------
 
 
-def test_an_admin_adds_members_by_username_or_email_changes_roles_and_removes_them(
-    client_for, org, org_admin
-):
+def _accept(user) -> None:
+    """``user`` accepts their invitation on their Invitations page, signed in (issue 31)."""
+    from django.test import Client
+
+    from platform_core.models import MembershipInvitation
+
+    browser = Client()
+    browser.force_login(user)
+    invitation = MembershipInvitation.objects.get(user=user)
+    assert browser.post(reverse("invitation-accept", args=[invitation.pk])).status_code == 302
+
+
+def test_an_admin_invites_by_username_or_email_changes_roles_and_removes_members(client_for, org, org_admin):
     client = client_for(org_admin)
-    UserFactory(username="nina", email="Nina@Example.com")
-    UserFactory(username="omar")
+    nina = UserFactory(username="nina", email="Nina@Example.com")
+    omar = UserFactory(username="omar")
 
     by_name = client.post(members_url(org), {"user": "omar", "role": "approver"}, format="json")
-    assert by_name.status_code == 201, by_name.content
+    assert by_name.status_code == 202, by_name.content
     assert by_name.json()["username"] == "omar" and by_name.json()["role"] == "approver"
     by_email = client.post(members_url(org), {"user": "nina@example.com"}, format="json")
-    assert by_email.status_code == 201 and by_email.json()["role"] == "member"
+    assert by_email.status_code == 202 and by_email.json()["role"] == "member"
+    assert {m["username"] for m in client.get(members_url(org)).json()["results"]} == {"ada"}
+    _accept(omar)
+    _accept(nina)
 
     listed = client.get(members_url(org)).json()["results"]
     assert {m["username"]: m["role"] for m in listed} == {
@@ -46,16 +59,20 @@ def test_an_admin_adds_members_by_username_or_email_changes_roles_and_removes_th
         "omar": "approver",
     }
 
-    nina = Membership.objects.get(pk=by_email.json()["id"])
-    changed = client.patch(members_url(org, nina), {"role": "approver"}, format="json")
-    assert changed.status_code == 200 and _membership(org, nina.user).role == "approver"
-    assert client.delete(members_url(org, nina)).status_code == 204
-    assert not Membership.objects.filter(pk=nina.pk).exists()
+    nina_membership = _membership(org, nina)
+    changed = client.patch(members_url(org, nina_membership), {"role": "approver"}, format="json")
+    assert changed.status_code == 200 and _membership(org, nina).role == "approver"
+    assert client.delete(members_url(org, nina_membership)).status_code == 204
+    assert not Membership.objects.filter(pk=nina_membership.pk).exists()
 
-    actions = list(AuditLog.objects.filter(action__startswith="membership.").order_by("id"))
+    actions = list(
+        AuditLog.objects.filter(
+            action__in=["membership.created", "membership.updated", "membership.deleted"]
+        ).order_by("id")
+    )
     assert [(e.action, e.actor, e.after and e.after.get("role")) for e in actions] == [
-        ("membership.created", org_admin, "approver"),
-        ("membership.created", org_admin, "member"),
+        ("membership.created", omar, "approver"),
+        ("membership.created", nina, "member"),
         ("membership.updated", org_admin, "approver"),
         ("membership.deleted", org_admin, None),
     ]

@@ -1,5 +1,6 @@
 """The web app's Members page: owners and admins list members, invite by e-mail (a new address gets an
-account and a one-time set-password link), add someone who signed in with Feishu or single sign-on,
+account and a one-time set-password link; an existing account is invited and joins when it accepts),
+invite someone who signed in with Feishu or single sign-on,
 change roles, remove and link Feishu accounts; every change is audited, everything is scoped to the URL's
 organisation, and the last owner can neither be removed nor demoted."""
 
@@ -15,7 +16,7 @@ from django.utils.encoding import force_bytes
 from django.utils.http import urlsafe_base64_encode
 
 from platform_core.identities import identity_link_feishu_by_hand, link_feishu_identity
-from platform_core.models import AuditLog, LinkedIdentity, Membership, Role
+from platform_core.models import AuditLog, LinkedIdentity, Membership, MembershipInvitation, Role
 from tests.factories import PASSWORD, MembershipFactory, UserFactory, member_of
 
 pytestmark = pytest.mark.django_db
@@ -40,6 +41,10 @@ def as_admin(client, org_admin):
 
 def roles(org) -> dict[str, str]:
     return dict(Membership.objects.filter(organization=org).values_list("user__username", "role"))
+
+
+def invited(org) -> dict[str, str]:
+    return dict(MembershipInvitation.objects.filter(organization=org).values_list("user__username", "role"))
 
 
 def actions() -> list[str]:
@@ -89,19 +94,20 @@ def test_inviting_a_new_address_creates_the_account_and_a_one_time_set_password_
     assert not client.get(link, follow=True).context["validlink"]  # used: it works once
 
 
-def test_inviting_an_existing_account_adds_it_and_an_existing_member_is_refused(
-    as_admin, org, django_capture_on_commit_callbacks
+def test_inviting_an_existing_account_invites_it_and_an_existing_member_is_refused(
+    as_admin, org, member, django_capture_on_commit_callbacks
 ):
     UserFactory(username="omar", email="omar@example.com")
     with django_capture_on_commit_callbacks(execute=True):
         as_admin.post(url("members-invite", org), {"email": "omar@example.com", "role": "member"})
         again = as_admin.post(
-            url("members-invite", org), {"email": "OMAR@example.com", "role": "admin"}, follow=True
+            url("members-invite", org), {"email": member.email.upper(), "role": "admin"}, follow=True
         )
 
-    assert roles(org)["omar"] == "member"
-    assert actions() == ["membership.created"]
-    assert mail.outbox == []  # an existing account needs no set-password link
+    assert "omar" not in roles(org)  # invited (issue 31): a member once they accept
+    assert invited(org) == {"omar": "member"}
+    assert actions() == ["membership.invitation_sent"]
+    assert len(mail.outbox) == 1 and "/invitations/" in mail.outbox[0].body  # no set-password link
     assert "already a member" in again.content.decode()
 
 
@@ -121,14 +127,14 @@ def test_adding_by_sign_in_identity_finds_only_people_who_signed_in(as_admin, or
         )
         assert "Nobody who signed in with Feishu or single sign-on" in response.content.decode()
 
-    assert roles(org) == {"ada": "admin", "fei": "approver"}
+    assert roles(org) == {"ada": "admin"} and invited(org) == {"fei": "approver"}
 
 
 def test_an_sso_user_is_found_by_e_mail_too(as_admin, org):
     user = UserFactory(username="lin", email="lin@example.com")
     link_feishu_identity(user, open_id="ou_lin")
     as_admin.post(url("members-add-identity", org), {"identifier": "LIN@example.com", "role": "member"})
-    assert roles(org)["lin"] == "member"
+    assert invited(org) == {"lin": "member"}
 
 
 def test_roles_change_and_members_are_removed_audited(as_admin, org, member, org_admin):

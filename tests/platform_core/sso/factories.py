@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import factory
+from django.utils import timezone
 
 from platform_core.models import Role, SignInRule, SignInSettings
 from tests.factories import OrganizationFactory
@@ -17,6 +18,7 @@ class SignInRuleFactory(factory.django.DjangoModelFactory):
     feishu_tenant_key = factory.Sequence(lambda n: f"tenant-{n}")
     email_domain = ""
     role = Role.MEMBER
+    approved_at = factory.LazyFunction(timezone.now)  # approved by an operator; pass None for a bare claim
 
 
 class SignInSettingsFactory(factory.django.DjangoModelFactory):

@@ -49,6 +49,7 @@ def test_a_wrong_password_tells_nothing_about_the_org(client, sso, org, member):
 
 
 def test_the_admin_login_refuses_the_password_too(client, org, org_admin):
+    SignInRuleFactory(organization=org)
     SignInSettingsFactory(organization=org, password_login=False)
 
     page = client.post(

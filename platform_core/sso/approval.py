@@ -1,0 +1,98 @@
+"""An operator's approval of a sign-in rule's claim (issue 31).
+
+A rule claims a Feishu tenant or an e-mail domain; anyone can type one. Until an operator (a management
+command, or a superuser in the admin) has checked that the organisation owns it and approved it, the rule
+routes no sign-in. Approving and withdrawing are audited in the rule's organisation.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from django.contrib.auth.base_user import AbstractBaseUser
+from django.db import transaction
+from django.db.models import QuerySet
+from django.utils import timezone
+
+from platform_core.audit_log import audit_log_write
+from platform_core.models import SignInRule
+
+
+def _claim(rule: SignInRule) -> dict[str, Any]:
+    return {
+        "provider": rule.provider,
+        "feishu_tenant_key": rule.feishu_tenant_key,
+        "email_domain": rule.email_domain,
+        "role": rule.role,
+        "approved": rule.approved_at is not None,
+    }
+
+
+def _check_operator(actor: AbstractBaseUser | None) -> None:
+    if actor is not None and not actor.is_superuser:
+        raise PermissionError("only operators (superusers) approve sign-in rules")
+
+
+def sign_in_rules_claiming_the_same(rule: SignInRule) -> QuerySet[SignInRule]:
+    """Other organisations' approved rules with the same claim (the operator decides whether both may)."""
+    return (
+        SignInRule.objects.filter(
+            provider=rule.provider,
+            feishu_tenant_key=rule.feishu_tenant_key,
+            email_domain=rule.email_domain,
+            approved_at__isnull=False,
+        )
+        .exclude(organization_id=rule.organization_id)
+        .select_related("organization")
+    )
+
+
+@transaction.atomic
+def sign_in_rule_approve(
+    *, rule: SignInRule, actor: AbstractBaseUser | None, ip_address: str | None = None
+) -> SignInRule:
+    """Approve ``rule``'s claim (``actor=None``: a management command), audited; approving an approved
+    rule changes nothing."""
+    _check_operator(actor)
+    locked = SignInRule.objects.select_for_update().select_related("organization").get(pk=rule.pk)
+    if locked.approved_at is not None:
+        return locked
+    before = _claim(locked)
+    locked.approved_at = timezone.now()
+    locked.approved_by = actor if actor is not None and actor.is_authenticated else None
+    locked.save(update_fields=["approved_at", "approved_by"])
+    audit_log_write(
+        organization=locked.organization,
+        actor=actor,
+        action="sign_in_rule.approved",
+        target=locked,
+        before=before,
+        after=_claim(locked),
+        ip_address=ip_address,
+    )
+    return locked
+
+
+@transaction.atomic
+def sign_in_rule_withdraw(
+    *, rule: SignInRule, actor: AbstractBaseUser | None, ip_address: str | None = None
+) -> SignInRule:
+    """Withdraw ``rule``'s approval: it routes no sign-in from now on, audited."""
+    _check_operator(actor)
+    locked = SignInRule.objects.select_for_update().select_related("organization").get(pk=rule.pk)
+    if locked.approved_at is None:
+        return locked
+    before = _claim(locked)
+    locked.approved_at = None
+    locked.approved_by = None
+    locked.save(update_fields=["approved_at", "approved_by"])
+    audit_log_write(
+        organization=locked.organization,
+        actor=actor,
+        action="sign_in_rule.approval_withdrawn",
+        target=locked,
+        before=before,
+        after=_claim(locked),
+        ip_address=ip_address,
+    )
+    return locked
