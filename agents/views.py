@@ -25,7 +25,7 @@ from agents import selectors, services
 from platform_core.api_keys_scopes import Scope
 from platform_core.api_keys_throttle import KeyThrottled
 from platform_core.authentication import api_token_authenticate, bearer_token_from_header, throttled_message
-from platform_core.models import Organization
+from platform_core.models import Membership, Organization, Role
 from platform_core.request_meta import client_ip
 from platform_core.tenancy import member_org_from_slug
 
@@ -92,7 +92,7 @@ def chat_home(request: HttpRequest, org_slug: str) -> HttpResponse:
 def chat_new(request: HttpRequest, org_slug: str) -> HttpResponse:
     """A new, empty chat with the chosen agent (``?agent=<id>``). Nothing is stored until the first
     message: the page then creates the conversation over the REST API and opens its socket."""
-    org, _membership = member_org_from_slug(user=request.user, slug=org_slug)
+    org, membership = member_org_from_slug(user=request.user, slug=org_slug)
     try:
         agent_id = uuid.UUID(str(request.GET.get("agent", "")))
     except ValueError as exc:
@@ -109,10 +109,22 @@ def chat_new(request: HttpRequest, org_slug: str) -> HttpResponse:
             "conversation": None,
             "conversations": _conversations(request, org),
             "create_url": f"/api/v1/orgs/{org.slug}/conversations/",
+            "endpoint_check_url": _endpoint_check_url(request, membership, agent),
             "login_url": f"{reverse('login')}?{urlencode({'next': request.get_full_path()})}",
             **_chat_page_urls(org),
         },
     )
+
+
+def _endpoint_check_url(request: HttpRequest, membership: Membership | None, agent: Any) -> str:
+    """For the organisation's admins, where the agent's model endpoint is checked (the chat links it when a
+    run ends because of the model); ``""`` for everyone else."""
+    admin = membership is not None and membership.role in (Role.OWNER, Role.ADMIN) and request.user.is_staff
+    if not admin:
+        return ""
+    if agent.model_config_id is None:  # the organisation's default endpoint: the list shows which it is
+        return reverse("admin:agents_modelconfig_changelist")
+    return reverse("admin:agents_modelconfig_change", args=[agent.model_config_id]) + "#endpoint-check"
 
 
 def _chat_page_urls(org: Organization) -> dict[str, Any]:
@@ -129,7 +141,7 @@ def _chat_page_urls(org: Organization) -> dict[str, Any]:
 @require_GET
 def chat_conversation(request: HttpRequest, org_slug: str, conversation_id: uuid.UUID) -> HttpResponse:
     """The chat view of one of the user's conversations in this organisation."""
-    org, _membership = member_org_from_slug(user=request.user, slug=org_slug)
+    org, membership = member_org_from_slug(user=request.user, slug=org_slug)
     conversation = selectors.conversation_for_user(user=request.user, conversation_id=conversation_id)
     if conversation is None or conversation.organization_id != org.pk:
         raise Http404("No such conversation.")
@@ -144,6 +156,7 @@ def chat_conversation(request: HttpRequest, org_slug: str, conversation_id: uuid
             "active_run": selectors.active_run_for_conversation(conversation_id=conversation.pk),
             "messages_url": f"/api/v1/orgs/{org.slug}/conversations/{conversation.pk}/messages/",
             "socket_path": f"/ws/conversations/{conversation.pk}/",
+            "endpoint_check_url": _endpoint_check_url(request, membership, conversation.agent),
             "login_url": f"{reverse('login')}?{urlencode({'next': request.path})}",
             **_chat_page_urls(org),
         },

@@ -395,6 +395,11 @@ export class Turn {
     }
     const note = data.cancelled ? "" : stopNote(data.stop_reason);
     if (note) parts.push(el("span", { class: "stop-note", text: note }));
+    // Admins of the organisation get the way to the cause: the endpoint's page, at its Check endpoint.
+    const checkUrl = document.getElementById("chat")?.dataset.endpointCheckUrl;
+    if (data.stop_reason === "llm_error" && checkUrl) {
+      parts.push(el("a", { class: "endpoint-check-link", href: checkUrl, text: gettext("Check the model endpoint") }));
+    }
     this.footer.replaceChildren(...parts);
     this.footer.hidden = false;
     this.setWorking(false);

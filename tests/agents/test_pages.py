@@ -14,7 +14,7 @@ from django.utils.translation.trans_real import DjangoTranslation
 
 from agents.models import Conversation
 from platform_core.models import Role
-from tests.agents.factories import AgentFactory, ConversationFactory, RunFactory
+from tests.agents.factories import AgentFactory, ConversationFactory, ModelConfigFactory, RunFactory
 from tests.factories import PASSWORD, MembershipFactory, UserFactory, member_of
 
 pytestmark = pytest.mark.django_db
@@ -309,3 +309,29 @@ def test_the_chat_script_loads_only_its_own_modules():
         for target in re.findall(r"""^\s*import\b[^;]*?from\s+["']([^"']+)["']""", source, re.M):
             assert target.startswith("./"), f"{path.name} imports {target}: no CDN, no packages"
             assert (JS_DIR / target[2:]).exists(), f"{path.name} imports a missing module {target}"
+
+
+def test_only_the_organisations_admins_get_the_link_to_check_the_agents_model_endpoint(
+    client, org, member, org_admin
+):
+    """When a run ends because of the model, the chat offers admins the endpoint's Check endpoint."""
+    agent = AgentFactory(organization=org, model_config=ModelConfigFactory(organization=org))
+    conversation = ConversationFactory(organization=org, user=org_admin, agent=agent)
+    mine = ConversationFactory(organization=org, user=member, agent=agent)
+    expected = f"/admin/agents/modelconfig/{agent.model_config_id}/change/#endpoint-check"
+
+    assert client.login(username=org_admin.username, password=PASSWORD)
+    for url in (chat_url(org, f"{conversation.pk}/"), chat_url(org, f"new/?agent={agent.pk}")):
+        assert f'data-endpoint-check-url="{expected}"' in client.get(url).content.decode()
+
+    client.logout()
+    assert client.login(username=member.username, password=PASSWORD)
+    for url in (chat_url(org, f"{mine.pk}/"), chat_url(org, f"new/?agent={agent.pk}")):
+        page = client.get(url).content.decode()
+        assert 'data-endpoint-check-url=""' in page and "modelconfig" not in page
+
+    client.logout()
+    assert client.login(username=org_admin.username, password=PASSWORD)
+    default = AgentFactory(organization=org, model_config=None)
+    page = client.get(chat_url(org, f"new/?agent={default.pk}")).content.decode()
+    assert 'data-endpoint-check-url="/admin/agents/modelconfig/"' in page
