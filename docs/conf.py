@@ -27,6 +27,8 @@ extensions = [
     "myst_parser",
     "rest_reference",  # the REST reference from the live OpenAPI schema
     "language_switch",  # the English / 中文 switch in the sidebar
+    "search_zh",  # the Chinese search page works (a Sphinx 9.0 stemmer name)
+    "csp_safe",  # no eval in the built scripts (the platform's Content-Security-Policy)
 ]
 source_suffix = {".md": "markdown"}
 root_doc = "index"
