@@ -67,12 +67,17 @@ lint: install-dev
 ## The documentation site (docs/, Sphinx) into var/docs/en and var/docs/zh, strict: any warning (a broken link
 ## or anchor, a page missing from the navigation or a navigation entry without a page) fails, and so does
 ## a broken internal link in the built HTML. Sphinx rebuilds only what changed.
+## Rebuilt only when a page, a catalogue or the code (whose OpenAPI schema the REST reference shows) changed.
 DOCS_BUILD ?= var/docs
 SPHINX := $(PY) -m sphinx -b html -W -n --keep-going -q
-docs: install-docs
+DOCS_SOURCES := $(shell find docs -type f -not -name '*.mo' -not -name 'rest-reference.md' 2>/dev/null) \
+	$(shell find platform_core agents connectors hooks -name '*.py' -not -path '*/migrations/*' 2>/dev/null)
+$(DOCS_BUILD)/.built: $(DOCS_SOURCES) pyproject.toml | install-docs
 	$(SPHINX) -d $(DOCS_BUILD)/.doctrees/en docs $(DOCS_BUILD)/en
 	$(SPHINX) -D language=zh_CN -d $(DOCS_BUILD)/.doctrees/zh docs $(DOCS_BUILD)/zh
 	$(PY) docs/check_links.py $(DOCS_BUILD)
+	touch $@
+docs: $(DOCS_BUILD)/.built
 
 ## Refresh the translation catalogues after changing user-facing strings.
 messages: install

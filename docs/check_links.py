@@ -47,7 +47,9 @@ def broken_links(site: Path) -> list[str]:
             if parts.scheme or parts.netloc or link.startswith(("mailto:", "javascript:", "data:")):
                 continue
             if parts.path.startswith("/"):
-                problems.append(f"{path.relative_to(site)}: {link} (absolute path: the site must be relocatable)")
+                problems.append(
+                    f"{path.relative_to(site)}: {link} (absolute path: the site must be relocatable)"
+                )
                 continue
             target = (path.parent / unquote(parts.path)).resolve() if parts.path else path
             if target.is_dir():

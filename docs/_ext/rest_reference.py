@@ -104,7 +104,10 @@ def _schema(name: str, schema: dict[str, Any]) -> list[str]:
     if properties:
         lines += ["| field | type | required | notes |", "|---|---|---|---|"]
         for field, spec in properties.items():
-            notes = ["read-only" if spec.get("readOnly") else "", "write-only" if spec.get("writeOnly") else ""]
+            notes = [
+                "read-only" if spec.get("readOnly") else "",
+                "write-only" if spec.get("writeOnly") else "",
+            ]
             notes.append(_text(spec.get("description")))
             lines.append(
                 f"| `{field}` | {_type(spec)} | {'yes' if field in required else 'no'} | "
@@ -129,8 +132,12 @@ def routes(schema: dict[str, Any]) -> list[tuple[str, str]]:
 def render(schema: dict[str, Any]) -> str:
     """The reference page's Markdown for an OpenAPI 3 schema (a dict, as ``/api/schema/`` serves it)."""
     info = schema.get("info", {})
-    lines = [INTRO, f"Schema: *{_text(info.get('title'))}*, version {_text(info.get('version'))}, "
-             f"OpenAPI {schema.get('openapi', '')}; {len(routes(schema))} operations.", ""]
+    lines = [
+        INTRO,
+        f"Schema: *{_text(info.get('title'))}*, version {_text(info.get('version'))}, "
+        f"OpenAPI {schema.get('openapi', '')}; {len(routes(schema))} operations.",
+        "",
+    ]
     lines += ["## Operations", ""]
     for path, item in sorted(schema.get("paths", {}).items()):
         for method in METHODS:

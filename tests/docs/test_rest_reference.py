@@ -14,7 +14,9 @@ ROOT = Path(__file__).resolve().parents[2]
 
 
 def _rest_reference():
-    spec = importlib.util.spec_from_file_location("rest_reference", ROOT / "docs" / "_ext" / "rest_reference.py")
+    spec = importlib.util.spec_from_file_location(
+        "rest_reference", ROOT / "docs" / "_ext" / "rest_reference.py"
+    )
     module = importlib.util.module_from_spec(spec)
     spec.loader.exec_module(module)
     return module
