@@ -91,3 +91,20 @@ def test_a_chinese_reader_gets_the_chinese_docs_and_finds_the_budgets_page(make_
     page.get_by_role("link", name="English").click()
     page.wait_for_url("**/docs/en/admin-guide/budgets.html")
     assert problems == []
+
+
+def test_the_schema_browser_renders_every_route_from_the_platforms_own_files(make_page, e2e_server):
+    page = make_page()
+    problems = _watch_policy(page)
+    outside: list[str] = []
+    page.on(
+        "request",
+        lambda request: outside.append(request.url) if not request.url.startswith(e2e_server.url) else None,
+    )
+    page.goto(f"{e2e_server.url}/api/schema/swagger-ui/")
+    expect(page.locator(".swagger-ui .opblock").first).to_be_visible()
+    expect(
+        page.locator(".swagger-ui .opblock-summary-path", has_text="/api/v1/orgs/{org_slug}/budgets/").first
+    ).to_be_visible()
+    assert outside == []
+    assert problems == []
