@@ -1,4 +1,4 @@
-"""Sphinx configuration of the documentation site (``make docs``; docs/tooling.md says why Sphinx).
+"""Sphinx configuration of the documentation site (``make docs``; docs/contributing/docs.md says why Sphinx).
 
 One source tree, two builds: English, and Simplified Chinese (``-D language=zh_CN``) whose translated
 pages come from ``docs/locale/zh_CN/LC_MESSAGES/*.po``; pages without a translation stay in English. The
