@@ -11,6 +11,7 @@ from typing import Any
 from sphinx.application import Sphinx
 
 LANGUAGES = (("en", "English"), ("zh", "中文"))
+TITLES = {"en": "Agent platform", "zh": "智能体平台"}
 
 
 def build_language(sphinx_language: str) -> str:
@@ -32,6 +33,12 @@ def _add_switch(app: Sphinx, pagename: str, templatename: str, context: dict[str
     ]
 
 
+def _title_in_language(app: Sphinx, config: Any) -> None:
+    """The site's title (the sidebar's brand, the window titles) in the build's language."""
+    config.html_title = TITLES[build_language(config.language)]
+
+
 def setup(app: Sphinx) -> dict[str, Any]:
+    app.connect("config-inited", _title_in_language)
     app.connect("html-page-context", _add_switch)
     return {"parallel_read_safe": True, "parallel_write_safe": True}
