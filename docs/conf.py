@@ -28,6 +28,7 @@ extensions = [
     "rest_reference",  # the REST reference from the live OpenAPI schema
     "language_switch",  # the English / 中文 switch in the sidebar
     "search_zh",  # the Chinese search page works (a Sphinx 9.0 stemmer name)
+    "translation_coverage",  # lists what the Chinese guides still show in English
     "csp_safe",  # no eval in the built scripts (the platform's Content-Security-Policy)
 ]
 source_suffix = {".md": "markdown"}
