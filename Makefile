@@ -6,7 +6,7 @@ PIP := $(VENV)/bin/pip
 HOST ?= 127.0.0.1
 PORT ?= 8000
 
-.PHONY: run prod test install install-dev migrate seed lint messages e2e-deps clean
+.PHONY: run prod test install install-dev install-docs migrate seed lint messages docs e2e-deps clean
 
 $(PY):
 	$(PYTHON) -c 'import sys; assert sys.version_info >= (3, 11), "Python 3.11 or newer is required"'
@@ -22,8 +22,13 @@ $(VENV)/.installed-dev: pyproject.toml $(VENV)/.installed
 	$(PIP) install --quiet -e '.[dev]'
 	touch $@
 
+$(VENV)/.installed-docs: pyproject.toml $(VENV)/.installed
+	$(PIP) install --quiet -e '.[docs]'
+	touch $@
+
 install: $(VENV)/.installed
 install-dev: $(VENV)/.installed-dev
+install-docs: $(VENV)/.installed-docs
 
 migrate: install
 	$(PY) manage.py migrate --noinput
@@ -31,8 +36,9 @@ migrate: install
 seed: migrate
 	DEMO_API_BASE_URL=http://$(HOST):$(PORT)/demo-api $(PY) manage.py seed_demo
 
-## Install, migrate, seed the demo organisation and serve on http://127.0.0.1:8000 (embedded defaults).
-run: seed
+## Install, migrate, seed the demo organisation, build the documentation (served at /docs/) and serve on
+## http://127.0.0.1:8000 (embedded defaults).
+run: seed docs
 	$(PY) manage.py serve --host $(HOST) --port $(PORT)
 
 ## The multi-process setup on local PostgreSQL and Redis: migrate, seed the demo organisation, then two
@@ -58,6 +64,21 @@ lint: install-dev
 	$(VENV)/bin/ruff format --check .
 	$(VENV)/bin/lint-imports --no-cache
 	$(VENV)/bin/mypy
+
+## The documentation site (docs/, Sphinx) into var/docs/en and var/docs/zh, strict: any warning (a broken link
+## or anchor, a page missing from the navigation or a navigation entry without a page) fails, and so does
+## a broken internal link in the built HTML. Sphinx rebuilds only what changed.
+## Rebuilt only when a page, a catalogue or the code (whose OpenAPI schema the REST reference shows) changed.
+DOCS_BUILD ?= var/docs
+SPHINX := $(PY) -m sphinx -b html -W -n --keep-going -q
+DOCS_SOURCES := $(shell find docs -type f -not -name '*.mo' -not -name 'rest-reference.md' 2>/dev/null) \
+	$(shell find platform_core agents connectors hooks -name '*.py' -not -path '*/migrations/*' 2>/dev/null)
+$(DOCS_BUILD)/.built: $(DOCS_SOURCES) pyproject.toml | install-docs
+	$(SPHINX) -d $(DOCS_BUILD)/.doctrees/en docs $(DOCS_BUILD)/en
+	$(SPHINX) -D language=zh_CN -d $(DOCS_BUILD)/.doctrees/zh docs $(DOCS_BUILD)/zh
+	$(PY) docs/check_links.py $(DOCS_BUILD)
+	touch $@
+docs: $(DOCS_BUILD)/.built
 
 ## Refresh the translation catalogues after changing user-facing strings.
 messages: install

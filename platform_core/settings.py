@@ -49,6 +49,7 @@ INSTALLED_APPS = [
     "django.contrib.staticfiles",
     "rest_framework",
     "drf_spectacular",
+    "drf_spectacular_sidecar",  # Swagger UI's files, served by the platform (no CDN)
     "channels",
     "csp",  # Content-Security-Policy (django-csp): its system checks
     "platform_core",
@@ -258,7 +259,12 @@ SPECTACULAR_SETTINGS = {
     "DESCRIPTION": "Organisations, connectors, agents, conversations, approvals and audit logs.",
     "VERSION": "1",
     "SERVE_INCLUDE_SCHEMA": False,
+    # /api/schema/swagger-ui/ loads Swagger UI from the platform's static files, not a CDN.
+    "SWAGGER_UI_DIST": "SIDECAR",
+    "SWAGGER_UI_FAVICON_HREF": "SIDECAR",
 }
+# --- The documentation site: `make docs` builds it into <DOCS_DIR>/en and <DOCS_DIR>/zh, served at /docs/ ---
+DOCS_ROOT = Path(env_str("DOCS_DIR") or VAR_DIR / "docs")
 
 # --- Internationalisation -------------------------------------------------------------------------
 LANGUAGE_CODE = "en"

@@ -6,12 +6,13 @@ from django.contrib import admin
 from django.contrib.auth import views as auth_views
 from django.urls import include, path
 from django.views.i18n import JavaScriptCatalog
-from drf_spectacular.views import SpectacularAPIView
+from drf_spectacular.views import SpectacularAPIView, SpectacularSwaggerSplitView
 
 from agents.api.urls import openai_urlpatterns  # chat over HTTP (issue 20)
 from hooks.urls import inbox_urlpatterns, integration_urlpatterns  # guard rails (issue 6)
 from platform_core import views
 from platform_core.sso.login import SignInView  # single sign-on (issue 20)
+from platform_core.wiring.docs_site import docs_home, docs_page  # the documentation site (issue 32)
 
 urlpatterns = [
     path("", views.home, name="home"),
@@ -36,5 +37,14 @@ urlpatterns = [
     path("demo-api/", include("connectors.demo_api.urls")),  # connectors (issue 4)
     path("api/v1/", include("platform_core.wiring.api_urls")),
     path("api/schema/", SpectacularAPIView.as_view(), name="api-schema"),
+    # Swagger UI with its script in a file (the CSP allows no inline script), its assets from the sidecar.
+    path(
+        "api/schema/swagger-ui/",
+        SpectacularSwaggerSplitView.as_view(url_name="api-schema"),
+        name="api-schema-swagger-ui",
+    ),
+    path("docs/", docs_home, name="docs"),  # the documentation site (issue 32)
+    path("docs/<str:language>/", docs_page, name="docs-page"),
+    path("docs/<str:language>/<path:path>", docs_page, name="docs-page"),
     path("v1/", include(openai_urlpatterns)),  # the OpenAI-compatible endpoint (issue 20)
 ]
