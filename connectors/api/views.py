@@ -26,6 +26,7 @@ from connectors.api.serializers import (
     ImportReportSerializer,
 )
 from connectors.mcp.client import McpFailure
+from connectors.mcp.confirm import ConfirmRefused, mcp_action_confirm_read, mcp_action_withdraw_read
 from connectors.mcp.sync import connector_sync_mcp_tools, mcp_sync_after_save
 from connectors.models import Connector, ConnectorAction, ConnectorCallLog
 from connectors.openapi import OpenAPIError
@@ -234,6 +235,39 @@ class ConnectorActionViewSet(OrgScopedViewMixin, viewsets.ModelViewSet):
 
     def perform_destroy(self, instance: ConnectorAction) -> None:
         action_delete(action=instance, actor=self.request.user, ip_address=client_ip(self.request))
+
+    @extend_schema(request=None, responses=ConnectorActionSerializer)
+    @action(
+        detail=True,
+        methods=["post", "delete"],
+        url_path="confirm-read",
+        url_name="confirm-read",
+        permission_classes=[permissions.IsAuthenticated, IsOrgMember, IsOrgAdmin],
+    )
+    def confirm_read(self, request: Request, *args: Any, **kwargs: Any) -> Response:
+        """POST: confirm an MCP tool as a read (audited). DELETE: withdraw it (the tool is a write again).
+
+        The server's annotations are only its claim (``mcp_server_claim``); a tool whose annotations
+        contradict each other cannot be confirmed."""
+        target = self.get_object()
+        if request.method == "DELETE":
+            outcome = mcp_action_withdraw_read(
+                action=target, actor=request.user, ip_address=client_ip(request)
+            )
+        else:
+            outcome = mcp_action_confirm_read(
+                action=target, actor=request.user, ip_address=client_ip(request)
+            )
+        if isinstance(outcome, ConfirmRefused):
+            raise ValidationError(
+                {
+                    "non_field_errors": [
+                        _("This tool cannot be confirmed as a read: %(reason)s.") % {"reason": outcome.reason}
+                    ]
+                }
+            )
+        fresh = action_list_for_connector(connector=self.connector()).get(pk=target.pk)
+        return Response(ConnectorActionSerializer(fresh).data, status=status.HTTP_200_OK)
 
 
 class ConnectorCallLogViewSet(
