@@ -54,9 +54,11 @@ class ToolListing:
 
 @dataclass(frozen=True, slots=True)
 class McpFailure:
-    """Why talking to the server failed (short, secret-free)."""
+    """Why talking to the server failed (short, secret-free). ``configuration`` is true when the
+    connector's own settings stopped it before any server was asked (a 400, not a 502, for the API)."""
 
     error: str
+    configuration: bool = False
 
 
 def _session_gone(exc: BaseException) -> bool:

@@ -11,19 +11,21 @@ override and an action they deactivated are kept. Whether a tool writes comes fr
 from __future__ import annotations
 
 import hashlib
+import math
 import re
 from dataclasses import dataclass, field
 from typing import Any
 
-from asgiref.sync import async_to_sync, sync_to_async
+from asgiref.sync import async_to_sync
 from django.contrib.auth.base_user import AbstractBaseUser
 from django.core.exceptions import ValidationError
 from django.db import transaction
 from django.utils import timezone
 from mcp import types
 
+from agents.engine.strict_json import text_safe
 from connectors.mcp.client import McpFailure, ToolListing, mcp_list_tools
-from connectors.mcp.config import StdioNotAllowed, mcp_config_for
+from connectors.mcp.config import McpConfig, StdioNotAllowed, mcp_config_for
 from connectors.mcp.lookalikes import Lookalike, lookalikes_for_connector
 from connectors.mcp.pool import SessionOpenError, session_once
 from connectors.models import ActionSource, Connector, ConnectorAction, ConnectorKind, _schema_problem
@@ -88,13 +90,7 @@ def _description(tool: types.Tool) -> str:
     return f"{title}\n{text}".strip() if title and title not in text else text
 
 
-async def _listing(connector_id: Any, organization_id: int) -> ToolListing | McpFailure:
-    try:
-        config = await sync_to_async(_config)(connector_id, organization_id)
-    except StdioNotAllowed:
-        return McpFailure("the operator does not allow this local MCP command (MCP_STDIO_ALLOWED_COMMANDS)")
-    except SecretDecryptError:
-        return McpFailure("the stored credentials cannot be decrypted; enter them again")
+async def _listing(config: McpConfig) -> ToolListing | McpFailure:
     try:
         async with session_once(config) as pooled:
             return await mcp_list_tools(config, pooled=pooled)
@@ -102,9 +98,19 @@ async def _listing(connector_id: Any, organization_id: int) -> ToolListing | Mcp
         return McpFailure(str(exc))
 
 
-def _config(connector_id: Any, organization_id: int) -> Any:
-    connector = Connector.objects.get(pk=connector_id, organization_id=organization_id)
-    return mcp_config_for(connector)
+def mcp_tools_list(*, connector: Connector) -> ToolListing | McpFailure:
+    """The server's tools for ``connector`` as it is in memory (saved or not: a new connector is asked
+    before it is stored), in a session opened and closed for this (sync callers)."""
+    try:
+        config = mcp_config_for(connector)
+    except StdioNotAllowed:
+        return McpFailure(
+            "the operator does not allow this local MCP command (MCP_STDIO_ALLOWED_COMMANDS)",
+            configuration=True,
+        )
+    except SecretDecryptError:
+        return McpFailure("the stored credentials cannot be decrypted; enter them again", configuration=True)
+    return async_to_sync(_listing)(config)
 
 
 def connector_sync_mcp_tools(
@@ -112,8 +118,11 @@ def connector_sync_mcp_tools(
 ) -> SyncReport | McpFailure:
     """List the server's tools and store them as the connector's actions (sync callers: admin, API)."""
     if connector.kind != ConnectorKind.MCP:
-        return McpFailure("only MCP connectors have tools to sync")
-    listing = async_to_sync(_listing)(connector.pk, connector.organization_id)
+        return McpFailure("only MCP connectors have tools to sync", configuration=True)
+    stored = Connector.objects.filter(pk=connector.pk, organization_id=connector.organization_id).first()
+    if stored is None:
+        return McpFailure("no such connector", configuration=True)
+    listing = mcp_tools_list(connector=stored)
     if isinstance(listing, McpFailure):
         return listing
     return connector_apply_mcp_tools(
@@ -130,13 +139,36 @@ def mcp_sync_after_save(
     return connector_sync_mcp_tools(connector=connector, actor=actor, ip_address=ip_address)
 
 
+def _unstorable(value: Any, depth: int = 0) -> bool:
+    """Whether a value holds what no database or JSON answer carries as it is (NUL, lone surrogates,
+    a number that is not finite), or nests absurdly."""
+    if depth > 64:
+        return True
+    if isinstance(value, float):
+        return not math.isfinite(value)
+    if isinstance(value, str):
+        return "\x00" in value or any("\ud800" <= c <= "\udfff" for c in value)
+    if isinstance(value, dict):
+        return any(_unstorable(k, depth + 1) or _unstorable(v, depth + 1) for k, v in value.items())
+    if isinstance(value, list | tuple):
+        return any(_unstorable(v, depth + 1) for v in value)
+    return False
+
+
 def _tool_problem(tool: types.Tool) -> str:
     """Why one listed tool cannot become an action ('' when it can); the sync skips it with the reason."""
     if not tool.name or not tool.name.strip():
         return "the tool has no name"
     if len(tool.name) > MAX_TOOL_NAME:
         return f"its name is longer than {MAX_TOOL_NAME} characters"
+    if _unstorable(tool.name) or any(c < " " for c in tool.name):
+        return "its name contains control characters or lone surrogates"
     schema = tool.input_schema or {"type": "object"}
+    if _unstorable(schema):
+        return (
+            "its input schema contains values that cannot be stored (NUL characters, lone surrogates "
+            "or numbers that are not finite)"
+        )
     if not isinstance(schema, dict) or schema.get("type", "object") != "object":
         return "its input schema is not usable: not an object"
     problem = _schema_problem(dict(schema))
@@ -213,7 +245,7 @@ def connector_apply_mcp_tools(
     seen: set[str] = set()
     now = timezone.now()
     for tool in tools:
-        label = (tool.name or "")[:MAX_TOOL_NAME] or "(no name)"
+        label = text_safe((tool.name or "")[:MAX_TOOL_NAME]) or "(no name)"  # the report is stored
         if tool.name in seen:
             tally.skipped.append((label, "listed twice"))
             continue
@@ -223,7 +255,7 @@ def connector_apply_mcp_tools(
             tally.skipped.append((label, problem))
             continue
         fields = {
-            "description": _description(tool),
+            "description": text_safe(_description(tool)),  # NUL and lone surrogates spelled out
             "parameters": dict(tool.input_schema or {"type": "object"}),
             "mcp_annotations": _annotations(tool),
         }
