@@ -10,6 +10,7 @@ timeout.
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import json
 import logging
 import time
@@ -27,6 +28,7 @@ from connectors.http_auth import secrets_of
 from connectors.mcp.config import McpConfig
 from connectors.mcp.pool import PooledSession, SessionOpenError, session_pool
 from connectors.mcp.results import error_text, render_result
+from connectors.mcp.transport import TOO_LARGE
 from connectors.scrub import scrub
 
 logger = logging.getLogger(__name__)
@@ -77,7 +79,20 @@ def _connection_broken(exc: BaseException) -> bool:
     )
 
 
-def _describe(exc: BaseException) -> str:
+def _too_large(exc: BaseException) -> bool:
+    """The answer passed the connector's limit (our bridge's or the SDK's per-event limit): the client
+    stopped reading it, so calling again would only read as much again."""
+    if isinstance(exc, MCPError):
+        return TOO_LARGE in exc.message or "byte limit" in exc.message
+    return False
+
+
+def _describe(exc: BaseException, config: McpConfig | None = None) -> str:
+    if config is not None and _too_large(exc):
+        return (
+            f"the MCP server's answer was larger than {config.max_answer_bytes} bytes (twice this "
+            "connector's maximum response size, plus 64 kB); it was not read further"
+        )
     if isinstance(exc, MCPError):
         return f"the MCP server answered with an error: {exc.message}"[:300]
     if isinstance(exc, SessionOpenError):
@@ -94,11 +109,14 @@ async def _with_session(
     for attempt in range(attempts):
         current = pooled if pooled is not None else await pool.get(config)
         try:
-            async with asyncio.timeout(config.read_timeout):
+            leased = pool.lease(current) if pooled is None else contextlib.nullcontext(current)
+            async with leased, asyncio.timeout(config.read_timeout):
                 return await work(current.session)
         except Exception as exc:
             # A forgotten session refused the call (it did not run); a broken connection may have run it.
-            again = _session_gone(exc) or (retry_broken and (_connection_broken(exc) or not current.alive))
+            again = _session_gone(exc) or (
+                retry_broken and not _too_large(exc) and (_connection_broken(exc) or not current.alive)
+            )
             if pooled is not None or attempt == attempts - 1 or not again:
                 raise
             logger.info("MCP session of connector %s was dropped; opening a new one", config.connector_id)
@@ -128,7 +146,7 @@ async def mcp_list_tools(
     except TimeoutError:
         return McpFailure("the MCP server did not answer in time")
     except Exception as exc:
-        return McpFailure(_describe(exc))
+        return McpFailure(_describe(exc, config))
 
 
 async def mcp_call_tool(
@@ -161,7 +179,8 @@ async def mcp_call_tool(
             done("error", error=f"the MCP server did not answer within {config.read_timeout:g} s")
         )
     except Exception as exc:
-        return McpCallResult(done("error", error=_describe(exc)))
+        read = config.max_answer_bytes if _too_large(exc) else 0
+        return McpCallResult(done("error", error=_describe(exc, config), response_bytes=read))
     rendered = render_result(result, max_bytes=config.max_response_bytes)
     if rendered.is_error:
         return McpCallResult(
