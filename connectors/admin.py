@@ -27,7 +27,7 @@ from connectors.mcp.client import McpFailure
 from connectors.mcp.confirm import ConfirmRefused, mcp_action_confirm_read, mcp_action_withdraw_read
 from connectors.mcp.lookalikes import Lookalike, lookalikes_for_connector
 from connectors.mcp.sync import SyncReport, connector_sync_mcp_tools, mcp_sync_after_save
-from connectors.mcp.trust import server_claim
+from connectors.mcp_trust import server_claim
 from connectors.models import Connector, ConnectorAction, ConnectorCallLog, ConnectorKind, ensure_schema_tools
 from connectors.openapi import OpenAPIError
 from connectors.services import (

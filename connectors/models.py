@@ -24,7 +24,7 @@ from connectors.demo_api.models import (  # noqa: F401  (models of this app)
     DemoPurchaseOrder,
 )
 from connectors.idempotency import DEFAULT_IDEMPOTENCY_HEADER
-from connectors.mcp.trust import annotations_contradict
+from connectors.mcp_trust import annotations_contradict
 from connectors.mysql_dsn import is_mysql_dsn, parse_mysql_dsn
 from connectors.outbound import validate_outbound_url
 from connectors.pg_dsn import DsnError, dsn_hosts, dsn_params
