@@ -246,7 +246,11 @@ def connector_create_mcp(
         if listing is None or isinstance(listing, McpFailure):
             return connector, listing
         report = connector_apply_mcp_tools(
-            connector=connector, tools=listing.tools, actor=actor, ip_address=ip_address
+            connector=connector,
+            tools=listing.tools,
+            actor=actor,
+            ip_address=ip_address,
+            rejected=listing.rejected,
         )
     return connector, report
 

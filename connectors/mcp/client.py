@@ -21,6 +21,7 @@ from typing import Any
 from mcp import types
 from mcp.shared.exceptions import MCPError
 from mcp_types import CONNECTION_CLOSED
+from pydantic import ValidationError
 
 from agents.engine.tools import Artifact
 from connectors.adapter_types import CallOutcome
@@ -49,9 +50,46 @@ class McpCallResult:
 
 @dataclass(frozen=True, slots=True)
 class ToolListing:
-    """The server's tools."""
+    """The server's tools, and the entries of its listing that are not valid tools (name, reason)."""
 
     tools: tuple[types.Tool, ...] = field(default_factory=tuple)
+    rejected: tuple[tuple[str, str], ...] = field(default_factory=tuple)
+
+
+class _RawToolPage(types.PaginatedResult):
+    """A ``tools/list`` page whose tools are checked one by one (one bad tool must not void the rest)."""
+
+    tools: list[Any] = []
+
+
+async def _tool_page(session: Any, params: types.PaginatedRequestParams | None) -> _RawToolPage:
+    """One ``tools/list`` page, unvalidated. The SDK's ``list_tools`` validates the whole page and
+    refuses it for one malformed tool; its dispatcher's raw request (SDK 2.x, ``ClientSession.
+    send_request`` minus that check) lets each tool be judged alone. Without it, the SDK's way."""
+    dispatcher = getattr(session, "_dispatcher", None)
+    stamp = getattr(session, "_stamp", None)
+    if dispatcher is None or stamp is None or not hasattr(dispatcher, "send_raw_request"):
+        listed = await session.list_tools(params=params)
+        return _RawToolPage(tools=list(listed.tools), next_cursor=listed.next_cursor)
+    data = types.ListToolsRequest(params=params).model_dump(by_alias=True, mode="json", exclude_none=True)
+    opts: dict[str, Any] = {}
+    stamp(data, opts)
+    raw = await dispatcher.send_raw_request(data["method"], data.get("params"), opts)
+    return _RawToolPage.model_validate(raw if isinstance(raw, dict) else {})
+
+
+def _tool_or_reason(raw: Any) -> types.Tool | tuple[str, str]:
+    if isinstance(raw, types.Tool):
+        return raw
+    try:
+        return types.Tool.model_validate(raw)
+    except ValidationError as exc:
+        name = raw.get("name") if isinstance(raw, dict) else None
+        first = exc.errors()[0] if exc.errors() else {}
+        where = ".".join(str(part) for part in first.get("loc", ()))
+        detail = f"{where}: {first.get('msg', 'invalid')}" if where else str(first.get("msg", "invalid"))
+        label = name if isinstance(name, str) and name else "(no name)"
+        return label, f"the server's description of the tool is not valid ({detail})"[:300]
 
 
 @dataclass(frozen=True, slots=True)
@@ -127,19 +165,28 @@ async def _with_session(
 async def mcp_list_tools(
     config: McpConfig, *, pooled: PooledSession | None = None
 ) -> ToolListing | McpFailure:
-    """Every tool of the server (following ``nextCursor``)."""
+    """Every tool of the server (following ``nextCursor``). Each listed tool is validated on its own:
+    one the SDK would refuse is returned in ``rejected`` with the reason, not failing the listing.
+    (Used by "Sync tools" and "Test connection" on their own sessions: tool calls use the SDK's
+    ``list_tools`` state of the pooled session, which this does not touch.)"""
 
     async def work(session: Any) -> ToolListing:
         tools: list[types.Tool] = []
+        rejected: list[tuple[str, str]] = []
         cursor: str | None = None
         for _ in range(MAX_TOOL_PAGES):
             params = types.PaginatedRequestParams(cursor=cursor) if cursor else None
-            page = await session.list_tools(params=params)
-            tools.extend(page.tools)
+            page = await _tool_page(session, params)
+            for raw in page.tools:
+                checked = _tool_or_reason(raw)
+                if isinstance(checked, types.Tool):
+                    tools.append(checked)
+                else:
+                    rejected.append(checked)
             cursor = page.next_cursor
             if not cursor:
                 break
-        return ToolListing(tools=tuple(tools))
+        return ToolListing(tools=tuple(tools), rejected=tuple(rejected))
 
     try:
         return await _with_session(config, work, retry_broken=True, pooled=pooled)

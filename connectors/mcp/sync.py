@@ -126,7 +126,11 @@ def connector_sync_mcp_tools(
     if isinstance(listing, McpFailure):
         return listing
     return connector_apply_mcp_tools(
-        connector=connector, tools=listing.tools, actor=actor, ip_address=ip_address
+        connector=connector,
+        tools=listing.tools,
+        actor=actor,
+        ip_address=ip_address,
+        rejected=listing.rejected,
     )
 
 
@@ -230,18 +234,19 @@ def connector_apply_mcp_tools(
     tools: tuple[types.Tool, ...],
     actor: AbstractBaseUser | None,
     ip_address: str | None = None,
+    rejected: tuple[tuple[str, str], ...] = (),
 ) -> SyncReport:
     """Store a tool listing as the connector's actions (see the module docstring), with one audit row.
 
-    A tool that cannot become an action (no name, a name too long, an unusable schema) is skipped with
-    its reason; the others are stored. A confirmed read whose annotations, schema or description changed
+    A tool that cannot become an action (no name, a name too long, an unusable schema, or a listing entry
+    the SDK refused: ``rejected``) is skipped with its reason; the others are stored. A confirmed read whose annotations, schema or description changed
     becomes an unconfirmed write again (``unconfirmed``); ``lookalikes`` names tools of the
     organisation's other connectors that this connector's tools resemble.
     """
     existing = list(ConnectorAction.objects.select_for_update().filter(connector=connector))
     by_tool = {a.mcp_tool: a for a in existing if a.mcp_tool}
     taken = {a.name for a in existing}
-    tally = _Sync()
+    tally = _Sync(skipped=[(text_safe(name[:MAX_TOOL_NAME]), reason) for name, reason in rejected])
     seen: set[str] = set()
     now = timezone.now()
     for tool in tools:

@@ -70,8 +70,10 @@ def test_a_create_that_is_refused_leaves_nothing_and_never_calls_the_server(
             {"name": "nul_schema", "inputSchema": {"type": "object", "properties": {"a\u0000": {}}}},
             "cannot be stored",
         ),
+        ({"name": "array_schema", "inputSchema": {"type": "array"}}, "not an object"),
+        ({"description": "No name at all.", "inputSchema": {"type": "object"}}, "not valid (name"),
     ],
-    ids=["empty", "nul-name", "non-finite-number", "nul-in-schema"],
+    ids=["empty", "nul-name", "non-finite-number", "nul-in-schema", "array-schema", "missing-name"],
 )
 def test_a_bad_tool_is_skipped_with_its_reason_and_the_actions_list_still_answers(
     client_for, org, org_admin, mcp_server, tool, reason
