@@ -24,7 +24,10 @@ from connectors import fields as connector_fields
 from connectors.db_schema import schema_cache_clear
 from connectors.forms import ConnectorAdminForm, ImportOpenAPIForm
 from connectors.mcp.client import McpFailure
-from connectors.mcp.sync import connector_sync_mcp_tools, mcp_sync_after_save
+from connectors.mcp.confirm import ConfirmRefused, mcp_action_confirm_read, mcp_action_withdraw_read
+from connectors.mcp.lookalikes import Lookalike, lookalikes_for_connector
+from connectors.mcp.sync import SyncReport, connector_sync_mcp_tools, mcp_sync_after_save
+from connectors.mcp_trust import server_claim
 from connectors.models import Connector, ConnectorAction, ConnectorCallLog, ConnectorKind, ensure_schema_tools
 from connectors.openapi import OpenAPIError
 from connectors.services import (
@@ -47,15 +50,54 @@ class ConnectorActionInline(OrgScopedInline):
         "method",
         "path_template",
         "mcp_tool",
+        "mcp_read_status",
         "is_write",
         "is_write_override",
         "is_active",
         "source",
     ]
-    readonly_fields = ["mcp_tool", "source"]
+    readonly_fields = ["mcp_tool", "mcp_read_status", "source"]
     extra = 0
     show_change_link = True
     ordering = ["name"]
+
+    @admin.display(description=_("read or write (MCP)"))
+    def mcp_read_status(self, obj: ConnectorAction) -> str:
+        return mcp_read_status(obj)
+
+
+_CLAIMS = {
+    "read": _("the server claims it only reads"),
+    "write": _("the server claims it writes"),
+    "contradictory": _("the server marks it both read-only and destructive (a write)"),
+}
+
+
+def mcp_read_status(action: ConnectorAction) -> str:
+    """An MCP tool's state for the admin: confirmed read, or unconfirmed write and the server's claim."""
+    if not action.mcp_tool:
+        return ""
+    claim = str(_CLAIMS[server_claim(action.mcp_annotations).kind])
+    if action.mcp_read_confirmed_at is not None and not action.is_write:
+        return str(_("read, confirmed by an admin (%(claim)s)") % {"claim": claim})
+    return str(_("write until an admin confirms it as a read (%(claim)s)") % {"claim": claim})
+
+
+def lookalike_text(item: Lookalike) -> str:
+    reasons = {
+        "same name": _("the same name"),
+        "similar name": _("a similar name"),
+        "similar description": _("a similar description"),
+    }
+    return str(
+        _("%(tool)s has %(reason)s as %(other_tool)s of the connector %(other)s.")
+        % {
+            "tool": item.tool,
+            "reason": reasons[item.reason],
+            "other_tool": item.other_tool,
+            "other": item.other_connector,
+        }
+    )
 
 
 @admin.register(Connector)
@@ -76,7 +118,8 @@ class ConnectorAdmin(OrgScopedAdmin):
                 "fields": list(connector_fields.MCP),
                 "description": _(
                     "For MCP connectors: the base URL above is the server's MCP endpoint. Tools are synced "
-                    "as actions on every save; a tool is a write unless the server marks it read-only."
+                    "as actions on every save; every tool is a write until an admin confirms it as a read "
+                    "(Connector actions → 'Confirm as read'); the server's annotations are only its claim."
                 ),
             },
         ),
@@ -116,6 +159,17 @@ class ConnectorAdmin(OrgScopedAdmin):
         if obj is not None:
             fields.append("organization")  # secrets are bound to the organisation: it never changes
         return fields
+
+    def change_view(
+        self, request: HttpRequest, object_id: str, form_url: str = "", extra_context: Any = None
+    ) -> HttpResponse:
+        connector = self.get_object(request, unquote(object_id))  # scoped: another org's is None
+        context = dict(extra_context or {})
+        if connector is not None and connector.kind == ConnectorKind.MCP:
+            context["mcp_lookalikes"] = [
+                lookalike_text(x) for x in lookalikes_for_connector(connector=connector)
+            ]
+        return super().change_view(request, object_id, form_url, extra_context=context)
 
     def save_model(self, request: HttpRequest, obj: Connector, form: Any, change: bool) -> None:
         connector_save(
@@ -272,6 +326,35 @@ class ConnectorAdmin(OrgScopedAdmin):
             },
             messages.SUCCESS,
         )
+        self._report_sync_warnings(request, connector, report)
+
+    def _report_sync_warnings(self, request: HttpRequest, connector: Connector, report: SyncReport) -> None:
+        """Skipped tools, withdrawn confirmations and lookalikes of other connectors' tools (escaped)."""
+        for tool, reason in report.skipped:
+            self.message_user(
+                request,
+                _("%(name)s: the tool %(tool)s was skipped: %(reason)s")
+                % {"name": connector.name, "tool": tool[:100], "reason": reason},
+                messages.WARNING,
+            )
+        if report.unconfirmed:
+            self.message_user(
+                request,
+                _(
+                    "%(name)s: these tools changed their annotations, input schema or description and are "
+                    "no longer confirmed as reads (they are writes until an admin confirms them again): "
+                    "%(tools)s"
+                )
+                % {"name": connector.name, "tools": ", ".join(report.unconfirmed)},
+                messages.WARNING,
+            )
+        for item in report.lookalikes:
+            self.message_user(
+                request,
+                _("%(name)s: %(warning)s Check that agents cannot mistake one for the other.")
+                % {"name": connector.name, "warning": lookalike_text(item)},
+                messages.WARNING,
+            )
 
     @admin.action(description=_("Test connection"))
     def test_connection(self, request: HttpRequest, queryset: QuerySet[Connector]) -> None:
@@ -325,13 +408,52 @@ class ConnectorActionAdmin(OrgScopedAdmin):
         "param_locations",
         "mcp_tool",
         "mcp_annotations",
+        "mcp_read_status",
+        "mcp_read_confirmed_at",
+        "mcp_read_confirmed_by",
         "is_write",
         "is_write_override",
         "is_active",
         "source",
         "removed_by_import_at",
     ]
-    readonly_fields = ["mcp_tool", "mcp_annotations", "source", "removed_by_import_at"]
+    readonly_fields = [
+        "mcp_tool",
+        "mcp_annotations",
+        "mcp_read_status",
+        "mcp_read_confirmed_at",
+        "mcp_read_confirmed_by",
+        "source",
+        "removed_by_import_at",
+    ]
+    actions = ["confirm_read", "withdraw_read"]
+
+    @admin.display(description=_("read or write (MCP)"))
+    def mcp_read_status(self, obj: ConnectorAction) -> str:
+        return mcp_read_status(obj)
+
+    @admin.action(description=_("Confirm selected MCP tools as reads"))
+    def confirm_read(self, request: HttpRequest, queryset: QuerySet[ConnectorAction]) -> None:
+        self._decide(request, queryset, mcp_action_confirm_read, _("%(tool)s is now a confirmed read."))
+
+    @admin.action(description=_("Withdraw the read confirmation of selected MCP tools"))
+    def withdraw_read(self, request: HttpRequest, queryset: QuerySet[ConnectorAction]) -> None:
+        self._decide(
+            request, queryset, mcp_action_withdraw_read, _("%(tool)s is a write until confirmed again.")
+        )
+
+    def _decide(self, request: HttpRequest, queryset: QuerySet, service: Any, done: Any) -> None:
+        for action in queryset.select_related("connector"):
+            outcome = service(action=action, actor=request.user, ip_address=client_ip(request))
+            if isinstance(outcome, ConfirmRefused):
+                self.message_user(
+                    request,
+                    _("%(tool)s cannot be confirmed as a read: %(reason)s.")
+                    % {"tool": str(action), "reason": outcome.reason},
+                    messages.ERROR,
+                )
+            elif outcome.changed:
+                self.message_user(request, done % {"tool": str(action)}, messages.SUCCESS)
 
     def save_model(self, request: HttpRequest, obj: ConnectorAction, form: Any, change: bool) -> None:
         action_save(action=obj, actor=request.user, ip_address=client_ip(request))

@@ -24,6 +24,7 @@ from connectors.demo_api.models import (  # noqa: F401  (models of this app)
     DemoPurchaseOrder,
 )
 from connectors.idempotency import DEFAULT_IDEMPOTENCY_HEADER
+from connectors.mcp_trust import annotations_contradict
 from connectors.mysql_dsn import is_mysql_dsn, parse_mysql_dsn
 from connectors.outbound import validate_outbound_url
 from connectors.pg_dsn import DsnError, dsn_hosts, dsn_params
@@ -377,8 +378,9 @@ class ConnectorAction(OrgOwnedModel):
     """One operation of a connector that becomes an agent tool.
 
     ``is_write`` follows the HTTP method (POST, PUT, PATCH, DELETE) or the SQL template unless an admin
-    set ``is_write_override``; it is what read-only mode and approval policies look at. The organisation
-    is always the connector's.
+    set ``is_write_override``; an MCP tool is a write until an admin confirmed it as a read
+    (:mod:`connectors.mcp.confirm`). It is what read-only mode and approval policies look at. The
+    organisation is always the connector's.
     """
 
     id = models.UUIDField(primary_key=True, default=uuid.uuid4, editable=False)
@@ -423,7 +425,29 @@ class ConnectorAction(OrgOwnedModel):
         _("MCP tool annotations"),
         default=dict,
         blank=True,
-        help_text=_("The hints the MCP server gave (readOnlyHint, destructiveHint, idempotentHint)."),
+        help_text=_(
+            "The hints the MCP server gave (readOnlyHint, destructiveHint, idempotentHint): the server's "
+            "claim, not trusted on its own."
+        ),
+    )
+    mcp_read_confirmed_at = models.DateTimeField(
+        _("confirmed as a read at"),
+        null=True,
+        blank=True,
+        editable=False,
+        help_text=_(
+            "An MCP tool is a write until an admin confirms it as a read; a re-sync that changes its "
+            "annotations, input schema or description withdraws the confirmation."
+        ),
+    )
+    mcp_read_confirmed_by = models.ForeignKey(
+        settings.AUTH_USER_MODEL,
+        verbose_name=_("confirmed as a read by"),
+        on_delete=models.SET_NULL,
+        null=True,
+        blank=True,
+        editable=False,
+        related_name="+",
     )
     is_write = models.BooleanField(_("writes data"), default=False)
     is_write_override = models.BooleanField(
@@ -490,6 +514,10 @@ class ConnectorAction(OrgOwnedModel):
                 errors["sql_template"] = _("Give an SQL template or allow free-form read-only SQL.")
         if self.free_form and self.is_write_override and self.is_write:
             errors["is_write"] = _("Free-form SQL is always read-only.")
+        if self.mcp_tool and self.is_write_override and not self.is_write:
+            errors["is_write"] = _(
+                "An MCP tool becomes a read only when an admin confirms it as a read ('Confirm as read')."
+            )
         if not isinstance(self.parameters, dict) or self.parameters.get("type", "object") != "object":
             errors["parameters"] = _("The parameters must be a JSON schema of type 'object'.")
         else:
@@ -510,8 +538,9 @@ class ConnectorAction(OrgOwnedModel):
         if self.free_form or self.schema_tool:
             return False
         if self.mcp_tool:
-            # A tool is a write unless its server declares it read-only (the MCP annotations).
-            return self.mcp_annotations.get("readOnlyHint") is not True
+            # The server's annotations are untrusted hints: a tool is a write until an admin confirmed it
+            # as a read, and always a write when its annotations contradict each other.
+            return self.mcp_read_confirmed_at is None or annotations_contradict(self.mcp_annotations)
         if self.method:
             return self.method.upper() in WRITE_METHODS
         if self.sql_template.strip():

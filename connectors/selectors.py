@@ -39,7 +39,7 @@ def connector_get_for_org(*, organization: Organization, connector_id: Any) -> C
 def action_list_for_connector(*, connector: Connector) -> QuerySet[ConnectorAction]:
     return (
         ConnectorAction.objects.filter(connector=connector, organization_id=connector.organization_id)
-        .select_related("connector")
+        .select_related("connector", "mcp_read_confirmed_by")
         .order_by("name")
     )
 

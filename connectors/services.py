@@ -24,6 +24,7 @@ from connectors.http import http_test_connection
 from connectors.mcp.client import McpFailure, mcp_list_tools
 from connectors.mcp.config import McpConfig, StdioNotAllowed, mcp_config_for
 from connectors.mcp.pool import SessionOpenError, session_once
+from connectors.mcp.sync import SyncReport, connector_apply_mcp_tools, mcp_tools_list
 from connectors.models import (
     ActionSource,
     CallStatus,
@@ -218,6 +219,39 @@ def connector_create_with_openapi(
     report = connector_import_openapi(
         connector=connector, document_text=document_text, actor=actor, ip_address=ip_address
     )
+    return connector, report
+
+
+def connector_create_mcp(
+    *,
+    connector: Connector,
+    actor: AbstractBaseUser | None,
+    secrets: Mapping[str, str | None] | None = None,
+    ip_address: str | None = None,
+) -> tuple[Connector, SyncReport | McpFailure | None]:
+    """Create an MCP connector with its tools, all or nothing.
+
+    The connector is validated (the SSRF guard included) and its server asked for its tools *before*
+    anything is stored, outside any transaction; then the connector and its tools are saved in one
+    transaction, so a create that fails leaves nothing. A server that cannot be reached does not stop
+    the create (the answer says why, and "Sync tools" can run later); a bad tool is skipped with its
+    reason. An inactive connector is stored without asking its server (``None``).
+    """
+    for name, value in (secrets or {}).items():
+        setattr(connector, name, value or "")
+    connector.full_clean()
+    listing = mcp_tools_list(connector=connector) if connector.is_active else None
+    with transaction.atomic():
+        connector_save(connector=connector, actor=actor, secrets=secrets, ip_address=ip_address)
+        if listing is None or isinstance(listing, McpFailure):
+            return connector, listing
+        report = connector_apply_mcp_tools(
+            connector=connector,
+            tools=listing.tools,
+            actor=actor,
+            ip_address=ip_address,
+            rejected=listing.rejected,
+        )
     return connector, report
 
 

@@ -36,6 +36,7 @@ class ActionInfo:
     schema_tool: str = ""  # list_tables / describe_table: reads the catalogue, never writes
     method: str = ""
     description: str = ""
+    mcp_read_confirmed: bool = False  # an MCP tool is a read only once an admin confirmed it
 
     @classmethod
     def from_action(cls, action: ConnectorAction) -> ActionInfo:
@@ -54,12 +55,14 @@ class ActionInfo:
             schema_tool=action.schema_tool,
             method=action.method,
             description=(action.description or "").strip().splitlines()[0] if action.description else "",
+            mcp_read_confirmed=action.mcp_read_confirmed_at is not None,
         )
 
     def write_reason(self, arguments: Mapping[str, Any]) -> str | None:
         """Why this call could change data, or ``None`` when it is certainly a read.
 
-        HTTP actions follow ``is_write`` (an admin may declare a POST search a read). SQL is judged from
+        HTTP actions follow ``is_write`` (an admin may declare a POST search a read); an MCP tool is a
+        read only when it is not a write and an admin confirmed it as one. SQL is judged from
         the SQL itself whatever the flag says: a template, or the free-form statement in the arguments,
         must be one plain read statement.
         """
@@ -73,6 +76,9 @@ class ActionInfo:
             if self.is_write or is_write_sql(self.sql_template, engine=self.engine):
                 return "the SQL of this action changes data"
             return None
+        if self.kind == ConnectorKind.MCP and not self.is_write and not self.mcp_read_confirmed:
+            # The server's annotations alone never make a tool a read (connectors.mcp_trust).
+            return "no admin has confirmed this MCP tool as a read"
         return "this action writes data" if self.is_write else None
 
 

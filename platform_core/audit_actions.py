@@ -59,6 +59,8 @@ AUDIT_ACTION_LABELS: dict[str, Promise] = {
     "connector_action.created": _("Connector action created"),
     "connector_action.updated": _("Connector action changed"),
     "connector_action.deleted": _("Connector action deleted"),
+    "connector_action.mcp_read_confirmed": _("MCP tool confirmed as a read"),
+    "connector_action.mcp_read_withdrawn": _("MCP tool's read confirmation withdrawn"),
     # guard rails
     "approval_policy.created": _("Approval policy created"),
     "approval_policy.updated": _("Approval policy changed"),

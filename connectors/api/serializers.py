@@ -10,6 +10,7 @@ from rest_framework import serializers
 
 from connectors import fields as connector_fields
 from connectors.forms import validate_dsn_secret
+from connectors.mcp_trust import server_claim
 from connectors.models import Connector, ConnectorAction, ConnectorCallLog
 from connectors.openapi import MAX_DOCUMENT_CHARS
 from platform_core.api_unique import OrgUniqueValidator
@@ -129,6 +130,10 @@ class ConnectorActionSerializer(serializers.ModelSerializer):
     """An action of a connector. ``is_write`` is derived unless ``is_write_override`` is true."""
 
     connector = serializers.PrimaryKeyRelatedField(read_only=True)
+    mcp_server_claim = serializers.SerializerMethodField(
+        help_text=_("MCP tools: what the server's annotations claim ('read', 'write', 'contradictory').")
+    )
+    mcp_read_confirmed_by = serializers.SlugRelatedField(slug_field="username", read_only=True)
 
     class Meta:
         model = ConnectorAction
@@ -145,6 +150,9 @@ class ConnectorActionSerializer(serializers.ModelSerializer):
             "param_locations",
             "mcp_tool",
             "mcp_annotations",
+            "mcp_server_claim",
+            "mcp_read_confirmed_at",
+            "mcp_read_confirmed_by",
             "is_write",
             "is_write_override",
             "source",
@@ -158,12 +166,16 @@ class ConnectorActionSerializer(serializers.ModelSerializer):
             "connector",
             "mcp_tool",
             "mcp_annotations",
+            "mcp_read_confirmed_at",
             "source",
             "removed_by_import_at",
             "created_at",
             "updated_at",
         ]
         validators: list[Any] = []
+
+    def get_mcp_server_claim(self, action: ConnectorAction) -> str:
+        return server_claim(action.mcp_annotations).kind if action.mcp_tool else ""
 
 
 class ConnectorCallLogSerializer(serializers.ModelSerializer):

@@ -15,9 +15,17 @@ _actions = ConnectorActionViewSet.as_view({"get": "list", "post": "create"})
 _action = ConnectorActionViewSet.as_view(
     {"get": "retrieve", "put": "update", "patch": "partial_update", "delete": "destroy"}
 )
+_confirm_read = ConnectorActionViewSet.as_view(
+    {"post": "confirm_read", "delete": "confirm_read"}, **ConnectorActionViewSet.confirm_read.kwargs
+)
 
 urlpatterns = [
     path("connectors/<uuid:connector_pk>/actions/", _actions, name="connector-action-list"),
     path("connectors/<uuid:connector_pk>/actions/<uuid:pk>/", _action, name="connector-action-detail"),
+    path(
+        "connectors/<uuid:connector_pk>/actions/<uuid:pk>/confirm-read/",
+        _confirm_read,
+        name="connector-action-confirm-read",
+    ),
     path("", include(router.urls)),
 ]

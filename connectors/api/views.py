@@ -26,8 +26,9 @@ from connectors.api.serializers import (
     ImportReportSerializer,
 )
 from connectors.mcp.client import McpFailure
-from connectors.mcp.sync import connector_sync_mcp_tools, mcp_sync_after_save
-from connectors.models import Connector, ConnectorAction, ConnectorCallLog
+from connectors.mcp.confirm import ConfirmRefused, mcp_action_confirm_read, mcp_action_withdraw_read
+from connectors.mcp.sync import SyncReport, connector_sync_mcp_tools, mcp_sync_after_save
+from connectors.models import Connector, ConnectorAction, ConnectorCallLog, ConnectorKind
 from connectors.openapi import OpenAPIError
 from connectors.selectors import (
     action_list_for_connector,
@@ -38,6 +39,7 @@ from connectors.selectors import (
 from connectors.services import (
     action_delete,
     action_save,
+    connector_create_mcp,
     connector_create_with_openapi,
     connector_delete,
     connector_import_openapi,
@@ -88,6 +90,14 @@ class ConnectorViewSet(OrgScopedViewMixin, viewsets.ModelViewSet):
                     ip_address=client_ip(self.request),
                 )
                 self.import_report = report.as_dict()
+            elif connector.kind == ConnectorKind.MCP:
+                connector, synced = connector_create_mcp(
+                    connector=connector,
+                    actor=self.request.user,
+                    secrets=secrets,
+                    ip_address=client_ip(self.request),
+                )
+                self._report_tool_sync(synced)
             else:
                 connector_save(
                     connector=connector,
@@ -99,14 +109,17 @@ class ConnectorViewSet(OrgScopedViewMixin, viewsets.ModelViewSet):
             raise _model_errors(exc) from exc
         except OpenAPIError as exc:
             raise _openapi_error(exc, "openapi") from exc
-        self._sync_tools(connector)
         serializer.instance = connector_list_for_org(organization=self.org).get(pk=connector.pk)
 
     def _sync_tools(self, connector: Connector) -> None:
         """An MCP connector's tools are synced on every save; the report (or why not) is in the answer."""
-        synced = mcp_sync_after_save(
-            connector=connector, actor=self.request.user, ip_address=client_ip(self.request)
+        self._report_tool_sync(
+            mcp_sync_after_save(
+                connector=connector, actor=self.request.user, ip_address=client_ip(self.request)
+            )
         )
+
+    def _report_tool_sync(self, synced: SyncReport | McpFailure | None) -> None:
         if synced is not None:
             self.tool_sync = {"error": synced.error} if isinstance(synced, McpFailure) else synced.as_dict()
 
@@ -182,7 +195,10 @@ class ConnectorViewSet(OrgScopedViewMixin, viewsets.ModelViewSet):
         permission_classes=[permissions.IsAuthenticated, IsOrgMember, IsOrgAdmin],
     )
     def sync_tools(self, request: Request, org_slug: str, pk: str) -> Response:
-        """List an MCP connector's tools and store them as actions (added, changed, removed)."""
+        """List an MCP connector's tools and store them as actions (added, changed, removed, skipped).
+
+        Takes no body (any body is ignored). 400 for a connector that is not MCP or whose settings stop
+        the sync, 502 when its server cannot be reached or answers badly."""
         connector = self.get_object()
         if connector.kind != "mcp":
             raise ValidationError({"non_field_errors": [_("Only MCP connectors have tools to sync.")]})
@@ -190,7 +206,10 @@ class ConnectorViewSet(OrgScopedViewMixin, viewsets.ModelViewSet):
             connector=connector, actor=request.user, ip_address=client_ip(request)
         )
         if isinstance(report, McpFailure):
-            return Response({"error": report.error}, status=status.HTTP_502_BAD_GATEWAY)
+            # The connector's own settings (a refused command, undecryptable credentials): the client's
+            # to fix, 400; the server could not be reached or answered badly: 502.
+            code = status.HTTP_400_BAD_REQUEST if report.configuration else status.HTTP_502_BAD_GATEWAY
+            return Response({"error": report.error}, status=code)
         return Response(report.as_dict(), status=status.HTTP_200_OK)
 
 
@@ -234,6 +253,39 @@ class ConnectorActionViewSet(OrgScopedViewMixin, viewsets.ModelViewSet):
 
     def perform_destroy(self, instance: ConnectorAction) -> None:
         action_delete(action=instance, actor=self.request.user, ip_address=client_ip(self.request))
+
+    @extend_schema(request=None, responses=ConnectorActionSerializer)
+    @action(
+        detail=True,
+        methods=["post", "delete"],
+        url_path="confirm-read",
+        url_name="confirm-read",
+        permission_classes=[permissions.IsAuthenticated, IsOrgMember, IsOrgAdmin],
+    )
+    def confirm_read(self, request: Request, *args: Any, **kwargs: Any) -> Response:
+        """POST: confirm an MCP tool as a read (audited). DELETE: withdraw it (the tool is a write again).
+
+        The server's annotations are only its claim (``mcp_server_claim``); a tool whose annotations
+        contradict each other cannot be confirmed."""
+        target = self.get_object()
+        if request.method == "DELETE":
+            outcome = mcp_action_withdraw_read(
+                action=target, actor=request.user, ip_address=client_ip(request)
+            )
+        else:
+            outcome = mcp_action_confirm_read(
+                action=target, actor=request.user, ip_address=client_ip(request)
+            )
+        if isinstance(outcome, ConfirmRefused):
+            raise ValidationError(
+                {
+                    "non_field_errors": [
+                        _("This tool cannot be confirmed as a read: %(reason)s.") % {"reason": outcome.reason}
+                    ]
+                }
+            )
+        fresh = action_list_for_connector(connector=self.connector()).get(pk=target.pk)
+        return Response(ConnectorActionSerializer(fresh).data, status=status.HTTP_200_OK)
 
 
 class ConnectorCallLogViewSet(

@@ -5,7 +5,7 @@ The server's URL is the origin of the demo API's base URL (``settings.DEMO_API_B
 run`` serves) with ``/demo-mcp/``; its host is added to the connector's allowed private hosts, since the
 SSRF guard refuses loopback addresses otherwise. The actions are the demo server's tools, stored by the
 MCP connector's own "Sync tools" service from the server's tool listing, so seeding needs no running
-server.
+server; the read tool is confirmed as a read (audited, with no actor).
 """
 
 from __future__ import annotations
@@ -15,13 +15,17 @@ from urllib.parse import urlsplit
 from django.db import transaction
 
 from connectors.demo_mcp.server import TOOLS
+from connectors.mcp.confirm import mcp_action_confirm_read
 from connectors.mcp.sync import connector_apply_mcp_tools
-from connectors.models import Connector, ConnectorKind, McpTransport
+from connectors.models import Connector, ConnectorAction, ConnectorKind, McpTransport
 from connectors.services import connector_save
 from platform_core.models import Organization
 
 DEMO_MCP_CONNECTOR_NAME = "erp_mcp"
 DEMO_MCP_PATH = "/demo-mcp/"
+# The demo server is the platform's own code, so the seed confirms its read tool as a read (an admin
+# does this for any other server's tools: an MCP server's annotations alone are not trusted).
+DEMO_MCP_READ_TOOLS = ("find_purchase_orders",)
 
 
 def demo_mcp_url(demo_api_base_url: str) -> str:
@@ -47,4 +51,6 @@ def demo_mcp_connector_seed(org: Organization, *, demo_api_base_url: str) -> Con
         )
         connector_save(connector=connector, actor=None)
     connector_apply_mcp_tools(connector=connector, tools=tuple(TOOLS), actor=None)
+    for action in ConnectorAction.objects.filter(connector=connector, mcp_tool__in=DEMO_MCP_READ_TOOLS):
+        mcp_action_confirm_read(action=action, actor=None)
     return connector

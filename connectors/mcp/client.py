@@ -10,6 +10,7 @@ timeout.
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import json
 import logging
 import time
@@ -20,6 +21,7 @@ from typing import Any
 from mcp import types
 from mcp.shared.exceptions import MCPError
 from mcp_types import CONNECTION_CLOSED
+from pydantic import ValidationError
 
 from agents.engine.tools import Artifact
 from connectors.adapter_types import CallOutcome
@@ -27,6 +29,7 @@ from connectors.http_auth import secrets_of
 from connectors.mcp.config import McpConfig
 from connectors.mcp.pool import PooledSession, SessionOpenError, session_pool
 from connectors.mcp.results import error_text, render_result
+from connectors.mcp.transport import TOO_LARGE
 from connectors.scrub import scrub
 
 logger = logging.getLogger(__name__)
@@ -47,16 +50,55 @@ class McpCallResult:
 
 @dataclass(frozen=True, slots=True)
 class ToolListing:
-    """The server's tools."""
+    """The server's tools, and the entries of its listing that are not valid tools (name, reason)."""
 
     tools: tuple[types.Tool, ...] = field(default_factory=tuple)
+    rejected: tuple[tuple[str, str], ...] = field(default_factory=tuple)
+
+
+class _RawToolPage(types.PaginatedResult):
+    """A ``tools/list`` page whose tools are checked one by one (one bad tool must not void the rest)."""
+
+    tools: list[Any] = []
+
+
+async def _tool_page(session: Any, params: types.PaginatedRequestParams | None) -> _RawToolPage:
+    """One ``tools/list`` page, unvalidated. The SDK's ``list_tools`` validates the whole page and
+    refuses it for one malformed tool; its dispatcher's raw request (SDK 2.x, ``ClientSession.
+    send_request`` minus that check) lets each tool be judged alone. Without it, the SDK's way."""
+    dispatcher = getattr(session, "_dispatcher", None)
+    stamp = getattr(session, "_stamp", None)
+    if dispatcher is None or stamp is None or not hasattr(dispatcher, "send_raw_request"):
+        listed = await session.list_tools(params=params)
+        return _RawToolPage(tools=list(listed.tools), next_cursor=listed.next_cursor)
+    data = types.ListToolsRequest(params=params).model_dump(by_alias=True, mode="json", exclude_none=True)
+    opts: dict[str, Any] = {}
+    stamp(data, opts)
+    raw = await dispatcher.send_raw_request(data["method"], data.get("params"), opts)
+    return _RawToolPage.model_validate(raw if isinstance(raw, dict) else {})
+
+
+def _tool_or_reason(raw: Any) -> types.Tool | tuple[str, str]:
+    if isinstance(raw, types.Tool):
+        return raw
+    try:
+        return types.Tool.model_validate(raw)
+    except ValidationError as exc:
+        name = raw.get("name") if isinstance(raw, dict) else None
+        first = exc.errors()[0] if exc.errors() else {}
+        where = ".".join(str(part) for part in first.get("loc", ()))
+        detail = f"{where}: {first.get('msg', 'invalid')}" if where else str(first.get("msg", "invalid"))
+        label = name if isinstance(name, str) and name else "(no name)"
+        return label, f"the server's description of the tool is not valid ({detail})"[:300]
 
 
 @dataclass(frozen=True, slots=True)
 class McpFailure:
-    """Why talking to the server failed (short, secret-free)."""
+    """Why talking to the server failed (short, secret-free). ``configuration`` is true when the
+    connector's own settings stopped it before any server was asked (a 400, not a 502, for the API)."""
 
     error: str
+    configuration: bool = False
 
 
 def _session_gone(exc: BaseException) -> bool:
@@ -75,7 +117,20 @@ def _connection_broken(exc: BaseException) -> bool:
     )
 
 
-def _describe(exc: BaseException) -> str:
+def _too_large(exc: BaseException) -> bool:
+    """The answer passed the connector's limit (our bridge's or the SDK's per-event limit): the client
+    stopped reading it, so calling again would only read as much again."""
+    if isinstance(exc, MCPError):
+        return TOO_LARGE in exc.message or "byte limit" in exc.message
+    return False
+
+
+def _describe(exc: BaseException, config: McpConfig | None = None) -> str:
+    if config is not None and _too_large(exc):
+        return (
+            f"the MCP server's answer was larger than {config.max_answer_bytes} bytes (twice this "
+            "connector's maximum response size, plus 64 kB); it was not read further"
+        )
     if isinstance(exc, MCPError):
         return f"the MCP server answered with an error: {exc.message}"[:300]
     if isinstance(exc, SessionOpenError):
@@ -92,11 +147,14 @@ async def _with_session(
     for attempt in range(attempts):
         current = pooled if pooled is not None else await pool.get(config)
         try:
-            async with asyncio.timeout(config.read_timeout):
+            leased = pool.lease(current) if pooled is None else contextlib.nullcontext(current)
+            async with leased, asyncio.timeout(config.read_timeout):
                 return await work(current.session)
         except Exception as exc:
             # A forgotten session refused the call (it did not run); a broken connection may have run it.
-            again = _session_gone(exc) or (retry_broken and (_connection_broken(exc) or not current.alive))
+            again = _session_gone(exc) or (
+                retry_broken and not _too_large(exc) and (_connection_broken(exc) or not current.alive)
+            )
             if pooled is not None or attempt == attempts - 1 or not again:
                 raise
             logger.info("MCP session of connector %s was dropped; opening a new one", config.connector_id)
@@ -107,26 +165,35 @@ async def _with_session(
 async def mcp_list_tools(
     config: McpConfig, *, pooled: PooledSession | None = None
 ) -> ToolListing | McpFailure:
-    """Every tool of the server (following ``nextCursor``)."""
+    """Every tool of the server (following ``nextCursor``). Each listed tool is validated on its own:
+    one the SDK would refuse is returned in ``rejected`` with the reason, not failing the listing.
+    (Used by "Sync tools" and "Test connection" on their own sessions: tool calls use the SDK's
+    ``list_tools`` state of the pooled session, which this does not touch.)"""
 
     async def work(session: Any) -> ToolListing:
         tools: list[types.Tool] = []
+        rejected: list[tuple[str, str]] = []
         cursor: str | None = None
         for _ in range(MAX_TOOL_PAGES):
             params = types.PaginatedRequestParams(cursor=cursor) if cursor else None
-            page = await session.list_tools(params=params)
-            tools.extend(page.tools)
+            page = await _tool_page(session, params)
+            for raw in page.tools:
+                checked = _tool_or_reason(raw)
+                if isinstance(checked, types.Tool):
+                    tools.append(checked)
+                else:
+                    rejected.append(checked)
             cursor = page.next_cursor
             if not cursor:
                 break
-        return ToolListing(tools=tuple(tools))
+        return ToolListing(tools=tuple(tools), rejected=tuple(rejected))
 
     try:
         return await _with_session(config, work, retry_broken=True, pooled=pooled)
     except TimeoutError:
         return McpFailure("the MCP server did not answer in time")
     except Exception as exc:
-        return McpFailure(_describe(exc))
+        return McpFailure(_describe(exc, config))
 
 
 async def mcp_call_tool(
@@ -159,7 +226,8 @@ async def mcp_call_tool(
             done("error", error=f"the MCP server did not answer within {config.read_timeout:g} s")
         )
     except Exception as exc:
-        return McpCallResult(done("error", error=_describe(exc)))
+        read = config.max_answer_bytes if _too_large(exc) else 0
+        return McpCallResult(done("error", error=_describe(exc, config), response_bytes=read))
     rendered = render_result(result, max_bytes=config.max_response_bytes)
     if rendered.is_error:
         return McpCallResult(

@@ -14,6 +14,8 @@ from connectors.adapter_types import HttpAuth, HttpConnectorConfig
 from connectors.configs import http_auth_for
 from connectors.models import Connector, McpTransport
 
+ANSWER_ENVELOPE_BYTES = 64 * 1024
+
 
 class StdioNotAllowed(Exception):
     """The connector names a local command the operator has not allowed (``MCP_STDIO_ALLOWED_COMMANDS``)."""
@@ -32,6 +34,13 @@ class McpConfig:
     read_timeout: float = 30.0
     max_response_bytes: int = 1_000_000
     allowed_private_hosts: tuple[str, ...] = ()
+
+    @property
+    def max_answer_bytes(self) -> int:
+        """The most the client reads of one answer of the server: twice the maximum response size (a
+        result often repeats its structured content as text, and JSON escapes text) plus 64 kB of
+        protocol envelope. Reading stops there; the result is an error, never read whole."""
+        return 2 * self.max_response_bytes + ANSWER_ENVELOPE_BYTES
 
     @property
     def fingerprint(self) -> str:

@@ -7,7 +7,9 @@ session's request API. A session whose owner task ended (the server dropped it, 
 replaced on the next call; a caller that sees the server forget the session discards it
 (:meth:`McpSessionPool.discard`) and opens a new one. Opening is bounded by the connector's connect and
 read timeouts, so a server that never answers blocks nobody: the waiting call times out, the owner task
-is cancelled, and other connectors' sessions are independent.
+is cancelled, and other connectors' sessions are independent. A session no call has used for
+``MCP_SESSION_IDLE_SECONDS`` (default 30) is closed, so no stream stays open on the server after the
+runs that used it ended or were cancelled.
 The per-loop pattern is :mod:`connectors.loop_cache`'s (``async_to_sync`` may run each call in a new loop).
 """
 
@@ -19,6 +21,7 @@ import logging
 from collections.abc import AsyncIterator
 from dataclasses import dataclass, field
 
+from django.conf import settings
 from mcp.client.session import ClientSession
 from mcp.client.sse import sse_client
 from mcp.client.stdio import StdioServerParameters, stdio_client
@@ -31,6 +34,7 @@ from connectors.mcp.transport import SessionHttp
 logger = logging.getLogger(__name__)
 
 CLOSE_TIMEOUT = 5.0
+DEFAULT_IDLE_SECONDS = 30.0
 
 
 class SessionOpenError(Exception):
@@ -46,6 +50,8 @@ class PooledSession:
     http: SessionHttp
     task: asyncio.Task[None]
     stop: asyncio.Event = field(default_factory=asyncio.Event)
+    active: int = 0  # calls using the session now
+    idle_timer: asyncio.TimerHandle | None = None
 
     @property
     def alive(self) -> bool:
@@ -70,7 +76,9 @@ async def _open_streams(stack: contextlib.AsyncExitStack, config: McpConfig, htt
         )
     else:
         streams = await stack.enter_async_context(
-            streamable_http_client(config.url, http_client=http.client())
+            streamable_http_client(
+                config.url, http_client=http.client(), max_sse_event_size=config.max_answer_bytes
+            )
         )
     return streams[0], streams[1]
 
@@ -172,6 +180,32 @@ class McpSessionPool:
             fresh = await session_open(config)
             self._sessions[key] = fresh
             return fresh
+
+    @contextlib.asynccontextmanager
+    async def lease(self, pooled: PooledSession) -> AsyncIterator[PooledSession]:
+        """Use ``pooled`` for one call. When its last call ends (answered, failed or cancelled with its
+        run), the session is closed after ``MCP_SESSION_IDLE_SECONDS`` unless another call takes it, so
+        no stream to the server (the session's event stream included) outlives the runs using it."""
+        if pooled.idle_timer is not None:
+            pooled.idle_timer.cancel()
+            pooled.idle_timer = None
+        pooled.active += 1
+        try:
+            yield pooled
+        finally:
+            pooled.active -= 1
+            if pooled.active == 0 and pooled.alive:
+                delay = float(getattr(settings, "MCP_SESSION_IDLE_SECONDS", DEFAULT_IDLE_SECONDS))
+                loop = asyncio.get_running_loop()
+                pooled.idle_timer = loop.call_later(max(0.0, delay), self._close_idle, pooled)
+
+    def _close_idle(self, pooled: PooledSession) -> None:
+        pooled.idle_timer = None
+        if pooled.active:
+            return
+        if self._sessions.get(pooled.config.fingerprint) is pooled:
+            del self._sessions[pooled.config.fingerprint]
+        pooled.stop.set()  # the owner task leaves the session: its streams close, the server is told
 
     def _forget_connector(self, connector_id: str) -> None:
         """Drop this connector's sessions of older configurations (closed in the background)."""

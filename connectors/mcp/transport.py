@@ -24,15 +24,31 @@ from connectors.http_transport import GuardedTransport
 from connectors.mcp.config import McpConfig
 from connectors.ssrf import SSRFBlocked
 
+TOO_LARGE = "answer is larger than"
+
+
+class AnswerTooLarge(httpx2.StreamError, httpx2.SSEError):
+    """The server's answer passed the connector's limit; the response was closed, unread beyond it.
+
+    A ``StreamError`` and an ``SSEError`` because those are what the SDK turns into an error for the
+    waiting request (a JSON answer, an event stream) instead of ending the session."""
+
 
 class _BridgedStream(httpx2.AsyncByteStream):
-    """An ``httpx`` response body read as an ``httpx2`` stream."""
+    """An ``httpx`` response body read as an ``httpx2`` stream, closed once ``limit`` bytes are passed
+    (``None``: no limit, for the session's long-lived event stream, bounded per event by the SDK)."""
 
-    def __init__(self, response: httpx.Response) -> None:
+    def __init__(self, response: httpx.Response, limit: int | None = None) -> None:
         self._response = response
+        self._limit = limit
+        self.received = 0
 
     async def __aiter__(self) -> AsyncIterator[bytes]:
         async for chunk in self._response.aiter_raw():
+            self.received += len(chunk)
+            if self._limit is not None and self.received > self._limit:
+                await self._response.aclose()  # stop reading: the rest stays on the server's side
+                raise AnswerTooLarge(f"the MCP server's {TOO_LARGE} {self._limit} bytes; reading stopped")
             yield chunk
 
     async def aclose(self) -> None:
@@ -46,8 +62,11 @@ class GuardedBridge(httpx2.AsyncBaseTransport):
     could not be opened (the SDK reports only that the connection failed).
     """
 
-    def __init__(self, *, allowed_private_hosts: tuple[str, ...] = ()) -> None:
+    def __init__(
+        self, *, allowed_private_hosts: tuple[str, ...] = (), max_answer_bytes: int | None = None
+    ) -> None:
         self._inner = GuardedTransport(allowed_private_hosts=allowed_private_hosts)
+        self._max_answer_bytes = max_answer_bytes
         self.refusals: list[str] = []
 
     async def handle_async_request(self, request: httpx2.Request) -> httpx2.Response:
@@ -68,10 +87,12 @@ class GuardedBridge(httpx2.AsyncBaseTransport):
             raise httpx2.ReadTimeout(f"timed out ({type(exc).__name__})", request=request) from exc
         except httpx.TransportError as exc:
             raise httpx2.ConnectError(str(exc) or type(exc).__name__, request=request) from exc
+        # A POST's answer is one request's result: read at most the limit of it.
+        limit = self._max_answer_bytes if request.method == "POST" else None
         return httpx2.Response(
             response.status_code,
             headers=list(response.headers.multi_items()),
-            stream=_BridgedStream(response),
+            stream=_BridgedStream(response, limit),
             request=request,
             extensions={
                 k: v for k, v in response.extensions.items() if k in ("http_version", "reason_phrase")
@@ -115,7 +136,9 @@ class SessionHttp:
 
     def __init__(self, config: McpConfig) -> None:
         self.config = config
-        self.bridge = GuardedBridge(allowed_private_hosts=config.allowed_private_hosts)
+        self.bridge = GuardedBridge(
+            allowed_private_hosts=config.allowed_private_hosts, max_answer_bytes=config.max_answer_bytes
+        )
         self._token_client = httpx.AsyncClient(
             transport=GuardedTransport(allowed_private_hosts=config.allowed_private_hosts),
             follow_redirects=False,
@@ -161,4 +184,4 @@ class SessionHttp:
         await self.bridge.aclose()
 
 
-__all__ = ["AuthError", "GuardedBridge", "PlatformAuth", "SessionHttp"]
+__all__ = ["TOO_LARGE", "AnswerTooLarge", "AuthError", "GuardedBridge", "PlatformAuth", "SessionHttp"]

@@ -5,7 +5,9 @@ connector tests.
 transport at ``/sse`` (messages at ``/messages/``), run by uvicorn in a background thread on a free port.
 A thin ASGI wrapper lets a test require a bearer token (also issued by an OAuth2 client-credentials
 token endpoint at ``/token``), forget every session (the server then answers
-"Session not found", as after a restart), redirect ``/moved`` elsewhere, and count requests.
+"Session not found", as after a restart), redirect ``/moved`` elsewhere, count requests, track the
+HTTP requests still open (``open_requests``), and answer a request with raw bytes of its choosing
+(``raw_answers``: what a hostile server sends, e.g. a 30 MB result or JSON the SDK would not write).
 The tools: ``lookup_order`` (read-only, structured), ``create_payment`` (no annotations: a write),
 ``delete_order`` (destructive), ``transfer`` (a write that answers when released), ``fail`` (an ``isError`` result), ``sleep`` (hangs), ``big`` (a large
 text) and ``chart`` (an image).
@@ -114,6 +116,10 @@ class _Wrapper:
         if scope["path"].startswith("/moved") and owner.redirect_to:
             await _reply(send, 307, {}, [(b"location", owner.redirect_to.encode())])
             return
+        if scope["method"] == "POST" and owner.raw_answers:
+            receive = await self._maybe_answer_raw(scope, receive, send)
+            if receive is None:
+                return
         session_id = headers.get("mcp-session-id")
         if session_id:
             if session_id in owner.forgotten:
@@ -125,7 +131,86 @@ class _Wrapper:
                 await _reply(send, 404, error)
                 return
             owner.sessions.add(session_id)
-        await self.app(scope, receive, send)
+        key = object()
+        owner.open_requests[key] = (scope["method"], scope["path"])
+        try:
+            await self.app(scope, receive, send)
+        finally:
+            del owner.open_requests[key]
+
+    async def _maybe_answer_raw(self, scope: dict[str, Any], receive: Callable, send: Callable) -> Any:
+        """Answer a JSON-RPC request the test registered in ``raw_answers`` itself (the SDK's server
+        would refuse to send such bytes), or hand the request on unchanged (returns its ``receive``)."""
+        chunks: list[bytes] = []
+        while True:
+            message = await receive()
+            chunks.append(message.get("body", b""))
+            if not message.get("more_body"):
+                break
+        body = b"".join(chunks)
+        try:
+            request = json.loads(body)
+        except ValueError:
+            request = {}
+        method = request.get("method", "") if isinstance(request, dict) else ""
+        name = (request.get("params") or {}).get("name", "") if method == "tools/call" else ""
+        answer = self.owner.raw_answers.get(f"{method}:{name}" if name else method)
+        if answer is None:
+            replayed = False
+
+            async def replay() -> dict[str, Any]:
+                nonlocal replayed
+                if not replayed:
+                    replayed = True
+                    return {"type": "http.request", "body": body, "more_body": False}
+                return await receive()
+
+            return replay
+        await answer.send(request.get("id"), receive, send)
+        return None
+
+
+class RawAnswer:
+    """A JSON-RPC result the fake sends as raw JSON, in chunks, noting how many bytes it handed to the
+    server before the client went away (``sent``) and whether it saw the client disconnect."""
+
+    def __init__(self, result_json: bytes, *, chunk: int = 64 * 1024) -> None:
+        self.result_json = result_json
+        self.chunk = chunk
+        self.sent = 0
+        self.disconnected = threading.Event()
+
+    async def send(self, request_id: Any, receive: Callable, send: Callable) -> None:
+        body = (
+            b'{"jsonrpc":"2.0","id":'
+            + json.dumps(request_id).encode()
+            + b',"result":'
+            + self.result_json
+            + b"}"
+        )
+        headers = [(b"content-type", b"application/json"), (b"content-length", str(len(body)).encode())]
+        await send({"type": "http.response.start", "status": 200, "headers": headers})
+
+        async def watch() -> None:
+            while (await receive())["type"] != "http.disconnect":
+                pass
+            self.disconnected.set()
+
+        watcher = asyncio.create_task(watch())
+        try:
+            for start in range(0, len(body), self.chunk):
+                if self.disconnected.is_set():
+                    return
+                part = body[start : start + self.chunk]
+                await send({"type": "http.response.body", "body": part, "more_body": True})
+                self.sent += len(part)
+                await asyncio.sleep(0)
+            await send({"type": "http.response.body", "body": b"", "more_body": False})
+            await asyncio.wait_for(asyncio.shield(watcher), timeout=0.2)
+        except TimeoutError:
+            pass
+        finally:
+            watcher.cancel()
 
 
 async def _reply(send: Callable, status: int, body: dict[str, Any], extra: list | None = None) -> None:
@@ -146,6 +231,9 @@ class FakeMcpServer:
         self.sessions: set[str] = set()
         self.forgotten: set[str] = set()
         self.redirect_to = ""
+        # "tools/list" or "tools/call:<tool>" -> a RawAnswer the fake sends itself (hostile servers)
+        self.raw_answers: dict[str, RawAnswer] = {}
+        self.open_requests: dict[object, tuple[str, str]] = {}  # the HTTP requests the server still serves
         self.release = threading.Event()
         self.mcp = build_mcp_server(self.calls, self.release)
         security = TransportSecuritySettings(enable_dns_rebinding_protection=False)

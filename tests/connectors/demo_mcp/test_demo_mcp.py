@@ -18,6 +18,7 @@ from connectors.demo_mcp.seed import DEMO_MCP_CONNECTOR_NAME
 from connectors.models import Connector, ConnectorCallLog
 from hooks.models import ApprovalPolicy
 from platform_core.demo import DEMO_ADMIN, DEMO_ORG_SLUG, demo_seed
+from platform_core.models import AuditLog
 from platform_core.services import api_token_issue
 from tests.agents.factories import ModelConfigFactory
 from tests.agents.mcp_endpoint.live import mcp_session
@@ -36,7 +37,14 @@ def test_seed_demo_connects_the_demo_mcp_server_with_its_tools_and_holds_its_wri
     assert connector.allowed_private_hosts == ["127.0.0.1"]
     actions = {a.name: a for a in connector.actions.all()}
     assert sorted(actions) == ["create_purchase_request", "find_purchase_orders"]
-    assert actions["find_purchase_orders"].is_write is False
+    assert actions["find_purchase_orders"].is_write is False  # confirmed as a read by the seed, audited
+    assert actions["find_purchase_orders"].mcp_read_confirmed_at is not None
+    assert (
+        AuditLog.objects.filter(
+            action="connector_action.mcp_read_confirmed", target_id=str(actions["find_purchase_orders"].pk)
+        ).count()
+        == 1
+    )
     assert actions["create_purchase_request"].is_write is True
     assert actions["create_purchase_request"].source == "mcp"
     policy = ApprovalPolicy.objects.get(organization=org, name=DEMO_MCP_POLICY_NAME)

@@ -40,7 +40,7 @@ def test_the_api_creates_an_mcp_connector_and_syncs_its_tools_on_save(client_for
     data = response.json()
     assert "lookup_order" in data["tool_sync"]["added"] and data["mcp_transport"] == "streamable_http"
     action = ConnectorAction.objects.get(connector_id=data["id"], name="lookup_order")
-    assert action.mcp_tool == "lookup_order" and action.is_write is False
+    assert action.mcp_tool == "lookup_order" and action.is_write is True  # until an admin confirms it
 
 
 def test_the_api_sync_tools_action_reports_and_an_http_connector_has_none(

@@ -10,7 +10,9 @@ import time
 import pytest
 from channels.db import database_sync_to_async
 
+from connectors.mcp.confirm import mcp_action_confirm_read
 from connectors.mcp.sync import connector_sync_mcp_tools
+from connectors.mcp_trust import server_claim
 from connectors.models import ConnectorAction, ConnectorCallLog
 from hooks.models import ApprovalRequest
 from hooks.services import approval_decide
@@ -24,11 +26,15 @@ from tests.hooks.harness import Emitted, run_agent
 pytestmark = [pytest.mark.django_db(transaction=True), pytest.mark.usefixtures("connector_tools")]
 
 
-async def _world(scripted_llm, server: FakeMcpServer, **extra):
+async def _world(scripted_llm, server: FakeMcpServer, *, confirm_reads: bool = True, **extra):
     def build():
         world = build_world(llm_base_url=scripted_llm.base_url, url=server.url, **extra)
         report = connector_sync_mcp_tools(connector=world.erp, actor=None)
         assert "create_payment" in report.added, report
+        if confirm_reads:  # as an admin would: the tools the server claims only read
+            for action in ConnectorAction.objects.filter(connector=world.erp):
+                if server_claim(action.mcp_annotations).kind == "read":
+                    mcp_action_confirm_read(action=action, actor=None)
         return world
 
     return await database_sync_to_async(build)()
@@ -76,13 +82,26 @@ async def test_read_only_mode_blocks_an_mcp_write_tool(scripted_llm, make_llm, m
     assert statuses == {"w": "blocked_read_only", "r": "ok"}
 
 
-async def test_an_admin_marking_a_tool_read_only_lets_it_through_read_only_mode(
+async def test_read_only_mode_blocks_a_tool_the_server_claims_read_only_until_an_admin_confirms_it(
+    scripted_llm, make_llm, mcp_server
+):
+    world = await _world(scripted_llm, mcp_server, confirm_reads=False)
+    await database_sync_to_async(organization_set_read_only)(
+        organization=world.org, actor=None, enabled=True, reason="audit"
+    )
+    scripted_llm.script(tool_calls(call("erp__lookup_order", {"order_id": "A-1"}, id="r")), text("Blocked."))
+    result = await run_agent(world, make_llm, "Where is A-1?")
+    assert result.tool_calls[0].outcome == "blocked"
+    assert mcp_server.calls_of("lookup_order") == []
+    assert [log.status for log in await _logs()] == ["blocked_read_only"]
+
+
+async def test_an_admin_confirming_a_tool_as_a_read_lets_it_through_read_only_mode(
     scripted_llm, make_llm, mcp_server
 ):
     world = await _world(scripted_llm, mcp_server)
-    await ConnectorAction.objects.filter(name="create_payment").aupdate(
-        is_write=False, is_write_override=True
-    )
+    payment = await ConnectorAction.objects.aget(name="create_payment")
+    await database_sync_to_async(mcp_action_confirm_read)(action=payment, actor=world.requester)
     await database_sync_to_async(organization_set_read_only)(
         organization=world.org, actor=None, enabled=True, reason="audit"
     )
@@ -163,12 +182,12 @@ async def test_an_is_error_result_is_a_tool_error_the_model_sees(scripted_llm, m
 
 async def test_a_large_result_is_truncated_for_the_model(scripted_llm, make_llm, mcp_server):
     world = await _world(scripted_llm, mcp_server, max_response_bytes=5_000)
-    scripted_llm.script(tool_calls(call("erp__big", {"size": 200_000})), text("Big."))
+    scripted_llm.script(tool_calls(call("erp__big", {"size": 25_000})), text("Big."))
     result = await run_agent(world, make_llm, "Big")
     record = result.tool_calls[0]
     assert record.outcome == "ok" and len(record.observation) < 10_000 and "truncated" in record.observation
     (log,) = await _logs()
-    assert log.response_bytes > 200_000
+    assert log.response_bytes > 25_000
 
 
 async def test_an_image_reaches_the_tool_card_as_an_artifact_and_the_model_as_a_line(

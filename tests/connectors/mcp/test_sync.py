@@ -1,11 +1,13 @@
-"""'Sync tools' against a real MCP server: the tools become actions (added, changed, removed), their
-annotations decide read or write, and an admin's override survives a re-sync."""
+"""'Sync tools' against a real MCP server: the tools become actions (added, changed, removed), every
+tool is a write until an admin confirms it (its annotations are stored as the server's claim), and an
+admin's override survives a re-sync."""
 
 from __future__ import annotations
 
 import pytest
 from mcp import types
 
+from connectors.mcp.confirm import mcp_action_confirm_read
 from connectors.mcp.sync import connector_sync_mcp_tools
 from connectors.models import ConnectorAction
 from platform_core.models import AuditLog
@@ -19,7 +21,7 @@ def _actions(connector):
     return {a.name: a for a in ConnectorAction.objects.filter(connector=connector)}
 
 
-def test_sync_adds_every_tool_with_schema_description_and_read_or_write_from_annotations(mcp_server):
+def test_sync_adds_every_tool_with_schema_description_and_annotations_as_unconfirmed_writes(mcp_server):
     connector = mcp_connector(OrganizationFactory(), mcp_server.url)
     report = connector_sync_mcp_tools(connector=connector, actor=None)
     assert set(report.added) == {
@@ -38,10 +40,11 @@ def test_sync_adds_every_tool_with_schema_description_and_read_or_write_from_ann
     assert lookup.description == "Look up one order by its id."
     assert lookup.parameters["properties"]["order_id"]["type"] == "string"
     assert lookup.mcp_annotations == {"readOnlyHint": True, "idempotentHint": True}
-    assert lookup.is_write is False
+    assert lookup.is_write is True  # readOnlyHint is the server's claim: a write until an admin confirms
+    assert lookup.mcp_read_confirmed_at is None
     assert actions["create_payment"].is_write is True  # no annotations: a write
     assert actions["delete_order"].is_write is True  # destructive
-    assert actions["fail"].is_write is False
+    assert actions["fail"].is_write is True
     assert AuditLog.objects.filter(action="connector.mcp_tools_synced").count() == 1
 
 
@@ -49,8 +52,7 @@ def test_resync_reports_changed_and_removed_and_keeps_an_admin_override(mcp_serv
     connector = mcp_connector(OrganizationFactory(), mcp_server.url)
     connector_sync_mcp_tools(connector=connector, actor=None)
     payment = _actions(connector)["create_payment"]
-    payment.is_write, payment.is_write_override = False, True  # the admin marks it read-only
-    payment.save()
+    mcp_action_confirm_read(action=payment, actor=None)  # the admin confirms it as a read
 
     mcp_server.mcp.remove_tool("delete_order")
     mcp_server.mcp.remove_tool("lookup_order")
@@ -69,7 +71,7 @@ def test_resync_reports_changed_and_removed_and_keeps_an_admin_override(mcp_serv
     assert actions["delete_order"].is_active is False  # deactivated, not deleted
     assert actions["delete_order"].removed_by_import_at is not None
     assert actions["lookup_order"].description == "Look up one order (now with more detail)."
-    assert actions["create_payment"].is_write is False and actions["create_payment"].is_write_override
+    assert actions["create_payment"].is_write is False and actions["create_payment"].mcp_read_confirmed_at
 
 
 def test_a_tool_that_comes_back_is_reactivated_and_reported_as_added(mcp_server):
