@@ -6,7 +6,7 @@ PIP := $(VENV)/bin/pip
 HOST ?= 127.0.0.1
 PORT ?= 8000
 
-.PHONY: run prod test install install-dev migrate seed lint messages e2e-deps clean
+.PHONY: run prod test install install-dev migrate seed lint bench-smoke messages e2e-deps clean
 
 $(PY):
 	$(PYTHON) -c 'import sys; assert sys.version_info >= (3, 11), "Python 3.11 or newer is required"'
@@ -57,6 +57,12 @@ lint: install-dev
 	$(VENV)/bin/ruff format --check .
 	$(VENV)/bin/lint-imports --no-cache
 	$(VENV)/bin/mypy
+
+## Every script of benchmarks/ at a tiny size, one after another (benchmarks/smoke.py): fails if one fails or
+## a proof breaks (one decision per approval, no event lost through kills). Needs PostgreSQL and Redis
+## (BENCH_POSTGRES_URL, BENCH_REDIS_URL); a few minutes.
+bench-smoke: install-dev
+	$(PY) -m benchmarks.smoke
 
 ## Refresh the translation catalogues after changing user-facing strings.
 messages: install

@@ -67,6 +67,9 @@ async def verify(chaos: Chaos, erp: Any) -> tuple[list[str], dict[str, Any]]:
             )
     if any(status != "done" for status, _ in runs.values()):
         problems.append(f"runs not done: {[r for r, v in runs.items() if v[0] != 'done']}")
+    killed = sorted(kill.what.split()[0] for kill in chaos.kills)
+    if killed != ["celery", "daphne"]:  # else "nothing lost" proves nothing
+        problems.append(f"the chaos did not happen: kills {[k.what for k in chaos.kills]}")
     affected = {run for kill in chaos.kills for run in kill.runs}
     for run in affected:
         status, resumes = runs[run]
