@@ -32,10 +32,10 @@ from dataclasses import replace
 from typing import Any
 
 import psycopg
+from django.utils.translation import gettext
 from psycopg import errors as pg_errors
 from psycopg.pq import TransactionStatus
 from psycopg.types.json import Jsonb
-from django.utils.translation import gettext
 from psycopg_pool import PoolTimeout
 
 from connectors.adapter_types import CallOutcome, DatabaseConnectorConfig, SqlActionSpec

@@ -44,7 +44,14 @@ def _textual_forms(secret: str) -> set[str]:
     for value in (secret, secret[::-1]):
         once = quote(value, safe="")
         forms.update(
-            {value, once, quote_plus(value), quote(once, safe=""), json.dumps(value)[1:-1], value.encode().hex()}
+            {
+                value,
+                once,
+                quote_plus(value),
+                quote(once, safe=""),
+                json.dumps(value)[1:-1],
+                value.encode().hex(),
+            }
         )
     return forms
 

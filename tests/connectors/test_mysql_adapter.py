@@ -527,7 +527,7 @@ def accounts(scratch: Scratch) -> Iterator[dict[str, str]]:
         f"CREATE ROLE {writing_role}",
         f"GRANT SELECT, INSERT {on} TO {writing_role}",
     ]
-    for name, user in users.items():
+    for user in users.values():
         statements += [
             f"CREATE USER '{user}'@'%' IDENTIFIED BY '{password}'",
             f"GRANT SELECT {on} TO '{user}'@'%'",

@@ -171,7 +171,9 @@ class _Handler(BaseHTTPRequestHandler):
         elif req.path == "/binary":
             self._send(200, b"\x89PNG\r\n\x1a\n" + bytes(range(64)), "image/png")
         elif req.path == "/echo-encoded":
-            self._send_json(int(first.get("status", "200")), encoded_echoes(req.headers.get("authorization", "")))
+            self._send_json(
+                int(first.get("status", "200")), encoded_echoes(req.headers.get("authorization", ""))
+            )
         else:
             self._send_json(
                 200,
