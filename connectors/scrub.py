@@ -25,34 +25,31 @@ REDACTED = "[redacted]"
 
 # The characters of a base64 token in either alphabet (standard ``+/``, URL-safe ``-_``).
 _BASE64_CHAR = frozenset("ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/-_")
+_TO_STANDARD = str.maketrans("-_", "+/")
 
 
 @dataclass(frozen=True)
 class SecretMatcher:
-    """The compiled patterns of a set of secrets: ``text`` for their textual forms (any case), ``base64``
-    for the characters of their base64 that do not depend on neighbouring bytes. False when empty."""
+    """What to look for, for a set of secrets, lower-cased: ``text_forms`` (the secret, reversed, URL-encoded,
+    JSON-escaped) and ``hex_forms``; and ``cores``, the characters of their base64 (standard alphabet) that do not
+    depend on neighbouring bytes. Each is first looked for with ``in``, a fast scan, the hex and base64 ones
+    only in a text with a long enough run of such characters; only a text that holds one is rewritten (most
+    hold none). False when there is no usable secret."""
 
-    text: re.Pattern[str] | None = None
-    base64: re.Pattern[str] | None = None
+    text_forms: tuple[str, ...] = ()
+    hex_forms: tuple[str, ...] = ()
+    cores: tuple[str, ...] = ()
+    pattern: re.Pattern[str] | None = None  # every textual and hex form, any case
 
     def __bool__(self) -> bool:
-        return self.text is not None
+        return self.pattern is not None
 
 
 def _textual_forms(secret: str) -> set[str]:
     forms = set()
     for value in (secret, secret[::-1]):
         once = quote(value, safe="")
-        forms.update(
-            {
-                value,
-                once,
-                quote_plus(value),
-                quote(once, safe=""),
-                json.dumps(value)[1:-1],
-                value.encode().hex(),
-            }
-        )
+        forms.update({value, once, quote_plus(value), quote(once, safe=""), json.dumps(value)[1:-1]})
     return forms
 
 
@@ -71,16 +68,36 @@ def base64_cores(data: bytes) -> set[str]:
 
 
 def _base64_forms(secret: str) -> set[str]:
-    forms = set()
+    forms: set[str] = set()
     for value in {secret, secret.upper(), secret.lower(), secret[::-1]}:
-        for core in base64_cores(value.encode()):
-            forms.update({core, core.translate(str.maketrans("+/", "-_"))})
+        forms.update(base64_cores(value.encode()))
     return forms
 
 
+def _longest_first(forms: Iterable[str]) -> tuple[str, ...]:
+    # so a secret that contains another is replaced whole
+    return tuple(sorted(set(forms), key=len, reverse=True))
+
+
 def _alternation(forms: Iterable[str]) -> str:
-    # longest first, so a secret that contains another is replaced whole
-    return "|".join(re.escape(form) for form in sorted(set(forms), key=len, reverse=True))
+    return "|".join(re.escape(form) for form in _longest_first(forms))
+
+
+# A secret's base64 core is at least this long (a secret of the shortest length allowed, worst alignment).
+_MIN_CORE = min(len(core) for core in base64_cores(bytes(MIN_SECRET_LENGTH)))
+# Below this length a text is split into words to see whether it could hold a base64 core or a hex form;
+# above it, looking for each (C's substring search) costs less than splitting.
+_SPLIT_BELOW = 512
+
+
+def _has_word_of(text: str, length: int) -> bool:
+    """Whether ``text`` may hold a run of ``length`` ASCII characters without white space (a cheap test
+    that never misses one: dropping the other characters can only join runs)."""
+    if len(text) < length:
+        return False
+    if len(text) >= _SPLIT_BELOW:
+        return True
+    return any(len(word) >= length for word in text.encode("ascii", "ignore").split())
 
 
 @lru_cache(maxsize=64)
@@ -88,10 +105,14 @@ def _matcher(secrets: tuple[str, ...]) -> SecretMatcher:
     usable = [s for s in secrets if s and len(s) >= MIN_SECRET_LENGTH]
     if not usable:
         return SecretMatcher()
-    text = set().union(*map(_textual_forms, usable))
-    encoded = set().union(*map(_base64_forms, usable))
+    text = {form.lower() for form in set().union(*map(_textual_forms, usable))}
+    hexed = {value.encode().hex() for secret in usable for value in (secret, secret[::-1])} - text
+    cores = _longest_first(set().union(*map(_base64_forms, usable)))
     return SecretMatcher(
-        text=re.compile(_alternation(text), re.IGNORECASE), base64=re.compile(_alternation(encoded))
+        text_forms=_longest_first(text),
+        hex_forms=_longest_first(hexed),
+        cores=cores,
+        pattern=re.compile(_alternation(text | hexed), re.IGNORECASE),
     )
 
 
@@ -105,12 +126,18 @@ def basic_credentials(username: str, password: str) -> str:
     return base64.b64encode(f"{username}:{password}".encode()).decode("ascii")
 
 
-def _scrub_base64(text: str, pattern: re.Pattern[str]) -> str:
+def _scrub_base64(text: str, cores: tuple[str, ...]) -> str:
     """Replace each base64 token holding a secret's core whole (with its padding): the characters around
-    the core also carry bits of the secret."""
+    the core also carry bits of the secret. URL-safe base64 is looked for in the standard alphabet."""
+    if not _has_word_of(text, _MIN_CORE):  # most texts (prose, a streamed answer's pieces) have none
+        return text
+    standard = text.translate(_TO_STANDARD) if "-" in text or "_" in text else text
+    found = [core for core in cores if core in standard]
+    if not found:
+        return text
     parts: list[str] = []
     done = 0
-    for match in pattern.finditer(text):
+    for match in re.finditer(_alternation(found), standard):
         start, end = match.span()
         if start < done:
             continue
@@ -122,10 +149,16 @@ def _scrub_base64(text: str, pattern: re.Pattern[str]) -> str:
             end += 1
         parts += [text[done:start], REDACTED]
         done = end
-    if not parts:
-        return text
     parts.append(text[done:])
     return "".join(parts)
+
+
+def _holds_text_form(text: str, matcher: SecretMatcher) -> bool:
+    lowered = text.lower()
+    if any(form in lowered for form in matcher.text_forms):
+        return True
+    hexed = matcher.hex_forms
+    return bool(hexed) and _has_word_of(text, len(hexed[-1])) and any(form in lowered for form in hexed)
 
 
 def scrub_variants(text: str, variants: SecretMatcher) -> str:
@@ -133,9 +166,10 @@ def scrub_variants(text: str, variants: SecretMatcher) -> str:
     replaced by ``[redacted]``."""
     if not variants or not text:
         return text
-    assert variants.text is not None and variants.base64 is not None
-    text = _scrub_base64(text, variants.base64)
-    return variants.text.sub(REDACTED, text)
+    text = _scrub_base64(text, variants.cores)
+    if variants.pattern is not None and _holds_text_form(text, variants):
+        text = variants.pattern.sub(REDACTED, text)
+    return text
 
 
 def scrub(text: str, secrets: Iterable[str]) -> str:

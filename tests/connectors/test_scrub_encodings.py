@@ -83,3 +83,10 @@ def test_ordinary_text_and_other_base64_are_left_alone():
 
 def test_short_secrets_are_still_ignored():
     assert scrub("abc YWJj abc", ["abc"]) == "abc YWJj abc"
+
+
+def test_an_encoded_secret_without_spaces_around_it_is_found_in_any_script():
+    encoded = _b64url(b"x" + SECRET.encode()).rstrip("=")
+    text = f"密钥是{encoded}，请保管"
+
+    assert scrub(text, [SECRET]) == f"密钥是{REDACTED}，请保管"
