@@ -11,8 +11,6 @@ from platform_core.wiring.deploy.services import postgres_query
 if TYPE_CHECKING:
     from benchmarks.chaos import Chaos
 
-INTERRUPT_WITHIN = 30.0
-
 
 async def verify(chaos: Chaos, erp: Any) -> tuple[list[str], dict[str, Any]]:
     """Every check of the module docstring; returns the problems found and the figures."""
@@ -83,7 +81,7 @@ async def verify(chaos: Chaos, erp: Any) -> tuple[list[str], dict[str, Any]]:
         and client.frames[0]["run_id"] in kill.runs
         and any(t >= kill.at for t in client.interruptions)
     ]
-    if delays and max(delays) > INTERRUPT_WITHIN:
+    if delays and max(delays) > chaos.args.interrupt_within:
         problems.append(f"an interruption took {max(delays):.1f} s")
     requests: dict[str, int] = {}
     for request in erp.requests_to("/payments"):

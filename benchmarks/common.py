@@ -2,14 +2,15 @@
 statistics, the machine's description, and a websocket client with timestamps.
 
 :class:`BenchStack` creates a fresh database (``agent_platform_bench`` on ``BENCH_POSTGRES_URL``'s server,
-dropped afterwards) as a copy of ``agent_platform_bench_template`` (kept, and migrated first: a no-op
-unless the migrations changed), empties its own Redis database (``BENCH_REDIS_URL``, default DB 12), and
+dropped afterwards) as a copy of ``agent_platform_bench_template`` (kept; migrated again when the migration
+files or the installed packages changed), empties its own Redis database (``BENCH_REDIS_URL``, default DB 12), and
 starts daphne servers and Celery workers the way ``make prod`` does (:mod:`platform_core.wiring.deploy.stack`), with their
 output in ``var/benchmarks/``. Everything stays on loopback.
 """
 
 from __future__ import annotations
 
+import hashlib
 import json
 import os
 import platform
@@ -168,10 +169,12 @@ class BenchStack:
         for old in LOG_DIR.glob("*.log"):
             old.unlink()
         # Migrating takes 10-30 s; copying a migrated database a fraction of a second. The template is
-        # migrated every time (nothing to do unless the migrations changed), so it is never stale.
+        # migrated again whenever the migrations or the installed packages changed, so it is never stale.
         template = with_database(POSTGRES_URL, f"{DATABASE_NAME}_template")
         postgres_database_ensure(template)
-        self.python("manage.py", "migrate", "--noinput", env={"DATABASE_URL": template})
+        if template_stamp(template) != (stamp := migrations_stamp()):
+            self.python("manage.py", "migrate", "--noinput", env={"DATABASE_URL": template})
+            template_stamp(template, stamp)
         postgres_database_copy(template, self.database_url)
         return self
 
@@ -236,6 +239,38 @@ def postgres_execute(url: str, statement: str, params: tuple[object, ...] = ()) 
     parts = urlsplit(url)
     with psycopg.connect(urlunsplit(("postgresql", parts.netloc, parts.path, parts.query, ""))) as conn:
         return conn.execute(statement, params).rowcount  # type: ignore[arg-type]
+
+
+def migrations_stamp() -> str:
+    """A digest of what a migrated database depends on: the project's migration files and the installed
+    packages' versions (theirs come with them)."""
+    from importlib.metadata import distributions
+
+    digest = hashlib.sha256()
+    for path in sorted(ROOT.glob("*/migrations/*.py")):
+        digest.update(path.relative_to(ROOT).as_posix().encode() + b"\0" + path.read_bytes())
+    packages = sorted(f"{d.metadata['Name']}=={d.version}" for d in distributions())
+    digest.update("\n".join(packages).encode())
+    return digest.hexdigest()
+
+
+def template_stamp(url: str, stamp: str | None = None) -> str:
+    """The stamp kept as the comment of the database ``url`` names; sets it first when ``stamp`` is given."""
+    import psycopg
+    from psycopg import sql
+
+    parts = urlsplit(url)
+    maintenance = urlunsplit(("postgresql", parts.netloc, "/postgres", parts.query, ""))
+    name = database_name(url)
+    with psycopg.connect(maintenance, autocommit=True) as conn:
+        if stamp is not None:
+            conn.execute(
+                sql.SQL("COMMENT ON DATABASE {} IS {}").format(sql.Identifier(name), sql.Literal(stamp))
+            )
+        row = conn.execute(
+            "SELECT shobj_description(oid, 'pg_database') FROM pg_database WHERE datname = %s", (name,)
+        ).fetchone()
+    return str(row[0] or "") if row else ""
 
 
 def postgres_database_copy(template: str, url: str) -> None:

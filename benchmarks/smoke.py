@@ -56,13 +56,7 @@ SMOKES: tuple[Smoke, ...] = (
     Smoke("event_relay_cpu.py", ("--iterations", "200", "--rounds", "1"), "µs CPU per event"),
     Smoke("param_binding.py", ("--repeat", "5"), "server %b"),
     Smoke("pyspy_share.py", ("{tmp}/pyspy.txt",), "4 samples; accounting 50.00 % ± 50.00; tracing 25.00 %"),
-    Smoke(
-        "ws_load.py",
-        ("--levels", "2", "--rounds", "1", "--ramp", "0.5", "--think", "0.1,0.2", "--latency", "0.05,0.1")
-        + ("--tokens", "5", "--token-interval", "0.01", "--level-timeout", "90"),
-        "OK: every run of 1 level(s) ended with done",
-        timeout=240,
-    ),
+    # One level without usage accounting (ws_load_wiring.py) and one as production runs it.
     Smoke(
         "ws_load.py",
         ("--levels", "2", "--rounds", "1", "--ramp", "0.5", "--think", "0.1,0.2", "--latency", "0.05,0.1")
@@ -80,7 +74,7 @@ SMOKES: tuple[Smoke, ...] = (
     ),
     Smoke(
         "chaos.py",
-        ("--conversations", "6", "--reconnects", "60"),
+        ("--conversations", "6", "--reconnects", "60", "--interrupt-within", "120"),
         "OK: no event lost or duplicated for any client",
         timeout=300,
     ),
