@@ -3,8 +3,9 @@
 The one implementation of "replace every known secret in this text": :mod:`connectors.redaction` builds
 on it for structured values. A target may echo a credential back transformed, so besides the exact text
 it finds, in any letter case: the secret reversed, URL-encoded (once or twice), JSON-escaped and in hex;
-and, case-sensitively, its base64 (standard or URL-safe, with or without padding) anywhere inside a longer
-base64 token, such as HTTP basic auth's ``user:secret``. Secrets shorter than
+and, case-sensitively, the base64 of the secret (or of it upper-cased, lower-cased or reversed), standard or
+URL-safe, with or without padding, anywhere inside a longer base64 token, such as HTTP basic auth's
+``user:secret``; the whole token is replaced. Secrets shorter than
 :data:`~platform_core.secret_rules.MIN_SECRET_LENGTH` are ignored: they are refused when saved, and
 replacing a short value would mangle ordinary text and reveal the secret by what was replaced.
 """
@@ -30,11 +31,11 @@ _TO_STANDARD = str.maketrans("-_", "+/")
 
 @dataclass(frozen=True)
 class SecretMatcher:
-    """What to look for, for a set of secrets, lower-cased: ``text_forms`` (the secret, reversed, URL-encoded,
-    JSON-escaped) and ``hex_forms``; and ``cores``, the characters of their base64 (standard alphabet) that do not
-    depend on neighbouring bytes. Each is first looked for with ``in``, a fast scan, the hex and base64 ones
-    only in a text with a long enough run of such characters; only a text that holds one is rewritten (most
-    hold none). False when there is no usable secret."""
+    """What to look for, for a set of secrets: ``text_forms`` (the secret, reversed, URL-encoded,
+    JSON-escaped) and ``hex_forms``, lower-cased; and ``cores``, the characters of their base64 (standard
+    alphabet) that do not depend on neighbouring bytes. Each is first looked for with ``in``, a fast scan,
+    the hex and base64 ones only in a text with a long enough run of ASCII characters; only a text that
+    holds one is rewritten (most hold none). False when there is no usable secret."""
 
     text_forms: tuple[str, ...] = ()
     hex_forms: tuple[str, ...] = ()
