@@ -6,7 +6,7 @@ PIP := $(VENV)/bin/pip
 HOST ?= 127.0.0.1
 PORT ?= 8000
 
-.PHONY: run prod test install install-dev install-docs migrate seed lint messages docs e2e-deps clean
+.PHONY: run prod test install install-dev install-docs migrate seed lint bench-smoke messages docs e2e-deps clean
 
 $(PY):
 	$(PYTHON) -c 'import sys; assert sys.version_info >= (3, 11), "Python 3.11 or newer is required"'
@@ -79,6 +79,12 @@ $(DOCS_BUILD)/.built: $(DOCS_SOURCES) pyproject.toml | install-docs
 	$(PY) docs/check_links.py $(DOCS_BUILD)
 	touch $@
 docs: $(DOCS_BUILD)/.built
+
+## Every script of benchmarks/ at a tiny size, one after another (benchmarks/smoke.py): fails if one fails or
+## a proof breaks (one decision per approval, no event lost through kills). Needs PostgreSQL and Redis
+## (BENCH_POSTGRES_URL, BENCH_REDIS_URL); a few minutes.
+bench-smoke: install-dev
+	$(PY) -m benchmarks.smoke
 
 ## Refresh the translation catalogues after changing user-facing strings.
 messages: install

@@ -15,6 +15,7 @@ attempt told it changed the request), one resume of the waiting run (one ``appro
 ``done`` in its stream), and one connector call (one ERP request, one call-log row). Everything else is
 told the request was already decided (Feishu: an info toast; web: 409) or refused as a replay (409).
 The script prints the counts and exits non-zero if any request broke the rule. Loopback only; bounded.
+Tiny, for ``make bench-smoke``: ``--requests 2 --duplicates 2 --clicks 1 --web 1``.
 """
 
 from __future__ import annotations

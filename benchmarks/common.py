@@ -2,13 +2,15 @@
 statistics, the machine's description, and a websocket client with timestamps.
 
 :class:`BenchStack` creates a fresh database (``agent_platform_bench`` on ``BENCH_POSTGRES_URL``'s server,
-dropped afterwards), empties its own Redis database (``BENCH_REDIS_URL``, default DB 12), migrates, and
+dropped afterwards) as a copy of ``agent_platform_bench_template`` (kept; migrated again when the migration
+files or the installed packages changed), empties its own Redis database (``BENCH_REDIS_URL``, default DB 12), and
 starts daphne servers and Celery workers the way ``make prod`` does (:mod:`platform_core.wiring.deploy.stack`), with their
 output in ``var/benchmarks/``. Everything stays on loopback.
 """
 
 from __future__ import annotations
 
+import hashlib
 import json
 import os
 import platform
@@ -19,12 +21,14 @@ import time
 from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
+from urllib.parse import urlsplit, urlunsplit
 
 ROOT = Path(__file__).resolve().parents[1]
 if str(ROOT) not in sys.path:
     sys.path.insert(0, str(ROOT))
 
 from platform_core.wiring.deploy.services import (  # noqa: E402
+    database_name,
     postgres_database_drop,
     postgres_database_ensure,
     postgres_problem,
@@ -148,8 +152,11 @@ class BenchStack:
                 # DEBUG keeps every SQL query in memory: measure what production runs.
                 "DJANGO_DEBUG": "false",
                 "CELERY_TASK_ALWAYS_EAGER": "false",
-                # The benchmark model listens on loopback: the model endpoints' SSRF guard must allow it.
+                # The benchmark's model and fake Feishu listen on loopback: the SSRF guards of model
+                # endpoints and of Feishu channels must allow it (without the second, approval_storm's
+                # worker could deliver no card).
                 "MODEL_ENDPOINT_ALLOWED_PRIVATE_HOSTS": "127.0.0.1",
+                "FEISHU_ALLOWED_PRIVATE_HOSTS": "127.0.0.1",
             }
         )
         env.update(extra_env or {})
@@ -158,11 +165,17 @@ class BenchStack:
 
     def __enter__(self) -> BenchStack:
         postgres_database_drop(self.database_url)
-        postgres_database_ensure(self.database_url)
         redis_flush(REDIS_URL)
         for old in LOG_DIR.glob("*.log"):
             old.unlink()
-        self.manage("migrate", "--noinput")
+        # Migrating takes 10-30 s; copying a migrated database a fraction of a second. The template is
+        # migrated again whenever the migrations or the installed packages changed, so it is never stale.
+        template = with_database(POSTGRES_URL, f"{DATABASE_NAME}_template")
+        postgres_database_ensure(template)
+        if template_stamp(template) != (stamp := migrations_stamp()):
+            self.python("manage.py", "migrate", "--noinput", env={"DATABASE_URL": template})
+            template_stamp(template, stamp)
+        postgres_database_copy(template, self.database_url)
         return self
 
     def __exit__(self, *exc_info: object) -> None:
@@ -173,10 +186,16 @@ class BenchStack:
     def manage(self, *args: str) -> str:
         return self.python("manage.py", *args)
 
-    def python(self, *args: str) -> str:
-        """Run ``python <args>`` in the stack's environment; its stdout (raises with its output on failure)."""
+    def python(self, *args: str, env: dict[str, str] | None = None) -> str:
+        """Run ``python <args>`` in the stack's environment (plus ``env``); its stdout (raises with its
+        output on failure)."""
         done = subprocess.run(
-            [sys.executable, *args], cwd=ROOT, env=self.env, capture_output=True, text=True, timeout=300
+            [sys.executable, *args],
+            cwd=ROOT,
+            env={**self.env, **(env or {})},
+            capture_output=True,
+            text=True,
+            timeout=300,
         )
         if done.returncode != 0:
             raise RuntimeError(f"{' '.join(args)} failed:\n{done.stdout[-3000:]}\n{done.stderr[-3000:]}")
@@ -215,13 +234,58 @@ class BenchStack:
 
 def postgres_execute(url: str, statement: str, params: tuple[object, ...] = ()) -> int:
     """Run one writing statement against ``url`` and commit; the number of rows it touched."""
-    from urllib.parse import urlsplit, urlunsplit
-
     import psycopg
 
     parts = urlsplit(url)
     with psycopg.connect(urlunsplit(("postgresql", parts.netloc, parts.path, parts.query, ""))) as conn:
         return conn.execute(statement, params).rowcount  # type: ignore[arg-type]
+
+
+def migrations_stamp() -> str:
+    """A digest of what a migrated database depends on: the project's migration files and the installed
+    packages' versions (theirs come with them)."""
+    from importlib.metadata import distributions
+
+    digest = hashlib.sha256()
+    for path in sorted(ROOT.glob("*/migrations/*.py")):
+        digest.update(path.relative_to(ROOT).as_posix().encode() + b"\0" + path.read_bytes())
+    packages = sorted(f"{d.metadata['Name']}=={d.version}" for d in distributions())
+    digest.update("\n".join(packages).encode())
+    return digest.hexdigest()
+
+
+def template_stamp(url: str, stamp: str | None = None) -> str:
+    """The stamp kept as the comment of the database ``url`` names; sets it first when ``stamp`` is given."""
+    import psycopg
+    from psycopg import sql
+
+    parts = urlsplit(url)
+    maintenance = urlunsplit(("postgresql", parts.netloc, "/postgres", parts.query, ""))
+    name = database_name(url)
+    with psycopg.connect(maintenance, autocommit=True) as conn:
+        if stamp is not None:
+            conn.execute(
+                sql.SQL("COMMENT ON DATABASE {} IS {}").format(sql.Identifier(name), sql.Literal(stamp))
+            )
+        row = conn.execute(
+            "SELECT shobj_description(oid, 'pg_database') FROM pg_database WHERE datname = %s", (name,)
+        ).fetchone()
+    return str(row[0] or "") if row else ""
+
+
+def postgres_database_copy(template: str, url: str) -> None:
+    """Create the database ``url`` names as a copy of the database ``template`` names (same server)."""
+    import psycopg
+    from psycopg import sql
+
+    parts = urlsplit(url)
+    maintenance = urlunsplit(("postgresql", parts.netloc, "/postgres", parts.query, ""))
+    with psycopg.connect(maintenance, autocommit=True) as conn:
+        conn.execute(
+            sql.SQL("CREATE DATABASE {} TEMPLATE {}").format(
+                sql.Identifier(database_name(url)), sql.Identifier(database_name(template))
+            )
+        )
 
 
 def free_port() -> int:

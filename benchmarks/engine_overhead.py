@@ -33,7 +33,7 @@ and checkpoint as JSON in the writer task (the platform does that in its databas
 run's path but on the process's CPU). ``--json`` prints the rows as JSON instead of a table
 (for A/B rounds across checkouts).
 
-    .venv/bin/python benchmarks/engine_overhead.py [--tracing | --accounting | --growth] [--json]
+    .venv/bin/python benchmarks/engine_overhead.py [--tracing | --accounting | --growth] [--json] [--smoke]
 """
 
 from __future__ import annotations
@@ -496,7 +496,12 @@ def main() -> None:
         help="with --growth: only these transports (repeatable; default all)",
     )
     parser.add_argument("--json", action="store_true", help="print the rows as JSON")
+    parser.add_argument(
+        "--smoke", action="store_true", help="tiny sizes (K = 1 and 3, 2 runs): it runs; figures mean nothing"
+    )
     options = parser.parse_args()
+    if options.smoke:
+        shrink()
     show = print_json if options.json else print_rows
     gc.collect()
     if options.growth:
@@ -514,6 +519,15 @@ def main() -> None:
     with ScriptedOpenAIServer() as server:
         rows += asyncio.run(bench_http(server))
     show(rows)
+
+
+def shrink() -> None:
+    """``--smoke``: every mode at K = 1 and 3 tool calls, 2 runs each (``make bench-smoke``)."""
+    global TOOL_CALLS, GROWTH_CALLS
+    TOOL_CALLS = GROWTH_CALLS = (1, 3)
+    for runs in (RUNS_IN_PROCESS, RUNS_HTTP, RUNS_GROWTH):
+        runs.clear()
+        runs.update(dict.fromkeys(TOOL_CALLS, 2))
 
 
 def print_json(rows: list[tuple[str, int, Mapping[str, float]]]) -> None:

@@ -121,7 +121,7 @@ def main() -> None:
     args = parser.parse_args()
     results = {}
     for kind in EVENTS:
-        measure(kind, 2000)  # warm
+        measure(kind, min(2000, args.iterations))  # warm
         results[kind] = statistics.median(measure(kind, args.iterations) for _ in range(args.rounds))
     if args.json:
         print(json.dumps({"text_relay": TEXT_RELAY, **results}))

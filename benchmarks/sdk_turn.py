@@ -8,6 +8,7 @@ counted: what is measured is the engine plus the SDK plus the transport, on the 
 the mean at every K means a turn costs the same however long the history is.
 
     .venv/bin/python benchmarks/sdk_turn.py                        # this tree, one round
+    .venv/bin/python benchmarks/sdk_turn.py --ks 1,3 --runs 2      # tiny (make bench-smoke)
     .venv/bin/python benchmarks/sdk_turn.py --ab /tmp/base --rounds 5   # A/B: /tmp/base vs this tree
     .venv/bin/python benchmarks/sdk_turn.py --ab /tmp/base --b /tmp/new   # A/B of two worktrees
     .venv/bin/python benchmarks/sdk_turn.py --transports             # the SDK's aiohttp vs httpx transports
@@ -248,12 +249,13 @@ def main() -> None:
         "--transports", action="store_true", help="A/B of the SDK's transports (aiohttp, httpx) on --b's tree"
     )
     parser.add_argument("--profile", type=int, metavar="K", help="cProfile runs at this K")
-    parser.add_argument("--runs", type=int, help="runs per K (with --once)")
+    parser.add_argument("--runs", type=int, help="runs per K (one round, or with --once)")
     options = parser.parse_args()
     if options.serve:
         serve()
         return
     ks = [int(k) for k in options.ks.split(",")]
+    runs = RUNS if options.runs is None else dict.fromkeys(ks, options.runs)
     server = None
     url = options.url
     if url is None:
@@ -278,10 +280,9 @@ def main() -> None:
                 ks,
             )
         elif options.once:
-            runs = RUNS if options.runs is None else dict.fromkeys(ks, options.runs)
             print(json.dumps(asyncio.run(measure(url, ks, runs))))
         else:
-            for k, row in asyncio.run(measure(url, ks, RUNS)).items():
+            for k, row in asyncio.run(measure(url, ks, runs)).items():
                 print(f"K={k:>4}  " + "  ".join(f"{name} {value:.3f}" for name, value in row.items()))
     finally:
         if server is not None:

@@ -30,7 +30,10 @@ Each setting can be overridden (``--rounds``, ``--ramp``, ``--think``, ``--laten
   ERP call), sends ``cancel`` and times the ``done`` event (``cancelled: true``). Three times per level.
 
 Bounded: each level stops after ``--level-timeout`` seconds; loopback only. The client's own loop lag is
-reported too: when it grows, the client (same 2 cores) inflates the latencies it measures.
+reported too: when it grows, the client (same 2 cores) inflates the latencies it measures. The exit status
+is non-zero when a level left a question without its ``done``, a cancel without ``cancelled``, or had an
+error (its figures then measure a broken run). Tiny, for ``make bench-smoke``: ``--levels 2 --rounds 1
+--ramp 0.5 --think 0.1,0.2 --latency 0.05,0.1 --tokens 5 --token-interval 0.01``.
 
 A/B in one invocation (``--ab accounting`` or ``--ab tracing``, ``--ab-rounds R``): each level runs 2·R
 times, alternating off, on, off, on, each round with a fresh daphne and conversations of its own (no
@@ -695,8 +698,28 @@ async def main_async(args: argparse.Namespace) -> None:
         print_ab(args.ab, rows)
         for problem in problems:
             print(f"NOT COMPARABLE: {problem}", file=sys.stderr)
-        if problems:
-            raise SystemExit(1)
+    incomplete = load_problems(rows, args.rounds)
+    for problem in incomplete:
+        print(f"FAILED: {problem}", file=sys.stderr)
+    if problems or incomplete:
+        raise SystemExit(1)
+    print(f"OK: every run of {len(rows)} level(s) ended with done, every cancel cancelled, no error")
+
+
+def load_problems(rows: list[dict[str, Any]], rounds: int) -> list[str]:
+    """What a level failed to do: a question left without its ``done``, a cancel that did not cancel, an
+    error frame or a refused handshake. The figures of such a level measure a broken run."""
+    problems = []
+    for row in rows:
+        name = f"N={row['n']}{' ' + row['side'] if row['side'] else ''}"
+        if row["runs"] != row["n"] * rounds:
+            problems.append(f"{name}: {row['runs']} of {row['n'] * rounds} runs ended with done")
+        cancelled, drills = (int(x) for x in row["cancelled"].split("/"))
+        if cancelled != drills or drills != CANCELS_PER_LEVEL:
+            problems.append(f"{name}: {row['cancelled']} cancels cancelled")
+        if row["errors"]:
+            problems.append(f"{name}: {row['errors']} error(s)")
+    return problems
 
 
 # chat: a model at production pace (0.5-1.5 s before each call's first token, the answer at 40 tokens/s),

@@ -32,6 +32,7 @@ from dataclasses import replace
 from typing import Any
 
 import psycopg
+from django.utils.translation import gettext
 from psycopg import errors as pg_errors
 from psycopg.pq import TransactionStatus
 from psycopg.types.json import Jsonb
@@ -341,10 +342,16 @@ async def db_test_connection(config: DatabaseConnectorConfig) -> CallOutcome:
 
 async def _mysql_test_connection(config: DatabaseConnectorConfig, started: float) -> CallOutcome:
     try:
-        server, can_write = await mysql_test_connection(config)
+        server, privileges = await mysql_test_connection(config)
     except MYSQL_ERRORS as exc:
         return _error_outcome(mysql_error_text(exc, config, write=False), started, config)
     content = f"connected: {server}; read-only transactions work"
-    if can_write:
-        content += "; warning: the account may change data, use a SELECT-only account for read connectors"
+    if privileges.writes:
+        # MySQL's read-only transaction lets DDL, LOCK TABLES, SET SESSION... through: the account's
+        # privileges are a required layer there, not a second one.
+        content += "; " + gettext(
+            "warning: the account can change data (%(privileges)s); on MySQL and MariaDB a read-only "
+            "transaction does not stop DDL, LOCK TABLES or SET SESSION: give read connectors an account "
+            "with SELECT only"
+        ) % {"privileges": ", ".join(privileges.writes)}
     return CallOutcome(status="ok", content=content, latency_ms=(time.perf_counter() - started) * 1000)

@@ -33,6 +33,7 @@ from asyncmy.errors import Error as MySqlError
 from connectors.adapter_types import DatabaseConnectorConfig
 from connectors.db_read import QueryResult
 from connectors.mysql_dsn import pinned_mysql
+from connectors.mysql_grants import AccountPrivileges, grant_privileges
 from connectors.mysql_pool import MySqlConnectFailed, connect_mysql, mysql_code, mysql_message, mysql_pool_for
 from connectors.mysql_read import MAX_WRAPPED_COLUMNS, UNWRAPPABLE_CODES, MySqlCutPlan, probe_sql
 from connectors.pg_dsn import DsnError
@@ -53,9 +54,8 @@ _TIMEOUT_CODES = frozenset({1969, 3024, 1317})  # max_statement_time, max_execut
 _READ_ONLY_CODES = frozenset({1792})  # ER_CANT_EXECUTE_IN_READ_ONLY_TRANSACTION
 _DENIED_CODES = frozenset({1044, 1142, 1143, 1227, 1370})
 _SYNTAX_CODES = frozenset({1064, 1149})
-_WRITE_PRIVILEGES = re.compile(
-    r"\b(ALL PRIVILEGES|INSERT|UPDATE|DELETE|CREATE|DROP|ALTER|INDEX|SUPER|FILE|EXECUTE|TRIGGER|EVENT)\b"
-)
+# A role's grants are read by taking it on (MariaDB) or through USING (MySQL); at most this many roles.
+_MAX_ROLES = 20
 
 
 class MySqlArgumentError(ValueError):
@@ -288,9 +288,9 @@ async def mysql_execute(
     return result
 
 
-async def mysql_test_connection(config: DatabaseConnectorConfig) -> tuple[str, bool]:
-    """Connect (SSRF-checked, not pooled), run ``SELECT 1`` read-only: the server version, and whether the
-    account holds privileges beyond reading."""
+async def mysql_test_connection(config: DatabaseConnectorConfig) -> tuple[str, AccountPrivileges]:
+    """Connect (SSRF-checked, not pooled), run ``SELECT 1`` read-only: the server version, and what the
+    account (with every role it may take on) holds beyond reading."""
     async with asyncio.timeout(config.connect_timeout + 5):
         pinned = await pinned_mysql(config.dsn, allowed_private_hosts=config.allowed_private_hosts)
         conn = await connect_mysql(pinned, config)
@@ -300,11 +300,38 @@ async def mysql_test_connection(config: DatabaseConnectorConfig) -> tuple[str, b
                 await cursor.execute("SELECT 1, VERSION()")
                 row = await cursor.fetchone()
                 await cursor.execute("ROLLBACK")
-                await cursor.execute("SHOW GRANTS")
-                grants = [str(g[0]) for g in await cursor.fetchall()]
+                version = str(row[1]) if row else "?"
+                privileges = await _account_privileges(cursor, mariadb="mariadb" in version.lower())
         finally:
             conn.close()
-    version = str(row[1]) if row else "?"
     name = "MariaDB" if "mariadb" in version.lower() else "MySQL"
-    writes = any(_WRITE_PRIVILEGES.search(line.split(" ON ")[0]) for line in grants)
-    return f"{name} {version}", writes
+    return f"{name} {version}", privileges
+
+
+async def _account_privileges(cursor: Any, *, mariadb: bool) -> AccountPrivileges:
+    """The account's grants and those of every role granted to it (active or not: a session may take one
+    on). A role whose grants cannot be read counts as writing. The connection is closed afterwards, so the
+    roles taken on here do not outlive it."""
+    await cursor.execute("SHOW GRANTS")
+    found = grant_privileges(str(g[0]) for g in await cursor.fetchall())
+    writes, roles, seen = set(found.writes), list(found.roles), set()
+    while roles and len(seen) < _MAX_ROLES:
+        role = roles.pop(0)
+        if role in seen:
+            continue
+        seen.add(role)
+        try:
+            if mariadb:
+                await cursor.execute(f"SET ROLE {role}")
+                await cursor.execute("SHOW GRANTS")
+            else:
+                await cursor.execute(f"SHOW GRANTS FOR CURRENT_USER() USING {role}")
+            more = grant_privileges(str(g[0]) for g in await cursor.fetchall())
+        except MySqlError:
+            writes.add(f"ROLE {role}")
+            continue
+        writes.update(more.writes)
+        roles += [r for r in more.roles if r not in seen]
+    if roles:
+        writes.add("ROLES")
+    return AccountPrivileges(writes=tuple(sorted(writes)), roles=tuple(sorted(seen)))

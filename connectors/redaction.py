@@ -2,8 +2,8 @@
 
 Two rules, both applied: a value whose key looks secret (password, token, api_key, authorization, ...)
 is replaced whole, and every occurrence of a known secret value (the connector's credentials) inside any
-string is replaced, wherever it appears (:mod:`connectors.scrub`, whose :func:`~connectors.scrub.scrub` is
-the one function for plain text). The result is also storable: a value a
+string is replaced, wherever it appears and in its common encodings (:mod:`connectors.scrub`, whose
+:func:`~connectors.scrub.scrub` is the one function for plain text). The result is also storable: a value a
 JSON column refuses (NaN, NUL, a lone surrogate, an object that is not JSON) is given the readable form of
 :func:`agents.engine.strict_json.json_safe`, so redacting never makes a record impossible to write.
 """
@@ -15,7 +15,7 @@ from collections.abc import Iterable, Mapping
 from typing import Any
 
 from agents.engine.strict_json import MAX_STORED_DEPTH, json_safe, key_safe, text_safe
-from connectors.scrub import REDACTED, scrub_variants, secret_variants
+from connectors.scrub import REDACTED, SecretMatcher, scrub_variants, secret_variants
 
 # Matched against the key lowercased with "-" and spaces turned into "_".
 SECRET_KEY_PATTERN = re.compile(
@@ -53,7 +53,7 @@ def redact_values(value: Any, secrets: Iterable[str] = ()) -> Any:
     return scrub_value(value, secret_variants(secrets))
 
 
-def scrub_value(value: Any, variants: tuple[str, ...]) -> Any:
+def scrub_value(value: Any, variants: SecretMatcher) -> Any:
     """:func:`redact_values` with the secrets' variants already computed
     (:func:`connectors.scrub.secret_variants`), for a caller that redacts many values with the same ones."""
     if not variants:
@@ -61,7 +61,7 @@ def scrub_value(value: Any, variants: tuple[str, ...]) -> Any:
     return _redact(value, variants, False, 0)
 
 
-def _redact(value: Any, variants: tuple[str, ...], by_key: bool, depth: int) -> Any:
+def _redact(value: Any, variants: SecretMatcher, by_key: bool, depth: int) -> Any:
     if isinstance(value, str):
         return text_safe(scrub_variants(value, variants) if variants else value)
     if isinstance(value, Mapping | list | tuple):

@@ -89,9 +89,15 @@ class _GuardPostgres(Postgres):
 
 
 class _GuardMySQL(MySQL):
-    """MySQL as sqlglot reads it, narrowed like :class:`_GuardPostgres` to MySQL's own syntax."""
+    """MySQL as sqlglot reads it, narrowed like :class:`_GuardPostgres` to MySQL's own syntax.
+
+    ``VALUES`` is not a function here: sqlglot reads ``VALUES (1), (2)`` as MySQL's ``VALUES(col)`` of
+    ``INSERT ... ON DUPLICATE KEY UPDATE`` (a write, refused anyway) and fails on the second row, so
+    MariaDB's table value constructor, a read, was refused.
+    """
 
     class Parser(MySQL.Parser):
+        FUNC_TOKENS = MySQL.Parser.FUNC_TOKENS - {TokenType.VALUES}
         FUNCTION_PARSERS = {
             k: v
             for k, v in MySQL.Parser.FUNCTION_PARSERS.items()

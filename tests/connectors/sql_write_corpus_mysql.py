@@ -83,6 +83,12 @@ WRITE_ATTEMPTS: tuple[Attempt, ...] = (
     Attempt("DO SLEEP(30)", "DO", db="timeout"),
     Attempt("SELECT BENCHMARK(5000000000, MD5('x'))", "BENCHMARK", db="timeout"),
     Attempt("SELECT 1 /*! , SLEEP(30) */", "an executable comment", db="timeout"),
+    Attempt("INSERT INTO guard_target VALUES (97, 'x'), (98, 'y')", "INSERT of a table value constructor"),
+    Attempt(
+        "INSERT INTO guard_target (id, name) VALUES (96, 'x') ON DUPLICATE KEY UPDATE name = VALUES(name)",
+        "INSERT ... ON DUPLICATE KEY UPDATE",
+    ),
+    Attempt("VALUES (1), ((SELECT SLEEP(30)))", "SLEEP inside a table value constructor", db="timeout"),
 )
 
 # Only the guard's view of these: they are reads for the database but must not pass as plain reads.
@@ -119,4 +125,10 @@ LEGITIMATE_READS: tuple[str, ...] = (
     "SELECT VERSION(), DATABASE(), CURRENT_USER(), @@version",
     "SELECT 'it''s', 'back\\\\slash', \"double\" -- a comment\n",
     "SELECT 1 # a comment",
+    # MariaDB's table value constructor (issue #31): a read
+    "VALUES (1), (2)",
+    "VALUES (1, 'a'), (2, 'b') ORDER BY 1 DESC LIMIT 1",
+    "SELECT * FROM (VALUES (1), (2)) AS v",
+    "WITH v AS (VALUES (1), (2)) SELECT * FROM v",
+    "VALUES (1), (2) UNION ALL VALUES (3)",
 )

@@ -22,6 +22,7 @@ from typing import Any
 
 import asyncmy
 import pytest
+from django.utils import translation
 
 from connectors import mysql_pool
 from connectors.adapter_types import DatabaseConnectorConfig, SqlActionSpec
@@ -497,8 +498,86 @@ async def test_test_connection_reports_the_server_and_warns_about_accounts_that_
     as_reader = await db_test_connection(make_config(schema, reader=True))
 
     assert as_root.status == "ok" and as_root.content.startswith("connected: MariaDB ")
-    assert "warning: the account may change data" in as_root.content
+    assert "warning: the account can change data (ALL PRIVILEGES" in as_root.content
     assert as_reader.status == "ok" and "warning" not in as_reader.content
+
+
+# What each account of the Test connection tests holds (issue #31): ``None`` is a SELECT-only account.
+ACCOUNTS: dict[str, str | None] = {
+    "reader": None,
+    "reader with a read-only role": None,
+    "insert and update": "INSERT, UPDATE",
+    "lock tables only": "LOCK TABLES",
+    "a writer role, not active": "INSERT",
+    "a writer role, active by default": "INSERT",
+}
+
+
+@pytest.fixture(scope="module")
+def accounts(scratch: Scratch) -> Iterator[dict[str, str]]:
+    """One account per entry of :data:`ACCOUNTS` on the scratch database, by name; their DSNs."""
+    suffix = secrets.token_hex(3)
+    password = f"pw-{secrets.token_hex(8)}"
+    users = {name: f"part_n_a{i}_{suffix}" for i, name in enumerate(ACCOUNTS)}
+    reading_role, writing_role = f"part_n_rr_{suffix}", f"part_n_wr_{suffix}"
+    on = f"ON {scratch.name}.*"
+    statements = [
+        f"CREATE ROLE {reading_role}",
+        f"GRANT SELECT, SHOW VIEW {on} TO {reading_role}",
+        f"CREATE ROLE {writing_role}",
+        f"GRANT SELECT, INSERT {on} TO {writing_role}",
+    ]
+    for user in users.values():
+        statements += [
+            f"CREATE USER '{user}'@'%' IDENTIFIED BY '{password}'",
+            f"GRANT SELECT {on} TO '{user}'@'%'",
+        ]
+    grants = {
+        "reader with a read-only role": [
+            f"GRANT {reading_role} TO '{{u}}'@'%'",
+            f"SET DEFAULT ROLE {reading_role} FOR '{{u}}'@'%'",
+        ],
+        "insert and update": [f"GRANT INSERT, UPDATE {on} TO '{{u}}'@'%'"],
+        "lock tables only": [f"GRANT LOCK TABLES {on} TO '{{u}}'@'%'"],
+        "a writer role, not active": [f"GRANT {writing_role} TO '{{u}}'@'%'"],
+        "a writer role, active by default": [
+            f"GRANT {writing_role} TO '{{u}}'@'%'",
+            f"SET DEFAULT ROLE {writing_role} FOR '{{u}}'@'%'",
+        ],
+    }
+    for name, lines in grants.items():
+        statements += [line.format(u=users[name]) for line in lines]
+    run_sync(statements)
+    try:
+        yield {
+            name: f"mysql://{user}:{password}@{HOST}:{PORT}/{scratch.name}" for name, user in users.items()
+        }
+    finally:
+        run_sync(
+            [f"DROP USER IF EXISTS '{user}'@'%'" for user in users.values()]
+            + [f"DROP ROLE IF EXISTS {reading_role}", f"DROP ROLE IF EXISTS {writing_role}"]
+        )
+
+
+@pytest.mark.parametrize("account", ACCOUNTS)
+async def test_test_connection_warns_in_the_users_language_when_the_account_can_write(
+    schema: Scratch, accounts: dict[str, str], account: str
+) -> None:
+    # given an account holding SELECT, and maybe more, on the connector's database
+    config = make_config(schema, dsn=accounts[account])
+
+    # when an admin reading Chinese tests the connection
+    with translation.override("zh-hans"):
+        outcome = await db_test_connection(config)
+
+    # then it works, and warns exactly when the account may do more than read, naming what
+    assert outcome.status == "ok", outcome.error
+    writes = ACCOUNTS[account]
+    if writes is None:
+        assert "警告" not in outcome.content and "warning" not in outcome.content
+    else:
+        assert "警告：该账号可以修改数据" in outcome.content
+        assert writes in outcome.content
 
 
 async def test_the_password_never_appears_in_outcomes(schema: Scratch) -> None:

@@ -11,6 +11,9 @@ target was never contacted and that only idempotent requests were retried. Route
 - ``/sleep?seconds=S``: answers after S seconds (or at once when the service stops).
 - ``/status/<code>``: that status with a small JSON error body.
 - ``/binary``: a few bytes of ``image/png``.
+- ``/echo-encoded?status=200``: the request's credential (a bearer token, or basic auth's password)
+  echoed back encoded: base64 (alone, inside ``user:secret``, at each byte alignment, URL-safe without
+  padding), URL-encoded, hex, upper-case and reversed. A hostile or careless target.
 - anything else: echoes method, path, query, headers and body as JSON.
 
 :meth:`LoopbackHTTPService.script` queues replies for one exact path, consumed in order before the
@@ -28,7 +31,7 @@ from collections.abc import Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass, field
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
-from urllib.parse import parse_qs, unquote_plus, urlsplit
+from urllib.parse import parse_qs, quote, unquote_plus, urlsplit
 
 
 @dataclass(frozen=True)
@@ -53,6 +56,26 @@ class Scripted:
     body: bytes | str = b""
     headers: dict[str, str] = field(default_factory=dict)
     content_type: str = "application/json"
+
+
+def encoded_echoes(authorization: str) -> dict[str, str]:
+    """The credential of an ``Authorization`` header in the encodings ``/echo-encoded`` answers with."""
+    scheme, _, value = authorization.partition(" ")
+    secret = value
+    if scheme.lower() == "basic":
+        secret = base64.b64decode(value).decode().partition(":")[2]
+    raw = secret.encode()
+    return {
+        "base64": base64.b64encode(raw).decode(),
+        "basic": base64.b64encode(b"admin:" + raw).decode(),
+        "shifted_1": base64.b64encode(b"x" + raw + b"y").decode(),
+        "shifted_2": base64.b64encode(b"xy" + raw).decode(),
+        "urlsafe": base64.urlsafe_b64encode(raw).decode().rstrip("="),
+        "url": quote(secret, safe=""),
+        "hex": raw.hex(),
+        "upper": secret.upper(),
+        "reversed": secret[::-1],
+    }
 
 
 class _Server(ThreadingHTTPServer):
@@ -147,6 +170,10 @@ class _Handler(BaseHTTPRequestHandler):
             self._send_json(code, {"error": f"status {code}", "detail": "scripted failure"})
         elif req.path == "/binary":
             self._send(200, b"\x89PNG\r\n\x1a\n" + bytes(range(64)), "image/png")
+        elif req.path == "/echo-encoded":
+            self._send_json(
+                int(first.get("status", "200")), encoded_echoes(req.headers.get("authorization", ""))
+            )
         else:
             self._send_json(
                 200,

@@ -1,0 +1,101 @@
+"""Issue #31: a target that echoes a connector's credential back encoded (base64 alone or inside
+``user:secret`` at any byte alignment, URL-safe, URL-encoded, hex, upper-case, reversed) leaks it to no one.
+
+Through the real run path: the websocket consumer, the run manager, the event writer, a connector tool
+calling the loopback HTTP service's ``/echo-encoded`` route with the connector's credential, and the
+scripted model. The model's next request, the stream, the stored events and checkpoints, and every row
+of the platform's tables hold none of the echoes.
+"""
+
+from __future__ import annotations
+
+import pytest
+from channels.db import database_sync_to_async
+from django.apps import apps
+
+from agents.runs.manager import run_manager
+from connectors.models import Connector, ConnectorCallLog
+from tests.agents.ws_helpers import bearer_for, connect, frames_until_done
+from tests.factories import ConnectorActionFactory
+from tests.fakes.http_service import encoded_echoes
+from tests.fakes.openai_server import call, text, tool_calls
+from tests.hooks.scenario import build_purchasing
+
+pytestmark = [pytest.mark.django_db(transaction=True), pytest.mark.usefixtures("connector_tools")]
+
+SECRET = "sk-erp-Live-7f3a9c2e41"
+APPS = ("agents", "connectors", "hooks", "platform_core")
+
+
+@pytest.fixture(params=["bearer", "basic"])
+async def world(request, scripted_llm, http_service):
+    def build():
+        world = build_purchasing(llm_base_url=scripted_llm.base_url, erp_base_url=http_service.base_url)
+        erp = Connector.objects.get(pk=world.erp.pk)
+        erp.auth_type = request.param
+        erp.auth_username = "admin" if request.param == "basic" else ""
+        erp.auth_secret = SECRET
+        erp.save()
+        world.erp = erp
+        ConnectorActionFactory(
+            connector=erp,
+            name="diagnose",
+            method="GET",
+            path_template="/echo-encoded",
+            parameters={"type": "object", "properties": {"status": {"type": "string"}}},
+            param_locations={"status": "query"},
+        )
+        return world
+
+    return await database_sync_to_async(build)()
+
+
+def _echoes(authorization: str) -> list[str]:
+    """What must appear nowhere: the credential, the header carrying it, and each echo of it."""
+    return sorted({SECRET, authorization.split()[-1], *encoded_echoes(authorization).values()})
+
+
+def _every_row() -> str:
+    rows = []
+    for label in APPS:
+        for model in apps.get_app_config(label).get_models():
+            rows += [str(row) for row in model.objects.values()]
+    return "\n".join(rows)
+
+
+async def test_a_credential_echoed_back_encoded_reaches_neither_the_model_nor_the_events_nor_the_database(
+    world, scripted_llm, http_service
+):
+    # given a target that answers with the connector's credential in many encodings, once with 200 and
+    # once with an error status (not retried) (which also lands in the call log's error)
+    scripted_llm.script(
+        tool_calls(call("erp__diagnose", {}, id="echo-ok")),
+        tool_calls(call("erp__diagnose", {"status": "400"}, id="echo-error")),
+        text("Diagnosed."),
+        text("Diagnosed."),
+    )
+    # when a run calls it twice
+    ws, _, _ = await connect(world.conversation.pk, await bearer_for(world.requester))
+    await ws.send_json_to({"type": "message", "content": "Diagnose the ERP"})
+    frames = await frames_until_done(ws)
+    for run_id in list(run_manager.runs):
+        await run_manager.wait(run_id)
+    await ws.disconnect()
+
+    # then the target did echo it, encoded (the credential really went out)
+    sent = http_service.requests_to("/echo-encoded")
+    assert len(sent) == 2
+    echoes = _echoes(sent[0].headers["authorization"])
+    # and the model saw the calls' results, redacted
+    observations = [m["content"] for m in scripted_llm.requests[2]["messages"] if m["role"] == "tool"]
+    assert len(observations) == 2 and all("[redacted]" in o for o in observations)
+    seen = {
+        "model requests": str(scripted_llm.requests),
+        "stream": str(frames),
+        "database": await database_sync_to_async(_every_row)(),
+    }
+    for where, content in seen.items():
+        leaked = [echo for echo in echoes if echo in content]
+        assert leaked == [], f"{where} hold {leaked}"
+    error_row = await ConnectorCallLog.objects.aget(tool_call_id="echo-error")
+    assert error_row.error.startswith("HTTP 400") and "[redacted]" in error_row.error
