@@ -366,9 +366,10 @@ def llm_for(endpoint: ModelEndpoint) -> LLM:
     )
 
 
-def tools_for(blueprint: RunBlueprint) -> ToolRegistry:
-    """The run's tools: its agent's connector actions (sync: reads the database); traced when tracing is on."""
-    tools = connector_tools_for_run(blueprint)
+def tools_for(blueprint: RunBlueprint, *, run_secrets: tuple[str, ...] = ()) -> ToolRegistry:
+    """The run's tools: its agent's connector actions (sync: reads the database); traced when tracing is on.
+    ``run_secrets``: every secret of the run's connectors, redacted from each tool's result."""
+    tools = connector_tools_for_run(blueprint, run_secrets=run_secrets)
     if tracing.enabled():
         attributes = trace_attributes(blueprint)
         tools = [tracing.TracedTool(tool, attributes) for tool in tools]

@@ -150,7 +150,12 @@ class ConnectorTool(Tool):
     run's audit hook writes the call-log rows."""
 
     def __init__(
-        self, action: ConnectorAction, context: RunContext, *, call_log_by_hook: bool = False
+        self,
+        action: ConnectorAction,
+        context: RunContext,
+        *,
+        call_log_by_hook: bool = False,
+        run_secrets: tuple[str, ...] = (),
     ) -> None:
         connector = action.connector
         self.name = tool_name_for(connector.name, action.name)
@@ -163,6 +168,8 @@ class ConnectorTool(Tool):
         self.action_id = action.pk
         self.context = context
         self.call_log_by_hook = call_log_by_hook
+        # The other connectors' secrets of the run: a target may answer with one of them.
+        self.run_secrets = run_secrets
         if connector.kind == ConnectorKind.HTTP:
             attempts = 1 if action.is_write else 3  # the adapter retries idempotent calls
             self.timeout = (connector.connect_timeout + connector.read_timeout) * attempts + 5
@@ -202,7 +209,8 @@ class ConnectorTool(Tool):
             outcome = _failed(f"unexpected error ({type(exc).__name__})", started)
         if not self.call_log_by_hook:
             await self._record(prepared, kwargs, outcome, tool_call_id)
-        return _result(outcome, prepared.secrets if prepared is not None else (), artifacts)
+        own = prepared.secrets if prepared is not None else ()
+        return _result(outcome, own + tuple(s for s in self.run_secrets if s not in own), artifacts)
 
     def _cached_call(self, tool_call_id: str) -> _Prepared | str | None:
         """What the call needs from the process's cache, for the configuration version the guard rails
@@ -377,11 +385,14 @@ async def aconnector_tools_for(
     )
 
 
-def connector_tools_for_run(run: RunActionsSource) -> list[Tool]:
+def connector_tools_for_run(run: RunActionsSource, *, run_secrets: tuple[str, ...] = ()) -> list[Tool]:
     """The run's connector tools, as ``agents.runtime.tools_for`` builds them for every run.
 
     Synchronous (one query). The runtime always adds the guard rails of ``hooks`` to a run, whose audit
     hook writes the call-log rows, so these tools leave that to it (``call_log_by_hook``).
     """
     context = run.context
-    return [ConnectorTool(action, context, call_log_by_hook=True) for action in run_connector_actions(run)]
+    return [
+        ConnectorTool(action, context, call_log_by_hook=True, run_secrets=run_secrets)
+        for action in run_connector_actions(run)
+    ]

@@ -489,9 +489,11 @@ def _engine_parts(
     blueprint = runtime.runtime_build(run_id, started=started)
     blueprint.emit = runtime.emit_with_plan_step(sink.emit)
     blueprint.writes = sink
-    # The run's connector credentials never reach its stored events or checkpoints, whatever the model sends.
-    sink.redact_secrets(run_secret_values(run_connector_actions(blueprint)))
-    return blueprint, runtime.tools_for(blueprint), runtime.hooks_for(blueprint)
+    # The run's connector credentials never reach its stored events or checkpoints, whatever the model sends,
+    # nor the model see them: a target may answer with another connector's secret.
+    secrets = run_secret_values(run_connector_actions(blueprint))
+    sink.redact_secrets(secrets)
+    return blueprint, runtime.tools_for(blueprint, run_secrets=secrets), runtime.hooks_for(blueprint)
 
 
 def _cancelled(sink: EventSink | None, started: float) -> Cancelled:

@@ -9,6 +9,9 @@ of the platform's tables hold none of the echoes.
 
 from __future__ import annotations
 
+import base64
+import json
+
 import pytest
 from channels.db import database_sync_to_async
 from django.apps import apps
@@ -17,7 +20,7 @@ from agents.runs.manager import run_manager
 from connectors.models import Connector, ConnectorCallLog
 from tests.agents.ws_helpers import bearer_for, connect, frames_until_done
 from tests.factories import ConnectorActionFactory
-from tests.fakes.http_service import encoded_echoes
+from tests.fakes.http_service import Scripted, encoded_echoes
 from tests.fakes.openai_server import call, text, tool_calls
 from tests.hooks.scenario import build_purchasing
 
@@ -99,3 +102,38 @@ async def test_a_credential_echoed_back_encoded_reaches_neither_the_model_nor_th
         assert leaked == [], f"{where} hold {leaked}"
     error_row = await ConnectorCallLog.objects.aget(tool_call_id="echo-error")
     assert error_row.error.startswith("HTTP 400") and "[redacted]" in error_row.error
+
+
+LEDGER_PASSWORD = "ledger-Pw-9d2f71c3"
+
+
+async def test_a_target_that_answers_another_connectors_secret_leaks_it_to_no_one(scripted_llm, http_service):
+    """Redaction covers every connector of the run, not only the one called: the ERP's target answering
+    the ledger's password (as text and in base64) is redacted before the model sees it."""
+    leak = f"db password {LEDGER_PASSWORD} / {base64.b64encode(LEDGER_PASSWORD.encode()).decode()}"
+
+    def build():
+        world = build_purchasing(llm_base_url=scripted_llm.base_url, erp_base_url=http_service.base_url)
+        ledger = Connector.objects.get(pk=world.ledger.pk)
+        ledger.dsn = f"postgresql://reader:{LEDGER_PASSWORD}@127.0.0.1:5432/postgres?connect_timeout=3"
+        ledger.save()
+        ConnectorActionFactory(connector=world.erp, name="gossip", method="GET", path_template="/gossip")
+        return world
+
+    world = await database_sync_to_async(build)()
+    http_service.script("/gossip", Scripted(200, json.dumps({"note": leak})))
+    scripted_llm.script(tool_calls(call("erp__gossip", {}, id="gossip")), text("Done."), text("Done."))
+
+    ws, _, _ = await connect(world.conversation.pk, await bearer_for(world.requester))
+    await ws.send_json_to({"type": "message", "content": "What does the ERP say?"})
+    frames = await frames_until_done(ws)
+    for run_id in list(run_manager.runs):
+        await run_manager.wait(run_id)
+    await ws.disconnect()
+
+    assert len(http_service.requests_to("/gossip")) == 1
+    observation = next(m["content"] for m in scripted_llm.requests[1]["messages"] if m["role"] == "tool")
+    assert "[redacted]" in observation
+    for where, content in {"model requests": str(scripted_llm.requests), "stream": str(frames)}.items():
+        assert LEDGER_PASSWORD not in content, where
+        assert base64.b64encode(LEDGER_PASSWORD.encode()).decode() not in content, where
