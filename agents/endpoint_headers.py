@@ -26,6 +26,10 @@ _NAME_RE = re.compile(r"^[A-Za-z0-9!#$%&'*+.^_`|~-]{1,100}$")
 # (https://www.rfc-editor.org/rfc/rfc9110#section-5.5).
 _VALUE_RE = re.compile(r"^[\t\x20-\x7e\x80-\xff]*$")
 
+# The API key travels in a header (``Authorization: Bearer …`` or Azure's ``api-key``), which the client
+# encodes as ASCII: visible ASCII only, no spaces, no line breaks (RFC 6750's b64token is narrower still).
+_KEY_RE = re.compile(r"[\x21-\x7e]+")
+
 REFUSED_HEADERS = frozenset(
     {
         "connection",
@@ -92,6 +96,11 @@ def headers_validate(data: Mapping[str, object]) -> dict[str, str]:
             )
         clean[name] = value.strip()
     return clean
+
+
+def api_key_sendable(key: str) -> bool:
+    """Whether ``key`` can travel in a request header (an empty key is no key, and sendable)."""
+    return not key or _KEY_RE.fullmatch(key) is not None
 
 
 def headers_dump(headers: Mapping[str, str]) -> str:
