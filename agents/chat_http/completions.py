@@ -49,7 +49,6 @@ from agents.models import Agent, Conversation, Message, MessageRole
 from agents.runs.events.store import last_seq_sync
 from platform_core.models import Membership, Organization
 
-
 # Longer than any "<org-slug>/<agent name>" (64 + 1 + 100 characters); a longer ``model`` names no agent
 # and never reaches the case-insensitive lookup (SQLite refuses a pattern of a megabyte: a 500).
 MAX_MODEL_CHARS = 200
