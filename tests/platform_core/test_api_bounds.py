@@ -13,6 +13,7 @@ from openapi_spec_validator import validate
 from platform_core.api.pagination import MAX_PAGE_SIZE
 from platform_core.api.parsers import MAX_JSON_DEPTH
 from platform_core.models import Role
+from platform_core.sso.providers import socialaccount_providers
 from tests.agents.factories import ModelConfigFactory
 from tests.factories import OrganizationFactory, member_of
 from tests.hooks.factories import FeishuChannelFactory
@@ -113,3 +114,19 @@ def test_the_schema_is_valid_openapi_3_without_a_sign_in_provider(client_for, me
     validate(schema)
     rule = schema["components"]["schemas"]["SignInRule"]["properties"]["provider"]
     assert "enum" not in json.dumps(rule) or rule.get("enum")
+
+
+def test_the_schema_names_the_configured_providers_as_an_enum(client_for, member):
+    providers = socialaccount_providers(
+        feishu_app_id="cli_sso",
+        feishu_secret="sso-secret-value",
+        feishu_base_url="https://open.feishu.cn",
+        oidc=[],
+    )
+    with override_settings(SOCIALACCOUNT_PROVIDERS=providers):
+        response = client_for(member).get("/api/schema/", HTTP_ACCEPT="application/vnd.oai.openapi+json")
+    schema = json.loads(response.content)
+    validate(schema)
+    assert "feishu" in json.dumps(
+        schema["components"]["schemas"]["SignInRule"]["properties"]["provider"]
+    ) or ("feishu" in json.dumps(schema["components"]["schemas"].get("ProviderEnum", {})))
