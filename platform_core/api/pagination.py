@@ -7,6 +7,7 @@ end gets an empty page without a query (DRF's own check against the count).
 
 from __future__ import annotations
 
+from django.utils.translation import gettext_lazy as _
 from rest_framework.pagination import LimitOffsetPagination
 
 # The largest page a client may ask for (the chat page reads its history 200 messages at a time).
@@ -17,3 +18,6 @@ class BoundedLimitOffsetPagination(LimitOffsetPagination):
     """``LimitOffsetPagination`` whose ``limit`` is at most :data:`MAX_PAGE_SIZE`."""
 
     max_limit = MAX_PAGE_SIZE
+    limit_query_description = _(
+        "Number of results to return per page (at most 500; a larger limit gets 500)."
+    )

@@ -146,7 +146,7 @@ def _stop(process: subprocess.Popen[bytes]) -> None:
 
 def server_errors(log: str, limit: int = 60000) -> str:
     """The server log without its access lines and 4xx warnings: what is left are the errors."""
-    noise = re.compile(r'"\s\d{3}\s\d+\s*$|\sWARNING\s|\sINFO\s')
+    noise = re.compile(r'"\s\d{3}\s(\d+|-)\s*$|\sWARNING\s|\sINFO\s')
     return "\n".join(line for line in log.splitlines() if not noise.search(line))[-limit:]
 
 
