@@ -76,7 +76,7 @@ def headers_validate(data: Mapping[str, object]) -> dict[str, str]:
     seen: set[str] = set()
     clean: dict[str, str] = {}
     for name, value in data.items():
-        if not isinstance(name, str) or not _NAME_RE.match(name):
+        if not isinstance(name, str) or not _NAME_RE.fullmatch(name):
             raise ValidationError(_("“%(name)s” is not an HTTP header name.") % {"name": str(name)[:100]})
         lowered = name.lower()
         if lowered in REFUSED_HEADERS:
@@ -89,7 +89,7 @@ def headers_validate(data: Mapping[str, object]) -> dict[str, str]:
         seen.add(lowered)
         if not isinstance(value, str):
             raise ValidationError(_("The value of “%(name)s” must be a string.") % {"name": name})
-        if len(value) > MAX_VALUE_CHARS or not _VALUE_RE.match(value):
+        if len(value) > MAX_VALUE_CHARS or not _VALUE_RE.fullmatch(value):
             raise ValidationError(
                 _("The value of “%(name)s” must be one line of printable characters (at most %(max)d).")
                 % {"name": name, "max": MAX_VALUE_CHARS}

@@ -37,3 +37,13 @@ def test_checking_a_stored_key_no_header_can_carry_reports_it_without_sending(
     assert all(p["status"] == "not_checked" for p in report["probes"])
     assert "API key" in report["probes"][0]["message"]
     assert scripted_llm.requests == []
+
+
+@pytest.mark.parametrize("headers", [{"X-Gateway\n": "v"}, {"X-Gateway": "v\n"}])
+def test_a_header_name_or_value_ending_in_a_line_break_is_refused_on_save(client_for, org, org_admin, headers):
+    response = client_for(org_admin).post(
+        f"/api/v1/orgs/{org.slug}/model-configs/",
+        {"name": "gw", "base_url": "https://llm.example.com/v1", "model": "m", "extra_headers": headers},
+        format="json",
+    )
+    assert response.status_code == 400 and "extra_headers" in response.json()
