@@ -19,7 +19,7 @@ from django.utils.translation import gettext as _
 
 from agents.endpoint_check import PROBE_SECONDS, EndpointCheckReport, check_llm
 from agents.endpoint_check_report import PROBES, ProbeOutcome
-from agents.endpoint_headers import api_key_sendable
+from agents.endpoint_headers import api_key_sendable, headers_sendable
 from agents.engine.llm import OpenAICompatibleLLM, aclose_shared_clients
 from agents.models import ModelConfig
 from agents.runtime import endpoint_of, llm_for
@@ -52,9 +52,10 @@ async def check_endpoint_async(config: ModelConfig) -> EndpointCheckReport:
 
 
 def unsendable_key_report() -> EndpointCheckReport:
-    """The report of an endpoint whose stored key no request header can carry: nothing is sent."""
+    """The report of an endpoint whose stored key or headers no request can carry: nothing is sent."""
     why = _(
-        "The API key holds characters a request header cannot carry (visible ASCII only): nothing was sent."
+        "The API key or an extra header holds characters a request header cannot carry (visible ASCII "
+        "only): nothing was sent."
     )
     return EndpointCheckReport(
         checked_at=timezone.now(),
@@ -67,8 +68,8 @@ def unsendable_key_report() -> EndpointCheckReport:
 
 def check_endpoint(config: ModelConfig) -> EndpointCheckReport:
     """:func:`check_endpoint_async` from sync code, on an event loop of its own in a worker thread (the
-    report's messages in the caller's language). A key that cannot be sent is reported, not sent."""
-    if not api_key_sendable(config.api_key or ""):
+    report's messages in the caller's language). A key or header that cannot be sent is reported, not sent."""
+    if not api_key_sendable(config.api_key or "") or not headers_sendable(config.headers):
         return unsendable_key_report()
     language = translation.get_language()
 

@@ -39,8 +39,21 @@ def test_checking_a_stored_key_no_header_can_carry_reports_it_without_sending(
     assert scripted_llm.requests == []
 
 
-@pytest.mark.parametrize("headers", [{"X-Gateway\n": "v"}, {"X-Gateway": "v\n"}])
-def test_a_header_name_or_value_ending_in_a_line_break_is_refused_on_save(client_for, org, org_admin, headers):
+def test_checking_a_stored_header_no_request_can_carry_reports_it_without_sending(
+    client_for, org, org_admin, scripted_llm
+):
+    config = ModelConfigFactory(
+        organization=org, base_url=scripted_llm.base_url, extra_headers='{"X-Team": "caf\u00e9"}'
+    )
+    response = client_for(org_admin).post(f"/api/v1/orgs/{org.slug}/model-configs/{config.pk}/check/")
+    assert response.status_code == 200
+    assert all(p["status"] == "not_checked" for p in response.json()["probes"])
+    assert "header" in response.json()["probes"][0]["message"]
+    assert scripted_llm.requests == []
+
+
+@pytest.mark.parametrize("headers", [{"X-Gateway\n": "v"}, {"X-Gateway": "v\n"}, {"X-Team": "caf\u00e9"}])
+def test_a_header_no_request_can_carry_is_refused_on_save(client_for, org, org_admin, headers):
     response = client_for(org_admin).post(
         f"/api/v1/orgs/{org.slug}/model-configs/",
         {"name": "gw", "base_url": "https://llm.example.com/v1", "model": "m", "extra_headers": headers},
