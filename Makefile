@@ -6,7 +6,7 @@ PIP := $(VENV)/bin/pip
 HOST ?= 127.0.0.1
 PORT ?= 8000
 
-.PHONY: run prod test install install-dev install-docs migrate seed lint bench-smoke messages docs e2e-deps clean
+.PHONY: run prod test install install-dev install-docs migrate seed lint fuzz bench-smoke messages docs e2e-deps clean
 
 $(PY):
 	$(PYTHON) -c 'import sys; assert sys.version_info >= (3, 11), "Python 3.11 or newer is required"'
@@ -85,6 +85,13 @@ docs: $(DOCS_BUILD)/.built
 ## (BENCH_POSTGRES_URL, BENCH_REDIS_URL); a few minutes.
 bench-smoke: install-dev
 	$(PY) -m benchmarks.smoke
+
+## Schemathesis over every route of /api/schema/ against a live server (a fresh SQLite file, the organisation
+## "fuzz" and its owner's API key): any 5xx or an invalid schema fails. Fixed seed; FUZZ_ARGS tunes the budget,
+## e.g. FUZZ_ARGS='--max-time 600 --max-examples 100' for a longer local run.
+FUZZ_ARGS ?=
+fuzz: install-dev
+	$(PY) -m tests.fuzz.run $(FUZZ_ARGS)
 
 ## Refresh the translation catalogues after changing user-facing strings.
 messages: install

@@ -14,9 +14,12 @@ from concurrent.futures import ThreadPoolExecutor
 from typing import Any
 
 from django.contrib.auth.base_user import AbstractBaseUser
-from django.utils import translation
+from django.utils import timezone, translation
+from django.utils.translation import gettext as _
 
 from agents.endpoint_check import PROBE_SECONDS, EndpointCheckReport, check_llm
+from agents.endpoint_check_report import PROBES, ProbeOutcome
+from agents.endpoint_headers import api_key_sendable, headers_sendable
 from agents.engine.llm import OpenAICompatibleLLM, aclose_shared_clients
 from agents.models import ModelConfig
 from agents.runtime import endpoint_of, llm_for
@@ -48,9 +51,26 @@ async def check_endpoint_async(config: ModelConfig) -> EndpointCheckReport:
     return await check_llm(build, model=config.model)
 
 
+def unsendable_key_report() -> EndpointCheckReport:
+    """The report of an endpoint whose stored key or headers no request can carry: nothing is sent."""
+    why = _(
+        "The API key or an extra header holds characters a request header cannot carry (visible ASCII "
+        "only): nothing was sent."
+    )
+    return EndpointCheckReport(
+        checked_at=timezone.now(),
+        elapsed=0.0,
+        probes=tuple(ProbeOutcome(probe, "not_checked", why) for probe in PROBES),
+        abilities={},
+        key_verified=False,
+    )
+
+
 def check_endpoint(config: ModelConfig) -> EndpointCheckReport:
     """:func:`check_endpoint_async` from sync code, on an event loop of its own in a worker thread (the
-    report's messages in the caller's language)."""
+    report's messages in the caller's language). A key or header that cannot be sent is reported, not sent."""
+    if not api_key_sendable(config.api_key or "") or not headers_sendable(config.headers):
+        return unsendable_key_report()
     language = translation.get_language()
 
     async def run() -> EndpointCheckReport:

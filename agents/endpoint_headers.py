@@ -25,6 +25,11 @@ _NAME_RE = re.compile(r"^[A-Za-z0-9!#$%&'*+.^_`|~-]{1,100}$")
 # RFC 9110 section 5.5: field values are visible characters, spaces and tabs; no CR, LF or NUL
 # (https://www.rfc-editor.org/rfc/rfc9110#section-5.5).
 _VALUE_RE = re.compile(r"^[\t\x20-\x7e\x80-\xff]*$")
+_ASCII_VALUE_RE = re.compile(r"[\t\x20-\x7e]*")
+
+# The API key travels in a header (``Authorization: Bearer …`` or Azure's ``api-key``), which the client
+# encodes as ASCII: visible ASCII only, no spaces, no line breaks (RFC 6750's b64token is narrower still).
+_KEY_RE = re.compile(r"[\x21-\x7e]+")
 
 REFUSED_HEADERS = frozenset(
     {
@@ -72,7 +77,7 @@ def headers_validate(data: Mapping[str, object]) -> dict[str, str]:
     seen: set[str] = set()
     clean: dict[str, str] = {}
     for name, value in data.items():
-        if not isinstance(name, str) or not _NAME_RE.match(name):
+        if not isinstance(name, str) or not _NAME_RE.fullmatch(name):
             raise ValidationError(_("“%(name)s” is not an HTTP header name.") % {"name": str(name)[:100]})
         lowered = name.lower()
         if lowered in REFUSED_HEADERS:
@@ -85,13 +90,25 @@ def headers_validate(data: Mapping[str, object]) -> dict[str, str]:
         seen.add(lowered)
         if not isinstance(value, str):
             raise ValidationError(_("The value of “%(name)s” must be a string.") % {"name": name})
-        if len(value) > MAX_VALUE_CHARS or not _VALUE_RE.match(value):
+        if len(value) > MAX_VALUE_CHARS or not _VALUE_RE.fullmatch(value):
             raise ValidationError(
                 _("The value of “%(name)s” must be one line of printable characters (at most %(max)d).")
                 % {"name": name, "max": MAX_VALUE_CHARS}
             )
         clean[name] = value.strip()
     return clean
+
+
+def api_key_sendable(key: str) -> bool:
+    """Whether ``key`` can travel in a request header (an empty key is no key, and sendable)."""
+    return not key or _KEY_RE.fullmatch(key) is not None
+
+
+def headers_sendable(headers: Mapping[str, str]) -> bool:
+    """Whether the client can send these header values: it encodes them as ASCII, so the obsolete
+    non-ASCII bytes RFC 9110 still parses (``obs-text``, which :func:`headers_validate` lets through for
+    values stored before) cannot be sent."""
+    return all(_ASCII_VALUE_RE.fullmatch(value) for value in headers.values())
 
 
 def headers_dump(headers: Mapping[str, str]) -> str:

@@ -57,12 +57,14 @@ def retry_countdown(*, retries: int, retry_after: float | None, base: float | No
 
 
 def feishu_app_for(channel: FeishuChannel) -> FeishuApp:
-    """The channel's app; its requests go through the SSRF guard with the operator's allowance."""
+    """The channel's app; its requests go through the SSRF guard with the operator's allowance for its
+    base URL (the operator's own host only on the operator's own origin)."""
+    base_url = channel.effective_base_url
     return FeishuApp(
         app_id=channel.app_id,
         app_secret=channel.app_secret,
-        base_url=channel.effective_base_url,
-        allowed_private_hosts=feishu_allowed_private_hosts(),
+        base_url=base_url,
+        allowed_private_hosts=feishu_allowed_private_hosts(base_url),
     )
 
 

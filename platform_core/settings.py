@@ -248,12 +248,21 @@ REST_FRAMEWORK = {
         "rest_framework.authentication.SessionAuthentication",
     ],
     "DEFAULT_PERMISSION_CLASSES": ["rest_framework.permissions.IsAuthenticated"],
-    "DEFAULT_PAGINATION_CLASS": "rest_framework.pagination.LimitOffsetPagination",
+    # Bounded before a parser or a query sees them (platform_core/api/pagination.py and parsers.py): pages of
+    # at most 500 rows, JSON and form bodies of at most API_MAX_JSON_BYTES, JSON nested at most 100 deep.
+    "DEFAULT_PARSER_CLASSES": [
+        "platform_core.api.parsers.BoundedJSONParser",
+        "platform_core.api.parsers.BoundedFormParser",
+        "rest_framework.parsers.MultiPartParser",
+    ],
+    "DEFAULT_PAGINATION_CLASS": "platform_core.api.pagination.BoundedLimitOffsetPagination",
     "PAGE_SIZE": 50,
     "DEFAULT_SCHEMA_CLASS": "drf_spectacular.openapi.AutoSchema",
     "UNAUTHENTICATED_USER": "django.contrib.auth.models.AnonymousUser",
     "EXCEPTION_HANDLER": "platform_core.api_errors.api_exception_handler",
 }
+# The largest JSON or form body the REST API reads (413 above it); 10 MiB leaves room for an OpenAPI document.
+API_MAX_JSON_BYTES = env_int("API_MAX_JSON_BYTES", 10 * 1024 * 1024)
 SPECTACULAR_SETTINGS = {
     "TITLE": "Agent platform API",
     "DESCRIPTION": "Organisations, connectors, agents, conversations, approvals and audit logs.",

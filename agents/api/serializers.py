@@ -10,7 +10,7 @@ from drf_spectacular.utils import extend_schema_field
 from rest_framework import serializers
 
 from agents.endpoint_guard import validate_model_endpoint_url
-from agents.endpoint_headers import headers_dump, headers_validate
+from agents.endpoint_headers import api_key_sendable, headers_dump, headers_sendable, headers_validate
 from agents.example_questions import (
     MAX_EXAMPLE_QUESTION_CHARS,
     MAX_EXAMPLE_QUESTIONS,
@@ -33,13 +33,23 @@ class OrgScopedPrimaryKeyField(serializers.PrimaryKeyRelatedField):
         return queryset.filter(organization=org) if org is not None else queryset.none()
 
 
+def validate_api_key_sendable(value: str) -> None:
+    """Refuse a key that no request header can carry (the endpoint check and every run would fail)."""
+    if not api_key_sendable(value):
+        raise serializers.ValidationError(
+            _(
+                "An API key is sent in a request header: use visible ASCII characters only, no spaces or line breaks."
+            )
+        )
+
+
 class ModelConfigSerializer(serializers.ModelSerializer):
     api_key = serializers.CharField(
         write_only=True,
         required=False,
         allow_blank=True,
         trim_whitespace=True,
-        validators=[validate_secret_length],
+        validators=[validate_secret_length, validate_api_key_sendable],
         help_text=_("Write-only. Leave out to keep the stored key; send an empty string to remove it."),
     )
     has_api_key = serializers.SerializerMethodField()
@@ -127,9 +137,14 @@ class ModelConfigSerializer(serializers.ModelSerializer):
         if not isinstance(value, dict):
             raise serializers.ValidationError(_("Give the headers as a JSON object."))
         try:
-            return headers_dump(headers_validate(value))
+            headers = headers_validate(value)
         except DjangoValidationError as exc:
             raise serializers.ValidationError(exc.messages) from exc
+        if not headers_sendable(headers):
+            raise serializers.ValidationError(
+                _("Header values are sent as ASCII: use visible ASCII characters, spaces and tabs only.")
+            )
+        return headers_dump(headers)
 
     def create(self, validated_data: dict[str, Any]) -> ModelConfig:
         api_key = validated_data.pop("api_key", "")

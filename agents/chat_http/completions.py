@@ -54,6 +54,10 @@ from agents.runs.events.store import last_seq_sync
 from platform_core.api_keys_watch import KeyLapsed, KeyWatch, until_key_lapses
 from platform_core.models import Membership, Organization
 
+# Longer than any "<org-slug>/<agent name>" (64 + 1 + 100 characters); a longer ``model`` names no agent
+# and never reaches the case-insensitive lookup (SQLite refuses a pattern of a megabyte: a 500).
+MAX_MODEL_CHARS = 200
+
 
 def approval_wait_seconds() -> float:
     return float(getattr(settings, "OPENAI_COMPAT_APPROVAL_WAIT_SECONDS", 60))
@@ -81,7 +85,14 @@ def _agent_in(org_ids: list[int], name: str) -> list[Agent]:
 def agent_for_model(
     *, user: AbstractBaseUser, model: str, key_org_id: int | None
 ) -> Agent | CompletionRefused:
-    """The agent a ``model`` names among those the user may chat with (sync)."""
+    """The agent a ``model`` names among those the user may chat with (sync); a ``model`` longer than
+    :data:`MAX_MODEL_CHARS` is refused before any lookup."""
+    if len(model) > MAX_MODEL_CHARS:
+        return CompletionRefused(
+            _("The model names an agent in at most %(max)d characters.") % {"max": MAX_MODEL_CHARS},
+            param="model",
+            code="model_too_long",
+        )
     org_ids = _member_org_ids(user, key_org_id)
     slug, slash, name = model.partition("/")
     found: list[Agent] = []

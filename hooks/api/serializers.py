@@ -270,6 +270,14 @@ class FeishuChannelSerializer(serializers.ModelSerializer):
         return obj.has_secret("encrypt_key")
 
 
+class TestCardSerializer(serializers.Serializer):
+    """The answer of ``test-card/`` (for the schema): whether the card went out, its message or the error."""
+
+    sent = serializers.BooleanField()
+    message_id = serializers.CharField(required=False)
+    error = serializers.CharField(required=False)
+
+
 class RateLimitSerializer(serializers.ModelSerializer):
     connector = OrgScopedPrimaryKeyField(queryset=Connector.objects.all(), allow_null=True, required=False)
 

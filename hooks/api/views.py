@@ -13,6 +13,7 @@ from __future__ import annotations
 from typing import Any
 
 from django.db.models import QuerySet
+from django.utils.translation import gettext as _
 from drf_spectacular.utils import OpenApiParameter, extend_schema
 from rest_framework import mixins, permissions, status, viewsets
 from rest_framework.decorators import action
@@ -27,6 +28,7 @@ from hooks.api.serializers import (
     DecisionSerializer,
     FeishuChannelSerializer,
     RateLimitSerializer,
+    TestCardSerializer,
 )
 from hooks.delivery import channel_send_test_card
 from hooks.feishu.errors import FeishuError
@@ -126,11 +128,17 @@ class FeishuChannelViewSet(_AuditedConfigViewSet):
     queryset = FeishuChannel.objects.all()
     serializer_class = FeishuChannelSerializer
 
-    @extend_schema(request=None, responses={200: dict})
+    @extend_schema(
+        request=None, responses={200: TestCardSerializer, 400: TestCardSerializer, 502: TestCardSerializer}
+    )
     @action(detail=True, methods=["post"], url_path="test-card")
     def test_card(self, request: Request, org_slug: str, pk: Any = None) -> Response:
-        """Post a test card to the channel's default chat."""
+        """Post a test card to the channel's default chat: 200 when sent, 400 when the channel has no
+        default chat (nothing to send to), 502 with Feishu's or the network's error otherwise."""
         channel = self.get_object()
+        if not channel.default_chat_id:
+            error = _("The channel has no default chat: set one to send a test card.")
+            return Response({"sent": False, "error": error}, status=status.HTTP_400_BAD_REQUEST)
         try:
             message_id = channel_send_test_card(channel=channel)
         except FeishuError as exc:

@@ -26,8 +26,13 @@ from platform_core.sso.validation import (
 from platform_core.tenancy import IsOrgAdmin, OrgScopedViewMixin
 
 
+class ProviderChoiceField(serializers.ChoiceField):
+    """The deployment's sign-in providers; its schema is a plain string while none is configured
+    (``platform_core.schema.ProviderChoiceFieldExtension``: an empty ``enum`` is invalid OpenAPI)."""
+
+
 class SignInRuleSerializer(serializers.ModelSerializer):
-    provider = serializers.ChoiceField(
+    provider = ProviderChoiceField(
         choices=(), help_text=_("'feishu', or the id of an OpenID Connect provider of this deployment.")
     )
     approved = serializers.SerializerMethodField(
@@ -90,6 +95,8 @@ class SignInSettingsSerializer(serializers.ModelSerializer):
     class Meta:
         model = SignInSettings
         fields = ["password_login"]
+        # The one setting: PUT and PATCH both carry it (an empty body is a 400, not a KeyError).
+        extra_kwargs = {"password_login": {"required": True}}
 
     def validate_password_login(self, value: bool) -> bool:
         problem = password_off_problem(organization=self.context["org"], password_login=value)
