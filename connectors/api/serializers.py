@@ -104,6 +104,13 @@ class ConnectorSerializer(serializers.ModelSerializer):
             raise serializers.ValidationError(_("Give a list of host names."))
         return [v.strip() for v in value if v.strip()]
 
+    def validate_mcp_command(self, value: Any) -> list[str]:
+        if value is None:  # stored as a list: an empty one for connectors that run no command
+            raise serializers.ValidationError(
+                _("Give the command and its arguments as a JSON list of strings.")
+            )
+        return value
+
     def validate(self, attrs: dict[str, Any]) -> dict[str, Any]:
         if self.instance is not None and "openapi" in attrs:
             raise serializers.ValidationError(

@@ -317,3 +317,17 @@ def test_another_organisations_call_logs_are_invisible(client_for, org_admin, or
     assert client.get(_url(org, "call-logs", foreign.pk)).status_code == 404
     assert client.get(_url(org, "call-logs") + f"?connector={foreign.connector_id}").json()["results"] == []
     assert ConnectorCallLog.objects.filter(pk=foreign.pk).exists()
+
+
+@pytest.mark.parametrize("body_format", ["json", "multipart"])
+def test_a_null_mcp_command_is_a_field_error_not_a_server_error(client_for, org_admin, org, body_format):
+    """Found by the API fuzzer: PATCH with ``mcp_command`` null reached the database's NOT NULL (500)."""
+    connector = ConnectorFactory(organization=org, name="crm")
+    response = client_for(org_admin).patch(
+        _url(org, "connectors", connector.pk),
+        {"mcp_command": None if body_format == "json" else "null"},
+        format=body_format,
+    )
+    assert response.status_code == 400 and "mcp_command" in response.json()
+    connector.refresh_from_db()
+    assert connector.mcp_command == []
