@@ -524,6 +524,9 @@ class SignInRule(OrgOwnedModel):
             ),
         ]
 
+    def __str__(self) -> str:
+        return f"{self.provider}: {self.feishu_tenant_key or self.email_domain} → {self.role}"
+
     def validate_constraints(self, exclude: Collection[str] | None = None) -> None:
         """The constraints' errors on the field the person filled in wrongly (the tenant key of a Feishu
         rule, else the e-mail domain), never as the constraint's name (issue 32)."""
@@ -537,6 +540,3 @@ class SignInRule(OrgOwnedModel):
                     own = getattr(problem, "code", None) in {"unique_sign_in_rule", "sign_in_rule_one_match"}
                     moved.setdefault(field if name == NON_FIELD_ERRORS and own else name, []).append(problem)
             raise ValidationError(moved) from None
-
-    def __str__(self) -> str:
-        return f"{self.provider}: {self.feishu_tenant_key or self.email_domain} → {self.role}"

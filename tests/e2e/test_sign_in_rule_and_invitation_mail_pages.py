@@ -40,7 +40,12 @@ def world(e2e_server: E2EServer) -> None:
         "from tests.e2e.test_sign_in_rule_and_invitation_mail_pages import build_world;build_world()"
     )
     done = subprocess.run(
-        [sys.executable, "-c", code], cwd=ROOT, env=e2e_server.env, capture_output=True, text=True, timeout=180
+        [sys.executable, "-c", code],
+        cwd=ROOT,
+        env=e2e_server.env,
+        capture_output=True,
+        text=True,
+        timeout=180,
     )
     assert done.returncode == 0, done.stderr[-3000:]
 

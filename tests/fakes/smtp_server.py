@@ -105,7 +105,9 @@ class FakeSMTPServer:
 
     def start(self) -> None:
         self._server = _Server(self)
-        threading.Thread(target=self._server.serve_forever, kwargs={"poll_interval": 0.05}, daemon=True).start()
+        threading.Thread(
+            target=self._server.serve_forever, kwargs={"poll_interval": 0.05}, daemon=True
+        ).start()
 
     def stop(self) -> None:
         if self._server is not None:

@@ -43,7 +43,10 @@ def _closed_port() -> int:
 
 
 def test_an_invitation_sent_through_smtp_reaches_the_server_and_the_page_says_so(as_admin, org):
-    with FakeSMTPServer() as smtp, override_settings(EMAIL_BACKEND=SMTP, EMAIL_HOST="127.0.0.1", EMAIL_PORT=smtp.port):
+    with (
+        FakeSMTPServer() as smtp,
+        override_settings(EMAIL_BACKEND=SMTP, EMAIL_HOST="127.0.0.1", EMAIL_PORT=smtp.port),
+    ):
         response = invite(as_admin, org)
 
     page = response.content.decode()
@@ -70,7 +73,9 @@ def test_a_failed_send_is_reported_as_failed_with_the_link_and_no_traceback(as_a
     assert any("could not be sent" in r.getMessage() for r in caplog.records)
 
 
-def test_the_file_backend_writes_the_link_into_the_mail_folder_and_the_page_says_where(as_admin, org, tmp_path):
+def test_the_file_backend_writes_the_link_into_the_mail_folder_and_the_page_says_where(
+    as_admin, org, tmp_path
+):
     folder = tmp_path / "mail"
     with override_settings(EMAIL_BACKEND=FILES, EMAIL_FILE_PATH=str(folder)):
         response = invite(as_admin, org)
