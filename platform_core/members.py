@@ -6,14 +6,15 @@ owner rules (only owners touch the owner role; the last owner stays) and the aud
 in the admin and the API.
 
 An invitation of an address no user has creates the user (no usable password) and a one-time
-set-password link: shown once to the admin and sent with Django's e-mail backend. The link is Django's
+set-password link: shown once to the admin and sent with Django's e-mail backend (the page says
+whether it was sent, written into the mail folder, or failed). The link is Django's
 password-reset token, so it stops working once the password is set.
 """
 
 from __future__ import annotations
 
-import logging
 from collections.abc import Callable
+from dataclasses import replace
 from typing import Any
 
 from django.apps import apps
@@ -21,7 +22,6 @@ from django.contrib.auth import get_user_model
 from django.contrib.auth.base_user import AbstractBaseUser
 from django.contrib.auth.tokens import default_token_generator
 from django.core.exceptions import ValidationError
-from django.core.mail import send_mail
 from django.core.validators import validate_email
 from django.db import transaction
 from django.db.models import Exists, OuterRef, Q, QuerySet
@@ -31,13 +31,12 @@ from django.utils.translation import gettext as _
 
 from platform_core.api_keys import without_service_users
 from platform_core.members_invitations import member_invitation_send
+from platform_core.members_mail import invitation_mail_send
 from platform_core.members_outcomes import MemberAdded, MemberInvited, MemberNotAdded
 from platform_core.models import LinkedIdentity, Membership, Organization
 from platform_core.services import MembershipRefused, MembershipSaved, audit_log_write, membership_save
 
 __all__ = ["MemberAdded", "MemberInvited", "MemberNotAdded", "MemberAddOutcome"]
-
-logger = logging.getLogger(__name__)
 
 
 MemberAddOutcome = MemberAdded | MemberInvited | MemberNotAdded | MembershipRefused
@@ -80,7 +79,6 @@ def _free_username(email: str) -> str:
     return name
 
 
-@transaction.atomic
 def member_invite_by_email(
     *,
     organization: Organization,
@@ -94,9 +92,44 @@ def member_invite_by_email(
     """Invite the user with this e-mail address (they accept at ``invitations_url``), or create one as a
     member and return its one-time set-password link.
 
-    ``set_password_link(uidb64, token)`` builds the absolute link; it is also e-mailed to the address
-    once the transaction commits.
+    ``set_password_link(uidb64, token)`` builds the absolute link; once the transaction committed it is
+    e-mailed to the address, and ``MemberAdded.mail`` says what became of that e-mail (issue 32).
     """
+    outcome = _member_invite_by_email(
+        organization=organization,
+        actor=actor,
+        email=email,
+        role=role,
+        set_password_link=set_password_link,
+        invitations_url=invitations_url,
+        ip_address=ip_address,
+    )
+    if not isinstance(outcome, MemberAdded) or not outcome.set_password_url:
+        return outcome
+    org_name = organization.name
+    mail = invitation_mail_send(
+        to=outcome.membership.user.email,
+        subject=_("You are invited to %(org)s") % {"org": org_name},
+        body=_(
+            "You were added to %(org)s on the agent platform. Choose your password here (the link works "
+            "once): %(link)s"
+        )
+        % {"org": org_name, "link": outcome.set_password_url},
+    )
+    return replace(outcome, mail=mail)
+
+
+@transaction.atomic
+def _member_invite_by_email(
+    *,
+    organization: Organization,
+    actor: AbstractBaseUser,
+    email: str,
+    role: str,
+    set_password_link: Callable[[str, str], str],
+    invitations_url: str,
+    ip_address: str | None,
+) -> MemberAddOutcome:
     email = (email or "").strip()
     try:
         validate_email(email)
@@ -138,21 +171,7 @@ def member_invite_by_email(
         after={"user": user.get_username(), "email": email, "role": role},
         ip_address=ip_address,
     )
-    org_name = organization.name
-    transaction.on_commit(lambda: _send_invitation(email=email, org_name=org_name, link=link))
     return MemberAdded(outcome.membership, set_password_url=link)
-
-
-def _send_invitation(*, email: str, org_name: str, link: str) -> None:
-    subject = _("You are invited to %(org)s") % {"org": org_name}
-    body = _(
-        "You were added to %(org)s on the agent platform. Choose your password here (the link works "
-        "once): %(link)s"
-    ) % {"org": org_name, "link": link}
-    try:
-        send_mail(subject, body, None, [email])
-    except Exception:  # the link was shown to the admin; a failed mail must not undo the invitation
-        logger.warning("the invitation e-mail to a new member could not be sent", exc_info=True)
 
 
 def users_with_sso_identity(identifier: str) -> list[AbstractBaseUser]:

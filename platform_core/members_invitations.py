@@ -9,18 +9,17 @@ Every step is audited in the organisation's log (``membership.invitation_*``).
 
 from __future__ import annotations
 
-import logging
 from datetime import timedelta
 from typing import Any
 
 from django.contrib.auth.base_user import AbstractBaseUser
 from django.core.exceptions import ValidationError
-from django.core.mail import send_mail
 from django.db import transaction
 from django.db.models import QuerySet
 from django.utils import timezone
 from django.utils.translation import gettext as _
 
+from platform_core.members_mail import invitation_mail_send
 from platform_core.members_outcomes import InvitationAccepted, InvitationGone, MemberInvited, MemberNotAdded
 from platform_core.models import Membership, MembershipInvitation, Organization, Role
 from platform_core.services import (
@@ -30,8 +29,6 @@ from platform_core.services import (
     membership_save,
     user_is_service_user,
 )
-
-logger = logging.getLogger(__name__)
 
 INVITATION_DAYS = 14
 
@@ -109,10 +106,8 @@ def _send_invitation(*, email: str, org_name: str, role: str, link: str) -> None
         "You are invited to join %(org)s as %(role)s on the agent platform. Sign in and accept or "
         "decline the invitation here: %(link)s"
     ) % {"org": org_name, "role": role, "link": link}
-    try:
-        send_mail(subject, body, None, [email])
-    except Exception:  # the invitation stands: the person also sees it on the platform's home page
-        logger.warning("the invitation e-mail to an existing account could not be sent", exc_info=True)
+    # A failure is one warning line; the invitation stands: the person also sees it on the home page.
+    invitation_mail_send(to=email, subject=subject, body=body)
 
 
 def member_invitation_list_for_user(*, user: AbstractBaseUser) -> QuerySet[MembershipInvitation]:

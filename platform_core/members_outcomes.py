@@ -5,15 +5,18 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Literal
 
+from platform_core.members_mail import MailDelivery
 from platform_core.models import Membership, MembershipInvitation
 
 
 @dataclass(frozen=True, slots=True)
 class MemberAdded:
-    """``user`` joined the organisation; ``set_password_url`` is set when the user was created for it."""
+    """``user`` joined the organisation; ``set_password_url`` is set when the user was created for it,
+    and ``mail`` then says what became of the e-mail that carries it."""
 
     membership: Membership
     set_password_url: str = ""
+    mail: MailDelivery | None = None
     type: Literal["added"] = "added"
 
 

@@ -4,9 +4,11 @@ from __future__ import annotations
 
 import hashlib
 import secrets
+from collections.abc import Collection
 from typing import Any
 
 from django.conf import settings
+from django.core.exceptions import NON_FIELD_ERRORS, ValidationError
 from django.core.validators import MaxValueValidator
 from django.db import models
 from django.utils import timezone
@@ -505,13 +507,36 @@ class SignInRule(OrgOwnedModel):
             models.UniqueConstraint(
                 fields=["organization", "provider", "feishu_tenant_key", "email_domain"],
                 name="unique_sign_in_rule",
+                violation_error_code="unique_sign_in_rule",
+                violation_error_message=_(
+                    "This organisation already has a sign-in rule for this tenant key or e-mail domain."
+                ),
             ),
             models.CheckConstraint(
                 condition=(models.Q(feishu_tenant_key="") & ~models.Q(email_domain=""))
                 | (~models.Q(feishu_tenant_key="") & models.Q(email_domain="")),
                 name="sign_in_rule_one_match",
+                violation_error_code="sign_in_rule_one_match",
+                violation_error_message=_(
+                    "A rule admits either a Feishu tenant key (Feishu rules) or an e-mail domain (OpenID "
+                    "Connect rules): fill in exactly one of them."
+                ),
             ),
         ]
 
     def __str__(self) -> str:
         return f"{self.provider}: {self.feishu_tenant_key or self.email_domain} → {self.role}"
+
+    def validate_constraints(self, exclude: Collection[str] | None = None) -> None:
+        """The constraints' errors on the field the person filled in wrongly (the tenant key of a Feishu
+        rule, else the e-mail domain), never as the constraint's name (issue 32)."""
+        try:
+            super().validate_constraints(exclude=exclude)
+        except ValidationError as error:
+            field = "feishu_tenant_key" if self.provider == "feishu" else "email_domain"
+            moved: dict[str, list[ValidationError]] = {}
+            for name, problems in error.update_error_dict({}).items():
+                for problem in problems:
+                    own = getattr(problem, "code", None) in {"unique_sign_in_rule", "sign_in_rule_one_match"}
+                    moved.setdefault(field if name == NON_FIELD_ERRORS and own else name, []).append(problem)
+            raise ValidationError(moved) from None

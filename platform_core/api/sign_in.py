@@ -18,6 +18,7 @@ from platform_core.models import SignInRule, SignInSettings
 from platform_core.request_meta import client_ip
 from platform_core.sso.validation import (
     MATCH_FIXED,
+    NO_PROVIDER,
     password_off_problem,
     provider_choices,
     rule_match_changed,
@@ -59,7 +60,11 @@ class SignInRuleSerializer(serializers.ModelSerializer):
 
     def __init__(self, *args: Any, **kwargs: Any) -> None:
         super().__init__(*args, **kwargs)
-        self.fields["provider"].choices = provider_choices()
+        provider = self.fields["provider"]
+        provider.choices = provider_choices()
+        if not provider.choices:  # nothing to choose: say what the operator configures (issue 32)
+            for code in ("required", "invalid_choice", "blank", "null"):
+                provider.error_messages[code] = str(NO_PROVIDER)
 
     def to_internal_value(self, data: Any) -> dict[str, Any]:
         """Normalised here, not in ``validate``: DRF runs ``Meta.validators`` (the organisation-unique

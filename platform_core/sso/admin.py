@@ -15,6 +15,7 @@ from django.contrib import admin, messages
 from django.core.exceptions import PermissionDenied, ValidationError
 from django.db.models import QuerySet
 from django.http import HttpRequest
+from django.utils.text import capfirst
 from django.utils.translation import gettext_lazy as _
 
 from platform_core.admin_base import AuditedAdmin
@@ -22,7 +23,12 @@ from platform_core.models import SignInRule, SignInSettings
 from platform_core.request_meta import client_ip
 from platform_core.sso.approval import sign_in_rule_approve, sign_in_rule_withdraw
 from platform_core.sso.login import AdminPasswordSignInForm
-from platform_core.sso.validation import password_off_problem, provider_choices, sign_in_rule_clean
+from platform_core.sso.validation import (
+    NO_PROVIDER,
+    password_off_problem,
+    provider_choices,
+    sign_in_rule_clean,
+)
 
 for _model in (SocialApp, SocialAccount, SocialToken, EmailAddress):
     if admin.site.is_registered(_model):
@@ -33,7 +39,11 @@ admin.site.login_form = AdminPasswordSignInForm
 
 
 class SignInRuleForm(forms.ModelForm):
-    provider = forms.ChoiceField(label=_("provider"), choices=())
+    provider = forms.ChoiceField(
+        label=capfirst(SignInRule._meta.get_field("provider").verbose_name),
+        choices=(),
+        help_text=SignInRule._meta.get_field("provider").help_text,
+    )
 
     class Meta:
         model = SignInRule
@@ -48,6 +58,17 @@ class SignInRuleForm(forms.ModelForm):
         if current and current not in dict(choices):
             choices.append((current, str(_("%(id)s (not configured)") % {"id": current})))
         self.fields["provider"].choices = choices
+        if not choices:  # nothing to choose: say what the operator configures (issue 32)
+            self.fields["provider"].help_text = NO_PROVIDER
+            self.fields["provider"].error_messages["required"] = NO_PROVIDER
+
+    def _get_validation_exclusions(self) -> set[str]:
+        """Without a valid provider the model's match constraint is not checked: which match a rule
+        needs depends on its provider, and the provider's own error says what to do."""
+        excluded = super()._get_validation_exclusions()
+        if "provider" in self._errors:
+            excluded |= {"feishu_tenant_key", "email_domain"}
+        return excluded
 
     def clean(self) -> dict[str, Any]:
         data = super().clean()

@@ -12,6 +12,12 @@ from platform_core.sso.adapter import settings_apps
 from platform_core.sso.buttons import provider_display_name
 from platform_core.sso.providers import FEISHU
 
+NO_PROVIDER = _(
+    "No sign-in provider is configured for this deployment, so no rule can be added yet. The operator "
+    "sets FEISHU_SSO_APP_ID and FEISHU_SSO_APP_SECRET (Feishu) or OIDC_PROVIDERS (OpenID Connect) in the "
+    "environment and restarts the platform."
+)
+
 
 def provider_choices() -> list[tuple[str, str]]:
     """The deployment's configured providers (Feishu first), as ``(id, name)``."""

@@ -173,6 +173,7 @@ def e2e_server(
         key: value
         for key, value in os.environ.items()
         if key not in {"DATABASE_URL", "REDIS_URL", "CELERY_BROKER_URL", "CELERY_RESULT_BACKEND"}
+        and not key.startswith("EMAIL_")
     }
     # The session's OPENAI_BASE_URL guard (a dead port) stays: only the org's endpoint may be called.
     env.update(
@@ -180,6 +181,8 @@ def e2e_server(
             "DATABASE_URL": f"sqlite:///{database}",
             "DJANGO_SETTINGS_MODULE": "platform_core.settings",
             "PYTHONUNBUFFERED": "1",
+            # the embedded mail default (no EMAIL_HOST) writes into this folder, not the checkout's var/mail
+            "EMAIL_FILE_PATH": str(folder / "mail"),
         }
     )
     server = E2EServer(port=_free_port(), database=database, log_path=folder / "daphne.log", env=env)
