@@ -88,9 +88,7 @@ def open_breakers(connector_ids: Iterable[str]) -> set[str]:
     """Which of ``connector_ids`` have a circuit that is not closed in this process (read-only: no
     breaker is created)."""
     with _registry_lock:
-        return {
-            key for key in connector_ids if (b := _breakers.get(key)) is not None and b.state != "closed"
-        }
+        return {key for key in connector_ids if (b := _breakers.get(key)) is not None and b.state != "closed"}
 
 
 def reset_breakers() -> None:

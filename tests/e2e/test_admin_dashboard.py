@@ -32,6 +32,7 @@ def build_dashboard_world() -> dict[str, str]:
 
     from agents.usage.models import UsageRecord
     from platform_core.models import Role
+    from tests.agents.factories import BudgetFactory
     from tests.factories import (
         ConnectorCallLogFactory,
         ConnectorFactory,
@@ -39,9 +40,6 @@ def build_dashboard_world() -> dict[str, str]:
         OrganizationFactory,
         member_of,
     )
-
-    # Only once tests.factories is loaded: the agents' and hooks' factories import it.
-    from tests.agents.factories import BudgetFactory
     from tests.hooks.factories import ApprovalRequestFactory
 
     now = timezone.now()

@@ -48,17 +48,29 @@ def _troubled(org, label: str) -> dict[str, object]:
     org.read_only = True
     org.read_only_reason = f"{label} month-end close"
     org.save()
-    near = BudgetFactory(organization=org, name=f"{label} tokens", scope="organization", agent=None, limit=1000)
+    near = BudgetFactory(
+        organization=org, name=f"{label} tokens", scope="organization", agent=None, limit=1000
+    )
     BudgetFactory(organization=org, name=f"{label} calm", scope="organization", agent=None, limit=10**9)
     _usage(org, 850)  # 85 % of the near budget (warn at 80 %), nothing of the calm one
     failing = ConnectorFactory(organization=org, name=f"{label}erp")
-    ConnectorCallLogFactory(organization=org, connector=failing, status="ok", created_at=now - timedelta(hours=2))
     ConnectorCallLogFactory(
-        organization=org, connector=failing, status="error", error="timeout", created_at=now - timedelta(hours=1)
+        organization=org, connector=failing, status="ok", created_at=now - timedelta(hours=2)
+    )
+    ConnectorCallLogFactory(
+        organization=org,
+        connector=failing,
+        status="error",
+        error="timeout",
+        created_at=now - timedelta(hours=1),
     )
     healthy = ConnectorFactory(organization=org, name=f"{label}crm")
-    ConnectorCallLogFactory(organization=org, connector=healthy, status="error", created_at=now - timedelta(hours=3))
-    ConnectorCallLogFactory(organization=org, connector=healthy, status="ok", created_at=now - timedelta(hours=2))
+    ConnectorCallLogFactory(
+        organization=org, connector=healthy, status="error", created_at=now - timedelta(hours=3)
+    )
+    ConnectorCallLogFactory(
+        organization=org, connector=healthy, status="ok", created_at=now - timedelta(hours=2)
+    )
     return {"oldest": old, "budget": near, "failing": failing, "healthy": healthy}
 
 
