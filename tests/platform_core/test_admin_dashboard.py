@@ -177,3 +177,15 @@ def test_admin_home_dashboard_is_translated(org, org_admin):
     html = client.get(reverse("admin:index"), HTTP_ACCEPT_LANGUAGE="zh-hans").content.decode()
 
     assert "待审批" in html and "只读模式" in html
+
+
+def test_an_apps_index_page_shows_no_organisation_cards(org, org_admin):
+    """Django's app index extends the admin home page's template; only the home page has the cards."""
+    _troubled(org, "acme")
+    client = Client()
+    client.force_login(org_admin)
+
+    html = client.get(reverse("admin:app_list", args=["connectors"])).content.decode()
+
+    assert 'id="content-main"' in html
+    assert 'id="org-dashboard"' not in html
