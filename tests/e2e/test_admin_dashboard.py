@@ -32,7 +32,6 @@ def build_dashboard_world() -> dict[str, str]:
 
     from agents.usage.models import UsageRecord
     from platform_core.models import Role
-    from tests.agents.factories import BudgetFactory
     from tests.factories import (
         ConnectorCallLogFactory,
         ConnectorFactory,
@@ -40,9 +39,12 @@ def build_dashboard_world() -> dict[str, str]:
         OrganizationFactory,
         member_of,
     )
-    from tests.hooks.factories import ApprovalRequestFactory
 
     now = timezone.now()
+    # Only once tests.factories is loaded: the agents' and hooks' factories import it.
+    from tests.agents.factories import BudgetFactory
+    from tests.hooks.factories import ApprovalRequestFactory
+
     busy = OrganizationFactory(slug="dash-north", name="Northwind Trading")
     calm = OrganizationFactory(slug="dash-south", name="Southwind Studio")
     other = OrganizationFactory(slug="dash-other", name="Elsewhere Holdings")
@@ -147,3 +149,25 @@ def test_admin_home_shows_a_card_per_administered_organisation(admin_page, e2e_s
     busy.locator(".org-figure-approvals a").click()
     page.wait_for_url(f"**/o/{dashboard_world['busy']}/approvals/")
     assert errors == []
+
+
+def test_admin_home_cards_fit_a_phone(browser, e2e_server, dashboard_world, tmp_path):
+    from tests.factories import PASSWORD
+
+    context = browser.new_context(viewport={"width": 390, "height": 844}, locale="en-GB")
+    try:
+        page = context.new_page()
+        page.goto(f"{e2e_server.url}/login/?next=/admin/")
+        page.fill("#id_username", OWNER)
+        page.fill("#id_password", PASSWORD)
+        page.click(".login button[type=submit]")
+        page.wait_for_url("**/admin/")
+        expect(page.locator("#org-dashboard .org-card")).to_have_count(2)
+        widths = page.evaluate(
+            "() => [...document.querySelectorAll('#org-dashboard .org-card')].map("
+            "(el) => el.getBoundingClientRect().right)"
+        )
+        assert all(right <= 390 for right in widths), widths
+        page.screenshot(path=str(tmp_path / "admin-dashboard-phone.png"))
+    finally:
+        context.close()
