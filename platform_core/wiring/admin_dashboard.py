@@ -13,7 +13,7 @@ from dataclasses import dataclass
 from datetime import datetime, timedelta
 from decimal import Decimal
 
-from django.db.models import Count, Max, Min, OuterRef, Q, Subquery
+from django.db.models import Count, Max, Min, OuterRef, Q, QuerySet, Subquery
 from django.urls import reverse
 from django.utils import timezone
 
@@ -28,6 +28,8 @@ from platform_core.models import Organization
 RECENT_CALLS = timedelta(hours=24)
 # A budget without a warning level is reported once it reaches its limit.
 DEFAULT_WARN_PERCENT = 100
+# Cards on one page (a superuser administers every organisation); the rest are counted.
+MAX_CARDS = 12
 
 
 @dataclass(frozen=True, slots=True)
@@ -182,3 +184,22 @@ def org_dashboard_cards(*, organizations: Iterable[Organization]) -> list[OrgCar
         )
         for org in organizations
     ]
+
+
+@dataclass(frozen=True, slots=True)
+class OrgDashboard:
+    """The home page's cards: the first :data:`MAX_CARDS` of ``total`` organisations, by name."""
+
+    cards: list[OrgCard]
+    total: int
+
+    @property
+    def left_out(self) -> int:
+        return self.total - len(self.cards)
+
+
+def org_dashboard(*, organizations: QuerySet[Organization]) -> OrgDashboard:
+    """The cards of the first :data:`MAX_CARDS` of ``organizations`` (already scoped), by name."""
+    first = list(organizations.order_by("name", "pk")[: MAX_CARDS + 1])
+    total = len(first) if len(first) <= MAX_CARDS else organizations.count()
+    return OrgDashboard(cards=org_dashboard_cards(organizations=first[:MAX_CARDS]), total=total)

@@ -189,3 +189,18 @@ def test_an_apps_index_page_shows_no_organisation_cards(org, org_admin):
 
     assert 'id="content-main"' in html
     assert 'id="org-dashboard"' not in html
+
+
+def test_a_superuser_sees_a_bounded_number_of_cards_and_how_many_are_left_out(db):
+    from platform_core.wiring.admin_dashboard import MAX_CARDS
+    from tests.factories import UserFactory
+
+    for n in range(MAX_CARDS + 2):
+        OrganizationFactory(slug=f"org-{n:02d}", name=f"Org {n:02d}")
+    root = UserFactory(username="root", is_staff=True, is_superuser=True)
+
+    html = _admin_index(root)
+
+    assert html.count('<article class="org-card') == MAX_CARDS
+    assert f'data-org="org-{MAX_CARDS - 1:02d}"' in html and f'data-org="org-{MAX_CARDS:02d}"' not in html
+    assert f"{MAX_CARDS} of {MAX_CARDS + 2} organisations" in html
