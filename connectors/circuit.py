@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import threading
 import time
+from collections.abc import Iterable
 from dataclasses import dataclass, field
 from typing import Literal
 
@@ -81,6 +82,13 @@ def breaker_for(
         breaker.failure_threshold = max(1, failure_threshold)
         breaker.open_seconds = open_seconds
         return breaker
+
+
+def open_breakers(connector_ids: Iterable[str]) -> set[str]:
+    """Which of ``connector_ids`` have a circuit that is not closed in this process (read-only: no
+    breaker is created)."""
+    with _registry_lock:
+        return {key for key in connector_ids if (b := _breakers.get(key)) is not None and b.state != "closed"}
 
 
 def reset_breakers() -> None:
