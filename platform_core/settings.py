@@ -271,6 +271,11 @@ SPECTACULAR_SETTINGS = {
     # /api/schema/swagger-ui/ loads Swagger UI from the platform's static files, not a CDN.
     "SWAGGER_UI_DIST": "SIDECAR",
     "SWAGGER_UI_FAVICON_HREF": "SIDECAR",
+    # Two choice sets share the field name "role": a member's role, and the roles a sign-in rule may give.
+    "ENUM_NAME_OVERRIDES": {
+        "MemberRoleEnum": "platform_core.models.Role",
+        "SignInRoleEnum": "platform_core.models.SSO_ROLES",
+    },
 }
 # --- The documentation site: `make docs` builds it into <DOCS_DIR>/en and <DOCS_DIR>/zh, served at /docs/ ---
 DOCS_ROOT = Path(env_str("DOCS_DIR") or VAR_DIR / "docs")
