@@ -136,6 +136,18 @@ class E2EServer:
             return ""
         return "\n".join(self.log_path.read_text(errors="replace").splitlines()[-lines:])
 
+    def build(self, builder: str, *args: str) -> object:
+        """Call ``builder`` (``"module:function"``, with ``args``) in a fresh process on the server's
+        database (the test process has no Django connection to it); what it returns, through JSON."""
+        module, function = builder.split(":")
+        code = (
+            "import django,json,sys;django.setup();"
+            f"from {module} import {function} as build;"
+            "print(json.dumps(build(*sys.argv[1:])))"
+        )
+        out = _run([sys.executable, "-c", code, *args], self.env, f"building {builder}")
+        return json.loads(out.strip().splitlines()[-1])
+
     def query(self, sql: str, params: tuple[object, ...] = ()) -> list[tuple[object, ...]]:
         """Read the server's database directly (the test process has no Django connection to it)."""
         with sqlite3.connect(self.database, timeout=10) as connection:
@@ -242,6 +254,42 @@ def make_page(browser, e2e_server: E2EServer, scripted_llm: ScriptedOpenAIServer
         page.click(".login button[type=submit]")
         page.wait_for_url("**/o/acme/chat/")
         return page
+
+    try:
+        yield make
+    finally:
+        for context in contexts:
+            context.close()
+
+
+@pytest.fixture
+def signed_in_page(browser, e2e_server: E2EServer):
+    """``signed_in_page(username, next=..., width=..., height=..., locale=...)``: a new browser context's page
+    signed in as ``username`` (the factories' password) and landed on ``next``, with the list its page errors
+    and the strict policy's refusals ("Refused to ...") are collected in."""
+    from playwright.sync_api import expect
+
+    from tests.factories import PASSWORD as FACTORY_PASSWORD
+
+    expect.set_options(timeout=EXPECT_TIMEOUT_MS)
+    contexts = []
+
+    def make(
+        username: str, *, next: str = "/admin/", width: int = 1366, height: int = 900, locale: str = "en-GB"
+    ):
+        context = browser.new_context(viewport={"width": width, "height": height}, locale=locale)
+        contexts.append(context)
+        page = context.new_page()
+        page.set_default_timeout(EXPECT_TIMEOUT_MS)
+        errors: list[str] = []
+        page.on("pageerror", lambda exc: errors.append(str(exc)))
+        page.on("console", lambda msg: errors.append(msg.text) if "Refused" in msg.text else None)
+        page.goto(f"{e2e_server.url}/login/?next={next}")
+        page.fill("#id_username", username)
+        page.fill("#id_password", FACTORY_PASSWORD)
+        page.click(".login button[type=submit]")
+        page.wait_for_url(f"**{next}")
+        return page, errors
 
     try:
         yield make

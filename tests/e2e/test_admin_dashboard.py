@@ -4,10 +4,6 @@ refused; the screenshot goes to docs/screenshots/admin-dashboard.png (the README
 
 from __future__ import annotations
 
-import json
-import subprocess
-import sys
-
 import pytest
 
 try:
@@ -15,7 +11,7 @@ try:
 except ImportError:  # the chromium_path fixture then fails (CI) or skips the tests
     expect = None
 
-from tests.e2e.conftest import EXPECT_TIMEOUT_MS, ROOT, E2EServer
+from tests.e2e.conftest import ROOT, E2EServer
 
 pytestmark = pytest.mark.e2e
 
@@ -82,42 +78,12 @@ def build_dashboard_world() -> dict[str, str]:
 
 @pytest.fixture(scope="module")
 def dashboard_world(e2e_server: E2EServer) -> dict[str, str]:
-    code = (
-        "import django,json;django.setup();"
-        "from tests.e2e.test_admin_dashboard import build_dashboard_world as b;"
-        "print(json.dumps(b()))"
-    )
-    done = subprocess.run(
-        [sys.executable, "-c", code],
-        cwd=ROOT,
-        env=e2e_server.env,
-        capture_output=True,
-        text=True,
-        timeout=180,
-    )
-    assert done.returncode == 0, done.stderr[-3000:]
-    return json.loads(done.stdout.strip().splitlines()[-1])
+    return e2e_server.build("tests.e2e.test_admin_dashboard:build_dashboard_world")
 
 
 @pytest.fixture
-def admin_page(browser, e2e_server, dashboard_world):
-    from tests.factories import PASSWORD
-
-    expect.set_options(timeout=EXPECT_TIMEOUT_MS)
-    context = browser.new_context(viewport={"width": 1366, "height": 900}, locale="en-GB")
-    page = context.new_page()
-    errors: list[str] = []
-    page.on("pageerror", lambda exc: errors.append(str(exc)))
-    page.on("console", lambda msg: errors.append(msg.text) if "Refused" in msg.text else None)
-    page.goto(f"{e2e_server.url}/login/?next=/admin/")
-    page.fill("#id_username", OWNER)
-    page.fill("#id_password", PASSWORD)
-    page.click(".login button[type=submit]")
-    page.wait_for_url("**/admin/")
-    try:
-        yield page, errors
-    finally:
-        context.close()
+def admin_page(signed_in_page, dashboard_world):
+    return signed_in_page(OWNER)
 
 
 def test_admin_home_shows_a_card_per_administered_organisation(admin_page, e2e_server, dashboard_world):
@@ -151,23 +117,12 @@ def test_admin_home_shows_a_card_per_administered_organisation(admin_page, e2e_s
     assert errors == []
 
 
-def test_admin_home_cards_fit_a_phone(browser, e2e_server, dashboard_world, tmp_path):
-    from tests.factories import PASSWORD
-
-    context = browser.new_context(viewport={"width": 390, "height": 844}, locale="en-GB")
-    try:
-        page = context.new_page()
-        page.goto(f"{e2e_server.url}/login/?next=/admin/")
-        page.fill("#id_username", OWNER)
-        page.fill("#id_password", PASSWORD)
-        page.click(".login button[type=submit]")
-        page.wait_for_url("**/admin/")
-        expect(page.locator("#org-dashboard .org-card")).to_have_count(2)
-        widths = page.evaluate(
-            "() => [...document.querySelectorAll('#org-dashboard .org-card')].map("
-            "(el) => el.getBoundingClientRect().right)"
-        )
-        assert all(right <= 390 for right in widths), widths
-        page.screenshot(path=str(tmp_path / "admin-dashboard-phone.png"))
-    finally:
-        context.close()
+def test_admin_home_cards_fit_a_phone(signed_in_page, dashboard_world, tmp_path):
+    page, _ = signed_in_page(OWNER, width=390, height=844)
+    expect(page.locator("#org-dashboard .org-card")).to_have_count(2)
+    widths = page.evaluate(
+        "() => [...document.querySelectorAll('#org-dashboard .org-card')].map("
+        "(el) => el.getBoundingClientRect().right)"
+    )
+    assert all(right <= 390 for right in widths), widths
+    page.screenshot(path=str(tmp_path / "admin-dashboard-phone.png"))

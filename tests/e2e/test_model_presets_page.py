@@ -5,8 +5,6 @@ family fills the form from the presets, and "Check endpoint" probes the scripted
 from __future__ import annotations
 
 import json
-import subprocess
-import sys
 
 import pytest
 
@@ -15,7 +13,7 @@ try:
 except ImportError:  # the chromium_path fixture then fails (CI) or skips the tests
     expect = None
 
-from tests.e2e.conftest import EXPECT_TIMEOUT_MS, ROOT, E2EServer
+from tests.e2e.conftest import E2EServer
 from tests.fakes.openai_replies import call, error, text, tool_calls
 
 pytestmark = pytest.mark.e2e
@@ -40,43 +38,14 @@ def build_endpoint_world(base_url: str) -> dict[str, str]:
 
 @pytest.fixture(scope="module")
 def endpoint_world(e2e_server: E2EServer, scripted_llm_server) -> dict[str, str]:
-    code = (
-        "import django,json,sys;django.setup();"
-        "from tests.e2e.test_model_presets_page import build_endpoint_world as b;"
-        "print(json.dumps(b(sys.argv[1])))"
+    return e2e_server.build(
+        "tests.e2e.test_model_presets_page:build_endpoint_world", scripted_llm_server.base_url
     )
-    done = subprocess.run(
-        [sys.executable, "-c", code, scripted_llm_server.base_url],
-        cwd=ROOT,
-        env=e2e_server.env,
-        capture_output=True,
-        text=True,
-        timeout=180,
-    )
-    assert done.returncode == 0, done.stderr[-3000:]
-    return json.loads(done.stdout.strip().splitlines()[-1])
 
 
 @pytest.fixture
-def admin_page(browser, e2e_server, endpoint_world):
-    from tests.factories import PASSWORD
-
-    expect.set_options(timeout=EXPECT_TIMEOUT_MS)
-    context = browser.new_context(viewport={"width": 1366, "height": 900}, locale="en-GB")
-    page = context.new_page()
-    errors: list[str] = []
-    page.on("pageerror", lambda exc: errors.append(str(exc)))
-    # What the strict policy refuses shows as a console error ("Refused to ..."); the favicon's 404 is no error.
-    page.on("console", lambda msg: errors.append(msg.text) if "Refused" in msg.text else None)
-    page.goto(f"{e2e_server.url}/login/?next=/admin/")
-    page.fill("#id_username", OWNER)
-    page.fill("#id_password", PASSWORD)
-    page.click(".login button[type=submit]")
-    page.wait_for_url("**/admin/")
-    try:
-        yield page, errors
-    finally:
-        context.close()
+def admin_page(signed_in_page, endpoint_world):
+    return signed_in_page(OWNER)
 
 
 def test_choosing_a_provider_and_a_family_fills_the_form(admin_page, e2e_server):

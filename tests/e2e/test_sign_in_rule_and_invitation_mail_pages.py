@@ -5,8 +5,6 @@ mail folder (not sent) and shows the link to pass on."""
 
 from __future__ import annotations
 
-import subprocess
-import sys
 from pathlib import Path
 
 import pytest
@@ -16,7 +14,7 @@ try:
 except ImportError:  # the chromium_path fixture then fails (CI) or skips the tests
     expect = None
 
-from tests.e2e.conftest import EXPECT_TIMEOUT_MS, ROOT, E2EServer
+from tests.e2e.conftest import E2EServer
 
 pytestmark = pytest.mark.e2e
 
@@ -35,42 +33,13 @@ def build_world() -> dict[str, str]:
 
 @pytest.fixture(scope="module")
 def world(e2e_server: E2EServer) -> None:
-    code = (
-        "import django;django.setup();"
-        "from tests.e2e.test_sign_in_rule_and_invitation_mail_pages import build_world;build_world()"
-    )
-    done = subprocess.run(
-        [sys.executable, "-c", code],
-        cwd=ROOT,
-        env=e2e_server.env,
-        capture_output=True,
-        text=True,
-        timeout=180,
-    )
-    assert done.returncode == 0, done.stderr[-3000:]
+    e2e_server.build("tests.e2e.test_sign_in_rule_and_invitation_mail_pages:build_world")
 
 
 @pytest.fixture
-def owner_page(browser, e2e_server: E2EServer, world):
-    from tests.factories import PASSWORD
-
-    expect.set_options(timeout=EXPECT_TIMEOUT_MS)
-    context = browser.new_context(viewport={"width": 1280, "height": 860}, locale="en-GB")
-    page = context.new_page()
-    page.set_default_timeout(EXPECT_TIMEOUT_MS)
-
-    def open_path(path: str):
-        page.goto(f"{e2e_server.url}/login/?next={path}")
-        page.fill("#id_username", OWNER)
-        page.fill("#id_password", PASSWORD)
-        page.click(".login button[type=submit]")
-        page.wait_for_url(f"**{path}")
-        return page
-
-    try:
-        yield open_path
-    finally:
-        context.close()
+def owner_page(signed_in_page, world):
+    """``owner_page(path)``: the owner's page, signed in and landed on ``path``."""
+    return lambda path: signed_in_page(OWNER, next=path, width=1280, height=860)[0]
 
 
 def test_the_sign_in_rule_form_without_providers_explains_and_refuses_clearly(owner_page, e2e_server):
