@@ -26,6 +26,8 @@ from typing import Any
 from channels.consumer import get_handler_name
 from channels.db import database_sync_to_async
 from channels.generic.websocket import AsyncWebsocketConsumer
+from django.conf import settings
+from django.http import parse_cookie
 from django.utils import timezone, translation
 from django.utils.translation import gettext as _
 
@@ -134,7 +136,11 @@ class ConversationConsumer(AsyncWebsocketConsumer):
         owner = lease_owner_new()  # the run's lease is taken by its start, for this process's task
         try:
             start = await database_sync_to_async(lifecycle.run_start)(
-                conversation=self.conversation, user=user, content=content, owner=owner
+                conversation=self.conversation,
+                user=user,
+                content=content,
+                owner=owner,
+                language=self._language(),
             )
         except services.RunRefused as refused:
             active = await database_sync_to_async(selectors.active_run_for_conversation)(
@@ -258,13 +264,24 @@ class ConversationConsumer(AsyncWebsocketConsumer):
         )
 
     def _language(self) -> str:
-        for name, value in self.scope.get("headers") or []:
-            if name == b"accept-language":
-                lang = translation.get_supported_language_variant
-                for part in value.decode("latin-1").split(","):
-                    code = part.split(";")[0].strip().lower()
-                    try:
-                        return lang(code)
-                    except LookupError:
-                        continue
+        """The user's interface language, as LocaleMiddleware finds it for a page: the language the user
+        chose in the web app (its cookie), else the browser's ``Accept-Language``, else the default."""
+        lang = translation.get_supported_language_variant
+        headers = dict(self.scope.get("headers") or [])
+        chosen = parse_cookie(headers.get(b"cookie", b"").decode("latin-1")).get(
+            settings.LANGUAGE_COOKIE_NAME
+        )
+        if chosen:
+            try:
+                return lang(chosen)
+            except LookupError:
+                pass
+        for part in headers.get(b"accept-language", b"").decode("latin-1").split(","):
+            code = part.split(";")[0].strip().lower()
+            if not code:
+                continue
+            try:
+                return lang(code)
+            except LookupError:
+                continue
         return translation.get_language() or "en"

@@ -103,7 +103,10 @@ class ConversationMessagesViewSet(MessageViewSet):
         conversation = conversation_of_caller(self)
         try:
             posted = message_post(
-                conversation=conversation, user=request.user, content=body.validated_data["content"]
+                conversation=conversation,
+                user=request.user,
+                content=body.validated_data["content"],
+                language=translation.get_language() or "",  # the request's (LocaleMiddleware's)
             )
         except services.RunRefused as refused:
             raise refusal_as_api_error(refused) from refused

@@ -105,11 +105,11 @@ class _OpenAIView(APIView):
     def serve(self, request: Request, agent: Agent | CompletionRefused, parsed: Any) -> Any:
         if isinstance(agent, CompletionRefused):
             return _refused(agent)
-        started = completion_start(user=request.user, agent=agent, request=parsed)
+        language = translation.get_language()  # the request's (LocaleMiddleware's): the run's and the notes'
+        started = completion_start(user=request.user, agent=agent, request=parsed, language=language or "")
         if isinstance(started, CompletionRefused):
             return _refused(started)
         model = parsed.model or agent.name
-        language = translation.get_language()  # the request's (LocaleMiddleware's), for the notes
         watch = KeyWatch.of(request_credential(request))
 
         async def then() -> Any:
