@@ -522,7 +522,9 @@ def meter_for(blueprint: RunBlueprint, sink: UsageSink) -> RunMeter:
             run_id=blueprint.run_id,
         ),
         endpoints={
-            endpoint_key(e): EndpointAccount(uuid.UUID(e.config_id) if e.config_id else None, e.prices)
+            endpoint_key(e): EndpointAccount(
+                uuid.UUID(e.config_id) if e.config_id else None, e.prices, e.name if e.config_id else ""
+            )
             for e in endpoints
         },
         budgets=blueprint.budgets,
