@@ -367,6 +367,7 @@ class PlanAgent(RunAsEvents[PlanResult]):
                 metadata=state.metadata,
                 usage=state.usage,
                 on_checkpoint=step_checkpoint if self._checkpoint_cb is not None else None,
+                language=state.language,
             )
         finally:
             self._executing = False
