@@ -37,6 +37,7 @@ from agents.runs import lifecycle
 from agents.runs.events.relay import message_texts
 from agents.runs.events.store import conversation_group, events_after_sync, last_seq_sync
 from agents.runs.events.texts import frame_text
+from agents.runs.language import interface_language
 from agents.runs.leases import lease_owner_new
 from agents.runs.manager import run_manager
 from agents.ws_frames import FrameRefused, after_seq_parse, after_seq_within, frame_decode
@@ -140,7 +141,7 @@ class ConversationConsumer(AsyncWebsocketConsumer):
                 user=user,
                 content=content,
                 owner=owner,
-                language=self._language(),
+                language=self._interface_language(),
             )
         except services.RunRefused as refused:
             active = await database_sync_to_async(selectors.active_run_for_conversation)(
@@ -263,25 +264,16 @@ class ConversationConsumer(AsyncWebsocketConsumer):
             )
         )
 
-    def _language(self) -> str:
-        """The user's interface language, as LocaleMiddleware finds it for a page: the language the user
-        chose in the web app (its cookie), else the browser's ``Accept-Language``, else the default."""
-        lang = translation.get_supported_language_variant
+    def _interface_language(self) -> str:
+        """The user's interface language (``""``: unknown), as LocaleMiddleware finds it for a page: the
+        language chosen in the web app (its cookie), else the browser's ``Accept-Language``."""
         headers = dict(self.scope.get("headers") or [])
-        chosen = parse_cookie(headers.get(b"cookie", b"").decode("latin-1")).get(
-            settings.LANGUAGE_COOKIE_NAME
+        cookies = parse_cookie(headers.get(b"cookie", b"").decode("latin-1"))
+        return interface_language(
+            cookie=cookies.get(settings.LANGUAGE_COOKIE_NAME),
+            accept_language=headers.get(b"accept-language", b"").decode("latin-1"),
         )
-        if chosen:
-            try:
-                return lang(chosen)
-            except LookupError:
-                pass
-        for part in headers.get(b"accept-language", b"").decode("latin-1").split(","):
-            code = part.split(";")[0].strip().lower()
-            if not code:
-                continue
-            try:
-                return lang(code)
-            except LookupError:
-                continue
-        return translation.get_language() or "en"
+
+    def _language(self) -> str:
+        """The language of the socket's own messages: the interface language, else the default."""
+        return self._interface_language() or translation.get_language() or "en"

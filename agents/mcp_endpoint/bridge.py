@@ -101,7 +101,7 @@ def _run_start(
         try:
             after_seq = last_seq_sync(conversation.pk)
             start = lifecycle.run_start(
-                conversation=conversation, user=user, content=question, language=caller.language
+                conversation=conversation, user=user, content=question, language=caller.interface_language
             )
         except services.RunRefused as refused:
             return AgentCallRefused(refused.code, refused.message)
