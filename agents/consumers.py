@@ -26,6 +26,8 @@ from typing import Any
 from channels.consumer import get_handler_name
 from channels.db import database_sync_to_async
 from channels.generic.websocket import AsyncWebsocketConsumer
+from django.conf import settings
+from django.http import parse_cookie
 from django.utils import timezone, translation
 from django.utils.translation import gettext as _
 
@@ -35,6 +37,7 @@ from agents.runs import lifecycle
 from agents.runs.events.relay import message_texts
 from agents.runs.events.store import conversation_group, events_after_sync, last_seq_sync
 from agents.runs.events.texts import frame_text
+from agents.runs.language import interface_language
 from agents.runs.leases import lease_owner_new
 from agents.runs.manager import run_manager
 from agents.ws_frames import FrameRefused, after_seq_parse, after_seq_within, frame_decode
@@ -134,7 +137,11 @@ class ConversationConsumer(AsyncWebsocketConsumer):
         owner = lease_owner_new()  # the run's lease is taken by its start, for this process's task
         try:
             start = await database_sync_to_async(lifecycle.run_start)(
-                conversation=self.conversation, user=user, content=content, owner=owner
+                conversation=self.conversation,
+                user=user,
+                content=content,
+                owner=owner,
+                language=self._interface_language(),
             )
         except services.RunRefused as refused:
             active = await database_sync_to_async(selectors.active_run_for_conversation)(
@@ -257,14 +264,16 @@ class ConversationConsumer(AsyncWebsocketConsumer):
             )
         )
 
+    def _interface_language(self) -> str:
+        """The user's interface language (``""``: unknown), as LocaleMiddleware finds it for a page: the
+        language chosen in the web app (its cookie), else the browser's ``Accept-Language``."""
+        headers = dict(self.scope.get("headers") or [])
+        cookies = parse_cookie(headers.get(b"cookie", b"").decode("latin-1"))
+        return interface_language(
+            cookie=cookies.get(settings.LANGUAGE_COOKIE_NAME),
+            accept_language=headers.get(b"accept-language", b"").decode("latin-1"),
+        )
+
     def _language(self) -> str:
-        for name, value in self.scope.get("headers") or []:
-            if name == b"accept-language":
-                lang = translation.get_supported_language_variant
-                for part in value.decode("latin-1").split(","):
-                    code = part.split(";")[0].strip().lower()
-                    try:
-                        return lang(code)
-                    except LookupError:
-                        continue
-        return translation.get_language() or "en"
+        """The language of the socket's own messages: the interface language, else the default."""
+        return self._interface_language() or translation.get_language() or "en"

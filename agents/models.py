@@ -330,6 +330,9 @@ class Run(OrgOwnedModel):
     checkpoint_seq = models.PositiveIntegerField(_("checkpoints"), default=0)
     parked_on = models.UUIDField(_("waiting for approval"), null=True, blank=True)
     resumes = models.PositiveSmallIntegerField(_("times resumed"), default=0)
+    # The user's interface language when the run started (a language code; "": unknown): the language of
+    # the run's stop and fallback messages, kept so a resumed run speaks it too.
+    language = models.CharField(_("interface language"), max_length=16, blank=True, default="")
 
     class Meta:
         verbose_name = _("run")

@@ -167,6 +167,9 @@ class RunBlueprint:
     config_version: int | None = None
     # The budgets that count this run's model calls (agents.usage.budgets).
     budgets: list[BudgetLine] = field(default_factory=list)
+    # The user's interface language the run was started in ("": unknown; the engine then follows the
+    # question's language for its stop and fallback messages).
+    language: str = ""
 
     @cached_property
     def context(self) -> RunContext:
@@ -328,6 +331,7 @@ def runtime_build(run_id: uuid.UUID, *, started: StartedRun | None = None) -> Ru
         completion_check=agent.completion_check,
         connector_ids=_cached(agent, version, "connector_ids", lambda: _active_connector_ids(agent)),
         query=question.content,
+        language=run.language,
         history=engine_history(conversation_id=conversation.pk, before_message_id=question.pk),
         endpoint=endpoint,
         execution_mode=mode,
@@ -519,7 +523,9 @@ def meter_for(blueprint: RunBlueprint, sink: UsageSink) -> RunMeter:
             run_id=blueprint.run_id,
         ),
         endpoints={
-            endpoint_key(e): EndpointAccount(uuid.UUID(e.config_id) if e.config_id else None, e.prices)
+            endpoint_key(e): EndpointAccount(
+                uuid.UUID(e.config_id) if e.config_id else None, e.prices, e.name if e.config_id else ""
+            )
             for e in endpoints
         },
         budgets=blueprint.budgets,

@@ -21,11 +21,12 @@ from platform_core.admin_memberships import MembershipAdmin  # noqa: F401  (regi
 from platform_core.api_keys import api_key_create, api_key_revoke
 from platform_core.audit_actions import audit_action_label
 from platform_core.audit_export import EXPORT_FORMATS, audit_export_response
-from platform_core.models import ApiKey, ApiKeyScope, AuditLog, Organization
+from platform_core.models import ApiKey, ApiKeyScope, AuditLog, Organization, site_time_zone
 from platform_core.request_meta import client_ip
 from platform_core.services import (
     organization_set_approval_cooldown,
     organization_set_read_only,
+    organization_set_time_zone,
 )
 
 admin.site.site_header = _("Agent platform administration")
@@ -36,7 +37,14 @@ admin.site.index_title = _("Organisation administration")
 class OrganizationForm(forms.ModelForm):
     class Meta:
         model = Organization
-        fields = ["name", "slug", "read_only", "read_only_reason", "approval_config_cooldown_hours"]
+        fields = [
+            "name",
+            "slug",
+            "read_only",
+            "read_only_reason",
+            "approval_config_cooldown_hours",
+            "time_zone",
+        ]
         help_texts = {
             "read_only": _("While on, agents of this organisation cannot call any write action."),
             "read_only_reason": _("Required when read-only mode is on; agents and users see it."),
@@ -45,11 +53,14 @@ class OrganizationForm(forms.ModelForm):
     def __init__(self, *args: Any, **kwargs: Any) -> None:
         super().__init__(*args, **kwargs)
         self.fields["approval_config_cooldown_hours"].required = False  # empty: 0, off
+        self.fields["time_zone"].required = False  # empty: unchanged
 
     def clean(self) -> dict[str, Any]:
         data = super().clean()
         if data.get("approval_config_cooldown_hours") is None:
             data["approval_config_cooldown_hours"] = 0
+        if not data.get("time_zone"):
+            data["time_zone"] = self.instance.time_zone if self.instance.pk else site_time_zone()
         if data.get("read_only") and not (data.get("read_only_reason") or "").strip():
             raise ValidationError({"read_only_reason": _("A reason is required to turn on read-only mode.")})
         return data
@@ -86,6 +97,7 @@ class OrganizationAdmin(OrgScopedAdmin):
             },
         ),
         (_("Separation of duties"), {"fields": ["approval_config_cooldown_hours"]}),
+        (_("Time zone"), {"fields": ["time_zone"]}),
     ]
     readonly_fields = ["read_only_changed_by", "read_only_changed_at"]
 
@@ -105,13 +117,18 @@ class OrganizationAdmin(OrgScopedAdmin):
         enabled = bool(form.cleaned_data.get("read_only"))
         reason = form.cleaned_data.get("read_only_reason") or ""
         cooldown = form.cleaned_data.get("approval_config_cooldown_hours") or 0
+        zone = form.cleaned_data.get("time_zone") or obj.time_zone
         if change:
             stored = Organization.objects.get(pk=obj.pk)
             obj.read_only, obj.read_only_reason = stored.read_only, stored.read_only_reason
             obj.approval_config_cooldown_hours = stored.approval_config_cooldown_hours
+            obj.time_zone = stored.time_zone
             super().save_model(request, obj, form, change)
             organization_set_approval_cooldown(
                 organization=obj, actor=request.user, hours=cooldown, ip_address=client_ip(request)
+            )
+            organization_set_time_zone(
+                organization=obj, actor=request.user, time_zone=zone, ip_address=client_ip(request)
             )
             organization_set_read_only(
                 organization=obj,

@@ -16,6 +16,7 @@ AUDIT_ACTION_LABELS: dict[str, Promise] = {
     "organization.read_only.enabled": _("Read-only mode turned on"),
     "organization.read_only.disabled": _("Read-only mode turned off"),
     "organization.approval_cooldown.changed": _("Approval cooldown changed"),
+    "organization.time_zone.changed": _("Time zone changed"),
     "membership.created": _("Member added"),
     "membership.updated": _("Member's role changed"),
     "membership.deleted": _("Member removed"),

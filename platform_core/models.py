@@ -6,6 +6,7 @@ import hashlib
 import secrets
 from collections.abc import Collection
 from typing import Any
+from zoneinfo import available_timezones
 
 from django.conf import settings
 from django.core.exceptions import NON_FIELD_ERRORS, ValidationError
@@ -16,6 +17,17 @@ from django.utils.translation import gettext_lazy as _
 from django.utils.translation import pgettext_lazy
 
 MAX_APPROVAL_COOLDOWN_HOURS = 168
+
+
+def validate_time_zone(value: str) -> None:
+    """An IANA time zone name (``Asia/Shanghai``, ``UTC``)."""
+    if value not in available_timezones():
+        raise ValidationError(_("Unknown time zone: %(zone)s"), params={"zone": value})
+
+
+def site_time_zone() -> str:
+    """A new organisation's time zone: the site's (``TIME_ZONE``)."""
+    return str(settings.TIME_ZONE)
 
 
 class Organization(models.Model):
@@ -41,6 +53,16 @@ class Organization(models.Model):
         help_text=_(
             "Separation of duties: whoever changed approval policies, approver lists or Feishu channel "
             "credentials in the last this many hours cannot decide approval requests. 0 turns it off."
+        ),
+    )
+    time_zone = models.CharField(
+        _("time zone"),
+        max_length=64,
+        default=site_time_zone,
+        validators=[validate_time_zone],
+        help_text=_(
+            "The IANA time zone (for example Asia/Shanghai) the organisation's pages and its usage "
+            "dashboard show times and dates in."
         ),
     )
     created_at = models.DateTimeField(_("created at"), auto_now_add=True)

@@ -90,6 +90,35 @@ def organization_set_approval_cooldown(
 
 
 @transaction.atomic
+def organization_set_time_zone(
+    *,
+    organization: Organization,
+    actor: AbstractBaseUser | None,
+    time_zone: str,
+    ip_address: str | None = None,
+) -> Organization:
+    """Set the organisation's time zone (an IANA name, validated), audited; the same zone changes nothing."""
+    org = Organization.objects.select_for_update().get(pk=organization.pk)
+    before = org.time_zone
+    if before == time_zone:
+        return org
+    org.time_zone = time_zone
+    org.full_clean(validate_unique=False, validate_constraints=False)
+    org.save(update_fields=["time_zone"])
+    audit_log_write(
+        organization=org,
+        actor=actor,
+        action="organization.time_zone.changed",
+        target=org,
+        before={"time_zone": before},
+        after={"time_zone": time_zone},
+        ip_address=ip_address,
+    )
+    organization.time_zone = time_zone
+    return org
+
+
+@transaction.atomic
 def organization_create(*, slug: str, name: str, actor: AbstractBaseUser | None = None) -> Organization:
     """Create an organisation and record it in its own audit log."""
     org = Organization(slug=slug, name=name)

@@ -24,6 +24,7 @@ from rest_framework.request import Request
 
 from platform_core.api_keys_permissions import HasApiKeyScope
 from platform_core.models import ADMIN_ROLES, Membership, Organization, Role
+from platform_core.org_time_zone import organization_time_zone_activate
 from platform_core.selectors import membership_for, organization_get_for_user
 
 ORG_KWARG = "org_slug"
@@ -38,10 +39,12 @@ def org_from_slug(*, user: AbstractBaseUser, slug: str) -> tuple[Organization, M
 
 def member_org_from_slug(*, user: AbstractBaseUser, slug: str) -> tuple[Organization, Membership]:
     """:func:`org_from_slug` for the web pages, which only members see: a superuser who is not a member
-    gets the 404 too (the chat websocket refuses them as well)."""
+    gets the 404 too (the chat websocket refuses them as well). The request's times then read in the
+    organisation's time zone (:mod:`platform_core.org_time_zone`)."""
     org, membership = org_from_slug(user=user, slug=slug)
     if membership is None:
         raise Http404("No such organisation.")
+    organization_time_zone_activate(org)  # the page's times read in the organisation's zone
     return org, membership
 
 

@@ -34,6 +34,7 @@ from agents.chat_http.messages import (
 from agents.chat_http.run_stream import run_stream_sse
 from agents.chat_http.sse import SSE_CONTENT_TYPE, SSE_HEADERS, PositionRefused, stream_position_parse
 from agents.models import Conversation, Run
+from agents.runs.language import interface_language_of_request
 from platform_core.api_keys_scopes import request_credential
 from platform_core.api_keys_watch import KeyWatch
 from platform_core.tenancy import IsOrgMember, OrgScopedViewMixin
@@ -103,7 +104,10 @@ class ConversationMessagesViewSet(MessageViewSet):
         conversation = conversation_of_caller(self)
         try:
             posted = message_post(
-                conversation=conversation, user=request.user, content=body.validated_data["content"]
+                conversation=conversation,
+                user=request.user,
+                content=body.validated_data["content"],
+                language=interface_language_of_request(request),
             )
         except services.RunRefused as refused:
             raise refusal_as_api_error(refused) from refused

@@ -34,6 +34,7 @@ from agents.chat_http.messages import message_deliver
 from agents.chat_http.openai_shapes import CompletionRefused, completion_request_parse, error_object
 from agents.chat_http.sse import SSE_CONTENT_TYPE, SSE_HEADERS
 from agents.models import Agent
+from agents.runs.language import interface_language_of_request
 from platform_core.api_errors import api_exception_handler
 from platform_core.api_keys_scopes import request_credential
 from platform_core.api_keys_watch import KeyLapsed, KeyWatch
@@ -105,7 +106,9 @@ class _OpenAIView(APIView):
     def serve(self, request: Request, agent: Agent | CompletionRefused, parsed: Any) -> Any:
         if isinstance(agent, CompletionRefused):
             return _refused(agent)
-        started = completion_start(user=request.user, agent=agent, request=parsed)
+        started = completion_start(
+            user=request.user, agent=agent, request=parsed, language=interface_language_of_request(request)
+        )
         if isinstance(started, CompletionRefused):
             return _refused(started)
         model = parsed.model or agent.name

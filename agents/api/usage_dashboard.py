@@ -96,7 +96,7 @@ class UsageDashboardView(OrgScopedViewMixin, APIView):
         responses={200: UsageDashboardSerializer},
     )
     def get(self, request: Request, org_slug: str) -> Response:
-        parsed = dashboard_query_parse(request.query_params)
+        parsed = dashboard_query_parse(request.query_params, organization=self.org)
         if isinstance(parsed, QueryRefused):
             return Response(parsed.errors, status=400)
         return Response(dashboard_data(dashboard_figures(organization=self.org, query=parsed)))

@@ -161,9 +161,10 @@ class CompletionStarted:
 
 
 def completion_start(
-    *, user: AbstractBaseUser, agent: Agent, request: CompletionRequest
+    *, user: AbstractBaseUser, agent: Agent, request: CompletionRequest, language: str = ""
 ) -> CompletionStarted | CompletionRefused:
-    """Store the question in a new or continued conversation of ``user`` and record its run (sync)."""
+    """Store the question in a new or continued conversation of ``user`` and record its run (sync);
+    ``language``: the request's interface language (the run's stop messages)."""
     try:
         if request.conversation_id is not None:
             conversation = (
@@ -185,7 +186,9 @@ def completion_start(
         # A follow-up's completion starts after what the conversation already shows; a new run's at its
         # first event (every event of the run comes after this seq).
         after_seq = last_seq_sync(conversation.pk)
-        posted = message_post(conversation=conversation, user=user, content=request.question)
+        posted = message_post(
+            conversation=conversation, user=user, content=request.question, language=language
+        )
     except services.RunRefused as refused:
         status = 429 if refused.code == "too_many_runs" else 400
         return CompletionRefused(refused.message, code=refused.code, status=status)

@@ -49,8 +49,11 @@ class FollowUpToSend:
 MessagePosted = RunToStart | FollowUpToSend
 
 
-def message_post(*, conversation: Conversation, user: AbstractBaseUser, content: object) -> MessagePosted:
-    """Record ``content`` as a new run of ``conversation`` or as its active run's follow-up (sync).
+def message_post(
+    *, conversation: Conversation, user: AbstractBaseUser, content: object, language: str = ""
+) -> MessagePosted:
+    """Record ``content`` as a new run of ``conversation`` or as its active run's follow-up (sync);
+    ``language``: the request's interface language, which a new run's stop messages are written in.
 
     Raises :class:`~agents.services.RunRefused` (empty or oversized message, agent unavailable, too many
     runs of the user).
@@ -58,7 +61,12 @@ def message_post(*, conversation: Conversation, user: AbstractBaseUser, content:
     text = services.message_content_check(content)
     for _attempt in range(3):
         try:
-            start = lifecycle.run_start(conversation=conversation, user=user, content=text)  # type: ignore[arg-type]
+            start = lifecycle.run_start(
+                conversation=conversation,
+                user=user,  # type: ignore[arg-type]
+                content=text,
+                language=language,
+            )
         except services.RunRefused as refused:
             if refused.code != "run_active":
                 raise

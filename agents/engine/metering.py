@@ -25,7 +25,7 @@ from typing import Any, Literal, Protocol
 from agents.engine.completion import ChatResponse, Usage
 from agents.engine.llm import LLM, Message
 from agents.engine.llm_errors import LLMError
-from agents.engine.prompts import is_chinese
+from agents.engine.prompts import speaks_chinese
 
 __all__ = [
     "BudgetExceededError",
@@ -162,9 +162,9 @@ class BudgetRefusal:
     limit: str
     type: Literal["refuse"] = "refuse"
 
-    def label_for(self, query: str) -> str:
-        """What the user is told, in the language of ``query``."""
-        if is_chinese(query):
+    def label_for(self, query: str, language: str | None = None) -> str:
+        """What the user is told, in ``language`` (the user's interface language), else ``query``'s."""
+        if speaks_chinese(language=language, query=query):
             scope = _SCOPES_ZH.get(self.scope, self.scope)
             period = "每日" if self.period == "day" else "每月"
             metric = "Token" if self.metric == "tokens" else "费用"

@@ -20,7 +20,7 @@ from agents.engine.llm import (
     LLMError,
     RateLimitedError,
 )
-from agents.engine.prompts import is_chinese, with_json_word
+from agents.engine.prompts import speaks_chinese, with_json_word
 from agents.engine.run_state import RunState
 from agents.engine.text_tool_calls import MISCONFIGURED_TOOL_PARSER, find_text_tool_calls
 
@@ -40,12 +40,12 @@ class LLMFailed(Exception):
         """What the user is told (in English): see :meth:`label_for`."""
         return self.label_for("")
 
-    def label_for(self, query: str) -> str:
-        """What the user is told, in the language of ``query``: for a configuration error or a limit of the
-        endpoint (refused address, misconfiguration, rate limit, context window), what happened and at which
-        endpoint; else the error's type."""
+    def label_for(self, query: str, language: str | None = None) -> str:
+        """What the user is told, in ``language`` (the user's interface language), else ``query``'s: for a
+        configuration error or a limit of the endpoint (refused address, misconfiguration, rate limit,
+        context window), what happened and at which endpoint; else the error's type."""
         cause = self.cause
-        zh = is_chinese(query)
+        zh = speaks_chinese(language=language, query=query)
         where = self.endpoint or ("模型端点" if zh else "the model endpoint")
         if isinstance(cause, EndpointRefusedError | EndpointMisconfiguredError):
             return str(cause)
@@ -124,7 +124,9 @@ async def ask(llm: LLM, run: RunState, guard: Any | None, **kwargs: Any) -> Chat
     except LLMError as exc:
         failed = LLMFailed(exc, endpoint_name(llm))
         if run.emit.active:
-            await run.emit(events.thinking_done(run.iteration, "", error=failed.label_for(run.query)))
+            await run.emit(
+                events.thinking_done(run.iteration, "", error=failed.label_for(run.query, run.language))
+            )
         raise failed from exc
     run.turn_llm = time.perf_counter() - asked
     run.usage.add(response.usage)
@@ -192,7 +194,9 @@ async def tool_calls_in_text(llm: LLM, run: RunState, response: ChatResponse) ->
     message = MISCONFIGURED_TOOL_PARSER.format(endpoint=endpoint_name(llm), why=found.broken)
     failed = LLMFailed(misconfigured(message), endpoint_name(llm))
     if run.emit.active:
-        await run.emit(events.thinking_done(run.iteration, "", error=failed.label_for(run.query)))
+        await run.emit(
+            events.thinking_done(run.iteration, "", error=failed.label_for(run.query, run.language))
+        )
     raise failed
 
 

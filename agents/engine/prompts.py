@@ -116,7 +116,8 @@ def system_prompt(
 
 
 # The answers of runs that end without a final answer, in English and Simplified Chinese: the user's
-# language follows the question (the engine has no Django translation machinery).
+# interface language, which the run is given (the engine has no Django translation machinery); the
+# question's language only when none is known.
 _STOP_HEADS: dict[StopReason, tuple[str, str]] = {
     StopReason.MAX_ITERATIONS: (
         "I stopped after reaching the limit of {max_iterations} iterations, before the task was finished.",
@@ -151,22 +152,33 @@ def is_chinese(text: str) -> bool:
     return any("\u4e00" <= ch <= "\u9fff" for ch in text)
 
 
-def stop_head(reason: StopReason, *, query: str, **details: Any) -> str:
-    """Why the run stopped, in the language of ``query`` (the first line of a fallback answer)."""
+def speaks_chinese(*, language: str | None, query: str) -> bool:
+    """Whether the user is told things in Chinese: by ``language`` (the user's interface language, a
+    language code such as ``zh-hans`` or ``en``) when known, else by whether ``query`` is Chinese."""
+    if language:
+        return language.strip().lower().replace("_", "-").startswith("zh")
+    return is_chinese(query)
+
+
+def stop_head(reason: StopReason, *, query: str, language: str | None = None, **details: Any) -> str:
+    """Why the run stopped (the first line of a fallback answer), in ``language`` (else ``query``'s)."""
     heads = _STOP_HEADS.get(reason, _STOP_HEADS[StopReason.MAX_ITERATIONS])
-    return heads[1 if is_chinese(query) else 0].format(**details)
+    return heads[1 if speaks_chinese(language=language, query=query) else 0].format(**details)
 
 
-def stopped_by_budget(answer: str, *, query: str, budget: str) -> str:
+def stopped_by_budget(answer: str, *, query: str, budget: str, language: str | None = None) -> str:
     """``answer`` (what the run has) after why it stopped: ``budget`` (the refusal's label) was used up,
-    in the language of ``query``."""
-    head = stop_head(StopReason.BUDGET_EXCEEDED, query=query, budget=budget)
+    in ``language`` (else ``query``'s)."""
+    head = stop_head(StopReason.BUDGET_EXCEEDED, query=query, language=language, budget=budget)
     return f"{head}\n\n{answer}" if answer else head
 
 
-def fallback_answer(reason: StopReason, records: Sequence[Any], *, query: str, **details: Any) -> str:
-    """A summary of partial results: why the run stopped, which tools were called, and how they went."""
-    zh = is_chinese(query)
+def fallback_answer(
+    reason: StopReason, records: Sequence[Any], *, query: str, language: str | None = None, **details: Any
+) -> str:
+    """A summary of partial results: why the run stopped, which tools were called, and how they went, in
+    ``language`` (else ``query``'s)."""
+    zh = speaks_chinese(language=language, query=query)
     head = _STOP_HEADS.get(reason, _STOP_HEADS[StopReason.MAX_ITERATIONS])[1 if zh else 0].format(**details)
     if not records:
         return f"{head}\n\n{'未调用任何工具。' if zh else 'No tool was called.'}"

@@ -210,9 +210,13 @@ class ReActAgent(DurableLoop, RunAsEvents[AgentResult]):
         metadata: RunContext | Mapping[str, Any] | None = None,
         resume_from: Mapping[str, Any] | None = None,
         checkpoint: CheckpointCallback | None = None,
+        language: str | None = None,
     ) -> AgentResult:
         """Run the tool loop for ``query`` after ``history`` (earlier messages of the conversation,
         without a system prompt).
+
+        ``language`` is the user's interface language (a code such as ``zh-hans``): the run's stop and
+        fallback messages are written in it (``None``: in the question's language).
 
         ``metadata`` (org_id, run_id, user...) reaches every hook. Never raises for LLM or tool
         failures: they end the run with a summarising answer and a ``stop_reason``. Emits ``step``,
@@ -231,9 +235,9 @@ class ReActAgent(DurableLoop, RunAsEvents[AgentResult]):
         self._checkpoint_cb = checkpoint
         try:
             if resume_from is not None:
-                run = RunState.restore(resume_from, meta, emit, self._tools)
+                run = RunState.restore(resume_from, meta, emit, self._tools, language=language)
             else:
-                run = RunState(query, meta, emit, self._tools)
+                run = RunState(query, meta, emit, self._tools, language=language)
         except Exception:
             self._leave()
             raise
@@ -316,12 +320,14 @@ class ReActAgent(DurableLoop, RunAsEvents[AgentResult]):
             return await self._loop(run, self._mode(run, native))
         except LLMFailed as exc:
             if isinstance(exc.cause, BudgetExceededError):
-                budget = exc.cause.refusal.label_for(run.query)
+                budget = exc.cause.refusal.label_for(run.query, run.language)
                 return await self._fallback(run, StopReason.BUDGET_EXCEEDED, budget=budget)
             logger.warning(
                 "run ended by an LLM error after %d iterations: %s", run.iteration, type(exc.cause).__name__
             )
-            return await self._fallback(run, StopReason.LLM_ERROR, error=exc.label_for(run.query))
+            return await self._fallback(
+                run, StopReason.LLM_ERROR, error=exc.label_for(run.query, run.language)
+            )
 
     def _mode(self, run: RunState, native: bool) -> _Mode:
         abilities = RunAbilities(self._llm)
@@ -508,7 +514,9 @@ class ReActAgent(DurableLoop, RunAsEvents[AgentResult]):
 
     async def _fallback(self, run: RunState, reason: StopReason, **details: Any) -> AgentResult:
         logger.info("run stopped: %s after %d iterations", reason, run.iteration)
-        answer = prompts.fallback_answer(reason, run.records, query=run.query, **details)
+        answer = prompts.fallback_answer(
+            reason, run.records, query=run.query, language=run.language, **details
+        )
         return await self._finish(run, answer, reason)
 
     def _log_turn(self, run: RunState) -> None:

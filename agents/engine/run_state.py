@@ -39,7 +39,8 @@ class AgentResult:
     JSON-mode replies, or a summary when it was blank), ``empty_response`` or ``parked`` (a hook
     parked the run: ``park`` says why; the run's last checkpoint resumes it); for the other
     reasons the answer summarises the partial results: which tools were called and how they went.
-    ``tool_calls`` records every call (name, args, observation, error, outcome).
+    ``tool_calls`` records every call (name, args, observation, error, outcome). ``language`` is the
+    user's interface language the run was given (``None``: stop messages follow the query's language).
     """
 
     answer: str
@@ -52,6 +53,7 @@ class AgentResult:
     stop_reason: StopReason = StopReason.FINAL_ANSWER
     query: str = ""
     park: Park | None = None
+    language: str | None = None
 
 
 def note(content: str) -> Message:
@@ -67,6 +69,7 @@ class RunState:
 
     __slots__ = (
         "query",
+        "language",
         "metadata",
         "emit",
         "started",
@@ -97,8 +100,18 @@ class RunState:
         "_cp_cycles",
     )
 
-    def __init__(self, query: str, metadata: RunContext, emit: Emitter, registry: ToolRegistry) -> None:
+    def __init__(
+        self,
+        query: str,
+        metadata: RunContext,
+        emit: Emitter,
+        registry: ToolRegistry,
+        *,
+        language: str | None = None,
+    ) -> None:
         self.query = query
+        # The user's interface language (the language of stop and fallback messages); None: the query's.
+        self.language = language
         self.metadata = metadata
         self.emit = emit
         self.started = time.perf_counter()
@@ -148,6 +161,7 @@ class RunState:
             stop_reason=stop_reason,
             query=self.query,
             park=park,
+            language=self.language,
         )
 
     # -- durability ----------------------------------------------------------------------------
@@ -215,12 +229,15 @@ class RunState:
         metadata: RunContext,
         emit: Emitter,
         registry: ToolRegistry,
+        *,
+        language: str | None = None,
     ) -> RunState:
-        """The state a checkpoint describes, ready to continue (later checkpoints follow its ``seq``)."""
+        """The state a checkpoint describes, ready to continue (later checkpoints follow its ``seq``);
+        ``language`` is the user's interface language (see :meth:`__init__`)."""
         version = checkpoint.get("v")
         if version != CHECKPOINT_VERSION:
             raise ValueError(f"unsupported run checkpoint version {version!r}")
-        run = cls(str(checkpoint.get("query") or ""), metadata, emit, registry)
+        run = cls(str(checkpoint.get("query") or ""), metadata, emit, registry, language=language)
         run.started -= float(checkpoint.get("elapsed") or 0.0)
         usage = checkpoint.get("usage") or {}
         run.usage = Usage.from_dict(usage)

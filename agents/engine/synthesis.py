@@ -98,7 +98,13 @@ async def stream_answer(
         llm,
         lambda: synthesis_messages(result),
         Draft(
-            result.answer, result.usage, result.iterations, result.elapsed, result.stop_reason, result.query
+            result.answer,
+            result.usage,
+            result.iterations,
+            result.elapsed,
+            result.stop_reason,
+            result.query,
+            result.language,
         ),
         emit,
         absorb_cancel,
@@ -124,7 +130,8 @@ class Answered:
 @dataclass(frozen=True, slots=True)
 class Draft:
     """What a run has before its answer is synthesised: the draft answer (the fallback), the figures its
-    ``done`` event reports, and the question (the language of a stop message)."""
+    ``done`` event reports, the question, and the user's interface language (the language of a stop
+    message: ``None``, the question's)."""
 
     answer: str
     usage: Usage
@@ -132,6 +139,7 @@ class Draft:
     elapsed: float
     stop_reason: StopReason
     query: str = ""
+    language: str | None = None
 
 
 async def stream_synthesis(
@@ -191,7 +199,12 @@ async def stream_synthesis(
         answer = draft.answer
         if refusal is not None:
             stop_reason = StopReason.BUDGET_EXCEEDED
-            answer = stopped_by_budget(answer, query=draft.query, budget=refusal.label_for(draft.query))
+            answer = stopped_by_budget(
+                answer,
+                query=draft.query,
+                language=draft.language,
+                budget=refusal.label_for(draft.query, draft.language),
+            )
         if not parts and answer:
             await emit(events.answer_delta(answer))
     await emit(events.answer_done(answer, fallback=fallback))

@@ -100,7 +100,9 @@ def _run_start(
             return conversation
         try:
             after_seq = last_seq_sync(conversation.pk)
-            start = lifecycle.run_start(conversation=conversation, user=user, content=question)
+            start = lifecycle.run_start(
+                conversation=conversation, user=user, content=question, language=caller.interface_language
+            )
         except services.RunRefused as refused:
             return AgentCallRefused(refused.code, refused.message)
     return _Started(conversation.pk, start.run.pk, after_seq)

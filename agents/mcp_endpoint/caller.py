@@ -15,6 +15,7 @@ from datetime import datetime
 
 from django.utils import translation
 
+from agents.runs.language import interface_language
 from platform_core.api_keys_throttle import KeyThrottled
 from platform_core.authentication import api_token_authenticate, throttled_message
 from platform_core.models import ApiKeyScope, Membership, Organization
@@ -33,6 +34,9 @@ class Caller:
     key_id: int
     language: str
     key_expires_at: datetime | None = None
+    # The caller's interface language ("": its Accept-Language names none): its runs' stop messages are
+    # in it (``language``, for the server's own messages, falls back to the default).
+    interface_language: str = ""
 
 
 @dataclass(frozen=True, slots=True)
@@ -80,6 +84,7 @@ def caller_admit(
         key_id=credential.key.pk,
         language=language_from_header(accept_language),
         key_expires_at=credential.key.expires_at,
+        interface_language=interface_language(accept_language=accept_language),
     )
 
 

@@ -101,9 +101,18 @@ class RunStart:
 
 
 @transaction.atomic
-def run_start(*, conversation: Conversation, user: User, content: str, owner: str | None = None) -> RunStart:
+def run_start(
+    *,
+    conversation: Conversation,
+    user: User,
+    content: str,
+    owner: str | None = None,
+    language: str = "",
+) -> RunStart:
     """Record the user's message and a new running run for it; with ``owner`` (from
     :func:`agents.runs.leases.lease_owner_new`) the run is taken under that owner's lease at once.
+    ``language`` is the user's interface language (the request's), which the run's stop and fallback
+    messages are written in.
 
     Refused while the conversation has a running run (the database's partial unique index decides
     when two processes race) or when the user already has the maximum number of running runs.
@@ -123,6 +132,7 @@ def run_start(*, conversation: Conversation, user: User, content: str, owner: st
             organization_id=conversation.organization_id,
             conversation=conversation,
             user=user,
+            language=language[:16],
             lease_owner=owner or "",
             lease_expires_at=lease_until() if owner else None,
         )

@@ -370,7 +370,12 @@ class RunManager:
         metadata = blueprint.context.with_hold(hold)
         durable: dict[str, Any] = {"resume_from": resume_from, "checkpoint": sink.checkpoint}
         result = await agent.run(
-            blueprint.query, history=blueprint.history, on_event=sink, metadata=metadata, **durable
+            blueprint.query,
+            history=blueprint.history,
+            on_event=sink,
+            metadata=metadata,
+            language=blueprint.language or None,
+            **durable,
         )
         result.usage.add(routing)  # the router's call counts towards the run (and its done event)
         if result.park is not None:

@@ -45,10 +45,11 @@ class UsageSink(Protocol):
 @dataclass(frozen=True, slots=True)
 class EndpointAccount:
     """What the meter knows of an endpoint: its ``ModelConfig`` (``None``: the environment's or the demo
-    model) and its prices (``None``: the cost is unknown)."""
+    model), its prices (``None``: the cost is unknown) and its name (kept on the usage rows)."""
 
     config_id: uuid.UUID | None
     prices: Prices | None
+    name: str = ""
 
 
 @dataclass(frozen=True, slots=True)
@@ -158,6 +159,7 @@ class RunMeter:
             estimated=usage.estimated,
             cost=cost,
             currency=currency,
+            model_config_name=account.name[:200],
         )
 
     def _maybe_warn(self, claim: Claim, before: int, after: int) -> None:

@@ -73,6 +73,8 @@ class UsageRecord(OrgOwnedModel):
     )
     purpose = models.CharField(_("purpose"), max_length=16, choices=CallPurpose.choices)
     model = models.CharField(_("model name"), max_length=200, blank=True)
+    # The endpoint's name when the call was made: the dashboard still names an endpoint deleted since.
+    model_config_name = models.CharField(_("model endpoint name"), max_length=200, blank=True, default="")
     prompt_tokens = models.PositiveIntegerField(_("prompt tokens"), default=0)
     completion_tokens = models.PositiveIntegerField(_("completion tokens"), default=0)
     cached_tokens = models.PositiveIntegerField(_("cached prompt tokens"), default=0)

@@ -26,6 +26,7 @@ class PendingUsage:
     estimated: bool
     cost: Decimal | None
     currency: str
+    model_config_name: str = ""
 
     def values(self) -> tuple[object, ...]:
         """The values of :data:`USAGE_COLUMNS` but ``created_at``, in order."""
@@ -45,6 +46,7 @@ class PendingUsage:
             self.estimated,
             self.cost,
             self.currency,
+            self.model_config_name,
         )
 
 
@@ -64,6 +66,7 @@ USAGE_COLUMNS = (
     "estimated",
     "cost",
     "currency",
+    "model_config_name",
     "created_at",
 )
 # The PostgreSQL array types of the columns, for the batch statement's ``unnest``.
@@ -82,6 +85,7 @@ USAGE_PG_TYPES = (
     "integer",
     "boolean",
     "numeric",
+    "varchar",
     "varchar",
     "timestamptz",
 )

@@ -21,6 +21,7 @@ from agents.usage_dashboard.figures import dashboard_data, dashboard_figures
 from agents.usage_dashboard.query import PERIODS, DashboardQuery, QueryRefused, dashboard_query_parse
 from platform_core.admin_base import admin_orgs
 from platform_core.models import Organization
+from platform_core.org_time_zone import organization_time_zone_activate
 
 
 def _admin_org(request: HttpRequest, slug: str) -> Organization:
@@ -55,11 +56,12 @@ def dashboard_view(request: HttpRequest, org_slug: str) -> HttpResponse:
     """The organisation's usage and cost over time, by user, agent and model endpoint, its costliest runs
     and its budgets' consumption."""
     org = _admin_org(request, org_slug)
-    parsed = dashboard_query_parse(request.GET)
+    organization_time_zone_activate(org)  # the page's times read in the organisation's zone
+    parsed = dashboard_query_parse(request.GET, organization=org)
     errors: dict[str, str] = {}
     if isinstance(parsed, QueryRefused):
         errors = parsed.errors
-        parsed = dashboard_query_parse({})
+        parsed = dashboard_query_parse({}, organization=org)
     assert isinstance(parsed, DashboardQuery)
     figures = dashboard_figures(organization=org, query=parsed)
     data = dashboard_data(figures)
@@ -70,6 +72,9 @@ def dashboard_view(request: HttpRequest, org_slug: str) -> HttpResponse:
         "figures": figures,
         "data": data,
         "chart_data": {**data, "labels": _chart_labels()},
+        # the tables' rows with their times as datetimes, which the page formats (never raw ISO text)
+        "top_runs": list(zip(figures.top_runs, data["top_runs"], strict=True)),
+        "budgets": list(zip(figures.budgets, data["budgets"], strict=True)),
         "errors": errors,
         "periods": [(p, label) for p, label in zip(PERIODS, (_("Day"), _("Week"), _("Month")), strict=True)],
         "query_string": f"?period={parsed.period}&from={parsed.first.isoformat()}&to={parsed.last.isoformat()}",
@@ -82,7 +87,7 @@ def dashboard_csv_view(request: HttpRequest, org_slug: str, table: str) -> HttpR
     org = _admin_org(request, org_slug)
     if table not in csv_tables():
         raise Http404(_("No such table."))
-    parsed = dashboard_query_parse(request.GET)
+    parsed = dashboard_query_parse(request.GET, organization=org)
     if isinstance(parsed, QueryRefused):
         return HttpResponseBadRequest("; ".join(f"{k}: {v}" for k, v in parsed.errors.items()))
     figures = dashboard_figures(organization=org, query=parsed)

@@ -13,6 +13,8 @@ from django.conf import settings
 from django.utils import timezone
 from django.utils.translation import gettext as _
 
+from platform_core.models import Organization
+
 Period = Literal["day", "week", "month"]
 GroupBy = Literal["user", "agent", "model_endpoint"]
 PERIODS: tuple[Period, ...] = ("day", "week", "month")
@@ -48,9 +50,9 @@ class QueryRefused:
     errors: dict[str, str]
 
 
-def dashboard_zone() -> ZoneInfo:
-    """The time zone buckets and dates are read in (the site's ``TIME_ZONE``)."""
-    return ZoneInfo(settings.TIME_ZONE)
+def dashboard_zone(organization: Organization | None = None) -> ZoneInfo:
+    """The time zone buckets and dates are read in: the organisation's (else the site's ``TIME_ZONE``)."""
+    return ZoneInfo(organization.time_zone if organization is not None else settings.TIME_ZONE)
 
 
 def _date(value: str | None, name: str, errors: dict[str, str]) -> date | None:
@@ -64,11 +66,12 @@ def _date(value: str | None, name: str, errors: dict[str, str]) -> date | None:
 
 
 def dashboard_query_parse(
-    params: Mapping[str, str], *, today: date | None = None
+    params: Mapping[str, str], *, today: date | None = None, organization: Organization | None = None
 ) -> DashboardQuery | QueryRefused:
     """``period`` (day, week, month; default day), ``from`` and ``to`` (dates, inclusive; default the last
-    30 days to today) and ``group_by`` (user, agent, model_endpoint; default user)."""
-    zone = dashboard_zone()
+    30 days to today) and ``group_by`` (user, agent, model_endpoint; default user), in the time zone of
+    ``organization`` (else the site's)."""
+    zone = dashboard_zone(organization)
     errors: dict[str, str] = {}
     period = params.get("period") or "day"
     if period not in PERIODS:

@@ -15,8 +15,8 @@ from decimal import Decimal
 from typing import Any
 from zoneinfo import ZoneInfo
 
-from django.db.models import Count, F, Min, Q, QuerySet, Sum
-from django.db.models.functions import TruncDay, TruncMonth, TruncWeek
+from django.db.models import Case, CharField, Count, F, Min, Q, QuerySet, Sum, Value, When
+from django.db.models.functions import Coalesce, NullIf, TruncDay, TruncMonth, TruncWeek
 from django.utils import timezone
 from django.utils.translation import gettext as _
 
@@ -157,23 +157,43 @@ def _day(value: Any, zone: ZoneInfo) -> str:
     return value.isoformat()
 
 
+# A deleted endpoint's rows are told apart by the name it had (kept on the row), else by their model's name
+# (rows written before the endpoint's name was kept); the rows of a live endpoint are one group whatever
+# names it had.
+_GONE_ENDPOINT_NAME = Case(
+    When(
+        model_config__isnull=True,
+        then=Coalesce(NullIf(F("model_config_name"), Value("")), F("model")),
+    ),
+    default=Value(""),
+    output_field=CharField(),
+)
+
+
 def usage_by(
     *, organization: Organization, query: DashboardQuery, group_by: GroupBy | None = None
 ) -> list[GroupRow]:
-    """The range's usage per user, agent or model endpoint, most tokens first."""
+    """The range's usage per user, agent or model endpoint, most tokens first. A deleted user or agent is
+    "(deleted)"; a deleted endpoint is named by the name it had, "name (deleted)"."""
     key, label = _GROUPS[group_by or query.group_by]
     rows = usage_rows_in_range(organization=organization, query=query)
-    sums = (
-        rows.values(key, label, "currency").annotate(**_SUMS).order_by(F("total").desc(), label, "currency")
-    )
+    columns = [key, label, "currency"]
+    if key == "model_config_id":
+        rows = rows.annotate(gone_name=_GONE_ENDPOINT_NAME)
+        columns.append("gone_name")
+    sums = rows.values(*columns).annotate(**_SUMS).order_by(F("total").desc(), label, *columns[2:])
     return [
         GroupRow(
             key=None if row[key] is None else str(row[key]),
-            label=row[label] or _("(deleted)"),
+            label=row[label] or _deleted_label(row.get("gone_name") or ""),
             figures=_figures(row),
         )
         for row in sums
     ]
+
+
+def _deleted_label(name: str) -> str:
+    return _("%(name)s (deleted)") % {"name": name} if name else _("(deleted)")
 
 
 def top_runs_by_cost(

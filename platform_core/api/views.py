@@ -24,7 +24,11 @@ from platform_core.audit_export import AuditFilterInvalid, audit_export_response
 from platform_core.models import AuditLog, Membership
 from platform_core.request_meta import client_ip
 from platform_core.selectors import audit_log_list_for_org, organizations_for_user
-from platform_core.services import organization_set_approval_cooldown, organization_set_read_only
+from platform_core.services import (
+    organization_set_approval_cooldown,
+    organization_set_read_only,
+    organization_set_time_zone,
+)
 from platform_core.tenancy import IsOrgAdmin, IsOrgAdminOrReadOnly, IsOrgMember, OrgScopedViewMixin
 
 
@@ -46,8 +50,8 @@ class OrganizationListView(generics.ListAPIView):
 
 
 class OrganizationSettingsView(OrgScopedViewMixin, generics.GenericAPIView):
-    """Read-only mode and the approval cooldown (separation of duties) of the organisation: members read
-    them, owners and admins change them."""
+    """Read-only mode, the approval cooldown (separation of duties) and the time zone of the organisation:
+    members read them, owners and admins change them."""
 
     serializer_class = OrganizationSettingsSerializer
     permission_classes = [permissions.IsAuthenticated, IsOrgMember, IsOrgAdminOrReadOnly]
@@ -72,6 +76,13 @@ class OrganizationSettingsView(OrgScopedViewMixin, generics.GenericAPIView):
                 organization=org,
                 actor=request.user,
                 hours=data["approval_config_cooldown_hours"],
+                ip_address=client_ip(request),
+            )
+        if "time_zone" in data:
+            org = organization_set_time_zone(
+                organization=org,
+                actor=request.user,
+                time_zone=data["time_zone"],
                 ip_address=client_ip(request),
             )
         return Response(self.get_serializer(org).data)

@@ -18,8 +18,14 @@ def bearer_for(user: Any) -> str:
     return api_token_issue(user=user, name="ws-test")[1]
 
 
-async def connect(conversation_id: Any, token: str | None) -> tuple[WebsocketCommunicator, bool, int | None]:
+async def connect(
+    conversation_id: Any, token: str | None, *, accept_language: str | None = None, cookie: str | None = None
+) -> tuple[WebsocketCommunicator, bool, int | None]:
     headers = [(b"authorization", f"Bearer {token}".encode())] if token else []
+    if accept_language:
+        headers.append((b"accept-language", accept_language.encode()))
+    if cookie:
+        headers.append((b"cookie", cookie.encode()))
     communicator = WebsocketCommunicator(
         application, f"/ws/conversations/{conversation_id}/", headers=headers
     )

@@ -5,6 +5,7 @@ docs/screenshots/usage-dashboard.png (the README shows it)."""
 from __future__ import annotations
 
 import json
+import re
 import subprocess
 import sys
 
@@ -168,6 +169,11 @@ def test_the_dashboard_draws_its_charts_from_the_rows(admin_page, e2e_server, us
 
     expect(page.locator("#usage-table-by_agent tbody tr")).to_have_count(2)
     expect(page.locator("#usage-table-top_runs tbody tr")).to_have_count(10)
+    # times read "YYYY-MM-DD HH:MM <zone>" in the organisation's zone: never raw ISO text with microseconds
+    started = page.locator("#usage-table-top_runs tbody tr td:nth-child(4)").all_inner_texts()
+    assert started and all(re.fullmatch(r"\d{4}-\d{2}-\d{2} \d{2}:\d{2} \S+", text) for text in started)
+    period_starts = page.locator("#usage-table-budgets tbody tr td:nth-child(4)").all_inner_texts()
+    assert all(re.fullmatch(r"\d{4}-\d{2}-\d{2} 00:00 \S+", text) for text in period_starts)
     with page.expect_download() as download_info:
         page.locator("#usage-table-by_model_endpoint + .usage-csv a").click()
     download = download_info.value

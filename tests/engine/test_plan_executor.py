@@ -204,6 +204,20 @@ async def test_a_step_stopped_by_its_iteration_cap_fails_with_its_partial_summar
     assert "`search`: called 1 time(s)" in step.result
 
 
+async def test_a_step_stopped_by_its_iteration_cap_summarises_in_the_users_interface_language(
+    registry, script
+):
+    # given an English plan run for a user whose interface is Chinese
+    script.step("1", tool_calls(call("search", {"q": "a"})))
+    plan = plan_of(PlanStep("1", "dig"))
+    executor = PlanExecutor(registry, registry_of(RecordingTool()), agent_options={"max_iterations": 1})
+
+    await executor.execute(plan, language="zh-hans")
+
+    # then the step's partial summary is Chinese
+    assert "已达到 1 次迭代上限" in plan.step("1").result
+
+
 async def test_stop_skips_pending_steps_and_lets_running_steps_finish(registry, script):
     gate = asyncio.Event()
     slow = RecordingTool("slow", gate=gate)

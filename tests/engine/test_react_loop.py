@@ -264,3 +264,31 @@ async def test_cancel_before_the_run_starts_stops_it_at_once(scripted_llm, make_
     assert log.channels() == ["done"]
     scripted_llm.script(text("next"))
     assert (await agent.run("again")).answer == "next"  # the request was used up
+
+
+@pytest.mark.parametrize(
+    ("question", "language", "expected", "not_expected"),
+    [
+        ("look up the invoice", "zh-hans", "已达到 1 次迭代上限", "limit of 1 iterations"),
+        ("查一下发票", "en", "limit of 1 iterations", "已达到 1 次迭代上限"),
+    ],
+    ids=["chinese-interface-english-question", "english-interface-chinese-question"],
+)
+async def test_fallback_summary_follows_the_users_interface_language_over_the_question(
+    scripted_llm, make_llm, question, language, expected, not_expected
+):
+    scripted_llm.script(tool_calls(call("search", {"q": "a"})))
+    agent = ReActAgent(make_llm(), registry_of(RecordingTool()), max_iterations=1)
+    result = await agent.run(question, language=language)
+    assert expected in result.answer
+    assert not_expected not in result.answer
+    assert result.language == language
+
+
+async def test_an_endpoint_failure_is_named_in_the_interface_language_given_to_the_run(
+    scripted_llm, make_llm
+):
+    scripted_llm.script(error(503, message="overloaded"))
+    result = await ReActAgent(make_llm(), registry_of()).run("check the orders", language="zh-hans")
+    assert result.stop_reason == "llm_error"
+    assert "服务器错误（HTTP 503）" in result.answer

@@ -160,8 +160,12 @@ class PlanAgent(RunAsEvents[PlanResult]):
         metadata: RunContext | Mapping[str, Any] | None = None,
         resume_from: Mapping[str, Any] | None = None,
         checkpoint: CheckpointCallback | None = None,
+        language: str | None = None,
     ) -> PlanResult:
         """Plan and execute ``goal`` over up to ``max_rounds`` rounds (see the module docstring).
+
+        ``language`` is the user's interface language (a code such as ``zh-hans``): a budget's stop message
+        is written in it (``None``: in the goal's language).
 
         ``history`` is the conversation before the goal (summarised for the planner when long);
         ``metadata`` reaches every hook of every step (with ``plan_step_id`` and ``plan_round`` added).
@@ -172,9 +176,9 @@ class PlanAgent(RunAsEvents[PlanResult]):
         meta = RunContext.of(metadata)
         try:
             if resume_from is not None:
-                state = PlanRunState.restore(resume_from, meta, Emitter(on_event))
+                state = PlanRunState.restore(resume_from, meta, Emitter(on_event), language=language)
             else:
-                state = PlanRunState(goal, meta, Emitter(on_event))
+                state = PlanRunState(goal, meta, Emitter(on_event), language=language)
         except Exception:
             self._leave()
             raise
@@ -295,13 +299,13 @@ class PlanAgent(RunAsEvents[PlanResult]):
             await self._checkpoint(state)
 
     async def _budget_ended(self, result: PlanResult) -> PlanResult:
-        """A run a budget ended answers why first (in the goal's language), then what it has."""
+        """A run a budget ended answers why first (in the user's language, else the goal's), then what it
+        has."""
         if result.stop_reason != StopReason.BUDGET_EXCEEDED or not self._refusals:
             return result
-        budget = self._refusals[0].label_for(result.goal)
-        return dataclasses.replace(
-            result, answer=stopped_by_budget(result.answer, query=result.goal, budget=budget)
-        )
+        budget = self._refusals[0].label_for(result.goal, result.language)
+        answer = stopped_by_budget(result.answer, query=result.goal, language=result.language, budget=budget)
+        return dataclasses.replace(result, answer=answer)
 
     async def _end(self, state: PlanRunState, stop_reason: StopReason) -> PlanResult:
         state.stage, state.final = ANSWER, stop_reason
@@ -363,6 +367,7 @@ class PlanAgent(RunAsEvents[PlanResult]):
                 metadata=state.metadata,
                 usage=state.usage,
                 on_checkpoint=step_checkpoint if self._checkpoint_cb is not None else None,
+                language=state.language,
             )
         finally:
             self._executing = False

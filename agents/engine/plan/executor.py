@@ -159,19 +159,23 @@ class PlanExecutor:
         metadata: RunContext | Mapping[str, Any] | None = None,
         usage: Usage | None = None,
         on_checkpoint: Callable[[], Awaitable[None]] | None = None,
+        language: str | None = None,
     ) -> Plan:
         """Run ``plan``'s pending steps; returns the same plan with every step in a final status (but
         for steps left pending by a parked step: see :attr:`park`).
 
-        ``usage`` (when given) accumulates the step agents' token usage. Never raises for step failures;
-        cancelling the awaiting task cancels every step and propagates.
+        ``usage`` (when given) accumulates the step agents' token usage; ``language`` (the user's interface
+        language) is the step agents' (their stop messages). Never raises for step failures; cancelling the
+        awaiting task cancels every step and propagates.
         """
         if self._active:
             raise RuntimeError("this executor is already running a plan")
         self._active = True
         self.park = None
         emit = Emitter(on_event)
-        execution = _Execution(self, plan, emit, stop, RunContext.of(metadata), usage, on_checkpoint)
+        execution = _Execution(
+            self, plan, emit, stop, RunContext.of(metadata), usage, on_checkpoint, language=language
+        )
         try:
             await execution.drive()
         finally:
@@ -210,8 +214,11 @@ class _Execution:
         metadata: RunContext,
         usage: Usage | None,
         on_checkpoint: Callable[[], Awaitable[None]] | None = None,
+        *,
+        language: str | None = None,
     ) -> None:
         self.executor = executor
+        self.language = language
         self.plan = plan
         self.emit = emit
         self.stop = stop
@@ -361,6 +368,7 @@ class _Execution:
                     metadata=metadata,
                     resume_from=step.checkpoint,
                     checkpoint=self._step_checkpointer(step) if self.on_checkpoint is not None else None,
+                    language=self.language,
                 )
             finally:
                 timer.cancel()

@@ -108,7 +108,8 @@ class PlanResult:
     ``iterations`` counts the tool-loop iterations of every step of every round; ``stop_reason`` is
     ``achieved``, ``confident``, ``max_rounds``, ``planning_failed``, ``cancelled`` or ``parked`` (a step's
     hook parked the run: ``park`` says why); ``plans`` holds
-    each round's plan; ``goal`` is the goal with any follow-ups the user sent during the run.
+    each round's plan; ``goal`` is the goal with any follow-ups the user sent during the run;
+    ``language`` is the user's interface language the run was given (``None``: the goal's).
     """
 
     answer: str
@@ -121,6 +122,7 @@ class PlanResult:
     stop_reason: StopReason = StopReason.ACHIEVED
     goal: str = ""
     park: Park | None = None
+    language: str | None = None
 
     @property
     def rounds(self) -> int:

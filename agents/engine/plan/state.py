@@ -33,8 +33,11 @@ ANSWER = "answer"
 class PlanRunState:
     """The mutable state of one ``PlanAgent.run()`` (see ``plan.checkpoint`` for its checkpoints)."""
 
-    def __init__(self, goal: str, metadata: RunContext, emit: Emitter) -> None:
+    def __init__(
+        self, goal: str, metadata: RunContext, emit: Emitter, *, language: str | None = None
+    ) -> None:
         self.goal = goal
+        self.language = language  # the user's interface language (stop messages); None: the goal's
         self.metadata = metadata
         self.emit = emit
         self.started = time.perf_counter()
@@ -72,10 +75,17 @@ class PlanRunState:
         }
 
     @classmethod
-    def restore(cls, checkpoint: Mapping[str, Any], metadata: RunContext, emit: Emitter) -> PlanRunState:
+    def restore(
+        cls,
+        checkpoint: Mapping[str, Any],
+        metadata: RunContext,
+        emit: Emitter,
+        *,
+        language: str | None = None,
+    ) -> PlanRunState:
         if checkpoint.get("kind") != PLAN_KIND or checkpoint.get("v") != PLAN_CHECKPOINT_VERSION:
             raise ValueError("not a plan-mode checkpoint of a supported version")
-        state = cls(str(checkpoint.get("goal") or ""), metadata, emit)
+        state = cls(str(checkpoint.get("goal") or ""), metadata, emit, language=language)
         state.started -= float(checkpoint.get("elapsed") or 0.0)
         state.usage = usage_from_dict(checkpoint.get("usage"))
         state.plans = [plan_from_dict(p) for p in checkpoint.get("plans") or ()]
@@ -107,4 +117,5 @@ class PlanRunState:
             stop_reason=stop_reason,
             goal=self.goal,
             park=park,
+            language=self.language,
         )

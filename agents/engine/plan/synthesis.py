@@ -100,7 +100,13 @@ async def stream_plan_answer(
         llm,
         lambda: synthesis_messages(result),
         Draft(
-            result.answer, result.usage, result.iterations, result.elapsed, result.stop_reason, result.goal
+            result.answer,
+            result.usage,
+            result.iterations,
+            result.elapsed,
+            result.stop_reason,
+            result.goal,
+            result.language,
         ),
         emit,
         absorb_cancel,

@@ -268,3 +268,29 @@ def test_the_stream_answers_the_accept_header_every_eventsource_sends(
         url.replace(run_id, "00000000-0000-0000-0000-000000000000"), headers={"Accept": "text/event-stream"}
     )
     assert missing.status_code == 404 and missing.headers["content-type"].startswith("application/json")
+
+
+def test_a_run_posted_over_http_stops_in_the_requests_interface_language_not_the_questions(
+    live_server_url, purchasing, scripted_llm
+):
+    # given an agent allowed one iteration and a model that keeps calling tools
+    purchasing.agent.max_iterations = 1
+    purchasing.agent.save(update_fields=["max_iterations"])
+    scripted_llm.script(tool_calls(call("erp__list_payments", {}, id="list-1")))
+    client = live_server_url.client(_token(purchasing.requester))
+
+    # when the user, whose interface is Chinese, asks in English
+    posted = client.post(
+        f"{_base(purchasing)}/messages/",
+        json={"content": "Which payments are there?"},
+        headers={"Accept-Language": "zh-hans"},
+    )
+    assert posted.status_code == 202, posted.text
+    events = _stream(client, posted.json()["stream_url"])
+
+    # then the run knows the interface language and its stop message is Chinese
+    run = Run.objects.get(pk=posted.json()["run_id"])
+    assert run.language == "zh-hans"
+    done = next(frame for frame in _frames(events) if frame["event"] == "done")
+    assert done["data"]["stop_reason"] == "max_iterations"
+    assert "已达到 1 次迭代上限" in done["data"]["answer"]

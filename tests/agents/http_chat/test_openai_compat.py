@@ -304,3 +304,43 @@ def test_a_streaming_client_that_accepts_only_an_event_stream_is_served(
 
     assert response.headers["content-type"].startswith("text/event-stream")
     assert body.rstrip().endswith("data: [DONE]")
+
+
+def test_a_completion_stops_in_the_requests_interface_language_not_the_questions(
+    live_server_url, purchasing, scripted_llm
+):
+    # given an agent allowed one iteration and a model that keeps calling tools
+    purchasing.agent.max_iterations = 1
+    purchasing.agent.save(update_fields=["max_iterations"])
+    scripted_llm.script(tool_calls(call("erp__list_payments", {}, id="list-1")))
+    client = _sdk(live_server_url, _token(purchasing.requester))
+
+    # when a client whose interface is English asks in Chinese
+    completion = client.chat.completions.create(
+        model=MODEL,
+        messages=[{"role": "user", "content": "有哪些付款？"}],
+        extra_headers={"Accept-Language": "en"},
+    )
+
+    # then the run's stop message is English
+    assert "limit of 1 iterations" in (completion.choices[0].message.content or "")
+    assert Run.objects.get().language == "en"
+
+
+def test_a_completion_of_a_client_that_names_no_language_stops_in_the_questions_language(
+    live_server_url, purchasing, scripted_llm
+):
+    # given an agent allowed one iteration and a model that keeps calling tools
+    purchasing.agent.max_iterations = 1
+    purchasing.agent.save(update_fields=["max_iterations"])
+    scripted_llm.script(tool_calls(call("erp__list_payments", {}, id="list-1")))
+    client = _sdk(live_server_url, _token(purchasing.requester))
+
+    # when a client that sends no Accept-Language asks in Chinese
+    completion = client.chat.completions.create(
+        model=MODEL, messages=[{"role": "user", "content": "有哪些付款？"}]
+    )
+
+    # then no interface language is known and the stop message follows the question: Chinese
+    assert "已达到 1 次迭代上限" in (completion.choices[0].message.content or "")
+    assert Run.objects.get().language == ""

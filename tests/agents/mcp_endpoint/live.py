@@ -51,9 +51,14 @@ def daphne_url(django_db_setup, django_db_blocker, tmp_path_factory) -> Iterator
 
 
 @asynccontextmanager
-async def mcp_session(url: str, key: str | None = None) -> AsyncIterator[ClientSession]:
-    """An initialised MCP client session on ``url``, sending ``Authorization: Bearer <key>``."""
+async def mcp_session(
+    url: str, key: str | None = None, *, accept_language: str | None = None
+) -> AsyncIterator[ClientSession]:
+    """An initialised MCP client session on ``url``, sending ``Authorization: Bearer <key>`` (and
+    ``Accept-Language`` when given)."""
     headers = {"Authorization": f"Bearer {key}"} if key else {}
+    if accept_language:
+        headers["Accept-Language"] = accept_language
     async with httpx2.AsyncClient(
         headers=headers, timeout=httpx2.Timeout(30.0, read=60.0), trust_env=False
     ) as http:

@@ -12,7 +12,7 @@ import httpx2
 import pytest
 from channels.db import database_sync_to_async
 
-from agents.models import Conversation, Message, Run
+from agents.models import Agent, Conversation, Message, Run
 from connectors.models import ConnectorCallLog
 from platform_core.models import Role
 from platform_core.services import api_token_issue
@@ -243,3 +243,23 @@ async def test_everything_else_is_still_served_by_django(daphne_url):
         near = await http.get(f"{daphne_url}/mcp/")
     assert login.status_code == 200
     assert near.status_code == 404 and "text/html" in near.headers["content-type"]
+
+
+async def test_an_mcp_call_stops_in_the_callers_interface_language_not_the_questions(
+    daphne_url, scripted_llm, erp
+):
+    # given an agent allowed one iteration and a model that keeps calling tools
+    world = await database_sync_to_async(_world)(scripted_llm.base_url, erp.base_url)
+    await Agent.objects.filter(pk=world.agent_id).aupdate(max_iterations=1)
+    scripted_llm.script(tool_calls(call("erp__list_payments", {}, id="c1")))
+
+    # when a caller whose interface is Chinese asks in English
+    async with mcp_session(
+        f"{daphne_url}/mcp/orgs/{world.slug}/", world.key, accept_language="zh-hans"
+    ) as session:
+        result = await session.call_tool("purchasing_assistant", {"question": "Which payments are there?"})
+
+    # then the run's stop message is Chinese
+    assert "已达到 1 次迭代上限" in result.structured_content["answer"]
+    run = await Run.objects.aget(pk=result.structured_content["run_id"])
+    assert run.language == "zh-hans"

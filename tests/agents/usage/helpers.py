@@ -125,9 +125,19 @@ def conversation_for(org: Any, user: Any, agent: Any) -> Any:
     return ConversationFactory(organization=org, user=user, agent=agent)
 
 
-async def ask(user: Any, conversation: Any, content: str) -> list[dict[str, Any]]:
-    """Send ``content`` on the conversation's websocket; the frames until ``done``."""
-    ws, connected, code = await connect(conversation.pk, await bearer_for(user))
+async def ask(
+    user: Any,
+    conversation: Any,
+    content: str,
+    *,
+    accept_language: str | None = None,
+    cookie: str | None = None,
+) -> list[dict[str, Any]]:
+    """Send ``content`` on the conversation's websocket (opened with ``accept_language`` and ``cookie``,
+    where the user's interface language comes from, when given); the frames until ``done``."""
+    ws, connected, code = await connect(
+        conversation.pk, await bearer_for(user), accept_language=accept_language, cookie=cookie
+    )
     assert connected and code is None
     try:
         await ws.send_json_to({"type": "message", "content": content})

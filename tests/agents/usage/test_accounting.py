@@ -71,6 +71,8 @@ async def test_every_model_call_of_a_react_run_is_one_row_with_its_tokens_and_co
         assert (row.cost, row.currency) == (CALL_COST, "USD")
         assert (row.organization_id, row.user_id, row.agent_id) == (org.pk, user.pk, agent.pk)
         assert row.model_config_id == config.pk and row.model == "priced-model"
+        # and the endpoint's name, so the dashboard can still name it once the endpoint is deleted
+        assert row.model_config_name == config.name
     # and the run's done event counts the same calls and tokens
     usage = done_of(frames)["usage"]
     assert usage["calls"] == len(rows)

@@ -58,18 +58,24 @@ def user_budget(org, user, *, limit: int, name: str = "Mia's daily tokens", **ex
     )
 
 
-@pytest.mark.parametrize(
-    ("question", "label"),
-    [
-        (
-            "Where is order 7?",
-            "the daily token budget “Mia's daily tokens” of the user (2000 tokens) is used up",
-        ),
-        ("订单 7 在哪里？", "用户的每日Token预算「Mia's daily tokens」（2000 tokens）已用完"),
-    ],
-)
+EN_LABEL = "the daily token budget “Mia's daily tokens” of the user (2000 tokens) is used up"
+ZH_LABEL = "用户的每日Token预算「Mia's daily tokens」（2000 tokens）已用完"
+EN_HEAD = f"I stopped before the task was finished: {EN_LABEL}."
+ZH_HEAD = f"任务尚未完成就已停止：{ZH_LABEL}。"
+# (question, the user's interface language, whether the stop message is Chinese): the message follows the
+# interface language, whatever the question's.
+LANGUAGES = [
+    ("Where is order 7?", "en", False),
+    ("订单 7 在哪里？", "zh-hans", True),
+    ("Where is order 7?", "zh-hans", True),
+    ("订单 7 在哪里？", "en", False),
+]
+LANGUAGE_IDS = ["en-en", "zh-zh", "en-question-zh-interface", "zh-question-en-interface"]
+
+
+@pytest.mark.parametrize(("question", "interface", "chinese"), LANGUAGES, ids=LANGUAGE_IDS)
 async def test_a_budget_reached_mid_run_stops_before_the_next_model_call(
-    scripted_llm, monkeypatch, counts_in, question, label
+    scripted_llm, monkeypatch, counts_in, question, interface, chinese
 ):
     # given a user budget of 2,000 tokens a day and a model that calls a tool forever, 1,200 tokens a call
     monkeypatch.setattr(runtime, "connector_tools_for_run", order_tools(1))
@@ -82,39 +88,51 @@ async def test_a_budget_reached_mid_run_stops_before_the_next_model_call(
 
     user, conversation = await database_sync_to_async(given)()
 
-    # when the user asks
-    frames = await ask(user, conversation, question)
+    # when the user asks, in their interface language
+    frames = await ask(user, conversation, question, accept_language=interface)
     await finish_runs()
 
     # then the second call took the budget past its limit, and no request came after it: no third turn,
     # no synthesis
     assert model.kinds == ["tool_loop", "tool_loop"]
     assert len(scripted_llm.requests) == 2
-    # and the run stopped cleanly with a done naming the budget, in the question's language
+    # and the run stopped cleanly with a done naming the budget, in the user's interface language
     done = done_of(frames)
     assert done["stop_reason"] == "budget_exceeded" and done["cancelled"] is False
-    assert label in done["answer"]
+    assert (ZH_LABEL if chinese else EN_LABEL) in done["answer"]
+    assert (EN_LABEL if chinese else ZH_LABEL) not in done["answer"]
     run = await Run.objects.aget(conversation=conversation)
     assert (run.status, run.stop_reason) == ("done", "budget_exceeded")
     assert await UsageRecord.objects.filter(run=run).acount() == 2
 
 
-@pytest.mark.parametrize(
-    ("question", "head"),
-    [
-        (
-            "Where is order 7?",
-            "I stopped before the task was finished: "
-            "the daily token budget “Mia's daily tokens” of the user (2000 tokens) is used up.",
-        ),
-        (
-            "订单 7 在哪里？",
-            "任务尚未完成就已停止：用户的每日Token预算「Mia's daily tokens」（2000 tokens）已用完。",
-        ),
-    ],
-)
+async def test_the_stop_message_follows_the_language_chosen_in_the_web_app_over_the_browsers(
+    scripted_llm, monkeypatch
+):
+    # given a user budget of 2,000 tokens a day and a model that calls a tool forever
+    monkeypatch.setattr(runtime, "connector_tools_for_run", order_tools(1))
+    ReActModel(tool_turns=None).install(scripted_llm)
+
+    def given():
+        org, user, agent, _config = build_org(scripted_llm.base_url, max_output=200)
+        user_budget(org, user, limit=2000)
+        return user, conversation_for(org, user, agent)
+
+    user, conversation = await database_sync_to_async(given)()
+
+    # when the user, who chose Chinese in the web app's language switch (an English browser), asks in English
+    frames = await ask(
+        user, conversation, "Where is order 7?", accept_language="en", cookie="django_language=zh-hans"
+    )
+    await finish_runs()
+
+    # then the budget's stop message is Chinese
+    assert ZH_LABEL in done_of(frames)["answer"]
+
+
+@pytest.mark.parametrize(("question", "interface", "chinese"), LANGUAGES, ids=LANGUAGE_IDS)
 async def test_a_budget_reached_at_the_answer_synthesis_stops_the_run_as_the_tool_loop_does(
-    scripted_llm, monkeypatch, counts_in, question, head
+    scripted_llm, monkeypatch, counts_in, question, interface, chinese
 ):
     # given a user budget of 2,000 tokens a day, 1,200 tokens a call, and a model that looks up the order
     # once, then answers
@@ -128,15 +146,16 @@ async def test_a_budget_reached_at_the_answer_synthesis_stops_the_run_as_the_too
 
     user, conversation = await database_sync_to_async(given)()
 
-    # when the user asks
-    frames = await ask(user, conversation, question)
+    # when the user asks, in their interface language
+    frames = await ask(user, conversation, question, accept_language=interface)
     await finish_runs()
 
     # then the tool loop's two calls went through and the synthesis, the third, was refused: never sent
     assert model.kinds == ["tool_loop", "tool_loop"]
     assert len(scripted_llm.requests) == 2
     # and the run stopped as a budget stops the tool loop: budget_exceeded, the budget named first in the
-    # question's language, then what the loop had found
+    # user's interface language, then what the loop had found
+    head = ZH_HEAD if chinese else EN_HEAD
     done = done_of(frames)
     assert done["stop_reason"] == "budget_exceeded" and done["cancelled"] is False
     assert done["answer"] == f"{head}\n\nOrder 7 has shipped."
@@ -257,8 +276,15 @@ async def test_crossing_the_warning_threshold_writes_one_audit_entry(scripted_ll
     assert entries[0].after["used"] == 1200 and entries[0].after["limit"] == 2000
 
 
+@pytest.mark.parametrize(
+    ("interface", "head"),
+    [
+        ("en", "I stopped before the task was finished: the monthly token budget “Acme”"),
+        ("zh-hans", "任务尚未完成就已停止：组织的每月Token预算「Acme」"),
+    ],
+)
 async def test_a_plan_run_stops_at_the_budget_before_the_analyser_and_the_synthesis(
-    scripted_llm, monkeypatch
+    scripted_llm, monkeypatch, interface, head
 ):
     # given a plan agent, an organisation budget of 2,000 tokens, 1,200 tokens a call
     from tests.agents.plan_script import ANALYZER, PLANNER, STEP, SYNTHESIS, PlanModel, step
@@ -288,8 +314,8 @@ async def test_a_plan_run_stops_at_the_budget_before_the_analyser_and_the_synthe
 
     user, conversation = await database_sync_to_async(given)()
 
-    # when the user asks
-    frames = await ask(user, conversation, "Where is order 7?")
+    # when the user asks in English, their interface in ``interface``
+    frames = await ask(user, conversation, "Where is order 7?", accept_language=interface)
     await finish_runs()
 
     # then the planner and the step's first turn were the last calls: no second turn, no analyser, no synthesis
@@ -297,9 +323,7 @@ async def test_a_plan_run_stops_at_the_budget_before_the_analyser_and_the_synthe
     assert ANALYZER not in plan.kinds() and SYNTHESIS not in plan.kinds()
     done = done_of(frames)
     assert done["stop_reason"] == "budget_exceeded"
-    assert done["answer"].startswith(
-        "I stopped before the task was finished: the monthly token budget “Acme”"
-    )
+    assert done["answer"].startswith(head)  # in the user's interface language
 
 
 async def test_a_new_counter_starts_from_the_periods_stored_usage(scripted_llm, monkeypatch, counts_in):

@@ -137,3 +137,55 @@ def test_csv_of_budgets_and_names_that_look_like_formulas(client, org, world, or
 def test_an_unknown_table_is_404(client, org, org_admin):
     client.force_login(org_admin)
     assert client.get(page("acme") + "csv/secrets/").status_code == 404
+
+
+def test_a_deleted_endpoint_shows_by_the_name_it_had(client, org, world, org_admin):
+    # given usage of two endpoints, one of them since deleted: its rows kept its name (newer rows) or only
+    # the model's name (rows written before endpoint names were kept)
+    from agents.usage.models import UsageRecord
+    from tests.agents.usage_dashboard.conftest import at, usage
+
+    usage(
+        org, user=org_admin, agent=world.agent, endpoint=world.cheap_endpoint, run=world.run_big,
+        when=at(20), prompt=70, completion=7, model_config_name="local-free",
+    )  # fmt: skip
+    usage(
+        org, user=org_admin, agent=world.agent, endpoint=None, run=world.run_big,
+        when=at(21), prompt=50, completion=5, model="qwen-old",
+    )  # fmt: skip
+    UsageRecord.objects.filter(model_config=world.cheap_endpoint).update(model_config_name="local-free")
+    world.cheap_endpoint.delete()
+    client.force_login(org_admin)
+
+    # when the admin opens the dashboard
+    response = client.get(page("acme"), RANGE)
+
+    # then the deleted endpoint is named, marked deleted, and never a bare "(deleted)"
+    labels = {row["label"] for row in response.context["data"]["by_model_endpoint"]}
+    assert labels == {"gpt-big", "local-free (deleted)", "qwen-old (deleted)"}
+    assert "<td>(deleted)</td>" not in response.content.decode()
+
+
+def test_times_show_formatted_in_the_organisations_time_zone(client, org, world, org_admin):
+    # given an organisation in Shanghai whose costliest run started at 12:00:00.123456 UTC on 2 November
+    from agents.usage.models import UsageRecord
+    from tests.agents.usage_dashboard.conftest import at
+
+    org.time_zone = "Asia/Shanghai"
+    org.save(update_fields=["time_zone"])
+    UsageRecord.objects.filter(run=world.run_big, created_at=at(2)).update(
+        created_at=at(2).replace(microsecond=123456)
+    )
+    BudgetFactory(organization=org, name="Monthly", time_zone="Asia/Shanghai")
+    client.force_login(org_admin)
+
+    # when the admin opens the dashboard
+    html = client.get(page("acme"), RANGE).content.decode()
+
+    # then the run's start reads in Shanghai time, without microseconds or a raw ISO timestamp (in what the
+    # page shows: the charts' JSON data keeps ISO values)
+    shown = html.split('id="usage-dashboard-data"')[0]
+    assert "2026-11-02 20:00 CST" in shown
+    assert ".123456" not in shown and "T12:00:00" not in shown and "+00:00" not in shown
+    # and the budget's period starts at midnight in its own time zone
+    assert "-01 00:00 CST" in shown and "+08:00" not in shown
