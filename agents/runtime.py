@@ -170,6 +170,9 @@ class RunBlueprint:
     # The user's interface language the run was started in ("": unknown; the engine then follows the
     # question's language for its stop and fallback messages).
     language: str = ""
+    # Every secret of the run's connectors, set by the run manager with ``writes``: each tool's result is
+    # redacted of all of them (a target may answer with another connector's credential).
+    run_secrets: tuple[str, ...] = ()
 
     @cached_property
     def context(self) -> RunContext:
@@ -370,10 +373,9 @@ def llm_for(endpoint: ModelEndpoint) -> LLM:
     )
 
 
-def tools_for(blueprint: RunBlueprint, *, run_secrets: tuple[str, ...] = ()) -> ToolRegistry:
-    """The run's tools: its agent's connector actions (sync: reads the database); traced when tracing is on.
-    ``run_secrets``: every secret of the run's connectors, redacted from each tool's result."""
-    tools = connector_tools_for_run(blueprint, run_secrets=run_secrets)
+def tools_for(blueprint: RunBlueprint) -> ToolRegistry:
+    """The run's tools: its agent's connector actions (sync: reads the database); traced when tracing is on."""
+    tools = connector_tools_for_run(blueprint)
     if tracing.enabled():
         attributes = trace_attributes(blueprint)
         tools = [tracing.TracedTool(tool, attributes) for tool in tools]

@@ -88,13 +88,17 @@ def actions_for_tools(*, organization_id: int, connector_ids: Iterable[Any]) -> 
 
 
 class RunActionsSource(RunConfigScope, Protocol):
-    """What the connectors need of a run (``agents.runtime.RunBlueprint`` has it): who is running and
-    the agent's connectors."""
+    """What the connectors need of a run (``agents.runtime.RunBlueprint`` has it): who is running, the
+    agent's connectors, and their secrets to redact from every tool result."""
 
     @property
     def context(self) -> RunContext: ...
     @property
     def connector_ids(self) -> Sequence[str]: ...
+    @property
+    def run_secrets(self) -> tuple[str, ...]:
+        """Every secret of the run's connectors (empty until the run manager loads them)."""
+        ...
 
 
 def run_connector_actions(blueprint: RunActionsSource) -> list[ConnectorAction]:

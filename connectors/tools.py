@@ -385,14 +385,17 @@ async def aconnector_tools_for(
     )
 
 
-def connector_tools_for_run(run: RunActionsSource, *, run_secrets: tuple[str, ...] = ()) -> list[Tool]:
+def connector_tools_for_run(run: RunActionsSource) -> list[Tool]:
     """The run's connector tools, as ``agents.runtime.tools_for`` builds them for every run.
 
     Synchronous (one query). The runtime always adds the guard rails of ``hooks`` to a run, whose audit
-    hook writes the call-log rows, so these tools leave that to it (``call_log_by_hook``).
+    hook writes the call-log rows, so these tools leave that to it (``call_log_by_hook``). Each result is
+    redacted of the run's ``run_secrets`` too (every connector's, set by the run manager).
     """
     context = run.context
     return [
-        ConnectorTool(action, context, call_log_by_hook=True, run_secrets=run_secrets)
+        ConnectorTool(
+            action, context, call_log_by_hook=True, run_secrets=tuple(getattr(run, "run_secrets", ()))
+        )
         for action in run_connector_actions(run)
     ]

@@ -496,9 +496,9 @@ def _engine_parts(
     blueprint.writes = sink
     # The run's connector credentials never reach its stored events or checkpoints, whatever the model sends,
     # nor the model see them: a target may answer with another connector's secret.
-    secrets = run_secret_values(run_connector_actions(blueprint))
-    sink.redact_secrets(secrets)
-    return blueprint, runtime.tools_for(blueprint, run_secrets=secrets), runtime.hooks_for(blueprint)
+    blueprint.run_secrets = run_secret_values(run_connector_actions(blueprint))
+    sink.redact_secrets(blueprint.run_secrets)
+    return blueprint, runtime.tools_for(blueprint), runtime.hooks_for(blueprint)
 
 
 def _cancelled(sink: EventSink | None, started: float) -> Cancelled:

@@ -308,7 +308,9 @@ async def test_wide_rows_stop_at_the_size_budget(schema: ScratchDatabase) -> Non
 
     assert outcome.status == "ok" and outcome.truncated
     assert len(outcome.content.encode()) <= 20_000
-    assert traced_peak < 10 * config.max_result_bytes, traced_peak
+    # Bounded by the budget, not by the 1,000 rows of 500 kB: the reader's buffers plus the redaction's
+    # few working copies of the (budget-sized) text, which looks for every encoding of the DSN.
+    assert traced_peak < 20 * config.max_result_bytes, traced_peak
 
 
 async def test_an_allowed_built_in_name_is_the_built_in_whatever_the_roles_search_path(

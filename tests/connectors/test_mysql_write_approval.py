@@ -187,5 +187,5 @@ def test_test_connection_of_a_mariadb_connector_reports_the_server(org, shop_db:
     blocked = connector_test_connection(connector=refused)
 
     assert result.ok and result.message.startswith("connected: MariaDB ")
-    assert "warning: the account may change data" in result.message  # root
+    assert "warning: the account can change data" in result.message  # root
     assert not blocked.ok and blocked.message.startswith("blocked by the SSRF guard")

@@ -198,6 +198,7 @@ def test_the_api_refuses_to_confirm_a_contradictory_tool_or_an_http_action(clien
     assert not AuditLog.objects.filter(action="connector_action.mcp_read_confirmed").exists()
 
 
+@pytest.mark.cross_org("connector-action-confirm-read")
 def test_another_organisations_admin_cannot_confirm_a_tool(client_for, org, other_org, other_admin):
     connector = mcp_connector(org, "https://tools.example.com/mcp")
     connector_apply_mcp_tools(
