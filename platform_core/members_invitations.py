@@ -159,7 +159,9 @@ def member_invitation_accept(
     """``user`` accepts their own invitation: they become a member with its role, judged by the
     inviter's rights now (an owner invitation from someone no longer an owner is refused), audited."""
     locked = (
-        MembershipInvitation.objects.select_for_update()
+        # Only the invitation's row is locked: PostgreSQL locks no row of an outer join (invited_by is
+        # nullable), and the organisation and inviter are only read.
+        MembershipInvitation.objects.select_for_update(of=("self",))
         .select_related("organization", "invited_by")
         .filter(pk=invitation.pk, user=user)
         .first()
