@@ -55,7 +55,7 @@ prod: install
 ## Install everything and run the whole test suite, one worker per core (TEST_WORKERS=0 runs it in one process).
 TEST_WORKERS ?= auto
 test: install-dev
-	$(PY) -m pytest -n $(TEST_WORKERS) --dist loadgroup $(PYTEST_ARGS)
+	$(PY) -m pytest -n $(TEST_WORKERS) $(PYTEST_ARGS)
 
 ## ruff, the import-linter contracts of the layers and of no cycles (pyproject.toml, [tool.importlinter]),
 ## then mypy on the engine (strict) and the run package ([tool.mypy]).

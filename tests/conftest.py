@@ -22,26 +22,13 @@ pytest_plugins = ["tests.fakes.llm_fixtures", "tests.fakes.feishu_fixtures", "te
 _BROKER_FOLDER = pytest.StashKey[Path]()
 
 
-def _xdist_group(item: pytest.Item) -> str:
-    """The unit pytest-xdist hands to one worker (``--dist loadgroup``): a test module, so its module
-    fixtures are built once; all browser tests together (one server, one browser); all multi-process
-    tests together (one stack on its own PostgreSQL and Redis databases)."""
-    if item.get_closest_marker("e2e") is not None:
-        return "e2e"
-    if "tests/production/" in item.nodeid:
-        return "production"
-    return item.nodeid.split("::", 1)[0]
-
-
 def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
-    """Run the multi-process tests first (the longest unit) and the browser tests last: Playwright's sync
-    API keeps an event loop running in the main thread while its browser is open, and no asyncio test can
-    run beside it in the same process."""
+    """Run the multi-process tests first (the longest) and the browser tests last: Playwright's sync API
+    keeps an event loop running in the main thread while its browser is open, and no asyncio test can run
+    beside it in the same process. Under pytest-xdist each worker runs its share in this order too."""
     items.sort(
         key=lambda item: (item.get_closest_marker("e2e") is not None, "tests/production/" not in item.nodeid)
     )
-    for item in items:
-        item.add_marker(pytest.mark.xdist_group(_xdist_group(item)))
 
 
 def pytest_configure(config: pytest.Config) -> None:

@@ -1,9 +1,10 @@
 """Loaded with ``-p tests.xdist_isolation`` (pyproject's addopts), before pytest-django reads the settings.
 
 Under pytest-xdist every worker has its own test database (pytest-django adds the worker's suffix), but
-``REDIS_URL`` names one Redis database for all of them: cache entries, budget counters and rate-limit
-windows keyed by object ids would then cross between workers whose databases hand out the same ids. Each
-worker gets the next Redis database number instead (``gw0`` keeps the given one).
+a Redis URL names one Redis database for all of them: cache entries, budget counters, rate-limit windows
+and the multi-process tests' broker would then cross between workers (whose databases hand out the same
+ids). Each worker gets a Redis database of its own instead (``gw0`` keeps the given ones): the next number
+after ``REDIS_URL``'s, and the one before the multi-process tests' (``PROD_TEST_REDIS_URL``, default 13).
 """
 
 from __future__ import annotations
@@ -27,5 +28,10 @@ def redis_url_for_worker(url: str, index: int) -> str:
     return urlunsplit(parts._replace(path=f"/{(base + index) % REDIS_DATABASES}"))
 
 
-if worker_index() and os.environ.get("REDIS_URL"):
-    os.environ["REDIS_URL"] = redis_url_for_worker(os.environ["REDIS_URL"], worker_index())
+PROD_TEST_REDIS_URL = "redis://127.0.0.1:6379/13"  # tests/production/conftest.py's default
+
+if worker_index():
+    if os.environ.get("REDIS_URL"):
+        os.environ["REDIS_URL"] = redis_url_for_worker(os.environ["REDIS_URL"], worker_index())
+    prod = os.environ.get("PROD_TEST_REDIS_URL", PROD_TEST_REDIS_URL)
+    os.environ["PROD_TEST_REDIS_URL"] = redis_url_for_worker(prod, -worker_index())

@@ -19,10 +19,12 @@ from agents.usage.counters import KEY_PREFIX
 from platform_core.models import AuditLog
 from tests.agents.usage.helpers import ReActModel, ask, build_org, conversation_for, done_of, order_tools
 from tests.agents.ws_helpers import bearer_for, connect, frames_until_done
+from tests.xdist_isolation import redis_url_for_worker, worker_index
 
 pytestmark = pytest.mark.django_db(transaction=True)
 
-REDIS_URL = "redis://127.0.0.1:6379/7"
+# db 7, one of its own per pytest-xdist worker (the workers' databases hand out the same ids)
+REDIS_URL = redis_url_for_worker("redis://127.0.0.1:6379/7", worker_index())
 SMALL = {"prompt_tokens": 50, "completion_tokens": 10, "total_tokens": 60}
 
 
