@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import json
 import uuid
+from datetime import UTC, datetime, time, timedelta
 
 import pytest
 
@@ -133,6 +134,14 @@ def test_a_very_long_message_collapses_in_the_timeline_and_expands_on_request(ma
     expect(page.locator(".msg-expand")).to_have_attribute("aria-expanded", "true")
 
 
+def _minutes_since_yesterday_noon() -> int:
+    """An age that reads "yesterday" at any time of day (the page counts calendar days): yesterday at 12:00
+    UTC, 12 to 36 hours ago. A fixed 26 hours read "2 days ago" between midnight and 02:00."""
+    now = datetime.now(UTC)
+    noon = datetime.combine(now.date() - timedelta(days=1), time(12), tzinfo=UTC)
+    return int((now - noon).total_seconds() // 60)
+
+
 def _add_conversation(e2e_server, title: str, minutes_ago: int) -> str:
     (user_id,) = e2e_server.query(
         "SELECT id FROM auth_user WHERE username = ?", (e2e_server.world["username"],)
@@ -157,7 +166,7 @@ def _add_conversation(e2e_server, title: str, minutes_ago: int) -> str:
 
 def test_the_sidebar_searches_renames_and_deletes_conversations(make_page, e2e_server):
     tea = _add_conversation(e2e_server, "Tea supplies for the third quarter", 5)
-    desks = _add_conversation(e2e_server, "Standing desks", 60 * 26)
+    desks = _add_conversation(e2e_server, "Standing desks", _minutes_since_yesterday_noon())
     page = make_page()
     listed = page.locator(".conversations .conversation-item")
     expect(page.locator(f".conversation-item[data-id='{tea}'] time")).to_have_text("5 minutes ago")
