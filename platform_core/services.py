@@ -69,24 +69,14 @@ def organization_set_approval_cooldown(
 ) -> Organization:
     """Set the separation-of-duties cooldown (hours; 0 turns it off), audited. The change itself counts as
     changing approval configuration, and a lowered value stays in force for the hours it had."""
-    org = Organization.objects.select_for_update().get(pk=organization.pk)
-    before = org.approval_config_cooldown_hours
-    if before == hours:
-        return org
-    org.approval_config_cooldown_hours = hours
-    org.full_clean(validate_unique=False, validate_constraints=False)
-    org.save(update_fields=["approval_config_cooldown_hours"])
-    audit_log_write(
-        organization=org,
+    return _organization_setting_set(
+        organization=organization,
         actor=actor,
+        field="approval_config_cooldown_hours",
+        value=hours,
         action="organization.approval_cooldown.changed",
-        target=org,
-        before={"approval_config_cooldown_hours": before},
-        after={"approval_config_cooldown_hours": hours},
         ip_address=ip_address,
     )
-    organization.approval_config_cooldown_hours = hours
-    return org
 
 
 @transaction.atomic
@@ -98,23 +88,44 @@ def organization_set_time_zone(
     ip_address: str | None = None,
 ) -> Organization:
     """Set the organisation's time zone (an IANA name, validated), audited; the same zone changes nothing."""
+    return _organization_setting_set(
+        organization=organization,
+        actor=actor,
+        field="time_zone",
+        value=time_zone,
+        action="organization.time_zone.changed",
+        ip_address=ip_address,
+    )
+
+
+def _organization_setting_set(
+    *,
+    organization: Organization,
+    actor: AbstractBaseUser | None,
+    field: str,
+    value: Any,
+    action: str,
+    ip_address: str | None,
+) -> Organization:
+    """Set one validated field of the organisation under its row lock, with its audit row; the same value
+    changes nothing. ``organization`` (the caller's instance) is updated too."""
     org = Organization.objects.select_for_update().get(pk=organization.pk)
-    before = org.time_zone
-    if before == time_zone:
+    before = getattr(org, field)
+    if before == value:
         return org
-    org.time_zone = time_zone
+    setattr(org, field, value)
     org.full_clean(validate_unique=False, validate_constraints=False)
-    org.save(update_fields=["time_zone"])
+    org.save(update_fields=[field])
     audit_log_write(
         organization=org,
         actor=actor,
-        action="organization.time_zone.changed",
+        action=action,
         target=org,
-        before={"time_zone": before},
-        after={"time_zone": time_zone},
+        before={field: before},
+        after={field: value},
         ip_address=ip_address,
     )
-    organization.time_zone = time_zone
+    setattr(organization, field, value)
     return org
 
 
