@@ -272,6 +272,8 @@ DYNAMIC_ACTIONS = {
         f"{e}.{v}" for e in CONFIGURABLE_ENTITIES for v in ("created", "updated", "deleted")
     ],
     "hooks/services.py": [f"approval.{s}" for s in ApprovalStatus.values if s != ApprovalStatus.PENDING],
+    # _organization_setting_set writes the action its two callers name
+    "platform_core/services.py": ["organization.approval_cooldown.changed", "organization.time_zone.changed"],
 }
 
 
