@@ -9,10 +9,12 @@ from __future__ import annotations
 
 from typing import Any
 
+from django import forms
 from django.contrib import admin, messages
 from django.contrib.admin.utils import unquote
 from django.core.exceptions import PermissionDenied
 from django.core.exceptions import ValidationError as DjangoValidationError
+from django.db import models
 from django.db.models import Count, QuerySet
 from django.http import Http404, HttpRequest, HttpResponse, HttpResponseRedirect
 from django.template.response import TemplateResponse
@@ -22,7 +24,7 @@ from django.views.decorators.http import require_POST
 
 from connectors import fields as connector_fields
 from connectors.db_schema import schema_cache_clear
-from connectors.forms import ConnectorAdminForm, ImportOpenAPIForm
+from connectors.forms import SECRET_INPUTS, ConnectorAdminForm, ImportOpenAPIForm
 from connectors.mcp.client import McpFailure
 from connectors.mcp.confirm import ConfirmRefused, mcp_action_confirm_read, mcp_action_withdraw_read
 from connectors.mcp.lookalikes import Lookalike, lookalikes_for_connector
@@ -42,28 +44,54 @@ from platform_core.admin_base import OrgScopedAdmin, OrgScopedInline
 from platform_core.request_meta import client_ip
 
 
-class ConnectorActionInline(OrgScopedInline):
+class _ActionInline(OrgScopedInline):
+    """A connector's actions, with the columns of its kind (the kind's class names the fieldset
+    ``for-<kind>``: the form's script hides the table while another kind is chosen)."""
+
     model = ConnectorAction
     fk_name = "connector"
-    fields = [
-        "name",
-        "method",
-        "path_template",
-        "mcp_tool",
-        "mcp_read_status",
-        "is_write",
-        "is_write_override",
-        "is_active",
-        "source",
-    ]
-    readonly_fields = ["mcp_tool", "mcp_read_status", "source"]
     extra = 0
     show_change_link = True
     ordering = ["name"]
+    formfield_overrides = {models.TextField: {"widget": forms.Textarea(attrs={"rows": 2, "cols": 40})}}
+
+
+class HttpActionInline(_ActionInline):
+    fields = ["name", "method", "path_template", "is_write", "is_write_override", "is_active", "source"]
+    readonly_fields = ["source"]
+    classes = ["for-http"]
+
+
+class DatabaseActionInline(_ActionInline):
+    fields = ["name", "sql_template", "free_form", "is_write", "is_write_override", "is_active", "source"]
+    readonly_fields = ["source"]
+    classes = ["for-database"]
+
+
+class McpActionInline(_ActionInline):
+    fields = ["name", "mcp_tool", "mcp_read_status", "is_write", "is_write_override", "is_active", "source"]
+    readonly_fields = ["mcp_tool", "mcp_read_status", "source"]
+    classes = ["for-mcp"]
 
     @admin.display(description=_("read or write (MCP)"))
     def mcp_read_status(self, obj: ConnectorAction) -> str:
         return mcp_read_status(obj)
+
+
+ACTION_INLINES: dict[str, type[_ActionInline]] = {
+    ConnectorKind.HTTP: HttpActionInline,
+    ConnectorKind.DATABASE: DatabaseActionInline,
+    ConnectorKind.MCP: McpActionInline,
+}
+
+
+def _form_fields_by_kind() -> dict[str, list[str]]:
+    """The admin form's inputs each kind uses (a secret has a new-value input and a clear box)."""
+    inputs = {secret: [name, clear] for name, (secret, clear) in SECRET_INPUTS.items()}
+    return {
+        kind: [name for field in fields for name in inputs.get(field, [field])]
+        for kind, fields in connector_fields.BY_KIND.items()
+    }
 
 
 _CLAIMS = {
@@ -103,23 +131,26 @@ def lookalike_text(item: Lookalike) -> str:
 @admin.register(Connector)
 class ConnectorAdmin(OrgScopedAdmin):
     form = ConnectorAdminForm
-    inlines = [ConnectorActionInline]
+    inlines = list(ACTION_INLINES.values())  # one of them per connector: get_inlines
     list_display = ["name", "organization", "kind", "base_url", "auth_type", "action_count", "is_active"]
     list_filter = ["kind", "is_active", "auth_type"]
     search_fields = ["name", "description"]
     actions = ["test_connection", "refresh_schema", "sync_tools"]
     change_form_template = "admin/connectors/connector/change_form.html"
+    # Each section but the first is shown by connectors' script only while the chosen kind uses one of
+    # its fields (connectors.fields.BY_KIND); without the script every section shows.
     fieldsets = [
         (None, {"fields": ["organization", *connector_fields.IDENTITY, "is_active"]}),
-        (_("HTTP API"), {"fields": list(connector_fields.HTTP)}),
+        (_("Server"), {"fields": list(connector_fields.HTTP), "classes": ["connector-server"]}),
         (
             _("MCP server"),
             {
                 "fields": list(connector_fields.MCP),
+                "classes": ["connector-mcp"],
                 "description": _(
-                    "For MCP connectors: the base URL above is the server's MCP endpoint. Tools are synced "
-                    "as actions on every save; every tool is a write until an admin confirms it as a read "
-                    "(Connector actions → 'Confirm as read'); the server's annotations are only its claim."
+                    "The base URL above is the server's MCP endpoint. Tools are synced as actions on every "
+                    "save; every tool is a write until an admin confirms it as a read (Connector actions → "
+                    "'Confirm as read'); the server's annotations are only its claim."
                 ),
             },
         ),
@@ -127,6 +158,7 @@ class ConnectorAdmin(OrgScopedAdmin):
             _("Authentication"),
             {
                 "fields": [*connector_fields.AUTHENTICATION, "auth_secret_new", "auth_secret_clear"],
+                "classes": ["connector-authentication"],
                 "description": _("Secrets are encrypted at rest and never shown again after saving."),
             },
         ),
@@ -138,14 +170,29 @@ class ConnectorAdmin(OrgScopedAdmin):
                     "dsn_new",
                     "dsn_clear",
                     *connector_fields.DATABASE_LIMITS,
-                ]
+                ],
+                "classes": ["connector-database"],
             },
         ),
         (
             _("Limits and network"),
-            {"fields": [*connector_fields.NETWORK_LIMITS, *connector_fields.PRIVATE_HOSTS]},
+            {
+                "fields": [*connector_fields.NETWORK_LIMITS, *connector_fields.PRIVATE_HOSTS],
+                "classes": ["connector-limits"],
+            },
         ),
     ]
+
+    def get_inlines(self, request: HttpRequest, obj: Connector | None) -> list[type[_ActionInline]]:
+        """The actions table of the connector's kind (a new connector's: HTTP, whose actions are typed
+        in; a database's schema tools and an MCP server's tools arrive when it is saved)."""
+        return [ACTION_INLINES[obj.kind if obj is not None else ConnectorKind.HTTP]]
+
+    def render_change_form(
+        self, request: HttpRequest, context: dict[str, Any], *args: Any, **kwargs: Any
+    ) -> Any:
+        context["connector_fields_by_kind"] = _form_fields_by_kind()
+        return super().render_change_form(request, context, *args, **kwargs)
 
     def get_queryset(self, request: HttpRequest) -> QuerySet:
         return super().get_queryset(request).annotate(_action_count=Count("actions"))

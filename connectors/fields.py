@@ -27,6 +27,21 @@ DATABASE_LIMITS = (
 NETWORK_LIMITS = ("connect_timeout", "read_timeout", "max_response_bytes")
 PRIVATE_HOSTS = ("allowed_private_hosts",)
 
+#: The settings each kind of connector uses, besides its identity (the admin form shows only the chosen
+#: kind's; the secrets' own inputs are named after their model fields).
+BY_KIND: dict[str, tuple[str, ...]] = {
+    "http": (*HTTP, *AUTHENTICATION, "auth_secret", *NETWORK_LIMITS, *PRIVATE_HOSTS),
+    "mcp": ("base_url", *MCP, *AUTHENTICATION, "auth_secret", *NETWORK_LIMITS, *PRIVATE_HOSTS),
+    "database": (
+        *DATABASE_ENGINE,
+        "dsn",
+        *DATABASE_LIMITS,
+        "connect_timeout",
+        "max_response_bytes",
+        *PRIVATE_HOSTS,
+    ),
+}
+
 #: Every setting a connector's form edits, in the form's order (the secrets apart).
 EDITABLE = (
     *IDENTITY,

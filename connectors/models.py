@@ -363,6 +363,7 @@ class ActionSource(models.TextChoices):
     MANUAL = "manual", _("Created by hand")
     OPENAPI = "openapi", _("Imported from OpenAPI")
     MCP = "mcp", _("Discovered on an MCP server")
+    SCHEMA = "schema", _("Generated from the database schema")
 
 
 class HttpMethod(models.TextChoices):
@@ -607,6 +608,7 @@ def ensure_schema_tools(connector: Connector) -> None:
                 description=str(description),
                 schema_tool=str(tool),
                 parameters=parameters,
+                source=ActionSource.SCHEMA,
             )
 
 
