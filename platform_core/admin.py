@@ -6,6 +6,7 @@ from typing import Any
 
 from django import forms
 from django.contrib import admin, messages
+from django.contrib.admin.helpers import ACTION_CHECKBOX_NAME
 from django.contrib.admin.options import IncorrectLookupParameters
 from django.core.exceptions import PermissionDenied, ValidationError
 from django.db.models import QuerySet
@@ -20,9 +21,9 @@ from platform_core.admin_identities import LinkedIdentityAdmin  # noqa: F401  (r
 from platform_core.admin_memberships import MembershipAdmin  # noqa: F401  (registers it; issue 31)
 from platform_core.api_keys import api_key_create, api_key_revoke
 from platform_core.audit_actions import audit_action_label
-from platform_core.audit_export import EXPORT_FORMATS, audit_export_response
+from platform_core.audit_export import audit_export_response, export_format
 from platform_core.models import ApiKey, ApiKeyScope, AuditLog, Organization, site_time_zone
-from platform_core.request_meta import client_ip
+from platform_core.request_meta import client_ip, signed_in_user
 from platform_core.services import (
     organization_set_approval_cooldown,
     organization_set_read_only,
@@ -56,7 +57,8 @@ class OrganizationForm(forms.ModelForm):
         self.fields["time_zone"].required = False  # empty: unchanged
 
     def clean(self) -> dict[str, Any]:
-        data = super().clean()
+        super().clean()
+        data = self.cleaned_data
         if data.get("approval_config_cooldown_hours") is None:
             data["approval_config_cooldown_hours"] = 0
         if not data.get("time_zone"):
@@ -125,14 +127,14 @@ class OrganizationAdmin(OrgScopedAdmin):
             obj.time_zone = stored.time_zone
             super().save_model(request, obj, form, change)
             organization_set_approval_cooldown(
-                organization=obj, actor=request.user, hours=cooldown, ip_address=client_ip(request)
+                organization=obj, actor=signed_in_user(request), hours=cooldown, ip_address=client_ip(request)
             )
             organization_set_time_zone(
-                organization=obj, actor=request.user, time_zone=zone, ip_address=client_ip(request)
+                organization=obj, actor=signed_in_user(request), time_zone=zone, ip_address=client_ip(request)
             )
             organization_set_read_only(
                 organization=obj,
-                actor=request.user,
+                actor=signed_in_user(request),
                 enabled=enabled,
                 reason=reason,
                 ip_address=client_ip(request),
@@ -142,12 +144,15 @@ class OrganizationAdmin(OrgScopedAdmin):
             super().save_model(request, obj, form, change)
             if cooldown:
                 organization_set_approval_cooldown(
-                    organization=obj, actor=request.user, hours=cooldown, ip_address=client_ip(request)
+                    organization=obj,
+                    actor=signed_in_user(request),
+                    hours=cooldown,
+                    ip_address=client_ip(request),
                 )
             if enabled:
                 organization_set_read_only(
                     organization=obj,
-                    actor=request.user,
+                    actor=signed_in_user(request),
                     enabled=True,
                     reason=reason,
                     ip_address=client_ip(request),
@@ -160,7 +165,7 @@ class OrganizationAdmin(OrgScopedAdmin):
             for org in queryset:
                 organization_set_read_only(
                     organization=org,
-                    actor=request.user,
+                    actor=signed_in_user(request),
                     enabled=True,
                     reason=form.cleaned_data["reason"],
                     ip_address=client_ip(request),
@@ -183,7 +188,7 @@ class OrganizationAdmin(OrgScopedAdmin):
             "organizations": queryset,
             "form": form,
             "opts": self.model._meta,
-            "action_checkbox_name": admin.helpers.ACTION_CHECKBOX_NAME,
+            "action_checkbox_name": ACTION_CHECKBOX_NAME,
         }
         return TemplateResponse(request, "admin/platform_core/read_only_reason.html", context)
 
@@ -191,7 +196,7 @@ class OrganizationAdmin(OrgScopedAdmin):
     def disable_read_only(self, request: HttpRequest, queryset: QuerySet[Organization]) -> None:
         for org in queryset:
             organization_set_read_only(
-                organization=org, actor=request.user, enabled=False, ip_address=client_ip(request)
+                organization=org, actor=signed_in_user(request), enabled=False, ip_address=client_ip(request)
             )
         count = queryset.count()
         self.message_user(
@@ -258,7 +263,8 @@ class AuditLogAdmin(OrgScopedAdmin):
 
     def export_view(self, request: HttpRequest, fmt: str) -> HttpResponseBase:
         """The changelist's rows (its filters, search and date drill-down) as a CSV or JSON Lines file."""
-        if fmt not in EXPORT_FORMATS:
+        chosen = export_format(fmt)
+        if chosen is None:
             raise Http404(_("Unknown export format."))
         if not self.has_view_permission(request):
             raise PermissionDenied
@@ -266,7 +272,7 @@ class AuditLogAdmin(OrgScopedAdmin):
             changelist = self.get_changelist_instance(request)
         except IncorrectLookupParameters:
             return HttpResponseRedirect(reverse("admin:platform_core_auditlog_changelist") + "?e=1")
-        return audit_export_response(queryset=changelist.get_queryset(request), fmt=fmt, name="audit-log")
+        return audit_export_response(queryset=changelist.get_queryset(request), fmt=chosen, name="audit-log")
 
     def has_add_permission(self, request: HttpRequest, *args: Any) -> bool:
         return False
@@ -354,7 +360,7 @@ class ApiKeyAdmin(OrgScopedAdmin):
             scopes=form.cleaned_data["scopes"],
             expires_at=form.cleaned_data.get("expires_at"),
             organization=organization,
-            actor=request.user,
+            actor=signed_in_user(request),
             ip_address=client_ip(request),
         )
         obj.__dict__.update({k: v for k, v in created.key.__dict__.items() if k != "_state"})
@@ -382,7 +388,7 @@ class ApiKeyAdmin(OrgScopedAdmin):
     def revoke_selected(self, request: HttpRequest, queryset: QuerySet) -> None:
         count = 0
         for key in queryset.filter(revoked=False):
-            api_key_revoke(key=key, actor=request.user, ip_address=client_ip(request))
+            api_key_revoke(key=key, actor=signed_in_user(request), ip_address=client_ip(request))
             count += 1
         self.message_user(
             request,

@@ -13,28 +13,33 @@ an org admin sees only the users who are members of the organisations they admin
 
 from __future__ import annotations
 
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from django.contrib import admin
+from django.contrib.admin.options import BaseModelAdmin
 from django.contrib.admin.utils import get_fields_from_path, get_model_from_relation
 from django.contrib.admin.widgets import ForeignKeyRawIdWidget
 from django.contrib.auth import get_user_model
 from django.core.exceptions import FieldDoesNotExist, ValidationError
 from django.db import models
 from django.db.models import Q, QuerySet
+from django.db.models.fields.related import RelatedField
 from django.http import HttpRequest
 
 from platform_core.audited import audit_finish, audit_start, audited_delete
 from platform_core.models import Membership, Organization
-from platform_core.request_meta import client_ip
+from platform_core.request_meta import client_ip, signed_in_user
 from platform_core.selectors import admin_organizations_for_user
+
+if TYPE_CHECKING:
+    from django_stubs_ext import StrOrPromise  # django-stubs' own helper, a dev dependency
 
 
 def admin_orgs(request: HttpRequest) -> QuerySet[Organization]:
     """Organisations whose admin pages ``request.user`` may use, cached on the request."""
     cached = getattr(request, "_admin_orgs", None)
     if cached is None:
-        cached = admin_organizations_for_user(user=request.user)
+        cached = admin_organizations_for_user(user=signed_in_user(request))
         request._admin_orgs = cached  # type: ignore[attr-defined]
     return cached
 
@@ -91,7 +96,9 @@ class OrgScopedForeignKeyRawIdWidget(ForeignKeyRawIdWidget):
 class OrgScopedRelatedFieldListFilter(admin.RelatedFieldListFilter):
     """A relation's list filter: only related objects the user may see that their own rows use."""
 
-    def field_choices(self, field: Any, request: HttpRequest, model_admin: Any) -> list[tuple[Any, str]]:
+    def field_choices(
+        self, field: Any, request: HttpRequest, model_admin: Any
+    ) -> list[tuple[str, StrOrPromise]]:
         if request.user.is_superuser:
             return super().field_choices(field, request, model_admin)
         used = model_admin.get_queryset(request).distinct().values_list(f"{self.field_path}__pk", flat=True)
@@ -145,7 +152,7 @@ def scoped_list_filter(model: type[models.Model], item: Any) -> Any:
     return item
 
 
-class OrgScopedChoicesMixin:
+class OrgScopedChoicesMixin(BaseModelAdmin):
     """Limits foreign-key and many-to-many choices (and raw-id labels) to :func:`admin_visible_rows`."""
 
     def formfield_for_foreignkey(self, db_field: Any, request: HttpRequest, **kwargs: Any) -> Any:
@@ -213,7 +220,9 @@ class OrgScopedAdmin(OrgScopedChoicesMixin, admin.ModelAdmin):
                 field = self.opts.get_field(name)
             except FieldDoesNotExist:
                 continue
-            if not (field.is_relation and field.concrete and field.related_model is not None):
+            if not (
+                isinstance(field, RelatedField) and field.concrete and isinstance(field.related_model, type)
+            ):
                 continue
             wanted = value if isinstance(value, list) else [value]
             key = field.target_field.name
@@ -286,15 +295,18 @@ class AuditedAdmin(OrgScopedAdmin):
         start = request.__dict__.get("_audit_starts", {}).pop(id(form.instance), None)
         if start is not None:
             audit_finish(
-                instance=form.instance, start=start, actor=request.user, ip_address=client_ip(request)
+                instance=form.instance,
+                start=start,
+                actor=signed_in_user(request),
+                ip_address=client_ip(request),
             )
 
     def delete_model(self, request: HttpRequest, obj: Any) -> None:
-        audited_delete(instance=obj, actor=request.user, ip_address=client_ip(request))
+        audited_delete(instance=obj, actor=signed_in_user(request), ip_address=client_ip(request))
 
     def delete_queryset(self, request: HttpRequest, queryset: QuerySet) -> None:
         for obj in queryset:
-            audited_delete(instance=obj, actor=request.user, ip_address=client_ip(request))
+            audited_delete(instance=obj, actor=signed_in_user(request), ip_address=client_ip(request))
 
 
 class OrgScopedInline(OrgScopedChoicesMixin, admin.TabularInline):

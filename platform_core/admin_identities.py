@@ -22,7 +22,7 @@ from platform_core.identities import (
     identity_unlink_by_hand,
 )
 from platform_core.models import LinkedIdentity, Membership
-from platform_core.request_meta import client_ip
+from platform_core.request_meta import client_ip, signed_in_user
 
 
 class LinkFeishuForm(forms.ModelForm):
@@ -41,7 +41,8 @@ class LinkFeishuForm(forms.ModelForm):
                 self.fields[name].required = True
 
     def clean(self) -> dict[str, Any]:
-        data = super().clean()
+        super().clean()
+        data = self.cleaned_data
         org, user, open_id = data.get("organization"), data.get("user"), (data.get("open_id") or "").strip()
         if org is not None and user is not None:
             if not Membership.objects.filter(organization=org, user=user).exists():
@@ -90,9 +91,10 @@ class LinkedIdentityAdmin(OrgScopedAdmin):
         return obj.organization_id is not None and admin_orgs(request).filter(pk=obj.organization_id).exists()
 
     def save_model(self, request: HttpRequest, obj: LinkedIdentity, form: Any, change: bool) -> None:
+        assert obj.organization is not None  # the form requires one
         outcome = identity_link_feishu_by_hand(
             organization=obj.organization,
-            actor=request.user,
+            actor=signed_in_user(request),
             user=obj.user,
             open_id=obj.open_id,
             ip_address=client_ip(request),
@@ -109,8 +111,13 @@ class LinkedIdentityAdmin(OrgScopedAdmin):
         obj._state.adding = False
 
     def delete_model(self, request: HttpRequest, obj: LinkedIdentity) -> None:
+        if obj.organization is None:  # made by signing in, not by an organisation's admin: it stays
+            return
         identity_unlink_by_hand(
-            organization=obj.organization, actor=request.user, identity=obj, ip_address=client_ip(request)
+            organization=obj.organization,
+            actor=signed_in_user(request),
+            identity=obj,
+            ip_address=client_ip(request),
         )
 
     def delete_queryset(self, request: HttpRequest, queryset: QuerySet) -> None:

@@ -8,19 +8,21 @@ members of the organisations that admin administers. Superusers keep Django's ra
 
 from __future__ import annotations
 
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from django import forms
 from django.contrib.auth import get_user_model
-from django.contrib.auth.base_user import AbstractBaseUser
 from django.core.exceptions import ValidationError
 from django.db.models import QuerySet
 from django.utils.translation import gettext_lazy as _
 
 from platform_core.api_keys import without_service_users
 
+if TYPE_CHECKING:
+    from django.contrib.auth.models import User
 
-def user_find_by_identifier(*, identifier: str) -> list[AbstractBaseUser]:
+
+def user_find_by_identifier(*, identifier: str) -> list[User]:
     """Active users named exactly by ``identifier``: the username (case-sensitive), else the e-mail
     address (case-insensitive). At most two are returned: more than one means the name is ambiguous.
     Organisation keys' service users are never found: they are no people (issue 31)."""
@@ -50,7 +52,7 @@ class UserIdentifierField(forms.CharField):
         )
         super().__init__(**kwargs)
 
-    def clean(self, value: Any) -> AbstractBaseUser:
+    def clean(self, value: Any) -> User:
         identifier = super().clean(value)
         found = user_find_by_identifier(identifier=identifier)
         if not found:

@@ -31,7 +31,7 @@ from platform_core.members_invitations import (
 )
 from platform_core.members_outcomes import MemberNotAdded
 from platform_core.models import Membership, MembershipInvitation
-from platform_core.request_meta import client_ip
+from platform_core.request_meta import client_ip, signed_in_user
 from platform_core.services import MembershipRefused, membership_refusal, membership_remove, membership_save
 
 
@@ -47,7 +47,8 @@ class MembershipAdminForm(forms.ModelForm):
     actor: Any = None
 
     def clean(self) -> dict[str, Any]:
-        data = super().clean()
+        super().clean()
+        data = self.cleaned_data
         org = self.instance.organization if self.instance.organization_id else None
         user = self.instance.user if self.instance.user_id else None
         role = data.get("role")
@@ -88,7 +89,7 @@ class MembershipAdmin(OrgScopedAdmin):
             organization=obj.organization,
             user=obj.user,
             role=obj.role,
-            actor=request.user,
+            actor=signed_in_user(request),
             ip_address=client_ip(request),
         )
         if isinstance(outcome, MembershipRefused):  # the form checked it: only a concurrent change gets here
@@ -107,7 +108,9 @@ class MembershipAdmin(OrgScopedAdmin):
             self._remove(request, membership)
 
     def _remove(self, request: HttpRequest, membership: Membership) -> None:
-        outcome = membership_remove(membership=membership, actor=request.user, ip_address=client_ip(request))
+        outcome = membership_remove(
+            membership=membership, actor=signed_in_user(request), ip_address=client_ip(request)
+        )
         if isinstance(outcome, MembershipRefused):
             self.message_user(request, f"{membership}: {outcome.message}", messages.ERROR)
 
@@ -122,7 +125,8 @@ class MembershipInvitationForm(forms.ModelForm):
         fields = ["organization", "user", "role"]
 
     def clean(self) -> dict[str, Any]:
-        data = super().clean()
+        super().clean()
+        data = self.cleaned_data
         org, user, role = data.get("organization"), data.get("user"), data.get("role")
         if org is not None and user is not None and role:
             problem = member_invitation_problem(organization=org, user=user, role=role, actor=self.actor)
@@ -179,7 +183,7 @@ class MembershipInvitationAdmin(OrgScopedAdmin):
             organization=obj.organization,
             user=obj.user,
             role=obj.role,
-            actor=request.user,
+            actor=signed_in_user(request),
             invitations_url=request.build_absolute_uri(reverse("invitations")),
             ip_address=client_ip(request),
         )
@@ -199,8 +203,10 @@ class MembershipInvitationAdmin(OrgScopedAdmin):
         return HttpResponseRedirect(reverse("admin:platform_core_membershipinvitation_changelist"))
 
     def delete_model(self, request: HttpRequest, obj: MembershipInvitation) -> None:
-        member_invitation_cancel(invitation=obj, actor=request.user, ip_address=client_ip(request))
+        member_invitation_cancel(invitation=obj, actor=signed_in_user(request), ip_address=client_ip(request))
 
     def delete_queryset(self, request: HttpRequest, queryset: QuerySet) -> None:
         for invitation in queryset.select_related("user", "organization"):
-            member_invitation_cancel(invitation=invitation, actor=request.user, ip_address=client_ip(request))
+            member_invitation_cancel(
+                invitation=invitation, actor=signed_in_user(request), ip_address=client_ip(request)
+            )

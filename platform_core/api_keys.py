@@ -13,10 +13,9 @@ import secrets
 from collections.abc import Iterable
 from dataclasses import dataclass
 from datetime import datetime, timedelta
-from typing import Any, Literal
+from typing import TYPE_CHECKING, Any, Literal
 
 from django.contrib.auth import get_user_model
-from django.contrib.auth.base_user import AbstractBaseUser
 from django.core.exceptions import ValidationError
 from django.db import IntegrityError, transaction
 from django.db.models import QuerySet
@@ -27,6 +26,9 @@ from django.utils.translation import gettext as _
 from platform_core.api_keys_scopes import ApiKeyCredential, Scope, scopes_normalise
 from platform_core.audit_log import audit_log_write
 from platform_core.models import ApiKey, ApiKeyAddress, Membership, Organization, Role
+
+if TYPE_CHECKING:
+    from django.contrib.auth.models import User
 
 SERVICE_USER_PREFIX = "api-key-"
 
@@ -61,7 +63,7 @@ def without_service_users(users: QuerySet[Any], *, path: str = "") -> QuerySet[A
     return users.exclude(**{f"{path}api_keys__organization__isnull": False})
 
 
-def is_service_user(user: AbstractBaseUser) -> bool:
+def is_service_user(user: User) -> bool:
     """Whether ``user`` is an organisation key's service user (never a person: never an approver)."""
     return ApiKey.objects.filter(user_id=user.pk, organization__isnull=False).exists()
 
@@ -96,7 +98,7 @@ def _validated(scopes: Iterable[str], expires_at: datetime | None) -> list[str]:
     return chosen
 
 
-def _service_user(*, organization: Organization, name: str, scopes: list[str]) -> AbstractBaseUser:
+def _service_user(*, organization: Organization, name: str, scopes: list[str]) -> User:
     user = get_user_model().objects.create(
         username=f"{SERVICE_USER_PREFIX}{secrets.token_hex(6)}", first_name=name[:150]
     )
@@ -109,9 +111,9 @@ def _service_user(*, organization: Organization, name: str, scopes: list[str]) -
 
 def _issue(
     *,
-    user: AbstractBaseUser,
+    user: User,
     organization: Organization | None,
-    created_by: AbstractBaseUser | None,
+    created_by: User | None,
     name: str,
     scopes: list[str],
     expires_at: datetime | None,
@@ -140,8 +142,8 @@ def api_key_create(
     *,
     name: str,
     scopes: Iterable[str],
-    actor: AbstractBaseUser | None,
-    owner: AbstractBaseUser | None = None,
+    actor: User | None,
+    owner: User | None = None,
     organization: Organization | None = None,
     expires_at: datetime | None = None,
     ip_address: str | None = None,
@@ -177,7 +179,7 @@ def api_key_create(
 
 
 @transaction.atomic
-def api_key_revoke(*, key: ApiKey, actor: AbstractBaseUser | None, ip_address: str | None = None) -> ApiKey:
+def api_key_revoke(*, key: ApiKey, actor: User | None, ip_address: str | None = None) -> ApiKey:
     """Revoke ``key`` at once (it stays listed, marked revoked), audited; revoking it again changes
     nothing. An organisation key's service user is deactivated and leaves the organisation."""
     locked = (
@@ -276,7 +278,7 @@ def api_key_is_live(*, key_id: int) -> bool:
 
 
 # --- reads --------------------------------------------------------------------------------------
-def api_key_list_personal(*, user: AbstractBaseUser) -> QuerySet[ApiKey]:
+def api_key_list_personal(*, user: User) -> QuerySet[ApiKey]:
     return ApiKey.objects.filter(user=user, organization__isnull=True).order_by("-created_at", "-id")
 
 
@@ -288,7 +290,7 @@ def api_key_list_for_org(*, organization: Organization) -> QuerySet[ApiKey]:
     )
 
 
-def api_key_get_personal(*, user: AbstractBaseUser, key_id: Any) -> ApiKey:
+def api_key_get_personal(*, user: User, key_id: Any) -> ApiKey:
     """One of ``user``'s personal keys; another's key or none at all raise the same 404."""
     key = api_key_list_personal(user=user).filter(pk=key_id).first() if str(key_id).isdigit() else None
     if key is None:

@@ -48,7 +48,9 @@ class ApiKeyForm(forms.Form):
         kwargs.setdefault("initial", {"form_id": secrets.token_urlsafe(16)})
         super().__init__(*args, **kwargs)
         self.admin_orgs = {org.slug: org for org in admin_orgs}
-        self.fields["owner"].choices = [
+        owner = self.fields["owner"]
+        assert isinstance(owner, forms.ChoiceField)
+        owner.choices = [
             (PERSONAL, _("Me (personal key)")),
             *[(org.slug, org.name) for org in admin_orgs],
         ]

@@ -76,5 +76,5 @@ def _reported_field(fields: tuple[str, ...], values: dict[str, Any]) -> str:
 def _taken_message(model: type[models.Model], field: str) -> str:
     return _("%(model)s with this %(field)s already exists in this organisation.") % {
         "model": capfirst(model._meta.verbose_name),
-        "field": model._meta.get_field(field).verbose_name,
+        "field": getattr(model._meta.get_field(field), "verbose_name", field),
     }

@@ -28,6 +28,17 @@ from platform_core.models import AuditLog
 
 ExportFormat = Literal["csv", "jsonl"]
 EXPORT_FORMATS: dict[str, str] = {"csv": "text/csv", "jsonl": "application/jsonl"}
+
+
+def export_format(value: str) -> ExportFormat | None:
+    """``value`` as an export format (a URL's ``csv`` or ``jsonl``), or None when it is not one."""
+    if value == "csv":
+        return "csv"
+    if value == "jsonl":
+        return "jsonl"
+    return None
+
+
 EXPORT_COLUMNS = (
     "time",
     "actor",

@@ -2,18 +2,20 @@
 
 from __future__ import annotations
 
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-from django.contrib.auth.base_user import AbstractBaseUser
 from django.db import models
 
 from platform_core.models import AuditLog, Organization
+
+if TYPE_CHECKING:
+    from django.contrib.auth.models import User
 
 
 def audit_log_write(
     *,
     organization: Organization,
-    actor: AbstractBaseUser | None,
+    actor: User | None,
     action: str,
     target: models.Model | None = None,
     before: dict[str, Any] | None = None,

@@ -12,15 +12,17 @@ import json
 import re
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-from django.contrib.auth.base_user import AbstractBaseUser
 from django.core.serializers.json import DjangoJSONEncoder
 from django.db import models, transaction
 
 from platform_core.crypto import Ciphertext, EncryptedTextField, SecretDecryptError
 from platform_core.models import AuditLog, Organization
 from platform_core.services import audit_log_write
+
+if TYPE_CHECKING:
+    from django.contrib.auth.models import User
 
 _UNAUDITED_FIELDS = frozenset({"organization", "created_at", "updated_at"})
 CHANGED = "changed"
@@ -77,7 +79,8 @@ def audit_start(instance: models.Model) -> AuditStart:
 def _plain(value: Any, instance: models.Model, name: str) -> str:
     if isinstance(value, Ciphertext):
         field = instance._meta.get_field(name)
-        return value.reveal(field.binding_for(instance))  # type: ignore[attr-defined]
+        assert isinstance(field, EncryptedTextField)
+        return value.reveal(field.binding_for(instance))
     return str(value or "")
 
 
@@ -106,7 +109,7 @@ def audit_finish(
     *,
     instance: models.Model,
     start: AuditStart,
-    actor: AbstractBaseUser | None,
+    actor: User | None,
     ip_address: str | None = None,
 ) -> AuditLog | None:
     """Write the audit row of a saved row (after its many-to-many sets); nothing if nothing changed."""
@@ -134,7 +137,7 @@ def audit_finish(
 def audited_save(
     *,
     instance: models.Model,
-    actor: AbstractBaseUser | None,
+    actor: User | None,
     m2m: Mapping[str, Iterable[Any]] | None = None,
     secrets: Mapping[str, str | None] | None = None,
     ip_address: str | None = None,
@@ -158,9 +161,7 @@ def audited_save(
 
 
 @transaction.atomic
-def audited_delete(
-    *, instance: models.Model, actor: AbstractBaseUser | None, ip_address: str | None = None
-) -> None:
+def audited_delete(*, instance: models.Model, actor: User | None, ip_address: str | None = None) -> None:
     """Delete a row with an audit row holding its last state."""
     audit_log_write(
         organization=Organization.objects.get(pk=instance.organization_id),  # type: ignore[attr-defined]

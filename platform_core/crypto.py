@@ -132,7 +132,9 @@ class _EncryptedAttribute(DeferredAttribute):
             return self
         value = super().__get__(instance, cls)
         if isinstance(value, Ciphertext):
-            return value.reveal(self.field.binding_for(instance))
+            field = self.field
+            assert isinstance(field, EncryptedTextField)
+            return value.reveal(field.binding_for(instance))
         return value
 
     def __set__(self, instance: Any, value: Any) -> None:
@@ -209,7 +211,7 @@ class EncryptedTextField(models.TextField):
     def value_to_string(self, obj: models.Model) -> str:
         return self.value_from_object(obj)
 
-    def formfield(self, **kwargs: Any) -> Any:
+    def formfield(self, form_class: Any = None, choices_form_class: Any = None, **kwargs: Any) -> None:
         return None
 
 

@@ -9,6 +9,7 @@ from __future__ import annotations
 import os
 import secrets
 from pathlib import Path
+from typing import overload
 
 from cryptography.fernet import Fernet
 
@@ -23,7 +24,12 @@ class ImproperlyConfiguredEnv(RuntimeError):
     """A required variable is missing or malformed."""
 
 
+@overload
+def env_str(name: str, default: str) -> str: ...
+@overload
+def env_str(name: str, default: None = None) -> str | None: ...
 def env_str(name: str, default: str | None = None) -> str | None:
+    """The variable's value; ``default`` when it is unset or empty."""
     value = os.environ.get(name)
     return default if value is None or value == "" else value
 

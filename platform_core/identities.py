@@ -9,15 +9,17 @@ organisation and only counts a hand-made link inside the organisation that made 
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-from django.contrib.auth.base_user import AbstractBaseUser
 from django.db import transaction
 from django.db.models import F, Q
 from django.utils import timezone
 
 from platform_core.models import LinkedIdentity, Membership, Organization
 from platform_core.services import audit_log_write
+
+if TYPE_CHECKING:
+    from django.contrib.auth.models import User
 
 FEISHU = "feishu"
 
@@ -122,7 +124,7 @@ IdentityLinkOutcome = IdentityLinked | IdentityNotMember | IdentityTaken
 def identity_link_feishu_by_hand(
     *,
     organization: Organization,
-    actor: AbstractBaseUser | None,
+    actor: User | None,
     user: Any,
     open_id: str,
     ip_address: str | None = None,
@@ -154,7 +156,7 @@ def identity_link_feishu_by_hand(
 def identity_unlink_by_hand(
     *,
     organization: Organization,
-    actor: AbstractBaseUser | None,
+    actor: User | None,
     identity: LinkedIdentity,
     ip_address: str | None = None,
 ) -> bool:

@@ -15,11 +15,10 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from dataclasses import replace
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from django.apps import apps
 from django.contrib.auth import get_user_model
-from django.contrib.auth.base_user import AbstractBaseUser
 from django.contrib.auth.tokens import default_token_generator
 from django.core.exceptions import ValidationError
 from django.core.validators import validate_email
@@ -35,6 +34,9 @@ from platform_core.members_mail import invitation_mail_send
 from platform_core.members_outcomes import MemberAdded, MemberInvited, MemberNotAdded
 from platform_core.models import LinkedIdentity, Membership, Organization
 from platform_core.services import MembershipRefused, MembershipSaved, audit_log_write, membership_save
+
+if TYPE_CHECKING:
+    from django.contrib.auth.models import User
 
 __all__ = ["MemberAdded", "MemberInvited", "MemberNotAdded", "MemberAddOutcome"]
 
@@ -82,7 +84,7 @@ def _free_username(email: str) -> str:
 def member_invite_by_email(
     *,
     organization: Organization,
-    actor: AbstractBaseUser,
+    actor: User,
     email: str,
     role: str,
     set_password_link: Callable[[str, str], str],
@@ -123,7 +125,7 @@ def member_invite_by_email(
 def _member_invite_by_email(
     *,
     organization: Organization,
-    actor: AbstractBaseUser,
+    actor: User,
     email: str,
     role: str,
     set_password_link: Callable[[str, str], str],
@@ -174,7 +176,7 @@ def _member_invite_by_email(
     return MemberAdded(outcome.membership, set_password_url=link)
 
 
-def users_with_sso_identity(identifier: str) -> list[AbstractBaseUser]:
+def users_with_sso_identity(identifier: str) -> list[User]:
     """Active users who signed in with Feishu or an OIDC provider, named exactly by ``identifier``: a
     Feishu ``open_id``/``union_id``, a provider's account id, or (for such users only) their e-mail."""
     identifier = (identifier or "").strip()
@@ -203,7 +205,7 @@ def users_with_sso_identity(identifier: str) -> list[AbstractBaseUser]:
 def member_add_by_identity(
     *,
     organization: Organization,
-    actor: AbstractBaseUser,
+    actor: User,
     identifier: str,
     role: str,
     invitations_url: str = "",

@@ -18,20 +18,20 @@ from platform_core.members_invitations import (
 )
 from platform_core.members_outcomes import InvitationAccepted
 from platform_core.models import MembershipInvitation
-from platform_core.request_meta import client_ip
+from platform_core.request_meta import client_ip, signed_in_user
 from platform_core.sso.rules import password_login_enforced_in
 
 
 @login_required
 def invitations_page(request: HttpRequest) -> HttpResponse:
-    invitations = list(member_invitation_list_for_user(user=request.user))
+    invitations = list(member_invitation_list_for_user(user=signed_in_user(request)))
     enforced = password_login_enforced_in([i.organization_id for i in invitations])
     rows = [{"invitation": i, "password_off": i.organization_id in enforced} for i in invitations]
     return render(request, "platform_core/invitations.html", {"rows": rows})
 
 
 def _own_or_404(request: HttpRequest, invitation_id: int) -> MembershipInvitation:
-    invitation = member_invitation_get_for_user(user=request.user, invitation_id=invitation_id)
+    invitation = member_invitation_get_for_user(user=signed_in_user(request), invitation_id=invitation_id)
     if invitation is None:
         raise Http404("No such invitation.")
     return invitation
@@ -42,7 +42,7 @@ def _own_or_404(request: HttpRequest, invitation_id: int) -> MembershipInvitatio
 def invitation_accept(request: HttpRequest, invitation_id: int) -> HttpResponse:
     invitation = _own_or_404(request, invitation_id)
     outcome = member_invitation_accept(
-        invitation=invitation, user=request.user, ip_address=client_ip(request)
+        invitation=invitation, user=signed_in_user(request), ip_address=client_ip(request)
     )
     if isinstance(outcome, InvitationAccepted):
         org = outcome.membership.organization
@@ -57,6 +57,8 @@ def invitation_accept(request: HttpRequest, invitation_id: int) -> HttpResponse:
 def invitation_decline(request: HttpRequest, invitation_id: int) -> HttpResponse:
     invitation = _own_or_404(request, invitation_id)
     name = invitation.organization.name
-    member_invitation_decline(invitation=invitation, user=request.user, ip_address=client_ip(request))
+    member_invitation_decline(
+        invitation=invitation, user=signed_in_user(request), ip_address=client_ip(request)
+    )
     messages.success(request, _("You declined the invitation to %(org)s.") % {"org": name})
     return redirect("invitations")

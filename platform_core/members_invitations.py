@@ -10,9 +10,8 @@ Every step is audited in the organisation's log (``membership.invitation_*``).
 from __future__ import annotations
 
 from datetime import timedelta
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-from django.contrib.auth.base_user import AbstractBaseUser
 from django.core.exceptions import ValidationError
 from django.db import transaction
 from django.db.models import QuerySet
@@ -30,6 +29,9 @@ from platform_core.services import (
     user_is_service_user,
 )
 
+if TYPE_CHECKING:
+    from django.contrib.auth.models import User
+
 INVITATION_DAYS = 14
 
 
@@ -42,7 +44,7 @@ def _state(invitation: MembershipInvitation) -> dict[str, Any]:
 
 
 def member_invitation_problem(
-    *, organization: Organization, user: AbstractBaseUser, role: str, actor: AbstractBaseUser | None
+    *, organization: Organization, user: User, role: str, actor: User | None
 ) -> MemberNotAdded | MembershipRefused | None:
     """Why ``actor`` may not invite ``user`` into ``organization`` with ``role`` (``None``: they may)."""
     if user_is_service_user(user):
@@ -61,9 +63,9 @@ def member_invitation_problem(
 def member_invitation_send(
     *,
     organization: Organization,
-    user: AbstractBaseUser,
+    user: User,
     role: str,
-    actor: AbstractBaseUser | None,
+    actor: User | None,
     invitations_url: str = "",
     ip_address: str | None = None,
 ) -> MemberInvited | MemberNotAdded | MembershipRefused:
@@ -110,7 +112,7 @@ def _send_invitation(*, email: str, org_name: str, role: str, link: str) -> None
     invitation_mail_send(to=email, subject=subject, body=body)
 
 
-def member_invitation_list_for_user(*, user: AbstractBaseUser) -> QuerySet[MembershipInvitation]:
+def member_invitation_list_for_user(*, user: User) -> QuerySet[MembershipInvitation]:
     """``user``'s own invitations that can still be accepted, oldest first."""
     if not user.is_authenticated:
         return MembershipInvitation.objects.none()
@@ -121,9 +123,7 @@ def member_invitation_list_for_user(*, user: AbstractBaseUser) -> QuerySet[Membe
     )
 
 
-def member_invitation_get_for_user(
-    *, user: AbstractBaseUser, invitation_id: Any
-) -> MembershipInvitation | None:
+def member_invitation_get_for_user(*, user: User, invitation_id: Any) -> MembershipInvitation | None:
     """One of ``user``'s own invitations (``None`` for anyone else's and a missing one alike)."""
     if not user.is_authenticated:
         return None
@@ -154,7 +154,7 @@ def member_invitation_get_for_org(
 
 @transaction.atomic
 def member_invitation_accept(
-    *, invitation: MembershipInvitation, user: AbstractBaseUser, ip_address: str | None = None
+    *, invitation: MembershipInvitation, user: User, ip_address: str | None = None
 ) -> InvitationAccepted | InvitationGone | MembershipRefused:
     """``user`` accepts their own invitation: they become a member with its role, judged by the
     inviter's rights now (an owner invitation from someone no longer an owner is refused), audited."""
@@ -196,7 +196,7 @@ def member_invitation_accept(
 
 @transaction.atomic
 def member_invitation_decline(
-    *, invitation: MembershipInvitation, user: AbstractBaseUser, ip_address: str | None = None
+    *, invitation: MembershipInvitation, user: User, ip_address: str | None = None
 ) -> None:
     """``user`` declines their own invitation: it is removed, audited."""
     if invitation.user_id != user.pk:
@@ -214,7 +214,7 @@ def member_invitation_decline(
 
 @transaction.atomic
 def member_invitation_cancel(
-    *, invitation: MembershipInvitation, actor: AbstractBaseUser, ip_address: str | None = None
+    *, invitation: MembershipInvitation, actor: User, ip_address: str | None = None
 ) -> None:
     """An owner or admin of the invitation's organisation withdraws it, audited."""
     audit_log_write(

@@ -17,6 +17,7 @@ from django.contrib.auth import views as auth_views
 from django.contrib.auth.decorators import login_required
 from django.core.exceptions import PermissionDenied
 from django.http import Http404, HttpRequest, HttpResponse
+from django.http.response import HttpResponseBase
 from django.shortcuts import redirect, render
 from django.urls import reverse, reverse_lazy
 from django.utils.translation import gettext as _
@@ -39,7 +40,7 @@ from platform_core.members_invitations import (
     member_invitation_list_for_org,
 )
 from platform_core.models import ADMIN_ROLES, Membership, Organization, Role
-from platform_core.request_meta import client_ip
+from platform_core.request_meta import client_ip, signed_in_user
 from platform_core.services import MembershipRefused, membership_remove, membership_save
 from platform_core.tenancy import member_org_from_slug
 
@@ -71,7 +72,7 @@ class FeishuLinkForm(forms.Form):
 
 
 def _admin_org(request: HttpRequest, org_slug: str) -> tuple[Organization, Membership]:
-    org, membership = member_org_from_slug(user=request.user, slug=org_slug)
+    org, membership = member_org_from_slug(user=signed_in_user(request), slug=org_slug)
     if membership.role not in ADMIN_ROLES:
         raise PermissionDenied(_("Only the organisation's owners and admins manage its members."))
     return org, membership
@@ -134,7 +135,7 @@ def member_invite(request: HttpRequest, org_slug: str) -> HttpResponse:
 
     outcome = member_invite_by_email(
         organization=org,
-        actor=request.user,
+        actor=signed_in_user(request),
         email=form.cleaned_data["email"],
         role=form.cleaned_data["role"],
         set_password_link=link,
@@ -157,7 +158,7 @@ def member_add_identity(request: HttpRequest, org_slug: str) -> HttpResponse:
         return _page(request, org, membership, identity_form=form, status=400)
     outcome = member_add_by_identity(
         organization=org,
-        actor=request.user,
+        actor=signed_in_user(request),
         identifier=form.cleaned_data["identifier"],
         role=form.cleaned_data["role"],
         invitations_url=_invitations_url(request),
@@ -176,7 +177,9 @@ def member_cancel_invitation(request: HttpRequest, org_slug: str, invitation_id:
     if invitation is None:
         raise Http404("No such invitation.")
     name = invitation.user.get_username()
-    member_invitation_cancel(invitation=invitation, actor=request.user, ip_address=client_ip(request))
+    member_invitation_cancel(
+        invitation=invitation, actor=signed_in_user(request), ip_address=client_ip(request)
+    )
     messages.success(request, _("The invitation of %(user)s was withdrawn.") % {"user": name})
     return _back(org)
 
@@ -201,7 +204,7 @@ def member_set_role(request: HttpRequest, org_slug: str, membership_id: int) -> 
         organization=org,
         user=target.user,
         role=form.cleaned_data["role"],
-        actor=request.user,
+        actor=signed_in_user(request),
         ip_address=client_ip(request),
     )
     _say(request, outcome, _("%(user)s's role was changed.") % {"user": target.user.get_username()})
@@ -214,7 +217,9 @@ def member_remove(request: HttpRequest, org_slug: str, membership_id: int) -> Ht
     org, _own = _admin_org(request, org_slug)
     target = _member_or_404(org, membership_id)
     name = target.user.get_username()
-    outcome = membership_remove(membership=target, actor=request.user, ip_address=client_ip(request))
+    outcome = membership_remove(
+        membership=target, actor=signed_in_user(request), ip_address=client_ip(request)
+    )
     _say(request, outcome, _("%(user)s was removed from the organisation.") % {"user": name})
     return _back(org)
 
@@ -226,11 +231,11 @@ def member_link_feishu(request: HttpRequest, org_slug: str, membership_id: int) 
     target = _member_or_404(org, membership_id)
     form = FeishuLinkForm(request.POST)
     if not form.is_valid():
-        messages.error(request, " ".join(form.errors["open_id"]))
+        messages.error(request, " ".join(str(e) for e in form.errors["open_id"]))
         return _back(org)
     outcome = identity_link_feishu_by_hand(
         organization=org,
-        actor=request.user,
+        actor=signed_in_user(request),
         user=target.user,
         open_id=form.cleaned_data["open_id"],
         ip_address=client_ip(request),
@@ -258,7 +263,7 @@ class MemberJoinView(auth_views.PasswordResetConfirmView):
     success_url = reverse_lazy("login")
     post_reset_login = False
 
-    def dispatch(self, *args: Any, **kwargs: Any) -> HttpResponse:
+    def dispatch(self, *args: Any, **kwargs: Any) -> HttpResponseBase:
         # The link names an organisation: it only opens for a member of it (404 otherwise, like every
         # page of an organisation), so another organisation's slug tells nothing about its people.
         user = self.get_user(kwargs["uidb64"])

@@ -5,6 +5,9 @@ from __future__ import annotations
 from typing import Any
 
 from django.conf import settings
+from django.contrib.auth.models import User
+from django.core.exceptions import PermissionDenied
+from django.http import HttpRequest
 
 
 def _first_hop(forwarded: str) -> str | None:
@@ -29,3 +32,12 @@ def client_ip_from_scope(scope: dict[str, Any]) -> str | None:
             return _first_hop(forwarded.decode("latin-1"))
     client = scope.get("client")
     return str(client[0]) if client else None
+
+
+def signed_in_user(request: HttpRequest) -> User:
+    """The signed-in user of a request that only signed-in users reach (the admin, ``login_required``
+    views): an anonymous one is refused here rather than passed on as an actor."""
+    user = request.user
+    if not isinstance(user, User) or not user.is_authenticated:
+        raise PermissionDenied
+    return user

@@ -2,16 +2,18 @@
 
 from __future__ import annotations
 
-from django.contrib.auth.base_user import AbstractBaseUser
+from typing import TYPE_CHECKING
+
 from django.db.models import QuerySet
 from django.http import Http404
 
 from platform_core.models import ADMIN_ROLES, AuditLog, Membership, Organization
 
+if TYPE_CHECKING:
+    from django.contrib.auth.models import User
 
-def organizations_for_user(
-    *, user: AbstractBaseUser, roles: frozenset[str] | None = None
-) -> QuerySet[Organization]:
+
+def organizations_for_user(*, user: User, roles: frozenset[str] | None = None) -> QuerySet[Organization]:
     """Organisations ``user`` belongs to (with one of ``roles`` when given). Superusers get all."""
     if not user.is_authenticated or not user.is_active:
         return Organization.objects.none()
@@ -23,18 +25,18 @@ def organizations_for_user(
     return Organization.objects.filter(pk__in=memberships.values("organization_id"))
 
 
-def admin_organizations_for_user(*, user: AbstractBaseUser) -> QuerySet[Organization]:
+def admin_organizations_for_user(*, user: User) -> QuerySet[Organization]:
     """Organisations whose Django admin ``user`` may use: owner/admin role, or superuser."""
     return organizations_for_user(user=user, roles=ADMIN_ROLES)
 
 
-def membership_for(*, user: AbstractBaseUser, organization: Organization) -> Membership | None:
+def membership_for(*, user: User, organization: Organization) -> Membership | None:
     if not user.is_authenticated:
         return None
     return Membership.objects.filter(user=user, organization=organization).first()
 
 
-def organization_get_for_user(*, user: AbstractBaseUser, slug: str) -> Organization:
+def organization_get_for_user(*, user: User, slug: str) -> Organization:
     """The organisation ``slug`` if ``user`` may see it; otherwise the same 404 as for a missing one."""
     org = organizations_for_user(user=user).filter(slug=slug).first()
     if org is None:

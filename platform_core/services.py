@@ -6,10 +6,9 @@
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Any, Literal
+from typing import TYPE_CHECKING, Any, Literal
 
 from django.contrib.auth import get_user_model
-from django.contrib.auth.base_user import AbstractBaseUser
 from django.core.exceptions import ValidationError
 from django.db import transaction
 from django.utils import timezone
@@ -18,6 +17,9 @@ from django.utils.translation import gettext as _
 from platform_core.api_keys import api_key_create
 from platform_core.audit_log import audit_log_write
 from platform_core.models import ADMIN_ROLES, ApiKey, ApiKeyScope, Membership, Organization, Role
+
+if TYPE_CHECKING:
+    from django.contrib.auth.models import User
 
 
 def _read_only_state(org: Organization) -> dict[str, Any]:
@@ -28,7 +30,7 @@ def _read_only_state(org: Organization) -> dict[str, Any]:
 def organization_set_read_only(
     *,
     organization: Organization,
-    actor: AbstractBaseUser | None,
+    actor: User | None,
     enabled: bool,
     reason: str = "",
     ip_address: str | None = None,
@@ -65,7 +67,7 @@ def organization_set_read_only(
 
 @transaction.atomic
 def organization_set_approval_cooldown(
-    *, organization: Organization, actor: AbstractBaseUser | None, hours: int, ip_address: str | None = None
+    *, organization: Organization, actor: User | None, hours: int, ip_address: str | None = None
 ) -> Organization:
     """Set the separation-of-duties cooldown (hours; 0 turns it off), audited. The change itself counts as
     changing approval configuration, and a lowered value stays in force for the hours it had."""
@@ -83,7 +85,7 @@ def organization_set_approval_cooldown(
 def organization_set_time_zone(
     *,
     organization: Organization,
-    actor: AbstractBaseUser | None,
+    actor: User | None,
     time_zone: str,
     ip_address: str | None = None,
 ) -> Organization:
@@ -101,7 +103,7 @@ def organization_set_time_zone(
 def _organization_setting_set(
     *,
     organization: Organization,
-    actor: AbstractBaseUser | None,
+    actor: User | None,
     field: str,
     value: Any,
     action: str,
@@ -130,7 +132,7 @@ def _organization_setting_set(
 
 
 @transaction.atomic
-def organization_create(*, slug: str, name: str, actor: AbstractBaseUser | None = None) -> Organization:
+def organization_create(*, slug: str, name: str, actor: User | None = None) -> Organization:
     """Create an organisation and record it in its own audit log."""
     org = Organization(slug=slug, name=name)
     org.full_clean()
@@ -170,7 +172,7 @@ class MembershipRefused:
     type: Literal["refused"] = "refused"
 
 
-def user_is_service_user(user: AbstractBaseUser) -> bool:
+def user_is_service_user(user: User) -> bool:
     """Whether ``user`` is an organisation API key's service user (not a person: issue 31)."""
     return ApiKey.objects.filter(user_id=user.pk, organization__isnull=False).exists()
 
@@ -182,16 +184,16 @@ def service_user_refusal() -> MembershipRefused:
     )
 
 
-def _is_owner(user: AbstractBaseUser, organization: Organization) -> bool:
+def _is_owner(user: User, organization: Organization) -> bool:
     return Membership.objects.filter(user=user, organization=organization, role=Role.OWNER).exists()
 
 
 def membership_refusal(
     *,
     organization: Organization,
-    user: AbstractBaseUser,
+    user: User,
     role: str | None,
-    actor: AbstractBaseUser | None,
+    actor: User | None,
 ) -> MembershipRefused | None:
     """Why ``actor`` may not give ``user`` ``role`` in ``organization`` (``None``: remove the membership).
 
@@ -202,8 +204,13 @@ def membership_refusal(
     )
     if current == role:
         return None
-    acting_as_operator = actor is None or actor.is_superuser
-    if Role.OWNER in (current, role) and not acting_as_operator and not _is_owner(actor, organization):
+    # The operator (no actor) and superusers pass the owner rule; members need to be owners.
+    if (
+        Role.OWNER in (current, role)
+        and actor is not None
+        and not actor.is_superuser
+        and not _is_owner(actor, organization)
+    ):
         return MembershipRefused(
             "owner_only", _("Only an owner can make someone an owner, or change or remove an owner.")
         )
@@ -220,7 +227,7 @@ def membership_refusal(
     return None
 
 
-def _staff_follow_role(user: AbstractBaseUser, *, was_admin: bool, is_admin: bool) -> None:
+def _staff_follow_role(user: User, *, was_admin: bool, is_admin: bool) -> None:
     """Owners and admins need ``is_staff`` to open the admin: granted on promotion; on demotion or
     removal withdrawn unless the user is an owner or admin elsewhere, or a superuser."""
     if is_admin:
@@ -248,11 +255,11 @@ def _lock_owners(organization: Organization) -> None:
 def membership_save(
     *,
     organization: Organization,
-    user: AbstractBaseUser,
+    user: User,
     role: str,
-    actor: AbstractBaseUser | None,
+    actor: User | None,
     ip_address: str | None = None,
-    authorised_by: AbstractBaseUser | None = None,
+    authorised_by: User | None = None,
 ) -> MembershipSaved | MembershipRefused:
     """Add ``user`` to ``organization`` with ``role`` or change their role, audited; ``is_staff`` follows
     the role. Refused (nothing changes) when :func:`membership_refusal` says why, judged for
@@ -293,7 +300,7 @@ def membership_save(
 
 @transaction.atomic
 def membership_remove(
-    *, membership: Membership, actor: AbstractBaseUser | None, ip_address: str | None = None
+    *, membership: Membership, actor: User | None, ip_address: str | None = None
 ) -> MembershipRemoved | MembershipRefused:
     """Remove a member from the organisation, audited; ``is_staff`` follows (see :func:`membership_save`)."""
     organization = Organization.objects.get(pk=membership.organization_id)
@@ -319,9 +326,9 @@ def membership_remove(
 def membership_set(
     *,
     organization: Organization,
-    user: AbstractBaseUser,
+    user: User,
     role: str,
-    actor: AbstractBaseUser | None = None,
+    actor: User | None = None,
 ) -> Membership:
     """Give ``user`` ``role`` in ``organization`` (the operator's path: ``add_member``, the demo).
 
@@ -333,7 +340,7 @@ def membership_set(
     return outcome.membership
 
 
-def user_get_or_create(*, username: str, password: str | None = None, email: str = "") -> AbstractBaseUser:
+def user_get_or_create(*, username: str, password: str | None = None, email: str = "") -> User:
     """Fetch a user by name, creating it (with ``password`` when given) if it does not exist."""
     User = get_user_model()
     user, created = User.objects.get_or_create(username=username, defaults={"email": email})
@@ -346,7 +353,7 @@ def user_get_or_create(*, username: str, password: str | None = None, email: str
     return user
 
 
-def api_token_issue(*, user: AbstractBaseUser, name: str = "") -> tuple[ApiKey, str]:
+def api_token_issue(*, user: User, name: str = "") -> tuple[ApiKey, str]:
     """A personal API key of ``user`` with every scope and no expiry (the operator's and the tests'
     path), audited; the raw value is returned once and only its hash is stored."""
     created = api_key_create(name=name, scopes=ApiKeyScope.values, actor=None, owner=user)

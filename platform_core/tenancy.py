@@ -14,9 +14,8 @@
 
 from __future__ import annotations
 
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-from django.contrib.auth.base_user import AbstractBaseUser
 from django.db.models import Model, QuerySet
 from django.http import Http404
 from rest_framework import permissions
@@ -27,17 +26,20 @@ from platform_core.models import ADMIN_ROLES, Membership, Organization, Role
 from platform_core.org_time_zone import organization_time_zone_activate
 from platform_core.selectors import membership_for, organization_get_for_user
 
+if TYPE_CHECKING:
+    from django.contrib.auth.models import User
+
 ORG_KWARG = "org_slug"
 
 
-def org_from_slug(*, user: AbstractBaseUser, slug: str) -> tuple[Organization, Membership | None]:
+def org_from_slug(*, user: User, slug: str) -> tuple[Organization, Membership | None]:
     """The organisation a URL names and the user's membership of it (``None`` for a superuser who is not
     a member). A missing organisation and one the user may not see raise the same 404."""
     org = organization_get_for_user(user=user, slug=slug)
     return org, membership_for(user=user, organization=org)
 
 
-def member_org_from_slug(*, user: AbstractBaseUser, slug: str) -> tuple[Organization, Membership]:
+def member_org_from_slug(*, user: User, slug: str) -> tuple[Organization, Membership]:
     """:func:`org_from_slug` for the web pages, which only members see: a superuser who is not a member
     gets the 404 too (the chat websocket refuses them as well). The request's times then read in the
     organisation's time zone (:mod:`platform_core.org_time_zone`)."""

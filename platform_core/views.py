@@ -17,18 +17,18 @@ from platform_core.api_keys import api_key_create, api_key_list_for_org, api_key
 from platform_core.api_keys_forms import ApiKeyForm
 from platform_core.members_invitations import member_invitation_list_for_user
 from platform_core.models import ApiKey, Membership
-from platform_core.request_meta import client_ip
+from platform_core.request_meta import client_ip, signed_in_user
 from platform_core.selectors import admin_organizations_for_user
 
 
 @login_required
 def home(request: HttpRequest) -> HttpResponse:
     memberships = (
-        Membership.objects.filter(user=request.user)
+        Membership.objects.filter(user=signed_in_user(request))
         .select_related("organization")
         .order_by("organization__name")
     )
-    invitation_count = member_invitation_list_for_user(user=request.user).count()  # issue 31
+    invitation_count = member_invitation_list_for_user(user=signed_in_user(request)).count()  # issue 31
     return render(
         request, "platform_core/home.html", {"memberships": memberships, "invitation_count": invitation_count}
     )
@@ -46,7 +46,7 @@ def _api_key_page(
         "platform_core/api_keys.html",
         {
             "form": form,
-            "personal_keys": list(api_key_list_personal(user=request.user)),
+            "personal_keys": list(api_key_list_personal(user=signed_in_user(request))),
             "org_sections": sections,
             "created": created,
         },
@@ -60,7 +60,7 @@ def _api_key_page(
 def api_keys(request: HttpRequest) -> HttpResponse:
     """The user's personal API keys and, for owners and admins, their organisations' keys: list, create
     (the new key is shown once, on the page that answers the form) and revoke."""
-    admin_orgs = list(admin_organizations_for_user(user=request.user).order_by("name"))
+    admin_orgs = list(admin_organizations_for_user(user=signed_in_user(request)).order_by("name"))
     if request.method != "POST":
         return _api_key_page(request, admin_orgs=admin_orgs, form=ApiKeyForm(admin_orgs=admin_orgs))
     form = ApiKeyForm(request.POST, admin_orgs=admin_orgs)
@@ -75,9 +75,9 @@ def api_keys(request: HttpRequest) -> HttpResponse:
             name=form.cleaned_data["name"],
             scopes=form.cleaned_data["scopes"],
             expires_at=form.expires_at(),
-            owner=None if organization else request.user,
+            owner=None if organization else signed_in_user(request),
             organization=organization,
-            actor=request.user,
+            actor=signed_in_user(request),
             ip_address=client_ip(request),
         )
     except ValidationError as exc:
@@ -93,13 +93,13 @@ def api_keys(request: HttpRequest) -> HttpResponse:
 @require_POST
 def api_key_revoke_page(request: HttpRequest, key_id: int) -> HttpResponse:
     """Revoke one of the user's personal keys or a key of an organisation they administer (else 404)."""
-    key = ApiKey.objects.filter(pk=key_id, organization__isnull=True, user=request.user).first()
+    key = ApiKey.objects.filter(pk=key_id, organization__isnull=True, user=signed_in_user(request)).first()
     if key is None:
-        orgs = admin_organizations_for_user(user=request.user)
+        orgs = admin_organizations_for_user(user=signed_in_user(request))
         key = ApiKey.objects.filter(pk=key_id, organization__in=orgs).first()
     if key is None:
         raise Http404("Not found.")
-    api_key_revoke(key=key, actor=request.user, ip_address=client_ip(request))
+    api_key_revoke(key=key, actor=signed_in_user(request), ip_address=client_ip(request))
     messages.success(request, _("API key “%(name)s” revoked.") % {"name": key.name or key.key_prefix})
     return redirect("api-keys")
 

@@ -57,7 +57,9 @@ class SignInRuleForm(forms.ModelForm):
         current = self.instance.provider if self.instance.pk else None
         if current and current not in dict(choices):
             choices.append((current, str(_("%(id)s (not configured)") % {"id": current})))
-        self.fields["provider"].choices = choices
+        provider = self.fields["provider"]
+        assert isinstance(provider, forms.ChoiceField)
+        provider.choices = choices
         if not choices:  # nothing to choose: say what the operator configures (issue 32)
             self.fields["provider"].help_text = NO_PROVIDER
             self.fields["provider"].error_messages["required"] = NO_PROVIDER
@@ -65,13 +67,14 @@ class SignInRuleForm(forms.ModelForm):
     def _get_validation_exclusions(self) -> set[str]:
         """Without a valid provider the model's match constraint is not checked: which match a rule
         needs depends on its provider, and the provider's own error says what to do."""
-        excluded = super()._get_validation_exclusions()
-        if "provider" in self._errors:
+        excluded: set[str] = super()._get_validation_exclusions()  # type: ignore[misc]  # BaseModelForm's hook, missing from django-stubs
+        if "provider" in self.errors:
             excluded |= {"feishu_tenant_key", "email_domain"}
         return excluded
 
     def clean(self) -> dict[str, Any]:
-        data = super().clean()
+        super().clean()
+        data = self.cleaned_data
         if not data.get("provider"):
             return data
         outcome = sign_in_rule_clean(
@@ -147,7 +150,8 @@ class SignInSettingsForm(forms.ModelForm):
         fields = ["organization", "password_login"]
 
     def clean(self) -> dict[str, Any]:
-        data = super().clean()
+        super().clean()
+        data = self.cleaned_data
         org = data.get("organization") or (
             self.instance.organization if self.instance.organization_id else None
         )

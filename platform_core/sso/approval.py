@@ -7,15 +7,17 @@ routes no sign-in. Approving and withdrawing are audited in the rule's organisat
 
 from __future__ import annotations
 
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-from django.contrib.auth.base_user import AbstractBaseUser
 from django.db import transaction
 from django.db.models import QuerySet
 from django.utils import timezone
 
 from platform_core.audit_log import audit_log_write
 from platform_core.models import SignInRule
+
+if TYPE_CHECKING:
+    from django.contrib.auth.models import User
 
 
 def _claim(rule: SignInRule) -> dict[str, Any]:
@@ -28,7 +30,7 @@ def _claim(rule: SignInRule) -> dict[str, Any]:
     }
 
 
-def _check_operator(actor: AbstractBaseUser | None) -> None:
+def _check_operator(actor: User | None) -> None:
     if actor is not None and not actor.is_superuser:
         raise PermissionError("only operators (superusers) approve sign-in rules")
 
@@ -49,7 +51,7 @@ def sign_in_rules_claiming_the_same(rule: SignInRule) -> QuerySet[SignInRule]:
 
 @transaction.atomic
 def sign_in_rule_approve(
-    *, rule: SignInRule, actor: AbstractBaseUser | None, ip_address: str | None = None
+    *, rule: SignInRule, actor: User | None, ip_address: str | None = None
 ) -> SignInRule:
     """Approve ``rule``'s claim (``actor=None``: a management command), audited; approving an approved
     rule changes nothing."""
@@ -75,7 +77,7 @@ def sign_in_rule_approve(
 
 @transaction.atomic
 def sign_in_rule_withdraw(
-    *, rule: SignInRule, actor: AbstractBaseUser | None, ip_address: str | None = None
+    *, rule: SignInRule, actor: User | None, ip_address: str | None = None
 ) -> SignInRule:
     """Withdraw ``rule``'s approval: it routes no sign-in from now on, audited."""
     _check_operator(actor)

@@ -85,5 +85,5 @@ class SignInView(LoginView):
         if origins:
             # django-csp 4's per-response update (https://django-csp.readthedocs.io/en/latest/decorators.html):
             # a provider button's POST is answered with a redirect to the provider, which form-action governs.
-            response._csp_update = {"form-action": origins}
+            response._csp_update = {"form-action": origins}  # type: ignore[attr-defined]  # django-csp reads it
         return response

@@ -12,6 +12,7 @@ from pathlib import Path
 from django.conf import settings
 from django.core.exceptions import SuspiciousFileOperation
 from django.http import Http404, HttpRequest, HttpResponse
+from django.http.response import HttpResponseBase
 from django.shortcuts import redirect, render
 from django.views.static import serve
 
@@ -29,7 +30,7 @@ def docs_home(request: HttpRequest) -> HttpResponse:
     return redirect("docs-page", language=language, path="index.html")
 
 
-def docs_page(request: HttpRequest, language: str, path: str = "") -> HttpResponse:
+def docs_page(request: HttpRequest, language: str, path: str = "") -> HttpResponseBase:
     """A file of one language's build; a folder's ``index.html``; 503 with how to build when unbuilt."""
     if language not in DOCS_LANGUAGES:
         raise Http404("no such documentation language")
@@ -39,6 +40,6 @@ def docs_page(request: HttpRequest, language: str, path: str = "") -> HttpRespon
     if path == "" or path.endswith("/"):
         path += "index.html"
     try:
-        return serve(request, path, document_root=root)  # 404 for folders and missing files
+        return serve(request, path, document_root=str(root))  # 404 for folders and missing files
     except SuspiciousFileOperation as exc:  # a path that climbs out of the language's build
         raise Http404("no such page") from exc

@@ -6,7 +6,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Literal
 
-from django.contrib.auth.base_user import AbstractBaseUser
+from django.contrib.auth.models import AnonymousUser, User
 from django.http import HttpRequest
 from django.urls import reverse
 from django.utils.functional import SimpleLazyObject
@@ -41,13 +41,15 @@ def page_section(url_name: str | None) -> Section:
     return "chat" if name.startswith("chat-") else "approvals" if name.startswith("approvals-") else ""
 
 
-def topbar_links_for(*, user: AbstractBaseUser, org_slug: str | None, section: Section = "") -> TopbarLinks:
+def topbar_links_for(
+    *, user: User | AnonymousUser, org_slug: str | None, section: Section = ""
+) -> TopbarLinks:
     """Links of the page's organisation when the user belongs to it, else of the user's only one.
 
     Only the user's own memberships are read, so another organisation's URL never shows up in the bar;
     with several organisations and none in the URL the home page is the chooser and the bar links none.
     """
-    if not user.is_authenticated:
+    if not isinstance(user, User) or not user.is_authenticated:
         return NO_LINKS
     memberships = list(
         Membership.objects.filter(user=user)
