@@ -194,8 +194,8 @@ class ConnectorAdmin(OrgScopedAdmin):
         context["connector_fields_by_kind"] = _form_fields_by_kind()
         return super().render_change_form(request, context, *args, **kwargs)
 
-    def get_queryset(self, request: HttpRequest) -> QuerySet:
-        return super().get_queryset(request).annotate(_action_count=Count("actions"))
+    def narrow_queryset(self, request: HttpRequest, queryset: QuerySet) -> QuerySet:
+        return queryset.annotate(_action_count=Count("actions"))
 
     @admin.display(description=_("actions"), ordering="_action_count")
     def action_count(self, obj: Connector) -> int:

@@ -177,9 +177,21 @@ class OrgScopedChoicesMixin(BaseModelAdmin):
 
 
 class OrgScopedAdmin(OrgScopedChoicesMixin, admin.ModelAdmin):
-    """Base admin for tenant models (those with an ``organization`` field or an ``org_lookup`` path)."""
+    """Base admin for tenant models (those with an ``organization`` field or an ``org_lookup`` path).
+
+    Subclasses narrow the scoped rows in :meth:`narrow_queryset`; overriding ``get_queryset`` (which
+    could drop the scoping) is refused when the class is defined.
+    """
 
     org_lookup: str | None = None
+
+    def __init_subclass__(cls, **kwargs: Any) -> None:
+        super().__init_subclass__(**kwargs)
+        if "get_queryset" in cls.__dict__:
+            raise TypeError(
+                f"{cls.__qualname__} overrides get_queryset, which scopes rows to the user's organisations: "
+                "narrow them in narrow_queryset instead"
+            )
 
     # --- scoping --------------------------------------------------------------------------------
     def org_path(self) -> str:
@@ -196,7 +208,11 @@ class OrgScopedAdmin(OrgScopedChoicesMixin, admin.ModelAdmin):
         return queryset.filter(**{key: admin_orgs(request)})
 
     def get_queryset(self, request: HttpRequest) -> QuerySet:
-        return self.scope(request, super().get_queryset(request))
+        return self.narrow_queryset(request, self.scope(request, super().get_queryset(request)))
+
+    def narrow_queryset(self, request: HttpRequest, queryset: QuerySet) -> QuerySet:
+        """The scoped rows as this admin lists them (annotated, filtered further); never wider."""
+        return queryset
 
     def get_search_results(self, request: HttpRequest, queryset: QuerySet, search_term: str) -> Any:
         # Autocomplete asks the target model's admin: scope its answers too, and page them in a stable

@@ -69,8 +69,8 @@ class MembershipAdmin(OrgScopedAdmin):
     list_filter = ["role"]
     search_fields = ["user__username", "user__email"]
 
-    def get_queryset(self, request: HttpRequest) -> QuerySet:
-        return without_service_users(super().get_queryset(request), path="user__")
+    def narrow_queryset(self, request: HttpRequest, queryset: QuerySet) -> QuerySet:
+        return without_service_users(queryset, path="user__")
 
     def has_add_permission(self, request: HttpRequest, *args: Any) -> bool:
         return False

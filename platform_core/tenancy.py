@@ -97,11 +97,20 @@ class OrgScopedViewMixin:
     """Resolves ``request.org`` from the URL before any permission check and scopes querysets to it.
 
     Subclasses set ``queryset`` (or override :meth:`get_base_queryset`) and may narrow the result in
-    :meth:`filter_org_queryset`; they must not override ``get_queryset`` itself.
+    :meth:`filter_org_queryset`; a subclass that overrides ``get_queryset`` itself is refused when it is
+    defined (its rows would no longer be scoped by construction).
     """
 
     org_field = "organization"
     permission_classes = [permissions.IsAuthenticated, IsOrgMember]
+
+    def __init_subclass__(cls, **kwargs: Any) -> None:
+        super().__init_subclass__(**kwargs)
+        if "get_queryset" in cls.__dict__:
+            raise TypeError(
+                f"{cls.__qualname__} overrides get_queryset, which scopes rows to the URL's organisation: "
+                "narrow them in filter_org_queryset instead"
+            )
 
     def initial(self, request: Request, *args: Any, **kwargs: Any) -> None:
         self.perform_authentication(request)  # type: ignore[attr-defined]
