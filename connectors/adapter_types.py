@@ -121,3 +121,38 @@ class CallOutcome:
     response_bytes: int = 0
     error: str = ""  # short, secret-free explanation for the LLM and the call log
     truncated: bool = False
+
+
+@dataclass(frozen=True, slots=True)
+class ConnectionWorks:
+    """What "Test connection" says when the system answered and did not refuse the credentials;
+    ``detail`` says what answered (short, secret-free)."""
+
+    detail: str
+    latency_ms: float = 0.0
+    type: Literal["works"] = "works"
+
+
+@dataclass(frozen=True, slots=True)
+class ConnectionUnconfirmed:
+    """The server answered, but its answer does not show that the connector's calls will work: an
+    HTTP API's base URL answered 404 or 410 (a wrong base URL, or an API with nothing at its root)."""
+
+    reason: str
+    http_status: int | None = None
+    latency_ms: float = 0.0
+    type: Literal["unconfirmed"] = "unconfirmed"
+
+
+@dataclass(frozen=True, slots=True)
+class ConnectionFailed:
+    """The system is not usable as configured: unreachable, blocked by the SSRF guard, credentials
+    refused, an error answer; ``reason`` says which (short, secret-free)."""
+
+    reason: str
+    http_status: int | None = None
+    latency_ms: float = 0.0
+    type: Literal["failed"] = "failed"
+
+
+ConnectionTestResult = ConnectionWorks | ConnectionUnconfirmed | ConnectionFailed

@@ -23,6 +23,7 @@ from django.utils.translation import gettext_lazy as _
 from django.views.decorators.http import require_POST
 
 from connectors import fields as connector_fields
+from connectors.adapter_types import ConnectionUnconfirmed, ConnectionWorks
 from connectors.db_schema import schema_cache_clear
 from connectors.forms import SECRET_INPUTS, ConnectorAdminForm, ImportOpenAPIForm
 from connectors.mcp.client import McpFailure
@@ -424,17 +425,30 @@ class ConnectorAdmin(OrgScopedAdmin):
 
     def _report_test(self, request: HttpRequest, connector: Connector) -> None:
         result = connector_test_connection(connector=connector)
-        if result.ok:
-            text = _("%(name)s: connection works (%(message)s, %(ms).0f ms).")
-            level = messages.SUCCESS
+        if isinstance(result, ConnectionWorks):
+            self.message_user(
+                request,
+                _("%(name)s: connection works (%(message)s, %(ms).0f ms).")
+                % {"name": connector.name, "message": result.detail, "ms": result.latency_ms},
+                messages.SUCCESS,
+            )
+        elif isinstance(result, ConnectionUnconfirmed):
+            self.message_user(
+                request,
+                _(
+                    "%(name)s: connection not confirmed: %(message)s (unless the API has nothing at its "
+                    "base URL: then call one of its actions to check it)."
+                )
+                % {"name": connector.name, "message": result.reason},
+                messages.WARNING,
+            )
         else:
-            text = _("%(name)s: connection failed: %(message)s")
-            level = messages.ERROR
-        self.message_user(
-            request,
-            text % {"name": connector.name, "message": result.message, "ms": result.latency_ms},
-            level,
-        )
+            self.message_user(
+                request,
+                _("%(name)s: connection failed: %(message)s")
+                % {"name": connector.name, "message": result.reason},
+                messages.ERROR,
+            )
 
 
 @admin.register(ConnectorAction)

@@ -9,7 +9,8 @@ Ordinary failures come back as ``CallOutcome(status="error")`` with a short, sec
 
 A call made by a run passes its idempotency key (:mod:`connectors.idempotency`): POST, PUT, PATCH
 and DELETE requests carry it in the connector's idempotency header (``Idempotency-Key`` by default),
-on every retry and on redirect hops to the connector's own origin. "Test connection" sends no key.
+on every retry and on redirect hops to the connector's own origin. "Test connection" sends no key,
+and judges the base URL's answer (:func:`http_test_connection`).
 """
 
 from __future__ import annotations
@@ -22,8 +23,17 @@ from dataclasses import dataclass
 from typing import Any, Literal
 
 import httpx
+from django.utils.translation import gettext
 
-from connectors.adapter_types import CallOutcome, HttpActionSpec, HttpConnectorConfig
+from connectors.adapter_types import (
+    CallOutcome,
+    ConnectionFailed,
+    ConnectionTestResult,
+    ConnectionUnconfirmed,
+    ConnectionWorks,
+    HttpActionSpec,
+    HttpConnectorConfig,
+)
 from connectors.circuit import breaker_for
 from connectors.http_auth import AuthError, AuthMaterial, auth_material, secrets_of
 from connectors.http_body import excerpt, read_capped, render_body
@@ -344,17 +354,20 @@ async def http_call(
     return outcome
 
 
-async def http_test_connection(config: HttpConnectorConfig) -> CallOutcome:
+async def http_test_connection(config: HttpConnectorConfig) -> ConnectionTestResult:
     """GET the base URL with the connector's credentials (SSRF-checked, no retries, no circuit breaker).
 
-    Reachable means any answer below 400, or 404/405 (many API roots have no resource); 401 and 403
-    mean the server refused the credentials.
+    The answer decides: below 400 the connection works, and with 405 too (a resource is at the base
+    URL and takes other methods; the credentials may not have been checked). 404 and 410 leave it
+    unconfirmed: the base URL may be wrong, or the API has nothing at its root. 401 and 403 mean the
+    server refused the credentials; any other answer, or none, is a failure.
     """
     started = time.perf_counter()
+    secrets = secrets_of(config)
     try:
         scheme, netloc, path, query = split_base_url(config.base_url)
     except RequestBuildError as exc:
-        return _error_outcome(str(exc), started, config)
+        return ConnectionFailed(reason=scrub(str(exc), secrets), latency_ms=_elapsed_ms(started))
     prepared = PreparedRequest(
         method="GET",
         url=f"{scheme}://{netloc}{path or '/'}",
@@ -368,27 +381,28 @@ async def http_test_connection(config: HttpConnectorConfig) -> CallOutcome:
     except Exception as exc:  # see http_call
         logger.error("HTTP connector %s test: unexpected %s", config.connector_id, type(exc).__name__)
         result = _Exchange(kind="invalid", error=f"unexpected error ({type(exc).__name__})")
-    host = httpx.URL(prepared.url).host
+    latency_ms = _elapsed_ms(started)
     if result.status is None:
-        return _error_outcome(result.error, started, config)
-    status_line = f"HTTP {result.status} {result.reason}".strip()
-    if result.status < 400 or result.status in (404, 405):
-        return CallOutcome(
-            status="ok",
-            content=f"reachable: {host} answered {status_line}",
-            http_status=result.status,
-            latency_ms=_elapsed_ms(started),
-            response_bytes=len(result.body),
+        return ConnectionFailed(reason=scrub(result.error, secrets), latency_ms=latency_ms)
+    status = result.status
+    answer = {"host": httpx.URL(prepared.url).host, "status": f"HTTP {status} {result.reason}".strip()}
+    if status < 400:
+        return ConnectionWorks(detail=gettext("%(host)s answered %(status)s") % answer, latency_ms=latency_ms)
+    if status == 405:
+        detail = gettext(
+            "%(host)s answered %(status)s to GET: the base URL exists (the credentials may not have "
+            "been checked)"
         )
-    if result.status in (401, 403):
-        message = f"{host} refused the credentials ({status_line})"
+        return ConnectionWorks(detail=detail % answer, latency_ms=latency_ms)
+    if status in (404, 410):
+        # The URL without its query string, which may carry a key.
+        reason = gettext("the server answered %(status)s at %(url)s: check the base URL") % {
+            **answer,
+            "url": prepared.url,
+        }
+        return ConnectionUnconfirmed(reason=scrub(reason, secrets), http_status=status, latency_ms=latency_ms)
+    if status in (401, 403):
+        reason = gettext("%(host)s refused the credentials (%(status)s)") % answer
     else:
-        message = f"{host} answered {status_line}"
-    return CallOutcome(
-        status="error",
-        content="",
-        error=scrub(message, secrets_of(config)),
-        http_status=result.status,
-        latency_ms=_elapsed_ms(started),
-        response_bytes=len(result.body),
-    )
+        reason = gettext("%(host)s answered %(status)s") % answer
+    return ConnectionFailed(reason=scrub(reason, secrets), http_status=status, latency_ms=latency_ms)

@@ -26,7 +26,7 @@ from connectors.demo_api.models import (  # noqa: F401  (models of this app)
 from connectors.idempotency import DEFAULT_IDEMPOTENCY_HEADER
 from connectors.mcp_trust import annotations_contradict
 from connectors.mysql_dsn import is_mysql_dsn, parse_mysql_dsn
-from connectors.outbound import validate_outbound_url
+from connectors.outbound import validate_outbound_host, validate_outbound_url
 from connectors.pg_dsn import DsnError, dsn_hosts, dsn_params
 from connectors.sql_guard import MYSQL_ENGINES, is_write_sql
 from platform_core.crypto import EncryptedTextField
@@ -61,6 +61,9 @@ _RESERVED_HEADERS = frozenset(
         "user-agent",
     }
 )
+# How an org admin lets a connector reach a system inside their network (URLs and DSN hosts alike).
+_PRIVATE_HOST_HINT = _("If the system is inside your network, add its host to the allowed private hosts.")
+
 action_name_validator = RegexValidator(
     r"^[A-Za-z0-9_-]+$", _("Use letters, digits, hyphens and underscores only.")
 )
@@ -290,6 +293,8 @@ class Connector(OrgOwnedModel):
             self.kind == ConnectorKind.MCP and self.mcp_transport != McpTransport.STDIO
         ):
             errors.update(self._outbound_url_errors(hosts))
+        elif self.kind == ConnectorKind.DATABASE and not errors.keys() & {"dsn", "engine"}:
+            errors.update(self._outbound_dsn_errors(hosts))
         if errors:
             raise ValidationError(errors)
 
@@ -325,30 +330,47 @@ class Connector(OrgOwnedModel):
             errors["auth_secret"] = _("Required for this authentication type.")
         return errors
 
+    def _dsn_targets(self) -> list[tuple[str, int]]:
+        """The ``(host, port)`` pairs the DSN connects to, parsed for the engine (raises DsnError)."""
+        if self.engine in MYSQL_ENGINES:
+            parsed = parse_mysql_dsn(self.dsn)
+            return [(parsed.host, parsed.port)]
+        return dsn_hosts(dsn_params(self.dsn))
+
     def _dsn_errors(self) -> dict[str, Any]:
         """Whether the DSN fits the engine (the messages never contain the DSN)."""
-        dsn = self.dsn
+        if self.engine not in MYSQL_ENGINES and is_mysql_dsn(self.dsn):
+            return {"engine": _("This is a MySQL DSN: choose MySQL or MariaDB as the engine.")}
         try:
-            if self.engine in MYSQL_ENGINES:
-                parse_mysql_dsn(dsn)
-            elif is_mysql_dsn(dsn):
-                return {"engine": _("This is a MySQL DSN: choose MySQL or MariaDB as the engine.")}
-            else:
-                dsn_hosts(dsn_params(dsn))
+            self._dsn_targets()
         except DsnError as exc:
             return {"dsn": _("The DSN is not usable: %(reason)s") % {"reason": exc}}
         return {}
 
+    def _outbound_dsn_errors(self, allowed_private_hosts: list[str]) -> dict[str, ValidationError]:
+        """The SSRF guard's verdict on every host of the DSN, as for URLs (checked again on every
+        connection); the messages name the host, never the DSN (it holds the password)."""
+        refusals: list[ValidationError] = []
+        for host, port in dict.fromkeys(self._dsn_targets()):
+            try:
+                validate_outbound_host(
+                    host, port, allowed_private_hosts=allowed_private_hosts, allow_hint=_PRIVATE_HOST_HINT
+                )
+            except ValidationError as exc:
+                refusals.append(exc)
+        return {"dsn": ValidationError(refusals)} if refusals else {}
+
     def _outbound_url_errors(self, allowed_private_hosts: list[str]) -> dict[str, ValidationError]:
         """The SSRF guard's verdict on the URLs this connector calls (checked again on every call)."""
         errors: dict[str, ValidationError] = {}
-        hint = _("If the system is inside your network, add its host to the allowed private hosts.")
         urls = {"base_url": self.base_url}
         if self.auth_type == AuthType.OAUTH2_CLIENT_CREDENTIALS and self.oauth_token_url:
             urls["oauth_token_url"] = urljoin(self.base_url or "", self.oauth_token_url)
         for name, url in urls.items():
             try:
-                validate_outbound_url(url or "", allowed_private_hosts=allowed_private_hosts, allow_hint=hint)
+                validate_outbound_url(
+                    url or "", allowed_private_hosts=allowed_private_hosts, allow_hint=_PRIVATE_HOST_HINT
+                )
             except ValidationError as exc:
                 errors[name] = exc
         return errors

@@ -1,8 +1,8 @@
-"""Save-time validation of every URL the server will call on an org admin's behalf.
+"""Save-time validation of every URL and database host the server will call on an org admin's behalf.
 
-The verdict is the SSRF guard's (:func:`connectors.ssrf.url_refusal`); this module turns it into a
-translatable ``ValidationError`` for model forms, ``clean()`` methods and DRF serializers. The same
-guard checks the URL again at call time, on every connection and redirect hop.
+The verdict is the SSRF guard's (:func:`connectors.ssrf.url_refusal`, :func:`connectors.ssrf.host_refusal`);
+this module turns it into a translatable ``ValidationError`` for model forms, ``clean()`` methods and DRF
+serializers. The same guard checks the host again at call time, on every connection and redirect hop.
 """
 
 from __future__ import annotations
@@ -13,7 +13,7 @@ from django.core.exceptions import ValidationError
 from django.utils.functional import Promise
 from django.utils.translation import gettext_lazy as _
 
-from connectors.ssrf import BadURL, url_refusal
+from connectors.ssrf import BadURL, Refusal, host_refusal, url_refusal
 
 # The kinds of address the guard names (connectors.ssrf), as the user reads them.
 _KINDS: dict[str, Promise] = {
@@ -51,8 +51,25 @@ def validate_outbound_url(
         return
     if isinstance(refusal, BadURL):
         raise ValidationError(_("Enter an http:// or https:// URL with a host name."), code="bad_url")
+    raise _refused(refusal, allow_hint)
+
+
+def validate_outbound_host(
+    host: str, port: int, *, allowed_private_hosts: Sequence[str], allow_hint: str | Promise
+) -> None:
+    """Raise ``ValidationError`` unless the SSRF guard would let the server connect to ``host``.
+
+    For hosts that are not in a URL, such as a database DSN's: the message names the host only, never
+    the DSN it came from. A host name that does not resolve now is accepted, as for URLs.
+    """
+    refusal = host_refusal(host, port, allowed_private_hosts)
+    if refusal is not None:
+        raise _refused(refusal, allow_hint)
+
+
+def _refused(refusal: Refusal, allow_hint: str | Promise) -> ValidationError:
     kind = _KINDS.get(refusal.kind, refusal.kind)
-    raise ValidationError(
+    return ValidationError(
         _(
             "%(target)s is refused: it is a %(kind)s address and the server calls public addresses only. "
             "%(hint)s"

@@ -8,7 +8,7 @@ from __future__ import annotations
 import logging
 import time
 from collections.abc import Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Any
 
 from asgiref.sync import async_to_sync, sync_to_async
@@ -18,6 +18,7 @@ from django.utils import timezone
 
 from agents.engine.run_context import RunContext
 from agents.engine.strict_json import text_safe
+from connectors.adapter_types import ConnectionFailed, ConnectionTestResult, ConnectionWorks
 from connectors.configs import connector_secret_values, database_config_for, http_config_for
 from connectors.database import db_test_connection
 from connectors.http import http_test_connection
@@ -318,28 +319,26 @@ def call_log_record(
     )
 
 
-@dataclass(frozen=True, slots=True)
-class ConnectionTestResult:
-    """The answer of "Test connection": reachable or not, and a short, secret-free message."""
-
-    ok: bool
-    message: str
-    latency_ms: float = 0.0
-
-
 async def connector_test_connection_async(*, organization_id: int, connector_id: Any) -> ConnectionTestResult:
     """Check that a connector's system answers (SSRF-checked, with its credentials); changes nothing."""
     loaded = await sync_to_async(_test_config)(organization_id, connector_id)
-    if isinstance(loaded, ConnectionTestResult):
+    if not isinstance(loaded, tuple):
         return loaded
     kind, config, secrets = loaded
     if kind == "mcp":
         return await _mcp_test_connection(config, secrets)
-    outcome = await (http_test_connection(config) if kind == "http" else db_test_connection(config))
-    message = outcome.content if outcome.status == "ok" else outcome.error
-    return ConnectionTestResult(
-        ok=outcome.status == "ok", message=scrub(message, secrets), latency_ms=outcome.latency_ms
-    )
+    if kind == "http":
+        result = await http_test_connection(config)
+    else:
+        outcome = await db_test_connection(config)
+        result = (
+            ConnectionWorks(detail=outcome.content, latency_ms=outcome.latency_ms)
+            if outcome.status == "ok"
+            else ConnectionFailed(reason=outcome.error, latency_ms=outcome.latency_ms)
+        )
+    if isinstance(result, ConnectionWorks):
+        return replace(result, detail=scrub(result.detail, secrets))
+    return replace(result, reason=scrub(result.reason, secrets))
 
 
 def connector_test_connection(*, connector: Connector) -> ConnectionTestResult:
@@ -354,7 +353,7 @@ def _test_config(
 ) -> tuple[str, Any, tuple[str, ...]] | ConnectionTestResult:
     connector = Connector.objects.filter(pk=connector_id, organization_id=organization_id).first()
     if connector is None:
-        return ConnectionTestResult(ok=False, message="no such connector")
+        return ConnectionFailed(reason="no such connector")
     try:
         if connector.kind == "mcp":
             return "mcp", mcp_config_for(connector), connector_secret_values(connector)
@@ -362,13 +361,10 @@ def _test_config(
             return "http", http_config_for(connector), connector_secret_values(connector)
         return "database", database_config_for(connector), connector_secret_values(connector)
     except SecretDecryptError:
-        return ConnectionTestResult(
-            ok=False, message="the stored credentials cannot be decrypted; enter them again"
-        )
+        return ConnectionFailed(reason="the stored credentials cannot be decrypted; enter them again")
     except StdioNotAllowed:
-        return ConnectionTestResult(
-            ok=False,
-            message="the operator does not allow this local MCP command (MCP_STDIO_ALLOWED_COMMANDS)",
+        return ConnectionFailed(
+            reason="the operator does not allow this local MCP command (MCP_STDIO_ALLOWED_COMMANDS)"
         )
 
 
@@ -382,7 +378,7 @@ async def _mcp_test_connection(config: McpConfig, secrets: tuple[str, ...]) -> C
         listing = McpFailure(str(exc))
     latency = (time.perf_counter() - started) * 1000
     if isinstance(listing, McpFailure):
-        return ConnectionTestResult(ok=False, message=scrub(listing.error, secrets), latency_ms=latency)
-    return ConnectionTestResult(
-        ok=True, message=f"connected: the server lists {len(listing.tools)} tools", latency_ms=latency
+        return ConnectionFailed(reason=scrub(listing.error, secrets), latency_ms=latency)
+    return ConnectionWorks(
+        detail=f"connected: the server lists {len(listing.tools)} tools", latency_ms=latency
     )

@@ -1,11 +1,12 @@
-"""SSRF guard: the one check for every URL the server calls on an org admin's behalf.
+"""SSRF guard: the one check for every URL and database host the server calls on an org admin's behalf.
 
 Connectors, model endpoints, Feishu channels and OAuth token URLs may only reach globally routable
 addresses unless a host is allowed explicitly (by an admin for a connector, by the operator for model
 endpoints and Feishu). At call time the host is resolved once, without blocking the event loop, and
 every address it resolves to is checked; callers then connect to one of the returned addresses (never
 to the name again), so a DNS answer that changes between the check and the connection cannot redirect
-the request. On save, :func:`url_refusal` gives the same verdict on a URL (synchronously).
+the request. On save, :func:`host_refusal` gives the same verdict on a host (synchronously), and
+:func:`url_refusal` on a URL's host.
 """
 
 from __future__ import annotations
@@ -223,16 +224,15 @@ def url_host_port(url: str) -> tuple[str, int] | BadURL:
     return host, port or (443 if parts.scheme == "https" else 80)
 
 
-def url_refusal(url: str, *, allowed_private_hosts: Sequence[str] = ()) -> URLRefusal | None:
-    """The guard's verdict on a URL when it is saved (sync: resolves the host in this thread).
+def host_refusal(host: str, port: int, allowed_private_hosts: Sequence[str] = ()) -> Refusal | None:
+    """The guard's verdict on a host when it is saved (sync: resolves the host in this thread).
 
-    A name that does not resolve now is accepted: the check at call time decides then.
+    Used for a URL's host and for each host of a database DSN. A host in ``allowed_private_hosts`` is
+    not looked up; a name that does not resolve now is accepted: the check at call time decides then.
     """
-    target = url_host_port(url)
-    if isinstance(target, BadURL):
-        return target
-    host, port = target
     name = normalise_host(host)
+    if not name or host_is_allowed(name, allowed_private_hosts):
+        return None
     try:
         addresses = [str(ipaddress.ip_address(name))]
     except ValueError:
@@ -241,3 +241,12 @@ def url_refusal(url: str, *, allowed_private_hosts: Sequence[str] = ()) -> URLRe
         except (OSError, UnicodeError):
             return None
     return refusal_of(name, addresses, allowed_private_hosts)
+
+
+def url_refusal(url: str, *, allowed_private_hosts: Sequence[str] = ()) -> URLRefusal | None:
+    """The guard's verdict on a URL when it is saved (sync: see :func:`host_refusal`)."""
+    target = url_host_port(url)
+    if isinstance(target, BadURL):
+        return target
+    host, port = target
+    return host_refusal(host, port, allowed_private_hosts)

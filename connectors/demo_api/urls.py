@@ -9,6 +9,7 @@ from connectors.demo_api import views
 app_name = "demo_api"
 
 urlpatterns = [
+    path("", views.index, name="index"),
     path("openapi.json", views.openapi_document, name="openapi"),
     path("purchase-orders/", views.purchase_orders, name="purchase-orders"),
     path("purchase-orders/<int:order_id>/", views.purchase_order_detail, name="purchase-order"),

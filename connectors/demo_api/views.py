@@ -168,6 +168,14 @@ def _idempotent(view: Any) -> Any:
 
 
 @require_GET
+def index(request: HttpRequest) -> JsonResponse:
+    """What the API is and where its document is: its base URL answers, as "Test connection" expects."""
+    return JsonResponse(
+        {"name": "Demo ERP API", "openapi": request.build_absolute_uri("/demo-api/openapi.json")}
+    )
+
+
+@require_GET
 def openapi_document(request: HttpRequest) -> JsonResponse:
     """The API's OpenAPI document, with this server's absolute base URL."""
     base = request.build_absolute_uri("/demo-api").rstrip("/")

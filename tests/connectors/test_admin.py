@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import html
 import json
 
 import pytest
@@ -18,7 +19,7 @@ from tests.factories import (
     ConnectorCallLogFactory,
     ConnectorFactory,
 )
-from tests.fakes.http_service import running_http_service
+from tests.fakes.http_service import Scripted, running_http_service
 
 pytestmark = pytest.mark.django_db
 
@@ -191,23 +192,50 @@ def test_a_broken_document_shows_what_and_where_and_changes_nothing(admin_client
     assert "Upload a file or paste a document." in empty.content.decode()
 
 
-def test_test_connection_reports_success_and_failure(admin_client, org):
+def _messages(response) -> list[str]:
+    """The admin's message list as the page shows it (the rendered text, not the stored message)."""
+    page = response.content.decode()
+    items = page.split('<ul class="messagelist">', 1)[1].split("</ul>", 1)[0]
+    return [html.unescape(li.split(">", 1)[1].split("</li>", 1)[0]) for li in items.split("<li")[1:]]
+
+
+def test_test_connection_reports_success_and_failure_under_the_name_as_typed(admin_client, org):
     with running_http_service() as service:
         good = ConnectorFactory(
             organization=org, name="good", base_url=service.base_url, allowed_private_hosts=["127.0.0.1"]
         )
         blocked = ConnectorFactory(organization=org, name="blocked", base_url=service.base_url)
         response = admin_client.post(_url("connector_test_connection", good.pk), follow=True)
-        assert "Good: connection works (reachable: 127.0.0.1" in response.content.decode()
+        [works] = _messages(response)
+        assert works.startswith("good: connection works (127.0.0.1 answered HTTP 200 OK, ")
 
         response = admin_client.post(
             _url("connector_changelist"),
             {"action": "test_connection", ACTION_CHECKBOX_NAME: [str(blocked.pk)]},
             follow=True,
         )
-        assert "Blocked: connection failed" in response.content.decode()
+        [failed] = _messages(response)
+        assert failed.startswith("blocked: connection failed: blocked by the SSRF guard")
         assert service.connections == 1  # only the allowed connector reached the loopback service
     assert admin_client.get(_url("connector_test_connection", good.pk)).status_code == 405
+
+
+def test_test_connection_of_a_base_url_answering_404_is_not_reported_as_working(admin_client, org):
+    with running_http_service() as service:
+        base_url = f"{service.base_url}/erp/api"
+        service.script("/erp/api", Scripted(404, '{"detail": "Not found."}'))
+        connector = ConnectorFactory(
+            organization=org, name="demo-api", base_url=base_url, allowed_private_hosts=["127.0.0.1"]
+        )
+
+        response = admin_client.post(_url("connector_test_connection", connector.pk), follow=True)
+
+    assert _messages(response) == [
+        f"demo-api: connection not confirmed: the server answered HTTP 404 Not Found at {base_url}: "
+        "check the base URL (unless the API has nothing at its base URL: then call one of its actions to "
+        "check it)."
+    ]
+    assert 'class="warning"' in response.content.decode().split('<ul class="messagelist">', 1)[1]
 
 
 def test_call_logs_are_read_only_and_filterable(admin_client, org):

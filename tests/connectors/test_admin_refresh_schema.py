@@ -52,7 +52,7 @@ def test_the_refresh_schema_button_forgets_the_cached_answers_and_says_so(admin_
     response = admin_client.post(_url("refresh_schema", connector.pk), follow=True)
 
     assert response.redirect_chain[-1][0] == _url("change", connector.pk)
-    assert "Ledger: the tables and their descriptions will be read anew." in response.content.decode()
+    assert "ledger: the tables and their descriptions will be read anew." in response.content.decode()
     assert key not in db_schema._cache
     assert ConnectorAction.objects.filter(connector=connector, schema_tool="list_tables").exists()
 
@@ -105,5 +105,5 @@ def test_test_connection_forgets_the_cached_answers_even_when_it_fails(admin_cli
 
     response = admin_client.post(_url("test_connection", connector.pk), follow=True)
 
-    assert "Ledger: connection failed" in response.content.decode()
+    assert "ledger: connection failed" in response.content.decode()
     assert key not in db_schema._cache

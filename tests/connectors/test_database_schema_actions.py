@@ -124,7 +124,7 @@ def test_refresh_schema_in_the_admin_forgets_the_cached_answers(admin_client, or
         follow=True,
     )
 
-    assert "Ledger: the tables and their descriptions will be read anew." in response.content.decode()
+    assert "ledger: the tables and their descriptions will be read anew." in response.content.decode()
     assert key not in db_schema._cache
     assert ConnectorAction.objects.filter(connector=connector, schema_tool="list_tables").exists()
 

@@ -10,10 +10,12 @@ import httpx
 import pytest
 from django.utils import timezone
 
+from connectors.adapter_types import ConnectionWorks
 from connectors.demo_api.models import DemoIdempotentRequest, DemoPayment, DemoPurchaseOrder
 from connectors.demo_seed import demo_connector_seed
 from connectors.models import Connector, ConnectorAction
 from connectors.openapi import parse_openapi
+from connectors.services import connector_test_connection
 from platform_core.demo import DEMO_SEEDERS, demo_seed
 
 pytestmark = pytest.mark.django_db
@@ -223,3 +225,14 @@ def test_the_demo_seeder_adds_the_erp_connector_with_its_actions(org, settings):
 def test_seed_demo_creates_the_demo_org_connector(db):
     result = demo_seed(admin_password="a-strong-demo-password")
     assert Connector.objects.filter(organization=result.organization, name="erp").exists()
+
+
+def test_the_demo_erp_connectors_test_connection_works(org, settings, live_server):
+    settings.DEMO_API_BASE_URL = f"{live_server.url}/demo-api"
+    demo_connector_seed(org)
+    connector = Connector.objects.get(organization=org, name="erp")
+
+    result = connector_test_connection(connector=connector)
+
+    assert isinstance(result, ConnectionWorks), result
+    assert result.detail.endswith("answered HTTP 200 OK")

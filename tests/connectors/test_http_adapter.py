@@ -14,7 +14,15 @@ import pytest
 from asgiref.sync import async_to_sync
 
 from connectors import circuit, http_auth
-from connectors.adapter_types import CallOutcome, HttpActionSpec, HttpAuth, HttpConnectorConfig
+from connectors.adapter_types import (
+    CallOutcome,
+    ConnectionFailed,
+    ConnectionUnconfirmed,
+    ConnectionWorks,
+    HttpActionSpec,
+    HttpAuth,
+    HttpConnectorConfig,
+)
 from connectors.http import aclose_http_clients, http_call, http_test_connection
 from connectors.http_request import PreparedRequest, with_header
 from tests.fakes.http_service import LoopbackHTTPService, Scripted, running_http_service
@@ -561,12 +569,11 @@ async def test_secrets_never_appear_in_outcomes_or_logs(
         await http_call(config, action(), {}),
         await http_call(config, action(path="/fail"), {}),
         await http_call(config, action(path="/status/401"), {}),
-        await http_test_connection(config),
         await http_call(make(service, auth=auth, base_url="http://127.0.0.1:1"), action(), {}),
     ]
+    tested = await http_test_connection(config)
 
-    for outcome in outcomes:
-        text = outcome.content + outcome.error
+    for text in [o.content + o.error for o in outcomes] + [str(tested)]:
         assert not any(secret in text for secret in secrets), text
     assert not any(secret in caplog.text for secret in secrets)
 
@@ -574,25 +581,59 @@ async def test_secrets_never_appear_in_outcomes_or_logs(
 async def test_test_connection_reports_reachability_and_refused_credentials(
     service: LoopbackHTTPService,
 ) -> None:
-    service.script("/", Scripted(404, "{}"))
     reachable = await http_test_connection(make(service))
     service.script("/", Scripted(401, "{}"))
     refused = await http_test_connection(make(service, auth=HttpAuth(type="bearer", token=TOKEN)))
 
-    assert (
-        reachable.status == "ok" and reachable.content == "reachable: 127.0.0.1 answered HTTP 404 Not Found"
-    )
-    assert (
-        refused.status == "error"
-        and refused.error == "127.0.0.1 refused the credentials (HTTP 401 Unauthorized)"
+    assert isinstance(reachable, ConnectionWorks) and reachable.detail == "127.0.0.1 answered HTTP 200 OK"
+    assert refused == ConnectionFailed(
+        reason="127.0.0.1 refused the credentials (HTTP 401 Unauthorized)",
+        http_status=401,
+        latency_ms=refused.latency_ms,
     )
     assert service.requests[1].headers["authorization"] == f"Bearer {TOKEN}"
+
+
+@pytest.mark.parametrize("status", [404, 410])
+async def test_test_connection_does_not_say_works_when_nothing_answers_at_the_base_url(
+    service: LoopbackHTTPService, status: int
+) -> None:
+    service.script("/api/v1", Scripted(status, "{}"))
+
+    outcome = await http_test_connection(make(service, "/api/v1?tenant=acme"))
+
+    assert isinstance(outcome, ConnectionUnconfirmed) and outcome.http_status == status
+    assert outcome.reason.startswith(f"the server answered HTTP {status} ")
+    assert outcome.reason.endswith(f" at {service.base_url}/api/v1: check the base URL")
+
+
+@pytest.mark.parametrize(
+    ("status", "verdict", "text"),
+    [
+        (204, "works", "127.0.0.1 answered HTTP 204 No Content"),
+        (405, "works", "127.0.0.1 answered HTTP 405 Method Not Allowed to GET: the base URL exists"),
+        (404, "unconfirmed", "the server answered HTTP 404 Not Found at "),
+        (403, "failed", "127.0.0.1 refused the credentials (HTTP 403 Forbidden)"),
+        (400, "failed", "127.0.0.1 answered HTTP 400 Bad Request"),
+        (429, "failed", "127.0.0.1 answered HTTP 429 Too Many Requests"),
+        (500, "failed", "127.0.0.1 answered HTTP 500 Internal Server Error"),
+    ],
+)
+async def test_test_connection_judges_the_status_of_the_base_url(
+    service: LoopbackHTTPService, status: int, verdict: str, text: str
+) -> None:
+    service.script("/", Scripted(status, ""))
+
+    outcome = await http_test_connection(make(service))
+
+    assert outcome.type == verdict
+    assert (outcome.detail if isinstance(outcome, ConnectionWorks) else outcome.reason).startswith(text)
 
 
 async def test_test_connection_fetches_the_oauth2_token(service: LoopbackHTTPService) -> None:
     outcome = await http_test_connection(make(service, auth=oauth(service)))
 
-    assert outcome.status == "ok"
+    assert outcome.type == "works"
     assert service.token_requests == 1
 
 
@@ -609,4 +650,4 @@ def test_test_connection_works_from_sync_code_in_throwaway_loops(service: Loopba
 
     results = [async_to_sync(http_test_connection)(config) for _ in range(2)]
 
-    assert [r.status for r in results] == ["ok", "ok"]
+    assert [r.type for r in results] == ["works", "works"]

@@ -179,7 +179,7 @@ async def test_calls_outside_a_run_and_test_connection_send_no_key(http_service,
     result = await tool.execute(amount=5)
     tested = await sync_to_async(connector_test_connection)(connector=connector)
 
-    assert not result.is_error and tested.ok
+    assert not result.is_error and tested.type == "works"
     assert [r.method for r in http_service.requests] == ["POST", "GET"]
     assert all("idempotency-key" not in r.headers for r in http_service.requests)
 

@@ -14,6 +14,7 @@ import pytest
 from channels.db import database_sync_to_async
 
 from agents import runtime
+from connectors.adapter_types import ConnectionFailed, ConnectionWorks
 from connectors.database import aclose_db_pools
 from connectors.models import ConnectorCallLog
 from connectors.services import connector_test_connection
@@ -186,6 +187,6 @@ def test_test_connection_of_a_mariadb_connector_reports_the_server(org, shop_db:
     result = connector_test_connection(connector=connector)
     blocked = connector_test_connection(connector=refused)
 
-    assert result.ok and result.message.startswith("connected: MariaDB ")
-    assert "warning: the account can change data" in result.message  # root
-    assert not blocked.ok and blocked.message.startswith("blocked by the SSRF guard")
+    assert isinstance(result, ConnectionWorks) and result.detail.startswith("connected: MariaDB ")
+    assert "warning: the account can change data" in result.detail  # root
+    assert isinstance(blocked, ConnectionFailed) and blocked.reason.startswith("blocked by the SSRF guard")

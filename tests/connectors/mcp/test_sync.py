@@ -129,4 +129,4 @@ def test_test_connection_of_an_mcp_connector_lists_the_tools(mcp_server):
     from connectors.services import connector_test_connection
 
     result = connector_test_connection(connector=mcp_connector(OrganizationFactory(), mcp_server.url))
-    assert result.ok and "8 tools" in result.message
+    assert result.type == "works" and "8 tools" in result.detail
