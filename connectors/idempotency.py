@@ -1,7 +1,7 @@
 """The idempotency key that an HTTP connector sends with the write requests of a run.
 
 Each tool call of a run has the platform's idempotency key ``<run_id>:<tool_call_id>``, under which
-the run's tool ledger records the call (:mod:`agents.engine.durable`). An HTTP connector sends a key
+the run's tool ledger records the call (:mod:`agents.engine.tool_context`). An HTTP connector sends a key
 derived from it in a header (``Idempotency-Key`` unless the connector names another) with every
 POST, PUT, PATCH and DELETE request of the call, retries included. A remote API that honours the
 header can then recognise the same call arriving twice and answer it once.
@@ -24,7 +24,7 @@ import re
 from collections.abc import Mapping
 from typing import Any
 
-from agents.engine.durable import idempotency_key
+from agents.engine.tool_context import idempotency_key
 
 DEFAULT_IDEMPOTENCY_HEADER = "Idempotency-Key"
 KEYED_METHODS = frozenset({"POST", "PUT", "PATCH", "DELETE"})

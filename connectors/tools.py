@@ -16,8 +16,8 @@ agent, conversation, run), which its call-log rows record. Exactly one
 writes the row before the call runs and completes it from the result (so a call cancelled while it ran
 keeps it); the tool then writes only the row of a call cancelled mid-flight (no post-hook sees those).
 
-Each call runs with the engine's :data:`~agents.engine.durable.current_tool_call` set: its tool call id
-(recorded on the call log) and its idempotency key ``<run_id>:<tool_call_id>``, under which the run's
+Each call is handed its :class:`~agents.engine.tool_context.ToolCallContext` by the engine: its tool call
+id (recorded on the call log) and its idempotency key ``<run_id>:<tool_call_id>``, under which the run's
 tool ledger recorded the call before it was made, so a resumed run never makes it twice. An HTTP
 call of a run also sends a key derived from it to the remote API on write requests
 (:mod:`connectors.idempotency`), so an API that honours ``Idempotency-Key`` answers a repeat once.
@@ -36,8 +36,8 @@ from typing import Any
 
 from asgiref.sync import sync_to_async
 
-from agents.engine.durable import current_tool_call
 from agents.engine.run_context import RunContext
+from agents.engine.tool_context import ToolCallContext
 from agents.engine.tools import Artifact, Tool, ToolResult
 from connectors.adapter_types import CallOutcome
 from connectors.call_versions import call_version_take
@@ -65,12 +65,6 @@ logger = logging.getLogger(__name__)
 
 MAX_TOOL_NAME = 64
 _NAME_UNSAFE = re.compile(r"[^A-Za-z0-9_-]+")
-
-
-def _tool_call_id() -> str:
-    """The id of the tool call the engine is running (:data:`agents.engine.durable.current_tool_call`)."""
-    running = current_tool_call.get()
-    return running[0] if running is not None else ""
 
 
 FREE_FORM_PARAMETERS: Mapping[str, Any] = {
@@ -179,9 +173,9 @@ class ConnectorTool(Tool):
         else:
             self.timeout = connector.connect_timeout + connector.statement_timeout_ms / 1000 + 5
 
-    async def execute(self, **kwargs: Any) -> ToolResult:
+    async def execute(self, ctx: ToolCallContext, /, **kwargs: Any) -> ToolResult:
         started = time.perf_counter()
-        tool_call_id = _tool_call_id()
+        tool_call_id = ctx.tool_call_id
         prepared: _Prepared | None = None
         try:
             loaded = self._cached_call(tool_call_id)

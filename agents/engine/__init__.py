@@ -49,6 +49,7 @@ from agents.engine.structured import (
     extract_json,
     structured_llm_call,
 )
+from agents.engine.tool_context import ToolCallContext
 from agents.engine.tool_runner import ToolCallRecord
 from agents.engine.tools import Artifact, FunctionTool, Tool, ToolRegistry, ToolResult
 from agents.engine.verdicts import ALLOW, Allow, Block, Park, PostVerdict, PreVerdict, Rewrite
@@ -100,6 +101,7 @@ __all__ = [
     "StructuredCallResult",
     "StructuredOutputError",
     "Tool",
+    "ToolCallContext",
     "ToolCallLedger",
     "ToolCallRecord",
     "ToolCallRequest",

@@ -5,7 +5,8 @@ event and returns a result with ``stop_reason`` :attr:`~agents.engine.outcomes.S
 turn's tool calls stay pending in the run's last checkpoint, so the run resumes exactly there.)
 
 - :class:`ToolCallLedger`: where a run records each call it makes, under the idempotency key
-  ``<run_id>:<tool_call_id>``. A resumed run that replays a pending call gets the recorded outcome
+  ``<run_id>:<tool_call_id>`` (:func:`~agents.engine.tool_context.idempotency_key`, which the call's
+  :class:`~agents.engine.tool_context.ToolCallContext` carries to its hooks and its tool). A resumed run that replays a pending call gets the recorded outcome
   instead of running the tool again; a call that started but never recorded its end (the process died
   while it ran) is not repeated either: the model is told its outcome is unknown.
 """
@@ -13,24 +14,16 @@ turn's tool calls stay pending in the run's last checkpoint, so the run resumes 
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
-from contextvars import ContextVar
 from dataclasses import dataclass, field
 from typing import Any, Protocol
 
+from agents.engine.tool_context import idempotency_key
 from agents.engine.tools import ToolResult
 
 UNKNOWN_OUTCOME = (
     "the run was interrupted while this call was running, so its outcome is unknown. It was not "
     "repeated, to avoid doing it twice: check its effect before trying again."
 )
-
-#: The call a tool is executing for (set around ``Tool.execute``): its tool call id and idempotency key.
-current_tool_call: ContextVar[tuple[str, str] | None] = ContextVar("engine_current_tool_call", default=None)
-
-
-def idempotency_key(run_id: Any, tool_call_id: str) -> str:
-    """The key a tool call carries: ``<run_id>:<tool_call_id>``."""
-    return f"{run_id}:{tool_call_id}"
 
 
 @dataclass(frozen=True, slots=True)
@@ -70,6 +63,5 @@ class ToolCallLedger(Protocol):
 __all__ = [
     "RecordedCall",
     "ToolCallLedger",
-    "current_tool_call",
     "idempotency_key",
 ]

@@ -24,6 +24,7 @@ from dataclasses import dataclass, field, replace
 from typing import Any
 
 from agents.engine.run_context import RunContext
+from agents.engine.tool_context import ToolCallContext
 from agents.engine.tools import ToolResult
 from agents.engine.verdicts import ALLOW, Allow, Block, Park, PostVerdict, PreVerdict, Rewrite
 
@@ -43,22 +44,40 @@ OUTCOME_UNKNOWN_TOOL = "unknown_tool"
 class HookContext:
     """What a hook knows about one tool call.
 
+    ``call`` is the call's :class:`~agents.engine.tool_context.ToolCallContext`, the one its tool gets:
+    its name, id, iteration, run (:class:`~agents.engine.run_context.RunContext`: org, user, agent, run,
+    plan step), idempotency key, whether it is replayed (a resumed run runs again a call that was
+    pending when it stopped: a gate may find its earlier request for the same ``tool_call_id``) and, for
+    post hooks, the configuration version the guard rails judged it under.
     ``tool_args`` are the arguments as rewritten so far (do not mutate them; return a :class:`Rewrite`).
-    ``run`` says who is running (:class:`~agents.engine.run_context.RunContext`: org, user, agent, run, plan step).
     For post hooks, ``outcome`` is one of ``ok``, ``error``, ``timeout``, ``blocked``, ``invalid_args``,
-    ``unknown_tool`` and ``blocked_by`` names the pre-hook that blocked the call. ``replayed`` is True when
-    a resumed run runs again a call that was pending when it stopped (a gate may find its earlier
-    request for the same ``tool_call_id``).
+    ``unknown_tool`` and ``blocked_by`` names the pre-hook that blocked the call.
     """
 
-    tool_name: str
+    call: ToolCallContext
     tool_args: Mapping[str, Any]
-    tool_call_id: str
-    iteration: int
-    run: RunContext = field(default_factory=RunContext)
     outcome: str = OUTCOME_PENDING
     blocked_by: str | None = None
-    replayed: bool = False
+
+    @property
+    def tool_name(self) -> str:
+        return self.call.tool_name
+
+    @property
+    def tool_call_id(self) -> str:
+        return self.call.tool_call_id
+
+    @property
+    def iteration(self) -> int:
+        return self.call.iteration
+
+    @property
+    def run(self) -> RunContext:
+        return self.call.run
+
+    @property
+    def replayed(self) -> bool:
+        return self.call.replayed
 
 
 @dataclass(frozen=True, slots=True)
@@ -254,4 +273,5 @@ __all__ = [
     "PreToolUseOutcome",
     "SessionContext",
     "SessionStartHook",
+    "ToolCallContext",
 ]

@@ -7,6 +7,12 @@ under its own timeout and all under the batch timeout (calls that start together
 one deadline, with the outcomes of a timer each); then, in the original order, the post-hooks
 and the ``iteration done`` event. Results always come back in the order of the calls.
 
+Each call gets its own :class:`~agents.engine.tool_context.ToolCallContext` (its run, id, iteration,
+idempotency key), built here before its pre-hooks and handed as an argument to them, to the tool
+(``execute(ctx, **arguments)``) and to the post-hooks; when a pre-hook pinned the configuration version it
+judged the call under, the tool and the post-hooks get the context with it. Calls running at once never
+see each other's.
+
 Durable runs give the runner a :class:`~agents.engine.durable.ToolCallLedger`: every call that is about
 to run is recorded first under its idempotency key, and its end after the post-hooks. When a resumed run
 replays the calls that were pending (``replay=True``), a call found in the ledger is not run again: its
@@ -27,7 +33,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from agents.engine import events
-from agents.engine.durable import RecordedCall, ToolCallLedger, current_tool_call, idempotency_key
+from agents.engine.durable import RecordedCall, ToolCallLedger
 from agents.engine.hooks import (
     OUTCOME_BLOCKED,
     OUTCOME_ERROR,
@@ -40,6 +46,7 @@ from agents.engine.hooks import (
 )
 from agents.engine.parsing import ToolCall
 from agents.engine.run_context import RunContext
+from agents.engine.tool_context import ToolCallContext
 from agents.engine.tools import (
     ArgumentProblem,
     Tool,
@@ -81,6 +88,7 @@ class _Pending:
 
     __slots__ = (
         "call",
+        "context",
         "tool",
         "args",
         "result",
@@ -93,8 +101,9 @@ class _Pending:
         "replayed",
     )
 
-    def __init__(self, call: ToolCall, iteration: int, key: str | None) -> None:
+    def __init__(self, call: ToolCall, context: ToolCallContext, iteration: int, key: str | None) -> None:
         self.call = call
+        self.context = context  # what its hooks and its tool are handed
         self.tool: Tool | None = None
         self.args: Mapping[str, Any] = call.args
         self.result: ToolResult | None = None
@@ -191,25 +200,32 @@ class ToolRunner:
         docstring). ``announced`` collects the ids whose ``iteration start`` was emitted; calls already
         in it are not announced again.
         """
-        run_id = (metadata.run_id or None) if self.ledger is not None else None
+        contexts = [
+            ToolCallContext.for_call(
+                tool_name=call.name, tool_call_id=call.id, iteration=iteration, run=metadata, replayed=replay
+            )
+            for call in calls
+        ]
+        # The ledger records a call under its idempotency key (only a run with an id has one).
+        keyed = self.ledger is not None and bool(metadata.run_id)
         recorded: Mapping[str, RecordedCall] = {}
-        if replay and run_id is not None and self.ledger is not None:
-            keys = [idempotency_key(run_id, call.id) for call in calls]
+        if replay and keyed and self.ledger is not None:
+            keys = [context.idempotency_key or "" for context in contexts]
             recorded = await self.ledger.recorded(keys, iteration=iteration)
         pending = []
-        for call in calls:
+        for call, context in zip(calls, contexts, strict=True):
             if emit.active and (announced is None or call.id not in announced):
                 await emit(events.iteration_start(iteration, call.name, call.args, call.id))
             if announced is not None:
                 announced.add(call.id)
-            item = _Pending(call, iteration, idempotency_key(run_id, call.id) if run_id is not None else None)
+            item = _Pending(call, context, iteration, context.idempotency_key if keyed else None)
             hit = recorded.get(item.key) if item.key is not None else None
             if hit is not None:
                 logger.info("replayed tool call %s from the ledger", call.id, extra={"tool_call_id": call.id})
                 item.recall(hit)
             else:
                 started = time.perf_counter()
-                park = await self._prepare(item, registry, iteration, metadata, replay)
+                park = await self._prepare(item, registry)
                 if park is not None:
                     return park
                 item.elapsed = time.perf_counter() - started
@@ -223,21 +239,14 @@ class ToolRunner:
 
         records = []
         for item in pending:
-            records.append(await self._finish(item, iteration, metadata, emit))
+            records.append(await self._finish(item, iteration, emit))
         return records
 
     def _timeout_for(self, item: _Pending) -> float:
         tool_timeout = item.tool.timeout if item.tool is not None else None
         return tool_timeout if tool_timeout is not None else self.tool_timeout
 
-    async def _prepare(
-        self,
-        item: _Pending,
-        registry: ToolRegistry,
-        iteration: int,
-        metadata: RunContext,
-        replay: bool = False,
-    ) -> Park | None:
+    async def _prepare(self, item: _Pending, registry: ToolRegistry) -> Park | None:
         """Check the call and run its pre-hooks: ``item.tool`` is set when it may run."""
         call = item.call
         tool = registry.get(call.name)
@@ -255,8 +264,7 @@ class ToolRunner:
             self._invalid(item, problems)
             return None
         if self.hooks is not None and self.hooks.has_pre:
-            ctx = HookContext(call.name, call.args, call.id, iteration, metadata, replayed=replay)
-            outcome = await self.hooks.run_pre(ctx)
+            outcome = await self.hooks.run_pre(HookContext(item.context, call.args))
             item.args = outcome.args
             match outcome.verdict:
                 case Park() as park:
@@ -309,9 +317,8 @@ class ToolRunner:
                 return
             item.began = True
         deadline: asyncio.Timeout | None = None
-        token = current_tool_call.set((item.call.id, item.key or ""))
         try:
-            call = tool.execute(**item.args)
+            call = tool.execute(item.context, **item.args)
             if shared is not None:
                 value = await call
             elif not isinstance(call, types.CoroutineType):  # another awaitable: timed from the start
@@ -344,8 +351,6 @@ class ToolRunner:
         else:
             result = coerce_result(value)
             item.finish(result, OUTCOME_ERROR if result.is_error else OUTCOME_OK)
-        finally:
-            current_tool_call.reset(token)
         item.elapsed += time.perf_counter() - started
 
     @staticmethod
@@ -434,23 +439,13 @@ class ToolRunner:
                 item.finish(_timed_out(self.batch_timeout), OUTCOME_TIMEOUT)
                 item.elapsed += waited
 
-    async def _finish(
-        self, item: _Pending, iteration: int, metadata: RunContext, emit: events.Emitter
-    ) -> ToolCallRecord:
+    async def _finish(self, item: _Pending, iteration: int, emit: events.Emitter) -> ToolCallRecord:
         call = item.call
         result = item.result
         assert result is not None
         if self.hooks is not None and self.hooks.has_post and not item.replayed:
             started = time.perf_counter()
-            ctx = HookContext(
-                call.name,
-                item.args,
-                call.id,
-                iteration,
-                metadata,
-                item.outcome,
-                item.blocked_by,
-            )
+            ctx = HookContext(item.context, item.args, item.outcome, item.blocked_by)
             result = await self.hooks.run_post(ctx, result)
             item.elapsed += time.perf_counter() - started
         observation = result.observation or NO_OUTPUT

@@ -19,6 +19,7 @@ from jsonschema import validators as _validators
 from jsonschema.exceptions import SchemaError
 
 from agents.engine.schema_fast_path import Check, compile_fast_check
+from agents.engine.tool_context import ToolCallContext
 
 RICH_MIME_TYPES = frozenset({"text/html", "text/markdown", "text/x-markdown"})
 _CATALOGUE_WIDTH = 80
@@ -95,12 +96,16 @@ class Tool:
     parameters: Mapping[str, Any] = EMPTY_PARAMETERS
     timeout: float | None = None
 
-    async def execute(self, **kwargs: Any) -> ToolResult | str:
+    async def execute(self, ctx: ToolCallContext, /, **kwargs: Any) -> ToolResult | str:
+        """Make one call: ``ctx`` is the call's identity (its run, tool call id, idempotency key and the
+        configuration version the guard rails judged it under), ``kwargs`` its validated arguments (an
+        argument may share the name ``ctx``: the context is positional only)."""
         raise NotImplementedError
 
 
 class FunctionTool(Tool):
-    """A tool made from an async function taking the tool's arguments as keyword arguments."""
+    """A tool made from an async function taking the tool's arguments as keyword arguments (and not the
+    call's context: a tool that needs it subclasses :class:`Tool`)."""
 
     def __init__(
         self,
@@ -117,7 +122,7 @@ class FunctionTool(Tool):
         self.timeout = timeout
         self._fn = fn
 
-    async def execute(self, **kwargs: Any) -> ToolResult | str:
+    async def execute(self, ctx: ToolCallContext, /, **kwargs: Any) -> ToolResult | str:
         return await self._fn(**kwargs)
 
 

@@ -23,6 +23,7 @@ from opentelemetry.trace import Span, Status, StatusCode, Tracer
 from agents.engine.completion import ChatResponse, Usage
 from agents.engine.hooks import HookContext, HookRegistry, PreToolUseOutcome
 from agents.engine.llm import LLM, Message
+from agents.engine.tool_context import ToolCallContext
 from agents.engine.tools import Tool, ToolResult
 from agents.engine.verdicts import Block, Park, Rewrite
 
@@ -221,14 +222,14 @@ class TracedTool(Tool):
             raise AttributeError(name)
         return getattr(self.wrapped_tool, name)
 
-    async def execute(self, **kwargs: Any) -> ToolResult | str:
+    async def execute(self, ctx: ToolCallContext, /, **kwargs: Any) -> ToolResult | str:
         if _tracer is None:
-            return await self.wrapped_tool.execute(**kwargs)
+            return await self.wrapped_tool.execute(ctx, **kwargs)
         with _tracer.start_as_current_span(
             "tool.call", attributes=self._attributes, record_exception=False, set_status_on_exception=False
         ) as span:
             try:
-                result = await self.wrapped_tool.execute(**kwargs)
+                result = await self.wrapped_tool.execute(ctx, **kwargs)
             except BaseException as exc:
                 _failed(span, exc)
                 raise

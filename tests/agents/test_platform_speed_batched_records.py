@@ -12,6 +12,7 @@ from channels.db import database_sync_to_async
 
 from agents.engine.hooks import OUTCOME_OK, HookContext
 from agents.engine.run_context import RunContext
+from agents.engine.tool_context import ToolCallContext
 from agents.engine.tools import ToolResult
 from agents.engine.verdicts import Allow, Block
 from agents.models import Run, RunEvent, ToolCallEntry, ToolCallStatus
@@ -52,7 +53,7 @@ async def _world() -> tuple[Any, EventSink, AuditHook]:
 
 def _call(hook: AuditHook, call_id: str = "c1") -> HookContext:
     [info] = list(hook.catalog)
-    return HookContext(info.tool_name, {"amount": 5}, call_id, 1, run=hook.context)
+    return HookContext(ToolCallContext(info.tool_name, call_id, 1, hook.context), {"amount": 5})
 
 
 async def _rows(**filters: Any) -> list[ConnectorCallLog]:
@@ -113,9 +114,7 @@ async def test_the_update_after_a_call_rides_the_runs_next_batch_instead_of_a_da
 
     monkeypatch.setattr(events_store._Writer, "put", counting)
     monkeypatch.setattr(audit_module, "sync_to_async", no_hop)
-    done = HookContext(
-        ctx.tool_name, ctx.tool_args, ctx.tool_call_id, 1, run=hook.context, outcome=OUTCOME_OK
-    )
+    done = HookContext(ctx.call, ctx.tool_args, outcome=OUTCOME_OK)
     await hook.post_tool_use(done, ToolResult(content="paid"))
     assert len(queued) == 1 and callable(queued[0]) and not isinstance(queued[0], events_store._Durable)
     await sink.close()

@@ -17,6 +17,7 @@ from agents.engine import events
 from agents.engine.durable import RecordedCall
 from agents.engine.parsing import ToolCall
 from agents.engine.run_context import RunContext
+from agents.engine.tool_context import ToolCallContext
 from agents.engine.tool_runner import ToolCallRecord, ToolRunner
 from agents.engine.tools import Tool, ToolRegistry
 from connectors.demo_api.models import DemoPayment, DemoPurchaseOrder
@@ -176,7 +177,7 @@ async def test_calls_outside_a_run_and_test_connection_send_no_key(http_service,
     [tool] = await aconnector_tools_for(
         organization_id=org.pk, connector_ids=[connector.pk], context=RunContext(org_id=org.pk)
     )
-    result = await tool.execute(amount=5)
+    result = await tool.execute(ToolCallContext(tool.name, ""), amount=5)
     tested = await sync_to_async(connector_test_connection)(connector=connector)
 
     assert not result.is_error and tested.type == "works"

@@ -12,8 +12,8 @@ from asgiref.sync import sync_to_async
 from django.db import connection
 
 from agents import runtime
-from agents.engine.durable import current_tool_call
 from agents.engine.run_context import RunContext
+from agents.engine.tool_context import ToolCallContext
 from agents.engine.tools import ToolRegistry
 from connectors.models import Connector, ConnectorAction, ConnectorCallLog
 from connectors.redaction import is_secret_key, redact
@@ -47,6 +47,10 @@ def _context(org, user=None) -> RunContext:
     )
 
 
+# A call made outside the tool runner (no tool call id, so no idempotency key either).
+DIRECT = ToolCallContext("direct", "")
+
+
 def _logs():
     return list(ConnectorCallLog.objects.order_by("id"))
 
@@ -75,11 +79,7 @@ async def test_every_imported_demo_action_works_through_its_tool_and_leaves_one_
     async def call(name, **args):
         problems = registry.validate(name, args)
         assert problems == [], problems
-        token = current_tool_call.set((f"call-{name}", ""))
-        try:
-            result = await tools[name].execute(**args)
-        finally:
-            current_tool_call.reset(token)
+        result = await tools[name].execute(ToolCallContext(name, f"call-{name}"), **args)
         assert not result.is_error, result.error
         return json.loads(result.content)
 
@@ -145,7 +145,7 @@ async def test_arguments_and_results_are_redacted_in_the_call_log_and_for_the_mo
 
     connector = await sync_to_async(arrange)()
     tool = (await _tools(org, connector))["crm__add_note"]
-    result = await tool.execute(note=f"the token is {TOKEN}", password="hunter2-pw")
+    result = await tool.execute(DIRECT, note=f"the token is {TOKEN}", password="hunter2-pw")
 
     assert not result.is_error
     sent = http_service.requests_to("/notes")[0]
@@ -165,7 +165,7 @@ async def test_an_http_error_is_one_error_row_and_an_error_observation(http_serv
         return connector
 
     connector = await sync_to_async(arrange)()
-    result = await (await _tools(org, connector))["crm__broken"].execute()
+    result = await (await _tools(org, connector))["crm__broken"].execute(DIRECT)
     assert result.is_error and "HTTP 500" in result.error
     [log] = await sync_to_async(_logs)()
     assert log.status == "error" and log.http_status == 500 and "HTTP 500" in log.error
@@ -179,7 +179,7 @@ async def test_a_loopback_target_without_an_allowance_is_refused_and_logged(http
         return connector
 
     connector = await sync_to_async(arrange)()
-    result = await (await _tools(org, connector))["crm__list_items"].execute()
+    result = await (await _tools(org, connector))["crm__list_items"].execute(DIRECT)
     assert result.is_error
     assert http_service.connections == 0
     [log] = await sync_to_async(_logs)()
@@ -196,7 +196,7 @@ async def test_a_connector_deactivated_after_the_tools_were_built_is_not_called(
     connector = await sync_to_async(arrange)()
     tool = (await _tools(org, connector))["crm__list_items"]
     await sync_to_async(Connector.objects.filter(pk=connector.pk).update)(is_active=False)
-    result = await tool.execute()
+    result = await tool.execute(DIRECT)
     assert result.is_error and "deactivated" in result.error
     assert http_service.requests == []
     [log] = await sync_to_async(_logs)()
@@ -218,7 +218,7 @@ async def test_a_cancelled_call_still_leaves_exactly_one_row(http_service, org):
     connector = await sync_to_async(arrange)()
     tool = (await _tools(org, connector))["crm__slow"]
     with pytest.raises(TimeoutError):
-        await asyncio.wait_for(tool.execute(seconds=30), timeout=0.5)
+        await asyncio.wait_for(tool.execute(DIRECT, seconds=30), timeout=0.5)
     [log] = await sync_to_async(_logs)()
     assert log.status == "error" and "cancelled" in log.error and log.arguments == {"seconds": 30}
 
@@ -239,7 +239,7 @@ async def test_a_database_dsn_password_never_reaches_the_model_or_the_log(org):
     connector = await sync_to_async(arrange)()
     tool = (await _tools(org, connector))["warehouse__query"]
     assert tool.parameters == FREE_FORM_PARAMETERS and tool.is_write is False
-    result = await tool.execute(sql=f"SELECT '{dsn}'")
+    result = await tool.execute(DIRECT, sql=f"SELECT '{dsn}'")
     assert result.is_error  # 10.20.30.40 is private and not allowed
     [log] = await sync_to_async(_logs)()
     assert "pw-db-5e6f7a" not in result.observation + log.error + json.dumps(log.arguments)
@@ -260,7 +260,7 @@ async def test_credentials_that_no_longer_decrypt_fail_the_call_not_the_run(http
         return connector
 
     connector = await sync_to_async(arrange)()
-    result = await (await _tools(org, connector))["crm__list_items"].execute()
+    result = await (await _tools(org, connector))["crm__list_items"].execute(DIRECT)
     assert result.is_error and "cannot be decrypted" in result.error
     assert http_service.requests == []
     assert len(await sync_to_async(_logs)()) == 1
@@ -391,12 +391,12 @@ async def test_with_the_audit_hook_the_tool_hands_over_its_outcome_and_writes_no
             organization_id=org.pk, connector_ids=[connector.pk], context=context, call_log_by_hook=True
         )
     }
-    result = await tools["crm__list_items"].execute()
+    result = await tools["crm__list_items"].execute(DIRECT)
     assert not result.is_error and result.call.http_status == 200 and result.call.latency_ms > 0
     assert result.secrets == (TOKEN,) and TOKEN not in repr(result)
     assert await sync_to_async(_logs)() == []  # the audit hook writes this one
 
     # A cancelled call too: the audit hook recorded it before it ran (tests/hooks/test_audit_record_first.py).
     with pytest.raises(TimeoutError):
-        await asyncio.wait_for(tools["crm__slow"].execute(seconds=30), timeout=0.5)
+        await asyncio.wait_for(tools["crm__slow"].execute(DIRECT, seconds=30), timeout=0.5)
     assert await sync_to_async(_logs)() == []

@@ -15,6 +15,7 @@ from typing import Any
 from agents.engine.events import Event
 from agents.engine.llm import ChatResponse, LLMError, Message, ToolCallRequest, Usage
 from agents.engine.metering import BudgetRefusal, CallPurpose, ModelCall, ModelCallUsage, Proceed
+from agents.engine.tool_context import ToolCallContext
 from agents.engine.tools import Tool, ToolRegistry, ToolResult
 
 Reply = ChatResponse | Exception | Callable[[Sequence[Message]], "ChatResponse | Exception"]
@@ -63,6 +64,7 @@ class FakeLLM:
         self.streams: deque[str | list[str | Exception]] = deque(streams)
         self.record = record
         self.calls: list[dict[str, Any]] = []
+        self.contexts: list[ToolCallContext] = []  # each call's context, in the order the calls began
         self.stream_calls: list[list[Message]] = []
 
     async def chat(
@@ -188,6 +190,7 @@ class RecordingTool(Tool):
         self.delay = delay
         self.gate = gate
         self.calls: list[dict[str, Any]] = []
+        self.contexts: list[ToolCallContext] = []  # each call's context, in the order the calls began
         self.running = 0
         self.max_running = 0
         self.cancelled = 0
@@ -199,8 +202,9 @@ class RecordingTool(Tool):
             self._changed.clear()
             await self._changed.wait()
 
-    async def execute(self, **kwargs: Any) -> ToolResult | str:
+    async def execute(self, ctx: ToolCallContext, /, **kwargs: Any) -> ToolResult | str:
         self.calls.append(kwargs)
+        self.contexts.append(ctx)
         self.running += 1
         self.max_running = max(self.max_running, self.running)
         self._changed.set()

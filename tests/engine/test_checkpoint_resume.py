@@ -11,15 +11,11 @@ from typing import Any
 import pytest
 
 from agents.engine.checkpoint import STAGE_ANSWER, STAGE_MODEL, STAGE_TOOLS, Checkpoint, checkpoints_fold
-from agents.engine.durable import (
-    UNKNOWN_OUTCOME,
-    RecordedCall,
-    current_tool_call,
-    idempotency_key,
-)
+from agents.engine.durable import UNKNOWN_OUTCOME, RecordedCall, idempotency_key
 from agents.engine.follow_ups import FollowUpQueue
 from agents.engine.hooks import ALLOW, HookContext, HookRegistry, Park, PreToolUseHook, PreVerdict
 from agents.engine.react import ReActAgent
+from agents.engine.tool_context import ToolCallContext
 from agents.engine.tools import Tool, ToolResult
 from tests.engine.doubles import EventLog, RecordingTool, registry_of
 from tests.fakes.openai_server import call, hang, text, tool_calls
@@ -122,9 +118,9 @@ async def test_a_turns_tool_calls_are_checkpointed_as_pending_before_they_run(sc
     checkpoints = Checkpoints()
 
     class Probe(RecordingTool):
-        async def execute(self, **kwargs: Any) -> Any:
+        async def execute(self, ctx: ToolCallContext, /, **kwargs: Any) -> Any:
             seen.append(checkpoints.items[-1]["state"])
-            return await super().execute(**kwargs)
+            return await super().execute(ctx, **kwargs)
 
     scripted_llm.script(tool_calls(_search("a", "c1"), _search("b", "c2")), text("ok"))
     agent = ReActAgent(make_llm(), registry_of(Probe()), completion_check=False)
@@ -268,15 +264,15 @@ async def test_a_replayed_call_that_started_but_never_finished_is_not_repeated_a
     assert record.outcome == "error" and record.error == UNKNOWN_OUTCOME
 
 
-async def test_every_call_carries_its_idempotency_key_while_it_runs(scripted_llm, make_llm):
-    seen: list[tuple[str, str] | None] = []
+async def test_every_call_is_handed_its_idempotency_key(scripted_llm, make_llm):
+    seen: list[tuple[str, str | None]] = []
 
     class KeyProbe(Tool):
         name = "probe"
         description = "Probe."
 
-        async def execute(self, **kwargs: Any) -> str:
-            seen.append(current_tool_call.get())
+        async def execute(self, ctx: ToolCallContext, /, **kwargs: Any) -> str:
+            seen.append((ctx.tool_call_id, ctx.idempotency_key))
             return "ok"
 
     scripted_llm.script(tool_calls(call("probe", {}, id="p1")), text("ok"))
@@ -382,9 +378,9 @@ async def test_the_checkpoint_counts_the_follow_ups_the_run_took(scripted_llm, m
     queue = FollowUpQueue()
 
     class FollowingUp(RecordingTool):
-        async def execute(self, **kwargs: Any) -> Any:
+        async def execute(self, ctx: ToolCallContext, /, **kwargs: Any) -> Any:
             queue.put("also check b")
-            return await super().execute(**kwargs)
+            return await super().execute(ctx, **kwargs)
 
     scripted_llm.script(tool_calls(_search("a", "c1")), text("done"))
     checkpoints = Checkpoints()

@@ -19,6 +19,7 @@ from agents.engine.hooks import (
 )
 from agents.engine.react import ReActAgent
 from agents.engine.run_context import RunContext
+from agents.engine.tool_context import ToolCallContext
 from agents.engine.tools import ToolResult
 from tests.engine.doubles import EventLog, RecordingTool, registry_of
 from tests.fakes.openai_server import call, text, tool_calls
@@ -59,7 +60,7 @@ class Audit(PostToolUseHook):
 
 
 def ctx(**args: object) -> HookContext:
-    return HookContext("search", args, "call_1", 1, {"org_id": 7})
+    return HookContext(ToolCallContext("search", "call_1", 1, RunContext(org_id=7)), args)
 
 
 async def test_pre_hooks_run_in_priority_order_lower_first_and_rewritten_args_flow_to_the_next():
@@ -232,5 +233,7 @@ async def test_session_start_hook_text_reaches_the_system_prompt(scripted_llm, m
 def test_hook_contexts_are_immutable_values():
     context = ctx(q="x")
     with pytest.raises(AttributeError):
-        context.tool_name = "other"  # type: ignore[misc]
+        context.tool_args = {}  # type: ignore[misc]
+    with pytest.raises(AttributeError):
+        context.call.tool_name = "other"  # type: ignore[misc]
     assert json.dumps(dict(context.tool_args)) == '{"q": "x"}'

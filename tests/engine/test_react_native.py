@@ -59,8 +59,8 @@ async def test_parallel_tool_calls_run_concurrently_and_results_keep_the_origina
     slow = RecordingTool("slow", gate=gate)
 
     class Fast(RecordingTool):
-        async def execute(self, **kwargs):
-            result = await super().execute(**kwargs)
+        async def execute(self, ctx, /, **kwargs):
+            result = await super().execute(ctx, **kwargs)
             gate.set()  # the slow call, started first, can only finish after this one ran concurrently
             return result
 

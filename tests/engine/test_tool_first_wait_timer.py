@@ -11,9 +11,9 @@ from typing import Any
 import pytest
 
 from agents.engine import events
-from agents.engine.durable import current_tool_call
 from agents.engine.parsing import ToolCall
 from agents.engine.run_context import RunContext
+from agents.engine.tool_context import ToolCallContext
 from agents.engine.tool_runner import ToolCallRecord, ToolRunner
 from agents.engine.tools import FunctionTool, Tool, ToolRegistry, ToolResult
 
@@ -100,17 +100,27 @@ async def test_a_timeout_error_of_the_tool_itself_is_an_error_before_or_after_a_
         assert (record.outcome, record.error) == ("error", "the tool failed: TimeoutError: upstream")
 
 
-async def test_a_call_sees_its_own_tool_call_before_and_after_its_first_wait():
-    seen = []
+class LooksAtItsCall(Tool):
+    """Notes the tool call id of its context before and after its first wait."""
 
-    async def looks(q: str) -> str:
-        seen.append(current_tool_call.get())
+    name = "t"
+    description = "A tool."
+    parameters = SCHEMA
+
+    def __init__(self) -> None:
+        self.seen: list[tuple[str, str | None]] = []
+
+    async def execute(self, ctx: ToolCallContext, /, **kwargs: Any) -> str:
+        self.seen.append((ctx.tool_call_id, ctx.idempotency_key))
         await asyncio.sleep(0)
-        seen.append(current_tool_call.get())
+        self.seen.append((ctx.tool_call_id, ctx.idempotency_key))
         return "ok"
 
-    await run_one(looks)
-    assert seen == [("c1", ""), ("c1", "")]
+
+async def test_a_call_sees_its_own_tool_call_before_and_after_its_first_wait():
+    tool = LooksAtItsCall()
+    await run_tool(tool)
+    assert tool.seen == [("c1", None), ("c1", None)]
 
 
 async def test_cancelling_the_run_cancels_a_call_waiting_past_its_first_step():
@@ -147,7 +157,7 @@ class AwaitableTool(Tool):
     description = "A tool."
     parameters = SCHEMA
 
-    def execute(self, **kwargs: Any) -> Any:  # type: ignore[override]
+    def execute(self, ctx: ToolCallContext, /, **kwargs: Any) -> Any:  # type: ignore[override]
         return _Awaitable()
 
 

@@ -6,6 +6,7 @@ import json
 
 import pytest
 
+from agents.engine.tool_context import ToolCallContext
 from agents.engine.tools import (
     Artifact,
     FunctionTool,
@@ -141,5 +142,5 @@ async def test_function_tool_calls_its_function_with_the_arguments():
         return str(a + b)
 
     tool = FunctionTool("add", "Add two numbers.", add, parameters={"type": "object"}, timeout=5)
-    assert await tool.execute(a=2, b=3) == "5"
+    assert await tool.execute(ToolCallContext("add", "c1"), a=2, b=3) == "5"
     assert tool.timeout == 5

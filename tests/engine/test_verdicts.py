@@ -17,6 +17,7 @@ from agents.engine.hooks import (
 )
 from agents.engine.react import ReActAgent
 from agents.engine.stop_reasons import StopReason
+from agents.engine.tool_context import ToolCallContext
 from tests.engine.doubles import EventLog, RecordingTool, registry_of
 from tests.engine.test_checkpoint_resume import RUN, Checkpoints
 from tests.engine.test_react_json import act
@@ -36,7 +37,7 @@ class Verdict(PreToolUseHook):
 
 
 def ctx(**args: object) -> HookContext:
-    return HookContext("search", args, "c1", 1)
+    return HookContext(ToolCallContext("search", "c1", 1), args)
 
 
 async def test_a_hook_that_returns_no_verdict_blocks_the_call_naming_itself(scripted_llm, make_llm):

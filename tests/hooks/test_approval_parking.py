@@ -10,6 +10,7 @@ from channels.db import database_sync_to_async
 
 from agents.engine.hooks import HookContext, Park, Rewrite
 from agents.engine.run_context import RunContext
+from agents.engine.tool_context import ToolCallContext
 from hooks.approval import ApprovalGate
 from hooks.models import ApprovalRequest, ApprovalStatus
 from hooks.registry import guard_rail_hooks
@@ -47,12 +48,7 @@ def _call(
     metadata: RunContext, args: dict[str, Any], *, replayed: bool = False, hold: float = 0
 ) -> HookContext:
     return HookContext(
-        "erp__create_payment",
-        args,
-        "pay-1",
-        1,
-        metadata.with_hold(hold),
-        replayed=replayed,
+        ToolCallContext("erp__create_payment", "pay-1", 1, metadata.with_hold(hold), replayed=replayed), args
     )
 
 

@@ -11,6 +11,7 @@ from django.db.models import Q
 from django.test.utils import CaptureQueriesContext
 
 from agents.engine.hooks import HookContext, HookRegistry
+from agents.engine.tool_context import ToolCallContext
 from hooks.call_config import call_guard_config
 from hooks.catalog import ActionInfo
 from hooks.models import ApprovalPolicy
@@ -105,7 +106,9 @@ def world(db):
 
 def _pre_hooks_of_a_call(hooks: HookRegistry, call_id: str) -> list[str]:
     with CaptureQueriesContext(connection) as captured:
-        outcome = async_to_sync(hooks.run_pre)(HookContext("erp__list_payments", {}, call_id, 1))
+        outcome = async_to_sync(hooks.run_pre)(
+            HookContext(ToolCallContext("erp__list_payments", call_id, 1), {})
+        )
     assert outcome.allowed, outcome.reason
     return [q["sql"] for q in captured.captured_queries if any(t in q["sql"] for t in GUARD_TABLES)]
 

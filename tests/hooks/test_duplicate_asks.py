@@ -9,6 +9,7 @@ import pytest
 from channels.db import database_sync_to_async
 
 from agents.engine.hooks import Block, HookContext, Park
+from agents.engine.tool_context import ToolCallContext
 from agents.runs.manager import run_manager
 from hooks.approval import ApprovalGate
 from hooks.models import ApprovalRequest
@@ -91,11 +92,7 @@ async def test_an_identical_call_while_the_first_is_pending_is_told_it_is_still_
 
     def attempt(call_id: str) -> HookContext:
         return HookContext(
-            "erp__create_payment",
-            dict(PAYMENT),
-            call_id,
-            1,
-            blueprint.context.with_hold(0),
+            ToolCallContext("erp__create_payment", call_id, 1, blueprint.context.with_hold(0)), dict(PAYMENT)
         )
 
     assert isinstance(await gate.pre_tool_use(attempt("p1")), Park)

@@ -8,6 +8,7 @@ from asgiref.sync import async_to_sync
 from channels.db import database_sync_to_async
 
 from agents.engine.hooks import ALLOW, Block, HookContext
+from agents.engine.tool_context import ToolCallContext
 from connectors.models import ConnectorCallLog
 from hooks.catalog import action_catalog_for
 from hooks.models import AgentHookSettings
@@ -34,7 +35,7 @@ def hook_for(world, user) -> RateLimitHook:
 
 def attempt(hook, tool=LIST):
     name, args = tool
-    return async_to_sync(hook.pre_tool_use)(HookContext(name, args, "c", 1))
+    return async_to_sync(hook.pre_tool_use)(HookContext(ToolCallContext(name, "c", 1), args))
 
 
 def test_a_connector_limit_blocks_the_call_over_it_with_an_explanation(world):

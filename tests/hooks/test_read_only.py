@@ -8,6 +8,7 @@ from asgiref.sync import async_to_sync
 from channels.db import database_sync_to_async
 
 from agents.engine.hooks import ALLOW, Block, HookContext
+from agents.engine.tool_context import ToolCallContext
 from agents.runs.manager import run_manager
 from connectors.models import ConnectorCallLog
 from hooks.catalog import action_catalog_for
@@ -36,7 +37,7 @@ def read_only_on(world, reason="quarter-end audit"):
 
 def verdict(guard, tool, args=None):
     """The guard's verdict (the hook is async; its ORM calls run on this test's thread and transaction)."""
-    return async_to_sync(guard.pre_tool_use)(HookContext(tool, args or {}, "c1", 1))
+    return async_to_sync(guard.pre_tool_use)(HookContext(ToolCallContext(tool, "c1", 1), args or {}))
 
 
 WRITES = [

@@ -10,6 +10,7 @@ from channels.db import database_sync_to_async
 
 from agents import runtime
 from agents.engine.hooks import ALLOW, Block, HookContext
+from agents.engine.tool_context import ToolCallContext
 from agents.engine.tools import Artifact, ToolResult
 from connectors.models import ConnectorCallLog
 from hooks.catalog import ActionInfo
@@ -32,7 +33,7 @@ def test_the_runtime_builds_every_run_s_hooks_with_the_guard_rails():
 
 def truncate(limit, content, **extra):
     hook = TruncateResult(limit=limit, language="en")
-    ctx = HookContext("t", {}, "c", 1, outcome="ok")
+    ctx = HookContext(ToolCallContext("t", "c", 1), {}, outcome="ok")
     return async_to_sync(hook.post_tool_use)(ctx, ToolResult(content=content, **extra))
 
 
@@ -190,6 +191,6 @@ def test_the_guard_rails_speak_the_language_the_run_was_started_in(scripted_llm,
         hooks = guard_rail_hooks(blueprint_for(world))
     guard = next(h for h in hooks if isinstance(h, ReadOnlyGuard))
     verdict = async_to_sync(guard.pre_tool_use)(
-        HookContext("erp__create_payment", {"amount": 1, "currency": "CNY"}, "c", 1)
+        HookContext(ToolCallContext("erp__create_payment", "c", 1), {"amount": 1, "currency": "CNY"})
     )
     assert verdict == Block("组织处于只读模式：审计")
