@@ -4,7 +4,8 @@ Each active action of an active connector becomes one :class:`ConnectorTool` nam
 ``<connector>__<action>``. A call takes the action, as the organisation's configuration is now (so a
 connector deactivated or moved mid-run is not called), with its connector's config and decrypted
 credentials, from the process's cache for the organisation's configuration version: the version the
-guard rails read for this very call (:mod:`connectors.call_versions`), else one it reads itself. Only a
+guard rails judged this very call under (``ToolCallContext.config_version``, which the audit log's
+recorder pins), else one it reads itself. Only a
 cache miss loads and decrypts them, in a worker thread. Then it calls the adapter. It returns a :class:`ConnectorToolResult`, which also carries the adapter's outcome
 (HTTP status, row count, latency, sizes) and the secrets to redact.
 
@@ -40,7 +41,6 @@ from agents.engine.run_context import RunContext
 from agents.engine.tool_context import ToolCallContext
 from agents.engine.tools import Artifact, Tool, ToolResult
 from connectors.adapter_types import CallOutcome
-from connectors.call_versions import call_version_take
 from connectors.configs import (
     connector_secret_values,
     database_config_for,
@@ -178,7 +178,7 @@ class ConnectorTool(Tool):
         tool_call_id = ctx.tool_call_id
         prepared: _Prepared | None = None
         try:
-            loaded = self._cached_call(tool_call_id)
+            loaded = self._cached_call(ctx)
             if loaded is None:
                 loaded = await sync_to_async(_prepare_call)(self.context.org_id, self.action_id)
             artifacts: tuple[Artifact, ...] = ()
@@ -206,14 +206,13 @@ class ConnectorTool(Tool):
         own = prepared.secrets if prepared is not None else ()
         return _result(outcome, own + tuple(s for s in self.run_secrets if s not in own), artifacts)
 
-    def _cached_call(self, tool_call_id: str) -> _Prepared | str | None:
+    def _cached_call(self, ctx: ToolCallContext) -> _Prepared | str | None:
         """What the call needs from the process's cache, for the configuration version the guard rails
-        read for this call (:mod:`connectors.call_versions`); ``None``: not known without the database."""
-        org_id = self.context.org_id
-        version = call_version_take(org_id, str(self.context.run_id or ""), tool_call_id)
-        if version is None:
+        judged this call under (``ctx.config_version``); ``None``: not known without the database."""
+        if ctx.config_version is None:
             return None
-        found, value = config_cached_peek(("organization", org_id), version, _call_key(self.action_id))
+        owner = ("organization", self.context.org_id)
+        found, value = config_cached_peek(owner, ctx.config_version, _call_key(self.action_id))
         return value if found else None
 
     def _idempotency_key(self, tool_call_id: str, args: Mapping[str, Any]) -> str | None:

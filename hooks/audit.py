@@ -37,6 +37,7 @@ from agents.engine.hooks import (
     OUTCOME_BLOCKED,
     OUTCOME_OK,
     OUTCOME_TIMEOUT,
+    Allow,
     Block,
     HookContext,
     PostToolUseHook,
@@ -47,7 +48,6 @@ from agents.engine.hooks import (
 from agents.engine.run_context import RunContext
 from agents.engine.strict_json import text_safe
 from agents.engine.tools import ToolResult
-from connectors.call_versions import call_version_drop, call_version_note
 from connectors.models import CallStatus, Connector, ConnectorAction, ConnectorCallLog
 from connectors.redaction import redact
 from connectors.scrub import scrub
@@ -110,11 +110,11 @@ class AuditHook(PostToolUseHook):
         self.recorder = CallRecorder(self)
         # tool call id -> the row written before the call ran (completed after it)
         self._started: dict[str, int] = {}
-        self._run_id = str(context.run_id or "")
 
-    async def record_start(self, ctx: HookContext, info: ActionInfo) -> None:
-        """Write the row of a call about to run (raises when the database refuses it). The secrets to
-        redact come with the call's guard-rail configuration, which the guard rails before it read."""
+    async def record_start(self, ctx: HookContext, info: ActionInfo) -> int | None:
+        """Write the row of a call about to run (raises when the database refuses it) and return the
+        configuration version the guard rails judged it under (``None``: not known). The secrets to redact
+        come with the call's guard-rail configuration, which the guard rails before it read."""
         config = await self.state.call_config(self.context.org_id, ctx.tool_call_id, info.connector_id)
         write = functools.partial(
             _write_started,
@@ -129,9 +129,7 @@ class AuditHook(PostToolUseHook):
             self._started[ctx.tool_call_id] = await self.writes.write_durable(write)
         else:
             self._started[ctx.tool_call_id] = await sync_to_async(write)()
-        if config is not None and config.version is not None:
-            # The tool takes the connector's config cached for the version just read (no read of its own).
-            call_version_note(self.context.org_id, self._run_id, ctx.tool_call_id, config.version)
+        return config.version if config is not None else None
 
     async def post_tool_use(self, ctx: HookContext, result: ToolResult) -> PostVerdict:
         info = self.catalog.get(ctx.tool_name)
@@ -139,7 +137,6 @@ class AuditHook(PostToolUseHook):
             return ALLOW  # not a connector call
         gate = self.state.take_approval(ctx.tool_call_id)
         self.state.forget_call(ctx.tool_call_id)
-        call_version_drop(self.context.org_id, self._run_id, ctx.tool_call_id)
         approval_ref = gate.approval_id if gate is not None else ""
         started = self._started.pop(ctx.tool_call_id, None)
         if started is not None:
@@ -217,7 +214,11 @@ class AuditHook(PostToolUseHook):
 
 
 class CallRecorder(PreToolUseHook):
-    """The audit log's pre-tool-use half: records a connector call just before it runs, or blocks it."""
+    """The audit log's pre-tool-use half: records a connector call just before it runs, or blocks it.
+
+    It lets the call run pinned to the configuration version the guard rails judged it under
+    (``Allow(config_version=...)``): the engine hands the tool that version on the call's context, and the
+    tool takes the connector's config cached for it, without a read of its own."""
 
     name = "audit_record"
     priority = RECORD_PRIORITY
@@ -230,7 +231,7 @@ class CallRecorder(PreToolUseHook):
         if info is None:
             return ALLOW  # not a connector call
         try:
-            await self.audit.record_start(ctx, info)
+            version = await self.audit.record_start(ctx, info)
         except Exception as exc:  # any failure to record: the call is not made
             logger.error(
                 "could not record connector call %s before making it (%s); it was not made",
@@ -239,7 +240,7 @@ class CallRecorder(PreToolUseHook):
                 extra={"org_id": self.audit.context.org_id, "tool_call_id": ctx.tool_call_id},
             )
             return Block(not_recorded_message(self.audit.language))
-        return ALLOW
+        return ALLOW if version is None else Allow(config_version=version)
 
 
 def _error_of(outcome: str, result: ToolResult) -> str:

@@ -124,11 +124,13 @@ class PreToolUseOutcome:
     """The combined verdict of all pre-hooks for one call, and its arguments as the hooks left them.
 
     ``verdict`` is :class:`Allow` (no hook changed the arguments), :class:`Rewrite` (some did),
-    :class:`Block` (naming the hook) or :class:`Park`.
+    :class:`Block` (naming the hook) or :class:`Park`. ``config_version``: the configuration version the
+    hooks pinned for the call (the last hook's that pinned one; ``None``: none did).
     """
 
     verdict: PreVerdict
     args: Mapping[str, Any]
+    config_version: int | None = None
 
     @property
     def allowed(self) -> bool:
@@ -186,6 +188,7 @@ class HookRegistry:
     async def run_pre(self, ctx: HookContext) -> PreToolUseOutcome:
         """Run pre-hooks in order; rewritten args flow to the next hook; the first block or park wins."""
         rewritten = False
+        pinned: int | None = None
         for hook in self._pre:
             try:
                 verdict = await hook.pre_tool_use(ctx)
@@ -198,7 +201,9 @@ class HookRegistry:
                 )
                 return PreToolUseOutcome(_failed(hook), ctx.tool_args)
             match verdict:
-                case Allow():
+                case Allow(config_version=version):
+                    if version is not None:
+                        pinned = version
                     continue
                 case Block(reason=reason):
                     blocked = Block(reason or f"blocked by '{hook.hook_name}'", hook.hook_name)
@@ -217,7 +222,7 @@ class HookRegistry:
                     )
                     return PreToolUseOutcome(_failed(hook), ctx.tool_args)
         verdict = Rewrite(ctx.tool_args) if rewritten else ALLOW
-        return PreToolUseOutcome(verdict, ctx.tool_args)
+        return PreToolUseOutcome(verdict, ctx.tool_args, pinned)
 
     async def run_post(self, ctx: HookContext, result: ToolResult) -> ToolResult:
         """Run post-hooks in order; each sees the result as rewritten by the previous ones."""

@@ -266,6 +266,7 @@ class ToolRunner:
         if self.hooks is not None and self.hooks.has_pre:
             outcome = await self.hooks.run_pre(HookContext(item.context, call.args))
             item.args = outcome.args
+            item.context = item.context.with_config_version(outcome.config_version)
             match outcome.verdict:
                 case Park() as park:
                     return park

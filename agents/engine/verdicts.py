@@ -20,7 +20,15 @@ T = TypeVar("T")
 
 @dataclass(frozen=True, slots=True)
 class Allow:
-    """Let the call go on unchanged."""
+    """Let the call go on unchanged.
+
+    ``config_version``: a pre-hook that judged the call against the organisation's configuration as read
+    for it pins that version; the tool runner hands the tool (and the post-hooks) the call's
+    :class:`~agents.engine.tool_context.ToolCallContext` with it, so the tool acts on the configuration
+    the guard rails judged (``None``: pins nothing).
+    """
+
+    config_version: int | None = None
 
 
 @dataclass(frozen=True, slots=True)
@@ -56,7 +64,7 @@ class Park:
         return {"reason": self.reason, **self.details}
 
 
-#: The one :class:`Allow` (it carries nothing).
+#: The plain :class:`Allow` (it pins nothing).
 ALLOW = Allow()
 
 PreVerdict = Allow | Block | Rewrite[Mapping[str, Any]] | Park

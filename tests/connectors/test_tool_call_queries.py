@@ -9,20 +9,30 @@ from typing import Any
 
 import pytest
 from asgiref import sync as asgiref_sync
-from asgiref.sync import async_to_sync
+from asgiref.sync import async_to_sync, sync_to_async
 from django.core.cache import cache
 from django.db import connection
 from django.test.utils import CaptureQueriesContext
 
 from agents.engine import events
-from agents.engine.hooks import HookRegistry
+from agents.engine.hooks import (
+    ALLOW,
+    HookContext,
+    HookRegistry,
+    PostToolUseHook,
+    PostVerdict,
+    PreToolUseHook,
+    PreVerdict,
+)
 from agents.engine.parsing import ToolCall
 from agents.engine.tool_runner import ToolCallRecord, ToolRunner
-from agents.engine.tools import ToolRegistry
+from agents.engine.tools import ToolRegistry, ToolResult
 from connectors.models import ConnectorCallLog
 from connectors.services import connector_save
 from connectors.tools import connector_tools_for_run
+from hooks.audit import RECORD_PRIORITY
 from hooks.registry import guard_rail_hooks
+from platform_core.models import ConfigVersion
 from platform_core.services import organization_set_read_only
 from tests.fakes.http_service import running_http_service
 from tests.hooks.factories import RateLimitFactory
@@ -61,10 +71,10 @@ class _Run:
     """One run's tools and guard rails (as the runtime builds them), its calls run by the engine's tool
     runner."""
 
-    def __init__(self, world: Any) -> None:
+    def __init__(self, world: Any, *, more_hooks: tuple[Any, ...] = ()) -> None:
         self.blueprint = blueprint_for(world)
         self.tools = ToolRegistry(connector_tools_for_run(self.blueprint))
-        self.hooks = HookRegistry(guard_rail_hooks(self.blueprint))
+        self.hooks = HookRegistry([*guard_rail_hooks(self.blueprint), *more_hooks])
 
     def call(self, call_id: str, tool: str = "erp__list_payments", args: Any = None) -> ToolCallRecord:
         runner = ToolRunner(self.hooks, tool_timeout=30, batch_timeout=60, max_parallel=1)
@@ -178,3 +188,51 @@ def test_a_rate_limit_added_between_two_calls_of_a_run_counts_from_the_second(wo
     record = run.call("c3")
     assert record.outcome == "blocked"
     assert ConnectorCallLog.objects.get(tool_call_id="c3").status == "blocked_rate_limit"
+
+
+class _AdminDeactivatesTheConnectorOnce(PreToolUseHook):
+    """Runs after every guard rail, the audit log's recorder included: an admin deactivates the call's
+    connector between the guard rails' judgement of the first call and that call."""
+
+    name = "admin_in_between"
+    priority = RECORD_PRIORITY + 1
+
+    def __init__(self, world: Any) -> None:
+        self.world = world
+        self.done = False
+
+    async def pre_tool_use(self, ctx: HookContext) -> PreVerdict:
+        if not self.done:
+            self.done = True
+            self.world.erp.is_active = False
+            await sync_to_async(connector_save)(connector=self.world.erp, actor=None)
+        return ALLOW
+
+
+class _JudgedVersions(PostToolUseHook):
+    def __init__(self) -> None:
+        self.versions: dict[str, int | None] = {}
+
+    async def post_tool_use(self, ctx: HookContext, result: ToolResult) -> PostVerdict:
+        self.versions[ctx.tool_call_id] = ctx.call.config_version
+        return ALLOW
+
+
+def test_the_tool_acts_on_the_configuration_version_its_guard_rails_judged_the_call_under(world):
+    # given the configuration of the organisation's current version cached by an earlier call
+    _one_call(world, "warm-up")
+    judged = ConfigVersion.objects.get(pk=world.org.pk).version
+    versions = _JudgedVersions()
+    run = _Run(world, more_hooks=(_AdminDeactivatesTheConnectorOnce(world), versions))
+
+    # when an admin deactivates the connector after the guard rails judged a call, before it runs
+    record = run.call("c1")
+
+    # then the call is made as it was judged, under the version the guard rails read (not a newer one)
+    assert ConfigVersion.objects.get(pk=world.org.pk).version != judged  # the change bumped it
+    assert versions.versions == {"c1": judged}
+    assert record.outcome == "ok", record.result
+    # and the next call is judged, and made, under the new version: the connector is off
+    record = run.call("c2")
+    assert versions.versions["c2"] == ConfigVersion.objects.get(pk=world.org.pk).version
+    assert record.outcome == "error" and "deactivated" in (record.result.error or "")

@@ -10,6 +10,7 @@ import pytest
 
 from agents.engine.hooks import (
     ALLOW,
+    Allow,
     HookContext,
     HookRegistry,
     PostToolUseHook,
@@ -55,6 +56,7 @@ class Overlapping(RecordingTool):
         super().__init__("search")
         self.together = together
         self.seen: list[tuple[str, str, str | None]] = []
+        self.versions: dict[str, int | None] = {}
 
     async def execute(self, ctx: ToolCallContext, /, **kwargs: Any) -> ToolResult | str:
         self.seen.append(("before", ctx.tool_call_id, ctx.idempotency_key))
@@ -66,6 +68,7 @@ class Overlapping(RecordingTool):
         finally:
             self.running -= 1
         self.seen.append(("after", ctx.tool_call_id, ctx.idempotency_key))
+        self.versions[ctx.tool_call_id] = ctx.config_version
         return f"{ctx.tool_call_id}: {kwargs['q']}"
 
 
@@ -148,3 +151,77 @@ async def test_a_tool_argument_may_share_the_context_parameters_name(scripted_ll
     result = await ReActAgent(make_llm(), registry_of(TakesAnArgumentNamedCtx())).run("go")
 
     assert result.tool_calls[0].observation == "c1 hello"
+
+
+class Pins(PreToolUseHook):
+    """Pins a configuration version per tool call id (calls not named: pins nothing)."""
+
+    def __init__(self, versions: dict[str, int], *, name: str = "pins", priority: int = 100) -> None:
+        self.versions = versions
+        self.name = name
+        self.priority = priority
+
+    async def pre_tool_use(self, ctx: HookContext) -> PreVerdict:
+        assert ctx.call.config_version is None  # the pre-hooks judge; the version comes with their verdict
+        version = self.versions.get(ctx.tool_call_id)
+        return ALLOW if version is None else Allow(config_version=version)
+
+
+async def test_the_configuration_version_a_pre_hook_pinned_is_the_one_the_tool_and_the_post_hooks_get(
+    scripted_llm, make_llm
+):
+    # given a guard rail that judges two concurrent calls under two versions of the configuration
+    tool = Overlapping(together=2)
+    witness = Witness()
+    hooks = HookRegistry([Pins({"a": 41, "b": 42}), witness])
+    scripted_llm.script(tool_calls(call("search", {"q": "x"}, id="a"), call("search", {"q": "y"}, id="b")))
+    scripted_llm.script(text("done"))
+
+    # when the run makes them
+    await ReActAgent(make_llm(), registry_of(tool), hooks=hooks).run("go", metadata=RUN)
+
+    # then each call's tool and post-hooks got the version its own judgement pinned
+    assert {call_id: ctx.config_version for call_id, ctx in witness.post.items()} == {"a": 41, "b": 42}
+    assert tool.versions == {"a": 41, "b": 42}
+
+
+async def test_the_last_pre_hook_that_pins_a_version_wins(scripted_llm, make_llm):
+    tool = RecordingTool("search")
+    hooks = HookRegistry(
+        [Pins({"c1": 1}, name="first", priority=10), Pins({"c1": 2}, name="last", priority=20)]
+    )
+    scripted_llm.script(tool_calls(call("search", {"q": "x"}, id="c1")), text("done"))
+
+    await ReActAgent(make_llm(), registry_of(tool), hooks=hooks).run("go", metadata=RUN)
+
+    assert [ctx.config_version for ctx in tool.contexts] == [2]
+
+
+async def test_nothing_of_one_call_reaches_the_next_with_the_same_id(scripted_llm, make_llm):
+    # given a run whose model reuses the id c1 in its next turn, and a guard rail that pins a version
+    # only for the first call it sees
+    class PinsOnce(PreToolUseHook):
+        def __init__(self) -> None:
+            self.pinned = False
+
+        async def pre_tool_use(self, ctx: HookContext) -> PreVerdict:
+            if self.pinned:
+                return ALLOW
+            self.pinned = True
+            return Allow(config_version=7)
+
+    tool = RecordingTool("search")
+    scripted_llm.script(
+        tool_calls(call("search", {"q": "x"}, id="c1")), tool_calls(call("search", {"q": "y"}, id="c1"))
+    )
+    scripted_llm.script(text("done"))
+
+    # when both calls run
+    await ReActAgent(
+        make_llm(), registry_of(tool), hooks=HookRegistry([PinsOnce()]), completion_check=False
+    ).run("go", metadata=RUN)
+
+    # then the second call was judged afresh and carries nothing of the first
+    first, second = tool.contexts
+    assert (first.tool_call_id, first.iteration, first.config_version) == ("c1", 1, 7)
+    assert (second.tool_call_id, second.iteration, second.config_version) == ("c1", 2, None)
