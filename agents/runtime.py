@@ -53,6 +53,7 @@ from agents.usage.counters import budget_counter
 from agents.usage.meter import EndpointAccount, RunMeter, UsageOwner, UsageSink
 from agents.usage.pricing import Prices
 from connectors.tools import connector_tools_for_run
+from hooks.audit import BatchedWrites
 from hooks.registry import guard_rail_hooks
 from platform_core.config_cache import config_cached
 from platform_core.config_version import config_version_of
@@ -159,7 +160,7 @@ class RunBlueprint:
     emit: Callable[[str, dict[str, Any]], int | None] | None = None
     # The writes that ride the run's event batches (its EventSink: ``write_later``, ``write_durable``),
     # set with ``emit``: the call log's rows cost the run no database hop of their own.
-    writes: Any = None
+    writes: BatchedWrites | None = None
     extra: dict[str, Any] = field(default_factory=dict)
     # The organisation's configuration version read with the run: what is loaded the same for every run
     # of the agent is cached per process under it (``platform_core.config_cache``). ``None``: built by
@@ -390,7 +391,7 @@ def hooks_for(blueprint: RunBlueprint) -> HookRegistry:
         if tracing.enabled()
         else HookRegistry([PlanStepMarker()])
     )
-    for hook in guard_rail_hooks(blueprint):
+    for hook in guard_rail_hooks(blueprint).hooks:
         registry.add(hook)
     return registry
 

@@ -382,13 +382,13 @@ def connector_tools_for_run(run: RunActionsSource) -> list[Tool]:
     """The run's connector tools, as ``agents.runtime.tools_for`` builds them for every run.
 
     Synchronous (one query). The runtime always adds the guard rails of ``hooks`` to a run, whose audit
-    hook writes the call-log rows, so these tools leave that to it (``call_log_by_hook``). Each result is
-    redacted of the run's ``run_secrets`` too (every connector's, set by the run manager).
+    hook writes the call-log rows (``hooks.registry.GuardRails.writes_call_logs``), so these tools leave
+    that to it (``call_log_by_hook``). Each result is redacted of the run's ``run_secrets`` too (every
+    connector's, set by the run manager).
     """
     context = run.context
+    secrets = tuple(run.run_secrets)
     return [
-        ConnectorTool(
-            action, context, call_log_by_hook=True, run_secrets=tuple(getattr(run, "run_secrets", ()))
-        )
+        ConnectorTool(action, context, call_log_by_hook=True, run_secrets=secrets)
         for action in run_connector_actions(run)
     ]

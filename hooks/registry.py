@@ -8,18 +8,23 @@
 ``agents.runtime.hooks_for`` builds every run's hooks with :func:`guard_rail_hooks`. The read-only guard, the
 approval gate and the audit log always run; an agent's :class:`~hooks.models.AgentHookSettings` may turn
 off rate limits, truncation and the session context, and set the truncation size.
+
+What the guard rails need of the run is typed by :class:`GuardRailSource` (its event sink included), and
+what they take over from the run's tools is declared on the :class:`GuardRails` they come as.
 """
 
 from __future__ import annotations
 
 from collections.abc import Callable
+from dataclasses import dataclass
 from typing import Any, Protocol
 
 from django.utils import translation
 
+from agents.engine.hooks import PostToolUseHook, PreToolUseHook, SessionStartHook
 from connectors.selectors import RunActionsSource, run_connector_actions
 from hooks.approval import ApprovalGate
-from hooks.audit import AuditHook
+from hooks.audit import AuditHook, BatchedWrites
 from hooks.catalog import ActionCatalog, ActionInfo
 from hooks.conf import DEFAULT_MAX_OBSERVATION_CHARS
 from hooks.rate_limit import RateLimitHook
@@ -34,16 +39,36 @@ from platform_core.models import Organization
 
 class GuardRailSource(RunActionsSource, Protocol):
     """What the guard rails need of a run (``agents.runtime.RunBlueprint`` has it): who is running, its
-    connectors, its organisation's name and where its events go (``emit(channel, data) -> seq``)."""
+    connectors, its organisation's name (``""``: read it), where its events go (``emit(channel, data) ->
+    seq``) and the writes that ride its event batches (``writes``, its event sink; ``None``: the audit log
+    writes its rows itself)."""
 
     @property
     def organization_name(self) -> str: ...
     @property
     def emit(self) -> Callable[[str, dict[str, Any]], int | None] | None: ...
+    @property
+    def writes(self) -> BatchedWrites | None: ...
 
 
-def guard_rail_hooks(blueprint: GuardRailSource) -> list[Any]:
-    """The hooks of one run (sync: reads the agent's settings and the run's connector actions)."""
+Hook = PreToolUseHook | PostToolUseHook | SessionStartHook
+
+
+@dataclass(frozen=True, slots=True)
+class GuardRails:
+    """The guard rails of one run: its hooks, in registration order, and what they take over from its
+    tools.
+
+    ``writes_call_logs``: the audit hook writes the one call-log row of every connector call, so the run's
+    connector tools leave that to it (``connectors.tools.connector_tools_for_run`` builds them so).
+    """
+
+    hooks: tuple[Hook, ...]
+    writes_call_logs: bool = True
+
+
+def guard_rail_hooks(blueprint: GuardRailSource) -> GuardRails:
+    """The guard rails of one run (sync: reads the agent's settings and the run's connector actions)."""
     language = translation.get_language()
     run = blueprint.context
     org_id = run.org_id
@@ -57,9 +82,9 @@ def guard_rail_hooks(blueprint: GuardRailSource) -> list[Any]:
         catalog=catalog,
         state=state,
         language=language,
-        writes=getattr(blueprint, "writes", None),
+        writes=blueprint.writes,
     )
-    hooks: list[Any] = [
+    hooks: list[Hook] = [
         ReadOnlyGuard(organization_id=org_id, catalog=catalog, language=language, state=state),
         ApprovalGate(
             facts=run, catalog=catalog, state=state, audit=audit, emit=blueprint.emit, language=language
@@ -81,7 +106,7 @@ def guard_rail_hooks(blueprint: GuardRailSource) -> list[Any]:
         limit = settings.max_observation_chars if settings is not None else DEFAULT_MAX_OBSERVATION_CHARS
         hooks.append(TruncateResult(limit=limit, language=language))
     if settings is None or settings.session_context_enabled:
-        org_name = getattr(blueprint, "organization_name", "") or (
+        org_name = blueprint.organization_name or (
             Organization.objects.filter(pk=org_id).values_list("name", flat=True).first() or ""
         )
         hooks.append(
@@ -93,8 +118,4 @@ def guard_rail_hooks(blueprint: GuardRailSource) -> list[Any]:
                 language=language,
             )
         )
-    return hooks
-
-
-# The connector tools leave call-log writing to the audit hook this factory installs.
-guard_rail_hooks.writes_call_logs = True  # type: ignore[attr-defined]
+    return GuardRails(hooks=tuple(hooks), writes_call_logs=True)

@@ -76,12 +76,10 @@ def run_config_cached(blueprint: RunConfigScope, key: str, load: Callable[[], T]
     A blueprint without a configuration version (built by hand, not by ``runtime_build``) keeps the
     value for its own run only, in its ``extra``.
     """
-    version = getattr(blueprint, "config_version", None)
+    version = blueprint.config_version
     if version is not None:
         return config_cached(blueprint.agent_id, version, key, load)
-    memo = getattr(blueprint, "extra", None)
-    if memo is None:
-        return load()
+    memo = blueprint.extra
     if key not in memo:
         memo[key] = load()
     return memo[key]

@@ -56,7 +56,7 @@ def _setup_of_a_new_run(agent: Any) -> tuple[runtime.RunBlueprint, list[str], li
     run = RunFactory(conversation=conversation, status="running")
     MessageFactory(conversation=conversation, run=run, content="What is open?")
     blueprint = runtime.runtime_build(run.pk)
-    hooks = runtime.guard_rail_hooks(blueprint)
+    hooks = runtime.guard_rail_hooks(blueprint).hooks
     return blueprint, sorted(runtime.tools_for(blueprint).names()), hooks
 
 

@@ -61,6 +61,9 @@ def _blueprint(org, connector, run_id: str) -> SimpleNamespace:
         agent_id=7,
         run_id=run_id,
         connector_ids=[str(connector.pk)],
+        run_secrets=(),
+        config_version=None,
+        extra={},
     )
 
 

@@ -74,7 +74,7 @@ class _Run:
     def __init__(self, world: Any, *, more_hooks: tuple[Any, ...] = ()) -> None:
         self.blueprint = blueprint_for(world)
         self.tools = ToolRegistry(connector_tools_for_run(self.blueprint))
-        self.hooks = HookRegistry([*guard_rail_hooks(self.blueprint), *more_hooks])
+        self.hooks = HookRegistry([*guard_rail_hooks(self.blueprint).hooks, *more_hooks])
 
     def call(self, call_id: str, tool: str = "erp__list_payments", args: Any = None) -> ToolCallRecord:
         runner = ToolRunner(self.hooks, tool_timeout=30, batch_timeout=60, max_parallel=1)

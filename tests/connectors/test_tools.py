@@ -358,7 +358,14 @@ def test_the_runtime_tool_builder_gives_a_run_its_connector_tools(org, member):
     connector = ConnectorFactory(organization=org, name="erp")
     ConnectorActionFactory(connector=connector, name="list_orders")
     run = RunContext(org_id=org.pk, user_id=member.pk, agent_id="7", conversation_id="c-1", run_id="r-1")
-    blueprint = SimpleNamespace(context=run, agent_id=7, connector_ids=[str(connector.pk)], run_secrets=())
+    blueprint = SimpleNamespace(
+        context=run,
+        agent_id=7,
+        connector_ids=[str(connector.pk)],
+        run_secrets=(),
+        config_version=None,
+        extra={},
+    )
     assert runtime.tools_for(blueprint).names() == ["erp__list_orders"]
     [tool] = connector_tools_for_run(blueprint)
     assert tool.name == "erp__list_orders"

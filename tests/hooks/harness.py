@@ -71,7 +71,7 @@ def blueprint_for(world: Any, *, user: Any = None, emit: Emitted | None = None) 
 
 def _build(blueprint: runtime.RunBlueprint) -> tuple[ToolRegistry, HookRegistry]:
     tools = ToolRegistry(connector_tools_for_run(blueprint))
-    hooks = HookRegistry(guard_rail_hooks(blueprint))
+    hooks = HookRegistry(guard_rail_hooks(blueprint).hooks)
     return tools, hooks
 
 

@@ -38,7 +38,7 @@ def gate_for(scripted_llm, http_service):
         )
         emitted = Emitted()
         blueprint = blueprint_for(world, emit=emitted)
-        gate = next(h for h in guard_rail_hooks(blueprint) if isinstance(h, ApprovalGate))
+        gate = next(h for h in guard_rail_hooks(blueprint).hooks if isinstance(h, ApprovalGate))
         return gate, emitted, world, blueprint.context
 
     return database_sync_to_async(build)

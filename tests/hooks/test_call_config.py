@@ -115,7 +115,7 @@ def _pre_hooks_of_a_call(hooks: HookRegistry, call_id: str) -> list[str]:
 
 def test_the_guard_rails_of_a_call_read_the_organisation_once_and_the_policies_once_per_change(world):
     RateLimitFactory(organization=world.org, connector=world.erp, max_calls=100)
-    hooks = HookRegistry(guard_rail_hooks(blueprint_for(world)))
+    hooks = HookRegistry(guard_rail_hooks(blueprint_for(world)).hooks)
 
     first = _pre_hooks_of_a_call(hooks, "c1")
     second = _pre_hooks_of_a_call(hooks, "c2")

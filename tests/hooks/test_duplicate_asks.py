@@ -87,8 +87,8 @@ async def test_an_identical_call_while_the_first_is_pending_is_told_it_is_still_
     w = await world()
     emitted = Emitted()
     blueprint = await database_sync_to_async(blueprint_for)(w, emit=emitted)
-    hooks = await database_sync_to_async(guard_rail_hooks)(blueprint)
-    gate = next(h for h in hooks if isinstance(h, ApprovalGate))
+    rails = await database_sync_to_async(guard_rail_hooks)(blueprint)
+    gate = next(h for h in rails.hooks if isinstance(h, ApprovalGate))
 
     def attempt(call_id: str) -> HookContext:
         return HookContext(

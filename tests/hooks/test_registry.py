@@ -13,6 +13,8 @@ from agents.engine.hooks import ALLOW, Block, HookContext
 from agents.engine.tool_context import ToolCallContext
 from agents.engine.tools import Artifact, ToolResult
 from connectors.models import ConnectorCallLog
+from connectors.tools import connector_tools_for_run
+from hooks.audit import AuditHook
 from hooks.catalog import ActionInfo
 from hooks.models import AgentHookSettings, ApprovalRequest
 from hooks.registry import guard_rail_hooks
@@ -28,7 +30,22 @@ from tests.hooks.scenario import build_purchasing
 
 def test_the_runtime_builds_every_run_s_hooks_with_the_guard_rails():
     assert runtime.guard_rail_hooks is guard_rail_hooks
-    assert guard_rail_hooks.writes_call_logs is True
+
+
+@pytest.mark.django_db
+def test_the_guard_rails_declare_the_call_logs_they_write_and_the_run_s_connector_tools_leave_them(
+    http_service,
+):
+    from tests.hooks.harness import blueprint_for
+
+    world = build_purchasing(llm_base_url="http://127.0.0.1:9/v1", erp_base_url=http_service.base_url)
+    blueprint = blueprint_for(world)
+
+    rails = guard_rail_hooks(blueprint)
+    tools = connector_tools_for_run(blueprint)
+
+    assert rails.writes_call_logs is True and any(isinstance(h, AuditHook) for h in rails.hooks)
+    assert tools and all(tool.call_log_by_hook is rails.writes_call_logs for tool in tools)
 
 
 def truncate(limit, content, **extra):
@@ -188,7 +205,7 @@ def test_the_guard_rails_speak_the_language_the_run_was_started_in(scripted_llm,
     world = build_purchasing(llm_base_url=scripted_llm.base_url, erp_base_url=http_service.base_url)
     organization_set_read_only(organization=world.org, actor=None, enabled=True, reason="审计")
     with translation.override("zh-hans"):
-        hooks = guard_rail_hooks(blueprint_for(world))
+        hooks = guard_rail_hooks(blueprint_for(world)).hooks
     guard = next(h for h in hooks if isinstance(h, ReadOnlyGuard))
     verdict = async_to_sync(guard.pre_tool_use)(
         HookContext(ToolCallContext("erp__create_payment", "c", 1), {"amount": 1, "currency": "CNY"})
