@@ -13,10 +13,9 @@ endpoints of that role, each falling back to ``general`` when the organisation h
 
 from __future__ import annotations
 
-import contextvars
 import logging
 import uuid
-from collections.abc import Callable, Mapping
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from functools import cached_property
 from typing import Any, Protocol, TypeVar
@@ -34,7 +33,7 @@ from agents.engine.context import ContextGuard
 from agents.engine.durable import ToolCallLedger
 from agents.engine.fallback import FallbackAnswered, FallbackEndpoint, FallbackLLM
 from agents.engine.follow_ups import FollowUpQueue
-from agents.engine.hooks import ALLOW, HookContext, HookRegistry, PreToolUseHook, PreVerdict
+from agents.engine.hooks import HookRegistry
 from agents.engine.llm import LLM, Message, OpenAICompatibleLLM, Usage
 from agents.engine.metering import MeteredLLM, ModelCallMeter
 from agents.engine.model_registry import ModelRegistry
@@ -384,54 +383,15 @@ def tools_for(blueprint: RunBlueprint) -> ToolRegistry:
 
 
 def hooks_for(blueprint: RunBlueprint) -> HookRegistry:
-    """The run's guard rails, plus the plan-step marker that runs before them (sync: reads the database);
-    their verdicts traced when tracing is on."""
-    registry = (
-        tracing.TracedHookRegistry(trace_attributes(blueprint), [PlanStepMarker()])
-        if tracing.enabled()
-        else HookRegistry([PlanStepMarker()])
-    )
-    for hook in guard_rail_hooks(blueprint).hooks:
-        registry.add(hook)
-    return registry
+    """The run's guard rails (sync: reads the database); their verdicts traced when tracing is on. Each
+    hook gets the call it judges, with the plan step that made it (``HookContext.call``), as an argument."""
+    hooks = guard_rail_hooks(blueprint).hooks
+    if tracing.enabled():
+        return tracing.TracedHookRegistry(trace_attributes(blueprint), hooks)
+    return HookRegistry(hooks)
 
 
 # -- plan mode ------------------------------------------------------------------------------------
-
-# The plan step whose tool call the hooks are judging now. Each plan step runs in its own task, and a
-# step's pre-hooks run in that task one after another, so a value set by the first hook is what the
-# later ones (the approval gate) see when they emit.
-_plan_step: contextvars.ContextVar[tuple[str, Any] | None] = contextvars.ContextVar("plan_step", default=None)
-
-
-class PlanStepMarker(PreToolUseHook):
-    """Runs first before every tool call and remembers which plan step (if any) made it, so events a
-    guard rail emits about the call (an approval) name the step. Never blocks anything."""
-
-    name = "plan_step_marker"
-    priority = -1000
-
-    async def pre_tool_use(self, ctx: HookContext) -> PreVerdict:
-        step_id = ctx.run.plan_step_id
-        _plan_step.set((step_id, ctx.run.plan_round) if step_id is not None else None)
-        return ALLOW
-
-
-def emit_with_plan_step(
-    emit: Callable[[str, Mapping[str, Any]], int | None],
-) -> Callable[[str, dict[str, Any]], int | None]:
-    """Wrap a run's ``emit`` so that ``approval`` events raised inside a plan step carry its
-    ``plan_step_id`` (and ``plan_round``): tool call ids may repeat across steps."""
-
-    def emit_event(channel: str, data: dict[str, Any]) -> int | None:
-        step = _plan_step.get()
-        if channel == "approval" and step is not None and "plan_step_id" not in data:
-            data = {**data, "plan_step_id": step[0]}
-            if step[1] is not None:
-                data["plan_round"] = step[1]
-        return emit(channel, data)
-
-    return emit_event
 
 
 def registry_for(blueprint: RunBlueprint, *, meter: ModelCallMeter | None = None) -> ModelRegistry:

@@ -40,7 +40,6 @@ from __future__ import annotations
 
 import argparse
 import asyncio
-import contextvars
 import gc
 import json
 import logging
@@ -244,17 +243,14 @@ class Sink:
             await committed
 
 
-_plan_step: contextvars.ContextVar[str | None] = contextvars.ContextVar("bench_plan_step", default=None)
+class PassingHook(PreToolUseHook):
+    """A pre-tool hook that judges nothing (the guard rails' path for a call that is not a connector's):
+    the hook machinery's cost without the database."""
 
-
-class PlanStepMarker(PreToolUseHook):
-    """The runtime's first pre-tool hook: remembers the plan step of the call (none here)."""
-
-    name = "plan_step_marker"
+    name = "passing_hook"
     priority = -1000
 
     async def pre_tool_use(self, ctx: HookContext) -> PreVerdict:
-        _plan_step.set(ctx.run.plan_step_id)
         return ALLOW
 
 
@@ -299,7 +295,7 @@ def platform_run(llm: Any, max_iterations: int, *, encode: bool) -> tuple[ReActA
         llm,
         registry(),
         system_prompt=INSTRUCTIONS,
-        hooks=HookRegistry([PlanStepMarker()]),
+        hooks=HookRegistry([PassingHook()]),
         max_iterations=max_iterations,
         completion_check=True,
         context_guard=ContextGuard(llm, context_window=llm.context_window),

@@ -41,6 +41,7 @@ from django.utils.translation import gettext as _
 
 from agents.engine.hooks import ALLOW, Block, HookContext, Park, PreToolUseHook, PreVerdict, Rewrite
 from agents.engine.run_context import RunContext
+from agents.engine.tool_context import ToolCallContext
 from connectors.configs import connector_secrets_for_redaction
 from connectors.redaction import redact
 from hooks.approvers import approver_names, requester_note
@@ -392,10 +393,17 @@ class ApprovalGate(PreToolUseHook):
         self.emit = emit
         self.language = language
 
-    def _report(self, approval: ApprovalRequest, tool_call_id: str, approvers: list[str]) -> None:
+    def _report(self, approval: ApprovalRequest, call: ToolCallContext, approvers: list[str]) -> None:
+        """Tell the chat about the request of ``call``; inside a plan step, the event names the step (and
+        round): tool call ids may repeat across steps."""
         if self.emit is None:
             return
-        self.emit("approval", approval_event_data(approval, tool_call_id, approvers, self.language))
+        data = approval_event_data(approval, call.tool_call_id, approvers, self.language)
+        if call.plan_step_id is not None:
+            data["plan_step_id"] = call.plan_step_id
+            if call.run.plan_round is not None:
+                data["plan_round"] = call.run.plan_round
+        self.emit("approval", data)
 
     async def pre_tool_use(self, ctx: HookContext) -> PreVerdict:
         info = self.catalog.get(ctx.tool_name)
@@ -419,7 +427,7 @@ class ApprovalGate(PreToolUseHook):
             return Block(asked_before_message(before, self.language))
         approval, approvers, earlier = opened.approval, opened.approvers, opened.earlier
         if not earlier:
-            self._report(approval, ctx.tool_call_id, approvers)  # a replay's chat already shows it
+            self._report(approval, ctx.call, approvers)  # a replay's chat already shows it
         status = approval.status
         if status == ApprovalStatus.PENDING:
             hold = ctx.run.approval_hold_seconds
@@ -442,7 +450,7 @@ class ApprovalGate(PreToolUseHook):
         self.state.approvals[ctx.tool_call_id] = GateOutcome(
             approval_id=str(approval.pk), status=status, decided_by=approval.decider_label()
         )
-        self._report(approval, ctx.tool_call_id, approvers)
+        self._report(approval, ctx.call, approvers)
         if status == ApprovalStatus.APPROVED:
             return Rewrite(arguments)
         return Block(decision_message(approval, self.language))
@@ -454,7 +462,7 @@ class ApprovalGate(PreToolUseHook):
         try:
             await database_sync_to_async(_cancel)(approval.pk)
             approval = await database_sync_to_async(_load)(approval.pk)
-            self._report(approval, ctx.tool_call_id, approvers)
+            self._report(approval, ctx.call, approvers)
             if self.audit is not None:
                 await self.audit.record(
                     info=info,

@@ -492,7 +492,7 @@ def _engine_parts(
 ) -> tuple[runtime.RunBlueprint, ToolRegistry, HookRegistry]:
     """The run's blueprint, tools and hooks (sync, one database hop); hooks report through ``sink``."""
     blueprint = runtime.runtime_build(run_id, started=started)
-    blueprint.emit = runtime.emit_with_plan_step(sink.emit)
+    blueprint.emit = sink.emit
     blueprint.writes = sink
     # The run's connector credentials never reach its stored events or checkpoints, whatever the model sends,
     # nor the model see them: a target may answer with another connector's secret.

@@ -3,6 +3,7 @@ request it opened before (only for the same call with the same arguments)."""
 
 from __future__ import annotations
 
+from dataclasses import replace
 from typing import Any
 
 import pytest
@@ -64,6 +65,27 @@ async def test_a_request_still_pending_after_the_hold_parks_the_run_with_the_app
     }
     assert approval.status == ApprovalStatus.PENDING  # parking is not abandoning
     assert [a["status"] for a in emitted.approvals()] == ["pending"]
+
+
+async def test_the_approval_event_names_the_plan_step_of_the_call_the_gate_was_handed(gate_for):
+    # given the gate of a run whose emit adds nothing, and a call made by plan step 2 of round 1
+    gate, emitted, _, metadata = await gate_for()
+    step = metadata.with_hold(0)
+    call = ToolCallContext("erp__create_payment", "pay-1", 1, replace(step, plan_step_id="2", plan_round=1))
+
+    # when the gate asks for the call's approval
+    assert isinstance(await gate.pre_tool_use(HookContext(call, PAYMENT)), Park)
+
+    # then the chat's approval event names that step and round
+    [pending] = emitted.approvals()
+    assert (pending["tool_call_id"], pending["plan_step_id"], pending["plan_round"]) == ("pay-1", "2", 1)
+
+
+async def test_the_approval_event_of_a_call_outside_a_plan_names_no_step(gate_for):
+    gate, emitted, _, metadata = await gate_for()
+    assert isinstance(await gate.pre_tool_use(_call(metadata, PAYMENT)), Park)
+    [pending] = emitted.approvals()
+    assert "plan_step_id" not in pending and "plan_round" not in pending
 
 
 async def test_a_replayed_call_goes_on_with_the_decision_on_its_earlier_request(gate_for):
