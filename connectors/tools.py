@@ -5,9 +5,9 @@ Each active action of an active connector becomes one :class:`ConnectorTool` nam
 connector deactivated or moved mid-run is not called), with its connector's config and decrypted
 credentials, from the process's cache for the organisation's configuration version: the version the
 guard rails judged this very call under (``ToolCallContext.config_version``, which the audit log's
-recorder pins), else one it reads itself. Only a
-cache miss loads and decrypts them, in a worker thread. Then it calls the adapter. It returns a :class:`ConnectorToolResult`, which also carries the adapter's outcome
-(HTTP status, row count, latency, sizes) and the secrets to redact.
+recorder pins), else one it reads itself. Only a cache miss loads and decrypts them, in a worker thread.
+Then it calls the adapter. It returns a :class:`ConnectorToolResult`, which also carries the adapter's
+outcome (HTTP status, row count, latency, sizes) and the secrets to redact.
 
 A tool is bound to the :class:`~agents.engine.run_context.RunContext` of its run (organisation, user,
 agent, conversation, run), which its call-log rows record. Exactly one
