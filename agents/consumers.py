@@ -34,6 +34,7 @@ from django.utils.translation import gettext as _
 from agents import selectors, services
 from agents.models import RunStatus
 from agents.runs import lifecycle
+from agents.runs.control import CANCEL, FollowUp
 from agents.runs.events.relay import message_texts
 from agents.runs.events.store import conversation_group, events_after_sync, last_seq_sync
 from agents.runs.events.texts import frame_text
@@ -161,12 +162,12 @@ class ConversationConsumer(AsyncWebsocketConsumer):
         message = await database_sync_to_async(services.message_add_injected)(
             run_id=active.pk, content=content
         )
-        await run_manager.send_control(active.pk, "interrupt", content, message_id=message.pk)
+        await run_manager.send_control(active.pk, FollowUp(content, message.pk))
 
     async def _on_cancel(self) -> None:
         local = run_manager.local_run_for(self.conversation.pk)
         if local is not None:  # working in this process: stop it now, without a database round trip
-            await run_manager.send_control(local, "cancel")
+            await run_manager.send_control(local, CANCEL)
             return
         active = await database_sync_to_async(selectors.active_run_for_conversation)(
             conversation_id=self.conversation.pk
@@ -179,7 +180,7 @@ class ConversationConsumer(AsyncWebsocketConsumer):
                 self.last_sent_seq = await database_sync_to_async(last_seq_sync)(self.conversation.pk)
             if await database_sync_to_async(lifecycle.run_cancel_parked)(run_id=active.pk):
                 return
-        await run_manager.send_control(active.pk, "cancel")
+        await run_manager.send_control(active.pk, CANCEL)
 
     async def _on_resume_run(self, run_id: Any) -> None:
         if run_id is not None and not isinstance(run_id, str):

@@ -22,6 +22,7 @@ from django.utils.translation import gettext as _
 from agents import selectors, services
 from agents.models import ACTIVE_RUN_STATUSES, Conversation, Run, RunStatus
 from agents.runs import lifecycle
+from agents.runs.control import CANCEL, FollowUp
 from agents.runs.manager import run_manager
 
 
@@ -85,7 +86,7 @@ async def message_deliver(posted: MessagePosted) -> None:
         case RunToStart(run_id=run_id, conversation_id=conversation_id):
             await _outside_the_request(run_manager.launch(run_id, conversation_id=conversation_id))
         case FollowUpToSend(run_id=run_id, message_id=message_id, content=content):
-            await run_manager.send_control(run_id, "interrupt", content, message_id=message_id)
+            await run_manager.send_control(run_id, FollowUp(content, message_id))
 
 
 async def _outside_the_request(launch: Coroutine[Any, Any, object]) -> None:
@@ -140,4 +141,4 @@ def run_cancel_prepare(*, run: Run) -> CancelOutcome:
 
 async def run_cancel_deliver(outcome: CancelOutcome) -> None:
     if isinstance(outcome, CancelSent):
-        await run_manager.send_control(outcome.run_id, "cancel")
+        await run_manager.send_control(outcome.run_id, CANCEL)

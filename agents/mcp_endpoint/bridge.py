@@ -28,6 +28,7 @@ from agents.mcp_endpoint.progress import ProgressNarrator
 from agents.mcp_endpoint.tools import AgentTool
 from agents.models import Agent, Conversation, Run, RunStatus
 from agents.runs import lifecycle
+from agents.runs.control import CANCEL
 from agents.runs.events.store import last_seq_sync
 from agents.runs.manager import run_manager
 
@@ -187,7 +188,7 @@ async def _run_cancel(started: _Started) -> None:
     """Stop the run the client gave up on, wherever it is (the chat's cancel, DESIGN section 4)."""
     local = run_manager.local_run_for(started.conversation_id)
     if local is not None:
-        await run_manager.send_control(local, "cancel")
+        await run_manager.send_control(local, CANCEL)
         return
     active = await database_sync_to_async(selectors.active_run_for_conversation)(
         conversation_id=started.conversation_id
@@ -198,4 +199,4 @@ async def _run_cancel(started: _Started) -> None:
         run_id=active.pk
     ):
         return
-    await run_manager.send_control(active.pk, "cancel")
+    await run_manager.send_control(active.pk, CANCEL)
