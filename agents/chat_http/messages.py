@@ -74,7 +74,7 @@ def message_post(
             active = selectors.active_run_for_conversation(conversation_id=conversation.pk)
             if active is None:  # it finished between the two: start afresh
                 continue
-            message = services.message_add_injected(run_id=active.pk, content=text)
+            message = services.message_add_follow_up(run_id=active.pk, content=text)
             return FollowUpToSend(active.pk, conversation.pk, message.pk, text)
         return RunToStart(start.run.pk, conversation.pk, start.message.pk)
     raise services.RunRefused("run_active", _("The agent is already answering in this conversation."))
