@@ -84,7 +84,7 @@ class MessagePostedSerializer(serializers.Serializer):
 
 class ConversationMessagesViewSet(MessageViewSet):
     """``GET`` lists the conversation's messages; ``POST`` sends one: it starts a run, or, while a run is
-    answering, it is injected into that run as a follow-up (as over the websocket). Answers 202 with the
+    answering, it joins that run as a follow-up (as over the websocket). Answers 202 with the
     run's id and its stream's URL."""
 
     permission_classes = CHAT_PERMISSIONS

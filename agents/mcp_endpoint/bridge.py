@@ -190,5 +190,5 @@ def _stored_answer(run_id: uuid.UUID) -> str:
 
 
 async def _run_cancel(started: _Started) -> None:
-    """Stop the run the client gave up on, wherever it is (the chat's cancel)."""
+    """Stop the run the client gave up on, wherever it is (a ``Cancel`` command, as the chat's)."""
     await command_handle(Cancel(started.sender, started.conversation, started.run_id))
