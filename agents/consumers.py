@@ -1,8 +1,9 @@
 """The conversation websocket of DESIGN section 4.
 
 The consumer authorises the socket, relays persisted events of its conversation, replays what a
-reconnecting client missed, and forwards user messages, follow-ups and cancels. It never runs a turn
-itself: runs live in the process's :data:`run_manager`, independent of any socket.
+reconnecting client missed, and turns the client's ``message``, ``cancel`` and ``resume_run`` frames into
+conversation commands (:mod:`agents.conversations`), the one way every entry point reaches runs. It never
+runs a turn itself: runs live in the process's run manager, independent of any socket.
 
 Ordering: a socket relays live events only once it has a position in the stream, so replayed events
 always come before live ones. ``{"type": "resume", "after_seq": N}`` sets the position to N (0 for the
@@ -20,6 +21,7 @@ from __future__ import annotations
 import asyncio
 import json
 import logging
+import uuid
 from datetime import datetime
 from typing import Any
 
@@ -32,14 +34,20 @@ from django.utils import timezone, translation
 from django.utils.translation import gettext as _
 
 from agents import selectors, services
-from agents.models import RunStatus
-from agents.runs import lifecycle
+from agents.conversations.commands import (
+    Cancel,
+    NothingToCancel,
+    PostMessage,
+    Refused,
+    Resume,
+    Sender,
+    nothing_to_resume,
+)
+from agents.conversations.handling import command_handle
 from agents.runs.events.relay import message_texts
 from agents.runs.events.store import conversation_group, events_after_sync, last_seq_sync
 from agents.runs.events.texts import frame_text
 from agents.runs.language import interface_language
-from agents.runs.leases import lease_owner_new
-from agents.runs.manager import run_manager
 from agents.ws_frames import FrameRefused, after_seq_parse, after_seq_within, frame_decode
 from platform_core.api_keys import api_key_group
 
@@ -123,86 +131,52 @@ class ConversationConsumer(AsyncWebsocketConsumer):
                 "bad_frame", _("Unknown frame type; expected message, cancel, resume or resume_run.")
             )
 
+    def _sender(self) -> Sender:
+        return Sender(
+            organization_id=self.conversation.organization_id,
+            user=self.scope["user"],
+            via="websocket",
+            language=self._interface_language(),
+        )
+
+    async def _position(self) -> None:
+        """Give the socket a position (the conversation's newest event) if it has none, before a run of
+        its own starts: it then relays that run's events."""
+        if self.last_sent_seq is None:
+            self.last_sent_seq = await database_sync_to_async(last_seq_sync)(self.conversation.pk)
+
     async def _on_message(self, content: Any) -> None:
         try:
             content = services.message_content_check(content)
         except services.RunRefused as refused:
             await self._error(refused.code, refused.message)
             return
-        if self.last_sent_seq is None:
-            self.last_sent_seq = await database_sync_to_async(last_seq_sync)(self.conversation.pk)
-        user = self.scope["user"]
-        # Most messages start a run: try that first (one database hop); the database's own constraint
-        # refuses it while the conversation has an active run, and the message then joins that run.
-        owner = lease_owner_new()  # the run's lease is taken by its start, for this process's task
-        try:
-            start = await database_sync_to_async(lifecycle.run_start)(
-                conversation=self.conversation,
-                user=user,
-                content=content,
-                owner=owner,
-                language=self._interface_language(),
-            )
-        except services.RunRefused as refused:
-            active = await database_sync_to_async(selectors.active_run_for_conversation)(
-                conversation_id=self.conversation.pk
-            )
-            if active is None:
-                if refused.code != "run_active":
-                    await self._error(refused.code, refused.message)
-                else:  # it finished between the two: start afresh
-                    await self._on_message(content)
-                return
-        else:
-            await run_manager.launch(
-                start.run.pk, owner=owner, conversation_id=self.conversation.pk, started=start
-            )
-            return
-        message = await database_sync_to_async(services.message_add_injected)(
-            run_id=active.pk, content=content
-        )
-        await run_manager.send_control(active.pk, "interrupt", content, message_id=message.pk)
+        await self._position()
+        result = await command_handle(PostMessage(self._sender(), self.conversation, content))
+        if isinstance(result, Refused):
+            await self._error(result.code, result.message)
 
     async def _on_cancel(self) -> None:
-        local = run_manager.local_run_for(self.conversation.pk)
-        if local is not None:  # working in this process: stop it now, without a database round trip
-            await run_manager.send_control(local, "cancel")
-            return
-        active = await database_sync_to_async(selectors.active_run_for_conversation)(
-            conversation_id=self.conversation.pk
-        )
-        if active is None:
-            await self._error("no_active_run", _("Nothing to cancel: the agent is not working."))
-            return
-        if active.status == RunStatus.PARKED:
-            if self.last_sent_seq is None:
-                self.last_sent_seq = await database_sync_to_async(last_seq_sync)(self.conversation.pk)
-            if await database_sync_to_async(lifecycle.run_cancel_parked)(run_id=active.pk):
-                return
-        await run_manager.send_control(active.pk, "cancel")
+        # A parked run is cancelled at once: its cancelled done is stored then, and this socket relays it.
+        await self._position()
+        result = await command_handle(Cancel(self._sender(), self.conversation))
+        if isinstance(result, NothingToCancel | Refused):
+            await self._error(result.code, result.message)
 
-    async def _on_resume_run(self, run_id: Any) -> None:
-        if run_id is not None and not isinstance(run_id, str):
+    async def _on_resume_run(self, value: Any) -> None:
+        if value is not None and not isinstance(value, str):
             await self._error("bad_frame", _("run_id must be a string."))
             return
-        run = await database_sync_to_async(selectors.run_to_resume)(
-            conversation_id=self.conversation.pk, run_id=run_id
-        )
-        if run is None:
-            await self._error("nothing_to_resume", _("There is no interrupted answer to resume here."))
-            return
-        if self.last_sent_seq is None:
-            self.last_sent_seq = await database_sync_to_async(last_seq_sync)(self.conversation.pk)
-        owner = lease_owner_new()
         try:
-            claimed = await database_sync_to_async(lifecycle.run_resume)(run_id=run.pk, owner=owner)
-        except services.RunRefused as refused:
+            run_id = uuid.UUID(value) if value is not None else None
+        except ValueError:  # no run has that id
+            refused = nothing_to_resume()
             await self._error(refused.code, refused.message)
             return
-        if not claimed:
-            await self._error("nothing_to_resume", _("This answer is already being resumed."))
-            return
-        await run_manager.launch(run.pk, resume=True, owner=owner, conversation_id=self.conversation.pk)
+        await self._position()
+        result = await command_handle(Resume(self._sender(), self.conversation, run_id))
+        if isinstance(result, Refused):
+            await self._error(result.code, result.message)
 
     async def _on_resume(self, value: Any) -> None:
         after_seq = after_seq_parse(value)

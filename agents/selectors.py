@@ -75,7 +75,7 @@ def engine_history(*, conversation_id: uuid.UUID, before_message_id: int) -> lis
     """The conversation before a message, as the engine's chat messages.
 
     Starts from the newest compaction summary (pinned, so later compactions keep it) and continues with
-    the user messages and answers since the run that produced it. Injected follow-ups are pinned.
+    the user messages and answers since the run that produced it. Follow-ups are pinned.
     One statement (the summary, where its run starts, and the messages since).
     """
     history: list[EngineMessage] = []

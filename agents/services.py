@@ -75,8 +75,9 @@ def conversation_delete(*, conversation: Conversation) -> None:
     locked.delete()
 
 
-def message_add_injected(*, run_id: uuid.UUID, content: str) -> Message:
-    """Record a follow-up the user sent while ``run_id`` was working (it is injected into that run)."""
+def message_add_follow_up(*, run_id: uuid.UUID, content: str) -> Message:
+    """Record a follow-up the user sent while ``run_id`` was working (the run takes it in; stored with
+    ``injected=True``, the column's name)."""
     run = Run.objects.select_related("conversation").get(pk=run_id)
     return Message.objects.create(
         conversation=run.conversation,

@@ -1,5 +1,9 @@
 """Chat over HTTP (``/api/v1/orgs/<org_slug>/conversations/<id>/...``): post a message, stream a run's
-events as Server-Sent Events, cancel a run. The same runs, events and seq as the websocket's."""
+events as Server-Sent Events, cancel a run. The same runs, events and seq as the websocket's.
+
+Posting and cancelling are conversation commands (:mod:`agents.conversations`): recorded in the
+request's thread (a refusal is the view's error response), delivered to the run manager on the event loop.
+"""
 
 from __future__ import annotations
 
@@ -8,7 +12,6 @@ from typing import Any
 from django.http import JsonResponse, StreamingHttpResponse
 from django.shortcuts import get_object_or_404
 from django.utils import translation
-from django.utils.translation import gettext as _
 from drf_spectacular.types import OpenApiTypes
 from drf_spectacular.utils import OpenApiParameter, OpenApiResponse, extend_schema
 from rest_framework import permissions, serializers, status
@@ -16,23 +19,23 @@ from rest_framework.exceptions import APIException, ValidationError
 from rest_framework.request import Request
 from rest_framework.views import APIView
 
-from agents import services
 from agents.api.async_drf import ContinueOnLoop
 from agents.api.chat_scope import CHAT_SCOPE, HasChatScope
 from agents.api.stream_negotiation import EventStreamNegotiation
 from agents.api.views import Conflict, MessageViewSet
-from agents.chat_http.messages import (
-    CancelDone,
-    CancelRefused,
-    CancelSent,
-    FollowUpToSend,
-    message_deliver,
-    message_post,
-    run_cancel_deliver,
-    run_cancel_prepare,
-)
 from agents.chat_http.run_stream import run_stream_sse
 from agents.chat_http.sse import SSE_CONTENT_TYPE, SSE_HEADERS, PositionRefused, stream_position_parse
+from agents.conversations.commands import (
+    Cancel,
+    Cancelled,
+    CancelRequested,
+    FollowUpQueued,
+    NothingToCancel,
+    PostMessage,
+    Refused,
+    Sender,
+)
+from agents.conversations.handling import command_deliver, command_record
 from agents.models import Conversation, Run
 from agents.runs.language import interface_language_of_request
 from platform_core.api_keys_scopes import request_credential
@@ -47,7 +50,7 @@ class TooManyRuns(APIException):
     default_code = "too_many_runs"
 
 
-def refusal_as_api_error(refused: services.RunRefused) -> APIException:
+def refusal_as_api_error(refused: Refused) -> APIException:
     """The HTTP error of a message that could not start or join a run."""
     if refused.code in ("empty_message", "message_too_large"):
         return ValidationError({"content": [refused.message]}, code=refused.code)
@@ -81,7 +84,7 @@ class MessagePostedSerializer(serializers.Serializer):
 
 class ConversationMessagesViewSet(MessageViewSet):
     """``GET`` lists the conversation's messages; ``POST`` sends one: it starts a run, or, while a run is
-    answering, it is injected into that run as a follow-up (as over the websocket). Answers 202 with the
+    answering, it joins that run as a follow-up (as over the websocket). Answers 202 with the
     run's id and its stream's URL."""
 
     permission_classes = CHAT_PERMISSIONS
@@ -102,27 +105,28 @@ class ConversationMessagesViewSet(MessageViewSet):
         body = MessagePostSerializer(data=request.data)
         body.is_valid(raise_exception=True)
         conversation = conversation_of_caller(self)
-        try:
-            posted = message_post(
-                conversation=conversation,
-                user=request.user,
-                content=body.validated_data["content"],
-                language=interface_language_of_request(request),
-            )
-        except services.RunRefused as refused:
-            raise refusal_as_api_error(refused) from refused
+        sender = Sender(
+            organization_id=self.org.pk,
+            user=request.user,
+            via="http",
+            language=interface_language_of_request(request),
+        )
+        recorded = command_record(PostMessage(sender, conversation, body.validated_data["content"]))
+        posted = recorded.result
+        if isinstance(posted, Refused):
+            raise refusal_as_api_error(posted)
         base = request.path.rstrip("/").rsplit("/", 1)[0]
         data = {
             "run_id": str(posted.run_id),
             "conversation_id": str(posted.conversation_id),
             "message_id": posted.message_id,
-            "follow_up": isinstance(posted, FollowUpToSend),
+            "follow_up": isinstance(posted, FollowUpQueued),
             "stream_url": f"{base}/runs/{posted.run_id}/stream/",
             "cancel_url": f"{base}/runs/{posted.run_id}/cancel/",
         }
 
         async def then() -> JsonResponse:
-            await message_deliver(posted)
+            await command_deliver(recorded)
             return JsonResponse(data, status=status.HTTP_202_ACCEPTED)
 
         return ContinueOnLoop(then)
@@ -134,7 +138,9 @@ class _RunViewMixin(OrgScopedViewMixin):
 
     def run_of_caller(self) -> Run:
         conversation = conversation_of_caller(self)
-        return get_object_or_404(Run, pk=self.kwargs["run_id"], conversation=conversation)
+        run = get_object_or_404(Run, pk=self.kwargs["run_id"], conversation=conversation)
+        run.conversation = conversation  # found among the caller's own, with its agent
+        return run
 
 
 class RunStreamView(_RunViewMixin, APIView):
@@ -195,17 +201,19 @@ class RunCancelView(_RunViewMixin, APIView):
 
     @extend_schema(request=None, responses={200: RunCancelledSerializer, 202: RunCancelledSerializer})
     def post(self, request: Request, *args: Any, **kwargs: Any) -> Any:
-        outcome = run_cancel_prepare(run=self.run_of_caller())
-        match outcome:
-            case CancelRefused():
-                raise Conflict(_("Nothing to cancel: the agent is not working."), code="no_active_run")
-            case CancelDone(run_id=run_id):
+        run = self.run_of_caller()
+        sender = Sender(organization_id=self.org.pk, user=request.user, via="http")
+        recorded = command_record(Cancel(sender, run.conversation, run.pk))
+        match recorded.result:
+            case NothingToCancel() | Refused() as refused:
+                raise Conflict(refused.message, code=refused.code)
+            case Cancelled(run_id=run_id):
                 return JsonResponse({"run_id": str(run_id), "status": "cancelled"})
-            case CancelSent(run_id=run_id):
+            case CancelRequested(run_id=run_id):
                 pass
 
         async def then() -> JsonResponse:
-            await run_cancel_deliver(outcome)
+            await command_deliver(recorded)
             return JsonResponse({"run_id": str(run_id), "status": "cancelling"}, status=202)
 
         return ContinueOnLoop(then)

@@ -30,9 +30,9 @@ from agents.chat_http.completions import (
     completion_stream,
     models_for_user,
 )
-from agents.chat_http.messages import message_deliver
 from agents.chat_http.openai_shapes import CompletionRefused, completion_request_parse, error_object
 from agents.chat_http.sse import SSE_CONTENT_TYPE, SSE_HEADERS
+from agents.conversations.handling import command_deliver
 from agents.models import Agent
 from agents.runs.language import interface_language_of_request
 from platform_core.api_errors import api_exception_handler
@@ -138,7 +138,7 @@ async def _respond(
     watch: KeyWatch | None,
 ) -> Any:
     # The run is handed over first, whatever happens to the request from here on.
-    await asyncio.shield(message_deliver(started.posted))
+    await asyncio.shield(command_deliver(started.recorded))
     if stream:
         return StreamingHttpResponse(
             completion_stream(started, model=model, include_usage=usage, language=language, watch=watch),

@@ -178,7 +178,7 @@ class _ConversationChildMixin(OrgScopedViewMixin):
 
 
 class MessageViewSet(_ConversationChildMixin, mixins.ListModelMixin, viewsets.GenericViewSet):
-    """The conversation's messages in order: questions, answers, injected follow-ups, summaries."""
+    """The conversation's messages in order: questions, answers, follow-ups, summaries."""
 
     queryset = Message.objects.order_by("id")
     serializer_class = MessageSerializer

@@ -37,7 +37,6 @@ from django.utils.translation import gettext as _
 
 from agents import services
 from agents.chat_http.follow import Heartbeat, heartbeat_seconds, run_frames
-from agents.chat_http.messages import MessagePosted, message_post
 from agents.chat_http.openai_shapes import (
     CompletionRefused,
     CompletionRequest,
@@ -49,6 +48,8 @@ from agents.chat_http.openai_shapes import (
     waiting_note,
 )
 from agents.chat_http.sse import sse_comment, sse_data
+from agents.conversations.commands import FollowUpQueued, PostMessage, PostResult, Refused, RunStarted, Sender
+from agents.conversations.handling import Recorded, command_record
 from agents.models import Agent, Conversation, Message, MessageRole
 from agents.runs.events.store import last_seq_sync
 from platform_core.api_keys_watch import KeyLapsed, KeyWatch, until_key_lapses
@@ -151,11 +152,13 @@ def models_for_user(*, user: AbstractBaseUser, key_org_id: int | None) -> list[d
 
 @dataclass(frozen=True, slots=True)
 class CompletionStarted:
-    """The question is a run (or a follow-up of the conversation's active run)."""
+    """The question is a run (or a follow-up of the conversation's active run): ``posted``, which
+    :func:`~agents.conversations.handling.command_deliver` of ``recorded`` hands to the run manager."""
 
     agent: Agent
     conversation: Conversation
-    posted: MessagePosted
+    posted: RunStarted | FollowUpQueued
+    recorded: Recorded[PostResult]
     after_seq: int = 0
     type: Literal["started"] = "started"
 
@@ -186,13 +189,19 @@ def completion_start(
         # A follow-up's completion starts after what the conversation already shows; a new run's at its
         # first event (every event of the run comes after this seq).
         after_seq = last_seq_sync(conversation.pk)
-        posted = message_post(
-            conversation=conversation, user=user, content=request.question, language=language
-        )
     except services.RunRefused as refused:
-        status = 429 if refused.code == "too_many_runs" else 400
-        return CompletionRefused(refused.message, code=refused.code, status=status)
-    return CompletionStarted(agent=agent, conversation=conversation, posted=posted, after_seq=after_seq)
+        return _refused(refused.code, refused.message)
+    sender = Sender(organization_id=agent.organization_id, user=user, via="openai", language=language)
+    recorded = command_record(PostMessage(sender, conversation, request.question))
+    if isinstance(recorded.result, Refused):
+        return _refused(recorded.result.code, recorded.result.message)
+    return CompletionStarted(
+        agent=agent, conversation=conversation, posted=recorded.result, recorded=recorded, after_seq=after_seq
+    )
+
+
+def _refused(code: str, message: str) -> CompletionRefused:
+    return CompletionRefused(message, code=code, status=429 if code == "too_many_runs" else 400)
 
 
 @transaction.atomic

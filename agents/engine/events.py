@@ -22,7 +22,7 @@ STEP = "step"
 ANSWER = "answer"
 COMPACT = "compact"
 PHASE = "phase"
-INJECT = "inject"
+FOLLOW_UP_TAKEN = "inject"  # the wire name of the event (the websocket, the stored events)
 DONE = "done"
 PLAN = "plan"
 
@@ -137,9 +137,9 @@ def selecting_tools(total_tools: int) -> Event:
     return Event(PHASE, {"phase": "selecting_tools", "total_tools": total_tools})
 
 
-def inject(content: str) -> Event:
-    """``inject``: one follow-up was taken into the run."""
-    return Event(INJECT, {"type": "inject", "content": content})
+def follow_up_taken(content: str) -> Event:
+    """``inject`` (its wire name): one follow-up was taken into the run."""
+    return Event(FOLLOW_UP_TAKEN, {"type": "inject", "content": content})
 
 
 def done(

@@ -71,8 +71,8 @@ def after_tool_calls(
 
 
 async def drain_follow_ups(run: RunState, queue: FollowUpQueue | None) -> bool:
-    """Take every queued user message into the run as ONE pinned ``[USER INTERRUPT]`` message, with
-    one ``inject`` event per message. Returns whether anything was taken."""
+    """Take every queued follow-up into the run as ONE pinned user message (marked ``[USER INTERRUPT]``
+    for the model), with one ``inject`` event per follow-up. Returns whether anything was taken."""
     if queue is None:
         return False
     contents = queue.drain()
@@ -82,7 +82,7 @@ async def drain_follow_ups(run: RunState, queue: FollowUpQueue | None) -> bool:
     run.transcript.append({"role": "user", "content": prompts.user_follow_ups(contents), PINNED_KEY: True})
     if run.emit.active:
         for content in contents:
-            await run.emit(events.inject(content))
+            await run.emit(events.follow_up_taken(content))
     return True
 
 

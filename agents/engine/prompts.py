@@ -92,7 +92,8 @@ SYNTHESIS_SYSTEM = (
 
 
 def user_follow_ups(contents: Sequence[str]) -> str:
-    """One ``[USER INTERRUPT]`` message for every follow-up drained at once."""
+    """One user message for every follow-up drained at once, marked ``[USER INTERRUPT]`` for the model
+    (the model-facing wording is unchanged)."""
     if len(contents) == 1:
         body = contents[0]
     else:

@@ -1,11 +1,11 @@
 """One MCP tool call = one run of the agent, started and followed like a chat message.
 
-The call starts a run as the calling user in a new conversation (or the one it names), through
-:func:`agents.runs.lifecycle.run_start` and the process's :data:`~agents.runs.manager.run_manager`, exactly
-as the chat websocket does: the same guard rails (hooks), the same call log, the same stored messages and
-events. The bridge then follows the conversation's persisted event stream (the channel-layer group every
+The call starts a run as the calling user in a new conversation (or the one it names) through the
+conversation command layer (:mod:`agents.conversations`), exactly as the chat websocket does: the same
+guard rails (hooks), the same call log, the same stored messages and events. A call is one run of its own:
+a conversation that is still answering refuses it (``run_active``) rather than taking it as a follow-up. The bridge then follows the conversation's persisted event stream (the channel-layer group every
 chat socket joins, with gaps and quiet spells filled from the database by ``seq``) and turns the run's
-steps into progress reports until its ``done``. A client that cancels the call cancels the run.
+steps into progress reports until its ``done``. A client that cancels the call cancels the run (a ``Cancel`` command).
 """
 
 from __future__ import annotations
@@ -23,13 +23,13 @@ from django.utils.translation import gettext as _
 
 from agents import selectors, services
 from agents.chat_http.follow import HEARTBEAT, run_frames
+from agents.conversations.commands import Cancel, PostMessage, PostResult, Refused, Sender
+from agents.conversations.handling import Recorded, command_deliver, command_handle, command_record
 from agents.mcp_endpoint.caller import Caller
 from agents.mcp_endpoint.progress import ProgressNarrator
 from agents.mcp_endpoint.tools import AgentTool
-from agents.models import Agent, Conversation, Run, RunStatus
-from agents.runs import lifecycle
+from agents.models import Agent, Conversation, Run
 from agents.runs.events.store import last_seq_sync
-from agents.runs.manager import run_manager
 
 #: Seconds without a published event after which the bridge reads the stream from the database (a run
 #: parked on an approval and resumed by a worker, or a message the channel layer dropped).
@@ -62,9 +62,15 @@ AgentCallOutcome = AgentAnswered | AgentCallRefused
 
 @dataclass(frozen=True, slots=True)
 class _Started:
-    conversation_id: uuid.UUID
+    sender: Sender
+    conversation: Conversation
     run_id: uuid.UUID
     after_seq: int
+    recorded: Recorded[PostResult]
+
+    @property
+    def conversation_id(self) -> uuid.UUID:
+        return self.conversation.pk
 
 
 async def agent_ask(
@@ -78,7 +84,7 @@ async def agent_ask(
         )
         if isinstance(started, AgentCallRefused):
             return started
-        await run_manager.launch(started.run_id, conversation_id=started.conversation_id)
+        await command_deliver(started.recorded)
     try:
         return await _follow(caller, started, report)
     except anyio.get_cancelled_exc_class():
@@ -98,14 +104,14 @@ def _run_start(
         conversation = _conversation_for(caller, tool, user, conversation_id)
         if isinstance(conversation, AgentCallRefused):
             return conversation
-        try:
-            after_seq = last_seq_sync(conversation.pk)
-            start = lifecycle.run_start(
-                conversation=conversation, user=user, content=question, language=caller.interface_language
-            )
-        except services.RunRefused as refused:
-            return AgentCallRefused(refused.code, refused.message)
-    return _Started(conversation.pk, start.run.pk, after_seq)
+        sender = Sender(
+            organization_id=caller.organization_id, user=user, via="mcp", language=caller.interface_language
+        )
+        after_seq = last_seq_sync(conversation.pk)
+        recorded = command_record(PostMessage(sender, conversation, question, follow_up=False))
+        if isinstance(recorded.result, Refused):
+            return AgentCallRefused(recorded.result.code, recorded.result.message)
+    return _Started(sender, conversation, recorded.result.run_id, after_seq, recorded)
 
 
 def _conversation_for(
@@ -184,18 +190,5 @@ def _stored_answer(run_id: uuid.UUID) -> str:
 
 
 async def _run_cancel(started: _Started) -> None:
-    """Stop the run the client gave up on, wherever it is (the chat's cancel, DESIGN section 4)."""
-    local = run_manager.local_run_for(started.conversation_id)
-    if local is not None:
-        await run_manager.send_control(local, "cancel")
-        return
-    active = await database_sync_to_async(selectors.active_run_for_conversation)(
-        conversation_id=started.conversation_id
-    )
-    if active is None or active.pk != started.run_id:
-        return
-    if active.status == RunStatus.PARKED and await database_sync_to_async(lifecycle.run_cancel_parked)(
-        run_id=active.pk
-    ):
-        return
-    await run_manager.send_control(active.pk, "cancel")
+    """Stop the run the client gave up on, wherever it is (a ``Cancel`` command, as the chat's)."""
+    await command_handle(Cancel(started.sender, started.conversation, started.run_id))

@@ -3,19 +3,21 @@
 =================  =================================  ===============  =====================================
 transition         from                               to               service (who calls it)
 =================  =================================  ===============  =====================================
-start              (a new run)                        running          :func:`run_start` (the chat socket)
+start              (a new run)                        running          :func:`run_start` (``PostMessage``)
 finish             running (under the caller's lease) done, failed,    :func:`run_finish` (the run manager,
                                                       cancelled        in the writer's ``done`` transaction)
 interrupt          running, its lease lapsed          interrupted      :func:`runs_interrupt_lapsed`
                                                                        (the sweeper)
-resume             interrupted                        running          :func:`run_resume` (the chat socket)
+resume             interrupted                        running          :func:`run_resume` (``Resume``)
 park               running (under the caller's lease) parked           :func:`run_park` (the run manager)
 resume-parked      parked                             running          :func:`run_resume_parked` (a worker)
-cancel             parked                             cancelled        :func:`run_cancel_parked` (the chat)
+cancel             parked                             cancelled        :func:`run_cancel_parked` (``Cancel``)
 =================  =================================  ===============  =====================================
 
-Any other change is refused: the service returns ``False`` and changes nothing (``run_start`` raises
-:class:`~agents.services.RunRefused`, as it does when the conversation already has an active run).
+``PostMessage``, ``Resume`` and ``Cancel`` are the conversation commands (:mod:`agents.conversations`),
+the one way the entry points ask for a transition. Any other change is refused: the service returns
+``False`` and changes nothing (``run_start`` raises :class:`~agents.services.RunRefused`, as it does when
+the conversation already has an active run).
 A running run is cancelled by its own process (a control message, then ``finish`` as cancelled); a
 done, failed or cancelled run never changes again. :data:`TRANSITIONS` is this table as data.
 

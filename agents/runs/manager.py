@@ -1,8 +1,8 @@
 """Runs live in tasks owned by the process, not by a socket.
 
 ``RunManager`` (one per process) starts a run's task, keeps it by run id, and receives the control
-messages (``interrupt``: a follow-up; ``cancel``) that any socket of any process sends to the run's
-channel-layer group. A disconnecting browser does not stop a run; its events keep being persisted and
+messages (:mod:`agents.runs.control`: a follow-up, a cancel) that the conversation command layer
+(:mod:`agents.conversations`) of any process sends to the run's channel-layer group. A disconnecting browser does not stop a run; its events keep being persisted and
 published.
 
 Durable runs: the manager holds each of its runs through a lease (:mod:`agents.runs.leases`), renewed by the
@@ -48,6 +48,15 @@ from agents.runs.checkpoints import (
     run_checkpoint_load,
     run_follow_ups_unread,
 )
+from agents.runs.control import (
+    CANCEL,
+    CancelRun,
+    ControlRefused,
+    FollowUp,
+    RunControl,
+    control_message,
+    control_parse,
+)
 from agents.runs.events.store import EventSink, Fence, last_seq_sync, run_group
 from agents.runs.leases import (
     lease_owner_new,
@@ -70,8 +79,6 @@ from connectors.configs import run_secret_values
 from connectors.selectors import run_connector_actions
 
 logger = logging.getLogger(__name__)
-
-CONTROL_MESSAGE_TYPE = "run.control"
 
 
 def approval_hold_seconds() -> float | None:
@@ -96,7 +103,7 @@ class RunHandle:
     # Whether a cancel may stop the task at any await: only once its event stream is open, so that the
     # cancel ends through that stream with a stored ``done``. Before, a cancel only sets
     # ``cancel_requested``, which the task reads as soon as the stream is open.
-    interruptible: bool = False
+    cancellable: bool = False
     # Ids of the follow-up messages already queued (a resumed run loads unread ones from the database).
     follow_ups: set[int] = field(default_factory=set)
     # What the starter wrote (run, question, lease, last seq), so the run's first hop does not read it
@@ -169,43 +176,33 @@ class RunManager:
                 return handle.run_id
         return None
 
-    async def send_control(
-        self, run_id: uuid.UUID, action: str, content: str = "", message_id: int | None = None
-    ) -> None:
-        """Deliver a follow-up (the ``interrupt`` action) or a cancel to the run, wherever it runs."""
+    async def send_control(self, run_id: uuid.UUID, control: RunControl) -> None:
+        """Deliver a follow-up or a cancel to the run, wherever it runs."""
         local = self.runs.get(run_id)
         if local is not None:
-            self._apply(local, action, content, message_id)
+            self._apply(local, control)
             return
         layer = get_channel_layer()
         if layer is not None:
-            await layer.group_send(
-                run_group(run_id),
-                {
-                    "type": CONTROL_MESSAGE_TYPE,
-                    "run_id": str(run_id),
-                    "action": action,
-                    "content": content,
-                    "message_id": message_id,
-                },
-            )
+            await layer.group_send(run_group(run_id), control_message(run_id, control))
 
-    def _apply(self, handle: RunHandle, action: str, content: str, message_id: int | None = None) -> None:
-        if action == "interrupt":
-            if message_id is not None:
-                if message_id in handle.follow_ups:
-                    return  # a resumed run already took it from the database
-                handle.follow_ups.add(message_id)
-            handle.follow_up_queue.put(content)
-        elif action == "cancel":
-            handle.cancel_requested = True
-            self._stop(handle)
+    def _apply(self, handle: RunHandle, control: RunControl) -> None:
+        match control:
+            case FollowUp(content=content, message_id=message_id):
+                if message_id is not None:
+                    if message_id in handle.follow_ups:
+                        return  # a resumed run already took it from the database
+                    handle.follow_ups.add(message_id)
+                handle.follow_up_queue.put(content)
+            case CancelRun():
+                handle.cancel_requested = True
+                self._stop(handle)
 
     @staticmethod
     def _stop(handle: RunHandle) -> None:
         if handle.agent is not None:
             handle.agent.cancel()
-        elif handle.interruptible and not handle.task.done():
+        elif handle.cancellable and not handle.task.done():
             handle.task.cancel()
         # Otherwise the task is still taking its lease and opening its stream: cancelled there, it
         # could neither store a ``done`` nor record its end (the run would stay active). It reads
@@ -244,13 +241,13 @@ class RunManager:
                 logger.exception("run control channel failed; retrying")
                 await asyncio.sleep(0.5)
                 continue
-            if message.get("type") != CONTROL_MESSAGE_TYPE:
+            parsed = control_parse(message)
+            if isinstance(parsed, ControlRefused):
+                logger.warning("run control channel: a message was refused (%s)", parsed.reason)
                 continue
-            handle = self.runs.get(uuid.UUID(message["run_id"]))
+            handle = self.runs.get(parsed.run_id)
             if handle is not None:
-                self._apply(
-                    handle, message.get("action", ""), message.get("content", ""), message.get("message_id")
-                )
+                self._apply(handle, parsed.control)
 
     async def _renew_leases(self) -> None:
         """Keep the leases of quiet runs (waiting on a model or a human); busy runs renew with every
@@ -280,7 +277,7 @@ class RunManager:
 
     async def shutdown(self) -> None:
         for handle in list(self.runs.values()):
-            self._apply(handle, "cancel", "")
+            self._apply(handle, CANCEL)
         await asyncio.gather(*(h.task for h in self.runs.values()), return_exceptions=True)
         for name in ("_listener", "_renewer"):
             task = getattr(self, name)
@@ -309,7 +306,7 @@ class RunManager:
                 outcome = Interrupted()
                 return
             handle.holds_lease = True
-            handle.interruptible = True
+            handle.cancellable = True
             if handle.cancel_requested or handle.lost:  # stopped before it could start
                 outcome = _cancelled(sink, started)
             else:
@@ -347,7 +344,7 @@ class RunManager:
                 run_id=run_id, taken=int(resume_from.get("interrupts_taken") or 0)
             )
             for message_id, content in unread:
-                self._apply(handle, "interrupt", content, message_id)
+                self._apply(handle, FollowUp(content, message_id))
         registry = runtime.registry_for(blueprint, meter=runtime.meter_for(blueprint, sink))
         routing = Usage()
         if resume_from is not None:  # a resumed run keeps the mode it was in
@@ -405,7 +402,7 @@ class RunManager:
         """Flush the run's events and checkpoints, then record its end (or its parking) if it is still
         this process's run."""
         run_id = handle.run_id
-        handle.interruptible = False  # a late cancel must not cut the recording of the run's end
+        handle.cancellable = False  # a late cancel must not cut the recording of the run's end
         try:
             await self._close_and_record(handle, sink, outcome, owner)
         except Exception:

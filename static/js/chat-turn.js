@@ -124,7 +124,7 @@ export class Turn {
         this.onPhase(data);
         break;
       case "inject":
-        this.onInject(data);
+        this.onFollowUpTaken(data);
         break;
       case "approval":
         this.onApproval(data);
@@ -294,7 +294,7 @@ export class Turn {
     }
   }
 
-  onInject(data) {
+  onFollowUpTaken(data) {
     const match = this.followUps.find((f) => f.status === "pending" && f.content === data.content);
     if (match) {
       this.setFollowUpStatus(match, "taken");

@@ -152,7 +152,9 @@ async def test_reconnect_with_resume_mid_run_loses_and_duplicates_nothing(chat, 
     await second.disconnect()
 
 
-async def test_a_message_sent_while_the_agent_works_is_injected_into_the_run(chat, scripted_llm, order_tools):
+async def test_a_message_sent_while_the_agent_works_joins_the_run_as_a_follow_up(
+    chat, scripted_llm, order_tools
+):
     scripted_llm.script(
         tool_calls(call("lookup_order", {"order_id": "7"}), latency=0.6),
         text("Order 7 shipped; checking 8 as asked.", latency=0.1),

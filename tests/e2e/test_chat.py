@@ -85,9 +85,7 @@ def _ask_with_follow_up(page, e2e_server, follow_up_sent):
     follow_up_sent.set()
 
 
-def test_chat_shows_the_tool_card_the_streamed_answer_and_the_injected_follow_up(
-    make_page, e2e_server, scripted_llm
-):
+def test_chat_shows_the_tool_card_the_streamed_answer_and_the_follow_up(make_page, e2e_server, scripted_llm):
     # Given a model that calls the ERP once (held back until the user's follow-up is in), then answers.
     follow_up_sent = threading.Event()
 

@@ -123,7 +123,7 @@ async def test_artifacts_reach_the_ui_in_the_iteration_done_event(scripted_llm, 
 
 
 def test_events_are_frozen_values():
-    event = events.inject("more")
+    event = events.follow_up_taken("more")
     assert event == Event("inject", {"type": "inject", "content": "more"})
     with pytest.raises(dataclasses.FrozenInstanceError):
         event.channel = "step"  # type: ignore[misc]
@@ -163,7 +163,7 @@ async def test_leaving_the_event_iterator_early_cancels_the_run(scripted_llm, ma
 
 async def test_iterate_events_reraises_the_producers_error_after_its_events():
     async def producer(on_event):
-        await on_event(events.inject("one"))
+        await on_event(events.follow_up_taken("one"))
         raise ValueError("producer failed")
 
     seen = []

@@ -382,7 +382,7 @@ class PlanAgent(RunAsEvents[PlanResult]):
         state.follow_ups_taken += len(contents)
         for content in contents:
             state.goal = f"{state.goal}\n\n{prompts.FOLLOW_UP.format(content=content)}"
-            await state.emit(events.inject(content))
+            await state.emit(events.follow_up_taken(content))
         return True
 
 

@@ -76,8 +76,8 @@ def conversation_group(conversation_id: uuid.UUID | str) -> str:
 
 
 def run_group(run_id: uuid.UUID | str) -> str:
-    """The channel-layer group that carries control messages (``interrupt``: a follow-up; ``cancel``) to
-    a run's process."""
+    """The channel-layer group that carries control messages (:mod:`agents.runs.control`: a follow-up, a
+    cancel) to a run's process."""
     return f"run.{uuid.UUID(str(run_id)).hex}"
 
 

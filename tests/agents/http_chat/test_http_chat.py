@@ -185,6 +185,26 @@ def test_a_message_posted_while_the_run_waits_for_an_approval_joins_that_run(
     assert ApprovalRequest.objects.get(pk=approval["approval_id"]).run_id == Run.objects.get().pk
 
 
+def test_at_the_users_run_limit_a_message_to_the_busy_conversation_still_joins_its_run(
+    live_server_url, purchasing, scripted_llm, settings
+):
+    # Given a user at her limit of one running run, that run working in this conversation
+    settings.AGENT_MAX_CONCURRENT_RUNS_PER_USER = 1
+    scripted_llm.script(hang(30))
+    client = live_server_url.client(_token(purchasing.requester))
+    run_id = client.post(f"{_base(purchasing)}/messages/", json={"content": "Think hard"}).json()["run_id"]
+    _wait_for(lambda: scripted_llm.requests)
+
+    # When she sends another message to it
+    follow_up = client.post(f"{_base(purchasing)}/messages/", json={"content": "Only 2024, please."})
+
+    # Then it joins that run, as over the websocket: it is no new run the limit would refuse
+    assert follow_up.status_code == 202, follow_up.text
+    assert follow_up.json()["run_id"] == run_id and follow_up.json()["follow_up"] is True
+    client.post(f"{_base(purchasing)}/runs/{run_id}/cancel/")
+    _wait_for(lambda: Run.objects.get(pk=run_id).status == RunStatus.CANCELLED)
+
+
 def test_cancel_stops_a_working_run_and_its_stream_ends_with_a_cancelled_done(
     live_server_url, purchasing, scripted_llm
 ):
