@@ -15,6 +15,7 @@ from django.db import connection
 from django.test import override_settings
 
 from agents.demo import DEMO_EXAMPLE_QUESTIONS
+from agents.models import RunStatus
 from connectors.models import ConnectorCallLog
 from platform_core.demo import DEMO_ADMIN, DEMO_ORG_SLUG, demo_seed
 from platform_core.services import api_token_issue
@@ -49,6 +50,12 @@ def _seed(base_url: str) -> str:
     with override_settings(DEMO_API_BASE_URL=f"{base_url}/demo-api"):
         demo_seed(admin_password="pw-for-tests")
     return api_token_issue(user=get_user_model().objects.get(username=DEMO_ADMIN), name="desktop")[1]
+
+
+def _runs_in_progress() -> int:
+    from agents.models import Run
+
+    return Run.objects.filter(status=RunStatus.RUNNING).count()
 
 
 def _mcp_calls() -> list[tuple[str, str]]:
@@ -98,3 +105,8 @@ async def test_the_offline_demo_answers_over_mcp_with_an_mcp_read_and_holds_the_
     assert "Calling erp_mcp__find_purchase_orders" in read_progress
     assert any("waiting for approval" in line for line in write_progress)
     assert (await database_sync_to_async(_mcp_calls)())[0] == ("erp_mcp__find_purchase_orders", "ok")
+    # The held run ends (parked or cancelled) before the test database is emptied: a run still renewing
+    # its lease in the server process would deadlock the flush on PostgreSQL.
+    with anyio.fail_after(30):
+        while await database_sync_to_async(_runs_in_progress)():  # noqa: ASYNC110  (rows of another process)
+            await anyio.sleep(0.2)
