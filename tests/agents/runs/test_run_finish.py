@@ -20,7 +20,7 @@ pytestmark = pytest.mark.django_db
 def running_run():
     conversation = ConversationFactory()
     long_ago = timezone.now() - timedelta(days=1)
-    type(conversation).objects.filter(pk=conversation.pk).update(updated_at=long_ago)
+    type(conversation).objects.unscoped().filter(pk=conversation.pk).update(updated_at=long_ago)
     run = RunFactory(
         conversation=conversation,
         status=RunStatus.RUNNING,
