@@ -3,9 +3,8 @@
 from __future__ import annotations
 
 from collections.abc import Iterable, Sequence
-from typing import Any, Protocol
+from typing import TYPE_CHECKING, Any, Protocol
 
-from django.contrib.auth.base_user import AbstractBaseUser
 from django.core.exceptions import ValidationError
 from django.db.models import Count, Q, QuerySet
 from django.http import Http404
@@ -14,6 +13,9 @@ from agents.engine.run_context import RunContext
 from connectors.models import Connector, ConnectorAction, ConnectorCallLog
 from platform_core.config_cache import RunConfigScope, run_config_cached
 from platform_core.models import ADMIN_ROLES, Membership, Organization
+
+if TYPE_CHECKING:
+    from django.contrib.auth.models import User
 
 
 def connector_list_for_org(*, organization: Organization) -> QuerySet[Connector]:
@@ -52,7 +54,7 @@ def action_get_for_connector(*, connector: Connector, action_id: Any) -> Connect
 
 
 def call_log_list_for_org(
-    *, organization: Organization, user: AbstractBaseUser | None = None
+    *, organization: Organization, user: User | None = None
 ) -> QuerySet[ConnectorCallLog]:
     """The organisation's call logs, newest first. Pass ``user`` to see only what a member may see:
     admins and owners see every call, other members only their own."""
