@@ -106,13 +106,15 @@ class RunActionsSource(RunConfigScope, Protocol):
 def run_connector_actions(blueprint: RunActionsSource) -> list[ConnectorAction]:
     """:func:`actions_for_tools` of a run (an ``agents.runtime.RunBlueprint``), loaded once per run, and
     once per process while the organisation's configuration is unchanged: its tools and its guard rails'
-    catalogue are built from the same rows (shared, never to be mutated)."""
+    catalogue are built from the same rows (shared, never to be mutated). A run without an organisation
+    has none."""
+    organization_id = blueprint.context.org_id
+    if organization_id is None:
+        return []
     return run_config_cached(
         blueprint,
         "connector_actions",
-        lambda: actions_for_tools(
-            organization_id=blueprint.context.org_id, connector_ids=blueprint.connector_ids
-        ),
+        lambda: actions_for_tools(organization_id=organization_id, connector_ids=blueprint.connector_ids),
     )
 
 

@@ -293,6 +293,8 @@ def call_log_record(
     and error redacted."""
     if status not in CallStatus.values:
         raise ValueError(f"unknown call status {status!r}")
+    if context.org_id is None:
+        raise ValueError("a call log belongs to an organisation; the run context has none")
     return ConnectorCallLog.objects.create(
         organization_id=context.org_id,
         user_id=context.user_id,
