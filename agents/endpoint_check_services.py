@@ -11,9 +11,8 @@ from __future__ import annotations
 import asyncio
 import dataclasses
 from concurrent.futures import ThreadPoolExecutor
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-from django.contrib.auth.base_user import AbstractBaseUser
 from django.utils import timezone, translation
 from django.utils.translation import gettext as _
 
@@ -24,6 +23,9 @@ from agents.engine.llm import OpenAICompatibleLLM, aclose_shared_clients
 from agents.models import ModelConfig
 from agents.runtime import endpoint_of, llm_for
 from platform_core.audited import audited_save
+
+if TYPE_CHECKING:
+    from django.contrib.auth.models import User
 
 # The abilities a check can decide, in the order the admin shows them.
 CHECKED_ABILITIES: tuple[str, ...] = (
@@ -85,7 +87,7 @@ def check_endpoint(config: ModelConfig) -> EndpointCheckReport:
 
 
 def model_config_check(
-    *, config: ModelConfig, actor: AbstractBaseUser | None, ip_address: str | None = None
+    *, config: ModelConfig, actor: User | None, ip_address: str | None = None
 ) -> EndpointCheckReport:
     """Check ``config``'s endpoint and store the report on it (one audited write)."""
     report = check_endpoint(config)
@@ -111,7 +113,7 @@ def abilities_to_change(config: ModelConfig) -> dict[str, tuple[Any, bool]]:
 
 
 def model_config_apply_check(
-    *, config: ModelConfig, actor: AbstractBaseUser | None, ip_address: str | None = None
+    *, config: ModelConfig, actor: User | None, ip_address: str | None = None
 ) -> dict[str, bool]:
     """Set ``config``'s abilities to those its last check found (one audited write); returns the changes."""
     changes = {key: found for key, (_, found) in abilities_to_change(config).items()}
