@@ -16,7 +16,7 @@ from typing import TYPE_CHECKING, Any
 from django.utils import timezone, translation
 from django.utils.translation import gettext as _
 
-from agents.endpoint_check import PROBE_SECONDS, EndpointCheckReport, check_llm
+from agents.endpoint_check import PROBE_SECONDS, EndpointCheckReport, ProbeAbilities, check_llm
 from agents.endpoint_check_report import PROBES, ProbeOutcome
 from agents.endpoint_headers import api_key_sendable, headers_sendable
 from agents.engine.llm import OpenAICompatibleLLM, aclose_shared_clients
@@ -44,7 +44,7 @@ async def check_endpoint_async(config: ModelConfig) -> EndpointCheckReport:
     endpoint = endpoint_of(config)
     endpoint = dataclasses.replace(endpoint, timeout=min(endpoint.timeout, PROBE_SECONDS))
 
-    def build(abilities: dict[str, bool]) -> OpenAICompatibleLLM:
+    def build(abilities: ProbeAbilities) -> OpenAICompatibleLLM:
         llm = llm_for(dataclasses.replace(endpoint, **abilities))
         assert isinstance(llm, OpenAICompatibleLLM)  # a stored endpoint always has a base URL
         llm.max_retries = 0  # a check reports what the endpoint answers (a 429 too) instead of waiting
