@@ -90,12 +90,14 @@ class ModelConfigForm(forms.ModelForm):
     def __init__(self, *args: Any, **kwargs: Any) -> None:
         super().__init__(*args, **kwargs)
         self.fields["provider"].required = False  # a form posted without it keeps today's "custom"
-        self.fields["model_family"].choices = [("", "---------")] + [
+        family = self.fields["model_family"]
+        assert isinstance(family, forms.ChoiceField)  # the form's own field, declared above
+        family.choices = [("", "---------")] + [
             (str(preset.label), [(f"{preset.provider}:{f.key}", f.label) for f in preset.families])
             for preset in PRESETS
         ]
         # The family is no stored field: a saved endpoint shows the family whose model it uses.
-        self.fields["model_family"].initial = _family_of(self.instance) if self.instance.pk else ""
+        family.initial = _family_of(self.instance) if self.instance.pk else ""
         names = self.instance.header_names if self.instance.pk else []
         if names:
             self.fields["extra_headers_input"].help_text = format_html(
