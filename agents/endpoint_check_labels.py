@@ -42,7 +42,7 @@ class ProbeLine:
 @dataclass(frozen=True)
 class AbilityChange:
     label: str
-    stored: Any
+    stored: bool | None
     found: bool
 
 

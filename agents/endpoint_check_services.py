@@ -11,7 +11,7 @@ from __future__ import annotations
 import asyncio
 import dataclasses
 from concurrent.futures import ThreadPoolExecutor
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 from django.utils import timezone, translation
 from django.utils.translation import gettext as _
@@ -103,8 +103,9 @@ def found_abilities(config: ModelConfig) -> dict[str, bool]:
     return {key: bool(found[key]) for key in CHECKED_ABILITIES if key in found}
 
 
-def abilities_to_change(config: ModelConfig) -> dict[str, tuple[Any, bool]]:
-    """Each ability whose stored value differs from what the last check found: (stored, found)."""
+def abilities_to_change(config: ModelConfig) -> dict[str, tuple[bool | None, bool]]:
+    """Each ability whose stored value differs from what the last check found: (stored, found); only
+    ``reasoning_replay`` may be stored as None (by host)."""
     return {
         key: (getattr(config, key), value)
         for key, value in found_abilities(config).items()
