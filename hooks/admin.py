@@ -8,7 +8,7 @@ with the before and after state (secrets only as set or not set).
 
 from __future__ import annotations
 
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from django import forms
 from django.contrib import admin, messages
@@ -36,8 +36,11 @@ from hooks.services import approval_resend
 from platform_core.admin_base import AuditedAdmin, OrgScopedAdmin, admin_orgs
 from platform_core.api_keys import without_service_users
 from platform_core.models import LinkedIdentity, Role
-from platform_core.request_meta import client_ip
+from platform_core.request_meta import client_ip, signed_in_user
 from platform_core.secret_rules import validate_secret_length
+
+if TYPE_CHECKING:
+    from django.contrib.auth.models import User
 
 # --- Feishu channels ------------------------------------------------------------------------------
 
@@ -152,7 +155,7 @@ class ApproverChoiceField(forms.ModelMultipleChoiceField):
         return label
 
 
-def person_label(user: Any) -> str:
+def person_label(user: User) -> str:
     name = person_name(user)
     return name if name == user.get_username() else f"{name} ({user.get_username()})"
 
@@ -352,8 +355,9 @@ class ApprovalRequestAdmin(OrgScopedAdmin):
 
     @admin.action(description=_("Re-send to the policy's current channel and approvers"))
     def resend(self, request: HttpRequest, queryset: QuerySet[ApprovalRequest]) -> None:
+        actor = signed_in_user(request)
         for approval in queryset:
-            outcome = approval_resend(approval=approval, actor=request.user, ip_address=client_ip(request))
+            outcome = approval_resend(approval=approval, actor=actor, ip_address=client_ip(request))
             if outcome.resent:
                 self.message_user(
                     request, _("%(approval)s: re-sent.") % {"approval": approval}, messages.SUCCESS

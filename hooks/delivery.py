@@ -82,7 +82,7 @@ def pending_card_for(approval: ApprovalRequest, language: str) -> dict[str, Any]
     return approval_pending_card(
         approval_id=str(approval.pk),
         agent_name=approval.agent_name,
-        user_name=person_name(approval.requested_by) if approval.requested_by_id else "",
+        user_name=person_name(approval.requested_by) if approval.requested_by is not None else "",
         tool_name=approval.tool_name,
         arguments=approval.arguments,
         policy_name=approval.policy_name,
@@ -98,7 +98,7 @@ def decided_card_for(approval: ApprovalRequest, language: str) -> dict[str, Any]
     return approval_decided_card(
         decision=approval.status,
         agent_name=approval.agent_name,
-        user_name=person_name(approval.requested_by) if approval.requested_by_id else "",
+        user_name=person_name(approval.requested_by) if approval.requested_by is not None else "",
         tool_name=approval.tool_name,
         policy_name=approval.policy_name,
         arguments=approval.arguments,

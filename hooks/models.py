@@ -442,11 +442,10 @@ class ApprovalRequest(OrgOwnedModel):
     def decider_label(self) -> str:
         """Who decided, for people: the platform user's name (a Feishu click matched to its user too),
         else the Feishu open_id of a person without a platform account."""
-        if self.decided_by_id is not None:
-            full = (
-                self.decided_by.get_full_name().strip() if hasattr(self.decided_by, "get_full_name") else ""
-            )
-            return full or self.decided_by.get_username()
+        decided_by = self.decided_by  # None without a query when no user decided
+        if decided_by is not None:
+            full = decided_by.get_full_name().strip() if hasattr(decided_by, "get_full_name") else ""
+            return full or decided_by.get_username()
         return self.decided_by_open_id
 
 
