@@ -3,9 +3,8 @@
 from __future__ import annotations
 
 import uuid
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-from django.contrib.auth.base_user import AbstractBaseUser
 from django.db import connection
 from django.db.models import Q, QuerySet
 
@@ -14,8 +13,11 @@ from agents.models import ACTIVE_RUN_STATUSES, Agent, Conversation, Message, Mes
 from agents.sql import column, prep, table
 from platform_core.models import Membership
 
+if TYPE_CHECKING:
+    from django.contrib.auth.models import User
 
-def conversation_for_user(*, user: AbstractBaseUser, conversation_id: uuid.UUID | str) -> Conversation | None:
+
+def conversation_for_user(*, user: User, conversation_id: uuid.UUID | str) -> Conversation | None:
     """The conversation if ``user`` owns it and is still a member of its organisation; else None."""
     if not user.is_authenticated:
         return None
@@ -39,7 +41,7 @@ def conversation_for_user(*, user: AbstractBaseUser, conversation_id: uuid.UUID 
 
 
 def conversation_list_for_user(
-    *, user: AbstractBaseUser, organization_id: int, search: str = ""
+    *, user: User, organization_id: int, search: str = ""
 ) -> QuerySet[Conversation]:
     """The user's conversations in the organisation, newest first; ``search`` matches titles and agents."""
     conversations = Conversation.objects.filter(organization_id=organization_id, user=user)

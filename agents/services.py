@@ -3,15 +3,17 @@
 
 from __future__ import annotations
 
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from django.conf import settings
-from django.contrib.auth.base_user import AbstractBaseUser
 from django.db import transaction
 from django.utils.translation import gettext as _
 
 from agents.models import ACTIVE_RUN_STATUSES, Agent, Conversation, Message, MessageRole, Run
 from platform_core.models import Organization
+
+if TYPE_CHECKING:
+    from django.contrib.auth.models import User
 
 
 class RunRefused(Exception):
@@ -42,7 +44,7 @@ def message_content_check(content: Any) -> str:
 
 @transaction.atomic
 def conversation_create(
-    *, organization: Organization, user: AbstractBaseUser, agent: Agent, title: str = ""
+    *, organization: Organization, user: User, agent: Agent, title: str = ""
 ) -> Conversation:
     """Start a conversation of ``user`` with ``agent`` (which must belong to ``organization``)."""
     if agent.organization_id != organization.pk or not agent.active:

@@ -11,6 +11,7 @@ from typing import Any
 
 from django import forms
 from django.contrib import admin, messages
+from django.contrib.admin.options import InlineModelAdmin
 from django.contrib.admin.utils import unquote
 from django.core.exceptions import PermissionDenied
 from django.core.exceptions import ValidationError as DjangoValidationError
@@ -42,7 +43,7 @@ from connectors.services import (
     connector_test_connection,
 )
 from platform_core.admin_base import OrgScopedAdmin, OrgScopedInline
-from platform_core.request_meta import client_ip
+from platform_core.request_meta import client_ip, signed_in_user
 
 
 class _ActionInline(OrgScopedInline):
@@ -184,7 +185,9 @@ class ConnectorAdmin(OrgScopedAdmin):
         ),
     ]
 
-    def get_inlines(self, request: HttpRequest, obj: Connector | None) -> list[type[_ActionInline]]:
+    def get_inlines(
+        self, request: HttpRequest, obj: Connector | None
+    ) -> list[type[InlineModelAdmin[ConnectorAction, Connector]]]:
         """The actions table of the connector's kind (a new connector's: HTTP, whose actions are typed
         in; a database's schema tools and an MCP server's tools arrive when it is saved)."""
         return [ACTION_INLINES[obj.kind if obj is not None else ConnectorKind.HTTP]]
@@ -222,22 +225,24 @@ class ConnectorAdmin(OrgScopedAdmin):
     def save_model(self, request: HttpRequest, obj: Connector, form: Any, change: bool) -> None:
         connector_save(
             connector=obj,
-            actor=request.user,
+            actor=signed_in_user(request),
             secrets=getattr(form, "secret_changes", {}),
             ip_address=client_ip(request),
         )
         self._report_sync(
             request,
             obj,
-            mcp_sync_after_save(connector=obj, actor=request.user, ip_address=client_ip(request)),
+            mcp_sync_after_save(connector=obj, actor=signed_in_user(request), ip_address=client_ip(request)),
         )
 
     def delete_model(self, request: HttpRequest, obj: Connector) -> None:
-        connector_delete(connector=obj, actor=request.user, ip_address=client_ip(request))
+        connector_delete(connector=obj, actor=signed_in_user(request), ip_address=client_ip(request))
 
     def delete_queryset(self, request: HttpRequest, queryset: QuerySet) -> None:
         for connector in queryset:
-            connector_delete(connector=connector, actor=request.user, ip_address=client_ip(request))
+            connector_delete(
+                connector=connector, actor=signed_in_user(request), ip_address=client_ip(request)
+            )
 
     def save_formset(self, request: HttpRequest, form: Any, formset: Any, change: bool) -> None:
         if formset.model is not ConnectorAction:
@@ -245,9 +250,9 @@ class ConnectorAdmin(OrgScopedAdmin):
             return
         actions = formset.save(commit=False)
         for action in formset.deleted_objects:
-            action_delete(action=action, actor=request.user, ip_address=client_ip(request))
+            action_delete(action=action, actor=signed_in_user(request), ip_address=client_ip(request))
         for action in actions:
-            action_save(action=action, actor=request.user, ip_address=client_ip(request))
+            action_save(action=action, actor=signed_in_user(request), ip_address=client_ip(request))
         formset.save_m2m()
 
     # --- extra pages ----------------------------------------------------------------------------------
@@ -295,7 +300,7 @@ class ConnectorAdmin(OrgScopedAdmin):
                     report = connector_import_openapi(
                         connector=connector,
                         document_text=form.cleaned_data["document"],
-                        actor=request.user,
+                        actor=signed_in_user(request),
                         ip_address=client_ip(request),
                     )
                 except OpenAPIError as exc:
@@ -347,7 +352,7 @@ class ConnectorAdmin(OrgScopedAdmin):
 
     def _sync(self, request: HttpRequest, connector: Connector) -> None:
         report = connector_sync_mcp_tools(
-            connector=connector, actor=request.user, ip_address=client_ip(request)
+            connector=connector, actor=signed_in_user(request), ip_address=client_ip(request)
         )
         self._report_sync(request, connector, report)
 
@@ -505,7 +510,7 @@ class ConnectorActionAdmin(OrgScopedAdmin):
 
     def _decide(self, request: HttpRequest, queryset: QuerySet, service: Any, done: Any) -> None:
         for action in queryset.select_related("connector"):
-            outcome = service(action=action, actor=request.user, ip_address=client_ip(request))
+            outcome = service(action=action, actor=signed_in_user(request), ip_address=client_ip(request))
             if isinstance(outcome, ConfirmRefused):
                 self.message_user(
                     request,
@@ -517,14 +522,14 @@ class ConnectorActionAdmin(OrgScopedAdmin):
                 self.message_user(request, done % {"tool": str(action)}, messages.SUCCESS)
 
     def save_model(self, request: HttpRequest, obj: ConnectorAction, form: Any, change: bool) -> None:
-        action_save(action=obj, actor=request.user, ip_address=client_ip(request))
+        action_save(action=obj, actor=signed_in_user(request), ip_address=client_ip(request))
 
     def delete_model(self, request: HttpRequest, obj: ConnectorAction) -> None:
-        action_delete(action=obj, actor=request.user, ip_address=client_ip(request))
+        action_delete(action=obj, actor=signed_in_user(request), ip_address=client_ip(request))
 
     def delete_queryset(self, request: HttpRequest, queryset: QuerySet) -> None:
         for action in queryset.select_related("connector__organization"):
-            action_delete(action=action, actor=request.user, ip_address=client_ip(request))
+            action_delete(action=action, actor=signed_in_user(request), ip_address=client_ip(request))
 
 
 @admin.register(ConnectorCallLog)

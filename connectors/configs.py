@@ -28,15 +28,17 @@ def http_auth_for(connector: Connector) -> HttpAuth:
     """The connector's authentication, with its secret decrypted into the field its scheme uses."""
     secret = connector.auth_secret
     kind = connector.auth_type
-    if kind in (AuthType.API_KEY_HEADER, AuthType.API_KEY_QUERY):
-        return HttpAuth(type=kind, api_key=secret, api_key_name=connector.auth_key_name)
+    if kind == AuthType.API_KEY_HEADER:
+        return HttpAuth(type="api_key_header", api_key=secret, api_key_name=connector.auth_key_name)
+    if kind == AuthType.API_KEY_QUERY:
+        return HttpAuth(type="api_key_query", api_key=secret, api_key_name=connector.auth_key_name)
     if kind == AuthType.BEARER:
-        return HttpAuth(type=kind, token=secret)
+        return HttpAuth(type="bearer", token=secret)
     if kind == AuthType.BASIC:
-        return HttpAuth(type=kind, username=connector.auth_username, password=secret)
+        return HttpAuth(type="basic", username=connector.auth_username, password=secret)
     if kind == AuthType.OAUTH2_CLIENT_CREDENTIALS:
         return HttpAuth(
-            type=kind,
+            type="oauth2_client_credentials",
             client_id=connector.oauth_client_id,
             client_secret=secret,
             token_url=connector.oauth_token_url,

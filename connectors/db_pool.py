@@ -46,7 +46,7 @@ class _PoolConnection(psycopg.AsyncConnection):
     """Remembers why connecting failed: the pool itself only reports a timeout to the waiting call."""
 
     @classmethod
-    async def connect(cls, conninfo: str = "", **kwargs: Any) -> _PoolConnection:  # type: ignore[override]
+    async def connect(cls, conninfo: str = "", **kwargs: Any) -> _PoolConnection:
         try:
             conn = await super().connect(conninfo, **kwargs)
         except psycopg.OperationalError as exc:

@@ -57,8 +57,9 @@ def demo_connector_seed(org: Organization) -> None:
         connector=connector, document_text=json.dumps(demo_openapi_document(base_url)), actor=None
     )
     demo_mcp_connector_seed(org, demo_api_base_url=base_url)
-    if getattr(settings, "DEMO_DATABASE_URL", ""):
-        demo_database_seed(org, settings.DEMO_DATABASE_URL)
+    demo_database_url: str | None = getattr(settings, "DEMO_DATABASE_URL", "")
+    if demo_database_url:
+        demo_database_seed(org, demo_database_url)
     if not DemoPurchaseOrder.objects.exists():
         for supplier, description, amount, status in _DEMO_ORDERS:
             order = DemoPurchaseOrder.objects.create(

@@ -39,7 +39,7 @@ class HostListField(forms.CharField):
             return "\n".join(value)
         return value
 
-    def to_python(self, value: Any) -> list[str]:
+    def to_python(self, value: Any) -> list[str]:  # type: ignore[override]  # text edited, a list cleaned
         if isinstance(value, list):
             return value
         text = super().to_python(value) or ""
@@ -124,7 +124,8 @@ class ConnectorAdminForm(forms.ModelForm):
         return Connector._meta.get_field("schema_cache_seconds").get_default() if value is None else value
 
     def clean(self) -> dict[str, Any]:
-        data = super().clean()
+        super().clean()  # Django's ModelForm.clean returns cleaned_data, which django-stubs types as optional
+        data = self.cleaned_data
         self.secret_changes: dict[str, str] = {}
         for name, (secret, clear) in SECRET_INPUTS.items():
             value = data.get(name) or ""
@@ -144,7 +145,7 @@ class ConnectorAdminForm(forms.ModelForm):
         if hasattr(errors, "error_dict"):
             renamed = {"auth_secret": "auth_secret_new", "dsn": "dsn_new"}
             errors = ValidationError({renamed.get(k, k): v for k, v in errors.error_dict.items()})
-        super()._update_errors(errors)
+        super()._update_errors(errors)  # type: ignore[misc]  # a private hook django-stubs leaves out
 
 
 class ImportOpenAPIForm(forms.Form):
@@ -159,7 +160,8 @@ class ImportOpenAPIForm(forms.Form):
     )
 
     def clean(self) -> dict[str, Any]:
-        data = super().clean()
+        super().clean()  # Django's Form.clean returns cleaned_data, which django-stubs types as optional
+        data = self.cleaned_data
         upload, text = data.get("file"), (data.get("text") or "").strip()
         if upload and text:
             raise ValidationError(_("Upload a file or paste a document, not both."))

@@ -27,6 +27,7 @@ from django.utils.translation import gettext
 
 from connectors.adapter_types import (
     CallOutcome,
+    CallStatus,
     ConnectionFailed,
     ConnectionTestResult,
     ConnectionUnconfirmed,
@@ -270,21 +271,25 @@ def _outcome(
         ),
         secrets,
     )
-    common = {
-        "http_status": result.status,
-        "latency_ms": _elapsed_ms(started),
-        "request_bytes": request_bytes,
-        "response_bytes": len(result.body),
-        "truncated": result.truncated,
-    }
+    latency_ms = _elapsed_ms(started)
+    status: CallStatus
     if result.status < 400:
-        return CallOutcome(
-            status="ok", content=text or f"HTTP {result.status} {result.reason} (empty body)", **common
-        )
-    error = f"HTTP {result.status} {result.reason}".strip()
-    if text:
-        error += ": " + excerpt(text)
-    return CallOutcome(status="error", content=text, error=error, **common)
+        status, content, error = "ok", text or f"HTTP {result.status} {result.reason} (empty body)", ""
+    else:
+        status, content = "error", text
+        error = f"HTTP {result.status} {result.reason}".strip()
+        if text:
+            error += ": " + excerpt(text)
+    return CallOutcome(
+        status=status,
+        content=content,
+        error=error,
+        http_status=result.status,
+        latency_ms=latency_ms,
+        request_bytes=request_bytes,
+        response_bytes=len(result.body),
+        truncated=result.truncated,
+    )
 
 
 def _keyed(

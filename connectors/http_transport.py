@@ -95,7 +95,7 @@ class GuardedTransport(httpx.AsyncHTTPTransport):
         allowed_private_hosts: Sequence[str] = (),
         limits: httpx.Limits | None = None,
         refusal_hint: str = ADMIN_HINT,
-    ):
+    ) -> None:
         limits = limits or httpx.Limits(max_connections=20, max_keepalive_connections=10, keepalive_expiry=30)
         super().__init__(trust_env=False, limits=limits)
         # httpx has no public switch for httpcore's network backend; replace the (unopened) pool it built.

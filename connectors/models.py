@@ -252,13 +252,13 @@ class Connector(OrgOwnedModel):
         if self.kind == ConnectorKind.HTTP:
             if not self.base_url:
                 errors["base_url"] = _("An HTTP connector needs a base URL.")
-            needs = {
+            needs: dict[str, list[str]] = {
                 AuthType.API_KEY_HEADER: ["auth_key_name"],
                 AuthType.API_KEY_QUERY: ["auth_key_name"],
                 AuthType.BASIC: ["auth_username"],
                 AuthType.OAUTH2_CLIENT_CREDENTIALS: ["oauth_client_id", "oauth_token_url"],
-            }.get(self.auth_type, [])
-            for name in needs:
+            }
+            for name in needs.get(self.auth_type, []):
                 if not getattr(self, name):
                     errors[name] = _("Required for this authentication type.")
             if self.auth_type != AuthType.NONE and not self.has_secret("auth_secret"):
@@ -319,11 +319,11 @@ class Connector(OrgOwnedModel):
                 "MCP connectors use no authentication, an API key header, a bearer token or OAuth2 "
                 "client credentials."
             )
-        needs = {
+        needs: dict[str, list[str]] = {
             AuthType.API_KEY_HEADER: ["auth_key_name"],
             AuthType.OAUTH2_CLIENT_CREDENTIALS: ["oauth_client_id", "oauth_token_url"],
-        }.get(self.auth_type, [])
-        for name in needs:
+        }
+        for name in needs.get(self.auth_type, []):
             if not getattr(self, name):
                 errors[name] = _("Required for this authentication type.")
         if self.auth_type != AuthType.NONE and not self.has_secret("auth_secret"):

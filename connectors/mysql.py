@@ -27,7 +27,7 @@ from collections.abc import Callable, Mapping
 from typing import Any
 
 import asyncmy
-from asyncmy.cursors import SSCursor
+from asyncmy.cursors import Cursor, SSCursor
 from asyncmy.errors import Error as MySqlError
 
 from connectors.adapter_types import DatabaseConnectorConfig
@@ -80,6 +80,11 @@ def mysql_params(sql_template: str, args: Mapping[str, Any]) -> dict[str, Any] |
     }
 
 
+def _rowcount(cursor: Cursor) -> int:
+    """The cursor's row count (-1 before a result): an int, which asyncmy's stub declares as ``object``."""
+    return cursor.rowcount  # type: ignore[return-value]  # asyncmy's stub types rowcount as object
+
+
 def is_mariadb(conn: asyncmy.Connection) -> bool:
     return "mariadb" in (conn.get_server_info() or "").lower()
 
@@ -105,7 +110,7 @@ async def _rollback(conn: asyncmy.Connection) -> bool:
 
 
 async def _fetch(
-    cursor: Any,
+    cursor: Cursor,
     config: DatabaseConnectorConfig,
     *,
     chunk: int = _FETCH_CHUNK,
@@ -190,7 +195,7 @@ async def _run_read(
                 await cursor.execute(sql, params)
                 columns = tuple(d[0] for d in cursor.description or ())
                 rows, exhausted = await _fetch(cursor, config) if columns else ([], True)
-                rowcount = max(0, cursor.rowcount) if not columns else len(rows)
+                rowcount = max(0, _rowcount(cursor)) if not columns else len(rows)
                 if exhausted:
                     await cursor.close()
         reusable = exhausted  # else rows are left unread: closing the connection is cheaper than reading them
@@ -219,7 +224,7 @@ async def _run_write(
                 await cursor.execute(sql, params)
                 columns = tuple(d[0] for d in cursor.description or ())
                 rows = list(await cursor.fetchmany(config.max_rows + 1)) if columns else []
-                rowcount = cursor.rowcount
+                rowcount = _rowcount(cursor)
                 await cursor.execute("COMMIT")
                 committed = True
     except TimeoutError:
@@ -308,13 +313,13 @@ async def mysql_test_connection(config: DatabaseConnectorConfig) -> tuple[str, A
     return f"{name} {version}", privileges
 
 
-async def _account_privileges(cursor: Any, *, mariadb: bool) -> AccountPrivileges:
+async def _account_privileges(cursor: Cursor, *, mariadb: bool) -> AccountPrivileges:
     """The account's grants and those of every role granted to it (active or not: a session may take one
     on). A role whose grants cannot be read counts as writing. The connection is closed afterwards, so the
     roles taken on here do not outlive it."""
     await cursor.execute("SHOW GRANTS")
     found = grant_privileges(str(g[0]) for g in await cursor.fetchall())
-    writes, roles, seen = set(found.writes), list(found.roles), set()
+    writes, roles, seen = set(found.writes), list(found.roles), set[str]()
     while roles and len(seen) < _MAX_ROLES:
         role = roles.pop(0)
         if role in seen:

@@ -95,7 +95,7 @@ class _PinnedNameContext(ssl.SSLContext):
         server_side: bool = False,
         server_hostname: Any = None,
         session: Any = None,
-    ) -> Any:  # type: ignore[override]  # noqa: E501
+    ) -> Any:
         return super().wrap_bio(
             incoming, outgoing, server_side=server_side, server_hostname=self.verify_name, session=session
         )

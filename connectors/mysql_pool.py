@@ -42,19 +42,19 @@ class MySqlConnectFailed(Exception):
 
 def mysql_message(exc: BaseException) -> str:
     """The server's one-line message of a driver error (at most 300 characters)."""
-    args = getattr(exc, "args", ())
+    args = exc.args
     text = str(args[1]) if len(args) > 1 else str(exc)
     return " ".join(text.split())[:300]
 
 
 def mysql_code(exc: BaseException) -> int | None:
     """The MySQL error number of a driver error, if it has one."""
-    args = getattr(exc, "args", ())
+    args = exc.args
     return args[0] if args and isinstance(args[0], int) else None
 
 
 async def _command(conn: asyncmy.Connection, command: int, payload: bytes) -> None:
-    await conn._execute_command(command, payload)
+    await conn._execute_command(command, payload)  # type: ignore[attr-defined]  # private, not in asyncmy's stub
     await conn.read_packet()  # an OK (or EOF) packet; an ERR packet raises
 
 

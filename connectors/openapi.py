@@ -138,7 +138,9 @@ def parse_openapi_document(doc: Mapping[str, Any]) -> ParsedDocument:
                 )
             seen[action.name] = op_where
             actions.append(action)
-    info = doc.get("info") if isinstance(doc.get("info"), dict) else {}
+    info = doc.get("info")
+    if not isinstance(info, dict):
+        info = {}
     return ParsedDocument(
         title=str(info.get("title", "")),
         server_url=_first_absolute_server(doc),

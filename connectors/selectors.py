@@ -3,9 +3,8 @@
 from __future__ import annotations
 
 from collections.abc import Iterable, Sequence
-from typing import Any, Protocol
+from typing import TYPE_CHECKING, Any, Protocol
 
-from django.contrib.auth.base_user import AbstractBaseUser
 from django.core.exceptions import ValidationError
 from django.db.models import Count, Q, QuerySet
 from django.http import Http404
@@ -14,6 +13,9 @@ from agents.engine.run_context import RunContext
 from connectors.models import Connector, ConnectorAction, ConnectorCallLog
 from platform_core.config_cache import RunConfigScope, run_config_cached
 from platform_core.models import ADMIN_ROLES, Membership, Organization
+
+if TYPE_CHECKING:
+    from django.contrib.auth.models import User
 
 
 def connector_list_for_org(*, organization: Organization) -> QuerySet[Connector]:
@@ -52,7 +54,7 @@ def action_get_for_connector(*, connector: Connector, action_id: Any) -> Connect
 
 
 def call_log_list_for_org(
-    *, organization: Organization, user: AbstractBaseUser | None = None
+    *, organization: Organization, user: User | None = None
 ) -> QuerySet[ConnectorCallLog]:
     """The organisation's call logs, newest first. Pass ``user`` to see only what a member may see:
     admins and owners see every call, other members only their own."""
@@ -104,13 +106,15 @@ class RunActionsSource(RunConfigScope, Protocol):
 def run_connector_actions(blueprint: RunActionsSource) -> list[ConnectorAction]:
     """:func:`actions_for_tools` of a run (an ``agents.runtime.RunBlueprint``), loaded once per run, and
     once per process while the organisation's configuration is unchanged: its tools and its guard rails'
-    catalogue are built from the same rows (shared, never to be mutated)."""
+    catalogue are built from the same rows (shared, never to be mutated). A run without an organisation
+    has none."""
+    organization_id = blueprint.context.org_id
+    if organization_id is None:
+        return []
     return run_config_cached(
         blueprint,
         "connector_actions",
-        lambda: actions_for_tools(
-            organization_id=blueprint.context.org_id, connector_ids=blueprint.connector_ids
-        ),
+        lambda: actions_for_tools(organization_id=organization_id, connector_ids=blueprint.connector_ids),
     )
 
 

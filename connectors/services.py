@@ -9,10 +9,9 @@ import logging
 import time
 from collections.abc import Mapping
 from dataclasses import dataclass, replace
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from asgiref.sync import async_to_sync, sync_to_async
-from django.contrib.auth.base_user import AbstractBaseUser
 from django.db import transaction
 from django.utils import timezone
 
@@ -42,6 +41,9 @@ from platform_core.audited import audited_delete, audited_save
 from platform_core.crypto import SecretDecryptError
 from platform_core.services import audit_log_write
 
+if TYPE_CHECKING:
+    from django.contrib.auth.models import User
+
 logger = logging.getLogger(__name__)
 
 _IMPORTED_FIELDS = ("description", "method", "path_template", "parameters", "param_locations")
@@ -51,7 +53,7 @@ MAX_ERROR_CHARS = 2_000
 def connector_save(
     *,
     connector: Connector,
-    actor: AbstractBaseUser | None,
+    actor: User | None,
     secrets: Mapping[str, str | None] | None = None,
     ip_address: str | None = None,
 ) -> Connector:
@@ -66,9 +68,7 @@ def connector_save(
     return connector
 
 
-def connector_delete(
-    *, connector: Connector, actor: AbstractBaseUser | None, ip_address: str | None = None
-) -> None:
+def connector_delete(*, connector: Connector, actor: User | None, ip_address: str | None = None) -> None:
     """Delete a connector and its actions; its call logs stay (without the link)."""
     audited_delete(instance=connector, actor=actor, ip_address=ip_address)
 
@@ -98,7 +98,7 @@ def connector_import_openapi(
     *,
     connector: Connector,
     document_text: str,
-    actor: AbstractBaseUser | None,
+    actor: User | None,
     ip_address: str | None = None,
 ) -> ImportReport:
     """Import (or re-import) an OpenAPI 3 document into the connector's actions, in place.
@@ -204,7 +204,7 @@ def _apply_imported(action: ConnectorAction, spec: ImportedAction) -> bool:
 def connector_create_with_openapi(
     *,
     connector: Connector,
-    actor: AbstractBaseUser | None,
+    actor: User | None,
     secrets: Mapping[str, str | None] | None = None,
     document_text: str,
     ip_address: str | None = None,
@@ -226,7 +226,7 @@ def connector_create_with_openapi(
 def connector_create_mcp(
     *,
     connector: Connector,
-    actor: AbstractBaseUser | None,
+    actor: User | None,
     secrets: Mapping[str, str | None] | None = None,
     ip_address: str | None = None,
 ) -> tuple[Connector, SyncReport | McpFailure | None]:
@@ -257,7 +257,7 @@ def connector_create_mcp(
 
 
 def action_save(
-    *, action: ConnectorAction, actor: AbstractBaseUser | None, ip_address: str | None = None
+    *, action: ConnectorAction, actor: User | None, ip_address: str | None = None
 ) -> ConnectorAction:
     """Validate and save a new or changed action and audit it."""
     action.organization_id = action.connector.organization_id
@@ -265,9 +265,7 @@ def action_save(
     return action
 
 
-def action_delete(
-    *, action: ConnectorAction, actor: AbstractBaseUser | None, ip_address: str | None = None
-) -> None:
+def action_delete(*, action: ConnectorAction, actor: User | None, ip_address: str | None = None) -> None:
     audited_delete(instance=action, actor=actor, ip_address=ip_address)
 
 
@@ -295,6 +293,8 @@ def call_log_record(
     and error redacted."""
     if status not in CallStatus.values:
         raise ValueError(f"unknown call status {status!r}")
+    if context.org_id is None:
+        raise ValueError("a call log belongs to an organisation; the run context has none")
     return ConnectorCallLog.objects.create(
         organization_id=context.org_id,
         user_id=context.user_id,

@@ -75,7 +75,7 @@ class _GuardPostgres(Postgres):
     call whose name the allow list checks.
     """
 
-    class Parser(Postgres.Parser):
+    class Parser(Postgres.Parser):  # type: ignore[valid-type,misc]  # sqlglot assigns Parser as a class variable
         FUNCTION_PARSERS = {
             k: v
             for k, v in Postgres.Parser.FUNCTION_PARSERS.items()
@@ -96,7 +96,7 @@ class _GuardMySQL(MySQL):
     MariaDB's table value constructor, a read, was refused.
     """
 
-    class Parser(MySQL.Parser):
+    class Parser(MySQL.Parser):  # type: ignore[valid-type,misc]  # sqlglot assigns Parser as a class variable
         FUNC_TOKENS = MySQL.Parser.FUNC_TOKENS - {TokenType.VALUES}
         FUNCTION_PARSERS = {
             k: v
@@ -258,7 +258,7 @@ def _refuse(reason: str, count: int = 0) -> SqlVerdict:
     return SqlVerdict(is_single_read=False, reason=reason, statement_count=count)
 
 
-def _statement_label(root: exp.Expression) -> str:
+def _statement_label(root: exp.Expr) -> str:
     if isinstance(root, exp.Command):
         return str(root.this).upper()[:20] or "the statement"
     if isinstance(root, exp.Alias | exp.Column | exp.Identifier):  # an unknown keyword parsed as a name
@@ -281,7 +281,7 @@ class _Tokens:
             return None
         if index < 1 or self._tokens[index - 1].token_type != TokenType.DOT:
             return self._tokens[index], None
-        parts = []
+        parts: list[str] = []
         at = index - 2
         while at >= 0:
             parts.insert(0, _identifier_text(self._tokens[at]))
@@ -368,7 +368,7 @@ def _tree_problem(root: exp.Expression, tokens: _Tokens, engine: _Engine) -> str
     return None
 
 
-def _parse(sql: str, engine: _Engine) -> tuple[list[exp.Expression], _Tokens]:
+def _parse(sql: str, engine: _Engine) -> tuple[list[exp.Expr], _Tokens]:
     tokens = engine.dialect.tokenize(sql)
     statements = engine.dialect.parser().parse(tokens, sql)
     # A bare ``;`` (or one holding only comments) parses as an empty Semicolon statement.

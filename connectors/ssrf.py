@@ -98,13 +98,13 @@ def address_refusal_reason(ip: str | IPAddress) -> str | None:
     except ValueError:
         return "not an IP address"
     if addr.version == 6:
-        embedded = _embedded_ipv4(addr)  # type: ignore[arg-type]
+        embedded = _embedded_ipv4(addr)
         if embedded is not None:
             inner = address_refusal_reason(embedded)
             return f"{inner} IPv4 ({embedded}) inside an IPv6" if inner else None
     ranges = _V4_RANGES if addr.version == 4 else _V6_RANGES
     for network, why in ranges:
-        if addr in network:  # type: ignore[operator]
+        if addr in network:
             return why
     if addr.is_multicast:
         return "multicast"

@@ -40,7 +40,13 @@ from asgiref.sync import sync_to_async
 from agents.engine.run_context import RunContext
 from agents.engine.tool_context import ToolCallContext
 from agents.engine.tools import Artifact, Tool, ToolResult
-from connectors.adapter_types import CallOutcome
+from connectors.adapter_types import (
+    CallOutcome,
+    DatabaseConnectorConfig,
+    HttpActionSpec,
+    HttpConnectorConfig,
+    SqlActionSpec,
+)
 from connectors.configs import (
     connector_secret_values,
     database_config_for,
@@ -52,7 +58,7 @@ from connectors.database import db_call
 from connectors.http import http_call
 from connectors.idempotency import connector_idempotency_key
 from connectors.mcp.client import METHOD_CALL, mcp_call_tool
-from connectors.mcp.config import StdioNotAllowed, mcp_config_for
+from connectors.mcp.config import McpConfig, StdioNotAllowed, mcp_config_for
 from connectors.models import ConnectorAction, ConnectorKind
 from connectors.scrub import scrub
 from connectors.selectors import RunActionsSource, actions_for_tools, run_connector_actions
@@ -246,7 +252,7 @@ class ConnectorTool(Tool):
         )
 
 
-def _prepare_call(organization_id: int, action_id: Any) -> _Prepared | str:
+def _prepare_call(organization_id: int | None, action_id: Any) -> _Prepared | str:
     """What the call needs as the organisation's configuration is now: one query for its configuration
     version; the action, its connector's config and decrypted secrets come from the process's cache for
     that version (:mod:`platform_core.config_cache`), loaded again after any admin change to a connector
@@ -266,7 +272,7 @@ def _call_key(action_id: Any) -> str:
     return f"connector_call:{action_id}"
 
 
-def _load_call(organization_id: int, action_id: Any) -> _Prepared | str:
+def _load_call(organization_id: int | None, action_id: Any) -> _Prepared | str:
     """Load the action for this organisation, check it may still run, decrypt the connector's secrets."""
     action = (
         ConnectorAction.objects.select_related("connector")
@@ -278,6 +284,8 @@ def _load_call(organization_id: int, action_id: Any) -> _Prepared | str:
     connector = action.connector
     if not connector.is_active or not action.is_active:
         return f"the {'connector' if not connector.is_active else 'action'} has been deactivated by an admin"
+    config: HttpConnectorConfig | McpConfig | DatabaseConnectorConfig
+    spec: HttpActionSpec | SqlActionSpec | str  # an MCP action's spec is its tool's name
     try:
         if connector.kind == ConnectorKind.HTTP:
             config, spec = http_config_for(connector), http_action_spec_for(action)

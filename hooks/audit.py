@@ -334,7 +334,7 @@ def _write_started(
 ) -> int:
     """The row of a call about to run; a resumed run that makes again a call whose end was never
     recorded reuses that call's row."""
-    if replayed:
+    if replayed and context.org_id is not None:  # a run without an organisation has no rows
         earlier = (
             ConnectorCallLog.objects.filter(
                 organization_id=context.org_id,
@@ -398,13 +398,17 @@ def _complete_cancelled(
     """Complete the row the tool wrote for a timed-out call (its call id, when the tool did not know it);
     write one if the tool never started."""
     call_id = tool_call_id[:128]
-    candidates = ConnectorCallLog.objects.filter(
-        organization_id=context.org_id,
-        run_id=str(context.run_id),
-        tool_name=info.tool_name,
-        tool_call_id__in=("", call_id),
-        status=CallStatus.ERROR,
-    ).order_by("id")
+    candidates = (
+        ConnectorCallLog.objects.filter(
+            organization_id=context.org_id,
+            run_id=str(context.run_id),
+            tool_name=info.tool_name,
+            tool_call_id__in=("", call_id),
+            status=CallStatus.ERROR,
+        ).order_by("id")
+        if context.org_id is not None
+        else ConnectorCallLog.objects.none()  # a run without an organisation has no rows
+    )
     wanted = redact(arguments)
     for row in candidates:
         if row.arguments == wanted:

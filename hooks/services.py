@@ -16,11 +16,10 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from datetime import datetime, timedelta
 from enum import StrEnum
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from asgiref.sync import async_to_sync
 from channels.layers import get_channel_layer
-from django.contrib.auth.base_user import AbstractBaseUser
 from django.db import IntegrityError, transaction
 from django.utils import timezone
 from django.utils.translation import gettext as _
@@ -51,6 +50,9 @@ from platform_core.api_keys import is_service_user
 from platform_core.identities import feishu_identity_in_org
 from platform_core.models import Organization
 from platform_core.services import audit_log_write
+
+if TYPE_CHECKING:
+    from django.contrib.auth.models import User
 
 logger = logging.getLogger(__name__)
 
@@ -259,7 +261,7 @@ def _binding_audit_state(approval: ApprovalRequest) -> dict[str, Any]:
 
 @transaction.atomic
 def approval_resend(
-    *, approval: ApprovalRequest, actor: AbstractBaseUser | None, ip_address: str | None = None
+    *, approval: ApprovalRequest, actor: User | None, ip_address: str | None = None
 ) -> ApprovalResend:
     """Re-bind a pending request to its policy's current channel, credentials and approvers, send a new
     card (a new Feishu message) and audit it. A request no longer pending, or without a policy, is left
@@ -301,9 +303,7 @@ def approval_resend(
     return ApprovalResend(current, True)
 
 
-def _decision_audit(
-    approval: ApprovalRequest, actor: AbstractBaseUser | None, ip_address: str | None
-) -> None:
+def _decision_audit(approval: ApprovalRequest, actor: User | None, ip_address: str | None) -> None:
     audit_log_write(
         organization=Organization.objects.get(pk=approval.organization_id),
         actor=actor,
@@ -331,7 +331,7 @@ def approval_decide(
     approval: ApprovalRequest,
     decision: str,
     via: str,
-    actor: AbstractBaseUser | None = None,
+    actor: User | None = None,
     operator_open_id: str = "",
     channel: FeishuChannel | None = None,
     comment: str = "",
@@ -351,7 +351,7 @@ def approval_decide(
     if decision not in DECISIONS:
         raise ValueError("decision must be 'approve' or 'reject'")
     now = now or timezone.now()
-    feishu_user: AbstractBaseUser | None = None
+    feishu_user: User | None = None
     if via == DecidedVia.FEISHU:
         feishu_user = _check_feishu_decider(approval, channel, operator_open_id, now)
     elif via == DecidedVia.WEB:
@@ -393,7 +393,7 @@ def approval_decide(
 
 def _check_feishu_decider(
     approval: ApprovalRequest, channel: FeishuChannel | None, open_id: str, now: datetime
-) -> AbstractBaseUser | None:
+) -> User | None:
     """Refuse a click that may not decide; return the platform user it was matched to (if any).
 
     The clicker's ``open_id`` is matched to a member of the request's organisation through their linked

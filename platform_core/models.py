@@ -185,17 +185,17 @@ class OrgOwnedQuerySet(models.QuerySet):
 
     def unscoped(self) -> OrgOwnedQuerySet:
         """This query deliberately spans organisations (say why where it is called)."""
-        clone = self._chain()
+        clone = self.all()
         clone._org_scoped = True
         return clone
 
     def _clone(self) -> OrgOwnedQuerySet:
-        clone = super()._clone()
+        clone = super()._clone()  # type: ignore[misc]  # django-stubs declares no private QuerySet methods
         clone._org_scoped = self._org_scoped
         return clone
 
     def _filter_or_exclude(self, negate: bool, args: Any, kwargs: Any) -> OrgOwnedQuerySet:
-        clone = super()._filter_or_exclude(negate, args, kwargs)
+        clone = super()._filter_or_exclude(negate, args, kwargs)  # type: ignore[misc]  # as _clone
         if not negate and (
             any(_names_an_organization(lookup, value) for lookup, value in kwargs.items())
             or any(isinstance(q, models.Q) and _q_names_an_organization(q) for q in args)

@@ -26,7 +26,13 @@ from connectors.api.serializers import (
     ImportReportSerializer,
 )
 from connectors.mcp.client import McpFailure
-from connectors.mcp.confirm import ConfirmRefused, mcp_action_confirm_read, mcp_action_withdraw_read
+from connectors.mcp.confirm import (
+    ConfirmRefused,
+    ReadConfirmed,
+    ReadWithdrawn,
+    mcp_action_confirm_read,
+    mcp_action_withdraw_read,
+)
 from connectors.mcp.sync import SyncReport, connector_sync_mcp_tools, mcp_sync_after_save
 from connectors.models import Connector, ConnectorAction, ConnectorCallLog, ConnectorKind
 from connectors.openapi import OpenAPIError
@@ -268,6 +274,7 @@ class ConnectorActionViewSet(OrgScopedViewMixin, viewsets.ModelViewSet):
         The server's annotations are only its claim (``mcp_server_claim``); a tool whose annotations
         contradict each other cannot be confirmed."""
         target = self.get_object()
+        outcome: ReadConfirmed | ReadWithdrawn | ConfirmRefused
         if request.method == "DELETE":
             outcome = mcp_action_withdraw_read(
                 action=target, actor=request.user, ip_address=client_ip(request)

@@ -85,9 +85,10 @@ def _tool_or_reason(raw: Any) -> types.Tool | tuple[str, str]:
         return types.Tool.model_validate(raw)
     except ValidationError as exc:
         name = raw.get("name") if isinstance(raw, dict) else None
-        first = exc.errors()[0] if exc.errors() else {}
-        where = ".".join(str(part) for part in first.get("loc", ()))
-        detail = f"{where}: {first.get('msg', 'invalid')}" if where else str(first.get("msg", "invalid"))
+        errors = exc.errors()
+        where = ".".join(str(part) for part in errors[0]["loc"]) if errors else ""
+        message = str(errors[0]["msg"]) if errors else "invalid"
+        detail = f"{where}: {message}" if where else message
         label = name if isinstance(name, str) and name else "(no name)"
         return label, f"the server's description of the tool is not valid ({detail})"[:300]
 

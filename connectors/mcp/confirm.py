@@ -9,9 +9,8 @@ the tool's annotations, input schema or description change (:mod:`connectors.mcp
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Any, Literal
+from typing import TYPE_CHECKING, Any, Literal
 
-from django.contrib.auth.base_user import AbstractBaseUser
 from django.db import transaction
 from django.utils import timezone
 from django.utils.translation import gettext_lazy as _
@@ -19,6 +18,9 @@ from django.utils.translation import gettext_lazy as _
 from connectors.mcp_trust import server_claim
 from connectors.models import ConnectorAction, ConnectorKind
 from platform_core.services import audit_log_write
+
+if TYPE_CHECKING:
+    from django.contrib.auth.models import User
 
 
 @dataclass(frozen=True, slots=True)
@@ -82,7 +84,7 @@ def _locked(action: ConnectorAction) -> ConnectorAction:
 
 @transaction.atomic
 def mcp_action_confirm_read(
-    *, action: ConnectorAction, actor: AbstractBaseUser | None, ip_address: str | None = None
+    *, action: ConnectorAction, actor: User | None, ip_address: str | None = None
 ) -> ReadConfirmed | ConfirmRefused:
     """Confirm an MCP tool as a read (one audit row); refused for other actions and contradictory tools."""
     current = _locked(action)
@@ -120,7 +122,7 @@ def mcp_action_confirm_read(
 def mcp_action_withdraw_read(
     *,
     action: ConnectorAction,
-    actor: AbstractBaseUser | None,
+    actor: User | None,
     ip_address: str | None = None,
     reason: str = "",
 ) -> ReadWithdrawn | ConfirmRefused:

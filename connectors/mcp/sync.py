@@ -14,10 +14,9 @@ import hashlib
 import math
 import re
 from dataclasses import dataclass, field
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from asgiref.sync import async_to_sync
-from django.contrib.auth.base_user import AbstractBaseUser
 from django.core.exceptions import ValidationError
 from django.db import transaction
 from django.utils import timezone
@@ -31,6 +30,9 @@ from connectors.mcp.pool import SessionOpenError, session_once
 from connectors.models import ActionSource, Connector, ConnectorAction, ConnectorKind, _schema_problem
 from platform_core.crypto import SecretDecryptError
 from platform_core.services import audit_log_write
+
+if TYPE_CHECKING:
+    from django.contrib.auth.models import User
 
 MAX_ACTION_NAME = 64
 MAX_TOOL_NAME = 200  # ConnectorAction.mcp_tool
@@ -114,7 +116,7 @@ def mcp_tools_list(*, connector: Connector) -> ToolListing | McpFailure:
 
 
 def connector_sync_mcp_tools(
-    *, connector: Connector, actor: AbstractBaseUser | None, ip_address: str | None = None
+    *, connector: Connector, actor: User | None, ip_address: str | None = None
 ) -> SyncReport | McpFailure:
     """List the server's tools and store them as the connector's actions (sync callers: admin, API)."""
     if connector.kind != ConnectorKind.MCP:
@@ -135,7 +137,7 @@ def connector_sync_mcp_tools(
 
 
 def mcp_sync_after_save(
-    *, connector: Connector, actor: AbstractBaseUser | None, ip_address: str | None = None
+    *, connector: Connector, actor: User | None, ip_address: str | None = None
 ) -> SyncReport | McpFailure | None:
     """ "Sync tools" after an MCP connector was saved (``None`` for other connectors or inactive ones)."""
     if connector.kind != ConnectorKind.MCP or not connector.is_active:
@@ -232,7 +234,7 @@ def connector_apply_mcp_tools(
     *,
     connector: Connector,
     tools: tuple[types.Tool, ...],
-    actor: AbstractBaseUser | None,
+    actor: User | None,
     ip_address: str | None = None,
     rejected: tuple[tuple[str, str], ...] = (),
 ) -> SyncReport:
