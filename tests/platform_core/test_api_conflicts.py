@@ -176,14 +176,14 @@ def _url(org: Any, route: str, pk: Any = None) -> str:
 @pytest.mark.parametrize("endpoint", DUPLICATE_CORPUS, ids=lambda e: e.route)
 def test_creating_a_row_with_a_taken_name_answers_400_on_name(client_for, org_admin, org, endpoint):
     taken = endpoint.factory(organization=org)
-    before = endpoint.model.objects.count()
+    before = endpoint.model.objects.for_org(org).count()
     with endpoint.configured():
         response = client_for(org_admin).post(
             _url(org, endpoint.route), endpoint.payload(org, endpoint.taken(taken)), format="json"
         )
     assert response.status_code == 400, response.content
     assert endpoint.field in response.json(), response.content
-    assert endpoint.model.objects.count() == before
+    assert endpoint.model.objects.for_org(org).count() == before
 
 
 @pytest.mark.parametrize("endpoint", DUPLICATE_CORPUS, ids=lambda e: e.route)
