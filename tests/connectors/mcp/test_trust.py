@@ -8,7 +8,8 @@ import itertools
 from importlib import import_module
 
 import pytest
-from django.apps import apps
+from django.db import connection
+from django.db.migrations.loader import MigrationLoader
 from django.urls import reverse
 from mcp import types
 
@@ -266,7 +267,9 @@ def test_the_migration_makes_stored_mcp_reads_unconfirmed_writes(org):
     )
     http = ConnectorActionFactory(connector=ConnectorFactory(organization=org, name="crm"))
     migration = import_module("connectors.migrations.0007_mcp_tools_unconfirmed_writes")
-    migration.mcp_reads_become_unconfirmed_writes(apps, None)
+    # As migrate runs it: with the models as they were at that migration (their plain managers).
+    state = MigrationLoader(connection).project_state(("connectors", "0007_mcp_tools_unconfirmed_writes"))
+    migration.mcp_reads_become_unconfirmed_writes(state.apps, None)
     rows = {a.name: a for a in ConnectorAction.objects.unscoped().filter(connector=connector)}
     assert rows["claimed"].is_write is True and rows["overridden"].is_write is True
     assert rows["overridden"].is_write_override is False
