@@ -266,7 +266,8 @@ async def test_the_ssrf_guard_refuses_a_private_server_and_a_redirect_to_one(
     # redirect from an allowed host to a private one.
     await (
         type(world.erp)
-        .objects.filter(pk=world.erp.pk)
+        .objects.for_org(world.org)
+        .filter(pk=world.erp.pk)
         .aupdate(base_url="http://10.255.255.1/mcp", connect_timeout=1)
     )
     scripted_llm.script(tool_calls(call("erp__lookup_order", {"order_id": "1"})), text("no"))
@@ -275,7 +276,12 @@ async def test_the_ssrf_guard_refuses_a_private_server_and_a_redirect_to_one(
     assert "SSRF guard" in result.tool_calls[0].observation and "private" in result.tool_calls[0].observation
 
     mcp_server.redirect_to = "http://10.255.255.1/mcp"
-    await type(world.erp).objects.filter(pk=world.erp.pk).aupdate(base_url=f"{mcp_server.base_url}/moved")
+    await (
+        type(world.erp)
+        .objects.for_org(world.org)
+        .filter(pk=world.erp.pk)
+        .aupdate(base_url=f"{mcp_server.base_url}/moved")
+    )
     scripted_llm.script(tool_calls(call("erp__lookup_order", {"order_id": "1"})), text("no"))
     result = await run_agent(world, make_llm, "Lookup")
     assert result.tool_calls[0].outcome == "error"
