@@ -3,7 +3,6 @@
 
 from __future__ import annotations
 
-import uuid
 from typing import TYPE_CHECKING, Any
 
 from django.conf import settings
@@ -67,7 +66,12 @@ def conversation_rename(*, conversation: Conversation, title: str) -> Conversati
 @transaction.atomic
 def conversation_delete(*, conversation: Conversation) -> None:
     """Delete ``conversation`` with its messages and runs, unless its agent is still answering."""
-    locked = Conversation.objects.select_for_update().filter(pk=conversation.pk).first()
+    locked = (
+        Conversation.objects.for_org(conversation.organization_id)
+        .select_for_update()
+        .filter(pk=conversation.pk)
+        .first()
+    )
     if locked is None:
         return
     if Run.objects.filter(conversation=locked, status__in=ACTIVE_RUN_STATUSES).exists():
@@ -77,12 +81,11 @@ def conversation_delete(*, conversation: Conversation) -> None:
     locked.delete()
 
 
-def message_add_follow_up(*, run_id: uuid.UUID, content: str) -> Message:
-    """Record a follow-up the user sent while ``run_id`` was working (the run takes it in; stored with
+def message_add_follow_up(*, run: Run, content: str) -> Message:
+    """Record a follow-up the user sent while ``run`` was working (the run takes it in; stored with
     ``injected=True``, the column's name)."""
-    run = Run.objects.select_related("conversation").get(pk=run_id)
     return Message.objects.create(
-        conversation=run.conversation,
+        conversation_id=run.conversation_id,
         run=run,
         role=MessageRole.USER,
         content=content,

@@ -159,7 +159,7 @@ def chat_conversation(request: HttpRequest, org_slug: str, conversation_id: uuid
             "agent": conversation.agent,
             "conversation": conversation,
             "conversations": _conversations(user, org),
-            "active_run": selectors.active_run_for_conversation(conversation_id=conversation.pk),
+            "active_run": selectors.active_run_for_conversation(conversation=conversation),
             "messages_url": f"/api/v1/orgs/{org.slug}/conversations/{conversation.pk}/messages/",
             "socket_path": f"/ws/conversations/{conversation.pk}/",
             "endpoint_check_url": _endpoint_check_url(request, membership, conversation.agent),

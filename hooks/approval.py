@@ -44,6 +44,7 @@ from agents.engine.run_context import RunContext
 from agents.engine.tool_context import ToolCallContext
 from connectors.configs import connector_secrets_for_redaction
 from connectors.redaction import redact
+from hooks import addressed
 from hooks.approvers import approver_names, requester_note
 from hooks.audit import AuditHook
 from hooks.call_config import call_guard_config
@@ -213,11 +214,11 @@ def _open_request(
 
 
 def _load(approval_id: Any) -> ApprovalRequest:
-    return ApprovalRequest.objects.select_related("decided_by").get(pk=approval_id)
+    return addressed.approvals().select_related("decided_by").get(pk=approval_id)
 
 
 def _status(approval_id: Any) -> str | None:
-    return ApprovalRequest.objects.filter(pk=approval_id).values_list("status", flat=True).first()
+    return addressed.approvals().filter(pk=approval_id).values_list("status", flat=True).first()
 
 
 def _expire(approval_id: Any) -> None:

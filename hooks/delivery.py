@@ -16,6 +16,7 @@ from typing import Any
 from asgiref.sync import async_to_sync
 from django.utils import translation
 
+from hooks import addressed
 from hooks.approvers import approval_feishu_open_ids, approver_names, person_name
 from hooks.conf import card_retry_base_seconds
 from hooks.feishu.cards import approval_decided_card, approval_pending_card, channel_test_card, decision_of
@@ -112,7 +113,8 @@ def decided_card_for(approval: ApprovalRequest, language: str) -> dict[str, Any]
 
 def _load(approval_id: Any) -> ApprovalRequest | None:
     return (
-        ApprovalRequest.objects.select_related("channel", "requested_by", "decided_by")
+        addressed.approvals()
+        .select_related("channel", "requested_by", "decided_by")
         .filter(pk=approval_id)
         .first()
     )
@@ -159,7 +161,7 @@ def card_send_attempt(*, approval_id: Any) -> Attempt:
         return Attempt(done=False, retry=False, error=str(exc)[:500])
     approval_card_mark_sent(approval_id=approval.pk, message_id=message_id)
     # Decided while the card was on its way: its update found no message id, so update it now.
-    if ApprovalRequest.objects.filter(pk=approval.pk).exclude(status=ApprovalStatus.PENDING).exists():
+    if addressed.approvals().filter(pk=approval.pk).exclude(status=ApprovalStatus.PENDING).exists():
         return Attempt(done=True, needs_update=True)
     return Attempt(done=True)
 

@@ -122,7 +122,8 @@ class FeishuChannel(OrgOwnedModel):
             return ()
         stored = (
             type(self)
-            .objects.select_for_update()
+            .objects.for_org(self.organization_id)
+            .select_for_update()
             .only("credentials_version", "credentials_changed_at", "organization", *self.CREDENTIAL_FIELDS)
             .filter(pk=self.pk)
             .first()

@@ -74,7 +74,9 @@ def guard_rail_hooks(blueprint: GuardRailSource) -> GuardRails:
     org_id = run.org_id
     catalog = ActionCatalog(ActionInfo.from_action(a) for a in run_connector_actions(blueprint))
     settings = run_config_cached(
-        blueprint, "hook_settings", lambda: hook_settings_for_agent(agent_id=blueprint.agent_id)
+        blueprint,
+        "hook_settings",
+        lambda: hook_settings_for_agent(organization_id=org_id, agent_id=blueprint.agent_id),
     )
     state = RunGuardState()
     audit = AuditHook(

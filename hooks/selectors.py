@@ -8,6 +8,7 @@ from django.core.exceptions import ValidationError
 from django.db.models import Exists, OuterRef, QuerySet
 from django.http import Http404
 
+from hooks import addressed
 from hooks.duties import is_own_request
 from hooks.models import AgentHookSettings, ApprovalRequest, FeishuChannel
 from platform_core.api_keys import is_service_user
@@ -95,10 +96,12 @@ def approval_get_for_org(*, organization: Organization, approval_id: Any) -> App
 def channel_get_active(*, channel_id: Any) -> FeishuChannel | None:
     """An active Feishu channel by id (the callback view's lookup; the id itself is the secret-free key)."""
     try:
-        return FeishuChannel.objects.filter(pk=channel_id, is_active=True).first()
+        return addressed.feishu_channels().filter(pk=channel_id, is_active=True).first()
     except (ValidationError, ValueError):
         return None
 
 
-def hook_settings_for_agent(*, agent_id: Any) -> AgentHookSettings | None:
-    return AgentHookSettings.objects.filter(agent_id=agent_id).first()
+def hook_settings_for_agent(*, organization_id: int | None, agent_id: Any) -> AgentHookSettings | None:
+    if organization_id is None:
+        return None
+    return AgentHookSettings.objects.for_org(organization_id).filter(agent_id=agent_id).first()

@@ -25,6 +25,7 @@ from django.utils import timezone
 from django.utils.translation import gettext as _
 
 from connectors.redaction import redact
+from hooks import addressed
 from hooks.approvers import request_deciders
 from hooks.duties import (
     RESENT_ACTION,
@@ -265,7 +266,9 @@ def approval_resend(
     """Re-bind a pending request to its policy's current channel, credentials and approvers, send a new
     card (a new Feishu message) and audit it. A request no longer pending, or without a policy, is left
     as it is (``resent=False``)."""
-    current = ApprovalRequest.objects.select_for_update().get(pk=approval.pk)
+    current = (
+        ApprovalRequest.objects.for_org(approval.organization_id).select_for_update().get(pk=approval.pk)
+    )
     policy = ApprovalPolicy.objects.filter(
         pk=current.policy_id, organization_id=current.organization_id
     ).first()
@@ -361,13 +364,14 @@ def approval_decide(
             raise ApprovalForbidden(Refusal.COOLDOWN, _refusal_message(Refusal.COOLDOWN, hours))
     else:
         raise ValueError("via must be 'feishu' or 'web'")
-    current = ApprovalRequest.objects.select_related("decided_by").get(pk=approval.pk)
+    approvals = ApprovalRequest.objects.for_org(approval.organization_id)
+    current = approvals.select_related("decided_by").get(pk=approval.pk)
     if current.status == ApprovalStatus.PENDING and current.expires_at <= now:
         approval_expire(approval=current, now=now)
         current.refresh_from_db()
         return ApprovalDecision(current, False)
     status = DECISIONS[decision]
-    updated = ApprovalRequest.objects.filter(pk=approval.pk, status=ApprovalStatus.PENDING).update(
+    updated = approvals.filter(pk=approval.pk, status=ApprovalStatus.PENDING).update(
         status=status,
         decided_by=actor if via == DecidedVia.WEB else feishu_user,
         decided_by_open_id=operator_open_id if via == DecidedVia.FEISHU else "",
@@ -375,7 +379,7 @@ def approval_decide(
         comment=(comment or "").strip()[:MAX_COMMENT_CHARS],
         decided_at=now,
     )
-    current = ApprovalRequest.objects.select_related("decided_by").get(pk=approval.pk)
+    current = approvals.select_related("decided_by").get(pk=approval.pk)
     if not updated:
         return ApprovalDecision(current, False)
     _decision_audit(current, actor if via == DecidedVia.WEB else feishu_user, ip_address)
@@ -427,8 +431,10 @@ def _check_feishu_decider(
 
 
 def _close(approval: ApprovalRequest, status: str, now: datetime) -> bool:
-    updated = ApprovalRequest.objects.filter(pk=approval.pk, status=ApprovalStatus.PENDING).update(
-        status=status, decided_at=now
+    updated = (
+        ApprovalRequest.objects.for_org(approval.organization_id)
+        .filter(pk=approval.pk, status=ApprovalStatus.PENDING)
+        .update(status=status, decided_at=now)
     )
     if not updated:
         return False
@@ -454,38 +460,36 @@ def approval_expire_overdue(*, now: datetime | None = None, limit: int = 500) ->
     """Expire every pending request whose time is up (the beat task); returns how many expired."""
     now = now or timezone.now()
     overdue = list(
-        ApprovalRequest.objects.filter(status=ApprovalStatus.PENDING, expires_at__lte=now).order_by(
-            "expires_at"
-        )[:limit]
+        addressed.approvals()
+        .filter(status=ApprovalStatus.PENDING, expires_at__lte=now)
+        .order_by("expires_at")[:limit]
     )
     return sum(1 for approval in overdue if approval_expire(approval=approval, now=now))
 
 
 def approval_card_mark_sent(*, approval_id: Any, message_id: str) -> None:
-    ApprovalRequest.objects.filter(pk=approval_id).update(
+    addressed.approvals().filter(pk=approval_id).update(
         card_status=CardStatus.SENT, feishu_message_id=message_id[:100], card_error=""
     )
 
 
 def approval_card_mark_failed(*, approval_id: Any, error: str) -> None:
-    ApprovalRequest.objects.filter(pk=approval_id).update(
-        card_status=CardStatus.FAILED, card_error=error[:500]
-    )
+    addressed.approvals().filter(pk=approval_id).update(card_status=CardStatus.FAILED, card_error=error[:500])
 
 
 def approval_card_mark_skipped(*, approval_id: Any) -> None:
     """The request was decided before its card went out: no card will be sent."""
-    ApprovalRequest.objects.filter(pk=approval_id, feishu_message_id="").update(
+    addressed.approvals().filter(pk=approval_id, feishu_message_id="").update(
         card_status=CardStatus.SKIPPED, card_error=""
     )
 
 
 def approval_card_mark_updated(*, approval_id: Any) -> None:
-    ApprovalRequest.objects.filter(pk=approval_id).update(card_status=CardStatus.UPDATED, card_error="")
+    addressed.approvals().filter(pk=approval_id).update(card_status=CardStatus.UPDATED, card_error="")
 
 
 def approval_card_mark_update_failed(*, approval_id: Any, error: str) -> None:
-    ApprovalRequest.objects.filter(pk=approval_id).update(
+    addressed.approvals().filter(pk=approval_id).update(
         card_status=CardStatus.UPDATE_FAILED, card_error=error[:500]
     )
 

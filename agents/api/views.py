@@ -174,7 +174,7 @@ class _ConversationChildMixin(OrgScopedViewMixin):
 
     def conversation(self) -> Conversation:
         return get_object_or_404(
-            Conversation, pk=self.kwargs["conversation_id"], organization=self.org, user=self.request.user
+            Conversation.objects.for_org(self.org), pk=self.kwargs["conversation_id"], user=self.request.user
         )
 
     def filter_org_queryset(self, queryset: QuerySet) -> QuerySet:

@@ -322,7 +322,7 @@ class AgentHookSettingsSerializer(serializers.ModelSerializer):
         validators: list[Any] = []  # the one-per-agent rule is checked in validate() with a clear message
 
     def validate_agent(self, agent: Any) -> Any:
-        others = AgentHookSettings.objects.filter(agent=agent)
+        others = AgentHookSettings.objects.for_org(agent.organization_id).filter(agent=agent)
         if self.instance is not None:
             others = others.exclude(pk=self.instance.pk)
         if others.exists():
