@@ -25,15 +25,14 @@ from django.views.decorators.http import require_POST
 
 from connectors import fields as connector_fields
 from connectors.adapter_types import ConnectionUnconfirmed, ConnectionWorks
-from connectors.db_schema import schema_cache_clear
 from connectors.forms import SECRET_INPUTS, ConnectorAdminForm, ImportOpenAPIForm
+from connectors.http.openapi import OpenAPIError
 from connectors.mcp.client import McpFailure
 from connectors.mcp.confirm import ConfirmRefused, mcp_action_confirm_read, mcp_action_withdraw_read
 from connectors.mcp.lookalikes import Lookalike, lookalikes_for_connector
 from connectors.mcp.sync import SyncReport, connector_sync_mcp_tools, mcp_sync_after_save
 from connectors.mcp_trust import server_claim
 from connectors.models import Connector, ConnectorAction, ConnectorCallLog, ConnectorKind, ensure_schema_tools
-from connectors.openapi import OpenAPIError
 from connectors.services import (
     action_delete,
     action_save,
@@ -42,6 +41,7 @@ from connectors.services import (
     connector_save,
     connector_test_connection,
 )
+from connectors.sql.schema import schema_cache_clear
 from platform_core.admin_base import OrgScopedAdmin, OrgScopedInline
 from platform_core.request_meta import client_ip, signed_in_user
 

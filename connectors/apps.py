@@ -10,7 +10,7 @@ class ConnectorsConfig(AppConfig):
     default_auto_field = "django.db.models.BigAutoField"
 
     def ready(self) -> None:
-        from connectors.demo_seed import demo_connector_seed
+        from connectors.demo.seed import demo_connector_seed
         from connectors.models import Connector, ConnectorAction
         from platform_core.config_version import config_watch
         from platform_core.demo import DEMO_SEEDERS

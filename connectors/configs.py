@@ -18,7 +18,7 @@ from connectors.adapter_types import (
     SqlActionSpec,
 )
 from connectors.models import AuthType, Connector, ConnectorAction
-from connectors.pg_dsn import dsn_password
+from connectors.sql.dsn import dsn_password
 from platform_core.crypto import SecretDecryptError
 
 logger = logging.getLogger(__name__)

@@ -18,17 +18,17 @@ from django.db import models
 from django.utils import timezone
 from django.utils.translation import gettext_lazy as _
 
-from connectors.demo_api.models import (  # noqa: F401  (models of this app)
+from connectors.demo.api.models import (  # noqa: F401  (models of this app)
     DemoIdempotentRequest,
     DemoPayment,
     DemoPurchaseOrder,
 )
 from connectors.idempotency import DEFAULT_IDEMPOTENCY_HEADER
 from connectors.mcp_trust import annotations_contradict
-from connectors.mysql_dsn import is_mysql_dsn, parse_mysql_dsn
 from connectors.outbound import validate_outbound_host, validate_outbound_url
-from connectors.pg_dsn import DsnError, dsn_hosts, dsn_params
-from connectors.sql_guard import MYSQL_ENGINES, is_write_sql
+from connectors.sql.guard import MYSQL_ENGINES, is_write_sql
+from connectors.sql.mysql.dsn import is_mysql_dsn, parse_mysql_dsn
+from connectors.sql.postgres.dsn import DsnError, dsn_hosts, dsn_params
 from platform_core.crypto import EncryptedTextField
 from platform_core.models import OrgOwnedModel
 
@@ -89,7 +89,7 @@ class DatabaseEngine(models.TextChoices):
     POSTGRESQL = "postgresql", _("PostgreSQL")
     MYSQL = "mysql", _("MySQL")
     MARIADB = "mariadb", _("MariaDB")
-    # The PostgreSQL family (connectors.pg_family): the PostgreSQL driver and SQL guard.
+    # The PostgreSQL family (connectors.sql.postgres.family): the PostgreSQL driver and SQL guard.
     KINGBASE = "kingbase", _("KingbaseES")
     OPENGAUSS = "opengauss", _("openGauss")
     HIGHGO = "highgo", _("HighGo")

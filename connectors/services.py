@@ -19,8 +19,8 @@ from agents.engine.run_context import RunContext
 from agents.engine.strict_json import text_safe
 from connectors.adapter_types import ConnectionFailed, ConnectionTestResult, ConnectionWorks
 from connectors.configs import connector_secret_values, database_config_for, http_config_for
-from connectors.database import db_test_connection
-from connectors.http import http_test_connection
+from connectors.http.adapter import http_test_connection
+from connectors.http.openapi import ImportedAction, OpenAPIError, parse_openapi
 from connectors.mcp.client import McpFailure, mcp_list_tools
 from connectors.mcp.config import McpConfig, StdioNotAllowed, mcp_config_for
 from connectors.mcp.pool import SessionOpenError, session_once
@@ -34,9 +34,9 @@ from connectors.models import (
     ConnectorKind,
     ensure_schema_tools,
 )
-from connectors.openapi import ImportedAction, OpenAPIError, parse_openapi
 from connectors.redaction import redact
 from connectors.scrub import scrub
+from connectors.sql.adapter import db_test_connection
 from platform_core.audited import audited_delete, audited_save
 from platform_core.crypto import SecretDecryptError
 from platform_core.services import audit_log_write
@@ -108,7 +108,7 @@ def connector_import_openapi(
     document are *deactivated*, not deleted, so their call logs keep their link and an admin's edits
     survive if the operation comes back (it is then reactivated and reported as added). Actions created
     by hand are never touched unless the document has an operation of the same name.
-    Raises :class:`~connectors.openapi.OpenAPIError` for an unusable document (nothing is changed).
+    Raises :class:`~connectors.http.openapi.OpenAPIError` for an unusable document (nothing is changed).
     """
     if connector.kind != "http":
         raise OpenAPIError("OpenAPI documents can only be imported into HTTP connectors")

@@ -54,8 +54,7 @@ from connectors.configs import (
     http_config_for,
     sql_action_spec_for,
 )
-from connectors.database import db_call
-from connectors.http import http_call
+from connectors.http.adapter import http_call
 from connectors.idempotency import connector_idempotency_key
 from connectors.mcp.client import METHOD_CALL, mcp_call_tool
 from connectors.mcp.config import McpConfig, StdioNotAllowed, mcp_config_for
@@ -63,6 +62,7 @@ from connectors.models import ConnectorAction, ConnectorKind
 from connectors.scrub import scrub
 from connectors.selectors import RunActionsSource, actions_for_tools, run_connector_actions
 from connectors.services import call_log_record
+from connectors.sql.adapter import db_call
 from platform_core.config_cache import config_cached, config_cached_peek
 from platform_core.crypto import SecretDecryptError
 from platform_core.models import ConfigVersion

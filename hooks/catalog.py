@@ -13,7 +13,7 @@ from typing import Any
 
 from connectors.models import ConnectorAction, ConnectorKind
 from connectors.selectors import actions_for_tools
-from connectors.sql_guard import classify_sql, is_write_sql
+from connectors.sql.guard import classify_sql, is_write_sql
 from connectors.tools import tool_name_for
 
 FREE_FORM_SQL_ARGUMENT = "sql"

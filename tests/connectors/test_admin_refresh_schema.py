@@ -8,9 +8,9 @@ import time
 import pytest
 from django.urls import reverse
 
-from connectors import db_schema
 from connectors.adapter_types import CallOutcome
 from connectors.models import ConnectorAction
+from connectors.sql import schema as db_schema
 from tests.factories import PASSWORD, ConnectorFactory
 
 pytestmark = pytest.mark.django_db

@@ -24,10 +24,11 @@ import psycopg
 import pytest
 from asgiref.sync import async_to_sync
 
-from connectors import database, db_read
 from connectors.adapter_types import DatabaseConnectorConfig, SqlActionSpec
-from connectors.database import aclose_db_pools, db_call, db_test_connection
-from connectors.tables import MAX_CELL_CHARS, render_cell, render_table
+from connectors.sql import adapter as database
+from connectors.sql.adapter import aclose_db_pools, db_call, db_test_connection
+from connectors.sql.postgres import read as db_read
+from connectors.sql.tables import MAX_CELL_CHARS, render_cell, render_table
 from tests.connectors.sql_write_corpus import LEGITIMATE_READS, SETUP_SQL, WRITE_ATTEMPTS, Attempt
 
 PG_HOST, PG_PORT = "127.0.0.1", 5432

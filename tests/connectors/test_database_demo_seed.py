@@ -10,10 +10,10 @@ import pytest
 from asgiref.sync import async_to_sync
 
 from connectors.configs import database_config_for, sql_action_spec_for
-from connectors.database import aclose_db_pools, db_call
-from connectors.demo_database import demo_database_seed
-from connectors.demo_seed import demo_connector_seed
+from connectors.demo.database import demo_database_seed
+from connectors.demo.seed import demo_connector_seed
 from connectors.models import Connector, ConnectorAction
+from connectors.sql.adapter import aclose_db_pools, db_call
 from tests.connectors.test_database_adapter import ScratchDatabase, scratch_db  # noqa: F401  (fixture)
 from tests.connectors.test_mysql_adapter import Scratch, run_sync, scratch  # noqa: F401  (fixture)
 

@@ -15,7 +15,7 @@ import psycopg
 import pytest
 
 from connectors.adapter_types import DatabaseConnectorConfig, SqlActionSpec
-from connectors.database import aclose_db_pools, db_call, db_test_connection
+from connectors.sql.adapter import aclose_db_pools, db_call, db_test_connection
 from tests.connectors.test_database_adapter import ScratchDatabase, scratch_db  # noqa: F401  (fixture)
 from tests.connectors.test_mysql_adapter import Scratch, _run, run_sync, scratch  # noqa: F401  (fixture)
 

@@ -11,10 +11,10 @@ import pytest
 from django.utils import timezone
 
 from connectors.adapter_types import ConnectionWorks
-from connectors.demo_api.models import DemoIdempotentRequest, DemoPayment, DemoPurchaseOrder
-from connectors.demo_seed import demo_connector_seed
+from connectors.demo.api.models import DemoIdempotentRequest, DemoPayment, DemoPurchaseOrder
+from connectors.demo.seed import demo_connector_seed
+from connectors.http.openapi import parse_openapi
 from connectors.models import Connector, ConnectorAction
-from connectors.openapi import parse_openapi
 from connectors.services import connector_test_connection
 from platform_core.demo import DEMO_SEEDERS, demo_seed
 

@@ -13,7 +13,7 @@ from typing import Any
 import pytest
 from asgiref.sync import async_to_sync
 
-from connectors import circuit, http_auth
+from connectors import circuit
 from connectors.adapter_types import (
     CallOutcome,
     ConnectionFailed,
@@ -23,8 +23,9 @@ from connectors.adapter_types import (
     HttpAuth,
     HttpConnectorConfig,
 )
-from connectors.http import aclose_http_clients, http_call, http_test_connection
-from connectors.http_request import PreparedRequest, with_header
+from connectors.http import auth as http_auth
+from connectors.http.adapter import aclose_http_clients, http_call, http_test_connection
+from connectors.http.request import PreparedRequest, with_header
 from tests.fakes.http_service import LoopbackHTTPService, Scripted, running_http_service
 
 API_KEY = "key-" + uuid.uuid4().hex

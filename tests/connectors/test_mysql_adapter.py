@@ -2,7 +2,7 @@
 
 Each test session makes its own database and a SELECT-only account (``part_n_*``) and drops them at
 the end; the tests skip when no server answers at 127.0.0.1:3306. With the SQL guard bypassed
-(``connectors.mysql.mysql_execute``), each layer of the database holds the write corpus alone:
+(``connectors.sql.mysql.adapter.mysql_execute``), each layer of the database holds the write corpus alone:
 the READ ONLY transaction the data changes, the SELECT-only account everything else, the reset
 between calls the session state, the statement timeout the sleeps.
 """
@@ -24,12 +24,12 @@ import asyncmy
 import pytest
 from django.utils import translation
 
-from connectors import mysql_pool
 from connectors.adapter_types import DatabaseConnectorConfig, SqlActionSpec
-from connectors.database import aclose_db_pools, db_call, db_test_connection
-from connectors.mysql import mysql_execute
-from connectors.mysql_dsn import parse_mysql_dsn
-from connectors.pg_dsn import DsnError
+from connectors.sql.adapter import aclose_db_pools, db_call, db_test_connection
+from connectors.sql.mysql import pool as mysql_pool
+from connectors.sql.mysql.adapter import mysql_execute
+from connectors.sql.mysql.dsn import parse_mysql_dsn
+from connectors.sql.postgres.dsn import DsnError
 from tests.connectors.sql_write_corpus_mysql import (
     LEGITIMATE_READS,
     SETUP_STATEMENTS,

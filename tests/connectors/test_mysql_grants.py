@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import pytest
 
-from connectors.mysql_grants import grant_privileges
+from connectors.sql.mysql.grants import grant_privileges
 
 
 @pytest.mark.parametrize(

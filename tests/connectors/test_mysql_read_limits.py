@@ -10,11 +10,11 @@ from typing import Any
 
 import pytest
 
-from connectors import mysql_pool
 from connectors.adapter_types import DatabaseConnectorConfig, SqlActionSpec
-from connectors.database import aclose_db_pools, db_call
-from connectors.mysql import mysql_execute
-from connectors.tables import MAX_CELL_CHARS, CutValue
+from connectors.sql.adapter import aclose_db_pools, db_call
+from connectors.sql.mysql import pool as mysql_pool
+from connectors.sql.mysql.adapter import mysql_execute
+from connectors.sql.tables import MAX_CELL_CHARS, CutValue
 from tests.connectors.test_mysql_adapter import HOST, PORT, _run, run_sync
 
 FREE_FORM = SqlActionSpec(name="query", free_form=True)

@@ -29,7 +29,7 @@ from cryptography.hazmat.primitives.asymmetric import ec
 from cryptography.x509.oid import NameOID
 
 from connectors.adapter_types import DatabaseConnectorConfig, SqlActionSpec
-from connectors.database import aclose_db_pools, db_call, db_test_connection
+from connectors.sql.adapter import aclose_db_pools, db_call, db_test_connection
 
 USER, PASSWORD, DATABASE = "tls_reader", "pw-tls-5f3a9c1e", "part_d_tls"
 _STARTUP_SECONDS = 30

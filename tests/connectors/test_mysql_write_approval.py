@@ -15,9 +15,9 @@ from channels.db import database_sync_to_async
 
 from agents import runtime
 from connectors.adapter_types import ConnectionFailed, ConnectionWorks
-from connectors.database import aclose_db_pools
 from connectors.models import ConnectorCallLog
 from connectors.services import connector_test_connection
+from connectors.sql.adapter import aclose_db_pools
 from connectors.tools import connector_tools_for_run
 from hooks.models import ApprovalRequest
 from hooks.services import approval_decide

@@ -9,9 +9,9 @@ import pytest
 from jsonschema import validators
 
 from agents.engine.tools import FunctionTool, ToolRegistry
-from connectors.demo_api.document import demo_openapi_document
+from connectors.demo.api.document import demo_openapi_document
+from connectors.http.openapi import OpenAPIError, parse_openapi
 from connectors.models import ConnectorAction
-from connectors.openapi import OpenAPIError, parse_openapi
 from connectors.services import connector_import_openapi
 from platform_core.models import AuditLog
 from tests.factories import ConnectorActionFactory, ConnectorFactory

@@ -6,8 +6,8 @@ import logging
 
 import pytest
 
-from connectors.sql_functions import ALLOWED_FUNCTIONS
-from connectors.sql_guard import classify_sql, is_write_sql, template_as_sent
+from connectors.sql.functions import ALLOWED_FUNCTIONS
+from connectors.sql.guard import classify_sql, is_write_sql, template_as_sent
 from tests.connectors.sql_write_corpus import LEGITIMATE_READS, WRITE_ATTEMPTS, Attempt
 
 

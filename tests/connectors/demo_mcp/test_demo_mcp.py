@@ -13,8 +13,8 @@ from django.contrib.auth import get_user_model
 
 from agents.demo import DEMO_AGENT_NAME, DEMO_MCP_POLICY_NAME
 from agents.models import Agent, ExecutionMode
-from connectors.demo_api.models import DemoPurchaseOrder
-from connectors.demo_mcp.seed import DEMO_MCP_CONNECTOR_NAME
+from connectors.demo.api.models import DemoPurchaseOrder
+from connectors.demo.mcp.seed import DEMO_MCP_CONNECTOR_NAME
 from connectors.models import Connector, ConnectorCallLog
 from hooks.models import ApprovalPolicy
 from platform_core.demo import DEMO_ADMIN, DEMO_ORG_SLUG, demo_seed

@@ -1,8 +1,8 @@
 """Connection pools of database connectors: one per connector and event loop.
 
 Each pool connects to the SSRF-checked, pinned address of the connector's DSN
-(:mod:`connectors.pg_dsn`), runs ``DISCARD ALL`` before a connection is reused, and is rebuilt
-when the connector's DSN or limits change (:mod:`connectors.pool_registry`). psycopg's pool
+(:mod:`connectors.sql.postgres.dsn`), runs ``DISCARD ALL`` before a connection is reused, and is rebuilt
+when the connector's DSN or limits change (:mod:`connectors.sql.pool_registry`). psycopg's pool
 retries failed connections in the background and only tells a waiting caller that it timed out;
 :func:`acquire` remembers why the attempt failed and gives up at once with that reason.
 """
@@ -17,8 +17,8 @@ import psycopg
 from psycopg_pool import AsyncConnectionPool, PoolTimeout
 
 from connectors.adapter_types import DatabaseConnectorConfig
-from connectors.pg_dsn import pinned_conninfo
-from connectors.pool_registry import PoolRegistry, pool_fingerprint
+from connectors.sql.pool_registry import PoolRegistry, pool_fingerprint
+from connectors.sql.postgres.dsn import pinned_conninfo
 
 __all__ = ["ConnectFailed", "acquire", "aclose_pools", "db_message", "pool_fingerprint", "pool_for"]
 

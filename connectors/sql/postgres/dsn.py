@@ -12,10 +12,10 @@ from collections.abc import Sequence
 
 from psycopg.conninfo import conninfo_to_dict, make_conninfo
 
-from connectors.dsn_errors import DsnError
+from connectors.sql.dsn_errors import DsnError
 from connectors.ssrf import resolve_and_check
 
-__all__ = ["DsnError", "dsn_hosts", "dsn_params", "dsn_password", "pinned_conninfo"]
+__all__ = ["DsnError", "dsn_hosts", "dsn_params", "pinned_conninfo"]
 
 # hostaddr is ours to set; a service file could name any host.
 _REFUSED_PARAMS = ("hostaddr", "service", "servicefile")
@@ -64,15 +64,3 @@ async def pinned_conninfo(dsn: str, *, allowed_private_hosts: Sequence[str], con
     params["hostaddr"] = ",".join(addresses)
     params["connect_timeout"] = str(max(2, math.ceil(connect_timeout)))
     return make_conninfo(**params)
-
-
-def dsn_password(dsn: str) -> str:
-    """The DSN's password ('' if none or unparsable), so callers can redact it (MySQL URLs too)."""
-    from connectors.mysql_dsn import is_mysql_dsn, parse_mysql_dsn
-
-    try:
-        if is_mysql_dsn(dsn):
-            return parse_mysql_dsn(dsn).password
-        return dsn_params(dsn).get("password", "")
-    except DsnError:
-        return ""

@@ -17,8 +17,8 @@ from typing import Any
 import psycopg
 
 from connectors.adapter_types import DatabaseConnectorConfig
-from connectors.sql_guard import without_trailing_semicolons
-from connectors.tables import MAX_CELL_CHARS, CutValue, render_cell
+from connectors.sql.guard import without_trailing_semicolons
+from connectors.sql.tables import MAX_CELL_CHARS, CutValue, render_cell
 
 _READ_CURSOR = "connector_read"
 _PROBE_CURSOR = "connector_columns"

@@ -1,6 +1,6 @@
 """The PostgreSQL functions free-form SQL may call: built-ins that only compute a value or read.
 
-Reviewed by hand, never configured (``connectors.sql_guard`` says why an allow list). A name is
+Reviewed by hand, never configured (``connectors.sql.guard`` says why an allow list). A name is
 here only when every overload of it in ``pg_catalog`` computes its result from its arguments, the
 statement's rows or the read-only catalogue: no function that runs SQL given as text (``ts_stat``,
 ``ts_rewrite``, ``query_to_xml``, ``table_to_xml``...), takes locks, changes settings, sequences or

@@ -2,7 +2,7 @@
 
 An admin may limit a database connector to listed schemas (``sales``) or tables (``sales.orders``);
 everything else is invisible to the schema tools and refused by the SQL guard. The check parses
-the statement (the same sqlglot dialect as :mod:`connectors.sql_guard`) and looks at every table it
+the statement (the same sqlglot dialect as :mod:`connectors.sql.guard`) and looks at every table it
 reads: an unqualified name is taken to be in the connector's default schema (PostgreSQL's
 ``public``, or for MySQL the DSN's database), except PostgreSQL's ``pg_*`` names, which resolve to
 the catalogue first and so count as ``pg_catalog``. CTE names are the statement's own. Names are
@@ -18,7 +18,7 @@ from dataclasses import dataclass
 from sqlglot import exp
 from sqlglot.errors import SqlglotError
 
-from connectors.sql_guard import ENGINES, guard_family
+from connectors.sql.guard import ENGINES, guard_family
 
 
 @dataclass(frozen=True, slots=True)

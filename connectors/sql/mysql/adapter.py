@@ -5,7 +5,7 @@ statement timeout (MariaDB's ``max_statement_time``, MySQL's ``max_execution_tim
 applies to read-only SELECTs: https://dev.mysql.com/doc/refman/8.0/en/server-system-variables.html#sysvar_max_execution_time,
 https://mariadb.com/kb/en/aborting-statements/) and a ``sql_mode`` without ``NO_BACKSLASH_ESCAPES``
 and ``ANSI_QUOTES``, so the server reads strings and quotes exactly as the SQL guard's parser did.
-A plain query is read through a query around it (:mod:`connectors.mysql_read`) in which the server
+A plain query is read through a query around it (:mod:`connectors.sql.mysql.read`) in which the server
 cuts every long value and sends at most ``max_rows + 1`` rows, so the rest of a capped result is
 drained cheaply and the connection is reused. Any other statement is read unbuffered as it is,
 stopping at ``max_rows + 1`` rows or the result budget; a connection with rows left unread is then
@@ -13,7 +13,7 @@ closed rather than drained. The transaction is rolled back.
 
 Write actions (``is_write=True``) run in a normal transaction and are committed; their timeout is
 the server's on MariaDB and the client's on MySQL (which has no statement timeout for writes).
-Between calls the pool resets the session (:mod:`connectors.mysql_pool`). Arguments are bound as
+Between calls the pool resets the session (:mod:`connectors.sql.mysql.pool`). Arguments are bound as
 ``%(name)s`` parameters, which the driver escapes for the session's ``sql_mode``; SQL text is never
 formatted by us.
 """
@@ -31,14 +31,20 @@ from asyncmy.cursors import Cursor, SSCursor
 from asyncmy.errors import Error as MySqlError
 
 from connectors.adapter_types import DatabaseConnectorConfig
-from connectors.db_read import QueryResult
-from connectors.mysql_dsn import pinned_mysql
-from connectors.mysql_grants import AccountPrivileges, grant_privileges
-from connectors.mysql_pool import MySqlConnectFailed, connect_mysql, mysql_code, mysql_message, mysql_pool_for
-from connectors.mysql_read import MAX_WRAPPED_COLUMNS, UNWRAPPABLE_CODES, MySqlCutPlan, probe_sql
-from connectors.pg_dsn import DsnError
+from connectors.sql.dsn_errors import DsnError
+from connectors.sql.mysql.dsn import pinned_mysql
+from connectors.sql.mysql.grants import AccountPrivileges, grant_privileges
+from connectors.sql.mysql.pool import (
+    MySqlConnectFailed,
+    connect_mysql,
+    mysql_code,
+    mysql_message,
+    mysql_pool_for,
+)
+from connectors.sql.mysql.read import MAX_WRAPPED_COLUMNS, UNWRAPPABLE_CODES, MySqlCutPlan, probe_sql
+from connectors.sql.postgres.read import QueryResult
+from connectors.sql.tables import render_cell
 from connectors.ssrf import HostResolutionError, SSRFBlocked
-from connectors.tables import render_cell
 
 _PLACEHOLDER = re.compile(r"%%|%\((\w+)\)s")
 _FETCH_CHUNK = 50

@@ -1,6 +1,6 @@
 """Connection pools of MySQL/MariaDB connectors: one per connector and event loop.
 
-Each connection goes to the SSRF-checked address of the connector's DSN (:mod:`connectors.mysql_dsn`),
+Each connection goes to the SSRF-checked address of the connector's DSN (:mod:`connectors.sql.mysql.dsn`),
 with multi-statement queries switched off on the server side (asyncmy asks for them when it
 connects; ``COM_SET_OPTION`` turns them off for the session), so a second statement is a syntax
 error whatever the SQL guard said. A connection given back is reset with ``COM_RESET_CONNECTION``
@@ -21,8 +21,8 @@ import asyncmy
 from asyncmy.errors import Error as MySqlError
 
 from connectors.adapter_types import DatabaseConnectorConfig
-from connectors.mysql_dsn import PinnedMySql, pinned_mysql, tls_context
-from connectors.pool_registry import PoolRegistry
+from connectors.sql.mysql.dsn import PinnedMySql, pinned_mysql, tls_context
+from connectors.sql.pool_registry import PoolRegistry
 
 logger = logging.getLogger(__name__)
 

@@ -18,7 +18,7 @@ from urllib.parse import urljoin
 import httpx
 
 from connectors.adapter_types import HttpAuth, HttpConnectorConfig
-from connectors.http_body import excerpt, read_capped
+from connectors.http.body import excerpt, read_capped
 from connectors.loop_cache import PerLoop
 from connectors.scrub import basic_credentials, scrub
 from connectors.ssrf import SSRFBlocked

@@ -5,7 +5,7 @@ comments and the server's estimated row counts); ``describe_table`` a table's co
 nullability, key, comment), its keys and foreign keys, and, when the admin allows samples, its
 first few rows. Both read the server's catalogue (PostgreSQL's ``pg_catalog``, MySQL's
 ``information_schema``) through the connector's ordinary read path (READ ONLY, statement timeout,
-row and size caps), keep to the connector's allow list (:mod:`connectors.sql_tables`), and are
+row and size caps), keep to the connector's allow list (:mod:`connectors.sql.allow_list`), and are
 cached per connector for ``schema_cache_seconds``; :func:`schema_cache_clear` forgets a connector's
 entries (Test connection and "Refresh schema" call it). The cache is per process: another
 process sees a change when its entries expire.
@@ -20,11 +20,11 @@ from dataclasses import dataclass, replace
 from typing import Any
 
 from connectors.adapter_types import CallOutcome, DatabaseConnectorConfig
-from connectors.db_read import QueryResult
-from connectors.mysql_dsn import parse_mysql_dsn
-from connectors.sql_guard import MYSQL_ENGINES
-from connectors.sql_tables import TableAllowList
-from connectors.tables import render_table
+from connectors.sql.allow_list import TableAllowList
+from connectors.sql.guard import MYSQL_ENGINES
+from connectors.sql.mysql.dsn import parse_mysql_dsn
+from connectors.sql.postgres.read import QueryResult
+from connectors.sql.tables import render_table
 
 LIST_TABLES = "list_tables"
 DESCRIBE_TABLE = "describe_table"

@@ -1,7 +1,7 @@
 """Decide whether a SQL text is one plain read statement, with a real SQL parser (sqlglot, postgres).
 
 This is the first of two independent defences for free-form SQL; the second is that the statement
-runs in a ``READ ONLY`` transaction inside a cursor declaration anyway (``connectors.database``).
+runs in a ``READ ONLY`` transaction inside a cursor declaration anyway (``connectors.sql.adapter``).
 The guard fails closed: anything sqlglot cannot parse is refused.
 
 Accepted: exactly one ``SELECT``, set operation (``UNION``/``INTERSECT``/``EXCEPT``) or ``VALUES``,
@@ -10,7 +10,7 @@ changes and DDL (including writable CTEs), ``SELECT ... INTO``, row locks (``FOR
 and every statement sqlglot only knows as a generic command (``EXPLAIN``, ``COPY``, ``CALL``, ``DO``,
 ``SET``, ``LOCK``, ``VACUUM``, ``PREPARE``...).
 
-Functions: an *allow list* (:data:`connectors.sql_functions.ALLOWED_FUNCTIONS`) of PostgreSQL built-ins that only compute a
+Functions: an *allow list* (:data:`connectors.sql.functions.ALLOWED_FUNCTIONS`) of PostgreSQL built-ins that only compute a
 value from their arguments or read the statement's own data (aggregates, window functions, string,
 math, date/time, JSON, array, range and text-search functions, casts, a few catalogue lookups).
 Every other call is refused with its name. An allow list, because a deny list has to know every
@@ -32,7 +32,7 @@ left to the READ ONLY transaction and a SELECT-only role, which the README requi
 connectors.
 
 MySQL and MariaDB (``engine="mysql"``) go through the same checks with sqlglot's MySQL dialect and
-their own allow list (:data:`connectors.sql_functions.MYSQL_ALLOWED_FUNCTIONS`); there no call may be
+their own allow list (:data:`connectors.sql.functions.MYSQL_ALLOWED_FUNCTIONS`); there no call may be
 qualified (``db.f()`` is a stored function), and the guard also refuses what only MySQL has: comments
 the server executes (``/*! ... */``, ``/*M! ... */``) or reads as optimizer hints (``/*+ ... */``,
 whose ``SET_VAR`` could lift the statement timeout), ``SELECT ... INTO OUTFILE/DUMPFILE`` and user
@@ -52,7 +52,7 @@ from sqlglot.dialects.postgres import Postgres
 from sqlglot.errors import SqlglotError
 from sqlglot.tokens import Token, TokenType
 
-from connectors.sql_functions import ALLOWED_FUNCTIONS, MYSQL_ALLOWED_FUNCTIONS
+from connectors.sql.functions import ALLOWED_FUNCTIONS, MYSQL_ALLOWED_FUNCTIONS
 
 MAX_SQL_CHARS = 100_000
 

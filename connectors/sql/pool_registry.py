@@ -3,7 +3,7 @@
 A pool belongs to the loop it was made in (:mod:`connectors.loop_cache`) and to the connector's
 settings it was made for: when the DSN, the allowed private hosts, the pool size or the connect
 timeout change, the next call gets a new pool and the old one is closed. PostgreSQL
-(:mod:`connectors.db_pool`) and MySQL (:mod:`connectors.mysql_pool`) pools share this bookkeeping.
+(:mod:`connectors.sql.postgres.pool`) and MySQL (:mod:`connectors.sql.mysql.pool`) pools share this bookkeeping.
 """
 
 from __future__ import annotations

@@ -25,8 +25,8 @@ from django.utils import timezone
 from django.views.decorators.csrf import csrf_exempt
 from django.views.decorators.http import require_GET, require_http_methods, require_POST
 
-from connectors.demo_api.document import demo_openapi_document
-from connectors.demo_api.models import DemoIdempotentRequest, DemoPayment, DemoPurchaseOrder
+from connectors.demo.api.document import demo_openapi_document
+from connectors.demo.api.models import DemoIdempotentRequest, DemoPayment, DemoPurchaseOrder
 
 PAYMENT_METHODS = ("bank_transfer", "card", "cash")
 MAX_AMOUNT = Decimal("100000000")

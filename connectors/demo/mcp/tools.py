@@ -12,7 +12,7 @@ from typing import Any
 from django.db import transaction
 from django.db.models import Q
 
-from connectors.demo_api.models import DemoPurchaseOrder
+from connectors.demo.api.models import DemoPurchaseOrder
 
 MAX_AMOUNT = Decimal("100000000")
 MAX_ORDERS = 50

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from django.urls import path
 
-from connectors.demo_api import views
+from connectors.demo.api import views
 
 app_name = "demo_api"
 

@@ -6,7 +6,7 @@ Read actions and free-form SQL run in ``BEGIN READ ONLY`` with a transaction-loc
 refuses data-modifying WITH clauses, the extended protocol refuses a second statement, and the
 cursor lets us fetch only ``max_rows + 1`` rows. The transaction is always rolled back.
 
-A read holds at most about twice the result budget in memory (``connectors.db_read`` fetches it
+A read holds at most about twice the result budget in memory (``connectors.sql.postgres.read`` fetches it
 with every value cut by the database), and the statement timeout bounds the whole read, every
 FETCH included: past it the query is cancelled on the server (the statement itself may have
 switched the server's own timeout off).
@@ -17,7 +17,7 @@ temporary tables, prepared statements and advisory locks cannot leak into the ne
 
 Arguments are bound as query parameters (``%(name)s`` placeholders); SQL text is never formatted.
 
-MySQL and MariaDB connectors (``config.engine``) take the same path through :mod:`connectors.mysql`
+MySQL and MariaDB connectors (``config.engine``) take the same path through :mod:`connectors.sql.mysql.adapter`
 with their own driver, pool and SQL-guard dialect; the result is rendered the same way.
 """
 
@@ -39,25 +39,26 @@ from psycopg.types.json import Jsonb
 from psycopg_pool import PoolTimeout
 
 from connectors.adapter_types import CallOutcome, DatabaseConnectorConfig, SqlActionSpec
-from connectors.db_pool import ConnectFailed, aclose_pools, acquire, db_message, pool_for
-from connectors.db_read import QueryResult, ReadLimitError, fetch_read, set_read_limits
-from connectors.db_schema import default_schema, schema_cache_clear, schema_call
-from connectors.mysql import EXPECTED_ERRORS as MYSQL_ERRORS
-from connectors.mysql import (
+from connectors.scrub import scrub
+from connectors.sql.allow_list import TableAllowList, allow_list_problem
+from connectors.sql.dsn import dsn_password
+from connectors.sql.guard import MYSQL_ENGINES, classify_sql
+from connectors.sql.mysql.adapter import EXPECTED_ERRORS as MYSQL_ERRORS
+from connectors.sql.mysql.adapter import (
     MySqlArgumentError,
     mysql_error_text,
     mysql_execute,
     mysql_params,
     mysql_test_connection,
 )
-from connectors.mysql_pool import aclose_mysql_pools
-from connectors.pg_dsn import DsnError, dsn_password, pinned_conninfo
-from connectors.pg_family import server_summary
-from connectors.scrub import scrub
-from connectors.sql_guard import MYSQL_ENGINES, classify_sql
-from connectors.sql_tables import TableAllowList, allow_list_problem
+from connectors.sql.mysql.pool import aclose_mysql_pools
+from connectors.sql.postgres.dsn import DsnError, pinned_conninfo
+from connectors.sql.postgres.family import server_summary
+from connectors.sql.postgres.pool import ConnectFailed, aclose_pools, acquire, db_message, pool_for
+from connectors.sql.postgres.read import QueryResult, ReadLimitError, fetch_read, set_read_limits
+from connectors.sql.schema import default_schema, schema_cache_clear, schema_call
+from connectors.sql.tables import render_table
 from connectors.ssrf import HostResolutionError, SSRFBlocked
-from connectors.tables import render_table
 
 logger = logging.getLogger(__name__)
 

@@ -2,7 +2,7 @@
 
 asyncmy receives whole rows, so a 20 MB value costs 20 MB however early the caller stops, and rows
 left unread must be drained or the connection closed. Like the PostgreSQL path
-(:mod:`connectors.db_read`), a plain query is therefore read through a query around it:
+(:mod:`connectors.sql.postgres.read`), a plain query is therefore read through a query around it:
 
 * a probe, ``SELECT * FROM (<statement> LIMIT 0) AS s``, learns the columns (nothing is read);
 * the read, ``WITH s(c0, …) AS (<statement> LIMIT max_rows + 1) SELECT … FROM s LIMIT max_rows + 1``,
@@ -24,9 +24,9 @@ import sqlglot
 from sqlglot import exp
 from sqlglot.errors import SqlglotError
 
-from connectors.db_read import value_budget
-from connectors.sql_guard import without_trailing_semicolons
-from connectors.tables import CutValue
+from connectors.sql.guard import without_trailing_semicolons
+from connectors.sql.postgres.read import value_budget
+from connectors.sql.tables import CutValue
 
 MAX_WRAPPED_COLUMNS = 1_000  # three result columns each must stay under the server's 4,096
 # Error numbers: https://mariadb.com/kb/en/mariadb-error-codes/

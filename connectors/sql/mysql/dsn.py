@@ -17,7 +17,7 @@ from dataclasses import dataclass, field
 from typing import Any
 from urllib.parse import parse_qsl, unquote, urlsplit
 
-from connectors.dsn_errors import DsnError
+from connectors.sql.dsn_errors import DsnError
 from connectors.ssrf import resolve_and_check
 
 MYSQL_SCHEMES = ("mysql", "mariadb")

@@ -21,8 +21,8 @@ import psycopg
 from psycopg import sql
 
 from connectors.models import Connector, ConnectorAction, DatabaseEngine
-from connectors.mysql_dsn import is_mysql_dsn, parse_mysql_dsn
 from connectors.services import connector_save
+from connectors.sql.mysql.dsn import is_mysql_dsn, parse_mysql_dsn
 from platform_core.models import Organization
 
 DEMO_DATABASE_CONNECTOR = "purchasing"

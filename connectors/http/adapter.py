@@ -1,7 +1,7 @@
 """The HTTP connector adapter: one action call becomes one (SSRF-checked) request on httpx.
 
 Each connector has its own ``httpx.AsyncClient`` per event loop, whose transport checks every new
-connection with the SSRF guard (:mod:`connectors.http_transport`). Redirects are followed here, at
+connection with the SSRF guard (:mod:`connectors.http.transport`). Redirects are followed here, at
 most five, and each hop's connection is checked again; credentials, default headers and header
 arguments go only to the connector's own origin. Idempotent methods are retried on connection
 errors and 502/503/504; a per-connector circuit breaker stops calls to a failing service.
@@ -36,9 +36,9 @@ from connectors.adapter_types import (
     HttpConnectorConfig,
 )
 from connectors.circuit import breaker_for
-from connectors.http_auth import AuthError, AuthMaterial, auth_material, secrets_of
-from connectors.http_body import excerpt, read_capped, render_body
-from connectors.http_request import (
+from connectors.http.auth import AuthError, AuthMaterial, auth_material, secrets_of
+from connectors.http.body import excerpt, read_capped, render_body
+from connectors.http.request import (
     IDEMPOTENT_METHODS,
     PreparedRequest,
     RequestBuildError,
@@ -46,7 +46,7 @@ from connectors.http_request import (
     split_base_url,
     with_header,
 )
-from connectors.http_transport import GuardedTransport
+from connectors.http.transport import GuardedTransport
 from connectors.idempotency import KEY_PATTERN, KEYED_METHODS
 from connectors.loop_cache import PerLoop
 from connectors.scrub import scrub

@@ -1,5 +1,5 @@
 """Demo seeder: the demo organisation's ``erp_mcp`` connector, an MCP connector on this platform's own
-demo MCP server (:mod:`connectors.demo_mcp`, served under ``/demo-mcp/``).
+demo MCP server (:mod:`connectors.demo.mcp`, served under ``/demo-mcp/``).
 
 The server's URL is the origin of the demo API's base URL (``settings.DEMO_API_BASE_URL``, where ``make
 run`` serves) with ``/demo-mcp/``; its host is added to the connector's allowed private hosts, since the
@@ -14,7 +14,7 @@ from urllib.parse import urlsplit
 
 from django.db import transaction
 
-from connectors.demo_mcp.server import TOOLS
+from connectors.demo.mcp.server import TOOLS
 from connectors.mcp.confirm import mcp_action_confirm_read
 from connectors.mcp.sync import connector_apply_mcp_tools
 from connectors.models import Connector, ConnectorAction, ConnectorKind, McpTransport

@@ -14,7 +14,7 @@ import mcp_types as types
 from channels.db import database_sync_to_async
 from mcp.server import Server, ServerRequestContext
 
-from connectors.demo_mcp.tools import DemoToolError, purchase_orders_find, purchase_request_create
+from connectors.demo.mcp.tools import DemoToolError, purchase_orders_find, purchase_request_create
 
 SERVER_NAME = "demo-erp"
 FIND_TOOL = "find_purchase_orders"

@@ -1,11 +1,11 @@
 """Demo seeder: the demo organisation's "erp" connector, pointing at this platform's own demo API
-(:mod:`connectors.demo_api`, which imports nothing of the connectors app but its own models).
+(:mod:`connectors.demo.api`, which imports nothing of the connectors app but its own models).
 
 The base URL is ``settings.DEMO_API_BASE_URL`` when set, else ``http://127.0.0.1:8000/demo-api`` (where
 ``make run`` serves); its host is added to the connector's allowed private hosts, since the SSRF guard
 refuses loopback addresses otherwise. With ``settings.DEMO_DATABASE_URL`` the organisation also gets a
-read-only ``purchasing`` database connector (:mod:`connectors.demo_database`). It always gets the
-``erp_mcp`` MCP connector on the platform's demo MCP server (:mod:`connectors.demo_mcp.seed`).
+read-only ``purchasing`` database connector (:mod:`connectors.demo.database`). It always gets the
+``erp_mcp`` MCP connector on the platform's demo MCP server (:mod:`connectors.demo.mcp.seed`).
 """
 
 from __future__ import annotations
@@ -17,10 +17,10 @@ from urllib.parse import urlsplit
 from django.conf import settings
 from django.db import transaction
 
-from connectors.demo_api.document import demo_openapi_document
-from connectors.demo_api.models import DemoPurchaseOrder
-from connectors.demo_database import demo_database_seed
-from connectors.demo_mcp.seed import demo_mcp_connector_seed
+from connectors.demo.api.document import demo_openapi_document
+from connectors.demo.api.models import DemoPurchaseOrder
+from connectors.demo.database import demo_database_seed
+from connectors.demo.mcp.seed import demo_mcp_connector_seed
 from connectors.models import Connector
 from connectors.services import connector_import_openapi, connector_save
 from platform_core.models import Organization
