@@ -5,7 +5,7 @@ here only when every overload of it in ``pg_catalog`` computes its result from i
 statement's rows or the read-only catalogue: no function that runs SQL given as text (``ts_stat``,
 ``ts_rewrite``, ``query_to_xml``, ``table_to_xml``...), takes locks, changes settings, sequences or
 large objects, sleeps, reads server files, or reaches other sessions. Adding a name is a change
-with a test in ``tests/connectors/sql_write_corpus.py``.
+with a test in ``tests/connectors/sql/write_corpus.py``.
 """
 
 from __future__ import annotations

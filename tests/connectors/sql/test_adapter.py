@@ -29,7 +29,7 @@ from connectors.sql import adapter as database
 from connectors.sql.adapter import aclose_db_pools, db_call, db_test_connection
 from connectors.sql.postgres import read as db_read
 from connectors.sql.tables import MAX_CELL_CHARS, render_cell, render_table
-from tests.connectors.sql_write_corpus import LEGITIMATE_READS, SETUP_SQL, WRITE_ATTEMPTS, Attempt
+from tests.connectors.sql.write_corpus import LEGITIMATE_READS, SETUP_SQL, WRITE_ATTEMPTS, Attempt
 
 PG_HOST, PG_PORT = "127.0.0.1", 5432
 ADMIN_DSN = f"host={PG_HOST} port={PG_PORT} user=postgres dbname=postgres connect_timeout=3"

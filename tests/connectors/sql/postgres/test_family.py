@@ -13,7 +13,7 @@ from connectors.adapter_types import DatabaseConnectorConfig, SqlActionSpec
 from connectors.sql.adapter import aclose_db_pools, db_call, db_test_connection
 from connectors.sql.guard import classify_sql, guard_family
 from connectors.sql.postgres.family import product_of, server_summary
-from tests.connectors.test_database_adapter import ScratchDatabase, scratch_db  # noqa: F401  (fixture)
+from tests.connectors.sql.test_adapter import ScratchDatabase, scratch_db  # noqa: F401  (fixture)
 
 
 @pytest.fixture(autouse=True)

@@ -1,8 +1,8 @@
 """Write attempts and legitimate reads for the MySQL/MariaDB free-form SQL defences.
 
-The SQL guard (MySQL dialect) refuses every attempt (``tests/connectors/test_mysql_sql_guard.py``).
+The SQL guard (MySQL dialect) refuses every attempt (``tests/connectors/sql/mysql/test_guard.py``).
 With the guard bypassed, each attempt meets the database's own layers
-(``tests/connectors/test_mysql_adapter.py``), and ``db`` says which one holds it alone:
+(``tests/connectors/sql/mysql/test_adapter.py``), and ``db`` says which one holds it alone:
 
 ``read_only``: the ``START TRANSACTION READ ONLY`` refuses it even for an account that could write
 (MySQL and MariaDB refuse data changes there, error 1792; multi-statements are off for the session,

@@ -8,7 +8,7 @@ import pytest
 
 from connectors.sql.functions import ALLOWED_FUNCTIONS
 from connectors.sql.guard import classify_sql, is_write_sql, template_as_sent
-from tests.connectors.sql_write_corpus import LEGITIMATE_READS, WRITE_ATTEMPTS, Attempt
+from tests.connectors.sql.write_corpus import LEGITIMATE_READS, WRITE_ATTEMPTS, Attempt
 
 
 def test_corpus_holds_at_least_thirty_write_attempts() -> None:

@@ -15,7 +15,7 @@ from connectors.sql.adapter import aclose_db_pools, db_call
 from connectors.sql.mysql import pool as mysql_pool
 from connectors.sql.mysql.adapter import mysql_execute
 from connectors.sql.tables import MAX_CELL_CHARS, CutValue
-from tests.connectors.test_mysql_adapter import HOST, PORT, _run, run_sync
+from tests.connectors.sql.mysql.test_adapter import HOST, PORT, _run, run_sync
 
 FREE_FORM = SqlActionSpec(name="query", free_form=True)
 HUGE = 5_000_000

@@ -16,8 +16,8 @@ import pytest
 
 from connectors.adapter_types import DatabaseConnectorConfig, SqlActionSpec
 from connectors.sql.adapter import aclose_db_pools, db_call, db_test_connection
-from tests.connectors.test_database_adapter import ScratchDatabase, scratch_db  # noqa: F401  (fixture)
-from tests.connectors.test_mysql_adapter import Scratch, _run, run_sync, scratch  # noqa: F401  (fixture)
+from tests.connectors.sql.mysql.test_adapter import Scratch, _run, run_sync, scratch  # noqa: F401  (fixture)
+from tests.connectors.sql.test_adapter import ScratchDatabase, scratch_db  # noqa: F401  (fixture)
 
 LIST = SqlActionSpec(name="list_tables", schema_tool="list_tables")
 DESCRIBE = SqlActionSpec(name="describe_table", schema_tool="describe_table")

@@ -30,7 +30,7 @@ from connectors.sql.mysql import pool as mysql_pool
 from connectors.sql.mysql.adapter import mysql_execute
 from connectors.sql.mysql.dsn import parse_mysql_dsn
 from connectors.sql.postgres.dsn import DsnError
-from tests.connectors.sql_write_corpus_mysql import (
+from tests.connectors.sql.mysql.write_corpus import (
     LEGITIMATE_READS,
     SETUP_STATEMENTS,
     WRITE_ATTEMPTS,

@@ -1,8 +1,8 @@
 """Write attempts and legitimate reads for the free-form SQL defences.
 
-Each defence must hold alone: the SQL guard refuses every attempt (``tests/connectors/test_sql_guard.py``)
+Each defence must hold alone: the SQL guard refuses every attempt (``tests/connectors/sql/test_guard.py``)
 and, with the guard bypassed, the database refuses every attempt that would write because the
-statement runs in a READ ONLY transaction (``tests/connectors/test_database_adapter.py``).
+statement runs in a READ ONLY transaction (``tests/connectors/sql/test_adapter.py``).
 
 ``writes=True``: the statement would change data, schema, sequences, large objects, row locks or
 server files. ``writes=False``: it changes session state, reaches privileged functions, runs SQL

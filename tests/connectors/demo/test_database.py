@@ -14,8 +14,8 @@ from connectors.demo.database import demo_database_seed
 from connectors.demo.seed import demo_connector_seed
 from connectors.models import Connector, ConnectorAction
 from connectors.sql.adapter import aclose_db_pools, db_call
-from tests.connectors.test_database_adapter import ScratchDatabase, scratch_db  # noqa: F401  (fixture)
-from tests.connectors.test_mysql_adapter import Scratch, run_sync, scratch  # noqa: F401  (fixture)
+from tests.connectors.sql.mysql.test_adapter import Scratch, run_sync, scratch  # noqa: F401  (fixture)
+from tests.connectors.sql.test_adapter import ScratchDatabase, scratch_db  # noqa: F401  (fixture)
 
 pytestmark = pytest.mark.django_db
 

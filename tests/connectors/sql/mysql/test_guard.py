@@ -6,7 +6,7 @@ from __future__ import annotations
 import pytest
 
 from connectors.sql.guard import classify_sql, guard_family, is_write_sql
-from tests.connectors.sql_write_corpus_mysql import (
+from tests.connectors.sql.mysql.write_corpus import (
     GUARD_ONLY_ATTEMPTS,
     LEGITIMATE_READS,
     WRITE_ATTEMPTS,
