@@ -18,7 +18,7 @@ from typing import Any
 
 import yaml
 
-from connectors.models import WRITE_METHODS
+from connectors.http.request import WRITE_METHODS
 
 HTTP_METHODS = ("get", "put", "post", "delete", "patch", "head")
 _IGNORED_METHODS = ("options", "trace")

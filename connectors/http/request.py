@@ -13,6 +13,8 @@ from connectors.adapter_types import HttpActionSpec
 
 METHODS = frozenset({"GET", "HEAD", "POST", "PUT", "PATCH", "DELETE", "OPTIONS"})
 IDEMPOTENT_METHODS = frozenset({"GET", "HEAD", "PUT", "DELETE", "OPTIONS"})
+# An action with one of these methods writes data, unless an admin declared it a read.
+WRITE_METHODS = frozenset({"POST", "PUT", "PATCH", "DELETE"})
 _QUERY_BY_DEFAULT = frozenset({"GET", "HEAD", "DELETE", "OPTIONS"})
 _PLACEHOLDER = re.compile(r"{([^{}]+)}")
 _DEFAULT_HEADERS = {

@@ -9,11 +9,11 @@ import psycopg
 import pytest
 from asgiref.sync import async_to_sync
 
-from connectors.configs import database_config_for, sql_action_spec_for
 from connectors.demo.database import demo_database_seed
 from connectors.demo.seed import demo_connector_seed
 from connectors.models import Connector, ConnectorAction
 from connectors.sql.adapter import aclose_db_pools, db_call
+from connectors.sql.config import database_config_for, sql_action_spec_for
 from tests.connectors.sql.mysql.test_adapter import Scratch, run_sync, scratch  # noqa: F401  (fixture)
 from tests.connectors.sql.test_adapter import ScratchDatabase, scratch_db  # noqa: F401  (fixture)
 

@@ -12,7 +12,7 @@ from channels.db import database_sync_to_async
 
 from connectors.mcp.confirm import mcp_action_confirm_read
 from connectors.mcp.sync import connector_sync_mcp_tools
-from connectors.mcp_trust import server_claim
+from connectors.mcp.trust import server_claim
 from connectors.models import ConnectorAction, ConnectorCallLog
 from hooks.models import ApprovalRequest
 from hooks.services import approval_decide

@@ -11,10 +11,10 @@ from django.core.exceptions import ValidationError
 from django.urls import reverse
 
 from connectors.adapter_types import CallOutcome
-from connectors.configs import database_config_for, sql_action_spec_for
 from connectors.models import Connector, ConnectorAction, ensure_schema_tools
 from connectors.services import connector_save
 from connectors.sql import schema as db_schema
+from connectors.sql.config import database_config_for, sql_action_spec_for
 from hooks.catalog import ActionInfo
 from tests.factories import ConnectorActionFactory, ConnectorFactory
 

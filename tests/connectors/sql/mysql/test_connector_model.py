@@ -6,7 +6,8 @@ from __future__ import annotations
 import pytest
 from django.core.exceptions import ValidationError
 
-from connectors.configs import connector_secret_values, database_config_for
+from connectors.configs import connector_secret_values
+from connectors.sql.config import database_config_for
 from tests.factories import ConnectorActionFactory, ConnectorFactory
 
 pytestmark = pytest.mark.django_db
