@@ -2,7 +2,7 @@
 
 A JSON list of records becomes a table (its scalar columns, at most ``MAX_COLUMNS``, ``MAX_ROWS`` rows),
 one record becomes its fields one per line (with its lists of records as tables), a database connector's
-compact text table (``connectors.tables``: a header, one line per row, a footer in parentheses) becomes a
+compact text table (``connectors.sql.tables``: a header, one line per row, a footer in parentheses) becomes a
 Markdown table with its footer below, and anything else is its own text as a paragraph that wraps. Cells are single lines with ``|`` escaped, so no value can break
 the table; the chat's renderer escapes HTML itself.
 """

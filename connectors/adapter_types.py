@@ -1,7 +1,7 @@
 """Plain value types shared by the connector adapters and the Django side.
 
-The adapters (``http.py``, ``database.py``) know nothing of Django models: the connectors app turns a
-``Connector`` row (with its decrypted secrets) into one of these configs at call time, and turns a
+The adapters (``http/adapter.py``, ``sql/adapter.py``) know nothing of Django models: the connectors app
+turns a ``Connector`` row (with its decrypted secrets) into one of these configs at call time, and turns a
 ``CallOutcome`` into a ``ConnectorCallLog`` row and an engine ``ToolResult``.
 """
 

@@ -25,15 +25,15 @@ from django.views.decorators.http import require_POST
 
 from connectors import fields as connector_fields
 from connectors.adapter_types import ConnectionUnconfirmed, ConnectionWorks
-from connectors.db_schema import schema_cache_clear
 from connectors.forms import SECRET_INPUTS, ConnectorAdminForm, ImportOpenAPIForm
+from connectors.http.openapi import OpenAPIError
+from connectors.kinds import adapter_list
 from connectors.mcp.client import McpFailure
 from connectors.mcp.confirm import ConfirmRefused, mcp_action_confirm_read, mcp_action_withdraw_read
 from connectors.mcp.lookalikes import Lookalike, lookalikes_for_connector
 from connectors.mcp.sync import SyncReport, connector_sync_mcp_tools, mcp_sync_after_save
-from connectors.mcp_trust import server_claim
+from connectors.mcp.trust import server_claim
 from connectors.models import Connector, ConnectorAction, ConnectorCallLog, ConnectorKind, ensure_schema_tools
-from connectors.openapi import OpenAPIError
 from connectors.services import (
     action_delete,
     action_save,
@@ -42,6 +42,7 @@ from connectors.services import (
     connector_save,
     connector_test_connection,
 )
+from connectors.sql.schema import schema_cache_clear
 from platform_core.admin_base import OrgScopedAdmin, OrgScopedInline
 from platform_core.request_meta import client_ip, signed_in_user
 
@@ -91,8 +92,8 @@ def _form_fields_by_kind() -> dict[str, list[str]]:
     """The admin form's inputs each kind uses (a secret has a new-value input and a clear box)."""
     inputs = {secret: [name, clear] for name, (secret, clear) in SECRET_INPUTS.items()}
     return {
-        kind: [name for field in fields for name in inputs.get(field, [field])]
-        for kind, fields in connector_fields.BY_KIND.items()
+        adapter.kind: [name for field in adapter.settings for name in inputs.get(field, [field])]
+        for adapter in adapter_list()
     }
 
 
@@ -140,7 +141,7 @@ class ConnectorAdmin(OrgScopedAdmin):
     actions = ["test_connection", "refresh_schema", "sync_tools"]
     change_form_template = "admin/connectors/connector/change_form.html"
     # Each section but the first is shown by connectors' script only while the chosen kind uses one of
-    # its fields (connectors.fields.BY_KIND); without the script every section shows.
+    # its fields (each kind's settings: connectors.kinds); without the script every section shows.
     fieldsets = [
         (None, {"fields": ["organization", *connector_fields.IDENTITY, "is_active"]}),
         (_("Server"), {"fields": list(connector_fields.HTTP), "classes": ["connector-server"]}),

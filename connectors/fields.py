@@ -1,5 +1,7 @@
 """The connector's settings, by section: the one list the admin form, its fieldsets and the API serializer
-build theirs from (each adds its own inputs for the secrets, which are never read back)."""
+build theirs from (each adds its own inputs for the secrets, which are never read back). Each kind of
+connector names the settings it uses from these sections (``ConnectorKindAdapter.settings``,
+:mod:`connectors.kinds`)."""
 
 from __future__ import annotations
 
@@ -26,21 +28,6 @@ DATABASE_LIMITS = (
 )
 NETWORK_LIMITS = ("connect_timeout", "read_timeout", "max_response_bytes")
 PRIVATE_HOSTS = ("allowed_private_hosts",)
-
-#: The settings each kind of connector uses, besides its identity (the admin form shows only the chosen
-#: kind's; the secrets' own inputs are named after their model fields).
-BY_KIND: dict[str, tuple[str, ...]] = {
-    "http": (*HTTP, *AUTHENTICATION, "auth_secret", *NETWORK_LIMITS, *PRIVATE_HOSTS),
-    "mcp": ("base_url", *MCP, *AUTHENTICATION, "auth_secret", *NETWORK_LIMITS, *PRIVATE_HOSTS),
-    "database": (
-        *DATABASE_ENGINE,
-        "dsn",
-        *DATABASE_LIMITS,
-        "connect_timeout",
-        "max_response_bytes",
-        *PRIVATE_HOSTS,
-    ),
-}
 
 #: Every setting a connector's form edits, in the form's order (the secrets apart).
 EDITABLE = (

@@ -14,9 +14,9 @@ from django.utils.html import conditional_escape
 from django.utils.translation import gettext_lazy as _
 
 from connectors import fields as connector_fields
+from connectors.http.openapi import MAX_DOCUMENT_CHARS
 from connectors.models import Connector, DatabaseEngine, McpTransport
-from connectors.openapi import MAX_DOCUMENT_CHARS
-from connectors.pg_dsn import dsn_password
+from connectors.sql.dsn import dsn_password
 from platform_core.secret_rules import validate_secret_length
 
 # form field -> (model secret field, clear-box field)

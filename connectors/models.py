@@ -9,7 +9,6 @@ from __future__ import annotations
 import re
 import uuid
 from typing import Any
-from urllib.parse import urljoin
 
 from django.conf import settings
 from django.core.exceptions import ValidationError
@@ -18,21 +17,16 @@ from django.db import models
 from django.utils import timezone
 from django.utils.translation import gettext_lazy as _
 
-from connectors.demo_api.models import (  # noqa: F401  (models of this app)
+from connectors.demo.api.models import (  # noqa: F401  (models of this app)
     DemoIdempotentRequest,
     DemoPayment,
     DemoPurchaseOrder,
 )
 from connectors.idempotency import DEFAULT_IDEMPOTENCY_HEADER
-from connectors.mcp_trust import annotations_contradict
-from connectors.mysql_dsn import is_mysql_dsn, parse_mysql_dsn
-from connectors.outbound import validate_outbound_host, validate_outbound_url
-from connectors.pg_dsn import DsnError, dsn_hosts, dsn_params
-from connectors.sql_guard import MYSQL_ENGINES, is_write_sql
+from connectors.kinds import adapter_for
 from platform_core.crypto import EncryptedTextField
 from platform_core.models import OrgOwnedModel
 
-WRITE_METHODS = frozenset({"POST", "PUT", "PATCH", "DELETE"})
 _HOST_RE = re.compile(
     r"^(\[[0-9A-Fa-f:.]+\]|[0-9A-Fa-f:]*:[0-9A-Fa-f:.]+|[A-Za-z0-9]([A-Za-z0-9.-]{0,252}[A-Za-z0-9])?)$"
 )
@@ -46,24 +40,6 @@ connector_name_validator = RegexValidator(
 header_name_validator = RegexValidator(
     r"^[A-Za-z0-9!#$%&'*+.^_`|~-]+$", _("Give an HTTP header name, such as 'Idempotency-Key'.")
 )
-# Headers the platform sets itself (or HTTP needs untouched): an idempotency key must not replace them.
-_RESERVED_HEADERS = frozenset(
-    {
-        "authorization",
-        "proxy-authorization",
-        "cookie",
-        "host",
-        "content-type",
-        "content-length",
-        "transfer-encoding",
-        "connection",
-        "accept",
-        "user-agent",
-    }
-)
-# How an org admin lets a connector reach a system inside their network (URLs and DSN hosts alike).
-_PRIVATE_HOST_HINT = _("If the system is inside your network, add its host to the allowed private hosts.")
-
 action_name_validator = RegexValidator(
     r"^[A-Za-z0-9_-]+$", _("Use letters, digits, hyphens and underscores only.")
 )
@@ -89,7 +65,7 @@ class DatabaseEngine(models.TextChoices):
     POSTGRESQL = "postgresql", _("PostgreSQL")
     MYSQL = "mysql", _("MySQL")
     MARIADB = "mariadb", _("MariaDB")
-    # The PostgreSQL family (connectors.pg_family): the PostgreSQL driver and SQL guard.
+    # The PostgreSQL family (connectors.sql.postgres.family): the PostgreSQL driver and SQL guard.
     KINGBASE = "kingbase", _("KingbaseES")
     OPENGAUSS = "opengauss", _("openGauss")
     HIGHGO = "highgo", _("HighGo")
@@ -102,11 +78,6 @@ class AuthType(models.TextChoices):
     BEARER = "bearer", _("Bearer token")
     BASIC = "basic", _("Basic (username and password)")
     OAUTH2_CLIENT_CREDENTIALS = "oauth2_client_credentials", _("OAuth2 client credentials")
-
-
-MCP_AUTH_TYPES = frozenset(
-    {AuthType.NONE, AuthType.API_KEY_HEADER, AuthType.BEARER, AuthType.OAUTH2_CLIENT_CREDENTIALS}
-)
 
 
 class Connector(OrgOwnedModel):
@@ -249,36 +220,11 @@ class Connector(OrgOwnedModel):
 
     def clean(self) -> None:
         errors: dict[str, Any] = {}
-        if self.kind == ConnectorKind.HTTP:
-            if not self.base_url:
-                errors["base_url"] = _("An HTTP connector needs a base URL.")
-            needs: dict[str, list[str]] = {
-                AuthType.API_KEY_HEADER: ["auth_key_name"],
-                AuthType.API_KEY_QUERY: ["auth_key_name"],
-                AuthType.BASIC: ["auth_username"],
-                AuthType.OAUTH2_CLIENT_CREDENTIALS: ["oauth_client_id", "oauth_token_url"],
-            }
-            for name in needs.get(self.auth_type, []):
-                if not getattr(self, name):
-                    errors[name] = _("Required for this authentication type.")
-            if self.auth_type != AuthType.NONE and not self.has_secret("auth_secret"):
-                errors["auth_secret"] = _("Required for this authentication type.")
-            header = (self.idempotency_header or "").strip().lower()
-            if header in _RESERVED_HEADERS or (
-                header
-                and self.auth_type == AuthType.API_KEY_HEADER
-                and header == (self.auth_key_name or "").strip().lower()
-            ):
-                errors["idempotency_header"] = _(
-                    "This header is already used for the request itself or its credentials."
-                )
-        elif self.kind == ConnectorKind.MCP:
-            errors.update(self._mcp_errors())
-        elif self.kind == ConnectorKind.DATABASE:
-            if not self.has_secret("dsn"):
-                errors["dsn"] = _("A database connector needs a DSN.")
-            else:
-                errors.update(self._dsn_errors())
+        # Each kind says what its connectors need (connectors.kinds); a kind that is not one of the choices
+        # is the kind field's own error.
+        adapter = adapter_for(self.kind) if self.kind in ConnectorKind.values else None
+        if adapter is not None:
+            errors.update(adapter.connector_errors(self))
         entries = self.schema_allow_list
         if not isinstance(entries, list) or not all(
             isinstance(e, str) and _SCHEMA_ENTRY_RE.match(e.strip()) for e in entries
@@ -289,91 +235,10 @@ class Connector(OrgOwnedModel):
             errors["allowed_private_hosts"] = _(
                 "Give a list of host names or IP addresses, without scheme, port or path."
             )
-        elif self.kind == ConnectorKind.HTTP or (
-            self.kind == ConnectorKind.MCP and self.mcp_transport != McpTransport.STDIO
-        ):
-            errors.update(self._outbound_url_errors(hosts))
-        elif self.kind == ConnectorKind.DATABASE and not errors.keys() & {"dsn", "engine"}:
-            errors.update(self._outbound_dsn_errors(hosts))
+        elif adapter is not None:
+            errors.update(adapter.outbound_errors(self, allowed_private_hosts=hosts, found=set(errors)))
         if errors:
             raise ValidationError(errors)
-
-    def _mcp_errors(self) -> dict[str, Any]:
-        """What an MCP connector needs: a URL and usable credentials, or an operator-allowed command."""
-        errors: dict[str, Any] = {}
-        if self.mcp_transport == McpTransport.STDIO:
-            command = self.mcp_command
-            allowed = list(getattr(settings, "MCP_STDIO_ALLOWED_COMMANDS", []))
-            if not isinstance(command, list) or not command or not all(isinstance(a, str) for a in command):
-                errors["mcp_command"] = _("Give the command and its arguments as a JSON list of strings.")
-            elif command[0] not in allowed:
-                errors["mcp_command"] = _(
-                    "This command is not allowed: the operator lists allowed MCP commands in "
-                    "MCP_STDIO_ALLOWED_COMMANDS."
-                )
-            return errors
-        if not self.base_url:
-            errors["base_url"] = _("An MCP connector needs the server's URL.")
-        if self.auth_type not in MCP_AUTH_TYPES:
-            errors["auth_type"] = _(
-                "MCP connectors use no authentication, an API key header, a bearer token or OAuth2 "
-                "client credentials."
-            )
-        needs: dict[str, list[str]] = {
-            AuthType.API_KEY_HEADER: ["auth_key_name"],
-            AuthType.OAUTH2_CLIENT_CREDENTIALS: ["oauth_client_id", "oauth_token_url"],
-        }
-        for name in needs.get(self.auth_type, []):
-            if not getattr(self, name):
-                errors[name] = _("Required for this authentication type.")
-        if self.auth_type != AuthType.NONE and not self.has_secret("auth_secret"):
-            errors["auth_secret"] = _("Required for this authentication type.")
-        return errors
-
-    def _dsn_targets(self) -> list[tuple[str, int]]:
-        """The ``(host, port)`` pairs the DSN connects to, parsed for the engine (raises DsnError)."""
-        if self.engine in MYSQL_ENGINES:
-            parsed = parse_mysql_dsn(self.dsn)
-            return [(parsed.host, parsed.port)]
-        return dsn_hosts(dsn_params(self.dsn))
-
-    def _dsn_errors(self) -> dict[str, Any]:
-        """Whether the DSN fits the engine (the messages never contain the DSN)."""
-        if self.engine not in MYSQL_ENGINES and is_mysql_dsn(self.dsn):
-            return {"engine": _("This is a MySQL DSN: choose MySQL or MariaDB as the engine.")}
-        try:
-            self._dsn_targets()
-        except DsnError as exc:
-            return {"dsn": _("The DSN is not usable: %(reason)s") % {"reason": exc}}
-        return {}
-
-    def _outbound_dsn_errors(self, allowed_private_hosts: list[str]) -> dict[str, ValidationError]:
-        """The SSRF guard's verdict on every host of the DSN, as for URLs (checked again on every
-        connection); the messages name the host, never the DSN (it holds the password)."""
-        refusals: list[ValidationError] = []
-        for host, port in dict.fromkeys(self._dsn_targets()):
-            try:
-                validate_outbound_host(
-                    host, port, allowed_private_hosts=allowed_private_hosts, allow_hint=_PRIVATE_HOST_HINT
-                )
-            except ValidationError as exc:
-                refusals.append(exc)
-        return {"dsn": ValidationError(refusals)} if refusals else {}
-
-    def _outbound_url_errors(self, allowed_private_hosts: list[str]) -> dict[str, ValidationError]:
-        """The SSRF guard's verdict on the URLs this connector calls (checked again on every call)."""
-        errors: dict[str, ValidationError] = {}
-        urls = {"base_url": self.base_url}
-        if self.auth_type == AuthType.OAUTH2_CLIENT_CREDENTIALS and self.oauth_token_url:
-            urls["oauth_token_url"] = urljoin(self.base_url or "", self.oauth_token_url)
-        for name, url in urls.items():
-            try:
-                validate_outbound_url(
-                    url or "", allowed_private_hosts=allowed_private_hosts, allow_hint=_PRIVATE_HOST_HINT
-                )
-            except ValidationError as exc:
-                errors[name] = exc
-        return errors
 
 
 class SchemaTool(models.TextChoices):
@@ -512,29 +377,8 @@ class ConnectorAction(OrgOwnedModel):
     def clean(self) -> None:
         errors: dict[str, Any] = {}
         connector = self.connector if self.connector_id else None
-        if connector is not None and connector.kind == ConnectorKind.HTTP:
-            if not self.method:
-                errors["method"] = _("An HTTP action needs a method.")
-            if not self.path_template.startswith("/"):
-                errors["path_template"] = _("The path must start with '/'.")
-            if self.sql_template or self.free_form:
-                errors["sql_template"] = _("HTTP actions have no SQL.")
-        elif connector is not None and connector.kind == ConnectorKind.MCP:
-            if not self.mcp_tool:
-                errors["mcp_tool"] = _("An MCP action names a tool of the server; use 'Sync tools'.")
-            if self.method or self.path_template or self.sql_template or self.free_form:
-                errors["method"] = _("MCP actions have no HTTP method, path or SQL.")
-        elif connector is not None:
-            if self.method or self.path_template:
-                errors["method"] = _("Database actions have no HTTP method or path.")
-            if self.schema_tool and (self.sql_template.strip() or self.free_form):
-                errors["sql_template"] = _("A schema tool has no SQL template.")
-            if self.free_form and self.sql_template.strip():
-                errors["sql_template"] = _(
-                    "A free-form action has no SQL template; the agent writes the query."
-                )
-            if not self.free_form and not self.schema_tool and not self.sql_template.strip():
-                errors["sql_template"] = _("Give an SQL template or allow free-form read-only SQL.")
+        if connector is not None and connector.kind in ConnectorKind.values:
+            errors.update(adapter_for(connector.kind).action_errors(self))
         if self.free_form and self.is_write_override and self.is_write:
             errors["is_write"] = _("Free-form SQL is always read-only.")
         if self.mcp_tool and self.is_write_override and not self.is_write:
@@ -556,20 +400,10 @@ class ConnectorAction(OrgOwnedModel):
             raise ValidationError(errors)
 
     def derived_is_write(self) -> bool:
-        """Whether the action writes, judged from its HTTP method, SQL or MCP annotations (free-form SQL
-        and the schema tools never write)."""
-        if self.free_form or self.schema_tool:
-            return False
-        if self.mcp_tool:
-            # The server's annotations are untrusted hints: a tool is a write until an admin confirmed it
-            # as a read, and always a write when its annotations contradict each other.
-            return self.mcp_read_confirmed_at is None or annotations_contradict(self.mcp_annotations)
-        if self.method:
-            return self.method.upper() in WRITE_METHODS
-        if self.sql_template.strip():
-            engine = self.connector.engine if self.connector_id else DatabaseEngine.POSTGRESQL
-            return is_write_sql(self.sql_template, engine=engine)
-        return False
+        """Whether the action writes, as its connector's kind judges it (:mod:`connectors.kinds`): from its
+        HTTP method, its SQL (free-form SQL and the schema tools never write), or whether an admin confirmed
+        its MCP tool as a read."""
+        return adapter_for(self.connector.kind).action_is_write(self)
 
     def save(self, *args: Any, **kwargs: Any) -> None:
         # Invariants every writer (admin inline, API, import) must keep: same org as the connector,

@@ -15,6 +15,9 @@ from django.utils.translation import gettext_lazy as _
 
 from connectors.ssrf import BadURL, Refusal, host_refusal, url_refusal
 
+# How an org admin lets a connector reach a system inside their network (URLs and DSN hosts alike).
+PRIVATE_HOST_HINT = _("If the system is inside your network, add its host to the allowed private hosts.")
+
 # The kinds of address the guard names (connectors.ssrf), as the user reads them.
 _KINDS: dict[str, Promise] = {
     "cloud metadata": _("cloud metadata"),

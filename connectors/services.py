@@ -6,9 +6,8 @@ Secrets never enter audit rows: they are recorded as set, unchanged or cleared.
 from __future__ import annotations
 
 import logging
-import time
 from collections.abc import Mapping
-from dataclasses import dataclass, replace
+from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 from asgiref.sync import async_to_sync, sync_to_async
@@ -17,24 +16,14 @@ from django.utils import timezone
 
 from agents.engine.run_context import RunContext
 from agents.engine.strict_json import text_safe
-from connectors.adapter_types import ConnectionFailed, ConnectionTestResult, ConnectionWorks
-from connectors.configs import connector_secret_values, database_config_for, http_config_for
-from connectors.database import db_test_connection
-from connectors.http import http_test_connection
-from connectors.mcp.client import McpFailure, mcp_list_tools
-from connectors.mcp.config import McpConfig, StdioNotAllowed, mcp_config_for
-from connectors.mcp.pool import SessionOpenError, session_once
+from connectors.adapter_types import ConnectionFailed, ConnectionTestResult
+from connectors.configs import connector_secret_values
+from connectors.http.openapi import ImportedAction, OpenAPIError, parse_openapi
+from connectors.kinds import ConnectorKindAdapter, adapter_for
+from connectors.mcp.client import McpFailure
+from connectors.mcp.config import StdioNotAllowed
 from connectors.mcp.sync import SyncReport, connector_apply_mcp_tools, mcp_tools_list
-from connectors.models import (
-    ActionSource,
-    CallStatus,
-    Connector,
-    ConnectorAction,
-    ConnectorCallLog,
-    ConnectorKind,
-    ensure_schema_tools,
-)
-from connectors.openapi import ImportedAction, OpenAPIError, parse_openapi
+from connectors.models import ActionSource, CallStatus, Connector, ConnectorAction, ConnectorCallLog
 from connectors.redaction import redact
 from connectors.scrub import scrub
 from platform_core.audited import audited_delete, audited_save
@@ -63,8 +52,7 @@ def connector_save(
     keeps the stored value. The audit row says only whether a secret is set and that it changed.
     """
     audited_save(instance=connector, actor=actor, secrets=secrets, ip_address=ip_address)
-    if connector.kind == ConnectorKind.DATABASE:
-        ensure_schema_tools(connector)
+    adapter_for(connector.kind).connector_saved(connector)
     return connector
 
 
@@ -108,7 +96,7 @@ def connector_import_openapi(
     document are *deactivated*, not deleted, so their call logs keep their link and an admin's edits
     survive if the operation comes back (it is then reactivated and reported as added). Actions created
     by hand are never touched unless the document has an operation of the same name.
-    Raises :class:`~connectors.openapi.OpenAPIError` for an unusable document (nothing is changed).
+    Raises :class:`~connectors.http.openapi.OpenAPIError` for an unusable document (nothing is changed).
     """
     if connector.kind != "http":
         raise OpenAPIError("OpenAPI documents can only be imported into HTTP connectors")
@@ -324,21 +312,8 @@ async def connector_test_connection_async(*, organization_id: int, connector_id:
     loaded = await sync_to_async(_test_config)(organization_id, connector_id)
     if not isinstance(loaded, tuple):
         return loaded
-    kind, config, secrets = loaded
-    if kind == "mcp":
-        return await _mcp_test_connection(config, secrets)
-    if kind == "http":
-        result = await http_test_connection(config)
-    else:
-        outcome = await db_test_connection(config)
-        result = (
-            ConnectionWorks(detail=outcome.content, latency_ms=outcome.latency_ms)
-            if outcome.status == "ok"
-            else ConnectionFailed(reason=outcome.error, latency_ms=outcome.latency_ms)
-        )
-    if isinstance(result, ConnectionWorks):
-        return replace(result, detail=scrub(result.detail, secrets))
-    return replace(result, reason=scrub(result.reason, secrets))
+    adapter, config, secrets = loaded
+    return await adapter.test_connection(config, secrets)
 
 
 def connector_test_connection(*, connector: Connector) -> ConnectionTestResult:
@@ -350,35 +325,17 @@ def connector_test_connection(*, connector: Connector) -> ConnectionTestResult:
 
 def _test_config(
     organization_id: int, connector_id: Any
-) -> tuple[str, Any, tuple[str, ...]] | ConnectionTestResult:
+) -> tuple[ConnectorKindAdapter, Any, tuple[str, ...]] | ConnectionTestResult:
+    """The connector's kind, its config and its secrets (decrypted), or why the test cannot run."""
     connector = Connector.objects.filter(pk=connector_id, organization_id=organization_id).first()
     if connector is None:
         return ConnectionFailed(reason="no such connector")
+    adapter = adapter_for(connector.kind)
     try:
-        if connector.kind == "mcp":
-            return "mcp", mcp_config_for(connector), connector_secret_values(connector)
-        if connector.kind == "http":
-            return "http", http_config_for(connector), connector_secret_values(connector)
-        return "database", database_config_for(connector), connector_secret_values(connector)
+        return adapter, adapter.call_config(connector), connector_secret_values(connector)
     except SecretDecryptError:
         return ConnectionFailed(reason="the stored credentials cannot be decrypted; enter them again")
     except StdioNotAllowed:
         return ConnectionFailed(
             reason="the operator does not allow this local MCP command (MCP_STDIO_ALLOWED_COMMANDS)"
         )
-
-
-async def _mcp_test_connection(config: McpConfig, secrets: tuple[str, ...]) -> ConnectionTestResult:
-    """Open a session, list the tools, close it."""
-    started = time.perf_counter()
-    try:
-        async with session_once(config) as pooled:
-            listing = await mcp_list_tools(config, pooled=pooled)
-    except SessionOpenError as exc:
-        listing = McpFailure(str(exc))
-    latency = (time.perf_counter() - started) * 1000
-    if isinstance(listing, McpFailure):
-        return ConnectionFailed(reason=scrub(listing.error, secrets), latency_ms=latency)
-    return ConnectionWorks(
-        detail=f"connected: the server lists {len(listing.tools)} tools", latency_ms=latency
-    )

@@ -40,26 +40,12 @@ from asgiref.sync import sync_to_async
 from agents.engine.run_context import RunContext
 from agents.engine.tool_context import ToolCallContext
 from agents.engine.tools import Artifact, Tool, ToolResult
-from connectors.adapter_types import (
-    CallOutcome,
-    DatabaseConnectorConfig,
-    HttpActionSpec,
-    HttpConnectorConfig,
-    SqlActionSpec,
-)
-from connectors.configs import (
-    connector_secret_values,
-    database_config_for,
-    http_action_spec_for,
-    http_config_for,
-    sql_action_spec_for,
-)
-from connectors.database import db_call
-from connectors.http import http_call
+from connectors.adapter_types import CallOutcome
+from connectors.configs import connector_secret_values
 from connectors.idempotency import connector_idempotency_key
-from connectors.mcp.client import METHOD_CALL, mcp_call_tool
-from connectors.mcp.config import McpConfig, StdioNotAllowed, mcp_config_for
-from connectors.models import ConnectorAction, ConnectorKind
+from connectors.kinds import adapter_for
+from connectors.mcp.config import StdioNotAllowed
+from connectors.models import ConnectorAction
 from connectors.scrub import scrub
 from connectors.selectors import RunActionsSource, actions_for_tools, run_connector_actions
 from connectors.services import call_log_record
@@ -100,30 +86,16 @@ def tool_name_for(connector_name: str, action_name: str) -> str:
 def tool_description_for(action: ConnectorAction) -> str:
     """What the model reads: the action's own description, where it goes, and whether it writes."""
     connector = action.connector
+    told = adapter_for(connector.kind).tool_text(action)
     text = (action.description or "").strip()
-    summary = text.splitlines()[0] if text else action.name.replace("_", " ").capitalize()
+    summary = text.splitlines()[0] if text else (told.summary or action.name.replace("_", " ").capitalize())
     rest = "\n".join(text.splitlines()[1:]).strip()
-    if connector.kind == ConnectorKind.HTTP:
-        target = f"{action.method or 'GET'} {action.path_template}"
-    elif connector.kind == ConnectorKind.MCP:
-        target = f"MCP tool {action.mcp_tool}"
-    elif action.free_form:
-        target = "free-form read-only SQL"
-        summary = (
-            text.splitlines()[0] if text else f"Run one read-only SQL query on the {connector.name} database"
-        )
-    else:
-        target = "SQL"
-    lines = [f"{summary} ({connector.name}: {target})"]
+    lines = [f"{summary} ({connector.name}: {told.target})"]
     if rest:
         lines.append(rest)
     if connector.description:
         lines.append(f"System: {connector.description.strip()}")
-    if action.free_form:
-        lines.append(
-            f"Only one plain read statement in {connector.get_engine_display()}'s SQL is accepted;"
-            f" at most {connector.max_rows} rows are returned."
-        )
+    lines.extend(told.notes)
     lines.append(
         "This action CHANGES data in the system."
         if action.is_write
@@ -139,7 +111,7 @@ class _Prepared:
     connector_id: Any
     action_id: Any
     kind: str
-    config: Any
+    config: Any  # the kind's own (connectors.kinds.ConnectorKindAdapter.call_config)
     spec: Any
     is_write: bool
     secrets: tuple[str, ...]
@@ -170,14 +142,7 @@ class ConnectorTool(Tool):
         self.call_log_by_hook = call_log_by_hook
         # The other connectors' secrets of the run: a target may answer with one of them.
         self.run_secrets = run_secrets
-        if connector.kind == ConnectorKind.HTTP:
-            attempts = 1 if action.is_write else 3  # the adapter retries idempotent calls
-            self.timeout = (connector.connect_timeout + connector.read_timeout) * attempts + 5
-        elif connector.kind == ConnectorKind.MCP:
-            # Opening a session, and once more when the server dropped it; each bounded by the client.
-            self.timeout = (connector.connect_timeout + 2 * connector.read_timeout) * 2 + 5
-        else:
-            self.timeout = connector.connect_timeout + connector.statement_timeout_ms / 1000 + 5
+        self.timeout = adapter_for(connector.kind).tool_timeout(action)
 
     async def execute(self, ctx: ToolCallContext, /, **kwargs: Any) -> ToolResult:
         started = time.perf_counter()
@@ -248,7 +213,7 @@ class ConnectorTool(Tool):
             response_bytes=outcome.response_bytes,
             error=outcome.error,
             secrets=prepared.secrets if prepared is not None else (),
-            mcp_method=METHOD_CALL if prepared is not None and prepared.kind == ConnectorKind.MCP else "",
+            mcp_method=adapter_for(prepared.kind).call_log_method if prepared is not None else "",
         )
 
 
@@ -284,15 +249,9 @@ def _load_call(organization_id: int | None, action_id: Any) -> _Prepared | str:
     connector = action.connector
     if not connector.is_active or not action.is_active:
         return f"the {'connector' if not connector.is_active else 'action'} has been deactivated by an admin"
-    config: HttpConnectorConfig | McpConfig | DatabaseConnectorConfig
-    spec: HttpActionSpec | SqlActionSpec | str  # an MCP action's spec is its tool's name
+    adapter = adapter_for(connector.kind)
     try:
-        if connector.kind == ConnectorKind.HTTP:
-            config, spec = http_config_for(connector), http_action_spec_for(action)
-        elif connector.kind == ConnectorKind.MCP:
-            config, spec = mcp_config_for(connector), action.mcp_tool
-        else:
-            config, spec = database_config_for(connector), sql_action_spec_for(action)
+        config, spec = adapter.call_config(connector), adapter.action_spec(action)
         secrets = connector_secret_values(connector)
     except StdioNotAllowed:
         return "the operator does not allow this connector's local MCP command (MCP_STDIO_ALLOWED_COMMANDS)"
@@ -313,12 +272,10 @@ def _load_call(organization_id: int | None, action_id: Any) -> _Prepared | str:
 async def _call_adapter(
     prepared: _Prepared, args: Mapping[str, Any], idempotency_key: str | None
 ) -> tuple[CallOutcome, tuple[Artifact, ...]]:
-    if prepared.kind == ConnectorKind.HTTP:
-        return await http_call(prepared.config, prepared.spec, args, idempotency_key=idempotency_key), ()
-    if prepared.kind == ConnectorKind.MCP:
-        called = await mcp_call_tool(prepared.config, prepared.spec, args, is_write=prepared.is_write)
-        return called.outcome, called.artifacts
-    return await db_call(prepared.config, prepared.spec, args), ()
+    called = await adapter_for(prepared.kind).call(
+        prepared.config, prepared.spec, args, idempotency_key=idempotency_key, is_write=prepared.is_write
+    )
+    return called.outcome, called.artifacts
 
 
 def _failed(message: str, started: float) -> CallOutcome:

@@ -13,7 +13,7 @@ from typing import Any
 
 from connectors.models import ConnectorAction, ConnectorKind
 from connectors.selectors import actions_for_tools
-from connectors.sql_guard import classify_sql, is_write_sql
+from connectors.sql.guard import classify_sql, is_write_sql
 from connectors.tools import tool_name_for
 
 FREE_FORM_SQL_ARGUMENT = "sql"
@@ -77,7 +77,7 @@ class ActionInfo:
                 return "the SQL of this action changes data"
             return None
         if self.kind == ConnectorKind.MCP and not self.is_write and not self.mcp_read_confirmed:
-            # The server's annotations alone never make a tool a read (connectors.mcp_trust).
+            # The server's annotations alone never make a tool a read (connectors.mcp.trust).
             return "no admin has confirmed this MCP tool as a read"
         return "this action writes data" if self.is_write else None
 

@@ -10,9 +10,9 @@ from rest_framework import serializers
 
 from connectors import fields as connector_fields
 from connectors.forms import validate_dsn_secret
-from connectors.mcp_trust import server_claim
+from connectors.http.openapi import MAX_DOCUMENT_CHARS
+from connectors.mcp.trust import server_claim
 from connectors.models import Connector, ConnectorAction, ConnectorCallLog
-from connectors.openapi import MAX_DOCUMENT_CHARS
 from platform_core.api_unique import OrgUniqueValidator
 from platform_core.secret_rules import validate_secret_length
 

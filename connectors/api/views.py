@@ -25,6 +25,7 @@ from connectors.api.serializers import (
     ImportOpenAPISerializer,
     ImportReportSerializer,
 )
+from connectors.http.openapi import OpenAPIError
 from connectors.mcp.client import McpFailure
 from connectors.mcp.confirm import (
     ConfirmRefused,
@@ -35,7 +36,6 @@ from connectors.mcp.confirm import (
 )
 from connectors.mcp.sync import SyncReport, connector_sync_mcp_tools, mcp_sync_after_save
 from connectors.models import Connector, ConnectorAction, ConnectorCallLog, ConnectorKind
-from connectors.openapi import OpenAPIError
 from connectors.selectors import (
     action_list_for_connector,
     call_log_list_for_org,

@@ -6,4 +6,8 @@
 - :mod:`.client`: ``tools/list`` and ``tools/call`` with timeouts, as typed outcomes.
 - :mod:`.results`: a ``CallToolResult`` as what the model reads and what the tool card shows.
 - :mod:`.sync`: "Sync tools": the server's tools as connector actions (added, changed, removed).
+- :mod:`.trust`: what the server claims about a tool, and why a tool is a write until an admin confirms it
+  as a read (:mod:`.confirm`).
+- :mod:`.lookalikes`: tools that look like another connector's.
+- :mod:`.kind`: the MCP kind of connector (:mod:`connectors.kinds`).
 """

@@ -25,7 +25,7 @@ from pydantic import ValidationError
 
 from agents.engine.tools import Artifact
 from connectors.adapter_types import CallOutcome
-from connectors.http_auth import secrets_of
+from connectors.http.auth import secrets_of
 from connectors.mcp.config import McpConfig
 from connectors.mcp.pool import PooledSession, SessionOpenError, session_pool
 from connectors.mcp.results import error_text, render_result

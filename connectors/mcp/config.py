@@ -11,7 +11,7 @@ from dataclasses import dataclass, field
 from django.conf import settings
 
 from connectors.adapter_types import HttpAuth, HttpConnectorConfig
-from connectors.configs import http_auth_for
+from connectors.http.config import http_auth_for
 from connectors.models import Connector, McpTransport
 
 ANSWER_ENVELOPE_BYTES = 64 * 1024

@@ -1,6 +1,6 @@
 """An admin confirms an MCP tool as a read, or withdraws that confirmation (each audited).
 
-The server's annotations are only its claim (:mod:`connectors.mcp_trust`): a tool becomes a read for
+The server's annotations are only its claim (:mod:`connectors.mcp.trust`): a tool becomes a read for
 read-only mode and approval policies only through :func:`mcp_action_confirm_read`. A tool whose
 annotations contradict each other cannot be confirmed. "Sync tools" withdraws a confirmation itself when
 the tool's annotations, input schema or description change (:mod:`connectors.mcp.sync`).
@@ -15,7 +15,7 @@ from django.db import transaction
 from django.utils import timezone
 from django.utils.translation import gettext_lazy as _
 
-from connectors.mcp_trust import server_claim
+from connectors.mcp.trust import server_claim
 from connectors.models import ConnectorAction, ConnectorKind
 from platform_core.services import audit_log_write
 

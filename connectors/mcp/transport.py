@@ -1,6 +1,6 @@
 """The SDK's HTTP client (httpx2) on the platform's SSRF-guarded transport, with the connector's auth.
 
-The ``mcp`` SDK speaks HTTP through ``httpx2``; the platform's guard (:mod:`connectors.http_transport`)
+The ``mcp`` SDK speaks HTTP through ``httpx2``; the platform's guard (:mod:`connectors.http.transport`)
 is an ``httpx`` transport whose every new TCP connection is resolved, checked and pinned by
 :mod:`connectors.ssrf`. :class:`GuardedBridge` is an ``httpx2`` transport that hands each request to that
 guarded transport, so every request of an MCP session (initialise, calls, the event stream, OAuth token
@@ -19,8 +19,8 @@ from typing import Any
 import httpx
 import httpx2
 
-from connectors.http_auth import AuthError, auth_material, forget_token
-from connectors.http_transport import GuardedTransport
+from connectors.http.auth import AuthError, auth_material, forget_token
+from connectors.http.transport import GuardedTransport
 from connectors.mcp.config import McpConfig
 from connectors.ssrf import SSRFBlocked
 
@@ -56,7 +56,7 @@ class _BridgedStream(httpx2.AsyncByteStream):
 
 
 class GuardedBridge(httpx2.AsyncBaseTransport):
-    """An ``httpx2`` transport that sends through :class:`~connectors.http_transport.GuardedTransport`.
+    """An ``httpx2`` transport that sends through :class:`~connectors.http.transport.GuardedTransport`.
 
     ``refusals`` keeps what the SSRF guard refused, so the caller can tell the model why a session
     could not be opened (the SDK reports only that the connection failed).

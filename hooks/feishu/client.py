@@ -24,7 +24,7 @@ from urllib.parse import quote
 
 import httpx
 
-from connectors.http_transport import GuardedTransport
+from connectors.http.transport import GuardedTransport
 from connectors.ssrf import SSRFBlocked
 from hooks.feishu.cards import card_to_content
 from hooks.feishu.errors import RATE_LIMITED, TOKEN_CODES, FeishuError, code_meaning

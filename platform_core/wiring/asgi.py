@@ -1,7 +1,7 @@
 """ASGI entry point: HTTP through Django, websockets through Channels, one ProtocolTypeRouter.
 
 HTTP paths under ``/mcp/orgs/`` go to the agents' MCP servers (:mod:`agents.mcp_endpoint`) and ``/demo-mcp/``
-to the demo MCP server (:mod:`connectors.demo_mcp`), both Streamable HTTP on the MCP SDK; every other HTTP
+to the demo MCP server (:mod:`connectors.demo.mcp`), both Streamable HTTP on the MCP SDK; every other HTTP
 path goes to Django as before.
 
 Websocket handshakes are origin-checked (``WEBSOCKET_ALLOWED_ORIGINS``, else ``ALLOWED_HOSTS``) and then
@@ -27,7 +27,7 @@ from django.urls import re_path  # noqa: E402
 from agents.mcp_endpoint.host import McpHost  # noqa: E402
 from agents.mcp_endpoint.http import AgentsMcpApp  # noqa: E402
 from agents.mcp_endpoint.server import agents_mcp_server  # noqa: E402
-from connectors.demo_mcp.server import demo_mcp_server  # noqa: E402
+from connectors.demo.mcp.server import demo_mcp_server  # noqa: E402
 from platform_core.gc_tuning import gc_tune_for_server  # noqa: E402
 from platform_core.wiring.routing import websocket_urlpatterns  # noqa: E402
 from platform_core.wiring.tracing_setup import tracing_setup  # noqa: E402

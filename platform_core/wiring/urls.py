@@ -34,7 +34,7 @@ urlpatterns = [
         "admin/usage-dashboard/", include("agents.usage_dashboard.admin_views")
     ),  # usage dashboard (issue 21)
     path("admin/", admin.site.urls),
-    path("demo-api/", include("connectors.demo_api.urls")),  # connectors (issue 4)
+    path("demo-api/", include("connectors.demo.api.urls")),  # connectors (issue 4)
     path("api/v1/", include("platform_core.wiring.api_urls")),
     path("api/schema/", SpectacularAPIView.as_view(), name="api-schema"),
     # Swagger UI with its script in a file (the CSP allows no inline script), its assets from the sidecar.

@@ -1,6 +1,7 @@
 // A connector's admin form: show the settings of the chosen kind only. The server lists which inputs
-// each kind uses (#connector-fields-by-kind, from connectors.fields.BY_KIND); a section none of whose
-// inputs the kind uses is hidden, and so is an actions table made for another kind (fieldset "for-<kind>").
+// each kind uses (#connector-fields-by-kind, from each kind's settings: connectors.kinds); a section none
+// of whose inputs the kind uses is hidden, and so is an actions table made for another kind (fieldset
+// "for-<kind>").
 (function () {
   "use strict";
 

@@ -18,9 +18,9 @@ from agents.engine.model_registry import ModelRegistry
 from agents.engine.plan.agent import PlanAgent
 from agents.engine.react import ReActAgent
 from agents.engine.tools import FunctionTool, ToolRegistry
-from connectors.demo_api.document import demo_openapi_document
-from connectors.openapi import parse_openapi_document
-from connectors.tables import render_table
+from connectors.demo.api.document import demo_openapi_document
+from connectors.http.openapi import parse_openapi_document
+from connectors.sql.tables import render_table
 
 ORDERS = [
     {
@@ -203,7 +203,7 @@ def test_a_tool_result_becomes_readable_markdown(content, expected, forbidden):
 
 
 def test_sql_rows_become_a_markdown_table_with_the_row_count_below_it():
-    """A database connector's result (connectors.tables' compact text) is shown as a table, not as the
+    """A database connector's result (connectors.sql.tables' compact text) is shown as a table, not as the
     pipe-separated lines the model reads."""
     rendered = render_table(
         ["number", "supplier", "note"],

@@ -10,7 +10,7 @@ from django.contrib.admin.helpers import ACTION_CHECKBOX_NAME
 from django.core.files.uploadedfile import SimpleUploadedFile
 from django.urls import reverse
 
-from connectors.demo_api.document import demo_openapi_document
+from connectors.demo.api.document import demo_openapi_document
 from connectors.models import Connector, ConnectorAction, ConnectorCallLog
 from platform_core.models import AuditLog
 from tests.factories import (

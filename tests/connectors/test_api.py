@@ -6,7 +6,7 @@ import json
 
 import pytest
 
-from connectors.demo_api.document import demo_openapi_document
+from connectors.demo.api.document import demo_openapi_document
 from connectors.models import Connector, ConnectorAction, ConnectorCallLog
 from platform_core.models import AuditLog
 from tests.factories import ConnectorActionFactory, ConnectorCallLogFactory, ConnectorFactory

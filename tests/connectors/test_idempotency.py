@@ -20,7 +20,7 @@ from agents.engine.run_context import RunContext
 from agents.engine.tool_context import ToolCallContext
 from agents.engine.tool_runner import ToolCallRecord, ToolRunner
 from agents.engine.tools import Tool, ToolRegistry
-from connectors.demo_api.models import DemoPayment, DemoPurchaseOrder
+from connectors.demo.api.models import DemoPayment, DemoPurchaseOrder
 from connectors.idempotency import connector_idempotency_key
 from connectors.services import connector_test_connection
 from connectors.tools import aconnector_tools_for, connector_tools_for_run

@@ -11,7 +11,7 @@ from collections.abc import AsyncIterator, Iterator
 import pytest
 
 from connectors.adapter_types import HttpActionSpec, HttpAuth, HttpConnectorConfig
-from connectors.http import aclose_http_clients, http_call, http_test_connection
+from connectors.http.adapter import aclose_http_clients, http_call, http_test_connection
 from connectors.ssrf import HostResolutionError, SSRFBlocked, is_public_address, resolve_and_check
 from tests.fakes.http_service import LoopbackHTTPService, running_http_service
 

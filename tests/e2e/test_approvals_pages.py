@@ -34,7 +34,7 @@ def build_approvals_world(llm_base_url: str, site_url: str) -> dict[str, object]
     (run in a subprocess against the e2e server's database)."""
     from django.conf import settings
 
-    from connectors.demo_seed import DEMO_CONNECTOR_NAME, demo_connector_seed
+    from connectors.demo.seed import DEMO_CONNECTOR_NAME, demo_connector_seed
     from connectors.models import Connector, ConnectorAction
     from hooks.services import approval_request_create
     from platform_core.models import Role

@@ -20,7 +20,7 @@ def build(*, llm_base_url: str, site_url: str, password: str) -> dict[str, str]:
     from django.conf import settings
 
     from agents.models import Agent, ModelConfig
-    from connectors.demo_seed import DEMO_CONNECTOR_NAME, demo_connector_seed
+    from connectors.demo.seed import DEMO_CONNECTOR_NAME, demo_connector_seed
     from connectors.models import Connector
     from platform_core.models import Role
     from platform_core.services import membership_set, organization_create, user_get_or_create

@@ -23,7 +23,7 @@ def build(*, dead_url: str) -> dict[str, object]:
     from django.conf import settings
 
     from agents.models import Agent, Conversation, ModelConfig
-    from connectors.demo_seed import DEMO_CONNECTOR_NAME, demo_connector_seed
+    from connectors.demo.seed import DEMO_CONNECTOR_NAME, demo_connector_seed
     from connectors.models import Connector
     from hooks.models import ApprovalPolicy, FeishuChannel, RateLimit
     from platform_core.api_keys import api_key_create

@@ -10,7 +10,7 @@ from asgiref.sync import sync_to_async
 from channels.db import database_sync_to_async
 
 from agents.runs.manager import run_manager
-from connectors.demo_api.models import DemoPayment, DemoPurchaseOrder
+from connectors.demo.api.models import DemoPayment, DemoPurchaseOrder
 from hooks.models import ApprovalRequest
 from hooks.services import approval_decide
 from platform_core.models import Role

@@ -7,7 +7,7 @@ import httpx2
 import pytest
 
 from agents.mcp_endpoint.host import McpHost
-from connectors.demo_mcp.server import demo_mcp_server
+from connectors.demo.mcp.server import demo_mcp_server
 
 pytestmark = pytest.mark.django_db(transaction=True)
 

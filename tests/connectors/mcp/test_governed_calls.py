@@ -12,7 +12,7 @@ from channels.db import database_sync_to_async
 
 from connectors.mcp.confirm import mcp_action_confirm_read
 from connectors.mcp.sync import connector_sync_mcp_tools
-from connectors.mcp_trust import server_claim
+from connectors.mcp.trust import server_claim
 from connectors.models import ConnectorAction, ConnectorCallLog
 from hooks.models import ApprovalRequest
 from hooks.services import approval_decide
@@ -215,7 +215,7 @@ async def test_a_server_that_needs_a_bearer_token_gets_the_stored_one(scripted_l
 async def test_an_oauth_access_token_the_server_echoes_back_is_redacted_from_the_result(
     scripted_llm, make_llm
 ):
-    from connectors.http_auth import forget_all_tokens
+    from connectors.http.auth import forget_all_tokens
 
     forget_all_tokens()
     with FakeMcpServer(token="oauth-access-77") as server:

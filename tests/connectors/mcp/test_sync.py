@@ -95,7 +95,7 @@ def test_sync_of_an_unreachable_private_server_is_refused_by_the_ssrf_guard(mcp_
 
 
 def test_oauth2_client_credentials_fetch_a_token_and_send_it(settings):
-    from connectors.http_auth import forget_all_tokens
+    from connectors.http.auth import forget_all_tokens
     from tests.fakes.mcp_servers import FakeMcpServer
 
     forget_all_tokens()
