@@ -48,6 +48,7 @@ from agents.engine.hooks import (
 from agents.engine.run_context import RunContext
 from agents.engine.strict_json import text_safe
 from agents.engine.tools import ToolResult
+from connectors.kinds import adapter_for
 from connectors.models import CallStatus, Connector, ConnectorAction, ConnectorCallLog
 from connectors.redaction import redact
 from connectors.scrub import scrub
@@ -318,7 +319,7 @@ def _write_call(
         arguments=arguments,
         status=status,
         error=error,
-        mcp_method="tools/call" if info.kind == "mcp" else "",
+        mcp_method=adapter_for(info.kind).call_log_method,
         **outcome,
     )
 
