@@ -26,7 +26,7 @@ from django.db.models import Q, QuerySet
 from django.db.models.fields.related import RelatedField
 from django.http import HttpRequest
 
-from platform_core.audited import audit_finish, audit_start, audited_delete
+from platform_core.audit.audited import audit_finish, audit_start, audited_delete
 from platform_core.models import Membership, Organization
 from platform_core.request_meta import client_ip, signed_in_user
 from platform_core.selectors import admin_organizations_for_user
@@ -298,7 +298,7 @@ class OrgScopedAdmin(OrgScopedChoicesMixin, admin.ModelAdmin):
 
 class AuditedAdmin(OrgScopedAdmin):
     """An org-scoped admin whose every add, change and delete writes one audit row
-    (:mod:`platform_core.audited`): the row is read before the save and compared after its
+    (:mod:`platform_core.audit.audited`): the row is read before the save and compared after its
     many-to-many sets are saved, so a change of connectors or approvers is recorded too."""
 
     def save_model(self, request: HttpRequest, obj: Any, form: Any, change: bool) -> None:

@@ -24,7 +24,7 @@ from django.utils import timezone
 from django.utils.translation import gettext as _
 
 from platform_core.api_keys_scopes import ApiKeyCredential, Scope, scopes_normalise
-from platform_core.audit_log import audit_log_write
+from platform_core.audit.log import audit_log_write
 from platform_core.models import ApiKey, ApiKeyAddress, Membership, Organization, Role
 
 if TYPE_CHECKING:

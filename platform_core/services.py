@@ -1,6 +1,6 @@
 """Write services of the tenancy core. Each is one transaction and writes its own audit row.
 
-``audit_log_write`` lives in :mod:`platform_core.audit_log` (API keys use it too) and is re-exported here.
+``audit_log_write`` lives in :mod:`platform_core.audit.log` (API keys use it too) and is re-exported here.
 """
 
 from __future__ import annotations
@@ -15,7 +15,7 @@ from django.utils import timezone
 from django.utils.translation import gettext as _
 
 from platform_core.api_keys import api_key_create
-from platform_core.audit_log import audit_log_write
+from platform_core.audit.log import audit_log_write
 from platform_core.models import ADMIN_ROLES, ApiKey, ApiKeyScope, Membership, Organization, Role
 
 if TYPE_CHECKING:

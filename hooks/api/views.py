@@ -108,7 +108,7 @@ class ApprovalViewSet(
 
 
 class _AuditedConfigViewSet(AuditedWritesMixin, OrgScopedViewMixin, viewsets.ModelViewSet):
-    """Admin-only configuration; every write is audited (``platform_core.audited``)."""
+    """Admin-only configuration; every write is audited (``platform_core.audit.audited``)."""
 
     permission_classes = [permissions.IsAuthenticated, IsOrgMember, IsOrgAdmin]
 

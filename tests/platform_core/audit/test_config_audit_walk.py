@@ -19,7 +19,7 @@ from django.urls import reverse
 from agents.models import Agent, ModelConfig
 from connectors.models import Connector, ConnectorAction
 from hooks.models import AgentHookSettings, ApprovalPolicy, FeishuChannel, RateLimit
-from platform_core.audit_actions import AUDIT_ACTION_LABELS
+from platform_core.audit.actions import AUDIT_ACTION_LABELS
 from platform_core.models import AuditLog, Membership, Role
 from tests.agents.factories import AgentFactory, ModelConfigFactory
 from tests.factories import (

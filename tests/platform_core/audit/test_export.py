@@ -17,14 +17,14 @@ from django.urls import reverse
 from django.utils import timezone, translation
 
 from hooks.models import ApprovalStatus
-from platform_core.audit_actions import AUDIT_ACTION_LABELS
-from platform_core.audited import audit_entity
+from platform_core.audit.actions import AUDIT_ACTION_LABELS
+from platform_core.audit.audited import audit_entity
 from platform_core.models import AuditLog, Role
 from tests.factories import PASSWORD, member_of
 
 pytestmark = pytest.mark.django_db
 
-ROOT = Path(__file__).resolve().parents[2]
+ROOT = Path(__file__).resolve().parents[3]
 
 
 def _at(day: str) -> datetime:
@@ -268,7 +268,7 @@ CONFIGURABLE_ENTITIES = (
     "agent_hook_settings",
 )
 DYNAMIC_ACTIONS = {
-    "platform_core/audited.py": [
+    "platform_core/audit/audited.py": [
         f"{e}.{v}" for e in CONFIGURABLE_ENTITIES for v in ("created", "updated", "deleted")
     ],
     "hooks/services.py": [f"approval.{s}" for s in ApprovalStatus.values if s != ApprovalStatus.PENDING],
@@ -284,7 +284,7 @@ def test_every_action_the_code_writes_has_a_readable_name():
     assert not unlisted, f"audit actions computed at {unlisted}: list their values in DYNAMIC_ACTIONS"
     written = found | {a for values in DYNAMIC_ACTIONS.values() for a in values}
     missing = sorted(written - set(AUDIT_ACTION_LABELS))
-    assert not missing, f"audit actions without a readable name in platform_core.audit_actions: {missing}"
+    assert not missing, f"audit actions without a readable name in platform_core.audit.actions: {missing}"
 
 
 def test_the_audited_models_are_the_configurable_entities():

@@ -17,9 +17,9 @@ from typing import TYPE_CHECKING, Any
 from django.core.serializers.json import DjangoJSONEncoder
 from django.db import models, transaction
 
+from platform_core.audit.log import audit_log_write
 from platform_core.crypto import Ciphertext, EncryptedTextField, SecretDecryptError
 from platform_core.models import AuditLog, Organization
-from platform_core.services import audit_log_write
 
 if TYPE_CHECKING:
     from django.contrib.auth.models import User

@@ -23,7 +23,7 @@ from django.utils import timezone, translation
 from django.utils.dateparse import parse_date, parse_datetime
 from django.utils.translation import gettext as _
 
-from platform_core.audit_actions import audit_action_label
+from platform_core.audit.actions import audit_action_label
 from platform_core.models import AuditLog
 
 ExportFormat = Literal["csv", "jsonl"]
