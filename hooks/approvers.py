@@ -23,8 +23,8 @@ from django.utils.translation import gettext as _
 
 from hooks.models import APPROVER_ROLE_CHOICES, ApprovalPolicy, ApprovalRequest, RequesterExclusion
 from hooks.selectors import DECIDER_ROLES
-from platform_core.api_keys import without_service_users
 from platform_core.identities import feishu_open_ids_for_users
+from platform_core.identity.api_keys.keys import without_service_users
 from platform_core.models import ADMIN_ROLES, Organization, Role
 
 

@@ -19,9 +19,9 @@ from django.utils.translation import ngettext
 from platform_core.admin_base import OrgScopedAdmin, admin_orgs
 from platform_core.admin_identities import LinkedIdentityAdmin  # noqa: F401  (registers it; issue 20)
 from platform_core.admin_memberships import MembershipAdmin  # noqa: F401  (registers it; issue 31)
-from platform_core.api_keys import api_key_create, api_key_revoke
 from platform_core.audit.actions import audit_action_label
 from platform_core.audit.export import audit_export_response, export_format
+from platform_core.identity.api_keys.keys import api_key_create, api_key_revoke
 from platform_core.models import ApiKey, ApiKeyScope, AuditLog, Organization, site_time_zone
 from platform_core.request_meta import client_ip, signed_in_user
 from platform_core.services import (

@@ -16,7 +16,7 @@ from django.core.exceptions import ValidationError
 from django.db.models import QuerySet
 from django.utils.translation import gettext_lazy as _
 
-from platform_core.api_keys import without_service_users
+from platform_core.identity.api_keys.keys import without_service_users
 
 if TYPE_CHECKING:
     from django.contrib.auth.models import User

@@ -23,7 +23,7 @@ from django.utils.translation import gettext_lazy as _
 
 from platform_core.admin_base import OrgScopedAdmin, admin_orgs, admin_visible_rows
 from platform_core.admin_members import UserIdentifierField, username_prefill
-from platform_core.api_keys import without_service_users
+from platform_core.identity.api_keys.keys import without_service_users
 from platform_core.members_invitations import (
     member_invitation_cancel,
     member_invitation_problem,

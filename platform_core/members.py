@@ -28,7 +28,7 @@ from django.utils.encoding import force_bytes
 from django.utils.http import urlsafe_base64_encode
 from django.utils.translation import gettext as _
 
-from platform_core.api_keys import without_service_users
+from platform_core.identity.api_keys.keys import without_service_users
 from platform_core.members_invitations import member_invitation_send
 from platform_core.members_mail import invitation_mail_send
 from platform_core.members_outcomes import MemberAdded, MemberInvited, MemberNotAdded

@@ -21,7 +21,7 @@ from django.http import Http404
 from rest_framework import permissions
 from rest_framework.request import Request
 
-from platform_core.api_keys_permissions import HasApiKeyScope
+from platform_core.identity.api_keys.permissions import HasApiKeyScope
 from platform_core.models import ADMIN_ROLES, Membership, Organization, Role
 from platform_core.org_time_zone import organization_time_zone_activate
 from platform_core.selectors import membership_for, organization_get_for_user
@@ -126,7 +126,7 @@ class OrgScopedViewMixin:
 
     def get_permissions(self) -> list[Any]:
         """The view's permissions, after the API key scope check that every org route has
-        (:class:`~platform_core.api_keys_permissions.HasApiKeyScope`; views mark chat writes with
+        (:class:`~platform_core.identity.api_keys.permissions.HasApiKeyScope`; views mark chat writes with
         ``api_key_write_scope`` or ``api_key_scopes``)."""
         return [HasApiKeyScope(), *super().get_permissions()]  # type: ignore[misc]
 

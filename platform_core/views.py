@@ -13,8 +13,13 @@ from django.templatetags.static import static
 from django.utils.translation import gettext as _
 from django.views.decorators.http import require_http_methods, require_POST
 
-from platform_core.api_keys import api_key_create, api_key_list_for_org, api_key_list_personal, api_key_revoke
-from platform_core.api_keys_forms import ApiKeyForm
+from platform_core.identity.api_keys.forms import ApiKeyForm
+from platform_core.identity.api_keys.keys import (
+    api_key_create,
+    api_key_list_for_org,
+    api_key_list_personal,
+    api_key_revoke,
+)
 from platform_core.members_invitations import member_invitation_list_for_user
 from platform_core.models import ApiKey, Membership
 from platform_core.request_meta import client_ip, signed_in_user

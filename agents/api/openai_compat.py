@@ -36,8 +36,8 @@ from agents.conversations.handling import command_deliver
 from agents.models import Agent
 from agents.runs.language import interface_language_of_request
 from platform_core.api_errors import api_exception_handler
-from platform_core.api_keys_scopes import request_credential
-from platform_core.api_keys_watch import KeyLapsed, KeyWatch
+from platform_core.identity.api_keys.scopes import request_credential
+from platform_core.identity.api_keys.watch import KeyLapsed, KeyWatch
 from platform_core.tenancy import IsOrgMember, OrgScopedViewMixin
 
 

@@ -19,8 +19,8 @@ from platform_core.api.serializers import (
     OrganizationSerializer,
     OrganizationSettingsSerializer,
 )
-from platform_core.api_keys_permissions import HasApiKeyScope
 from platform_core.audit.export import AuditFilterInvalid, audit_export_response, audit_filter_parse
+from platform_core.identity.api_keys.permissions import HasApiKeyScope
 from platform_core.models import AuditLog, Membership
 from platform_core.request_meta import client_ip
 from platform_core.selectors import audit_log_list_for_org, organizations_for_user

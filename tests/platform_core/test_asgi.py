@@ -11,9 +11,9 @@ from django.conf import settings
 from django.test import Client
 from django.urls import path
 
-from platform_core.services import api_token_issue
+from platform_core.identity.api_keys.keys import api_token_issue
+from platform_core.identity.api_keys.ws_auth import SessionOrTokenAuthMiddleware
 from platform_core.wiring.asgi import _allowed_origins, _PortAwareOriginValidator, application
-from platform_core.ws_auth import SessionOrTokenAuthMiddleware
 from tests.factories import PASSWORD, UserFactory
 
 

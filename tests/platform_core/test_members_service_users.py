@@ -9,7 +9,7 @@ import pytest
 from django.core.management import CommandError, call_command
 from django.urls import reverse
 
-from platform_core.api_keys import api_key_create
+from platform_core.identity.api_keys.keys import api_key_create
 from platform_core.models import Membership, MembershipInvitation, Role
 from tests.factories import PASSWORD
 

@@ -4,7 +4,7 @@ completion, an MCP request), so that it ends when the key stops being usable.
 Two signals, so that neither a lost message nor a missed deadline keeps a stream open:
 
 - **push**: the watcher's channel joins the key's revocation group (:func:`api_key_group`, the group the
-  chat websocket joins); :func:`~platform_core.api_keys.api_key_revoke` announces there, in every server
+  chat websocket joins); :func:`~platform_core.identity.api_keys.keys.api_key_revoke` announces there, in every server
   process that shares the channel layer (Redis), or in this one (the in-memory layer);
 - **pull**: at the key's expiry, and every ``API_KEY_RECHECK_SECONDS`` (a Django setting, default 10), the
   watcher reads the key's state (off the event loop). This catches an expiry, a revocation made where the
@@ -27,8 +27,8 @@ from django.conf import settings
 from django.utils import timezone
 from django.utils.translation import gettext as _
 
-from platform_core.api_keys import api_key_group, api_key_state
-from platform_core.api_keys_scopes import ApiKeyCredential
+from platform_core.identity.api_keys.keys import api_key_group, api_key_state
+from platform_core.identity.api_keys.scopes import ApiKeyCredential
 
 REVOKED_MESSAGE_TYPE = "api_key.revoked"
 T = TypeVar("T")

@@ -8,12 +8,12 @@ from django.utils.translation import gettext as _
 from rest_framework import permissions
 from rest_framework.request import Request
 
-from platform_core.api_keys_scopes import request_credential, scope_required
+from platform_core.identity.api_keys.scopes import request_credential, scope_required
 
 
 class HasApiKeyScope(permissions.BasePermission):
     """Allows a request made with an API key only when the key has the scope the route needs
-    (:func:`~platform_core.api_keys_scopes.scope_required`); 403 otherwise."""
+    (:func:`~platform_core.identity.api_keys.scopes.scope_required`); 403 otherwise."""
 
     def has_permission(self, request: Request, view: Any) -> bool:
         credential = request_credential(request)

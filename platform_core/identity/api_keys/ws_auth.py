@@ -4,7 +4,7 @@ Origin validation happens before this middleware (``platform_core.asgi``). A han
 ``Authorization`` header is judged by that header alone: an invalid, expired or revoked key leaves the
 user anonymous, so the consumer closes with 4401 rather than falling back to a cookie. A key without the
 ``chat`` scope is accepted and closed at once with 4403; a handshake from an address that sent too many
-wrong keys (:mod:`platform_core.api_keys_throttle`), with 4429. A socket opened with a key is checked
+wrong keys (:mod:`platform_core.identity.api_keys.throttle`), with 4429. A socket opened with a key is checked
 again before every frame the client sends (but a cancel): once the key is revoked or expired, the socket
 closes with 4401.
 """
@@ -18,15 +18,15 @@ from channels.auth import AuthMiddlewareStack
 from channels.db import database_sync_to_async
 from django.contrib.auth.models import AnonymousUser
 
-from platform_core.api_keys import api_key_is_live
-from platform_core.api_keys_scopes import Scope
-from platform_core.api_keys_throttle import KeyThrottled
-from platform_core.authentication import (
+from platform_core.identity.api_keys.authentication import (
     KeyAuthentication,
     api_token_authenticate,
     bearer_token_from_header,
     throttled_message,
 )
+from platform_core.identity.api_keys.keys import api_key_is_live
+from platform_core.identity.api_keys.scopes import Scope
+from platform_core.identity.api_keys.throttle import KeyThrottled
 from platform_core.request_meta import client_ip_from_scope
 
 CLOSE_UNAUTHENTICATED = 4401

@@ -1,5 +1,5 @@
 """Failed API keys are throttled per client address on every entry point that accepts keys (REST, HTTP
-chat, the OpenAI-compatible endpoint, MCP, the chat pages; the websocket in ``test_api_keys_ws``):
+chat, the OpenAI-compatible endpoint, MCP, the chat pages; the websocket in ``test_ws_auth``):
 429 with ``Retry-After`` past the limit, whatever key the address sends then. Good keys are not slowed,
 other addresses are not affected, and behind a trusted proxy the forwarded client is what counts."""
 
@@ -12,7 +12,7 @@ from rest_framework.test import APIClient
 
 from agents.mcp_endpoint.caller import CallerRefused, caller_admit
 from agents.mcp_endpoint.http import AgentsMcpApp
-from platform_core.api_keys import api_key_create
+from platform_core.identity.api_keys.keys import api_key_create
 from platform_core.models import Role
 from platform_core.request_meta import client_ip, client_ip_from_scope
 from tests.agents.factories import AgentFactory

@@ -12,8 +12,8 @@ from django.core.management import call_command
 from django.utils import timezone
 from rest_framework.test import APIClient
 
-from platform_core.api_keys import api_key_create, api_key_revoke
-from platform_core.authentication import api_token_authenticate
+from platform_core.identity.api_keys.authentication import api_token_authenticate
+from platform_core.identity.api_keys.keys import api_key_create, api_key_revoke
 from platform_core.models import ApiKey, AuditLog, Membership, Role
 from tests.agents.factories import AgentFactory
 

@@ -3,7 +3,7 @@
 :func:`api_token_authenticate` is the one entry point for every Bearer credential: it refuses revoked
 and expired keys at once (nothing is cached) and returns an :class:`ApiKeyCredential` that carries the
 key's user, organisation (organisation keys) and scopes. It also counts failed keys per client address
-and refuses an address past the limit (:mod:`platform_core.api_keys_throttle`): every entry point that
+and refuses an address past the limit (:mod:`platform_core.identity.api_keys.throttle`): every entry point that
 accepts keys (REST, HTTP chat, the OpenAI-compatible endpoint, MCP, the websocket handshake, the chat
 pages) passes the caller's address as :mod:`platform_core.request_meta` determines it.
 """
@@ -15,9 +15,13 @@ from typing import Any
 from django.utils.translation import gettext as _
 from rest_framework import authentication, exceptions
 
-from platform_core.api_keys import api_key_credential
-from platform_core.api_keys_scopes import ApiKeyCredential
-from platform_core.api_keys_throttle import KeyThrottled, api_key_failure_record, api_key_failures_throttled
+from platform_core.identity.api_keys.keys import api_key_credential
+from platform_core.identity.api_keys.scopes import ApiKeyCredential
+from platform_core.identity.api_keys.throttle import (
+    KeyThrottled,
+    api_key_failure_record,
+    api_key_failures_throttled,
+)
 from platform_core.request_meta import client_ip
 
 KeyAuthentication = ApiKeyCredential | KeyThrottled | None

@@ -11,8 +11,8 @@ from channels.testing import WebsocketCommunicator
 from django.test import override_settings
 from django.utils import timezone
 
-from platform_core.api_keys import api_key_create, api_key_revoke
 from platform_core.asgi import application
+from platform_core.identity.api_keys.keys import api_key_create, api_key_revoke
 from platform_core.models import ApiKey, AuditLog, Membership, Role
 from tests.agents.factories import ConversationFactory
 from tests.factories import OrganizationFactory, member_of

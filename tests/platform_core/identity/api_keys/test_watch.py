@@ -12,8 +12,8 @@ import pytest
 from channels.db import database_sync_to_async
 from django.utils import timezone
 
-from platform_core.api_keys import api_key_create, api_key_revoke
-from platform_core.api_keys_watch import KeyLapsed, KeyWatch, key_lapse, until_key_lapses
+from platform_core.identity.api_keys.keys import api_key_create, api_key_revoke
+from platform_core.identity.api_keys.watch import KeyLapsed, KeyWatch, key_lapse, until_key_lapses
 from platform_core.models import ApiKey, Role
 from tests.factories import OrganizationFactory, member_of
 

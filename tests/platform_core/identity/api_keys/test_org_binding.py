@@ -11,7 +11,7 @@ from rest_framework.test import APIClient
 
 from agents.mcp_endpoint.caller import Caller, CallerRefused, caller_admit
 from agents.models import Run
-from platform_core.api_keys import api_key_create
+from platform_core.identity.api_keys.keys import api_key_create
 from platform_core.models import Membership, Role
 from platform_core.selectors import organizations_for_user
 from tests.agents.factories import AgentFactory, ConversationFactory

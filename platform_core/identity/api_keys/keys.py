@@ -23,9 +23,9 @@ from django.http import Http404
 from django.utils import timezone
 from django.utils.translation import gettext as _
 
-from platform_core.api_keys_scopes import ApiKeyCredential, Scope, scopes_normalise
 from platform_core.audit.log import audit_log_write
-from platform_core.models import ApiKey, ApiKeyAddress, Membership, Organization, Role
+from platform_core.identity.api_keys.scopes import ApiKeyCredential, Scope, scopes_normalise
+from platform_core.models import ApiKey, ApiKeyAddress, ApiKeyScope, Membership, Organization, Role
 
 if TYPE_CHECKING:
     from django.contrib.auth.models import User
@@ -176,6 +176,13 @@ def api_key_create(
             ip_address=ip_address,
         )
     return created
+
+
+def api_token_issue(*, user: User, name: str = "") -> tuple[ApiKey, str]:
+    """A personal API key of ``user`` with every scope and no expiry (the operator's and the tests'
+    path), audited; the raw value is returned once and only its hash is stored."""
+    created = api_key_create(name=name, scopes=ApiKeyScope.values, actor=None, owner=user)
+    return created.key, created.raw
 
 
 @transaction.atomic

@@ -7,8 +7,8 @@ import pytest
 from django.test import Client
 from django.urls import reverse
 
-from platform_core.api_keys import api_key_create
-from platform_core.authentication import api_token_authenticate
+from platform_core.identity.api_keys.authentication import api_token_authenticate
+from platform_core.identity.api_keys.keys import api_key_create
 from platform_core.models import ApiKey, AuditLog, Role
 from tests.factories import PASSWORD, member_of
 
