@@ -1,7 +1,7 @@
 """The admin page of linked identities: an org admin sees the identities of their organisations' members
 (sign-in links, and links made by hand in those organisations only) and links a member's Feishu
 ``open_id`` by hand for a member who never signs in with Feishu. Every hand-made link and unlink is
-audited (:mod:`platform_core.identities`)."""
+audited (:mod:`platform_core.identity.linked_identities`)."""
 
 from __future__ import annotations
 
@@ -14,7 +14,7 @@ from django.http import HttpRequest
 from django.utils.translation import gettext_lazy as _
 
 from platform_core.admin_base import OrgScopedAdmin, admin_orgs
-from platform_core.identities import (
+from platform_core.identity.linked_identities import (
     FEISHU,
     IdentityLinked,
     IdentityNotMember,

@@ -24,12 +24,12 @@ from django.utils.translation import gettext_lazy as _
 from platform_core.admin_base import OrgScopedAdmin, admin_orgs, admin_visible_rows
 from platform_core.admin_members import UserIdentifierField, username_prefill
 from platform_core.identity.api_keys.keys import without_service_users
-from platform_core.members_invitations import (
+from platform_core.identity.members.invitations import (
     member_invitation_cancel,
     member_invitation_problem,
     member_invitation_send,
 )
-from platform_core.members_outcomes import MemberNotAdded
+from platform_core.identity.members.outcomes import MemberNotAdded
 from platform_core.models import Membership, MembershipInvitation
 from platform_core.request_meta import client_ip, signed_in_user
 from platform_core.services import MembershipRefused, membership_refusal, membership_remove, membership_save
@@ -116,7 +116,7 @@ class MembershipAdmin(OrgScopedAdmin):
 
 
 class MembershipInvitationForm(forms.ModelForm):
-    """Refuses what :func:`~platform_core.members_invitations.member_invitation_send` would refuse."""
+    """Refuses what :func:`~platform_core.identity.members.invitations.member_invitation_send` would refuse."""
 
     actor: Any = None
 

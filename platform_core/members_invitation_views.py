@@ -10,13 +10,13 @@ from django.shortcuts import redirect, render
 from django.utils.translation import gettext as _
 from django.views.decorators.http import require_POST
 
-from platform_core.members_invitations import (
+from platform_core.identity.members.invitations import (
     member_invitation_accept,
     member_invitation_decline,
     member_invitation_get_for_user,
     member_invitation_list_for_user,
 )
-from platform_core.members_outcomes import InvitationAccepted
+from platform_core.identity.members.outcomes import InvitationAccepted
 from platform_core.models import MembershipInvitation
 from platform_core.request_meta import client_ip, signed_in_user
 from platform_core.sso.rules import password_login_enforced_in

@@ -3,7 +3,7 @@
 List members and pending invitations; invite by e-mail or by a Feishu or single sign-on identity (an
 existing account joins only when the person accepts: issue 31); cancel an invitation; change a role;
 remove; link a member's Feishu account by hand. Every write goes through the services of
-:mod:`platform_core.members`, :mod:`platform_core.services` and :mod:`platform_core.identities` (audited,
+:mod:`platform_core.identity.members.members`, :mod:`platform_core.services` and :mod:`platform_core.identity.linked_identities` (audited,
 org-scoped). Another organisation's membership answers 404; members without an admin role get 403.
 """
 
@@ -24,8 +24,17 @@ from django.utils.translation import gettext as _
 from django.utils.translation import gettext_lazy
 from django.views.decorators.http import require_POST
 
-from platform_core.identities import IdentityLinked, IdentityNotMember, identity_link_feishu_by_hand
-from platform_core.members import (
+from platform_core.identity.linked_identities import (
+    IdentityLinked,
+    IdentityNotMember,
+    identity_link_feishu_by_hand,
+)
+from platform_core.identity.members.invitations import (
+    member_invitation_cancel,
+    member_invitation_get_for_org,
+    member_invitation_list_for_org,
+)
+from platform_core.identity.members.members import (
     MemberAdded,
     MemberInvited,
     MemberNotAdded,
@@ -33,11 +42,6 @@ from platform_core.members import (
     member_get_for_org,
     member_invite_by_email,
     member_list_for_org,
-)
-from platform_core.members_invitations import (
-    member_invitation_cancel,
-    member_invitation_get_for_org,
-    member_invitation_list_for_org,
 )
 from platform_core.models import ADMIN_ROLES, Membership, Organization, Role
 from platform_core.request_meta import client_ip, signed_in_user

@@ -20,7 +20,7 @@ from platform_core.identity.api_keys.keys import (
     api_key_list_personal,
     api_key_revoke,
 )
-from platform_core.members_invitations import member_invitation_list_for_user
+from platform_core.identity.members.invitations import member_invitation_list_for_user
 from platform_core.models import ApiKey, Membership
 from platform_core.request_meta import client_ip, signed_in_user
 from platform_core.selectors import admin_organizations_for_user

@@ -15,7 +15,7 @@ from django.urls import reverse
 from django.utils.encoding import force_bytes
 from django.utils.http import urlsafe_base64_encode
 
-from platform_core.identities import identity_link_feishu_by_hand, link_feishu_identity
+from platform_core.identity.linked_identities import identity_link_feishu_by_hand, link_feishu_identity
 from platform_core.models import AuditLog, LinkedIdentity, Membership, MembershipInvitation, Role
 from tests.factories import PASSWORD, MembershipFactory, UserFactory, member_of
 

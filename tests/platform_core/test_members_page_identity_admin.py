@@ -7,7 +7,7 @@ from __future__ import annotations
 import pytest
 from django.urls import reverse
 
-from platform_core.identities import identity_link_feishu_by_hand, link_feishu_identity
+from platform_core.identity.linked_identities import identity_link_feishu_by_hand, link_feishu_identity
 from platform_core.models import AuditLog, LinkedIdentity, Role
 from tests.factories import PASSWORD, MembershipFactory, member_of
 

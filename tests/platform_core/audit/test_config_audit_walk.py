@@ -56,7 +56,7 @@ class Case:
     api_update: Callable[[Any], dict[str, Any]]
     changed_field: str  # a field the change and the update alter (seen in before/after)
     secret: str | None = None  # the model field holding a secret the change replaces
-    adds: bool = True  # False: an add is an invitation (memberships, issue 31: test_member_invitations)
+    adds: bool = True  # False: an add is an invitation (memberships, issue 31: members/test_invitations)
     admin_secret_input: str | None = None
     pk_name: str = "pk"
     extra: dict[str, Any] = field(default_factory=dict)

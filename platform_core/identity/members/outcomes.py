@@ -5,7 +5,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Literal
 
-from platform_core.members_mail import MailDelivery
+from platform_core.identity.members.mail import MailDelivery
 from platform_core.models import Membership, MembershipInvitation
 
 

@@ -1,6 +1,6 @@
 """Members of an organisation for its admins' web page: invite by e-mail, invite by single sign-on
 identity, change roles, remove, link a member's Feishu account. An existing account is only ever invited
-(:mod:`platform_core.members_invitations`): it joins when the person accepts. Role changes and removals reuse
+(:mod:`platform_core.identity.members.invitations`): it joins when the person accepts. Role changes and removals reuse
 :func:`platform_core.services.membership_save` and :func:`~platform_core.services.membership_remove`, so the
 owner rules (only owners touch the owner role; the last owner stays) and the audit rows are the same as
 in the admin and the API.
@@ -29,9 +29,9 @@ from django.utils.http import urlsafe_base64_encode
 from django.utils.translation import gettext as _
 
 from platform_core.identity.api_keys.keys import without_service_users
-from platform_core.members_invitations import member_invitation_send
-from platform_core.members_mail import invitation_mail_send
-from platform_core.members_outcomes import MemberAdded, MemberInvited, MemberNotAdded
+from platform_core.identity.members.invitations import member_invitation_send
+from platform_core.identity.members.mail import invitation_mail_send
+from platform_core.identity.members.outcomes import MemberAdded, MemberInvited, MemberNotAdded
 from platform_core.models import LinkedIdentity, Membership, Organization
 from platform_core.services import MembershipRefused, MembershipSaved, audit_log_write, membership_save
 

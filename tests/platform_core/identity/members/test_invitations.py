@@ -228,7 +228,7 @@ def test_the_members_page_invites_an_existing_address_and_tells_them_by_mail(
 
 
 def test_the_members_page_invites_a_sign_in_identity_instead_of_adding_it(as_admin, org):
-    from platform_core.identities import link_feishu_identity
+    from platform_core.identity.linked_identities import link_feishu_identity
 
     fei = UserFactory(username="fei")
     link_feishu_identity(fei, open_id="ou_fei")

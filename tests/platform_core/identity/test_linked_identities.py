@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import pytest
 
-from platform_core.identities import (
+from platform_core.identity.linked_identities import (
     IdentityLinked,
     IdentityNotMember,
     IdentityTaken,

@@ -20,7 +20,7 @@ from tests.fakes.smtp_server import FakeSMTPServer
 
 pytestmark = pytest.mark.django_db
 
-ROOT = Path(__file__).resolve().parents[2]
+ROOT = Path(__file__).resolve().parents[4]
 SMTP = "django.core.mail.backends.smtp.EmailBackend"
 FILES = "django.core.mail.backends.filebased.EmailBackend"
 

@@ -113,7 +113,7 @@ def test_add_member_refuses_a_service_user_and_changes_nothing(org, other_org, s
 def test_the_members_page_cannot_invite_a_service_user_by_e_mail_or_identity(
     client, org, other_org, service_user
 ):
-    from platform_core.identities import link_feishu_identity
+    from platform_core.identity.linked_identities import link_feishu_identity
     from tests.factories import member_of
 
     service_user.email = "erp-sync@acme.example"  # however it got one

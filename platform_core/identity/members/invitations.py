@@ -18,8 +18,13 @@ from django.db.models import QuerySet
 from django.utils import timezone
 from django.utils.translation import gettext as _
 
-from platform_core.members_mail import invitation_mail_send
-from platform_core.members_outcomes import InvitationAccepted, InvitationGone, MemberInvited, MemberNotAdded
+from platform_core.identity.members.mail import invitation_mail_send
+from platform_core.identity.members.outcomes import (
+    InvitationAccepted,
+    InvitationGone,
+    MemberInvited,
+    MemberNotAdded,
+)
 from platform_core.models import Membership, MembershipInvitation, Organization, Role
 from platform_core.services import (
     MembershipRefused,
