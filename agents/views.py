@@ -31,7 +31,7 @@ from platform_core.identity.api_keys.scopes import Scope
 from platform_core.identity.api_keys.throttle import KeyThrottled
 from platform_core.models import Membership, Organization, Role
 from platform_core.request_meta import client_ip
-from platform_core.tenancy import member_org_from_slug
+from platform_core.tenancy.scoping import member_org_from_slug
 
 SIDEBAR_CONVERSATIONS = 50
 

@@ -46,7 +46,7 @@ from platform_core.identity.members.members import (
 from platform_core.models import ADMIN_ROLES, Membership, Organization, Role
 from platform_core.request_meta import client_ip, signed_in_user
 from platform_core.services import MembershipRefused, membership_remove, membership_save
-from platform_core.tenancy import member_org_from_slug
+from platform_core.tenancy.scoping import member_org_from_slug
 
 
 class InviteForm(forms.Form):

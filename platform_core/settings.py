@@ -74,7 +74,7 @@ MIDDLEWARE = [
     "django.middleware.common.CommonMiddleware",
     "django.middleware.csrf.CsrfViewMiddleware",
     "django.contrib.auth.middleware.AuthenticationMiddleware",
-    "platform_core.org_time_zone.OrganizationTimeZoneMiddleware",  # times in the organisation's zone
+    "platform_core.tenancy.time_zone.OrganizationTimeZoneMiddleware",  # times in the organisation's zone
     "django.contrib.messages.middleware.MessageMiddleware",
     "allauth.account.middleware.AccountMiddleware",  # single sign-on (issue 20)
     "django.middleware.clickjacking.XFrameOptionsMiddleware",

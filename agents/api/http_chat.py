@@ -40,7 +40,7 @@ from agents.models import Conversation, Run
 from agents.runs.language import interface_language_of_request
 from platform_core.identity.api_keys.scopes import request_credential
 from platform_core.identity.api_keys.watch import KeyWatch
-from platform_core.tenancy import IsOrgMember, OrgScopedViewMixin
+from platform_core.tenancy.scoping import IsOrgMember, OrgScopedViewMixin
 
 CHAT_PERMISSIONS = [permissions.IsAuthenticated, IsOrgMember, HasChatScope]
 

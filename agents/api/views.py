@@ -32,7 +32,7 @@ from agents.models import Agent, Conversation, Message, ModelConfig, RunEvent
 from platform_core.api.audited import AuditedWritesMixin
 from platform_core.identity.api_keys.scopes import Scope
 from platform_core.request_meta import client_ip
-from platform_core.tenancy import IsOrgAdmin, IsOrgAdminOrReadOnly, IsOrgMember, OrgScopedViewMixin
+from platform_core.tenancy.scoping import IsOrgAdmin, IsOrgAdminOrReadOnly, IsOrgMember, OrgScopedViewMixin
 
 
 class Conflict(APIException):

@@ -45,7 +45,7 @@ from hooks.services import ApprovalForbidden, approval_decide, approval_resend
 from platform_core.api.audited import AuditedWritesMixin
 from platform_core.identity.api_keys.scopes import Scope
 from platform_core.request_meta import client_ip
-from platform_core.tenancy import IsOrgAdmin, IsOrgApprover, IsOrgMember, OrgScopedViewMixin
+from platform_core.tenancy.scoping import IsOrgAdmin, IsOrgApprover, IsOrgMember, OrgScopedViewMixin
 
 
 class ApprovalViewSet(

@@ -10,7 +10,7 @@ from platform_core.request_meta import client_ip
 
 
 class AuditedWritesMixin:
-    """Put before :class:`~platform_core.tenancy.OrgScopedViewMixin`. The serializer validates; the row is
+    """Put before :class:`~platform_core.tenancy.scoping.OrgScopedViewMixin`. The serializer validates; the row is
     built from its validated data (many-to-many sets and secrets split off) and saved by
     :func:`~platform_core.audit.audited.audited_save` with the URL's organisation."""
 

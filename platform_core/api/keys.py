@@ -26,7 +26,7 @@ from platform_core.identity.api_keys.permissions import HasApiKeyScope
 from platform_core.identity.api_keys.scopes import request_credential
 from platform_core.models import ApiKey, ApiKeyScope
 from platform_core.request_meta import client_ip
-from platform_core.tenancy import IsOrgAdmin, IsOrgMember, OrgScopedViewMixin
+from platform_core.tenancy.scoping import IsOrgAdmin, IsOrgMember, OrgScopedViewMixin
 
 
 class ApiKeySerializer(serializers.ModelSerializer):

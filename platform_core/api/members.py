@@ -30,7 +30,7 @@ from platform_core.identity.members.outcomes import MemberNotAdded
 from platform_core.models import Membership, MembershipInvitation
 from platform_core.request_meta import client_ip
 from platform_core.services import MembershipRefused, membership_remove, membership_save
-from platform_core.tenancy import IsOrgAdmin, IsOrgMember, OrgScopedViewMixin
+from platform_core.tenancy.scoping import IsOrgAdmin, IsOrgMember, OrgScopedViewMixin
 
 
 class MembershipConflict(exceptions.APIException):

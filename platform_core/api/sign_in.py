@@ -24,7 +24,7 @@ from platform_core.sso.validation import (
     rule_match_changed,
     sign_in_rule_clean,
 )
-from platform_core.tenancy import IsOrgAdmin, OrgScopedViewMixin
+from platform_core.tenancy.scoping import IsOrgAdmin, OrgScopedViewMixin
 
 
 class ProviderChoiceField(serializers.ChoiceField):

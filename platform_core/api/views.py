@@ -29,7 +29,7 @@ from platform_core.services import (
     organization_set_read_only,
     organization_set_time_zone,
 )
-from platform_core.tenancy import IsOrgAdmin, IsOrgAdminOrReadOnly, IsOrgMember, OrgScopedViewMixin
+from platform_core.tenancy.scoping import IsOrgAdmin, IsOrgAdminOrReadOnly, IsOrgMember, OrgScopedViewMixin
 
 
 class OrganizationListView(generics.ListAPIView):

@@ -23,7 +23,7 @@ from platform_core.admin_base import OrgScopedAdmin
 from platform_core.wiring.routing import websocket_urlpatterns
 from tests.factories import PASSWORD, TENANT_FACTORIES, member_of
 
-TESTS_DIR = Path(__file__).resolve().parent.parent
+TESTS_DIR = Path(__file__).resolve().parents[2]
 # Models that are not tenant data, so their admins need not be org-scoped.
 GLOBAL_ADMIN_MODELS = {"auth.user", "auth.group"}
 

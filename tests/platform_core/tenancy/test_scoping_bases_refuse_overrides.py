@@ -10,7 +10,7 @@ from rest_framework import viewsets
 
 from connectors.models import Connector
 from platform_core.admin_base import OrgScopedAdmin
-from platform_core.tenancy import OrgScopedViewMixin
+from platform_core.tenancy.scoping import OrgScopedViewMixin
 
 
 def test_a_viewset_overriding_get_queryset_fails_at_import() -> None:

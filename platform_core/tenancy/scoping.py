@@ -23,8 +23,8 @@ from rest_framework.request import Request
 
 from platform_core.identity.api_keys.permissions import HasApiKeyScope
 from platform_core.models import ADMIN_ROLES, Membership, Organization, Role
-from platform_core.org_time_zone import organization_time_zone_activate
 from platform_core.selectors import membership_for, organization_get_for_user
+from platform_core.tenancy.time_zone import organization_time_zone_activate
 
 if TYPE_CHECKING:
     from django.contrib.auth.models import User
@@ -42,7 +42,7 @@ def org_from_slug(*, user: User, slug: str) -> tuple[Organization, Membership | 
 def member_org_from_slug(*, user: User, slug: str) -> tuple[Organization, Membership]:
     """:func:`org_from_slug` for the web pages, which only members see: a superuser who is not a member
     gets the 404 too (the chat websocket refuses them as well). The request's times then read in the
-    organisation's time zone (:mod:`platform_core.org_time_zone`)."""
+    organisation's time zone (:mod:`platform_core.tenancy.time_zone`)."""
     org, membership = org_from_slug(user=user, slug=slug)
     if membership is None:
         raise Http404("No such organisation.")
