@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from django.urls import path
 
-from platform_core import members_invitation_views as views
+from platform_core.pages import invitations as views
 
 urlpatterns = [
     path("", views.invitations_page, name="invitations"),

@@ -3,8 +3,9 @@
 List members and pending invitations; invite by e-mail or by a Feishu or single sign-on identity (an
 existing account joins only when the person accepts: issue 31); cancel an invitation; change a role;
 remove; link a member's Feishu account by hand. Every write goes through the services of
-:mod:`platform_core.identity.members.members`, :mod:`platform_core.services` and :mod:`platform_core.identity.linked_identities` (audited,
-org-scoped). Another organisation's membership answers 404; members without an admin role get 403.
+:mod:`platform_core.identity.members.members`, :mod:`platform_core.services` and
+:mod:`platform_core.identity.linked_identities` (audited, org-scoped). Another organisation's membership
+answers 404; members without an admin role get 403.
 """
 
 from __future__ import annotations

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from django.urls import path
 
-from platform_core import members_views as views
+from platform_core.pages import members as views
 
 urlpatterns = [
     path("", views.members_page, name="members-page"),
