@@ -42,7 +42,7 @@ from connectors.services import (
     connector_save,
     connector_test_connection,
 )
-from platform_core.admin_base import OrgScopedAdmin, OrgScopedInline
+from platform_core.admin.base import OrgScopedAdmin, OrgScopedInline
 from platform_core.request_meta import client_ip, signed_in_user
 
 

@@ -33,7 +33,7 @@ from hooks.models import (
 )
 from hooks.selectors import DECIDER_ROLES
 from hooks.services import approval_resend
-from platform_core.admin_base import AuditedAdmin, OrgScopedAdmin, admin_orgs
+from platform_core.admin.base import AuditedAdmin, OrgScopedAdmin, admin_orgs
 from platform_core.identity.api_keys.keys import without_service_users
 from platform_core.models import LinkedIdentity, Role
 from platform_core.request_meta import client_ip

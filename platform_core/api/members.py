@@ -19,7 +19,7 @@ from rest_framework import exceptions, mixins, permissions, serializers, status,
 from rest_framework.request import Request
 from rest_framework.response import Response
 
-from platform_core.admin_members import user_find_by_identifier
+from platform_core.admin.members import user_find_by_identifier
 from platform_core.identity.api_keys.keys import without_service_users
 from platform_core.identity.members.invitations import (
     member_invitation_cancel,

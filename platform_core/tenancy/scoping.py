@@ -9,7 +9,7 @@
 - An organisation key reaches only its own organisation: its service user's membership anywhere else
   does not count (``Membership.objects``, :class:`platform_core.models.MembershipManager`), so the
   resolution here, like every other membership check, answers 404 there.
-- Admin classes of tenant models inherit :class:`OrgScopedAdmin` (in ``platform_core.admin_base``).
+- Admin classes of tenant models inherit :class:`OrgScopedAdmin` (in ``platform_core.admin.base``).
 """
 
 from __future__ import annotations

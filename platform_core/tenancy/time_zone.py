@@ -45,7 +45,7 @@ class OrganizationTimeZoneMiddleware:
         user = getattr(request, "user", None)
         if user is None or not user.is_authenticated or not user.is_staff or user.is_superuser:
             return
-        from platform_core.admin_base import admin_orgs  # the admin's module: loaded with the admin
+        from platform_core.admin.base import admin_orgs  # the admin's module: loaded with the admin
 
         orgs = list(admin_orgs(request).only("pk", "time_zone")[:2])
         if len(orgs) == 1:

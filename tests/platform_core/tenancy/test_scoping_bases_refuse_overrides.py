@@ -9,7 +9,7 @@ import pytest
 from rest_framework import viewsets
 
 from connectors.models import Connector
-from platform_core.admin_base import OrgScopedAdmin
+from platform_core.admin.base import OrgScopedAdmin
 from platform_core.tenancy.scoping import OrgScopedViewMixin
 
 

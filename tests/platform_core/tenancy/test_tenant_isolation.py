@@ -19,7 +19,7 @@ import pytest
 from django.contrib import admin
 from django.urls import URLPattern, URLResolver, get_resolver, reverse
 
-from platform_core.admin_base import OrgScopedAdmin
+from platform_core.admin.base import OrgScopedAdmin
 from platform_core.wiring.routing import websocket_urlpatterns
 from tests.factories import PASSWORD, TENANT_FACTORIES, member_of
 

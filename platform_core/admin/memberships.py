@@ -2,7 +2,7 @@
 
 Members of the organisations the user administers are listed, re-roled and removed here; an existing
 account is never added directly: it is **invited** (*Membership invitations → Add*) and joins when the
-person accepts while signed in. Users are not tenant data (:mod:`platform_core.admin_members`): an org
+person accepts while signed in. Users are not tenant data (:mod:`platform_core.admin.members`): an org
 admin names a user by exact username or e-mail address and can never browse, search, autocomplete or
 prefill one who is not already a member of their organisations. Organisation API keys' service users
 are neither listed nor invitable: they are managed with their keys.
@@ -21,8 +21,8 @@ from django.http import HttpRequest, HttpResponse, HttpResponseRedirect
 from django.urls import reverse
 from django.utils.translation import gettext_lazy as _
 
-from platform_core.admin_base import OrgScopedAdmin, admin_orgs, admin_visible_rows
-from platform_core.admin_members import UserIdentifierField, username_prefill
+from platform_core.admin.base import OrgScopedAdmin, admin_orgs, admin_visible_rows
+from platform_core.admin.members import UserIdentifierField, username_prefill
 from platform_core.identity.api_keys.keys import without_service_users
 from platform_core.identity.members.invitations import (
     member_invitation_cancel,

@@ -13,7 +13,7 @@ from django.db.models import Q, QuerySet
 from django.http import HttpRequest
 from django.utils.translation import gettext_lazy as _
 
-from platform_core.admin_base import OrgScopedAdmin, admin_orgs
+from platform_core.admin.base import OrgScopedAdmin, admin_orgs
 from platform_core.identity.linked_identities import (
     FEISHU,
     IdentityLinked,

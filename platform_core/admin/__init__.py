@@ -1,4 +1,9 @@
-"""Admin pages of the tenancy core: organisations (with the read-only switch), members, audit log."""
+"""Admin pages of the tenancy core: organisations (with the read-only switch), the audit log and API keys
+here, and the package's other pages imported below so that Django's autodiscovery, which imports this
+module, registers them: linked identities (:mod:`.identities`), members and their invitations
+(:mod:`.memberships`, naming users through :mod:`.members`) and single sign-on's sign-in rules and
+settings (:mod:`.sso`). :mod:`.base` is the org-scoped ModelAdmin that every app's admin uses.
+"""
 
 from __future__ import annotations
 
@@ -16,9 +21,9 @@ from django.urls import path, reverse
 from django.utils.translation import gettext_lazy as _
 from django.utils.translation import ngettext
 
-from platform_core.admin_base import OrgScopedAdmin, admin_orgs
-from platform_core.admin_identities import LinkedIdentityAdmin  # noqa: F401  (registers it; issue 20)
-from platform_core.admin_memberships import MembershipAdmin  # noqa: F401  (registers it; issue 31)
+from platform_core.admin.base import OrgScopedAdmin, admin_orgs
+from platform_core.admin.identities import LinkedIdentityAdmin  # noqa: F401  (registers it; issue 20)
+from platform_core.admin.memberships import MembershipAdmin  # noqa: F401  (registers it; issue 31)
 from platform_core.audit.actions import audit_action_label
 from platform_core.audit.export import audit_export_response, export_format
 from platform_core.identity.api_keys.keys import api_key_create, api_key_revoke
@@ -407,4 +412,4 @@ class ApiKeyAdmin(OrgScopedAdmin):
 
 
 # single sign-on (issue 20): sign-in rules and settings, the admin's password sign-in form
-from platform_core.sso import admin as sso_admin  # noqa: E402, F401
+from platform_core.admin import sso  # noqa: E402, F401

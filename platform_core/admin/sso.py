@@ -18,7 +18,7 @@ from django.http import HttpRequest
 from django.utils.text import capfirst
 from django.utils.translation import gettext_lazy as _
 
-from platform_core.admin_base import AuditedAdmin
+from platform_core.admin.base import AuditedAdmin
 from platform_core.models import SignInRule, SignInSettings
 from platform_core.request_meta import client_ip
 from platform_core.sso.approval import sign_in_rule_approve, sign_in_rule_withdraw
