@@ -22,7 +22,7 @@ from types import ModuleType
 from celery.app.task import Task
 from django.conf import settings
 
-ROOT = Path(__file__).resolve().parents[2]
+ROOT = Path(__file__).resolve().parents[3]
 PACKAGES = ("agents", "connectors", "hooks", "platform_core")
 
 # What `celery -A platform_core worker` does before it consumes: find the app, import the default modules

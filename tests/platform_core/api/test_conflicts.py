@@ -159,7 +159,7 @@ def _api_models() -> set[type[models.Model]]:
 
 # Org-unique models without a name, whose duplicates are proven elsewhere.
 NAMELESS_UNIQUE = {
-    Membership,  # test_members_api: adding a user who is already a member answers 400 on "user"
+    Membership,  # test_members: adding a user who is already a member answers 400 on "user"
 }
 
 
