@@ -116,7 +116,8 @@ class MembershipAdmin(OrgScopedAdmin):
 
 
 class MembershipInvitationForm(forms.ModelForm):
-    """Refuses what :func:`~platform_core.identity.members.invitations.member_invitation_send` would refuse."""
+    """Refuses what :func:`~platform_core.identity.members.invitations.member_invitation_send` would
+    refuse."""
 
     actor: Any = None
 

@@ -10,8 +10,8 @@ from platform_core.request_meta import client_ip
 
 
 class AuditedWritesMixin:
-    """Put before :class:`~platform_core.tenancy.scoping.OrgScopedViewMixin`. The serializer validates; the row is
-    built from its validated data (many-to-many sets and secrets split off) and saved by
+    """Put before :class:`~platform_core.tenancy.scoping.OrgScopedViewMixin`. The serializer validates;
+    the row is built from its validated data (many-to-many sets and secrets split off) and saved by
     :func:`~platform_core.audit.audited.audited_save` with the URL's organisation."""
 
     def _model(self) -> Any:

@@ -1,10 +1,10 @@
 """Times on a page read in the time zone of the organisation the page belongs to.
 
 Web pages under ``/o/<slug>/`` activate their organisation's zone when they resolve it
-(:func:`platform_core.tenancy.scoping.member_org_from_slug`); the admin's pages use the zone of the one organisation
-the user administers (an admin of several organisations, and a superuser, see the site's ``TIME_ZONE``).
-:class:`OrganizationTimeZoneMiddleware` does the admin's part and ends every request in the site's zone, so a
-zone never outlives its request.
+(:func:`platform_core.tenancy.scoping.member_org_from_slug`); the admin's pages use the zone of the one
+organisation the user administers (an admin of several organisations, and a superuser, see the site's
+``TIME_ZONE``). :class:`OrganizationTimeZoneMiddleware` does the admin's part and ends every request in the
+site's zone, so a zone never outlives its request.
 """
 
 from __future__ import annotations

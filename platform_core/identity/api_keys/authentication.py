@@ -3,9 +3,9 @@
 :func:`api_token_authenticate` is the one entry point for every Bearer credential: it refuses revoked
 and expired keys at once (nothing is cached) and returns an :class:`ApiKeyCredential` that carries the
 key's user, organisation (organisation keys) and scopes. It also counts failed keys per client address
-and refuses an address past the limit (:mod:`platform_core.identity.api_keys.throttle`): every entry point that
-accepts keys (REST, HTTP chat, the OpenAI-compatible endpoint, MCP, the websocket handshake, the chat
-pages) passes the caller's address as :mod:`platform_core.request_meta` determines it.
+and refuses an address past the limit (:mod:`platform_core.identity.api_keys.throttle`): every entry
+point that accepts keys (REST, HTTP chat, the OpenAI-compatible endpoint, MCP, the websocket handshake,
+the chat pages) passes the caller's address as :mod:`platform_core.request_meta` determines it.
 """
 
 from __future__ import annotations

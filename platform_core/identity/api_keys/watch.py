@@ -4,8 +4,8 @@ completion, an MCP request), so that it ends when the key stops being usable.
 Two signals, so that neither a lost message nor a missed deadline keeps a stream open:
 
 - **push**: the watcher's channel joins the key's revocation group (:func:`api_key_group`, the group the
-  chat websocket joins); :func:`~platform_core.identity.api_keys.keys.api_key_revoke` announces there, in every server
-  process that shares the channel layer (Redis), or in this one (the in-memory layer);
+  chat websocket joins); :func:`~platform_core.identity.api_keys.keys.api_key_revoke` announces there, in
+  every server process that shares the channel layer (Redis), or in this one (the in-memory layer);
 - **pull**: at the key's expiry, and every ``API_KEY_RECHECK_SECONDS`` (a Django setting, default 10), the
   watcher reads the key's state (off the event loop). This catches an expiry, a revocation made where the
   announcement cannot reach (another deployment's database, a bulk update, a deactivated user) and an

@@ -1,9 +1,9 @@
 """Members of an organisation for its admins' web page: invite by e-mail, invite by single sign-on
 identity, change roles, remove, link a member's Feishu account. An existing account is only ever invited
-(:mod:`platform_core.identity.members.invitations`): it joins when the person accepts. Role changes and removals reuse
-:func:`platform_core.services.membership_save` and :func:`~platform_core.services.membership_remove`, so the
-owner rules (only owners touch the owner role; the last owner stays) and the audit rows are the same as
-in the admin and the API.
+(:mod:`platform_core.identity.members.invitations`): it joins when the person accepts. Role changes and
+removals reuse :func:`platform_core.services.membership_save` and
+:func:`~platform_core.services.membership_remove`, so the owner rules (only owners touch the owner role;
+the last owner stays) and the audit rows are the same as in the admin and the API.
 
 An invitation of an address no user has creates the user (no usable password) and a one-time
 set-password link: shown once to the admin and sent with Django's e-mail backend (the page says
