@@ -19,8 +19,8 @@ from django.utils.translation import gettext as _
 from agents.usage_dashboard.csv_export import csv_tables, dashboard_csv
 from agents.usage_dashboard.figures import dashboard_data, dashboard_figures
 from agents.usage_dashboard.query import PERIODS, DashboardQuery, QueryRefused, dashboard_query_parse
-from platform_core.admin.base import admin_orgs
 from platform_core.models import Organization
+from platform_core.tenancy.admin_orgs import admin_orgs
 from platform_core.tenancy.time_zone import organization_time_zone_activate
 
 

@@ -21,7 +21,7 @@ from django.urls import path, reverse
 from django.utils.translation import gettext_lazy as _
 from django.utils.translation import ngettext
 
-from platform_core.admin.base import OrgScopedAdmin, admin_orgs
+from platform_core.admin.base import OrgScopedAdmin
 from platform_core.admin.identities import LinkedIdentityAdmin  # noqa: F401  (registers it; issue 20)
 from platform_core.admin.memberships import MembershipAdmin  # noqa: F401  (registers it; issue 31)
 from platform_core.audit.actions import audit_action_label
@@ -34,6 +34,7 @@ from platform_core.services import (
     organization_set_read_only,
     organization_set_time_zone,
 )
+from platform_core.tenancy.admin_orgs import admin_orgs
 
 admin.site.site_header = _("Agent platform administration")
 admin.site.site_title = _("Agent platform admin")

@@ -29,19 +29,10 @@ from django.http import HttpRequest
 from platform_core.audit.audited import audit_finish, audit_start, audited_delete
 from platform_core.models import Membership, Organization
 from platform_core.request_meta import client_ip, signed_in_user
-from platform_core.selectors import admin_organizations_for_user
+from platform_core.tenancy.admin_orgs import admin_orgs
 
 if TYPE_CHECKING:
     from django_stubs_ext import StrOrPromise  # django-stubs' own helper, a dev dependency
-
-
-def admin_orgs(request: HttpRequest) -> QuerySet[Organization]:
-    """Organisations whose admin pages ``request.user`` may use, cached on the request."""
-    cached = getattr(request, "_admin_orgs", None)
-    if cached is None:
-        cached = admin_organizations_for_user(user=signed_in_user(request))
-        request._admin_orgs = cached  # type: ignore[attr-defined]
-    return cached
 
 
 def _model_org_path(model: type[models.Model]) -> str | None:

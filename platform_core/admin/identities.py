@@ -13,7 +13,7 @@ from django.db.models import Q, QuerySet
 from django.http import HttpRequest
 from django.utils.translation import gettext_lazy as _
 
-from platform_core.admin.base import OrgScopedAdmin, admin_orgs
+from platform_core.admin.base import OrgScopedAdmin
 from platform_core.identity.linked_identities import (
     FEISHU,
     IdentityLinked,
@@ -23,6 +23,7 @@ from platform_core.identity.linked_identities import (
 )
 from platform_core.models import LinkedIdentity, Membership
 from platform_core.request_meta import client_ip, signed_in_user
+from platform_core.tenancy.admin_orgs import admin_orgs
 
 
 class LinkFeishuForm(forms.ModelForm):

@@ -21,7 +21,7 @@ from django.http import HttpRequest, HttpResponse, HttpResponseRedirect
 from django.urls import reverse
 from django.utils.translation import gettext_lazy as _
 
-from platform_core.admin.base import OrgScopedAdmin, admin_orgs, admin_visible_rows
+from platform_core.admin.base import OrgScopedAdmin, admin_visible_rows
 from platform_core.admin.members import UserIdentifierField, username_prefill
 from platform_core.identity.api_keys.keys import without_service_users
 from platform_core.identity.members.invitations import (
@@ -33,6 +33,7 @@ from platform_core.identity.members.outcomes import MemberNotAdded
 from platform_core.models import Membership, MembershipInvitation
 from platform_core.request_meta import client_ip, signed_in_user
 from platform_core.services import MembershipRefused, membership_refusal, membership_remove, membership_save
+from platform_core.tenancy.admin_orgs import admin_orgs
 
 
 def _removal_refusal(membership: Membership, actor: Any) -> MembershipRefused | None:

@@ -16,6 +16,7 @@ from django.http import HttpRequest, HttpResponse
 from django.utils import timezone
 
 from platform_core.models import Organization
+from platform_core.tenancy.admin_orgs import admin_orgs
 
 
 def organization_time_zone_activate(organization: Organization) -> None:
@@ -45,8 +46,6 @@ class OrganizationTimeZoneMiddleware:
         user = getattr(request, "user", None)
         if user is None or not user.is_authenticated or not user.is_staff or user.is_superuser:
             return
-        from platform_core.admin.base import admin_orgs  # the admin's module: loaded with the admin
-
         orgs = list(admin_orgs(request).only("pk", "time_zone")[:2])
         if len(orgs) == 1:
             organization_time_zone_activate(orgs[0])
