@@ -58,7 +58,7 @@ test: install-dev
 	$(PY) -m pytest -n $(TEST_WORKERS) $(PYTEST_ARGS)
 
 ## ruff, the import-linter contracts of the layers and of no cycles (pyproject.toml, [tool.importlinter]),
-## then mypy on the engine (strict) and the run package ([tool.mypy]).
+## then mypy over every package, the engine strictly ([tool.mypy]).
 lint: install-dev
 	$(VENV)/bin/ruff check .
 	$(VENV)/bin/ruff format --check .

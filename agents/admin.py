@@ -22,7 +22,7 @@ from agents.models import Agent, Conversation, ModelConfig, ModelProvider, Run
 from agents.usage import admin as usage_admin  # noqa: F401 - registers the budgets' admin
 from agents.usage_dashboard import admin as usage_dashboard_admin  # noqa: F401 - links the dashboard
 from platform_core.admin.base import AuditedAdmin, OrgScopedAdmin
-from platform_core.request_meta import client_ip
+from platform_core.request_meta import client_ip, signed_in_user
 from platform_core.secret_rules import validate_secret_length
 
 # The endpoint's prices per million tokens (empty: the cost of its calls is unknown).
@@ -90,12 +90,14 @@ class ModelConfigForm(forms.ModelForm):
     def __init__(self, *args: Any, **kwargs: Any) -> None:
         super().__init__(*args, **kwargs)
         self.fields["provider"].required = False  # a form posted without it keeps today's "custom"
-        self.fields["model_family"].choices = [("", "---------")] + [
+        family = self.fields["model_family"]
+        assert isinstance(family, forms.ChoiceField)  # the form's own field, declared above
+        family.choices = [("", "---------")] + [
             (str(preset.label), [(f"{preset.provider}:{f.key}", f.label) for f in preset.families])
             for preset in PRESETS
         ]
         # The family is no stored field: a saved endpoint shows the family whose model it uses.
-        self.fields["model_family"].initial = _family_of(self.instance) if self.instance.pk else ""
+        family.initial = _family_of(self.instance) if self.instance.pk else ""
         names = self.instance.header_names if self.instance.pk else []
         if names:
             self.fields["extra_headers_input"].help_text = format_html(
@@ -227,7 +229,7 @@ class ModelConfigAdmin(AuditedAdmin):
     def check_view(self, request: HttpRequest, object_id: str) -> HttpResponseRedirect:
         """POST: run "Check endpoint" and store its report (the page shows it)."""
         obj = self._endpoint(request, object_id)
-        report = model_config_check(config=obj, actor=request.user, ip_address=client_ip(request))
+        report = model_config_check(config=obj, actor=signed_in_user(request), ip_address=client_ip(request))
         if report.refused_by_guard:
             self.message_user(request, report.refused_by_guard, messages.ERROR)
         elif report.outcome("models").status == "refused" and report.key_verified is None:
@@ -245,7 +247,9 @@ class ModelConfigAdmin(AuditedAdmin):
         if not obj.last_check:
             self.message_user(request, _("Check the endpoint first."), messages.WARNING)
             return self._back(obj)
-        changed = model_config_apply_check(config=obj, actor=request.user, ip_address=client_ip(request))
+        changed = model_config_apply_check(
+            config=obj, actor=signed_in_user(request), ip_address=client_ip(request)
+        )
         if changed:
             self.message_user(request, _("The abilities found were applied."), messages.SUCCESS)
         else:

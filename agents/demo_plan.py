@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import re
 from collections.abc import Callable, Mapping, Sequence
-from typing import Any
+from typing import Any, TypedDict
 
 from agents.engine.llm import Message
 from agents.engine.plan import prompts
@@ -89,6 +89,16 @@ _LOOKUP_ZH = "查询回答这个问题所需的数据："
 ToolPicker = Callable[[str, Sequence[tuple[str, str]]], str | None]
 
 
+class _PlanStep(TypedDict):
+    """One step of the demo plan, as the planner's JSON has it."""
+
+    id: str
+    task: str
+    dependencies: list[str]
+    tool_hint: str | None
+    model_hint: str
+
+
 def plan_value(messages: Sequence[Message], pick_tool: ToolPicker) -> dict[str, Any]:
     """One look-up per part of the goal ("the drafts and the payments": two), each with the tool that
     best matches it, then a step that summarises what they found."""
@@ -101,7 +111,7 @@ def plan_value(messages: Sequence[Message], pick_tool: ToolPicker) -> dict[str, 
     if len(looked_up) < 2:  # one thing to look up: the whole goal is its task
         looked_up = [(goal, pick_tool(goal, catalogue))]
     prefix = _LOOKUP_ZH if zh else _LOOKUP_EN
-    steps = [
+    steps: list[_PlanStep] = [
         {"id": str(n), "task": prefix + part, "dependencies": [], "tool_hint": tool, "model_hint": "fast"}
         for n, (part, tool) in enumerate(looked_up, start=1)
     ]

@@ -25,7 +25,7 @@ import json
 import time
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, TypedDict
 
 import httpx2
 import openai
@@ -73,13 +73,24 @@ _CALL_TWICE = [
 _JSON = [{"role": "user", "content": 'Answer with this JSON object and nothing else: {"ok": true}'}]
 
 
+class ProbeAbilities(TypedDict):
+    """The abilities the checked endpoint's client is built with (``check_llm``'s ``build`` argument): each
+    a field of the endpoint (``agents.runtime.ModelEndpoint``)."""
+
+    tool_call: bool
+    parallel_tool_calls: bool
+    forced_tool_choice: bool
+    json_mode: bool
+    stream_only: bool
+
+
 @dataclass
 class _Run:
     """The state of a check in progress."""
 
     llm: OpenAICompatibleLLM
     model: str
-    build: Callable[[dict[str, bool]], OpenAICompatibleLLM]
+    build: Callable[[ProbeAbilities], OpenAICompatibleLLM]
     deadline: float
     outcomes: dict[str, ProbeOutcome] = field(default_factory=dict)
     abilities: dict[str, bool] = field(default_factory=dict)
@@ -125,7 +136,7 @@ def _undecided_or_refused(exc: LLMError) -> str:
 
 
 async def check_llm(
-    build: Callable[[dict[str, bool]], OpenAICompatibleLLM], *, model: str, seconds: float = CHECK_SECONDS
+    build: Callable[[ProbeAbilities], OpenAICompatibleLLM], *, model: str, seconds: float = CHECK_SECONDS
 ) -> EndpointCheckReport:
     """Probe the endpoint that ``build(abilities)`` returns an LLM for (the async core of the check).
 
@@ -161,7 +172,7 @@ async def check_llm(
     )
 
 
-_ALL_ON: dict[str, bool] = {
+_ALL_ON: ProbeAbilities = {
     "tool_call": True,
     "parallel_tool_calls": True,
     "forced_tool_choice": True,

@@ -5,6 +5,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
+from django.db import models
 from django.utils.dateparse import parse_datetime
 from django.utils.functional import Promise
 from django.utils.translation import gettext_lazy as _
@@ -41,7 +42,7 @@ class ProbeLine:
 @dataclass(frozen=True)
 class AbilityChange:
     label: str
-    stored: Any
+    stored: bool | None
     found: bool
 
 
@@ -49,6 +50,13 @@ def _yes_no(value: bool | None) -> str:
     if value is None:
         return str(_("unknown"))
     return str(_("yes") if value else _("no"))
+
+
+def _field_label(name: str) -> str:
+    """The verbose name of the endpoint's field ``name`` (an ability: a concrete field)."""
+    field = ModelConfig._meta.get_field(name)
+    assert isinstance(field, models.Field)  # not a relation's reverse side nor a generic foreign key
+    return str(field.verbose_name)
 
 
 def check_summary(config: ModelConfig) -> dict[str, Any] | None:
@@ -66,7 +74,7 @@ def check_summary(config: ModelConfig) -> dict[str, Any] | None:
         for p in report.get("probes") or []
     ]
     changes = [
-        AbilityChange(label=str(ModelConfig._meta.get_field(key).verbose_name), stored=stored, found=found)
+        AbilityChange(label=_field_label(key), stored=stored, found=found)
         for key, (stored, found) in abilities_to_change(config).items()
     ]
     return {

@@ -11,19 +11,21 @@ from __future__ import annotations
 import asyncio
 import dataclasses
 from concurrent.futures import ThreadPoolExecutor
-from typing import Any
+from typing import TYPE_CHECKING
 
-from django.contrib.auth.base_user import AbstractBaseUser
 from django.utils import timezone, translation
 from django.utils.translation import gettext as _
 
-from agents.endpoint_check import PROBE_SECONDS, EndpointCheckReport, check_llm
+from agents.endpoint_check import PROBE_SECONDS, EndpointCheckReport, ProbeAbilities, check_llm
 from agents.endpoint_check_report import PROBES, ProbeOutcome
 from agents.endpoint_headers import api_key_sendable, headers_sendable
 from agents.engine.llm import OpenAICompatibleLLM, aclose_shared_clients
 from agents.models import ModelConfig
 from agents.runtime import endpoint_of, llm_for
 from platform_core.audit.audited import audited_save
+
+if TYPE_CHECKING:
+    from django.contrib.auth.models import User
 
 # The abilities a check can decide, in the order the admin shows them.
 CHECKED_ABILITIES: tuple[str, ...] = (
@@ -42,7 +44,7 @@ async def check_endpoint_async(config: ModelConfig) -> EndpointCheckReport:
     endpoint = endpoint_of(config)
     endpoint = dataclasses.replace(endpoint, timeout=min(endpoint.timeout, PROBE_SECONDS))
 
-    def build(abilities: dict[str, bool]) -> OpenAICompatibleLLM:
+    def build(abilities: ProbeAbilities) -> OpenAICompatibleLLM:
         llm = llm_for(dataclasses.replace(endpoint, **abilities))
         assert isinstance(llm, OpenAICompatibleLLM)  # a stored endpoint always has a base URL
         llm.max_retries = 0  # a check reports what the endpoint answers (a 429 too) instead of waiting
@@ -85,7 +87,7 @@ def check_endpoint(config: ModelConfig) -> EndpointCheckReport:
 
 
 def model_config_check(
-    *, config: ModelConfig, actor: AbstractBaseUser | None, ip_address: str | None = None
+    *, config: ModelConfig, actor: User | None, ip_address: str | None = None
 ) -> EndpointCheckReport:
     """Check ``config``'s endpoint and store the report on it (one audited write)."""
     report = check_endpoint(config)
@@ -101,8 +103,9 @@ def found_abilities(config: ModelConfig) -> dict[str, bool]:
     return {key: bool(found[key]) for key in CHECKED_ABILITIES if key in found}
 
 
-def abilities_to_change(config: ModelConfig) -> dict[str, tuple[Any, bool]]:
-    """Each ability whose stored value differs from what the last check found: (stored, found)."""
+def abilities_to_change(config: ModelConfig) -> dict[str, tuple[bool | None, bool]]:
+    """Each ability whose stored value differs from what the last check found: (stored, found); only
+    ``reasoning_replay`` may be stored as None (by host)."""
     return {
         key: (getattr(config, key), value)
         for key, value in found_abilities(config).items()
@@ -111,7 +114,7 @@ def abilities_to_change(config: ModelConfig) -> dict[str, tuple[Any, bool]]:
 
 
 def model_config_apply_check(
-    *, config: ModelConfig, actor: AbstractBaseUser | None, ip_address: str | None = None
+    *, config: ModelConfig, actor: User | None, ip_address: str | None = None
 ) -> dict[str, bool]:
     """Set ``config``'s abilities to those its last check found (one audited write); returns the changes."""
     changes = {key: found for key, (_, found) in abilities_to_change(config).items()}

@@ -76,6 +76,8 @@ class ExampleQuestionsFormField(forms.CharField):
 
     def to_python(self, value: Any) -> list[str]:  # type: ignore[override]
         text = super().to_python(value)
+        if text is None:  # CharField answers None only for empty_value=None, which this field leaves at ""
+            return []
         return [line for line in text.splitlines() if line.strip()]
 
     def clean(self, value: Any) -> list[str]:

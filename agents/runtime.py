@@ -300,13 +300,20 @@ def runtime_build(run_id: uuid.UUID, *, started: StartedRun | None = None) -> Ru
     """
     if started is not None:
         run, question = started.run, started.message
-        conversation = Conversation.objects.select_related(
-            "agent__model_config", "organization__config_version"
-        ).get(pk=run.conversation_id)
+        conversation = (
+            Conversation.objects.for_org(run.organization_id)
+            .select_related("agent__model_config", "organization__config_version")
+            .get(pk=run.conversation_id)
+        )
     else:
-        run = Run.objects.select_related(
-            "conversation__agent__model_config", "conversation__organization__config_version", "user"
-        ).get(pk=run_id)
+        # A worker resuming the run by the id it was handed (see agents.runs.addressed).
+        run = (
+            Run.objects.unscoped()
+            .select_related(
+                "conversation__agent__model_config", "conversation__organization__config_version", "user"
+            )
+            .get(pk=run_id)
+        )
         conversation = run.conversation
         first = (
             MessageRow.objects.filter(run=run, role=MessageRole.USER, injected=False).order_by("id").first()

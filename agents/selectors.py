@@ -3,9 +3,8 @@
 from __future__ import annotations
 
 import uuid
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-from django.contrib.auth.base_user import AbstractBaseUser
 from django.db import connection
 from django.db.models import Q, QuerySet
 
@@ -14,8 +13,11 @@ from agents.models import ACTIVE_RUN_STATUSES, Agent, Conversation, Message, Mes
 from agents.sql import column, prep, table
 from platform_core.models import Membership
 
+if TYPE_CHECKING:
+    from django.contrib.auth.models import User
 
-def conversation_for_user(*, user: AbstractBaseUser, conversation_id: uuid.UUID | str) -> Conversation | None:
+
+def conversation_for_user(*, user: User, conversation_id: uuid.UUID | str) -> Conversation | None:
     """The conversation if ``user`` owns it and is still a member of its organisation; else None."""
     if not user.is_authenticated:
         return None
@@ -23,8 +25,11 @@ def conversation_for_user(*, user: AbstractBaseUser, conversation_id: uuid.UUID 
         conversation_uuid = uuid.UUID(str(conversation_id))
     except ValueError:
         return None
+    # A conversation is its user's: found by its id and owner in any organisation, then kept only while
+    # the user is still a member of the conversation's one.
     conversation = (
-        Conversation.objects.select_related("agent", "organization")
+        Conversation.objects.unscoped()
+        .select_related("agent", "organization")
         .filter(pk=conversation_uuid, user=user)
         .first()
     )
@@ -36,7 +41,7 @@ def conversation_for_user(*, user: AbstractBaseUser, conversation_id: uuid.UUID 
 
 
 def conversation_list_for_user(
-    *, user: AbstractBaseUser, organization_id: int, search: str = ""
+    *, user: User, organization_id: int, search: str = ""
 ) -> QuerySet[Conversation]:
     """The user's conversations in the organisation, newest first; ``search`` matches titles and agents."""
     conversations = Conversation.objects.filter(organization_id=organization_id, user=user)
@@ -54,15 +59,15 @@ def agents_available(*, organization_id: int) -> QuerySet[Agent]:
     return Agent.objects.filter(organization_id=organization_id, active=True).order_by("name")
 
 
-def active_run_for_conversation(*, conversation_id: uuid.UUID) -> Run | None:
+def active_run_for_conversation(*, conversation: Conversation) -> Run | None:
     """The conversation's running or parked run (messages sent now become its follow-ups)."""
-    return Run.objects.filter(conversation_id=conversation_id, status__in=ACTIVE_RUN_STATUSES).first()
+    return Run.objects.filter(conversation=conversation, status__in=ACTIVE_RUN_STATUSES).first()
 
 
-def run_to_resume(*, conversation_id: uuid.UUID, run_id: uuid.UUID | str | None = None) -> Run | None:
+def run_to_resume(*, conversation: Conversation, run_id: uuid.UUID | str | None = None) -> Run | None:
     """The conversation's interrupted run to resume: the one named, else its newest one, provided no
     later run has started since (a newer run means the user moved on)."""
-    runs = Run.objects.filter(conversation_id=conversation_id).order_by("-started_at")
+    runs = Run.objects.filter(conversation=conversation).order_by("-started_at")
     newest = runs.first()
     if newest is None or newest.status != RunStatus.INTERRUPTED:
         return None

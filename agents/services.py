@@ -3,16 +3,17 @@
 
 from __future__ import annotations
 
-import uuid
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from django.conf import settings
-from django.contrib.auth.base_user import AbstractBaseUser
 from django.db import transaction
 from django.utils.translation import gettext as _
 
 from agents.models import ACTIVE_RUN_STATUSES, Agent, Conversation, Message, MessageRole, Run
 from platform_core.models import Organization
+
+if TYPE_CHECKING:
+    from django.contrib.auth.models import User
 
 
 class RunRefused(Exception):
@@ -43,7 +44,7 @@ def message_content_check(content: Any) -> str:
 
 @transaction.atomic
 def conversation_create(
-    *, organization: Organization, user: AbstractBaseUser, agent: Agent, title: str = ""
+    *, organization: Organization, user: User, agent: Agent, title: str = ""
 ) -> Conversation:
     """Start a conversation of ``user`` with ``agent`` (which must belong to ``organization``)."""
     if agent.organization_id != organization.pk or not agent.active:
@@ -65,7 +66,12 @@ def conversation_rename(*, conversation: Conversation, title: str) -> Conversati
 @transaction.atomic
 def conversation_delete(*, conversation: Conversation) -> None:
     """Delete ``conversation`` with its messages and runs, unless its agent is still answering."""
-    locked = Conversation.objects.select_for_update().filter(pk=conversation.pk).first()
+    locked = (
+        Conversation.objects.for_org(conversation.organization_id)
+        .select_for_update()
+        .filter(pk=conversation.pk)
+        .first()
+    )
     if locked is None:
         return
     if Run.objects.filter(conversation=locked, status__in=ACTIVE_RUN_STATUSES).exists():
@@ -75,12 +81,11 @@ def conversation_delete(*, conversation: Conversation) -> None:
     locked.delete()
 
 
-def message_add_follow_up(*, run_id: uuid.UUID, content: str) -> Message:
-    """Record a follow-up the user sent while ``run_id`` was working (the run takes it in; stored with
+def message_add_follow_up(*, run: Run, content: str) -> Message:
+    """Record a follow-up the user sent while ``run`` was working (the run takes it in; stored with
     ``injected=True``, the column's name)."""
-    run = Run.objects.select_related("conversation").get(pk=run_id)
     return Message.objects.create(
-        conversation=run.conversation,
+        conversation_id=run.conversation_id,
         run=run,
         role=MessageRole.USER,
         content=content,

@@ -67,7 +67,8 @@ def binary_cursor() -> Iterator[Any]:
     Django wraps its own (the same error translation, query log and execute wrappers); the connection
     never prepares statements (Django sets no ``prepare_threshold``).
     """
-    from django.db.backends.postgresql.base import ServerBindingCursor  # PostgreSQL only
+    # PostgreSQL only (Django defines the class when psycopg 3 is installed).
+    from django.db.backends.postgresql.base import ServerBindingCursor  # type: ignore[attr-defined]  # django-stubs lacks it
 
     connection.close_if_health_check_failed()
     connection.ensure_connection()

@@ -11,7 +11,7 @@ from __future__ import annotations
 import uuid
 from collections.abc import Callable
 from functools import wraps
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from django.contrib.auth.decorators import login_required
 from django.http import Http404, HttpRequest, HttpResponse, HttpResponseForbidden
@@ -30,8 +30,13 @@ from platform_core.identity.api_keys.authentication import (
 from platform_core.identity.api_keys.scopes import Scope
 from platform_core.identity.api_keys.throttle import KeyThrottled
 from platform_core.models import Membership, Organization, Role
-from platform_core.request_meta import client_ip
+from platform_core.request_meta import client_ip, signed_in_user
 from platform_core.tenancy.scoping import member_org_from_slug
+
+if TYPE_CHECKING:
+    from django.contrib.auth.models import User
+
+    from agents.models import Agent, Conversation
 
 SIDEBAR_CONVERSATIONS = 50
 
@@ -64,11 +69,9 @@ def _bearer_user(view: View) -> View:
     return wrapper
 
 
-def _conversations(request: HttpRequest, org: Organization) -> list[Any]:
+def _conversations(user: User, org: Organization) -> list[Conversation]:
     return list(
-        selectors.conversation_list_for_user(user=request.user, organization_id=org.pk)[
-            :SIDEBAR_CONVERSATIONS
-        ]
+        selectors.conversation_list_for_user(user=user, organization_id=org.pk)[:SIDEBAR_CONVERSATIONS]
     )
 
 
@@ -77,13 +80,14 @@ def _conversations(request: HttpRequest, org: Organization) -> list[Any]:
 @require_GET
 def chat_home(request: HttpRequest, org_slug: str) -> HttpResponse:
     """The user's conversations in the organisation, newest first, and the agent picker."""
-    org, _membership = member_org_from_slug(user=request.user, slug=org_slug)
+    user = signed_in_user(request)
+    org, _membership = member_org_from_slug(user=user, slug=org_slug)
     return render(
         request,
         "agents/chat_home.html",
         {
             "org": org,
-            "conversations": _conversations(request, org),
+            "conversations": _conversations(user, org),
             "agents": list(selectors.agents_available(organization_id=org.pk)),
             **_chat_page_urls(org),
         },
@@ -96,7 +100,8 @@ def chat_home(request: HttpRequest, org_slug: str) -> HttpResponse:
 def chat_new(request: HttpRequest, org_slug: str) -> HttpResponse:
     """A new, empty chat with the chosen agent (``?agent=<id>``). Nothing is stored until the first
     message: the page then creates the conversation over the REST API and opens its socket."""
-    org, membership = member_org_from_slug(user=request.user, slug=org_slug)
+    user = signed_in_user(request)
+    org, membership = member_org_from_slug(user=user, slug=org_slug)
     try:
         agent_id = uuid.UUID(str(request.GET.get("agent", "")))
     except ValueError as exc:
@@ -111,7 +116,7 @@ def chat_new(request: HttpRequest, org_slug: str) -> HttpResponse:
             "org": org,
             "agent": agent,
             "conversation": None,
-            "conversations": _conversations(request, org),
+            "conversations": _conversations(user, org),
             "create_url": f"/api/v1/orgs/{org.slug}/conversations/",
             "endpoint_check_url": _endpoint_check_url(request, membership, agent),
             "login_url": f"{reverse('login')}?{urlencode({'next': request.get_full_path()})}",
@@ -120,7 +125,7 @@ def chat_new(request: HttpRequest, org_slug: str) -> HttpResponse:
     )
 
 
-def _endpoint_check_url(request: HttpRequest, membership: Membership | None, agent: Any) -> str:
+def _endpoint_check_url(request: HttpRequest, membership: Membership | None, agent: Agent) -> str:
     """For the organisation's admins, where the agent's model endpoint is checked (the chat links it when a
     run ends because of the model); ``""`` for everyone else."""
     admin = membership is not None and membership.role in (Role.OWNER, Role.ADMIN) and request.user.is_staff
@@ -145,8 +150,9 @@ def _chat_page_urls(org: Organization) -> dict[str, Any]:
 @require_GET
 def chat_conversation(request: HttpRequest, org_slug: str, conversation_id: uuid.UUID) -> HttpResponse:
     """The chat view of one of the user's conversations in this organisation."""
-    org, membership = member_org_from_slug(user=request.user, slug=org_slug)
-    conversation = selectors.conversation_for_user(user=request.user, conversation_id=conversation_id)
+    user = signed_in_user(request)
+    org, membership = member_org_from_slug(user=user, slug=org_slug)
+    conversation = selectors.conversation_for_user(user=user, conversation_id=conversation_id)
     if conversation is None or conversation.organization_id != org.pk:
         raise Http404("No such conversation.")
     return render(
@@ -156,8 +162,8 @@ def chat_conversation(request: HttpRequest, org_slug: str, conversation_id: uuid
             "org": org,
             "agent": conversation.agent,
             "conversation": conversation,
-            "conversations": _conversations(request, org),
-            "active_run": selectors.active_run_for_conversation(conversation_id=conversation.pk),
+            "conversations": _conversations(user, org),
+            "active_run": selectors.active_run_for_conversation(conversation=conversation),
             "messages_url": f"/api/v1/orgs/{org.slug}/conversations/{conversation.pk}/messages/",
             "socket_path": f"/ws/conversations/{conversation.pk}/",
             "endpoint_check_url": _endpoint_check_url(request, membership, conversation.agent),

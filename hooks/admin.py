@@ -8,7 +8,7 @@ with the before and after state (secrets only as set or not set).
 
 from __future__ import annotations
 
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from django import forms
 from django.contrib import admin, messages
@@ -36,14 +36,18 @@ from hooks.services import approval_resend
 from platform_core.admin.base import AuditedAdmin, OrgScopedAdmin
 from platform_core.identity.api_keys.keys import without_service_users
 from platform_core.models import LinkedIdentity, Role
-from platform_core.request_meta import client_ip
+from platform_core.request_meta import client_ip, signed_in_user
 from platform_core.secret_rules import validate_secret_length
 from platform_core.tenancy.admin_orgs import admin_orgs
+
+if TYPE_CHECKING:
+    from django.contrib.auth.models import User
+    from django_stubs_ext import StrOrPromise
 
 # --- Feishu channels ------------------------------------------------------------------------------
 
 
-def _secret_input(label: str) -> forms.CharField:
+def _secret_input(label: StrOrPromise) -> forms.CharField:
     return forms.CharField(
         label=label,
         required=False,
@@ -116,8 +120,8 @@ class FeishuChannelAdmin(AuditedAdmin):
         form_url: str = "", obj: FeishuChannel | None = None,
     ) -> Any:  # fmt: skip
         # Only a saved channel has its id: an unsaved one's default uuid changes on every page load.
-        saved = obj is not None and not add and not obj._state.adding
-        context["callback_url"] = request.build_absolute_uri(obj.callback_path) if saved else ""
+        saved = obj if obj is not None and not add and not obj._state.adding else None
+        context["callback_url"] = request.build_absolute_uri(saved.callback_path) if saved is not None else ""
         return super().render_change_form(
             request, context, add=add, change=change, form_url=form_url, obj=obj
         )
@@ -153,7 +157,7 @@ class ApproverChoiceField(forms.ModelMultipleChoiceField):
         return label
 
 
-def person_label(user: Any) -> str:
+def person_label(user: User) -> str:
     name = person_name(user)
     return name if name == user.get_username() else f"{name} ({user.get_username()})"
 
@@ -205,7 +209,8 @@ class ApprovalPolicyForm(forms.ModelForm):
             self.fields["approver_roles"].initial = list(self.instance.approver_roles or [])
 
     def clean(self) -> dict[str, Any]:
-        data = super().clean()
+        super().clean()
+        data = self.cleaned_data  # what ModelForm.clean returns (typed as maybe None for forms in general)
         org = data.get("organization") or (
             self.instance.organization if self.instance.organization_id else None
         )
@@ -244,7 +249,7 @@ class ApprovalPolicyForm(forms.ModelForm):
         text = self.cleaned_data.get("approver_open_ids_text", "") or ""
         self.instance.approver_open_ids = [line.strip() for line in text.splitlines() if line.strip()]
         self.instance.approver_roles = list(self.cleaned_data.get("approver_roles") or [])
-        super()._post_clean()
+        super()._post_clean()  # type: ignore[misc]  # Django's private ModelForm step, absent from django-stubs
 
 
 @admin.register(ApprovalPolicy)
@@ -292,6 +297,7 @@ class ApprovalPolicyAdmin(AuditedAdmin):
 
 def audience_html(audience: Audience) -> str:
     """The policy form's "who will be asked" box."""
+    intro: StrOrPromise
     if audience.listed and audience.roles:
         intro = _(
             "These approvers (listed, or holding the role %(roles)s) decide in the approvals inbox:"
@@ -353,8 +359,9 @@ class ApprovalRequestAdmin(OrgScopedAdmin):
 
     @admin.action(description=_("Re-send to the policy's current channel and approvers"))
     def resend(self, request: HttpRequest, queryset: QuerySet[ApprovalRequest]) -> None:
+        actor = signed_in_user(request)
         for approval in queryset:
-            outcome = approval_resend(approval=approval, actor=request.user, ip_address=client_ip(request))
+            outcome = approval_resend(approval=approval, actor=actor, ip_address=client_ip(request))
             if outcome.resent:
                 self.message_user(
                     request, _("%(approval)s: re-sent.") % {"approval": approval}, messages.SUCCESS

@@ -44,6 +44,7 @@ from agents.engine.run_context import RunContext
 from agents.engine.tool_context import ToolCallContext
 from connectors.configs import connector_secrets_for_redaction
 from connectors.redaction import redact
+from hooks import addressed
 from hooks.approvers import approver_names, requester_note
 from hooks.audit import AuditHook
 from hooks.call_config import call_guard_config
@@ -64,7 +65,8 @@ from hooks.state import GateOutcome, RunGuardState
 logger = logging.getLogger(__name__)
 
 PRIORITY = 20
-Emit = Callable[[str, dict[str, Any]], int]
+# emit(channel, data) -> the event's seq (``None``: not stored); the gate does not use the seq.
+Emit = Callable[[str, dict[str, Any]], int | None]
 
 
 @dataclass(frozen=True, slots=True)
@@ -115,11 +117,12 @@ def _earlier_request(
     facts: RunContext, info: ActionInfo, arguments: dict[str, Any], tool_call_id: str
 ) -> ApprovalRequest | None:
     """The request this run opened for the same call before it stopped (same id, tool and arguments)."""
-    if not facts.run_id or not tool_call_id:
-        return None
+    org_id = facts.org_id
+    if org_id is None or not facts.run_id or not tool_call_id:
+        return None  # a run without an organisation has no requests
     earlier = (
         ApprovalRequest.objects.filter(
-            organization_id=facts.org_id,
+            organization_id=org_id,
             run_id=facts.run_id,
             tool_call_id=tool_call_id[:128],
             tool_name=info.tool_name[:64],
@@ -130,7 +133,7 @@ def _earlier_request(
     )
     if earlier is None:
         return None
-    shown = redact(dict(arguments), connector_secrets_for_redaction(facts.org_id, info.connector_id))
+    shown = redact(dict(arguments), connector_secrets_for_redaction(org_id, info.connector_id))
     return earlier if shown == earlier.arguments else None
 
 
@@ -185,14 +188,15 @@ def _open_request(
         earlier = _earlier_request(facts, info, arguments, tool_call_id)
         if earlier is not None:
             return Opened(earlier, _approver_labels(earlier), True)
-    if hold is None:
+    org_id = facts.org_id
+    if hold is None or org_id is None:  # a run without an organisation has no policies
         return None
-    secrets = connector_secrets_for_redaction(facts.org_id, info.connector_id)
+    secrets = connector_secrets_for_redaction(org_id, info.connector_id)
     before = _asked_before(facts, info, arguments, secrets)
     if before is not None:
         return AskedBefore(before)
     approval = approval_request_create(
-        organization_id=facts.org_id,
+        organization_id=org_id,
         policy=hold.policy,
         tool_name=info.tool_name,
         arguments=arguments,
@@ -210,11 +214,11 @@ def _open_request(
 
 
 def _load(approval_id: Any) -> ApprovalRequest:
-    return ApprovalRequest.objects.select_related("decided_by").get(pk=approval_id)
+    return addressed.approvals().select_related("decided_by").get(pk=approval_id)
 
 
 def _status(approval_id: Any) -> str | None:
-    return ApprovalRequest.objects.filter(pk=approval_id).values_list("status", flat=True).first()
+    return addressed.approvals().filter(pk=approval_id).values_list("status", flat=True).first()
 
 
 def _expire(approval_id: Any) -> None:
@@ -430,8 +434,10 @@ class ApprovalGate(PreToolUseHook):
             self._report(approval, ctx.call, approvers)  # a replay's chat already shows it
         status = approval.status
         if status == ApprovalStatus.PENDING:
-            hold = ctx.run.approval_hold_seconds
-            give_up_at = timezone.now() + timedelta(seconds=float(hold)) if hold is not None else None
+            hold_seconds = ctx.run.approval_hold_seconds
+            give_up_at = (
+                timezone.now() + timedelta(seconds=float(hold_seconds)) if hold_seconds is not None else None
+            )
             try:
                 status = await await_decision(
                     approval.pk, expires_at=approval.expires_at, give_up_at=give_up_at

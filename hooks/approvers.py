@@ -15,9 +15,9 @@ from __future__ import annotations
 
 from collections.abc import Iterable
 from dataclasses import dataclass
+from typing import TYPE_CHECKING
 
 from django.contrib.auth import get_user_model
-from django.contrib.auth.base_user import AbstractBaseUser
 from django.db.models import QuerySet
 from django.utils.translation import gettext as _
 
@@ -27,8 +27,11 @@ from platform_core.identity.api_keys.keys import without_service_users
 from platform_core.identity.linked_identities import feishu_open_ids_for_users
 from platform_core.models import ADMIN_ROLES, Organization, Role
 
+if TYPE_CHECKING:
+    from django.contrib.auth.models import User
 
-def organization_deciders(*, organization_id: int, roles: frozenset[str] = DECIDER_ROLES) -> QuerySet:
+
+def organization_deciders(*, organization_id: int, roles: frozenset[str] = DECIDER_ROLES) -> QuerySet[User]:
     """The organisation's active members (people, not organisation keys' service users) with one of
     ``roles`` (the approver, admin or owner role), by username."""
     return without_service_users(
@@ -53,7 +56,7 @@ def policy_names_people(policy: ApprovalPolicy) -> bool:
     return bool(_policy_roles(policy)) or (policy.pk is not None and policy.approver_users.exists())
 
 
-def policy_approver_users(*, policy: ApprovalPolicy) -> list[AbstractBaseUser]:
+def policy_approver_users(*, policy: ApprovalPolicy) -> list[User]:
     """The platform users a new request of ``policy`` goes to: the users it lists and the active members
     holding a role it lists, else every decider."""
     if policy.pk is None:
@@ -78,7 +81,7 @@ def policy_approver_users(*, policy: ApprovalPolicy) -> list[AbstractBaseUser]:
 class RequestDeciders:
     """Who a new request asks (its frozen platform approvers), and whether its requester was left out."""
 
-    users: list[AbstractBaseUser]
+    users: list[User]
     exclusion: RequesterExclusion
 
 
@@ -128,7 +131,7 @@ def approval_feishu_open_ids(approval: ApprovalRequest) -> list[str]:
     return sorted(linked.values()) + raw
 
 
-def person_name(user: AbstractBaseUser) -> str:
+def person_name(user: User) -> str:
     """A person's name as the platform knows it: the full name, else the username."""
     full = user.get_full_name().strip() if hasattr(user, "get_full_name") else ""
     return full or user.get_username()
@@ -161,7 +164,7 @@ class Audience:
 def policy_audience(*, policy: ApprovalPolicy) -> Audience:
     """Who will be asked by a request of ``policy`` now, and where its Feishu card would go."""
     listed = policy_names_people(policy)
-    users: Iterable[AbstractBaseUser] = (
+    users: Iterable[User] = (
         policy_approver_users(policy=policy)
         if policy.pk
         else (organization_deciders(organization_id=policy.organization_id) if policy.organization_id else ())

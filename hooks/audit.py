@@ -52,6 +52,7 @@ from connectors.models import CallStatus, Connector, ConnectorAction, ConnectorC
 from connectors.redaction import redact
 from connectors.scrub import scrub
 from connectors.services import MAX_ERROR_CHARS, call_log_record
+from hooks import addressed
 from hooks.catalog import ActionCatalog, ActionInfo
 from hooks.state import RunGuardState
 
@@ -276,9 +277,15 @@ def _links_checked(row: ConnectorCallLog) -> None:
             cursor.execute("SET CONSTRAINTS ALL IMMEDIATE; SET CONSTRAINTS ALL DEFERRED")
         return
     # Elsewhere (SQLite: one writer at a time, so nothing can delete them before the commit).
-    if row.action_id is not None and not ConnectorAction.objects.filter(pk=row.action_id).exists():
+    if (
+        row.action_id is not None
+        and not ConnectorAction.objects.for_org(row.organization_id).filter(pk=row.action_id).exists()
+    ):
         raise IntegrityError("the call's action was deleted")
-    if row.connector_id is not None and not Connector.objects.filter(pk=row.connector_id).exists():
+    if (
+        row.connector_id is not None
+        and not Connector.objects.for_org(row.organization_id).filter(pk=row.connector_id).exists()
+    ):
         raise IntegrityError("the call's connector was deleted")
 
 
@@ -327,7 +334,7 @@ def _write_started(
 ) -> int:
     """The row of a call about to run; a resumed run that makes again a call whose end was never
     recorded reuses that call's row."""
-    if replayed:
+    if replayed and context.org_id is not None:  # a run without an organisation has no rows
         earlier = (
             ConnectorCallLog.objects.filter(
                 organization_id=context.org_id,
@@ -357,7 +364,7 @@ def _complete_started(*, pk: int, status: str, error: str, approval_ref: str, re
     """Complete the row written before the call ran with how it ended."""
     call = getattr(result, "call", None)  # connectors.tools.ConnectorToolResult carries the outcome
     secrets: tuple[str, ...] = tuple(getattr(result, "secrets", ()) or ())
-    ConnectorCallLog.objects.filter(pk=pk).update(
+    addressed.call_logs().filter(pk=pk).update(
         status=status,
         error=text_safe(scrub(error, secrets))[:MAX_ERROR_CHARS],
         approval_ref=approval_ref,
@@ -391,17 +398,21 @@ def _complete_cancelled(
     """Complete the row the tool wrote for a timed-out call (its call id, when the tool did not know it);
     write one if the tool never started."""
     call_id = tool_call_id[:128]
-    candidates = ConnectorCallLog.objects.filter(
-        organization_id=context.org_id,
-        run_id=str(context.run_id),
-        tool_name=info.tool_name,
-        tool_call_id__in=("", call_id),
-        status=CallStatus.ERROR,
-    ).order_by("id")
+    candidates = (
+        ConnectorCallLog.objects.filter(
+            organization_id=context.org_id,
+            run_id=str(context.run_id),
+            tool_name=info.tool_name,
+            tool_call_id__in=("", call_id),
+            status=CallStatus.ERROR,
+        ).order_by("id")
+        if context.org_id is not None
+        else ConnectorCallLog.objects.none()  # a run without an organisation has no rows
+    )
     wanted = redact(arguments)
     for row in candidates:
         if row.arguments == wanted:
-            ConnectorCallLog.objects.filter(pk=row.pk).update(tool_call_id=call_id, approval_ref=approval_ref)
+            addressed.call_logs().filter(pk=row.pk).update(tool_call_id=call_id, approval_ref=approval_ref)
             return
     _write_call(
         context,

@@ -16,9 +16,10 @@ from typing import Any
 from asgiref.sync import async_to_sync
 from django.utils import translation
 
+from hooks import addressed
 from hooks.approvers import approval_feishu_open_ids, approver_names, person_name
 from hooks.conf import card_retry_base_seconds
-from hooks.feishu.cards import approval_decided_card, approval_pending_card, channel_test_card
+from hooks.feishu.cards import approval_decided_card, approval_pending_card, channel_test_card, decision_of
 from hooks.feishu.client import FeishuApp, FeishuClient, guarded_http
 from hooks.feishu.errors import FeishuError
 from hooks.feishu_guard import feishu_allowed_private_hosts
@@ -82,7 +83,7 @@ def pending_card_for(approval: ApprovalRequest, language: str) -> dict[str, Any]
     return approval_pending_card(
         approval_id=str(approval.pk),
         agent_name=approval.agent_name,
-        user_name=person_name(approval.requested_by) if approval.requested_by_id else "",
+        user_name=person_name(approval.requested_by) if approval.requested_by is not None else "",
         tool_name=approval.tool_name,
         arguments=approval.arguments,
         policy_name=approval.policy_name,
@@ -95,10 +96,11 @@ def pending_card_for(approval: ApprovalRequest, language: str) -> dict[str, Any]
 
 
 def decided_card_for(approval: ApprovalRequest, language: str) -> dict[str, Any]:
+    """The card of a request that is no longer pending (``ValueError`` for a pending one)."""
     return approval_decided_card(
-        decision=approval.status,
+        decision=decision_of(approval.status),
         agent_name=approval.agent_name,
-        user_name=person_name(approval.requested_by) if approval.requested_by_id else "",
+        user_name=person_name(approval.requested_by) if approval.requested_by is not None else "",
         tool_name=approval.tool_name,
         policy_name=approval.policy_name,
         arguments=approval.arguments,
@@ -111,7 +113,8 @@ def decided_card_for(approval: ApprovalRequest, language: str) -> dict[str, Any]
 
 def _load(approval_id: Any) -> ApprovalRequest | None:
     return (
-        ApprovalRequest.objects.select_related("channel", "requested_by", "decided_by")
+        addressed.approvals()
+        .select_related("channel", "requested_by", "decided_by")
         .filter(pk=approval_id)
         .first()
     )
@@ -158,7 +161,7 @@ def card_send_attempt(*, approval_id: Any) -> Attempt:
         return Attempt(done=False, retry=False, error=str(exc)[:500])
     approval_card_mark_sent(approval_id=approval.pk, message_id=message_id)
     # Decided while the card was on its way: its update found no message id, so update it now.
-    if ApprovalRequest.objects.filter(pk=approval.pk).exclude(status=ApprovalStatus.PENDING).exists():
+    if addressed.approvals().filter(pk=approval.pk).exclude(status=ApprovalStatus.PENDING).exists():
         return Attempt(done=True, needs_update=True)
     return Attempt(done=True)
 

@@ -16,12 +16,15 @@ within it (linking one's own Feishu account to an approver would otherwise let o
 from __future__ import annotations
 
 from datetime import datetime, timedelta
+from typing import TYPE_CHECKING
 
-from django.contrib.auth.base_user import AbstractBaseUser
 from django.db.models import Q
 
 from hooks.models import ApprovalRequest, FeishuChannel
 from platform_core.models import MAX_APPROVAL_COOLDOWN_HOURS, AuditLog, LinkedIdentity, Organization
+
+if TYPE_CHECKING:
+    from django.contrib.auth.models import User
 
 COOLDOWN_ACTION = "organization.approval_cooldown.changed"
 RESENT_ACTION = "approval.resent"
@@ -29,7 +32,7 @@ _CONFIG_PREFIXES = ("approval_policy.", "feishu_channel.", "linked_identity.")
 _CONFIG_ACTIONS = (RESENT_ACTION, COOLDOWN_ACTION)
 
 
-def is_own_request(*, approval: ApprovalRequest, user: AbstractBaseUser | None) -> bool:
+def is_own_request(*, approval: ApprovalRequest, user: User | None) -> bool:
     """Whether ``user`` asked for ``approval`` (the run's user): they may never decide it."""
     return user is not None and approval.requested_by_id is not None and approval.requested_by_id == user.pk
 
@@ -62,7 +65,7 @@ def approval_cooldown_hours(*, organization_id: int, now: datetime) -> int:
     return hours
 
 
-def user_in_cooldown(*, user: AbstractBaseUser, organization_id: int, hours: int, now: datetime) -> bool:
+def user_in_cooldown(*, user: User, organization_id: int, hours: int, now: datetime) -> bool:
     """Whether ``user`` changed the organisation's approval configuration in the last ``hours``."""
     if hours <= 0 or not user.is_authenticated:
         return False

@@ -19,7 +19,7 @@ class ConnectorGuard(PreToolUseHook):
     def __init__(
         self,
         *,
-        organization_id: int,
+        organization_id: int | None,
         catalog: ActionCatalog,
         language: str | None = None,
         state: RunGuardState | None = None,

@@ -7,14 +7,16 @@ import json
 import re
 from collections.abc import Mapping
 from dataclasses import dataclass
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-from django.contrib.auth.base_user import AbstractBaseUser
 from django.urls import NoReverseMatch, reverse
 
 from hooks.models import ApprovalRequest
 from hooks.selectors import approval_pending_for_others
 from platform_core.models import ADMIN_ROLES, Organization, Role
+
+if TYPE_CHECKING:
+    from django.contrib.auth.models import User
 
 MAX_KEY_ARGUMENTS = 3
 MAX_VALUE_CHARS = 40
@@ -50,7 +52,7 @@ def key_arguments(arguments: Any) -> list[tuple[str, str]]:
     return (keys or plain)[:MAX_KEY_ARGUMENTS]
 
 
-def conversation_link(*, approval: ApprovalRequest, user: AbstractBaseUser, role: str | None) -> str:
+def conversation_link(*, approval: ApprovalRequest, user: User, role: str | None) -> str:
     """Where ``user`` can read the conversation that asked: the chat for its owner (the requester), the
     admin's read-only page for the organisation's admins; empty for everyone else."""
     if not approval.conversation_id:
@@ -77,7 +79,7 @@ class EmptyInbox:
     others: int
 
 
-def empty_inbox(*, organization: Organization, user: AbstractBaseUser, role: str | None) -> EmptyInbox:
+def empty_inbox(*, organization: Organization, user: User, role: str | None) -> EmptyInbox:
     """The explanation shown instead of an empty list of pending requests."""
     if role != Role.APPROVER:
         return EmptyInbox(for_approver=False, others=0)

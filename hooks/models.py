@@ -122,7 +122,8 @@ class FeishuChannel(OrgOwnedModel):
             return ()
         stored = (
             type(self)
-            .objects.select_for_update()
+            .objects.for_org(self.organization_id)
+            .select_for_update()
             .only("credentials_version", "credentials_changed_at", "organization", *self.CREDENTIAL_FIELDS)
             .filter(pk=self.pk)
             .first()
@@ -265,9 +266,10 @@ class ApprovalPolicy(OrgOwnedModel):
         roles = self.approver_roles
         if not isinstance(roles, list) or not all(r in APPROVER_ROLE_CHOICES for r in roles):
             errors["approver_roles"] = _("Choose roles among approver, admin and owner.")
-        if self.channel_id is not None and self.organization_id is not None:
-            if self.channel.organization_id != self.organization_id:
-                errors["channel"] = _("Choose a channel of this organisation.")
+        # None, without a query, when no channel is set
+        channel = self.channel if self.organization_id is not None else None
+        if channel is not None and channel.organization_id != self.organization_id:
+            errors["channel"] = _("Choose a channel of this organisation.")
         if errors:
             raise ValidationError(errors)
 
@@ -442,11 +444,10 @@ class ApprovalRequest(OrgOwnedModel):
     def decider_label(self) -> str:
         """Who decided, for people: the platform user's name (a Feishu click matched to its user too),
         else the Feishu open_id of a person without a platform account."""
-        if self.decided_by_id is not None:
-            full = (
-                self.decided_by.get_full_name().strip() if hasattr(self.decided_by, "get_full_name") else ""
-            )
-            return full or self.decided_by.get_username()
+        decided_by = self.decided_by  # None without a query when no user decided
+        if decided_by is not None:
+            full = decided_by.get_full_name().strip() if hasattr(decided_by, "get_full_name") else ""
+            return full or decided_by.get_username()
         return self.decided_by_open_id
 
 
@@ -483,9 +484,10 @@ class RateLimit(OrgOwnedModel):
         return self.name
 
     def clean(self) -> None:
-        if self.connector_id is not None and self.organization_id is not None:
-            if self.connector.organization_id != self.organization_id:
-                raise ValidationError({"connector": _("Choose a connector of this organisation.")})
+        # None, without a query, when no connector is set
+        connector = self.connector if self.organization_id is not None else None
+        if connector is not None and connector.organization_id != self.organization_id:
+            raise ValidationError({"connector": _("Choose a connector of this organisation.")})
 
 
 class AgentHookSettings(OrgOwnedModel):

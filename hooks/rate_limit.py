@@ -97,7 +97,7 @@ class RateLimitHook(ConnectorGuard):
     def __init__(
         self,
         *,
-        organization_id: int,
+        organization_id: int | None,
         user_id: int | None,
         catalog: ActionCatalog,
         language: str | None = None,

@@ -74,7 +74,9 @@ def guard_rail_hooks(blueprint: GuardRailSource) -> GuardRails:
     org_id = run.org_id
     catalog = ActionCatalog(ActionInfo.from_action(a) for a in run_connector_actions(blueprint))
     settings = run_config_cached(
-        blueprint, "hook_settings", lambda: hook_settings_for_agent(agent_id=blueprint.agent_id)
+        blueprint,
+        "hook_settings",
+        lambda: hook_settings_for_agent(organization_id=org_id, agent_id=blueprint.agent_id),
     )
     state = RunGuardState()
     audit = AuditHook(
@@ -106,9 +108,7 @@ def guard_rail_hooks(blueprint: GuardRailSource) -> GuardRails:
         limit = settings.max_observation_chars if settings is not None else DEFAULT_MAX_OBSERVATION_CHARS
         hooks.append(TruncateResult(limit=limit, language=language))
     if settings is None or settings.session_context_enabled:
-        org_name = blueprint.organization_name or (
-            Organization.objects.filter(pk=org_id).values_list("name", flat=True).first() or ""
-        )
+        org_name = blueprint.organization_name or _organization_name(org_id)
         hooks.append(
             SessionContextHook(
                 organization_name=org_name,
@@ -119,3 +119,10 @@ def guard_rail_hooks(blueprint: GuardRailSource) -> GuardRails:
             )
         )
     return GuardRails(hooks=tuple(hooks), writes_call_logs=True)
+
+
+def _organization_name(org_id: int | None) -> str:
+    """The organisation's name as stored (``""``: none, or the run names no organisation)."""
+    if org_id is None:
+        return ""
+    return Organization.objects.filter(pk=org_id).values_list("name", flat=True).first() or ""

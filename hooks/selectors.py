@@ -2,22 +2,25 @@
 
 from __future__ import annotations
 
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-from django.contrib.auth.base_user import AbstractBaseUser
 from django.core.exceptions import ValidationError
 from django.db.models import Exists, OuterRef, QuerySet
 from django.http import Http404
 
+from hooks import addressed
 from hooks.duties import is_own_request
 from hooks.models import AgentHookSettings, ApprovalRequest, FeishuChannel
 from platform_core.identity.api_keys.keys import is_service_user
 from platform_core.models import ADMIN_ROLES, Membership, Organization, Role
 
+if TYPE_CHECKING:
+    from django.contrib.auth.models import User
+
 DECIDER_ROLES = ADMIN_ROLES | {Role.APPROVER}
 
 
-def approval_web_decider_ok(*, approval: ApprovalRequest, user: AbstractBaseUser) -> bool:
+def approval_web_decider_ok(*, approval: ApprovalRequest, user: User) -> bool:
     """Whether ``user`` may decide ``approval`` in the web app or the API.
 
     The user must hold the approver, admin or owner role in the request's organisation and be one of
@@ -43,9 +46,7 @@ def approval_web_decider_ok(*, approval: ApprovalRequest, user: AbstractBaseUser
     return role in ADMIN_ROLES
 
 
-def approval_list_for_user(
-    *, organization: Organization, user: AbstractBaseUser
-) -> QuerySet[ApprovalRequest]:
+def approval_list_for_user(*, organization: Organization, user: User) -> QuerySet[ApprovalRequest]:
     """Requests a user may see in the inbox: owners and admins see all of the organisation's, approvers
     those that name them; other members none."""
     requests = ApprovalRequest.objects.for_org(organization).select_related("decided_by", "requested_by")
@@ -59,14 +60,14 @@ def approval_list_for_user(
     return requests.filter(approver_users=user).order_by("-created_at")
 
 
-def approval_pending_for_others(*, organization: Organization, user: AbstractBaseUser) -> int:
+def approval_pending_for_others(*, organization: Organization, user: User) -> int:
     """How many of the organisation's pending requests do not name ``user`` (for its empty inbox)."""
     through = ApprovalRequest.approver_users.through
     names_user = Exists(through.objects.filter(approvalrequest_id=OuterRef("pk"), user_id=user.pk))
     return ApprovalRequest.objects.for_org(organization).filter(status="pending").exclude(names_user).count()
 
 
-def approval_visible_to(*, approval: ApprovalRequest, user: AbstractBaseUser) -> bool:
+def approval_visible_to(*, approval: ApprovalRequest, user: User) -> bool:
     """Whether ``user`` may open ``approval``'s page: those who see it in their inbox, and the member
     who asked (read-only, to follow their own request)."""
     if approval.requested_by_id is not None and approval.requested_by_id == user.pk:
@@ -95,10 +96,12 @@ def approval_get_for_org(*, organization: Organization, approval_id: Any) -> App
 def channel_get_active(*, channel_id: Any) -> FeishuChannel | None:
     """An active Feishu channel by id (the callback view's lookup; the id itself is the secret-free key)."""
     try:
-        return FeishuChannel.objects.filter(pk=channel_id, is_active=True).first()
+        return addressed.feishu_channels().filter(pk=channel_id, is_active=True).first()
     except (ValidationError, ValueError):
         return None
 
 
-def hook_settings_for_agent(*, agent_id: Any) -> AgentHookSettings | None:
-    return AgentHookSettings.objects.filter(agent_id=agent_id).first()
+def hook_settings_for_agent(*, organization_id: int | None, agent_id: Any) -> AgentHookSettings | None:
+    if organization_id is None:
+        return None
+    return AgentHookSettings.objects.for_org(organization_id).filter(agent_id=agent_id).first()

@@ -16,16 +16,16 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from datetime import datetime, timedelta
 from enum import StrEnum
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from asgiref.sync import async_to_sync
 from channels.layers import get_channel_layer
-from django.contrib.auth.base_user import AbstractBaseUser
 from django.db import IntegrityError, transaction
 from django.utils import timezone
 from django.utils.translation import gettext as _
 
 from connectors.redaction import redact
+from hooks import addressed
 from hooks.approvers import request_deciders
 from hooks.duties import (
     RESENT_ACTION,
@@ -50,6 +50,9 @@ from platform_core.identity.api_keys.keys import is_service_user
 from platform_core.identity.linked_identities import feishu_identity_in_org
 from platform_core.models import Organization
 from platform_core.services import audit_log_write
+
+if TYPE_CHECKING:
+    from django.contrib.auth.models import User
 
 logger = logging.getLogger(__name__)
 
@@ -258,12 +261,14 @@ def _binding_audit_state(approval: ApprovalRequest) -> dict[str, Any]:
 
 @transaction.atomic
 def approval_resend(
-    *, approval: ApprovalRequest, actor: AbstractBaseUser | None, ip_address: str | None = None
+    *, approval: ApprovalRequest, actor: User | None, ip_address: str | None = None
 ) -> ApprovalResend:
     """Re-bind a pending request to its policy's current channel, credentials and approvers, send a new
     card (a new Feishu message) and audit it. A request no longer pending, or without a policy, is left
     as it is (``resent=False``)."""
-    current = ApprovalRequest.objects.select_for_update().get(pk=approval.pk)
+    current = (
+        ApprovalRequest.objects.for_org(approval.organization_id).select_for_update().get(pk=approval.pk)
+    )
     policy = ApprovalPolicy.objects.filter(
         pk=current.policy_id, organization_id=current.organization_id
     ).first()
@@ -298,9 +303,7 @@ def approval_resend(
     return ApprovalResend(current, True)
 
 
-def _decision_audit(
-    approval: ApprovalRequest, actor: AbstractBaseUser | None, ip_address: str | None
-) -> None:
+def _decision_audit(approval: ApprovalRequest, actor: User | None, ip_address: str | None) -> None:
     audit_log_write(
         organization=Organization.objects.get(pk=approval.organization_id),
         actor=actor,
@@ -328,7 +331,7 @@ def approval_decide(
     approval: ApprovalRequest,
     decision: str,
     via: str,
-    actor: AbstractBaseUser | None = None,
+    actor: User | None = None,
     operator_open_id: str = "",
     channel: FeishuChannel | None = None,
     comment: str = "",
@@ -348,7 +351,7 @@ def approval_decide(
     if decision not in DECISIONS:
         raise ValueError("decision must be 'approve' or 'reject'")
     now = now or timezone.now()
-    feishu_user: AbstractBaseUser | None = None
+    feishu_user: User | None = None
     if via == DecidedVia.FEISHU:
         feishu_user = _check_feishu_decider(approval, channel, operator_open_id, now)
     elif via == DecidedVia.WEB:
@@ -361,13 +364,14 @@ def approval_decide(
             raise ApprovalForbidden(Refusal.COOLDOWN, _refusal_message(Refusal.COOLDOWN, hours))
     else:
         raise ValueError("via must be 'feishu' or 'web'")
-    current = ApprovalRequest.objects.select_related("decided_by").get(pk=approval.pk)
+    approvals = ApprovalRequest.objects.for_org(approval.organization_id)
+    current = approvals.select_related("decided_by").get(pk=approval.pk)
     if current.status == ApprovalStatus.PENDING and current.expires_at <= now:
         approval_expire(approval=current, now=now)
         current.refresh_from_db()
         return ApprovalDecision(current, False)
     status = DECISIONS[decision]
-    updated = ApprovalRequest.objects.filter(pk=approval.pk, status=ApprovalStatus.PENDING).update(
+    updated = approvals.filter(pk=approval.pk, status=ApprovalStatus.PENDING).update(
         status=status,
         decided_by=actor if via == DecidedVia.WEB else feishu_user,
         decided_by_open_id=operator_open_id if via == DecidedVia.FEISHU else "",
@@ -375,7 +379,7 @@ def approval_decide(
         comment=(comment or "").strip()[:MAX_COMMENT_CHARS],
         decided_at=now,
     )
-    current = ApprovalRequest.objects.select_related("decided_by").get(pk=approval.pk)
+    current = approvals.select_related("decided_by").get(pk=approval.pk)
     if not updated:
         return ApprovalDecision(current, False)
     _decision_audit(current, actor if via == DecidedVia.WEB else feishu_user, ip_address)
@@ -389,7 +393,7 @@ def approval_decide(
 
 def _check_feishu_decider(
     approval: ApprovalRequest, channel: FeishuChannel | None, open_id: str, now: datetime
-) -> AbstractBaseUser | None:
+) -> User | None:
     """Refuse a click that may not decide; return the platform user it was matched to (if any).
 
     The clicker's ``open_id`` is matched to a member of the request's organisation through their linked
@@ -427,8 +431,10 @@ def _check_feishu_decider(
 
 
 def _close(approval: ApprovalRequest, status: str, now: datetime) -> bool:
-    updated = ApprovalRequest.objects.filter(pk=approval.pk, status=ApprovalStatus.PENDING).update(
-        status=status, decided_at=now
+    updated = (
+        ApprovalRequest.objects.for_org(approval.organization_id)
+        .filter(pk=approval.pk, status=ApprovalStatus.PENDING)
+        .update(status=status, decided_at=now)
     )
     if not updated:
         return False
@@ -454,38 +460,36 @@ def approval_expire_overdue(*, now: datetime | None = None, limit: int = 500) ->
     """Expire every pending request whose time is up (the beat task); returns how many expired."""
     now = now or timezone.now()
     overdue = list(
-        ApprovalRequest.objects.filter(status=ApprovalStatus.PENDING, expires_at__lte=now).order_by(
-            "expires_at"
-        )[:limit]
+        addressed.approvals()
+        .filter(status=ApprovalStatus.PENDING, expires_at__lte=now)
+        .order_by("expires_at")[:limit]
     )
     return sum(1 for approval in overdue if approval_expire(approval=approval, now=now))
 
 
 def approval_card_mark_sent(*, approval_id: Any, message_id: str) -> None:
-    ApprovalRequest.objects.filter(pk=approval_id).update(
+    addressed.approvals().filter(pk=approval_id).update(
         card_status=CardStatus.SENT, feishu_message_id=message_id[:100], card_error=""
     )
 
 
 def approval_card_mark_failed(*, approval_id: Any, error: str) -> None:
-    ApprovalRequest.objects.filter(pk=approval_id).update(
-        card_status=CardStatus.FAILED, card_error=error[:500]
-    )
+    addressed.approvals().filter(pk=approval_id).update(card_status=CardStatus.FAILED, card_error=error[:500])
 
 
 def approval_card_mark_skipped(*, approval_id: Any) -> None:
     """The request was decided before its card went out: no card will be sent."""
-    ApprovalRequest.objects.filter(pk=approval_id, feishu_message_id="").update(
+    addressed.approvals().filter(pk=approval_id, feishu_message_id="").update(
         card_status=CardStatus.SKIPPED, card_error=""
     )
 
 
 def approval_card_mark_updated(*, approval_id: Any) -> None:
-    ApprovalRequest.objects.filter(pk=approval_id).update(card_status=CardStatus.UPDATED, card_error="")
+    addressed.approvals().filter(pk=approval_id).update(card_status=CardStatus.UPDATED, card_error="")
 
 
 def approval_card_mark_update_failed(*, approval_id: Any, error: str) -> None:
-    ApprovalRequest.objects.filter(pk=approval_id).update(
+    addressed.approvals().filter(pk=approval_id).update(
         card_status=CardStatus.UPDATE_FAILED, card_error=error[:500]
     )
 

@@ -38,10 +38,12 @@ class RunGuardState:
         return self.approvals.pop(tool_call_id, None)
 
     async def call_config(
-        self, organization_id: int, tool_call_id: str, connector_id: Any = None
+        self, organization_id: int | None, tool_call_id: str, connector_id: Any = None
     ) -> CallGuardConfig | None:
         """The organisation's guard-rail configuration for this call (of ``connector_id``'s action), read
-        once for all the guard rails (``None``: the organisation no longer exists)."""
+        once for all the guard rails (``None``: the organisation no longer exists, or the run has none)."""
+        if organization_id is None:
+            return None  # no organisation: nothing to read (as for one that no longer exists)
         calls = self._calls() if tool_call_id else {}  # a call without an id cannot be told apart
         loading = calls.get(tool_call_id)
         if loading is None:

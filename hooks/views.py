@@ -32,7 +32,7 @@ from hooks.callback_handler import handle_feishu_callback
 from hooks.duties import is_own_request
 from hooks.feishu.callback import MAX_CALLBACK_BYTES, too_large_rejected
 from hooks.inbox import conversation_link, empty_inbox, key_arguments
-from hooks.models import ApprovalStatus, CardStatus, DecidedVia
+from hooks.models import ApprovalRequest, ApprovalStatus, CardStatus, DecidedVia
 from hooks.selectors import (
     DECIDER_ROLES,
     approval_get_for_org,
@@ -43,7 +43,7 @@ from hooks.selectors import (
 )
 from hooks.services import ApprovalForbidden, approval_decide
 from platform_core.models import Membership, Organization
-from platform_core.request_meta import client_ip
+from platform_core.request_meta import client_ip, signed_in_user
 from platform_core.tenancy.scoping import member_org_from_slug
 
 logger = logging.getLogger(__name__)
@@ -97,7 +97,7 @@ def _callback_body(request: HttpRequest) -> bytes | None:
 def _inbox_org(request: HttpRequest, org_slug: str) -> tuple[Organization, Membership]:
     """The URL's organisation for one of its approvers, admins or owners (404 for non-members, 403 for
     members without such a role)."""
-    org, membership = member_org_from_slug(user=request.user, slug=org_slug)
+    org, membership = member_org_from_slug(user=signed_in_user(request), slug=org_slug)
     if membership.role not in DECIDER_ROLES:
         raise PermissionDenied(_("Only approvers, admins and owners can open the approvals inbox."))
     return org, membership
@@ -108,16 +108,17 @@ def _inbox_org(request: HttpRequest, org_slug: str) -> tuple[Organization, Membe
 def approvals_inbox(request: HttpRequest, org_slug: str) -> HttpResponse:
     """The approval requests the user may see, pending first by default."""
     org, membership = _inbox_org(request, org_slug)
+    user = signed_in_user(request)
     status = request.GET.get("status", "pending")
     if status not in STATUS_FILTERS:
         status = "pending"
-    approvals = approval_list_for_user(organization=org, user=request.user)
+    approvals = approval_list_for_user(organization=org, user=user)
     if status != "all":
         approvals = approvals.filter(status=status)
     page = Paginator(approvals, INBOX_PAGE_SIZE).get_page(request.GET.get("page"))
     empty = None
     if not page.object_list and status == "pending":
-        empty = empty_inbox(organization=org, user=request.user, role=membership.role)
+        empty = empty_inbox(organization=org, user=user, role=membership.role)
     return render(
         request,
         "hooks/approvals_inbox.html",
@@ -138,9 +139,10 @@ def _status_label(status: str) -> str:
     return str(ApprovalStatus(status).label)
 
 
-def _visible(request: HttpRequest, org: Organization, approval_id: Any) -> Any:
+def _visible(request: HttpRequest, org: Organization, approval_id: Any) -> ApprovalRequest:
     approval = approval_get_for_org(organization=org, approval_id=approval_id)
-    if not approval_list_for_user(organization=org, user=request.user).filter(pk=approval.pk).exists():
+    visible = approval_list_for_user(organization=org, user=signed_in_user(request))
+    if not visible.filter(pk=approval.pk).exists():
         raise Http404("No such approval request.")
     return approval
 
@@ -150,16 +152,15 @@ def _visible(request: HttpRequest, org: Organization, approval_id: Any) -> Any:
 def approval_page(request: HttpRequest, org_slug: str, approval_id: Any) -> HttpResponse:
     """One request: the call, its arguments (redacted), its state, and the decision form. Its requester
     may open it too (read-only), from the chat's waiting card."""
-    org, membership = member_org_from_slug(user=request.user, slug=org_slug)
+    user = signed_in_user(request)
+    org, membership = member_org_from_slug(user=user, slug=org_slug)
     approval = approval_get_for_org(organization=org, approval_id=approval_id)
-    if not approval_visible_to(approval=approval, user=request.user):
+    if not approval_visible_to(approval=approval, user=user):
         raise Http404("No such approval request.")
     is_decider = membership.role in DECIDER_ROLES
     approvers = approver_names(approval)
-    own = approval.is_pending and is_own_request(approval=approval, user=request.user)
-    can_decide = (
-        is_decider and approval.is_pending and approval_web_decider_ok(approval=approval, user=request.user)
-    )
+    own = approval.is_pending and is_own_request(approval=approval, user=user)
+    can_decide = is_decider and approval.is_pending and approval_web_decider_ok(approval=approval, user=user)
     return render(
         request,
         "hooks/approval_detail.html",
@@ -171,8 +172,8 @@ def approval_page(request: HttpRequest, org_slug: str, approval_id: Any) -> Http
             "approvers": approvers,
             "own_request": own,
             "requester_note": requester_note(approval, approvers=approvers) if own else "",
-            "requester": person_name(approval.requested_by) if approval.requested_by_id else "",
-            "conversation_url": conversation_link(approval=approval, user=request.user, role=membership.role),
+            "requester": person_name(approval.requested_by) if approval.requested_by is not None else "",
+            "conversation_url": conversation_link(approval=approval, user=user, role=membership.role),
             "card_failed": approval.card_status in (CardStatus.FAILED, CardStatus.UPDATE_FAILED),
             "arguments_json": json.dumps(approval.arguments, ensure_ascii=False, indent=2, default=str),
         },
@@ -195,7 +196,7 @@ def approval_decide_page(request: HttpRequest, org_slug: str, approval_id: Any) 
             approval=approval,
             decision=decision,
             via=DecidedVia.WEB,
-            actor=request.user,
+            actor=signed_in_user(request),
             comment=request.POST.get("comment", ""),
             ip_address=client_ip(request),
         )

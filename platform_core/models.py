@@ -137,9 +137,122 @@ class Membership(models.Model):
         return self.role in ADMIN_ROLES
 
 
+class UnscopedQueryError(RuntimeError):
+    """An organisation-owned model was read or written without naming an organisation."""
+
+
+def _names_an_organization(lookup: str, value: object) -> bool:
+    """Whether one ``filter()`` argument confines a query to one tenant: a lookup on an ``organization``
+    (at any depth: ``organization``, ``connector__organization_id``), or a row already loaded from a
+    tenant (a parent instance, as related managers and prefetches pass them)."""
+    path = lookup.split("__")
+    if "organization" in path or "organization_id" in path:
+        return True
+    if isinstance(value, (Organization, OrgOwnedModel)):
+        return True
+    if isinstance(value, OrgOwnedQuerySet):
+        return value._org_scoped
+    if isinstance(value, (list, tuple, set, frozenset)) and value:
+        return all(isinstance(item, (Organization, OrgOwnedModel)) for item in value)
+    return False
+
+
+def _q_names_an_organization(q: models.Q) -> bool:
+    if q.negated or q.connector != models.Q.AND:
+        return False
+    for child in q.children:
+        if isinstance(child, models.Q):
+            if _q_names_an_organization(child):
+                return True
+        elif isinstance(child, tuple) and _names_an_organization(*child):
+            return True
+    return False
+
+
 class OrgOwnedQuerySet(models.QuerySet):
+    """The default queryset of every tenant model, failing closed: reading, counting, updating or
+    deleting rows raises :class:`UnscopedQueryError` unless a ``filter()`` named an organisation
+    (:meth:`for_org`, ``organization=...``, a lookup through one) or a row loaded from a tenant (as
+    related managers do). The few places that work across organisations (the platform operator's
+    admin, workers that load a run by its id) say so with :meth:`unscoped`, each with a comment why.
+
+    Django's own saves, reloads and cascades use the model's plain base manager and are not affected."""
+
+    _org_scoped = False
+
     def for_org(self, org: Organization | int) -> OrgOwnedQuerySet:
         return self.filter(organization=org)
+
+    def unscoped(self) -> OrgOwnedQuerySet:
+        """This query deliberately spans organisations (say why where it is called)."""
+        clone = self.all()
+        clone._org_scoped = True
+        return clone
+
+    def _clone(self) -> OrgOwnedQuerySet:
+        clone = super()._clone()  # type: ignore[misc]  # django-stubs declares no private QuerySet methods
+        clone._org_scoped = self._org_scoped
+        return clone
+
+    def _filter_or_exclude(self, negate: bool, args: Any, kwargs: Any) -> OrgOwnedQuerySet:
+        clone = super()._filter_or_exclude(negate, args, kwargs)  # type: ignore[misc]  # as _clone
+        if not negate and (
+            any(_names_an_organization(lookup, value) for lookup, value in kwargs.items())
+            or any(isinstance(q, models.Q) and _q_names_an_organization(q) for q in args)
+        ):
+            clone._org_scoped = True
+        return clone
+
+    def none(self) -> OrgOwnedQuerySet:
+        clone = super().none()
+        clone._org_scoped = True
+        return clone
+
+    def _check_scoped(self) -> None:
+        if not self._org_scoped:
+            raise UnscopedQueryError(
+                f"{self.model.__name__} was queried without an organisation: filter it with for_org(org) "
+                "(or by a row of that organisation), or call unscoped() where it truly spans organisations."
+            )
+
+    def _fetch_all(self) -> None:
+        if self._result_cache is None:
+            self._check_scoped()
+        super()._fetch_all()
+
+    def iterator(self, chunk_size: int | None = None) -> Any:
+        self._check_scoped()
+        return super().iterator(chunk_size=chunk_size)
+
+    def aiterator(self, chunk_size: int = 2000) -> Any:
+        self._check_scoped()
+        return super().aiterator(chunk_size=chunk_size)
+
+    def count(self) -> int:
+        if self._result_cache is None:
+            self._check_scoped()
+        return super().count()
+
+    def exists(self) -> bool:
+        if self._result_cache is None:
+            self._check_scoped()
+        return super().exists()
+
+    def aggregate(self, *args: Any, **kwargs: Any) -> dict[str, Any]:
+        self._check_scoped()
+        return super().aggregate(*args, **kwargs)
+
+    def update(self, **kwargs: Any) -> int:
+        self._check_scoped()
+        return super().update(**kwargs)
+
+    def delete(self) -> tuple[int, dict[str, int]]:
+        self._check_scoped()
+        return super().delete()
+
+    def bulk_update(self, objs: Any, fields: Any, batch_size: int | None = None) -> int:
+        # The rows are instances already loaded (through a scoped query), so their ids scope the update.
+        return super(OrgOwnedQuerySet, self.unscoped()).bulk_update(objs, fields, batch_size=batch_size)
 
 
 class OrgOwnedModel(models.Model):
@@ -153,6 +266,12 @@ class OrgOwnedModel(models.Model):
         db_index=True,
     )
 
+    # Django's generic machinery (model validation's unique checks, admin changelists and choice fields,
+    # reverse relations) reads through the default manager, the first declared: a plain one, because
+    # those paths are confined by the scoped bases (OrgScopedAdmin, OrgScopedViewMixin) or check a
+    # constraint that spans organisations. Project code reads through ``objects``, which fails closed,
+    # and never names this one (tests/platform_core/test_tenant_queries_fail_closed.py checks that).
+    all_organizations = models.Manager()
     objects = OrgOwnedQuerySet.as_manager()
 
     class Meta:

@@ -22,10 +22,43 @@ pytest_plugins = ["tests.fakes.llm_fixtures", "tests.fakes.feishu_fixtures", "te
 _BROKER_FOLDER = pytest.StashKey[Path]()
 
 
+# What a test needs to depend on the services the environment names (DATABASE_URL, REDIS_URL): Django's
+# test database (these fixtures, directly or through others such as ``org``) or the ``services`` marker.
+SERVICE_FIXTURES = frozenset(
+    {"db", "transactional_db", "django_db_reset_sequences", "django_db_serialized_rollback", "live_server"}
+)
+
+
+def pytest_addoption(parser: pytest.Parser) -> None:
+    parser.addoption(
+        "--service-dependent-only",
+        action="store_true",
+        help="run only the tests whose outcome can depend on the database, cache, channel layer or broker "
+        "that DATABASE_URL and REDIS_URL name (CI's second pass, on PostgreSQL and Redis)",
+    )
+
+
+def depends_on_services(item: pytest.Item) -> bool:
+    """Whether ``item`` uses Django's database or is marked ``services`` (the cache, channel layer or
+    broker of the settings). Every other test (the Django-free engine, the SQL guards and adapters, which
+    connect to their own servers, the multi-process tests, which start their own) runs the same whatever
+    the environment names."""
+    if item.get_closest_marker("django_db") or item.get_closest_marker("services"):
+        return True
+    return not SERVICE_FIXTURES.isdisjoint(getattr(item, "fixturenames", ()))
+
+
 def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
-    """Run the multi-process tests first (the longest) and the browser tests last: Playwright's sync API
+    """With ``--service-dependent-only``, keep only the tests :func:`depends_on_services`.
+
+    Run the multi-process tests first (the longest) and the browser tests last: Playwright's sync API
     keeps an event loop running in the main thread while its browser is open, and no asyncio test can run
     beside it in the same process. Under pytest-xdist each worker runs its share in this order too."""
+    if config.getoption("service_dependent_only"):
+        independent = [item for item in items if not depends_on_services(item)]
+        if independent:
+            config.hook.pytest_deselected(items=independent)
+            items[:] = [item for item in items if depends_on_services(item)]
     items.sort(
         key=lambda item: (item.get_closest_marker("e2e") is not None, "tests/production/" not in item.nodeid)
     )

@@ -14,7 +14,7 @@ like any DRF view.
 
 from __future__ import annotations
 
-from collections.abc import Awaitable, Callable
+from collections.abc import Awaitable, Callable, Coroutine
 from typing import Any
 
 from asgiref.sync import sync_to_async
@@ -32,7 +32,9 @@ class ContinueOnLoop(HttpResponse):
         self.then = then
 
 
-def async_view(drf_view: Callable[..., HttpResponseBase]) -> Callable[..., Awaitable[HttpResponseBase]]:
+def async_view(
+    drf_view: Callable[..., HttpResponseBase],
+) -> Callable[..., Coroutine[Any, Any, HttpResponseBase]]:
     """An async Django view that runs ``drf_view`` (``SomeAPIView.as_view()``) in a thread, then its
     continuation, if it returned one, on the event loop."""
     run_in_thread = sync_to_async(drf_view)

@@ -138,7 +138,7 @@ class _RunViewMixin(OrgScopedViewMixin):
 
     def run_of_caller(self) -> Run:
         conversation = conversation_of_caller(self)
-        run = get_object_or_404(Run, pk=self.kwargs["run_id"], conversation=conversation)
+        run = get_object_or_404(Run.objects.filter(conversation=conversation), pk=self.kwargs["run_id"])
         run.conversation = conversation  # found among the caller's own, with its agent
         return run
 

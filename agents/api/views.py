@@ -12,6 +12,7 @@ from drf_spectacular.utils import OpenApiParameter, extend_schema, extend_schema
 from rest_framework import generics, mixins, permissions, serializers, status, viewsets
 from rest_framework.decorators import action
 from rest_framework.exceptions import APIException, ValidationError
+from rest_framework.request import Request
 from rest_framework.response import Response
 
 from agents import selectors, services
@@ -167,10 +168,13 @@ class _ConversationChildMixin(OrgScopedViewMixin):
 
     org_field = "conversation__organization"
     api_key_write_scope = Scope.CHAT
+    # Set by the DRF view this mixin is combined with.
+    request: Request
+    kwargs: dict[str, Any]
 
     def conversation(self) -> Conversation:
         return get_object_or_404(
-            Conversation, pk=self.kwargs["conversation_id"], organization=self.org, user=self.request.user
+            Conversation.objects.for_org(self.org), pk=self.kwargs["conversation_id"], user=self.request.user
         )
 
     def filter_org_queryset(self, queryset: QuerySet) -> QuerySet:

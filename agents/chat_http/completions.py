@@ -27,10 +27,9 @@ import time
 import uuid
 from collections.abc import AsyncGenerator, AsyncIterator
 from dataclasses import dataclass
-from typing import Any, Literal
+from typing import TYPE_CHECKING, Any, Literal
 
 from django.conf import settings
-from django.contrib.auth.base_user import AbstractBaseUser
 from django.db import transaction
 from django.utils import translation
 from django.utils.translation import gettext as _
@@ -55,6 +54,9 @@ from agents.runs.events.store import last_seq_sync
 from platform_core.identity.api_keys.watch import KeyLapsed, KeyWatch, until_key_lapses
 from platform_core.models import Membership, Organization
 
+if TYPE_CHECKING:
+    from django.contrib.auth.models import User
+
 # Longer than any "<org-slug>/<agent name>" (64 + 1 + 100 characters); a longer ``model`` names no agent
 # and never reaches the case-insensitive lookup (SQLite refuses a pattern of a megabyte: a 500).
 MAX_MODEL_CHARS = 200
@@ -68,7 +70,7 @@ def max_wait_seconds() -> float:
     return float(getattr(settings, "OPENAI_COMPAT_MAX_WAIT_SECONDS", 600))
 
 
-def _member_org_ids(user: AbstractBaseUser, key_org_id: int | None) -> list[int]:
+def _member_org_ids(user: User, key_org_id: int | None) -> list[int]:
     ids = list(Membership.objects.filter(user_id=user.pk).values_list("organization_id", flat=True))
     return [i for i in ids if key_org_id is None or i == key_org_id]
 
@@ -83,9 +85,7 @@ def _agent_in(org_ids: list[int], name: str) -> list[Agent]:
     return found
 
 
-def agent_for_model(
-    *, user: AbstractBaseUser, model: str, key_org_id: int | None
-) -> Agent | CompletionRefused:
+def agent_for_model(*, user: User, model: str, key_org_id: int | None) -> Agent | CompletionRefused:
     """The agent a ``model`` names among those the user may chat with (sync); a ``model`` longer than
     :data:`MAX_MODEL_CHARS` is refused before any lookup."""
     if len(model) > MAX_MODEL_CHARS:
@@ -131,7 +131,7 @@ def agent_for_route(*, organization: Organization, agent_id: uuid.UUID) -> Agent
     return agent
 
 
-def models_for_user(*, user: AbstractBaseUser, key_org_id: int | None) -> list[dict[str, Any]]:
+def models_for_user(*, user: User, key_org_id: int | None) -> list[dict[str, Any]]:
     """``GET /v1/models``: the agents the caller may chat with, as OpenAI's model objects (sync)."""
     agents = (
         Agent.objects.select_related("organization")
@@ -164,7 +164,7 @@ class CompletionStarted:
 
 
 def completion_start(
-    *, user: AbstractBaseUser, agent: Agent, request: CompletionRequest, language: str = ""
+    *, user: User, agent: Agent, request: CompletionRequest, language: str = ""
 ) -> CompletionStarted | CompletionRefused:
     """Store the question in a new or continued conversation of ``user`` and record its run (sync);
     ``language``: the request's interface language (the run's stop messages)."""
@@ -205,9 +205,7 @@ def _refused(code: str, message: str) -> CompletionRefused:
 
 
 @transaction.atomic
-def _conversation_seeded(
-    *, user: AbstractBaseUser, agent: Agent, prior: tuple[tuple[str, str], ...]
-) -> Conversation:
+def _conversation_seeded(*, user: User, agent: Agent, prior: tuple[tuple[str, str], ...]) -> Conversation:
     conversation = services.conversation_create(organization=agent.organization, user=user, agent=agent)
     limit = services.max_message_chars()
     Message.objects.bulk_create(

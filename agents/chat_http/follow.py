@@ -22,7 +22,8 @@ from channels.db import database_sync_to_async
 from channels.layers import get_channel_layer
 from django.conf import settings
 
-from agents.models import ACTIVE_RUN_STATUSES, Run, RunEvent
+from agents.models import ACTIVE_RUN_STATUSES, RunEvent
+from agents.runs import addressed
 from agents.runs.events.relay import EVENT_MESSAGE_TYPE, message_relayed
 from agents.runs.events.store import conversation_group
 
@@ -47,7 +48,8 @@ FollowItem = dict[str, Any] | Heartbeat
 
 def _stored_after(run_id: uuid.UUID, after_seq: int) -> tuple[list[dict[str, Any]], bool]:
     """The run's stored frames after ``after_seq`` and whether the run was active before they were read."""
-    active = Run.objects.filter(pk=run_id, status__in=ACTIVE_RUN_STATUSES).exists()
+    # The caller's run: its entry point checked the run is theirs before following it.
+    active = addressed.runs().filter(pk=run_id, status__in=ACTIVE_RUN_STATUSES).exists()
     rows = RunEvent.objects.filter(run_id=run_id, seq__gt=after_seq).order_by("seq")[:REPLAY_LIMIT]
     return [row.frame() for row in rows], active
 

@@ -152,14 +152,14 @@ def _post(command: PostMessage) -> Recorded[PostResult]:
         except services.RunRefused as refused:
             if not command.follow_up:
                 return Recorded(Refused(refused.code, refused.message))
-            active = selectors.active_run_for_conversation(conversation_id=conversation.pk)
+            active = selectors.active_run_for_conversation(conversation=conversation)
             if active is None:
                 if refused.code != "run_active":
                     return Recorded(Refused(refused.code, refused.message))
                 continue  # the run ended between the two: start afresh
             # A busy conversation takes the message in, whatever else would refuse a new run (the user's
             # run limit, an agent switched off meanwhile): it is not a new run.
-            message = services.message_add_follow_up(run_id=active.pk, content=text)
+            message = services.message_add_follow_up(run=active, content=text)
             return Recorded(
                 FollowUpQueued(active.pk, conversation.pk, message.pk),
                 SendControl(active.pk, FollowUp(text, message.pk)),
@@ -186,7 +186,7 @@ def _cancel(command: Cancel) -> Recorded[CancelResult]:
 
 
 def _active_run(command: Cancel) -> Run | None:
-    active = selectors.active_run_for_conversation(conversation_id=command.conversation.pk)
+    active = selectors.active_run_for_conversation(conversation=command.conversation)
     if active is None or (command.run_id is not None and active.pk != command.run_id):
         return None
     return active
@@ -194,7 +194,7 @@ def _active_run(command: Cancel) -> Run | None:
 
 def _resume(command: Resume) -> Recorded[ResumeResult]:
     conversation = command.conversation
-    run = selectors.run_to_resume(conversation_id=conversation.pk, run_id=command.run_id)
+    run = selectors.run_to_resume(conversation=conversation, run_id=command.run_id)
     if run is None:
         return Recorded(nothing_to_resume())
     owner = lease_owner_new()

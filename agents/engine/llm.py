@@ -94,10 +94,15 @@ Message = dict[str, Any]
 class LLM(Protocol):
     """What the engine needs from a model endpoint."""
 
-    abilities: Mapping[str, bool]
-    """``{"tool_call": bool, "json_mode": bool}``."""
+    # Read-only members: a wrapper (``MeteredLLM``, ``TracedLLM``) answers them from the LLM it wraps, and
+    # no caller sets them through this protocol.
+    @property
+    def abilities(self) -> Mapping[str, bool]:
+        """``{"tool_call": bool, "json_mode": bool}``."""
+        ...
 
-    context_window: int
+    @property
+    def context_window(self) -> int: ...
 
     async def chat(
         self,
@@ -215,7 +220,7 @@ class OpenAICompatibleLLM:
         self._api_key = api_key
         self._client = client
         self._guard = guard
-        self._options: dict[str, Any] | None = None  # request_options(), built on the first request
+        self._options: openai.RequestOptions | None = None  # request_options(), built on the first request
         self._template: Any = None  # the SDK's FinalRequestOptions for a chat request: see _post
 
     def __repr__(self) -> str:
@@ -369,12 +374,12 @@ class OpenAICompatibleLLM:
             body["max_tokens"] = self.max_output_tokens
         return body
 
-    def request_options(self) -> dict[str, Any]:
+    def request_options(self) -> openai.RequestOptions:
         """The SDK request options every call carries: the key (as ``Authorization: Bearer``, or in
         ``api_key_header`` with no bearer), ``default_headers`` and ``default_query``. For other requests to
         the endpoint (``GET /models``) made through :meth:`client`."""
-        options: dict[str, Any] = {"security": {"bearer_auth": True}}  # what ``create`` sends
-        headers: dict[str, Any] = dict(self.default_headers)
+        options: openai.RequestOptions = {"security": {"bearer_auth": True}}  # what ``create`` sends
+        headers: dict[str, str | openai.Omit] = dict(self.default_headers)
         if self.api_key_header:
             # Azure OpenAI takes the key in ``api-key`` (https://learn.microsoft.com/azure/ai-foundry/openai/reference);
             # the bearer header is left out so that the key goes nowhere else.

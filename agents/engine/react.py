@@ -50,7 +50,7 @@ from agents.engine.synthesis import stream_answer as _stream_answer
 from agents.engine.tool_runner import ToolCallRecord, ToolRunner
 from agents.engine.tools import ToolRegistry
 from agents.engine.transcript import Transcript
-from agents.engine.turn import CONTINUE, Continue, Final, Parked, TurnOutcome
+from agents.engine.turn import CONTINUE, Continue, Final, TurnOutcome, TurnParked
 from agents.engine.verdicts import Park
 
 logger = logging.getLogger(__name__)
@@ -365,7 +365,7 @@ class ReActAgent(DurableLoop, RunAsEvents[AgentResult]):
             match outcome:
                 case Final(result=result):
                     return result
-                case Parked(park=park):
+                case TurnParked(park=park):
                     return await self._park(run, park)
                 case Continue():
                     await self._checkpoint(run)
@@ -373,14 +373,14 @@ class ReActAgent(DurableLoop, RunAsEvents[AgentResult]):
 
     async def _tool_turn(
         self, run: RunState, calls: list[ToolCall], *, native: bool, replay: bool = False
-    ) -> Continue | Parked:
+    ) -> Continue | TurnParked:
         """Run one reply's calls and append their results: pending (and checkpointed) until they are in."""
         if not replay:
             run.tools_pending(calls)
             await self._checkpoint(run)
         records = await self._run_tools(run, calls, replay=replay)
         if isinstance(records, Park):
-            return Parked(records)  # the calls stay pending: the run goes on from them later
+            return TurnParked(records)  # the calls stay pending: the run goes on from them later
         if native:
             for record in records:  # every tool result right after its assistant message
                 run.transcript.append(
@@ -414,7 +414,7 @@ class ReActAgent(DurableLoop, RunAsEvents[AgentResult]):
             run.transcript.append(response.assistant_message())
             calls = [native_tool_call(c) for c in response.tool_calls]
             outcome = await self._tool_turn(run, calls, native=True)
-            if isinstance(outcome, Parked):
+            if isinstance(outcome, TurnParked):
                 return outcome
             run.empty_replies = 0
             await drain_follow_ups(run, self.follow_ups)

@@ -12,7 +12,7 @@ from typing import TYPE_CHECKING, Any
 from agents.engine.guidance import drain_follow_ups
 from agents.engine.run_state import AgentResult, RunState
 from agents.engine.stop_reasons import StopReason
-from agents.engine.turn import Continue, Parked
+from agents.engine.turn import Continue, TurnParked
 from agents.engine.verdicts import Park
 
 if TYPE_CHECKING:
@@ -34,7 +34,7 @@ class DurableLoop:
 
     async def _tool_turn(
         self, run: RunState, calls: Any, *, native: bool, replay: bool = False
-    ) -> Continue | Parked:
+    ) -> Continue | TurnParked:
         raise NotImplementedError
 
     async def _drive(self, run: RunState, native: bool) -> AgentResult:
@@ -48,7 +48,7 @@ class DurableLoop:
         native = self._native_mode_active
         if run.pending is not None:
             outcome = await self._tool_turn(run, run.pending, native=native, replay=True)
-            if isinstance(outcome, Parked):
+            if isinstance(outcome, TurnParked):
                 return await self._park(run, outcome.park)
             if native:
                 await drain_follow_ups(run, self.follow_ups)

@@ -1,4 +1,4 @@
-"""What one turn of the ReAct loop comes to: :class:`Continue`, :class:`Final` or :class:`Parked`.
+"""What one turn of the ReAct loop comes to: :class:`Continue`, :class:`Final` or :class:`TurnParked`.
 
 As openai-agents-python's next steps (``NextStepRunAgain``, ``NextStepFinalOutput``,
 ``NextStepInterruption``): https://openai.github.io/openai-agents-python/ref/run_internal/run_steps/
@@ -25,7 +25,7 @@ class Final:
 
 
 @dataclass(frozen=True, slots=True)
-class Parked:
+class TurnParked:
     """A hook parked the run (``park`` says why); it stops without a ``done`` and resumes later."""
 
     park: Park
@@ -34,6 +34,6 @@ class Parked:
 #: The one :class:`Continue`.
 CONTINUE = Continue()
 
-TurnOutcome = Continue | Final | Parked
+TurnOutcome = Continue | Final | TurnParked
 
-__all__ = ["CONTINUE", "Continue", "Final", "Parked", "TurnOutcome"]
+__all__ = ["CONTINUE", "Continue", "Final", "TurnParked", "TurnOutcome"]

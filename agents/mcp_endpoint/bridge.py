@@ -28,7 +28,8 @@ from agents.conversations.handling import Recorded, command_deliver, command_han
 from agents.mcp_endpoint.caller import Caller
 from agents.mcp_endpoint.progress import ProgressNarrator
 from agents.mcp_endpoint.tools import AgentTool
-from agents.models import Agent, Conversation, Run
+from agents.models import Agent, Conversation
+from agents.runs import addressed
 from agents.runs.events.store import last_seq_sync
 
 #: Seconds without a published event after which the bridge reads the stream from the database (a run
@@ -186,7 +187,7 @@ async def _ended(started: _Started, narrator: ProgressNarrator, done: dict[str, 
 
 
 def _stored_answer(run_id: uuid.UUID) -> str:
-    return Run.objects.filter(pk=run_id).values_list("answer", flat=True).first() or ""
+    return addressed.runs().filter(pk=run_id).values_list("answer", flat=True).first() or ""
 
 
 async def _run_cancel(started: _Started) -> None:

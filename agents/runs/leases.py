@@ -29,6 +29,7 @@ from django.db.models import Q
 from django.utils import timezone
 
 from agents.models import Run, RunStatus
+from agents.runs import addressed
 from agents.sql import column, prep, table
 
 _process: tuple[int, str] | None = None
@@ -64,7 +65,7 @@ def lease_until(now: datetime | None = None, *, seconds: float | None = None) ->
 
 def run_lease_take(*, run_id: uuid.UUID, owner: str) -> bool:
     """Hold a running run that no process holds yet (or this one already does); False otherwise."""
-    held = Run.objects.filter(pk=run_id, status=RunStatus.RUNNING, lease_owner__in=("", owner))
+    held = addressed.runs().filter(pk=run_id, status=RunStatus.RUNNING, lease_owner__in=("", owner))
     return bool(held.update(lease_owner=owner, lease_expires_at=lease_until()))
 
 

@@ -46,12 +46,13 @@ from django.utils.translation import gettext as _
 from agents.engine import events
 from agents.engine.stop_reasons import StopReason
 from agents.models import Conversation, Message, MessageRole, Run, RunStatus
+from agents.runs import addressed
 from agents.runs.events.store import event_append, last_seq_sync
 from agents.runs.leases import lapsed, lease_until
 from agents.runs.lifecycle_sql import run_end_write
 from agents.services import RunRefused, message_content_check
+from hooks.addressed import approvals
 from hooks.approval import approval_approvers, approval_event_data
-from hooks.models import ApprovalRequest
 from hooks.services import approval_cancel
 
 logger = logging.getLogger(__name__)
@@ -122,7 +123,8 @@ def run_start(
     content = message_content_check(content)
     if not conversation.agent.active:
         raise RunRefused("agent_unavailable", _("This agent is not available."))
-    running = Run.objects.filter(user=user, status=RunStatus.RUNNING).count()
+    # The limit counts the person's running runs in every organisation they belong to.
+    running = Run.objects.unscoped().filter(user=user, status=RunStatus.RUNNING).count()
     if running >= max_concurrent_runs_per_user():
         raise RunRefused(
             "too_many_runs",
@@ -205,7 +207,7 @@ def runs_interrupt_lapsed(*, now: datetime | None = None, limit: int = 200) -> l
     """The sweeper: mark every running run whose lease lapsed ``interrupted`` and tell its chat."""
     now = now or timezone.now()
     candidates = list(
-        Run.objects.filter(lapsed(now), status=RunStatus.RUNNING).values_list("pk", flat=True)[:limit]
+        addressed.runs().filter(lapsed(now), status=RunStatus.RUNNING).values_list("pk", flat=True)[:limit]
     )
     interrupted = [run_id for run_id in candidates if run_interrupt(run_id=run_id, now=now)]
     if interrupted:
@@ -220,7 +222,8 @@ def run_interrupt(*, run_id: uuid.UUID, now: datetime) -> bool:
     # The row lock orders this against the last batch of a process that is slow rather than dead: its
     # fenced write either lands first (and the lease is then renewed, so nothing happens here) or fails.
     run = (
-        Run.objects.select_for_update(skip_locked=True)
+        addressed.runs()
+        .select_for_update(skip_locked=True)
         .filter(lapsed(now), pk=run_id, status=RunStatus.RUNNING)
         .first()
     )
@@ -266,14 +269,18 @@ def run_resume_parked(*, run_id: uuid.UUID, owner: str) -> bool:
 def _claim(run_id: uuid.UUID, owner: str, transition: Transition) -> bool:
     try:
         with transaction.atomic():
-            claimed = Run.objects.filter(pk=run_id, status__in=list(transition.sources)).update(
-                status=RunStatus.RUNNING,
-                lease_owner=owner,
-                lease_expires_at=lease_until(),
-                parked_on=None,
-                stop_reason="",
-                finished_at=None,
-                resumes=F("resumes") + 1,
+            claimed = (
+                addressed.runs()
+                .filter(pk=run_id, status__in=list(transition.sources))
+                .update(
+                    status=RunStatus.RUNNING,
+                    lease_owner=owner,
+                    lease_expires_at=lease_until(),
+                    parked_on=None,
+                    stop_reason="",
+                    finished_at=None,
+                    resumes=F("resumes") + 1,
+                )
             )
     except IntegrityError as exc:
         raise RunRefused("run_active", _("The agent is already answering in this conversation.")) from exc
@@ -290,12 +297,16 @@ def run_park(*, run_id: uuid.UUID, owner: str, approval_id: Any) -> bool:
     Its last checkpoint holds the pending call; it keeps its conversation (follow-ups sent meanwhile are
     stored and taken in when it resumes). :data:`run_parked` goes out once this commits.
     """
-    parked = Run.objects.filter(pk=run_id, status=RunStatus.RUNNING, lease_owner=owner).update(
-        status=RunStatus.PARKED,
-        parked_on=approval_id,
-        lease_owner="",
-        lease_expires_at=None,
-        stop_reason=StopReason.PARKED,
+    parked = (
+        addressed.runs()
+        .filter(pk=run_id, status=RunStatus.RUNNING, lease_owner=owner)
+        .update(
+            status=RunStatus.PARKED,
+            parked_on=approval_id,
+            lease_owner="",
+            lease_expires_at=None,
+            stop_reason=StopReason.PARKED,
+        )
     )
     if parked:
         logger.info("run %s parked on approval %s", run_id, approval_id)
@@ -308,7 +319,7 @@ def run_park(*, run_id: uuid.UUID, owner: str, approval_id: Any) -> bool:
 def run_cancel_parked(*, run_id: uuid.UUID) -> bool:
     """Cancel a parked run (the user stopped it): its request is cancelled, the chat gets the
     ``approval`` cancelled and a cancelled ``done``; False when the run is not parked any more."""
-    run = Run.objects.select_for_update().filter(pk=run_id, status=RunStatus.PARKED).first()
+    run = addressed.runs().select_for_update().filter(pk=run_id, status=RunStatus.PARKED).first()
     if run is None:
         return False
     run.status = RunStatus.CANCELLED
@@ -316,7 +327,7 @@ def run_cancel_parked(*, run_id: uuid.UUID) -> bool:
     run.finished_at = timezone.now()
     approval_id, run.parked_on = run.parked_on, None
     run.save(update_fields=["status", "stop_reason", "finished_at", "parked_on"])
-    approval = ApprovalRequest.objects.filter(pk=approval_id).first() if approval_id else None
+    approval = approvals().filter(pk=approval_id).first() if approval_id else None
     if approval is not None and approval_cancel(approval=approval):
         approval.refresh_from_db()
         data = approval_event_data(approval, approval.tool_call_id, approval_approvers(approval), None)

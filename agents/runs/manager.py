@@ -41,7 +41,8 @@ from agents.engine.react import ReActAgent
 from agents.engine.run_state import AgentResult
 from agents.engine.stop_reasons import StopReason
 from agents.engine.tools import ToolRegistry
-from agents.models import ExecutionMode, Run
+from agents.models import ExecutionMode
+from agents.runs import addressed
 from agents.runs.checkpoints import (
     DatabaseToolLedger,
     run_calls_announced,
@@ -455,9 +456,9 @@ def _stream_open(handle: RunHandle, *, on_lease_lost: Callable[[], None]) -> Eve
     ``None`` when the run is not this process's to run."""
     if not run_lease_take(run_id=handle.run_id, owner=handle.owner):
         return None
-    conversation_id = handle.conversation_id or Run.objects.values_list("conversation_id", flat=True).get(
-        pk=handle.run_id
-    )
+    conversation_id = handle.conversation_id or addressed.runs().values_list(
+        "conversation_id", flat=True
+    ).get(pk=handle.run_id)
     return _sink(handle, conversation_id, last_seq_sync(conversation_id), on_lease_lost)
 
 

@@ -18,29 +18,33 @@ from typing import Any
 from django.db.models import Exists, OuterRef
 from django.utils import timezone
 
-from agents.models import Run, RunStatus
-from hooks.models import ApprovalRequest, ApprovalStatus
+from agents.models import RunStatus
+from agents.runs import addressed
+from hooks.addressed import approvals
+from hooks.models import ApprovalStatus
 
 REQUEUE_AFTER = timedelta(seconds=30)
 
 
 def approval_decided(approval_id: Any) -> bool:
     """Whether the approval request has left ``pending``."""
-    status = ApprovalRequest.objects.filter(pk=approval_id).values_list("status", flat=True).first()
+    status = approvals().filter(pk=approval_id).values_list("status", flat=True).first()
     return status is not None and status != ApprovalStatus.PENDING
 
 
 def run_parked_on(*, run_id: Any, approval_id: Any) -> bool:
     """Whether the run is parked on that approval."""
-    return Run.objects.filter(pk=run_id, status=RunStatus.PARKED, parked_on=approval_id).exists()
+    return addressed.runs().filter(pk=run_id, status=RunStatus.PARKED, parked_on=approval_id).exists()
 
 
 def parked_runs_decided(*, now: datetime | None = None, limit: int = 100) -> list[uuid.UUID]:
     """Parked runs whose approval was decided more than :data:`REQUEUE_AFTER` ago (nobody resumed them)."""
     now = now or timezone.now()
-    closed = ApprovalRequest.objects.filter(
-        pk=OuterRef("parked_on"), decided_at__lt=now - REQUEUE_AFTER
-    ).exclude(status=ApprovalStatus.PENDING)
+    closed = (
+        approvals()
+        .filter(pk=OuterRef("parked_on"), decided_at__lt=now - REQUEUE_AFTER)
+        .exclude(status=ApprovalStatus.PENDING)
+    )
     return list(
-        Run.objects.filter(Exists(closed), status=RunStatus.PARKED).values_list("pk", flat=True)[:limit]
+        addressed.runs().filter(Exists(closed), status=RunStatus.PARKED).values_list("pk", flat=True)[:limit]
     )

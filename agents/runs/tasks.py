@@ -13,7 +13,8 @@ from typing import Any
 
 from celery import shared_task
 
-from agents.models import Run, RunStatus
+from agents.models import RunStatus
+from agents.runs import addressed
 from agents.runs.leases import lease_owner_new
 from agents.runs.lifecycle import run_resume_parked, runs_interrupt_lapsed
 from agents.runs.parking import approval_decided, parked_runs_decided, run_parked_on
@@ -68,7 +69,7 @@ def resume_parked_run(run_id: str) -> str:
     Idempotent: a run that is no longer parked (another worker took it, the user cancelled it), or whose
     approval is still pending, is left alone.
     """
-    run = Run.objects.filter(pk=run_id).values("status", "parked_on").first()
+    run = addressed.runs().filter(pk=run_id).values("status", "parked_on").first()
     if run is None or run["status"] != RunStatus.PARKED:
         return "not parked"
     if run["parked_on"] is not None and not approval_decided(run["parked_on"]):

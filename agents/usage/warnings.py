@@ -28,7 +28,7 @@ def budget_warn(*, line: BudgetLine, period: str, used: int) -> bool:
         )
         if not claimed:
             return False
-        budget = Budget.objects.get(pk=line.id)
+        budget = Budget.objects.for_org(line.organization_id).get(pk=line.id)
         audit_log_write(
             organization=Organization.objects.get(pk=line.organization_id),
             actor=None,

@@ -7,6 +7,7 @@ from typing import Any
 
 from django.contrib.auth import get_user_model
 from django.core.exceptions import ValidationError as DjangoValidationError
+from django.db.models import Model, QuerySet
 from django.utils.translation import gettext_lazy as _
 from rest_framework import serializers
 
@@ -296,10 +297,16 @@ class RateLimitSerializer(serializers.ModelSerializer):
         read_only_fields = ["id", "created_at"]
 
 
+def _agents() -> QuerySet[Model]:
+    """Every agent, of the model the settings' foreign key names ("agents.Agent"): hooks sit below agents
+    and do not import them."""
+    model = AgentHookSettings.agent.field.related_model
+    assert not isinstance(model, str)  # "self" names only a model's relation to itself
+    return model._default_manager.all()  # its one manager, ``objects``
+
+
 class AgentHookSettingsSerializer(serializers.ModelSerializer):
-    # The agent model through the settings' foreign key ("agents.Agent"): hooks sit below agents and do not
-    # import them.
-    agent = OrgScopedPrimaryKeyField(queryset=AgentHookSettings.agent.field.related_model.objects.all())
+    agent = OrgScopedPrimaryKeyField(queryset=_agents())
 
     class Meta:
         model = AgentHookSettings
@@ -315,7 +322,7 @@ class AgentHookSettingsSerializer(serializers.ModelSerializer):
         validators: list[Any] = []  # the one-per-agent rule is checked in validate() with a clear message
 
     def validate_agent(self, agent: Any) -> Any:
-        others = AgentHookSettings.objects.filter(agent=agent)
+        others = AgentHookSettings.objects.for_org(agent.organization_id).filter(agent=agent)
         if self.instance is not None:
             others = others.exclude(pk=self.instance.pk)
         if others.exists():

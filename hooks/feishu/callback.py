@@ -336,7 +336,8 @@ def _parse_create_time(raw: Any) -> datetime | None:
 def _card_action(header: dict[str, Any], event: dict[str, Any], reject: _Reject) -> CardAction:
     operator = event.get("operator")
     action = event.get("action")
-    context = event.get("context") if isinstance(event.get("context"), dict) else {}
+    raw_context = event.get("context")
+    context: dict[str, Any] = raw_context if isinstance(raw_context, dict) else {}
     event_id = header.get("event_id")
     if not isinstance(event_id, str) or not event_id:
         raise reject("malformed", 400, "the event has no event_id")

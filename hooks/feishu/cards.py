@@ -14,7 +14,7 @@ from __future__ import annotations
 import json
 from collections.abc import Mapping, Sequence
 from datetime import UTC, datetime
-from typing import Any, Literal
+from typing import Any, Literal, TypeGuard, get_args
 
 MAX_CARD_BYTES = 30 * 1024
 ARGUMENTS_BUDGET = 12 * 1024  # bytes of pretty JSON; the rest of the card stays far below the limit
@@ -25,6 +25,7 @@ _SHORTEN_STEPS = ((1000, 50), (300, 20), (100, 10), (40, 5))
 _MAX_DEPTH = 8
 
 Decision = Literal["approved", "rejected", "expired", "cancelled"]
+_DECISIONS: frozenset[str] = frozenset(get_args(Decision))
 
 TEXTS: dict[str, dict[str, str]] = {
     "en": {
@@ -210,8 +211,7 @@ def approval_decided_card(
     Accepts the pending card's arguments so callers can pass the same set; ``approval_id`` and
     ``expires_at`` are not shown.
     """
-    if decision not in _TEMPLATES or decision == "pending":
-        raise ValueError(f"unknown decision {decision!r}")
+    decision = decision_of(decision)  # callers without types may pass any status
     t = texts_for(language, texts)
     tool = _clip(tool_name)
     elements: list[dict[str, Any]] = [_plain(t[f"{decision}_text"])]
@@ -230,6 +230,18 @@ def approval_decided_card(
         elements.append(_arguments_block(t, arguments))
     title = t[f"{decision}_title"].format(tool=tool)
     return _card(title=title, subtitle=agent_name, template=decision, elements=elements)
+
+
+def decision_of(status: str) -> Decision:
+    """``status`` as the outcome a decided card shows: a request's status once it is no longer pending
+    (``ValueError`` for any other, ``pending`` included)."""
+    if not _is_decision(status):
+        raise ValueError(f"unknown decision {status!r}")
+    return status
+
+
+def _is_decision(status: str) -> TypeGuard[Decision]:
+    return status in _DECISIONS
 
 
 def channel_test_card(

@@ -38,7 +38,8 @@ def _check_operator(actor: User | None) -> None:
 def sign_in_rules_claiming_the_same(rule: SignInRule) -> QuerySet[SignInRule]:
     """Other organisations' approved rules with the same claim (the operator decides whether both may)."""
     return (
-        SignInRule.objects.filter(
+        SignInRule.objects.unscoped()  # across organisations: the operator compares their claims
+        .filter(
             provider=rule.provider,
             feishu_tenant_key=rule.feishu_tenant_key,
             email_domain=rule.email_domain,
@@ -56,7 +57,12 @@ def sign_in_rule_approve(
     """Approve ``rule``'s claim (``actor=None``: a management command), audited; approving an approved
     rule changes nothing."""
     _check_operator(actor)
-    locked = SignInRule.objects.select_for_update().select_related("organization").get(pk=rule.pk)
+    locked = (
+        SignInRule.objects.for_org(rule.organization_id)
+        .select_for_update()
+        .select_related("organization")
+        .get(pk=rule.pk)
+    )
     if locked.approved_at is not None:
         return locked
     before = _claim(locked)
@@ -81,7 +87,12 @@ def sign_in_rule_withdraw(
 ) -> SignInRule:
     """Withdraw ``rule``'s approval: it routes no sign-in from now on, audited."""
     _check_operator(actor)
-    locked = SignInRule.objects.select_for_update().select_related("organization").get(pk=rule.pk)
+    locked = (
+        SignInRule.objects.for_org(rule.organization_id)
+        .select_for_update()
+        .select_related("organization")
+        .get(pk=rule.pk)
+    )
     if locked.approved_at is None:
         return locked
     before = _claim(locked)

@@ -20,7 +20,8 @@ from platform_core.sso.providers import FEISHU
 def approved_rules() -> QuerySet[SignInRule]:
     """Rules an operator approved: only these route sign-ins (a claim on a tenant or a domain needs
     proof first: issue 31)."""
-    return SignInRule.objects.filter(approved_at__isnull=False)
+    # Sign-in routing spans organisations: an identity finds its organisation through the rule.
+    return SignInRule.objects.unscoped().filter(approved_at__isnull=False)
 
 
 def sign_in_rules_matching(identity: SsoIdentity) -> list[SignInRule]:

@@ -38,7 +38,7 @@ def test_adding_an_agent_with_a_taken_name_shows_a_form_error(admin_client, org)
     assert response.status_code == 200
     errors = response.context["adminform"].form.errors
     assert list(errors) == ["__all__"] and "Name" in str(errors), errors
-    assert Agent.objects.filter(organization=org, name="Buyer").count() == 1
+    assert Agent.objects.unscoped().filter(organization=org, name="Buyer").count() == 1
 
 
 def test_renaming_an_agent_to_a_taken_name_shows_a_form_error(admin_client, org):
@@ -62,7 +62,7 @@ def test_deleting_an_agent_with_conversations_names_them_and_keeps_it(admin_clie
     assert page.status_code == 200 and b"Invoice question" in page.content
     response = admin_client.post(url, {"post": "yes"})
     assert response.status_code == 200
-    assert Agent.objects.filter(pk=agent.pk).exists()
+    assert Agent.objects.unscoped().filter(pk=agent.pk).exists()
 
 
 def test_bulk_deleting_agents_with_conversations_keeps_them(admin_client, org):
@@ -73,4 +73,4 @@ def test_bulk_deleting_agents_with_conversations_keeps_them(admin_client, org):
         {"action": "delete_selected", ACTION_CHECKBOX_NAME: [str(agent.pk)], "post": "yes"},
     )
     assert response.status_code == 200
-    assert Agent.objects.filter(pk=agent.pk).exists()
+    assert Agent.objects.unscoped().filter(pk=agent.pk).exists()

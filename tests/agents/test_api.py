@@ -36,7 +36,7 @@ def test_admin_creates_model_config_and_the_api_key_is_write_only_and_encrypted(
     assert response.status_code == 201, response.content
     body = response.json()
     assert "api_key" not in body and body["has_api_key"] is True
-    config = ModelConfig.objects.get(pk=body["id"])
+    config = ModelConfig.objects.unscoped().get(pk=body["id"])
     assert config.api_key == "sk-live-secret-123"
     with connection.cursor() as cursor:
         cursor.execute(
@@ -75,7 +75,7 @@ def test_user_starts_a_conversation_with_an_agent(client_for, member, org):
     agent = AgentFactory(organization=org)
     response = client_for(member).post(f"{base(org)}/conversations/", {"agent": str(agent.pk)}, format="json")
     assert response.status_code == 201, response.content
-    conversation = Conversation.objects.get(pk=response.json()["id"])
+    conversation = Conversation.objects.unscoped().get(pk=response.json()["id"])
     assert conversation.user == member and conversation.organization == org
 
 
@@ -132,7 +132,7 @@ def test_agents_of_another_org_are_hidden(client_for, org_admin, org, other_org)
     assert listed == {str(own.pk)}
     assert client.get(f"{base(org)}/agents/{foreign.pk}/").status_code == 404
     assert client.delete(f"{base(org)}/agents/{foreign.pk}/").status_code == 404
-    assert type(foreign).objects.filter(pk=foreign.pk).exists()
+    assert type(foreign).objects.unscoped().filter(pk=foreign.pk).exists()
 
 
 @pytest.mark.cross_org(
@@ -154,4 +154,4 @@ def test_conversations_of_another_org_or_user_are_hidden(client_for, member, org
         assert client.delete(f"{base(org)}/conversations/{other.pk}/").status_code == 404
     created = client.post(f"{base(org)}/conversations/", {"agent": str(foreign_agent.pk)}, format="json")
     assert created.status_code == 400
-    assert Conversation.objects.filter(pk__in=[theirs.pk, foreign.pk]).count() == 2
+    assert Conversation.objects.unscoped().filter(pk__in=[theirs.pk, foreign.pk]).count() == 2

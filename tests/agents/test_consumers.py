@@ -118,7 +118,7 @@ async def test_a_question_that_needs_two_tool_calls_streams_the_specs_events_in_
         lambda: [(e.seq, e.event, e.data) for e in RunEvent.objects.filter(conversation=conversation)]
     )()
     assert persisted == [(f["seq"], f["event"], f["data"]) for f in frames]
-    run = await Run.objects.aget(conversation=conversation)
+    run = await Run.objects.unscoped().aget(conversation=conversation)
     assert run.status == "done" and run.iterations == 2 and run.answer == streamed
     answer = await Message.objects.aget(conversation=conversation, role="assistant")
     assert answer.content == streamed
@@ -177,7 +177,7 @@ async def test_a_message_sent_while_the_agent_works_joins_the_run_as_a_follow_up
         for m in r["messages"]
         if m["role"] == "user"
     )
-    assert await Run.objects.filter(conversation=conversation).acount() == 1
+    assert await Run.objects.unscoped().filter(conversation=conversation).acount() == 1
     injected = await Message.objects.aget(conversation=conversation, injected=True)
     assert injected.content == "Also check order 8 please" and injected.pinned
     await ws.disconnect()
@@ -209,9 +209,9 @@ async def test_at_the_users_run_limit_a_new_question_is_refused_but_a_follow_up_
     await _finish_runs()
 
     assert refused["event"] == "error" and refused["data"]["code"] == "too_many_runs"
-    assert not await Run.objects.filter(conversation=other).aexists()
+    assert not await Run.objects.unscoped().filter(conversation=other).aexists()
     assert [f["data"]["content"] for f in frames if f["event"] == "inject"] == ["Also check order 8 please"]
-    assert await Run.objects.filter(conversation=conversation).acount() == 1
+    assert await Run.objects.unscoped().filter(conversation=conversation).acount() == 1
     await ws.disconnect()
     await elsewhere.disconnect()
 
@@ -226,7 +226,7 @@ async def test_cancel_stops_a_run_with_a_tool_in_flight(chat, scripted_llm, orde
     frames = await frames_until_done(ws)
     await _finish_runs()
     assert frames[-1]["data"]["cancelled"] is True
-    run = await Run.objects.aget(conversation=conversation)
+    run = await Run.objects.unscoped().aget(conversation=conversation)
     assert run.status == "cancelled"
     await ws.disconnect()
 
@@ -253,7 +253,7 @@ async def test_cancel_reaches_a_run_of_this_process_without_looking_it_up_in_the
     await _finish_runs()
 
     assert frames[-1]["data"]["cancelled"] is True and lookups == []
-    assert (await Run.objects.aget(conversation=conversation)).status == "cancelled"
+    assert (await Run.objects.unscoped().aget(conversation=conversation)).status == "cancelled"
     await ws.disconnect()
 
 
@@ -293,7 +293,7 @@ async def test_bad_frames_get_error_events_and_the_socket_stays_open(chat, scrip
     assert (await next_frame(ws))["data"]["code"] == "no_active_run"
     await ws.send_json_to({"type": "resume", "after_seq": -1})
     assert (await next_frame(ws))["data"]["code"] == "bad_frame"
-    assert await Run.objects.filter(conversation=conversation).acount() == 0
+    assert await Run.objects.unscoped().filter(conversation=conversation).acount() == 0
     await ws.disconnect()
 
 
@@ -332,7 +332,7 @@ async def test_a_run_is_recorded_finished_before_its_done_event_reaches_the_clie
         return finish(**kwargs)
 
     def status_now(conversation_id) -> list[str]:  # as another server process would read it
-        runs = Run.objects.filter(conversation_id=conversation_id).order_by("started_at")
+        runs = Run.objects.unscoped().filter(conversation_id=conversation_id).order_by("started_at")
         try:
             return list(runs.values_list("status", flat=True))
         finally:

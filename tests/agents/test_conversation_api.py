@@ -19,7 +19,7 @@ def url(org, conversation=None):
 def test_a_user_renames_a_conversation_and_only_its_title_changes(client_for, member, org):
     conversation = ConversationFactory(organization=org, user=member, title="Old")
     other_agent = AgentFactory(organization=org)
-    before = Conversation.objects.get(pk=conversation.pk).updated_at
+    before = Conversation.objects.unscoped().get(pk=conversation.pk).updated_at
 
     response = client_for(member).patch(
         url(org, conversation), {"title": "  Q3 tea   order ", "agent": str(other_agent.pk)}, format="json"
@@ -51,7 +51,7 @@ def test_a_user_deletes_a_conversation_with_its_messages(client_for, member, org
     response = client_for(member).delete(url(org, conversation))
 
     assert response.status_code == 204
-    assert not Conversation.objects.filter(pk=conversation.pk).exists()
+    assert not Conversation.objects.unscoped().filter(pk=conversation.pk).exists()
     assert not Message.objects.filter(conversation_id=conversation.pk).exists()
 
 
@@ -63,7 +63,7 @@ def test_a_conversation_whose_agent_is_still_answering_is_not_deleted(client_for
 
     assert response.status_code == 409
     assert "still answering" in response.json()["detail"]
-    assert Conversation.objects.filter(pk=conversation.pk).exists()
+    assert Conversation.objects.unscoped().filter(pk=conversation.pk).exists()
 
 
 def test_search_finds_the_users_conversations_by_title_or_agent_in_any_case(client_for, member, org):
@@ -98,5 +98,5 @@ def test_another_users_or_organisations_conversation_cannot_be_renamed_deleted_o
         assert client.patch(url(slug_org, conversation), {"title": "Mine"}, format="json").status_code == 404
         assert client.delete(url(slug_org, conversation)).status_code == 404
     assert client.get(url(org), {"search": "secret"}).json()["results"] == []
-    assert Conversation.objects.get(pk=theirs.pk).title == "Secret tea plan"
-    assert Conversation.objects.get(pk=foreign.pk).title == "Secret globex plan"
+    assert Conversation.objects.unscoped().get(pk=theirs.pk).title == "Secret tea plan"
+    assert Conversation.objects.unscoped().get(pk=foreign.pk).title == "Secret globex plan"

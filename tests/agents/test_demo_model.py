@@ -73,7 +73,7 @@ def test_seed_demo_creates_the_demo_agent_on_the_erp_connectors():
 
     call_command("seed_demo", password="demo-pass-123")
     call_command("seed_demo")
-    agent = Agent.objects.get(organization__slug="demo")
+    agent = Agent.objects.unscoped().get(organization__slug="demo")
     assert agent.name == "Purchasing assistant"
     assert sorted(agent.connectors.values_list("name", flat=True)) == ["erp", "erp_mcp"]
 

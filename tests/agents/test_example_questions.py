@@ -89,8 +89,10 @@ def test_the_admin_takes_example_questions_one_per_line(admin_client, org):
         reverse("admin:agents_agent_add"), _agent_form(org, "First question?\r\n\r\n  Second one  \r\n")
     )
     assert response.status_code == 302, response.context["adminform"].form.errors
-    assert Agent.objects.get(name="Buyer").example_questions == ["First question?", "Second one"]
-    page = admin_client.get(reverse("admin:agents_agent_change", args=[Agent.objects.get(name="Buyer").pk]))
+    assert Agent.objects.unscoped().get(name="Buyer").example_questions == ["First question?", "Second one"]
+    page = admin_client.get(
+        reverse("admin:agents_agent_change", args=[Agent.objects.unscoped().get(name="Buyer").pk])
+    )
     assert "First question?\nSecond one</textarea>" in page.content.decode()
 
 
@@ -102,7 +104,7 @@ def test_the_admin_refuses_too_many_or_too_long_example_questions(admin_client, 
     assert "example_questions" in response.context["adminform"].form.errors
     response = admin_client.post(reverse("admin:agents_agent_add"), _agent_form(org, "y" * 201))
     assert "example_questions" in response.context["adminform"].form.errors
-    assert not Agent.objects.filter(name="Buyer").exists()
+    assert not Agent.objects.unscoped().filter(name="Buyer").exists()
 
 
 @pytest.fixture
@@ -136,7 +138,7 @@ def test_the_demo_agent_ships_example_questions_that_read_write_and_plan():
     from django.core.management import call_command
 
     call_command("seed_demo", password="demo-pass-123")
-    agent = Agent.objects.get(organization__slug="demo")
+    agent = Agent.objects.unscoped().get(organization__slug="demo")
 
     # The last two go through the demo MCP server (tests/connectors/demo_mcp/test_demo_mcp_questions.py).
     assert len(agent.example_questions) == 5
@@ -158,8 +160,8 @@ def test_the_demo_holds_the_example_payment_for_approval_by_its_large_payments_p
 
     call_command("seed_demo", password="demo-pass-123")
     call_command("seed_demo")
-    policy = ApprovalPolicy.objects.get(organization__slug="demo", name="Large payments")
+    policy = ApprovalPolicy.objects.unscoped().get(organization__slug="demo", name="Large payments")
     assert policy.condition == "amount > 10000"
     assert [a.name for a in policy.actions.all()] == ["create_payment"]
-    write = Agent.objects.get(organization__slug="demo").example_questions[1]
+    write = Agent.objects.unscoped().get(organization__slug="demo").example_questions[1]
     assert "18,600" in write  # above the policy's limit

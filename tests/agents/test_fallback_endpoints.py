@@ -131,7 +131,9 @@ async def test_a_run_goes_on_when_its_endpoint_fails_and_records_the_fallback_th
     def stored():
         run_id = frames[0]["run_id"]
         events = list(RunEvent.objects.filter(run_id=run_id, event="step").values_list("data", flat=True))
-        configs = set(UsageRecord.objects.filter(run_id=run_id).values_list("model_config_id", flat=True))
+        configs = set(
+            UsageRecord.objects.unscoped().filter(run_id=run_id).values_list("model_config_id", flat=True)
+        )
         return events, configs
 
     events, configs = await database_sync_to_async(stored)()

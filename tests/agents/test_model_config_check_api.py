@@ -21,7 +21,7 @@ def test_a_key_no_header_can_carry_is_refused_on_save(client_for, org, org_admin
         format="json",
     )
     assert response.status_code == 400 and "api_key" in response.json()
-    assert not ModelConfig.objects.filter(organization=org).exists()
+    assert not ModelConfig.objects.unscoped().filter(organization=org).exists()
 
 
 @pytest.mark.parametrize("key", NOT_SENDABLE)

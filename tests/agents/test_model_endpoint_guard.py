@@ -84,7 +84,7 @@ def test_admin_refuses_a_model_endpoint_on_a_private_address(admin_client, org, 
 
     assert response.status_code == 200
     assert "base_url" in response.context["adminform"].form.errors
-    assert not ModelConfig.objects.exists()
+    assert not ModelConfig.objects.unscoped().exists()
 
 
 @pytest.mark.django_db
@@ -100,7 +100,7 @@ def test_api_refuses_a_model_endpoint_on_a_private_address(
 
     assert response.status_code == 400, response.content
     assert "base_url" in response.json()
-    assert not ModelConfig.objects.exists()
+    assert not ModelConfig.objects.unscoped().exists()
 
 
 @pytest.mark.django_db
@@ -119,7 +119,7 @@ def test_api_refuses_a_model_endpoint_whose_name_resolves_to_a_private_address(
 
     assert response.status_code == 400, response.content
     assert "is refused" in str(response.json()["base_url"])
-    assert not ModelConfig.objects.exists()
+    assert not ModelConfig.objects.unscoped().exists()
 
 
 @pytest.mark.django_db
@@ -161,7 +161,7 @@ def test_operator_allow_list_lets_an_admin_save_a_private_model_endpoint(
     allowed = admin_client.post(reverse("admin:agents_modelconfig_add"), form)
 
     assert allowed.status_code == 302, allowed.context["adminform"].form.errors
-    assert ModelConfig.objects.get().base_url == "http://vllm.internal.test:8000/v1"
+    assert ModelConfig.objects.unscoped().get().base_url == "http://vllm.internal.test:8000/v1"
 
 
 # --- at call time (the endpoint is built from a saved configuration; unsaved rows suffice) -----------

@@ -120,7 +120,7 @@ def test_an_endpoints_abilities_headers_and_azure_settings_reach_the_llm(org):
         reasoning_replay=False,
         max_output_tokens=4096,
     )
-    endpoint = runtime.endpoint_of(ModelConfig.objects.get(pk=config.pk))
+    endpoint = runtime.endpoint_of(ModelConfig.objects.unscoped().get(pk=config.pk))
     llm = runtime.llm_for(endpoint)
 
     assert isinstance(llm, OpenAICompatibleLLM)
@@ -154,7 +154,7 @@ def test_extra_headers_are_encrypted_at_rest(org):
         )
         rows = cursor.fetchall()
     assert rows and GATEWAY_SECRET not in rows[0][0]
-    assert ModelConfig.objects.get(pk=config.pk).headers == {"X-Gateway-Key": GATEWAY_SECRET}
+    assert ModelConfig.objects.unscoped().get(pk=config.pk).headers == {"X-Gateway-Key": GATEWAY_SECRET}
 
 
 @pytest.mark.parametrize(
@@ -213,7 +213,7 @@ def test_the_admin_form_carries_the_presets_and_their_script(admin_client, org):
 def test_the_admin_saves_provider_abilities_and_headers_and_never_shows_the_header_values(admin_client, org):
     response = admin_client.post(reverse("admin:agents_modelconfig_add"), _form(org))
     assert response.status_code == 302, response.context["adminform"].form.errors if response.context else ""
-    config = ModelConfig.objects.get(organization=org, name="main")
+    config = ModelConfig.objects.unscoped().get(organization=org, name="main")
     assert config.provider == "deepseek"
     assert config.parallel_tool_calls is False and config.forced_tool_choice is False  # unticked boxes
     assert config.reasoning_replay is True and config.max_output_tokens == 8192
@@ -231,7 +231,7 @@ def test_the_admin_refuses_headers_that_override_the_key(admin_client, org):
     )
     assert response.status_code == 200
     assert "extra_headers_input" in response.context["adminform"].form.errors
-    assert not ModelConfig.objects.filter(organization=org).exists()
+    assert not ModelConfig.objects.unscoped().filter(organization=org).exists()
 
 
 def test_check_endpoint_in_the_admin_stores_the_report_and_applies_the_abilities_found(

@@ -33,7 +33,7 @@ def signed_in(client, member):
 
 
 def _touch(conversation, minutes_ago):
-    Conversation.objects.filter(pk=conversation.pk).update(
+    Conversation.objects.unscoped().filter(pk=conversation.pk).update(
         updated_at=timezone.now() - timedelta(minutes=minutes_ago)
     )
 
@@ -145,7 +145,7 @@ def test_opening_a_new_chat_shows_the_agent_and_creates_no_conversation(signed_i
     response = signed_in.get(chat_url(org, "new/"), {"agent": str(agent.pk)})
 
     assert response.status_code == 200
-    assert not Conversation.objects.exists()  # created with the first message, not before
+    assert not Conversation.objects.unscoped().exists()  # created with the first message, not before
     body = response.content.decode()
     assert f'data-agent-id="{agent.pk}"' in body
     assert 'data-create-url="/api/v1/orgs/acme/conversations/"' in body
@@ -170,7 +170,7 @@ def test_new_chat_with_another_organisations_agent_is_404_and_creates_nothing(si
     response = signed_in.get(chat_url(org, "new/"), {"agent": str(foreign.pk)})
 
     assert response.status_code == 404
-    assert not Conversation.objects.exists()
+    assert not Conversation.objects.unscoped().exists()
 
 
 @pytest.mark.cross_org("chat-new")
@@ -178,25 +178,25 @@ def test_new_chat_in_an_organisation_the_user_is_not_in_is_404(signed_in, other_
     agent = AgentFactory(organization=other_org)
     response = signed_in.get(chat_url(other_org, "new/"), {"agent": str(agent.pk)})
     assert response.status_code == 404
-    assert not Conversation.objects.exists()
+    assert not Conversation.objects.unscoped().exists()
 
 
 @pytest.mark.parametrize("value", ["", "not-a-uuid", "00000000-0000-0000-0000-000000000001"])
 def test_new_chat_with_a_missing_or_unknown_agent_is_404(signed_in, org, value):
     assert signed_in.get(chat_url(org, "new/"), {"agent": value}).status_code == 404
-    assert not Conversation.objects.exists()
+    assert not Conversation.objects.unscoped().exists()
 
 
 def test_new_chat_with_an_inactive_agent_is_404(signed_in, org):
     agent = AgentFactory(organization=org, active=False)
     assert signed_in.get(chat_url(org, "new/"), {"agent": str(agent.pk)}).status_code == 404
-    assert not Conversation.objects.exists()
+    assert not Conversation.objects.unscoped().exists()
 
 
 def test_new_chat_stores_nothing_on_post(signed_in, org):
     agent = AgentFactory(organization=org)
     assert signed_in.post(chat_url(org, "new/"), {"agent": str(agent.pk)}).status_code == 405
-    assert not Conversation.objects.exists()
+    assert not Conversation.objects.unscoped().exists()
 
 
 # --- the chat view ----------------------------------------------------------------------------------

@@ -121,7 +121,7 @@ async def test_read_only_mode_blocks_a_write_inside_a_plan_step_exactly_as_in_re
     done = call_done(frames, call_id)
     assert done["outcome"] == "blocked" and READ_ONLY_MESSAGE in done["observation"]
     assert http_service.requests == []
-    log = await ConnectorCallLog.objects.aget(tool_call_id=call_id)
+    log = await ConnectorCallLog.objects.unscoped().aget(tool_call_id=call_id)
     assert log.status == "blocked_read_only"
     if mode == "plan":
         next_turn = next(
@@ -202,7 +202,7 @@ async def test_an_approval_policy_holds_a_write_inside_a_plan_step_and_the_appro
     assert paid["step_id"] == "1" and paid["outcome"] == "blocked"
     assert "the budget is frozen" in paid["observation"]
     assert [r.method for r in http_service.requests_to("/payments")] == ["GET"]
-    log = await ConnectorCallLog.objects.aget(tool_call_id="r1.1.pay-1")
+    log = await ConnectorCallLog.objects.unscoped().aget(tool_call_id="r1.1.pay-1")
     assert log.status == "rejected" and log.approval_ref == pending["approval_id"]
     assert rest[-1]["data"]["answer"] == "The payment was rejected: the budget is frozen."
     await ws.disconnect()

@@ -234,7 +234,7 @@ async def test_a_plan_agent_plans_runs_judges_and_replans_then_streams_the_answe
     assert answer[0] == {"status": "start"} and answer[-1]["content"] == ANSWER
     done = frames[-1]["data"]
     assert done["answer"] == ANSWER and done["stop_reason"] == "achieved" and not done["cancelled"]
-    run = await Run.objects.aget(conversation=conversation)
+    run = await Run.objects.unscoped().aget(conversation=conversation)
     assert run.status == "done" and run.answer == ANSWER and run.stop_reason == "achieved"
     assert run.iterations == done["iterations"] > 0 and run.usage["calls"] > 0
     assert await Message.objects.filter(run=run, role="assistant", content=ANSWER).aexists()
@@ -322,7 +322,7 @@ async def test_cancel_stops_a_running_plan_at_once(scripted_llm, order_tools):
         "cancelled",
     }
     assert ANALYZER not in model.kinds() and SYNTHESIS not in model.kinds()
-    run = await Run.objects.aget(conversation=conversation)
+    run = await Run.objects.unscoped().aget(conversation=conversation)
     assert run.status == "cancelled" and run.answer == ""
     await ws.disconnect()
 
@@ -345,7 +345,7 @@ async def test_auto_mode_asks_the_fast_model_once_and_plans_when_it_says_plan(sc
     assert router_request["messages"][-1]["content"] == "Where are orders 7 and 8?"
     assert len(plan_events(frames, "dag")) == 2 and frames[-1]["data"]["answer"] == ANSWER
     # the router's call counts towards the run's usage
-    run = await Run.objects.aget(conversation=conversation)
+    run = await Run.objects.unscoped().aget(conversation=conversation)
     assert run.usage["calls"] == len([k for k in model.kinds() if k != SYNTHESIS])
     await ws.disconnect()
 

@@ -57,7 +57,7 @@ def _call(hook: AuditHook, call_id: str = "c1") -> HookContext:
 
 
 async def _rows(**filters: Any) -> list[ConnectorCallLog]:
-    return await database_sync_to_async(lambda: list(ConnectorCallLog.objects.filter(**filters)))()
+    return await database_sync_to_async(lambda: list(ConnectorCallLog.objects.unscoped().filter(**filters)))()
 
 
 async def test_the_row_before_a_call_is_committed_with_the_events_queued_before_it_when_the_hook_returns():
@@ -90,7 +90,7 @@ async def test_a_call_whose_row_the_database_refuses_is_blocked_and_the_batch_ke
 
 async def test_a_run_that_lost_its_lease_records_no_call_and_the_call_is_blocked():
     run, sink, hook = await _world()
-    await Run.objects.filter(pk=run.pk).aupdate(lease_owner="elsewhere#2")
+    await Run.objects.unscoped().filter(pk=run.pk).aupdate(lease_owner="elsewhere#2")
     verdict = await hook.recorder.pre_tool_use(_call(hook))
     assert isinstance(verdict, Block)
     assert sink.lease_lost and await _rows() == []
@@ -159,7 +159,7 @@ async def test_a_call_of_a_connector_deleted_mid_run_is_recorded_without_its_lin
     [info] = list(hook.catalog)
     from connectors.models import Connector
 
-    await Connector.objects.filter(pk=info.connector_id).adelete()
+    await Connector.objects.unscoped().filter(pk=info.connector_id).adelete()
     sink.emit("step", {"type": "iteration", "status": "start"})
     assert isinstance(await hook.recorder.pre_tool_use(_call(hook)), Allow)
     [row] = await _rows(tool_call_id="c1")

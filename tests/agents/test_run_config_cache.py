@@ -171,7 +171,9 @@ def test_the_next_run_after_a_new_default_model_uses_it(agent, org):
     first, _, _ = _setup_of_a_new_run(agent)
     assert first.endpoint.model == "scripted-model"
 
-    ModelConfig.objects.filter(organization=org).update(is_default=False)  # no signal: not seen yet
+    ModelConfig.objects.unscoped().filter(organization=org).update(
+        is_default=False
+    )  # no signal: not seen yet
     ModelConfigFactory(organization=org, name="newer", is_default=True, model="newer-model")
 
     second, _, _ = _setup_of_a_new_run(agent)

@@ -72,7 +72,7 @@ def _form(org, **overrides):
 def test_adding_a_connector_encrypts_the_secret_and_no_page_shows_it(admin_client, org_admin, org):
     response = admin_client.post(_url("connector_add"), _form(org, auth_secret_new=SECRET))
     assert response.status_code == 302, response.content.decode()[:3000]
-    connector = Connector.objects.get(organization=org, name="crm")
+    connector = Connector.objects.unscoped().get(organization=org, name="crm")
     assert connector.auth_secret == SECRET
     assert AuditLog.objects.get(action="connector.created").actor == org_admin
 
@@ -92,21 +92,21 @@ def test_a_blank_secret_keeps_the_stored_one_a_new_value_replaces_it_and_clear_r
     url = _url("connector_change", connector.pk)
 
     assert admin_client.post(url, _form(org, description="kept")).status_code == 302
-    assert Connector.objects.get(pk=connector.pk).auth_secret == SECRET
+    assert Connector.objects.unscoped().get(pk=connector.pk).auth_secret == SECRET
 
     assert admin_client.post(url, _form(org, auth_secret_new="sk-new-value-99")).status_code == 302
-    assert Connector.objects.get(pk=connector.pk).auth_secret == "sk-new-value-99"
+    assert Connector.objects.unscoped().get(pk=connector.pk).auth_secret == "sk-new-value-99"
 
     both = admin_client.post(url, _form(org, auth_secret_new="x-value-long", auth_secret_clear="on"))
     assert both.status_code == 200 and "not both" in both.content.decode()
 
     needed = admin_client.post(url, _form(org, auth_secret_clear="on"))
     assert needed.status_code == 200  # bearer auth needs a secret
-    assert Connector.objects.get(pk=connector.pk).auth_secret == "sk-new-value-99"
+    assert Connector.objects.unscoped().get(pk=connector.pk).auth_secret == "sk-new-value-99"
 
     cleared = admin_client.post(url, _form(org, auth_type="none", auth_secret_clear="on"))
     assert cleared.status_code == 302
-    assert Connector.objects.get(pk=connector.pk).has_secret("auth_secret") is False
+    assert Connector.objects.unscoped().get(pk=connector.pk).has_secret("auth_secret") is False
 
 
 def test_the_admin_renames_or_turns_off_the_idempotency_header_and_it_is_audited(admin_client, org):
@@ -119,13 +119,13 @@ def test_the_admin_renames_or_turns_off_the_idempotency_header_and_it_is_audited
 
     renamed = admin_client.post(url, _form(org, auth_type="none", idempotency_header="X-Request-Id"))
     assert renamed.status_code == 302, renamed.content.decode()[:3000]
-    assert Connector.objects.get(pk=connector.pk).idempotency_header == "X-Request-Id"
+    assert Connector.objects.unscoped().get(pk=connector.pk).idempotency_header == "X-Request-Id"
     update = AuditLog.objects.filter(action="connector.updated").order_by("id").last()
     assert update.before == {"idempotency_header": "Idempotency-Key"}
     assert update.after == {"idempotency_header": "X-Request-Id"}
 
     assert admin_client.post(url, _form(org, auth_type="none", idempotency_header="")).status_code == 302
-    assert Connector.objects.get(pk=connector.pk).idempotency_header == ""
+    assert Connector.objects.unscoped().get(pk=connector.pk).idempotency_header == ""
 
     for bad, message in [
         ("Idempotency Key", "Give an HTTP header name"),
@@ -133,7 +133,7 @@ def test_the_admin_renames_or_turns_off_the_idempotency_header_and_it_is_audited
     ]:
         refused = admin_client.post(url, _form(org, auth_type="none", idempotency_header=bad))
         assert refused.status_code == 200 and message in refused.content.decode()
-    assert Connector.objects.get(pk=connector.pk).idempotency_header == ""
+    assert Connector.objects.unscoped().get(pk=connector.pk).idempotency_header == ""
 
 
 def test_actions_are_edited_inline_and_audited(admin_client, org):
@@ -151,7 +151,7 @@ def test_actions_are_edited_inline_and_audited(admin_client, org):
     )
     response = admin_client.post(_url("connector_change", connector.pk), data)
     assert response.status_code == 302, response.content.decode()[:3000]
-    action = ConnectorAction.objects.get(connector=connector, name="close_ticket")
+    action = ConnectorAction.objects.unscoped().get(connector=connector, name="close_ticket")
     assert action.is_write is True and action.organization_id == org.pk
     assert AuditLog.objects.filter(action="connector_action.created", target_id=str(action.pk)).exists()
 
@@ -163,7 +163,7 @@ def test_the_import_page_takes_a_pasted_document_and_shows_the_report(admin_clie
     response = admin_client.post(url, {"text": DEMO})
     assert response.status_code == 200
     assert response.context["report"].added and "create_payment" in response.content.decode()
-    assert ConnectorAction.objects.filter(connector=connector, is_active=True).count() == 6
+    assert ConnectorAction.objects.unscoped().filter(connector=connector, is_active=True).count() == 6
     change_page = admin_client.get(_url("connector_change", connector.pk)).content.decode()
     assert url in change_page  # the change page links to the import page
 
@@ -187,7 +187,7 @@ def test_a_broken_document_shows_what_and_where_and_changes_nothing(admin_client
     assert (
         response.status_code == 200 and "points to nothing" in page and "paths./a.get.parameters[0]" in page
     )
-    assert not ConnectorAction.objects.filter(connector=connector).exists()
+    assert not ConnectorAction.objects.unscoped().filter(connector=connector).exists()
     empty = admin_client.post(_url("connector_import_openapi", connector.pk), {})
     assert "Upload a file or paste a document." in empty.content.decode()
 
@@ -250,7 +250,7 @@ def test_call_logs_are_read_only_and_filterable(admin_client, org):
     )
     assert admin_client.get(_url("connectorcalllog_add")).status_code == 403
     assert admin_client.post(_url("connectorcalllog_delete", log.pk), {"post": "yes"}).status_code == 403
-    assert ConnectorCallLog.objects.filter(pk=log.pk).exists()
+    assert ConnectorCallLog.objects.unscoped().filter(pk=log.pk).exists()
 
 
 def test_plain_members_cannot_open_the_connector_admin(client, member, org):
@@ -272,7 +272,7 @@ def test_another_organisations_connector_pages_are_404_and_unchanged(admin_clien
     assert admin_client.get(_url("connector_import_openapi", foreign.pk)).status_code == 404
     assert admin_client.post(_url("connector_import_openapi", foreign.pk), {"text": DEMO}).status_code == 404
     assert admin_client.post(_url("connector_test_connection", foreign.pk)).status_code == 404
-    assert not ConnectorAction.objects.filter(connector=foreign).exists()
+    assert not ConnectorAction.objects.unscoped().filter(connector=foreign).exists()
     changed = admin_client.post(_url("connector_change", foreign.pk), _form(org, name="stolen"))
     assert changed.status_code in (302, 403, 404)
     foreign.refresh_from_db()
@@ -305,7 +305,7 @@ def test_choices_and_filters_never_list_another_organisations_connectors(admin_c
         },
     )
     assert planted.status_code == 200  # the foreign connector is not a valid choice
-    assert not ConnectorAction.objects.filter(name="planted").exists()
+    assert not ConnectorAction.objects.unscoped().filter(name="planted").exists()
 
 
 def test_the_connector_pages_speak_chinese(admin_client, org):

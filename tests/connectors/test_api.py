@@ -51,7 +51,7 @@ def test_members_cannot_create_change_or_delete_connectors(client_for, member, o
         client.patch(_url(org, "connectors", connector.pk), {"name": "y"}, format="json").status_code == 403
     )
     assert client.delete(_url(org, "connectors", connector.pk)).status_code == 403
-    assert Connector.objects.get(pk=connector.pk).name == connector.name
+    assert Connector.objects.unscoped().get(pk=connector.pk).name == connector.name
 
 
 def test_admin_creates_a_connector_whose_secret_is_stored_encrypted_and_never_echoed(
@@ -67,7 +67,7 @@ def test_admin_creates_a_connector_whose_secret_is_stored_encrypted_and_never_ec
     response = client_for(org_admin).post(_url(org, "connectors"), body, format="json")
     assert response.status_code == 201, response.content
     assert SECRET not in response.content.decode() and response.json()["has_auth_secret"] is True
-    connector = Connector.objects.get(organization=org, name="crm")
+    connector = Connector.objects.unscoped().get(organization=org, name="crm")
     assert connector.auth_secret == SECRET
     audit = AuditLog.objects.get(action="connector.created")
     assert SECRET not in json.dumps(audit.after) and audit.after["auth_secret_set"] is True
@@ -81,11 +81,11 @@ def test_secrets_are_kept_when_omitted_cleared_with_empty_and_replaced_with_a_va
     client = client_for(org_admin)
     url = _url(org, "connectors", connector.pk)
     assert client.patch(url, {"description": "CRM"}, format="json").status_code == 200
-    assert Connector.objects.get(pk=connector.pk).auth_secret == SECRET
+    assert Connector.objects.unscoped().get(pk=connector.pk).auth_secret == SECRET
 
     replaced = client.patch(url, {"auth_secret": "tok-new-value-1"}, format="json")
     assert replaced.status_code == 200 and "tok-new-value-1" not in replaced.content.decode()
-    assert Connector.objects.get(pk=connector.pk).auth_secret == "tok-new-value-1"
+    assert Connector.objects.unscoped().get(pk=connector.pk).auth_secret == "tok-new-value-1"
 
     cleared = client.patch(url, {"auth_type": "none", "auth_secret": ""}, format="json")
     assert cleared.status_code == 200 and cleared.json()["has_auth_secret"] is False
@@ -126,7 +126,7 @@ def test_the_idempotency_header_is_read_written_and_validated_through_the_api(cl
     for bad in ["Idempotency Key", "Content-Type"]:
         refused = client.patch(url, {"idempotency_header": bad}, format="json")
         assert refused.status_code == 400 and "idempotency_header" in refused.json()
-    assert Connector.objects.get(pk=created.json()["id"]).idempotency_header == ""
+    assert Connector.objects.unscoped().get(pk=created.json()["id"]).idempotency_header == ""
 
 
 def test_creating_with_an_openapi_document_imports_its_operations(client_for, org_admin, org):
@@ -146,7 +146,7 @@ def test_creating_with_a_broken_document_creates_nothing_and_says_where(client_f
     assert response.status_code == 400
     assert response.json()["location"] == "paths./a.get.parameters[0]"
     assert "points to nothing" in response.json()["openapi"][0]
-    assert not Connector.objects.filter(organization=org).exists()
+    assert not Connector.objects.unscoped().filter(organization=org).exists()
 
 
 def test_reimport_endpoint_reports_changes_and_is_for_admins(client_for, org_admin, member, org):
@@ -166,7 +166,7 @@ def test_reimport_endpoint_reports_changes_and_is_for_admins(client_for, org_adm
 def test_admin_deletes_a_connector_and_it_is_audited(client_for, org_admin, org):
     connector = ConnectorFactory(organization=org)
     assert client_for(org_admin).delete(_url(org, "connectors", connector.pk)).status_code == 204
-    assert not Connector.objects.filter(pk=connector.pk).exists()
+    assert not Connector.objects.unscoped().filter(pk=connector.pk).exists()
     assert AuditLog.objects.filter(action="connector.deleted", target_id=str(connector.pk)).exists()
 
 
@@ -251,7 +251,7 @@ def test_list_endpoints_do_not_grow_queries_with_rows(
         connector = ConnectorFactory(organization=org)
         ConnectorActionFactory(connector=connector)
         ConnectorCallLogFactory(organization=org, connector=connector, user=org_admin)
-    connector = Connector.objects.filter(organization=org).first()
+    connector = Connector.objects.unscoped().filter(organization=org).first()
     # token (+ last-used update), org, membership, count, page: constant however many rows
     with django_assert_max_num_queries(6):
         assert len(client.get(_url(org, "connectors")).json()["results"]) == 5
@@ -281,7 +281,7 @@ def test_another_organisations_connector_is_invisible_and_untouchable(client_for
     assert imported.status_code == 404
     foreign.refresh_from_db()
     assert foreign.name == "secret-crm" and foreign.auth_secret == SECRET
-    assert not ConnectorAction.objects.filter(connector=foreign).exists()
+    assert not ConnectorAction.objects.unscoped().filter(connector=foreign).exists()
     assert not AuditLog.objects.filter(organization=other_org).exists()
 
 
@@ -304,7 +304,7 @@ def test_another_organisations_actions_are_invisible_and_untouchable(client_for,
     foreign.refresh_from_db()
     assert (
         foreign.description == "List the items."
-        and not ConnectorAction.objects.filter(name="planted").exists()
+        and not ConnectorAction.objects.unscoped().filter(name="planted").exists()
     )
 
 
@@ -316,7 +316,7 @@ def test_another_organisations_call_logs_are_invisible(client_for, org_admin, or
     assert listed.json()["results"] == [] and b"Globex" not in listed.content
     assert client.get(_url(org, "call-logs", foreign.pk)).status_code == 404
     assert client.get(_url(org, "call-logs") + f"?connector={foreign.connector_id}").json()["results"] == []
-    assert ConnectorCallLog.objects.filter(pk=foreign.pk).exists()
+    assert ConnectorCallLog.objects.unscoped().filter(pk=foreign.pk).exists()
 
 
 @pytest.mark.parametrize("body_format", ["json", "multipart"])

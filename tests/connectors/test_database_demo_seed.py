@@ -21,7 +21,7 @@ pytestmark = pytest.mark.django_db
 
 
 def _call(connector: Connector, action_name: str, args: dict) -> object:
-    action = ConnectorAction.objects.get(connector=connector, name=action_name)
+    action = ConnectorAction.objects.unscoped().get(connector=connector, name=action_name)
 
     async def run():
         try:
@@ -61,7 +61,9 @@ def test_the_demo_database_connector_reads_the_purchasing_schema_as_a_reader(
     assert again.pk == connector.pk
     connector.refresh_from_db()
     assert connector.dsn.split("://", 1)[1].startswith(f"{reader}:")
-    names = sorted(ConnectorAction.objects.filter(connector=connector).values_list("name", flat=True))
+    names = sorted(
+        ConnectorAction.objects.unscoped().filter(connector=connector).values_list("name", flat=True)
+    )
     assert names == ["describe_table", "list_tables", "query"]
     listing = _call(connector, "list_tables", {})
     assert listing.status == "ok", listing.error
@@ -83,4 +85,4 @@ def test_without_a_demo_database_the_demo_keeps_to_the_in_project_api(org, setti
 
     demo_connector_seed(org)
 
-    assert not Connector.objects.filter(organization=org, name="purchasing").exists()
+    assert not Connector.objects.unscoped().filter(organization=org, name="purchasing").exists()

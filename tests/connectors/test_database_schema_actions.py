@@ -37,7 +37,7 @@ def test_a_database_connector_gets_list_tables_and_describe_table_once() -> None
     ensure_schema_tools(connector)
     ensure_schema_tools(connector)
 
-    actions = ConnectorAction.objects.filter(connector=connector).order_by("name")
+    actions = ConnectorAction.objects.unscoped().filter(connector=connector).order_by("name")
     assert [(a.name, a.schema_tool, a.is_write) for a in actions] == [
         ("describe_table", "describe_table", False),
         ("list_tables", "list_tables", False),
@@ -58,14 +58,16 @@ def test_an_action_the_admin_named_list_tables_is_left_alone() -> None:
 
     own.refresh_from_db()
     assert own.schema_tool == "" and own.sql_template == "SELECT 1"
-    assert ConnectorAction.objects.filter(connector=connector).count() == 2
+    assert ConnectorAction.objects.unscoped().filter(connector=connector).count() == 2
 
 
 def test_schema_tools_are_reads_for_read_only_mode() -> None:
     connector = database()
     ensure_schema_tools(connector)
 
-    infos = [ActionInfo.from_action(a) for a in ConnectorAction.objects.filter(connector=connector)]
+    infos = [
+        ActionInfo.from_action(a) for a in ConnectorAction.objects.unscoped().filter(connector=connector)
+    ]
 
     assert [info.write_reason({"table": "x"}) for info in infos] == [None, None]
 
@@ -101,7 +103,9 @@ def test_saving_a_database_connector_through_the_service_gives_it_the_schema_too
     connector_save(connector=connector, actor=None)
     connector_save(connector=connector, actor=None)  # saved again: still one of each
 
-    names = sorted(ConnectorAction.objects.filter(connector=connector).values_list("name", flat=True))
+    names = sorted(
+        ConnectorAction.objects.unscoped().filter(connector=connector).values_list("name", flat=True)
+    )
     assert names == ["describe_table", "list_tables"]
 
 
@@ -110,7 +114,7 @@ def test_an_http_connector_gets_no_schema_tools(org) -> None:
 
     connector_save(connector=connector, actor=None)
 
-    assert not ConnectorAction.objects.filter(connector=connector).exists()
+    assert not ConnectorAction.objects.unscoped().filter(connector=connector).exists()
 
 
 def test_refresh_schema_in_the_admin_forgets_the_cached_answers(admin_client, org) -> None:
@@ -126,7 +130,7 @@ def test_refresh_schema_in_the_admin_forgets_the_cached_answers(admin_client, or
 
     assert "ledger: the tables and their descriptions will be read anew." in response.content.decode()
     assert key not in db_schema._cache
-    assert ConnectorAction.objects.filter(connector=connector, schema_tool="list_tables").exists()
+    assert ConnectorAction.objects.unscoped().filter(connector=connector, schema_tool="list_tables").exists()
 
 
 def test_the_api_creates_a_mysql_connector_with_its_allow_list_and_schema_tools(
@@ -158,5 +162,7 @@ def test_the_api_creates_a_mysql_connector_with_its_allow_list_and_schema_tools(
         30,
     )
     assert "pw-123456789" not in response.content.decode()
-    names = sorted(ConnectorAction.objects.filter(connector_id=data["id"]).values_list("name", flat=True))
+    names = sorted(
+        ConnectorAction.objects.unscoped().filter(connector_id=data["id"]).values_list("name", flat=True)
+    )
     assert names == ["describe_table", "list_tables"]

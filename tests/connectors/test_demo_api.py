@@ -213,24 +213,26 @@ def test_the_demo_seeder_adds_the_erp_connector_with_its_actions(org, settings):
     assert demo_connector_seed in DEMO_SEEDERS
     demo_connector_seed(org)
     demo_connector_seed(org)  # idempotent
-    connector = Connector.objects.get(organization=org, name="erp")
+    connector = Connector.objects.unscoped().get(organization=org, name="erp")
     assert connector.base_url == "http://127.0.0.1:8000/demo-api"
     assert connector.allowed_private_hosts == ["127.0.0.1"]
     names = set(
-        ConnectorAction.objects.filter(connector=connector, is_active=True).values_list("name", flat=True)
+        ConnectorAction.objects.unscoped()
+        .filter(connector=connector, is_active=True)
+        .values_list("name", flat=True)
     )
     assert {"list_purchase_orders", "approve_purchase_order", "create_payment"} <= names and len(names) == 6
 
 
 def test_seed_demo_creates_the_demo_org_connector(db):
     result = demo_seed(admin_password="a-strong-demo-password")
-    assert Connector.objects.filter(organization=result.organization, name="erp").exists()
+    assert Connector.objects.unscoped().filter(organization=result.organization, name="erp").exists()
 
 
 def test_the_demo_erp_connectors_test_connection_works(org, settings, live_server):
     settings.DEMO_API_BASE_URL = f"{live_server.url}/demo-api"
     demo_connector_seed(org)
-    connector = Connector.objects.get(organization=org, name="erp")
+    connector = Connector.objects.unscoped().get(organization=org, name="erp")
 
     result = connector_test_connection(connector=connector)
 

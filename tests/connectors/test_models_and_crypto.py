@@ -47,15 +47,15 @@ def test_the_raw_database_row_holds_no_plaintext_credential(org):
         assert API_KEY not in stored and "Hunter2" not in stored and "reporter" not in stored
     assert _raw_row(connector)[0].startswith("gAAAA")  # a Fernet token
 
-    assert Connector.objects.get(pk=connector.pk).auth_secret == API_KEY
-    assert Connector.objects.get(pk=db.pk).dsn == DSN
+    assert Connector.objects.unscoped().get(pk=connector.pk).auth_secret == API_KEY
+    assert Connector.objects.unscoped().get(pk=db.pk).dsn == DSN
 
 
 def test_a_deferred_secret_is_loaded_and_decrypted_on_access(org):
     connector = ConnectorFactory(organization=org)
     connector.auth_secret = API_KEY
     connector.save()
-    assert Connector.objects.only("name").get(pk=connector.pk).auth_secret == API_KEY
+    assert Connector.objects.unscoped().only("name").get(pk=connector.pk).auth_secret == API_KEY
 
 
 def test_a_ciphertext_copied_to_another_row_does_not_decrypt_there(org, other_org):
@@ -69,9 +69,9 @@ def test_a_ciphertext_copied_to_another_row_does_not_decrypt_there(org, other_or
     for target in (same_org_row, other_org_row):
         _set_raw(target, "auth_secret", token)
         with pytest.raises(SecretDecryptError):
-            Connector.objects.get(pk=target.pk).auth_secret  # noqa: B018
+            Connector.objects.unscoped().get(pk=target.pk).auth_secret  # noqa: B018
     _set_raw(source, "dsn", token)  # the same row, another field
-    reloaded = Connector.objects.get(pk=source.pk)
+    reloaded = Connector.objects.unscoped().get(pk=source.pk)
     assert reloaded.auth_secret == API_KEY
     with pytest.raises(SecretDecryptError):
         reloaded.dsn  # noqa: B018
@@ -80,7 +80,7 @@ def test_a_ciphertext_copied_to_another_row_does_not_decrypt_there(org, other_or
 def test_plaintext_cannot_be_written_around_the_model(org):
     ConnectorFactory(organization=org)
     with pytest.raises(TypeError, match="encrypted"):
-        Connector.objects.update(auth_secret=API_KEY)
+        Connector.objects.unscoped().update(auth_secret=API_KEY)
 
 
 def test_encrypted_fields_registry_covers_connector_secrets():
@@ -100,7 +100,10 @@ def test_rotation_reencrypts_every_row_with_the_new_first_key(org, other_org, se
     before = [_raw_row(c)[0] for c in rows]
 
     settings.FIELD_ENCRYPTION_KEYS = [new_key, old_key]
-    assert [Connector.objects.get(pk=c.pk).auth_secret for c in rows] == ["token-of-acme", "token-of-globex"]
+    assert [Connector.objects.unscoped().get(pk=c.pk).auth_secret for c in rows] == [
+        "token-of-acme",
+        "token-of-globex",
+    ]
     out = io.StringIO()
     call_command("rotate_encryption_keys", stdout=out)
     assert "Re-encrypted 2 value(s)" in out.getvalue()
@@ -108,7 +111,10 @@ def test_rotation_reencrypts_every_row_with_the_new_first_key(org, other_org, se
     settings.FIELD_ENCRYPTION_KEYS = [new_key]  # the old key is gone
     after = [_raw_row(c)[0] for c in rows]
     assert after != before
-    assert [Connector.objects.get(pk=c.pk).auth_secret for c in rows] == ["token-of-acme", "token-of-globex"]
+    assert [Connector.objects.unscoped().get(pk=c.pk).auth_secret for c in rows] == [
+        "token-of-acme",
+        "token-of-globex",
+    ]
 
 
 def test_rotation_reports_a_value_no_key_opens_and_keeps_the_rest(org, settings):
@@ -121,7 +127,7 @@ def test_rotation_reports_a_value_no_key_opens_and_keeps_the_rest(org, settings)
     with pytest.raises(CommandError, match="1 value"):
         call_command("rotate_encryption_keys", stdout=io.StringIO(), stderr=err)
     assert str(bad.pk) in err.getvalue() and API_KEY not in err.getvalue()
-    assert Connector.objects.get(pk=good.pk).auth_secret == API_KEY
+    assert Connector.objects.unscoped().get(pk=good.pk).auth_secret == API_KEY
 
 
 @override_settings(FIELD_ENCRYPTION_KEYS=[Fernet.generate_key().decode()])
@@ -132,7 +138,7 @@ def test_clearing_a_secret_stores_an_empty_value(org):
     connector.auth_secret = ""
     connector.save()
     assert _raw_row(connector)[0] == ""
-    assert Connector.objects.get(pk=connector.pk).has_secret("auth_secret") is False
+    assert Connector.objects.unscoped().get(pk=connector.pk).has_secret("auth_secret") is False
 
 
 @pytest.mark.parametrize(
@@ -141,7 +147,7 @@ def test_clearing_a_secret_stores_an_empty_value(org):
 )
 def test_is_write_follows_the_http_method(org, method, expected):
     action = ConnectorActionFactory(connector__organization=org, method=method)
-    assert ConnectorAction.objects.get(pk=action.pk).is_write is expected
+    assert ConnectorAction.objects.unscoped().get(pk=action.pk).is_write is expected
 
 
 @pytest.mark.parametrize(
@@ -157,7 +163,7 @@ def test_is_write_of_a_sql_action_follows_its_template(org, sql, expected):
     connector = ConnectorFactory(organization=org, kind="database", base_url="")
     action = ConnectorAction(connector=connector, name="q", sql_template=sql)
     action.save()
-    assert ConnectorAction.objects.get(pk=action.pk).is_write is expected
+    assert ConnectorAction.objects.unscoped().get(pk=action.pk).is_write is expected
 
 
 def test_free_form_sql_is_always_read_only_and_cannot_be_overridden_to_write(org):
@@ -180,10 +186,10 @@ def test_an_admin_override_of_is_write_is_kept(org):
     action.save()
     action.method = "GET"
     action.save()
-    assert ConnectorAction.objects.get(pk=action.pk).is_write is True
+    assert ConnectorAction.objects.unscoped().get(pk=action.pk).is_write is True
     action.is_write_override = False
     action.save()
-    assert ConnectorAction.objects.get(pk=action.pk).is_write is False
+    assert ConnectorAction.objects.unscoped().get(pk=action.pk).is_write is False
 
 
 def test_an_action_always_belongs_to_its_connectors_organisation(org, other_org):
@@ -192,7 +198,7 @@ def test_an_action_always_belongs_to_its_connectors_organisation(org, other_org)
         connector=connector, organization=other_org, name="x", method="GET", path_template="/"
     )
     action.save()
-    assert ConnectorAction.objects.get(pk=action.pk).organization_id == org.pk
+    assert ConnectorAction.objects.unscoped().get(pk=action.pk).organization_id == org.pk
 
 
 @pytest.mark.parametrize(

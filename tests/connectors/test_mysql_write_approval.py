@@ -131,7 +131,7 @@ async def test_a_mysql_write_held_by_an_approval_runs_exactly_once_after_approva
         pending = await emitted.next_approval()
         assert pending["status"] == "pending" and pending["tool_name"] == "ledger__record_payment"
         assert (await _sql(["SELECT COUNT(*) FROM payments"], shop_db))[0][0][0] == 0  # held, not run
-        approval = await ApprovalRequest.objects.aget(pk=pending["approval_id"])
+        approval = await ApprovalRequest.objects.unscoped().aget(pk=pending["approval_id"])
         await database_sync_to_async(approval_decide)(
             approval=approval, decision="approve", via="web", actor=world.approver, comment="ok"
         )
@@ -143,7 +143,7 @@ async def test_a_mysql_write_held_by_an_approval_runs_exactly_once_after_approva
     assert [c.outcome for c in result.tool_calls] == ["ok"]
     rows = (await _sql(["SELECT amount, currency FROM payments"], shop_db))[0]
     assert [(str(amount), currency) for amount, currency in rows] == [("60000.00", "CNY")]
-    log = await ConnectorCallLog.objects.aget(tool_call_id="pay")
+    log = await ConnectorCallLog.objects.unscoped().aget(tool_call_id="pay")
     assert log.status == "ok" and log.is_write and log.approval_ref == str(approval.pk)
 
 
@@ -162,7 +162,7 @@ async def test_read_only_mode_refuses_a_mysql_write_before_the_database(
 
     assert [c.outcome for c in result.tool_calls] == ["blocked"]
     assert (await _sql(["SELECT COUNT(*) FROM payments"], shop_db))[0][0][0] == 0
-    assert await ApprovalRequest.objects.acount() == 0
+    assert await ApprovalRequest.objects.unscoped().acount() == 0
 
 
 def test_test_connection_of_a_mariadb_connector_reports_the_server(org, shop_db: str) -> None:

@@ -223,7 +223,9 @@ def connector(org):
 
 def _active(connector):
     return set(
-        ConnectorAction.objects.filter(connector=connector, is_active=True).values_list("name", flat=True)
+        ConnectorAction.objects.unscoped()
+        .filter(connector=connector, is_active=True)
+        .values_list("name", flat=True)
     )
 
 
@@ -232,7 +234,7 @@ def test_import_creates_actions_and_writes_an_audit_row(connector, org_admin):
     report = connector_import_openapi(connector=connector, document_text=json.dumps(DEMO), actor=org_admin)
     assert len(report.added) == 6 and report.changed == () and report.removed == ()
     assert _active(connector) == set(report.added)
-    action = ConnectorAction.objects.get(connector=connector, name="create_payment")
+    action = ConnectorAction.objects.unscoped().get(connector=connector, name="create_payment")
     assert action.is_write is True and action.organization_id == connector.organization_id
     audit = AuditLog.objects.get(action="connector.openapi_imported")
     assert audit.actor == org_admin and sorted(audit.after["added"]) == sorted(report.added)
@@ -241,8 +243,8 @@ def test_import_creates_actions_and_writes_an_audit_row(connector, org_admin):
 @pytest.mark.django_db
 def test_reimport_updates_in_place_and_reports_added_changed_and_removed(connector, org_admin):
     connector_import_openapi(connector=connector, document_text=json.dumps(DEMO), actor=org_admin)
-    ids = dict(ConnectorAction.objects.filter(connector=connector).values_list("name", "id"))
-    override = ConnectorAction.objects.get(connector=connector, name="list_payments")
+    ids = dict(ConnectorAction.objects.unscoped().filter(connector=connector).values_list("name", "id"))
+    override = ConnectorAction.objects.unscoped().get(connector=connector, name="list_payments")
     override.is_write, override.is_write_override = True, True  # the admin's judgement
     override.save()
     manual = ConnectorActionFactory(connector=connector, name="hand_made")
@@ -257,28 +259,34 @@ def test_reimport_updates_in_place_and_reports_added_changed_and_removed(connect
     assert report.changed == ("list_payments",)
     assert report.removed == ("approve_purchase_order",)
     assert len(report.unchanged) == 4
-    payments = ConnectorAction.objects.get(connector=connector, name="list_payments")
+    payments = ConnectorAction.objects.unscoped().get(connector=connector, name="list_payments")
     assert payments.id == ids["list_payments"]  # updated in place
     assert payments.description == "List all payments" and payments.is_write is True
-    removed = ConnectorAction.objects.get(connector=connector, name="approve_purchase_order")
+    removed = ConnectorAction.objects.unscoped().get(connector=connector, name="approve_purchase_order")
     assert removed.is_active is False and removed.removed_by_import_at is not None  # deactivated, kept
-    assert ConnectorAction.objects.get(pk=manual.pk).is_active is True  # hand-made actions untouched
+    assert (
+        ConnectorAction.objects.unscoped().get(pk=manual.pk).is_active is True
+    )  # hand-made actions untouched
 
     again = connector_import_openapi(connector=connector, document_text=json.dumps(DEMO), actor=org_admin)
     assert again.added == ("approve_purchase_order",) and again.removed == ("list_suppliers",)
-    assert ConnectorAction.objects.get(pk=ids["approve_purchase_order"]).is_active is True
+    assert ConnectorAction.objects.unscoped().get(pk=ids["approve_purchase_order"]).is_active is True
 
 
 @pytest.mark.django_db
 def test_an_invalid_document_changes_nothing(connector, org_admin):
     connector_import_openapi(connector=connector, document_text=json.dumps(DEMO), actor=org_admin)
     before = list(
-        ConnectorAction.objects.filter(connector=connector).values_list("name", "is_active", "updated_at")
+        ConnectorAction.objects.unscoped()
+        .filter(connector=connector)
+        .values_list("name", "is_active", "updated_at")
     )
     with pytest.raises(OpenAPIError):
         connector_import_openapi(connector=connector, document_text='{"openapi": "3.0.0"}', actor=org_admin)
     after = list(
-        ConnectorAction.objects.filter(connector=connector).values_list("name", "is_active", "updated_at")
+        ConnectorAction.objects.unscoped()
+        .filter(connector=connector)
+        .values_list("name", "is_active", "updated_at")
     )
     assert after == before
     assert AuditLog.objects.filter(action="connector.openapi_imported").count() == 1

@@ -38,7 +38,7 @@ def test_a_connector_base_url_on_a_private_address_is_refused_on_save(client_for
 
     assert response.status_code == 400, response.content
     assert "base_url" in response.json()
-    assert not Connector.objects.exists()
+    assert not Connector.objects.unscoped().exists()
 
 
 @pytest.mark.parametrize("host", PRIVATE_URL_HOSTS)
@@ -47,7 +47,7 @@ def test_an_oauth_token_url_on_a_private_address_is_refused_on_save(client_for, 
 
     assert response.status_code == 400, response.content
     assert "oauth_token_url" in response.json()
-    assert not Connector.objects.exists()
+    assert not Connector.objects.unscoped().exists()
 
 
 def test_the_connectors_allowed_private_hosts_let_its_token_url_through(client_for, org_admin, org, fake_dns):
@@ -90,7 +90,7 @@ def test_a_postgresql_dsn_url_on_a_private_host_is_refused_on_save(client_for, o
     assert response.status_code == 400, response.content
     assert "add its host to the allowed private hosts" in " ".join(response.json()["dsn"])
     assert DSN_PASSWORD not in response.content.decode() and "reader:" not in response.content.decode()
-    assert not Connector.objects.exists()
+    assert not Connector.objects.unscoped().exists()
 
 
 def test_a_postgresql_key_value_dsn_on_loopback_is_refused_with_its_host_named(client_for, org_admin, org):
@@ -102,7 +102,7 @@ def test_a_postgresql_key_value_dsn_on_loopback_is_refused_with_its_host_named(c
     (message,) = response.json()["dsn"]
     assert message.startswith("127.0.0.1 is refused: it is a loopback address")
     assert DSN_PASSWORD not in message and "dbname" not in message
-    assert not Connector.objects.exists()
+    assert not Connector.objects.unscoped().exists()
 
 
 def test_every_host_of_a_multi_host_postgresql_dsn_is_checked(client_for, org_admin, org, fake_dns):
@@ -129,7 +129,7 @@ def test_a_mysql_dsn_on_a_private_host_is_refused_on_save(client_for, org_admin,
         "'shop-db.internal.test' (resolves to 192.168.10.20) is refused: it is a private address" in message
     )
     assert DSN_PASSWORD not in message and "shop_reader" not in message
-    assert not Connector.objects.exists()
+    assert not Connector.objects.unscoped().exists()
 
 
 @pytest.mark.parametrize(
@@ -227,7 +227,7 @@ def test_the_admin_refuses_a_loopback_dsn_on_the_dsn_input(admin_client, org):
     assert "'localhost' (resolves to" in errors["dsn_new"][0]
     assert "add its host to the allowed private hosts" in errors["dsn_new"][0]
     assert DSN_PASSWORD not in response.content.decode()
-    assert not Connector.objects.exists()
+    assert not Connector.objects.unscoped().exists()
 
 
 def test_the_admin_saves_a_loopback_dsn_whose_host_is_allowed(admin_client, org):
@@ -236,4 +236,6 @@ def test_the_admin_saves_a_loopback_dsn_whose_host_is_allowed(admin_client, org)
     )
 
     assert response.status_code == 302, response.context["adminform"].form.errors
-    assert Connector.objects.get(organization=org, name="ledger").allowed_private_hosts == ["localhost"]
+    assert Connector.objects.unscoped().get(organization=org, name="ledger").allowed_private_hosts == [
+        "localhost"
+    ]

@@ -113,7 +113,7 @@ def test_a_warm_http_tool_call_reads_the_organisation_and_nothing_it_already_kno
     # That hop, and the row before the call and its completion after it (each a hop without a run's
     # batched writes; with them, both ride the run's event batches).
     assert hops.count - hops_before == 3
-    assert ConnectorCallLog.objects.filter(tool_call_id="c1", status="ok").count() == 1
+    assert ConnectorCallLog.objects.unscoped().filter(tool_call_id="c1", status="ok").count() == 1
 
 
 def test_a_tool_used_without_the_guard_rails_reads_the_configuration_version_itself(world):
@@ -142,7 +142,7 @@ def test_a_connector_deactivated_between_two_calls_of_a_run_stops_the_second(wor
 
     record = run.call("c2")
     assert record.outcome == "error" and "deactivated" in (record.result.error or "")
-    assert ConnectorCallLog.objects.get(tool_call_id="c2").status == "error"
+    assert ConnectorCallLog.objects.unscoped().get(tool_call_id="c2").status == "error"
 
 
 def test_an_action_deactivated_between_two_calls_of_a_run_stops_the_second(world):
@@ -165,7 +165,7 @@ def test_new_credentials_saved_between_two_calls_of_a_run_are_redacted_from_the_
 
     # the secret in the arguments is redacted from the call's row, and the new token was sent
     run.call("c2", "erp__create_payment", {**PAY, "currency": "new-token-654321"})
-    row = ConnectorCallLog.objects.get(tool_call_id="c2")
+    row = ConnectorCallLog.objects.unscoped().get(tool_call_id="c2")
     assert "new-token-654321" not in str(row.arguments)
 
 
@@ -176,7 +176,7 @@ def test_read_only_mode_switched_on_between_two_calls_of_a_run_blocks_the_second
 
     record = run.call("c2", "erp__create_payment", PAY)
     assert record.outcome == "blocked"
-    assert ConnectorCallLog.objects.get(tool_call_id="c2").status == "blocked_read_only"
+    assert ConnectorCallLog.objects.unscoped().get(tool_call_id="c2").status == "blocked_read_only"
 
 
 def test_a_rate_limit_added_between_two_calls_of_a_run_counts_from_the_second(world):
@@ -187,7 +187,7 @@ def test_a_rate_limit_added_between_two_calls_of_a_run_counts_from_the_second(wo
     assert run.call("c2").outcome == "ok"
     record = run.call("c3")
     assert record.outcome == "blocked"
-    assert ConnectorCallLog.objects.get(tool_call_id="c3").status == "blocked_rate_limit"
+    assert ConnectorCallLog.objects.unscoped().get(tool_call_id="c3").status == "blocked_rate_limit"
 
 
 class _AdminDeactivatesTheConnectorOnce(PreToolUseHook):

@@ -52,7 +52,7 @@ DIRECT = ToolCallContext("direct", "")
 
 
 def _logs():
-    return list(ConnectorCallLog.objects.order_by("id"))
+    return list(ConnectorCallLog.objects.unscoped().order_by("id"))
 
 
 async def _tools(org, *connectors, user=None):
@@ -195,7 +195,7 @@ async def test_a_connector_deactivated_after_the_tools_were_built_is_not_called(
 
     connector = await sync_to_async(arrange)()
     tool = (await _tools(org, connector))["crm__list_items"]
-    await sync_to_async(Connector.objects.filter(pk=connector.pk).update)(is_active=False)
+    await sync_to_async(Connector.objects.unscoped().filter(pk=connector.pk).update)(is_active=False)
     result = await tool.execute(DIRECT)
     assert result.is_error and "deactivated" in result.error
     assert http_service.requests == []
@@ -252,7 +252,9 @@ async def test_credentials_that_no_longer_decrypt_fail_the_call_not_the_run(http
         ConnectorActionFactory(connector=connector, name="list_items")
         other = _echo_connector(org, http_service, name="other")
         # a ciphertext copied from another row does not decrypt here
-        token = Connector.objects.filter(pk=other.pk).values_list("auth_secret", flat=True).get().token
+        token = (
+            Connector.objects.unscoped().filter(pk=other.pk).values_list("auth_secret", flat=True).get().token
+        )
         with connection.cursor() as cursor:
             cursor.execute(
                 "UPDATE connectors_connector SET auth_secret = %s WHERE id = %s", [token, connector.pk.hex]
@@ -316,7 +318,7 @@ def test_tool_names_always_match_the_engine_pattern():
 def test_admin_deactivated_and_removed_actions_are_skipped(org):
     connector = ConnectorFactory(organization=org)
     action = ConnectorActionFactory(connector=connector)
-    ConnectorAction.objects.filter(pk=action.pk).update(is_active=False)
+    ConnectorAction.objects.unscoped().filter(pk=action.pk).update(is_active=False)
     assert (
         connector_tools_for(organization_id=org.pk, connector_ids=[connector.pk], context=_context(org)) == []
     )

@@ -49,7 +49,7 @@ def build_approvals_world(llm_base_url: str, site_url: str) -> dict[str, object]
     ModelConfigFactory(organization=org, base_url=llm_base_url, is_default=True)
     settings.DEMO_API_BASE_URL = f"{site_url.rstrip('/')}/demo-api"
     demo_connector_seed(org)
-    connector = Connector.objects.get(organization=org, name=DEMO_CONNECTOR_NAME)
+    connector = Connector.objects.unscoped().get(organization=org, name=DEMO_CONNECTOR_NAME)
     agent = AgentFactory(organization=org, name=AGENT, instructions="Be brief.", completion_check=False)
     agent.connectors.set([connector])
     # Several channels with names, app ids and chats as long as they may be: the list must still fit.
@@ -61,7 +61,7 @@ def build_approvals_world(llm_base_url: str, site_url: str) -> dict[str, object]
             default_chat_id=f"oc_{n}" + "7f3e9a1c5b" * 9,
         )
     channel = FeishuChannelFactory(organization=org, name="approvals")
-    pay = ConnectorAction.objects.get(connector=connector, name="create_payment")
+    pay = ConnectorAction.objects.unscoped().get(connector=connector, name="create_payment")
     policy = ApprovalPolicyFactory(
         organization=org, name="All payments", actions=[pay], channel=channel, approver_open_ids=[]
     )

@@ -40,7 +40,7 @@ from platform_core.services import membership_set, user_get_or_create
 org = Organization.objects.get(slug="acme")
 owner = user_get_or_create(username={DECIDER!r}, password="not-used-in-this-test")
 membership_set(organization=org, user=owner, role=Role.OWNER)
-action = ConnectorAction.objects.get(connector__organization=org, connector__name="erp", name="create_payment")
+action = ConnectorAction.objects.unscoped().get(connector__organization=org, connector__name="erp", name="create_payment")
 policy = ApprovalPolicy.objects.create(organization=org, name="every payment", timeout_seconds=600)
 policy.actions.set([action])
 policy.approver_users.set([owner])
@@ -51,7 +51,7 @@ POLICY_TEARDOWN = """
 import django, sys
 django.setup()
 from hooks.models import ApprovalPolicy
-ApprovalPolicy.objects.filter(pk=int(sys.argv[1])).delete()
+ApprovalPolicy.objects.unscoped().filter(pk=int(sys.argv[1])).delete()
 """
 
 REJECT = f"""
@@ -60,7 +60,7 @@ django.setup()
 from django.contrib.auth import get_user_model
 from hooks.models import ApprovalRequest
 from hooks.services import approval_decide
-approval = ApprovalRequest.objects.get(status="pending", policy_id=int(sys.argv[1]))
+approval = ApprovalRequest.objects.unscoped().get(status="pending", policy_id=int(sys.argv[1]))
 actor = get_user_model().objects.get(username={DECIDER!r})
 approval_decide(approval=approval, decision="reject", via="web", actor=actor, comment="Not this week.")
 """

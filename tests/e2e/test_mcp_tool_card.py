@@ -33,18 +33,18 @@ from connectors.mcp.sync import connector_sync_mcp_tools
 from connectors.models import Connector, ConnectorAction
 from platform_core.models import Organization
 org = Organization.objects.get(slug="acme")
-agent = Agent.objects.get(organization=org, name="Purchasing assistant")
+agent = Agent.objects.unscoped().get(organization=org, name="Purchasing assistant")
 if sys.argv[1] == "add":
     connector = Connector.objects.create(
         organization=org, name="charts", kind="mcp", base_url=sys.argv[2], allowed_private_hosts=["127.0.0.1"]
     )
     report = connector_sync_mcp_tools(connector=connector, actor=None)
     # Only the chart tool, so the agent stays under the engine's tool-selection threshold.
-    ConnectorAction.objects.filter(connector=connector).exclude(name="chart").update(is_active=False)
+    ConnectorAction.objects.unscoped().filter(connector=connector).exclude(name="chart").update(is_active=False)
     agent.connectors.add(connector)
     print(json.dumps(report.as_dict()))
 else:
-    Connector.objects.filter(organization=org, name="charts").delete()
+    Connector.objects.unscoped().filter(organization=org, name="charts").delete()
 """
 
 

@@ -38,8 +38,8 @@ PLAN_AGENT_SETUP = """
 import django
 django.setup()
 from agents.models import Agent
-source = Agent.objects.get(name="Purchasing assistant")
-agent, _ = Agent.objects.get_or_create(
+source = Agent.objects.unscoped().get(name="Purchasing assistant")
+agent, _ = Agent.objects.unscoped().get_or_create(
     organization=source.organization,
     name="Planning assistant",
     defaults={

@@ -39,7 +39,7 @@ def build(*, llm_base_url: str, site_url: str, password: str) -> dict[str, str]:
     )
     settings.DEMO_API_BASE_URL = f"{site_url.rstrip('/')}/demo-api"
     demo_connector_seed(org)
-    connector = Connector.objects.get(organization=org, name=DEMO_CONNECTOR_NAME)
+    connector = Connector.objects.unscoped().get(organization=org, name=DEMO_CONNECTOR_NAME)
     agent = Agent.objects.create(
         organization=org,
         name="Purchasing assistant",

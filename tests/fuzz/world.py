@@ -45,7 +45,7 @@ def build(*, dead_url: str) -> dict[str, object]:
     )
     settings.DEMO_API_BASE_URL = f"{dead_url}/demo-api"
     demo_connector_seed(org)
-    connector = Connector.objects.get(organization=org, name=DEMO_CONNECTOR_NAME)
+    connector = Connector.objects.unscoped().get(organization=org, name=DEMO_CONNECTOR_NAME)
     agent = Agent.objects.create(organization=org, name="Fuzz agent", instructions="Answer briefly.")
     agent.connectors.add(connector)
     conversation = Conversation.objects.create(organization=org, agent=agent, user=owner, title="fuzz")

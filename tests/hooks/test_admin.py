@@ -43,7 +43,7 @@ def test_an_admin_adds_a_policy_with_feishu_and_platform_approvers(admin_client,
         },
     )
     assert response.status_code == 302, response.context["adminform"].form.errors
-    policy = ApprovalPolicy.objects.get()
+    policy = ApprovalPolicy.objects.unscoped().get()
     assert policy.approver_open_ids == ["ou_boss", "ou_cfo"] and list(policy.approver_users.all()) == [
         approver
     ]
@@ -64,7 +64,7 @@ def test_a_policy_with_an_unsafe_condition_is_refused_in_the_admin(admin_client,
         },
     )
     assert response.status_code == 200 and "condition" in response.context["adminform"].form.errors
-    assert not ApprovalPolicy.objects.exists()
+    assert not ApprovalPolicy.objects.unscoped().exists()
 
 
 def test_channel_secrets_are_never_shown_and_blank_keeps_them(admin_client, org):
@@ -84,7 +84,7 @@ def test_channel_secrets_are_never_shown_and_blank_keeps_them(admin_client, org)
         },
     )
     assert response.status_code == 302
-    channel = FeishuChannel.objects.get()
+    channel = FeishuChannel.objects.unscoped().get()
     change = reverse("admin:hooks_feishuchannel_change", args=[channel.pk])
     page = admin_client.get(change).content.decode()
     for secret in ("app-secret-value", "verify-token-value", "encrypt-key-value"):
@@ -139,4 +139,4 @@ def test_approval_requests_are_a_read_only_history(admin_client, org):
         admin_client.post(reverse("admin:hooks_approvalrequest_delete", args=[approval.pk])).status_code
         == 403
     )
-    assert ApprovalRequest.objects.filter(pk=approval.pk).exists()
+    assert ApprovalRequest.objects.unscoped().filter(pk=approval.pk).exists()

@@ -155,7 +155,7 @@ def test_an_admin_creates_a_policy_with_a_condition_and_it_is_audited(client_for
         format="json",
     )
     assert response.status_code == 201, response.content
-    policy = ApprovalPolicy.objects.get(pk=response.json()["id"])
+    policy = ApprovalPolicy.objects.unscoped().get(pk=response.json()["id"])
     assert list(policy.actions.all()) == [action] and list(policy.approver_users.all()) == [approver]
     assert policy.organization == org and policy.timeout_seconds == 900
     entry = AuditLog.objects.get(action="approval_policy.created")
@@ -193,7 +193,7 @@ def test_a_policy_cannot_point_at_another_organisations_rows_or_non_approvers(
         payload = {"name": f"p-{uuid.uuid4().hex[:6]}", "connectors": [str(own.pk)], field: value}
         response = client.post(f"{base(org)}/approval-policies/", payload, format="json")
         assert response.status_code == 400 and field in response.json(), (field, response.content)
-    assert not ApprovalPolicy.objects.exists()
+    assert not ApprovalPolicy.objects.unscoped().exists()
 
 
 def test_members_cannot_manage_policies(client_for, org, member, approver):
@@ -244,7 +244,7 @@ def test_channel_secrets_are_write_only_and_encrypted_at_rest(client_for, org):
     listed = client.get(f"{base(org)}/feishu-channels/").content
     for secret in (b"s3cret-app-secret", b"v-token-abc", b"enc-key-xyz"):
         assert secret not in response.content and secret not in listed
-    channel = FeishuChannel.objects.get(pk=body["id"])
+    channel = FeishuChannel.objects.unscoped().get(pk=body["id"])
     assert channel.app_secret == "s3cret-app-secret"
     with connection.cursor() as cursor:
         cursor.execute(
@@ -311,7 +311,7 @@ def test_an_admin_sets_a_per_user_connector_limit(client_for, org):
         format="json",
     )
     assert response.status_code == 201, response.content
-    limit = RateLimit.objects.get()
+    limit = RateLimit.objects.unscoped().get()
     assert limit.connector == connector and limit.per_user and limit.organization == org
     assert AuditLog.objects.filter(action="rate_limit.created").count() == 1
 
@@ -352,7 +352,7 @@ def test_hook_settings_are_one_per_agent_of_the_organisation(client_for, org, ot
         f"{base(org)}/agent-hook-settings/", {"agent": str(foreign_agent.pk)}, format="json"
     )
     assert response.status_code == 400
-    assert AgentHookSettings.objects.get().max_observation_chars == 2000
+    assert AgentHookSettings.objects.unscoped().get().max_observation_chars == 2000
 
 
 @pytest.mark.cross_org("agent-hook-settings-list", "agent-hook-settings-detail")
@@ -376,7 +376,7 @@ def test_deleting_configuration_is_audited(client_for, org):
     admin = member_of(org, Role.ADMIN, username="ada")
     limit = RateLimitFactory(organization=org)
     assert client_for(admin).delete(f"{base(org)}/rate-limits/{limit.pk}/").status_code == 204
-    assert not RateLimit.objects.exists()
+    assert not RateLimit.objects.unscoped().exists()
     assert AuditLog.objects.get(action="rate_limit.deleted").before["max_calls"] == 10
 
 
@@ -384,4 +384,4 @@ def test_approval_requests_cannot_be_created_through_the_api(client_for, org):
     admin = member_of(org, Role.ADMIN, username="ada")
     response = client_for(admin).post(f"{base(org)}/approvals/", {"tool_name": "x"}, format="json")
     assert response.status_code == 405
-    assert not ApprovalRequest.objects.exists()
+    assert not ApprovalRequest.objects.unscoped().exists()

@@ -182,7 +182,7 @@ def test_a_policy_moved_to_another_channel_leaves_pending_requests_bound_until_r
 
 def test_a_decided_request_is_not_re_sent(world, org):
     _channel, _policy, approval = world
-    ApprovalRequest.objects.filter(pk=approval.pk).update(status="rejected")
+    ApprovalRequest.objects.unscoped().filter(pk=approval.pk).update(status="rejected")
     approval.refresh_from_db()
     outcome = approval_resend(approval=approval, actor=member_of(org, Role.ADMIN, username="ada"))
     assert not outcome.resent and not AuditLog.objects.filter(action="approval.resent").exists()
@@ -203,22 +203,22 @@ def test_every_credential_change_bumps_the_channel_credentials_version(org, chan
     version = channel.credentials_version
     channel.name = "renamed"
     channel.save()
-    assert FeishuChannel.objects.get(pk=channel.pk).credentials_version == version
+    assert FeishuChannel.objects.unscoped().get(pk=channel.pk).credentials_version == version
     for name, value in change.items():
         setattr(channel, name, value)
     channel.save()
-    assert FeishuChannel.objects.get(pk=channel.pk).credentials_version > version
+    assert FeishuChannel.objects.unscoped().get(pk=channel.pk).credentials_version > version
 
 
 def test_a_stale_copy_saving_old_keys_back_still_bumps_the_version(org):
     channel = FeishuChannelFactory(organization=org)
-    stale = FeishuChannel.objects.get(pk=channel.pk)
+    stale = FeishuChannel.objects.unscoped().get(pk=channel.pk)
     channel.encrypt_key = "encrypt-key-2"
     channel.save()
-    bumped = FeishuChannel.objects.get(pk=channel.pk).credentials_version
+    bumped = FeishuChannel.objects.unscoped().get(pk=channel.pk).credentials_version
     stale.name = "renamed"
     stale.save()  # writes the old keys back
-    assert FeishuChannel.objects.get(pk=channel.pk).credentials_version > bumped
+    assert FeishuChannel.objects.unscoped().get(pk=channel.pk).credentials_version > bumped
 
 
 @pytest.mark.cross_org("approval-resend")

@@ -57,7 +57,7 @@ async def test_a_request_still_pending_after_the_hold_parks_the_run_with_the_app
     gate, emitted, _, metadata = await gate_for()
     parked = await gate.pre_tool_use(_call(metadata, PAYMENT))
     assert isinstance(parked, Park)
-    approval = await ApprovalRequest.objects.aget()
+    approval = await ApprovalRequest.objects.unscoped().aget()
     assert parked.as_dict() == {
         "reason": "approval",
         "approval_id": str(approval.pk),
@@ -91,7 +91,7 @@ async def test_the_approval_event_of_a_call_outside_a_plan_names_no_step(gate_fo
 async def test_a_replayed_call_goes_on_with_the_decision_on_its_earlier_request(gate_for):
     gate, emitted, world, metadata = await gate_for()
     assert isinstance(await gate.pre_tool_use(_call(metadata, PAYMENT)), Park)
-    approval = await ApprovalRequest.objects.aget()
+    approval = await ApprovalRequest.objects.unscoped().aget()
     await database_sync_to_async(approval_decide)(
         approval=approval, decision="approve", via="web", actor=world.approver, comment="ok"
     )
@@ -99,14 +99,14 @@ async def test_a_replayed_call_goes_on_with_the_decision_on_its_earlier_request(
     verdict = await gate.pre_tool_use(_call(metadata, PAYMENT, replayed=True))
 
     assert verdict == Rewrite(PAYMENT)
-    assert await ApprovalRequest.objects.acount() == 1  # not asked again
+    assert await ApprovalRequest.objects.unscoped().acount() == 1  # not asked again
     assert [a["status"] for a in emitted.approvals()] == ["pending", "approved"]
 
 
 async def test_a_replayed_call_with_other_arguments_is_asked_for_afresh(gate_for):
     gate, _, world, metadata = await gate_for()
     assert isinstance(await gate.pre_tool_use(_call(metadata, PAYMENT)), Park)
-    approval = await ApprovalRequest.objects.aget()
+    approval = await ApprovalRequest.objects.unscoped().aget()
     await database_sync_to_async(approval_decide)(
         approval=approval, decision="approve", via="web", actor=world.approver
     )
@@ -114,13 +114,13 @@ async def test_a_replayed_call_with_other_arguments_is_asked_for_afresh(gate_for
     assert isinstance(
         await gate.pre_tool_use(_call(metadata, {"amount": 90000, "currency": "CNY"}, replayed=True)), Park
     )
-    assert await ApprovalRequest.objects.acount() == 2
+    assert await ApprovalRequest.objects.unscoped().acount() == 2
 
 
 async def test_a_call_that_is_not_a_replay_never_reuses_a_request_with_the_same_id(gate_for):
     gate, _, world, metadata = await gate_for()
     assert isinstance(await gate.pre_tool_use(_call(metadata, PAYMENT)), Park)
-    approval = await ApprovalRequest.objects.aget()
+    approval = await ApprovalRequest.objects.unscoped().aget()
     await database_sync_to_async(approval_decide)(
         approval=approval, decision="approve", via="web", actor=world.approver
     )
@@ -128,4 +128,4 @@ async def test_a_call_that_is_not_a_replay_never_reuses_a_request_with_the_same_
     assert isinstance(
         await gate.pre_tool_use(_call(metadata, PAYMENT)), Park
     )  # a model reusing "pay-1" in a later turn
-    assert await ApprovalRequest.objects.acount() == 2
+    assert await ApprovalRequest.objects.unscoped().acount() == 2

@@ -107,7 +107,7 @@ def test_a_policy_of_another_organisation_is_refused(org, other_org):
 def test_a_decision_lands_exactly_once_even_from_a_stale_copy(org, approver):
     channel = FeishuChannelFactory(organization=org)
     approval = ApprovalRequestFactory(organization=org, approver_users=[approver], channel=channel)
-    stale = ApprovalRequest.objects.get(pk=approval.pk)  # loaded while still pending
+    stale = ApprovalRequest.objects.unscoped().get(pk=approval.pk)  # loaded while still pending
     first = approval_decide(
         approval=approval, decision="approve", via="feishu", operator_open_id="ou_boss", channel=channel
     )

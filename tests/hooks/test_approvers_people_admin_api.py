@@ -56,7 +56,7 @@ def test_the_admin_form_offers_the_organisations_approvers_by_name_and_saves_use
         },
     )
     assert response.status_code == 302, response.context["adminform"].form.errors
-    policy = ApprovalPolicy.objects.get()
+    policy = ApprovalPolicy.objects.unscoped().get()
     assert list(policy.approver_users.all()) == [lee] and policy.approver_roles == ["admin"]
     assert AuditLog.objects.get(action="approval_policy.created").after["approver_roles"] == ["admin"]
 

@@ -40,7 +40,7 @@ async def world(scripted_llm, http_service):
 
 
 async def logs() -> dict[str, ConnectorCallLog]:
-    return {log.tool_call_id: log async for log in ConnectorCallLog.objects.all()}
+    return {log.tool_call_id: log async for log in ConnectorCallLog.objects.unscoped().all()}
 
 
 async def test_each_outcome_leaves_exactly_one_row(world, scripted_llm, make_llm, http_service):
@@ -73,7 +73,7 @@ async def test_each_outcome_leaves_exactly_one_row(world, scripted_llm, make_llm
         "limited-1": "ok",
         "limited-2": "blocked_rate_limit",
     }
-    assert await ConnectorCallLog.objects.acount() == 5
+    assert await ConnectorCallLog.objects.unscoped().acount() == 5
     ok = rows["ok"]
     assert ok.http_status == 200 and ok.latency_ms > 0 and ok.response_bytes > 0 and not ok.is_write
     assert rows["error"].http_status == 500 and rows["error"].error
@@ -109,7 +109,7 @@ async def test_a_call_the_engine_times_out_is_recorded_once(world, scripted_llm,
     assert result.tool_calls[0].outcome == "timeout"
     rows = await logs()
     assert list(rows) == ["slow"] and rows["slow"].status == "error" and "cancelled" in rows["slow"].error
-    assert await ConnectorCallLog.objects.acount() == 1
+    assert await ConnectorCallLog.objects.unscoped().acount() == 1
 
 
 async def test_approved_rejected_and_expired_calls_carry_the_approval_reference(
@@ -141,7 +141,7 @@ async def test_approved_rejected_and_expired_calls_carry_the_approval_reference(
     try:
         for decision in ("approve", "reject"):
             pending = await emitted.next_approval()
-            approval = await ApprovalRequest.objects.aget(pk=pending["approval_id"])
+            approval = await ApprovalRequest.objects.unscoped().aget(pk=pending["approval_id"])
             await database_sync_to_async(approval_decide)(
                 approval=approval, decision=decision, via="web", actor=world.approver, comment="checked"
             )
@@ -153,11 +153,11 @@ async def test_approved_rejected_and_expired_calls_carry_the_approval_reference(
             run.cancel()
     assert [r.outcome for r in result.tool_calls] == ["ok", "blocked", "blocked"]
     rows = await logs()
-    approvals = {a.tool_call_id: a async for a in ApprovalRequest.objects.all()}
+    approvals = {a.tool_call_id: a async for a in ApprovalRequest.objects.unscoped().all()}
     for key, status in (("approved", "ok"), ("rejected", "rejected"), ("expired", "expired")):
         assert rows[key].status == status
         assert rows[key].approval_ref == str(approvals[key].pk)
-    assert await ConnectorCallLog.objects.acount() == 3
+    assert await ConnectorCallLog.objects.unscoped().acount() == 3
 
 
 async def test_a_run_stopped_while_waiting_for_approval_cancels_the_request_and_records_the_call(
@@ -178,7 +178,7 @@ async def test_a_run_stopped_while_waiting_for_approval_cancels_the_request_and_
         if not run.done():
             run.cancel()
     assert (await emitted.next_approval())["status"] == "cancelled"
-    approval = await ApprovalRequest.objects.aget(tool_call_id="p")
+    approval = await ApprovalRequest.objects.unscoped().aget(tool_call_id="p")
     assert approval.status == "cancelled"
     row = (await logs())["p"]
     assert row.status == "error" and row.approval_ref == str(approval.pk)

@@ -75,7 +75,7 @@ async def test_a_payment_with_non_strict_arguments_is_not_made_and_is_recorded(
     [record] = result.tool_calls
     assert record.outcome == "invalid_args" and "not valid JSON" in record.observation
     assert "not valid JSON" in tool_messages(scripted_llm.last_request)[0]
-    row = await ConnectorCallLog.objects.aget(tool_call_id="pay")
+    row = await ConnectorCallLog.objects.unscoped().aget(tool_call_id="pay")
     assert row.status == "error" and "not valid JSON" in row.error and row.is_write
 
 
@@ -109,7 +109,7 @@ async def test_a_call_with_a_nul_in_its_arguments_runs_and_leaves_its_row(
     )
     result = await run_agent(world, make_llm, "List payments")
     assert result.tool_calls[0].outcome == "ok"
-    row = await ConnectorCallLog.objects.aget(tool_call_id="nul")
+    row = await ConnectorCallLog.objects.unscoped().aget(tool_call_id="nul")
     assert row.status == "ok" and row.arguments == {"note": "a\\u0000b"}
 
 
@@ -163,7 +163,7 @@ async def test_a_run_stopped_while_its_call_runs_keeps_the_row_written_before_it
         async with asyncio.timeout(10):
             while not http_service.requests_to("/sleep"):  # noqa: ASYNC110 - the service is a thread
                 await asyncio.sleep(0.02)
-        row = await ConnectorCallLog.objects.aget(tool_call_id="slow")
+        row = await ConnectorCallLog.objects.unscoped().aget(tool_call_id="slow")
         assert row.status == "error" and row.error == NOT_FINISHED  # written before the call went out
         run.cancel()
         with pytest.raises(asyncio.CancelledError):
@@ -171,7 +171,7 @@ async def test_a_run_stopped_while_its_call_runs_keeps_the_row_written_before_it
     finally:
         if not run.done():
             run.cancel()
-    [row] = [r async for r in ConnectorCallLog.objects.all()]
+    [row] = [r async for r in ConnectorCallLog.objects.unscoped().all()]
     assert row.tool_call_id == "slow" and row.error == NOT_FINISHED
 
 
@@ -180,5 +180,5 @@ async def test_a_finished_call_completes_its_row_instead_of_adding_one(
 ):
     scripted_llm.script(tool_calls(call("erp__list_payments", {}, id="ok")), text("Listed."))
     await run_agent(world, make_llm, "List payments")
-    [row] = [r async for r in ConnectorCallLog.objects.all()]
+    [row] = [r async for r in ConnectorCallLog.objects.unscoped().all()]
     assert row.status == "ok" and row.error == "" and row.http_status == 200 and row.latency_ms > 0

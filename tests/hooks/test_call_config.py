@@ -44,7 +44,8 @@ def policies_matching(*, organization_id: int, info: ActionInfo) -> list[Approva
     if info.is_write is False:
         by_connector &= Q(writes_only=False)
     return list(
-        ApprovalPolicy.objects.filter(organization_id=organization_id, is_active=True)
+        ApprovalPolicy.objects.unscoped()
+        .filter(organization_id=organization_id, is_active=True)
         .filter(Q(actions__pk=info.action_id) | by_connector)
         .distinct()
         .order_by("name", "pk")

@@ -151,7 +151,9 @@ def test_a_double_click_decides_exactly_once_and_the_second_sees_the_outcome(fak
 
 def test_a_click_after_the_deadline_expires_the_request_instead(fake_feishu, wsgi, carded):
     channel, approval = carded
-    ApprovalRequest.objects.filter(pk=approval.pk).update(expires_at=timezone.now() - timedelta(seconds=1))
+    ApprovalRequest.objects.unscoped().filter(pk=approval.pk).update(
+        expires_at=timezone.now() - timedelta(seconds=1)
+    )
     status, reply = click(fake_feishu, wsgi, channel, approval)
     assert status == 200 and reply["toast"]["content"] == "This request was already expired."
     approval.refresh_from_db()

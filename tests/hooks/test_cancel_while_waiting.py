@@ -64,7 +64,7 @@ async def test_stopping_a_waiting_run_says_cancelled_in_chat_inbox_and_on_feishu
         await run_manager.wait(run_id)
 
     assert [f["data"]["status"] for f in rest if f["event"] == "approval"] == ["cancelled"]
-    approval = await ApprovalRequest.objects.aget(pk=approval_id)
+    approval = await ApprovalRequest.objects.unscoped().aget(pk=approval_id)
     assert approval.status == "cancelled" and approval.card_status == "updated"
     card = fake_feishu.messages[approval.feishu_message_id].card
     assert "Cancelled" in card["header"]["title"]["content"] and "column_set" not in str(card)

@@ -180,7 +180,7 @@ def test_the_admin_saves_a_policy_with_a_chat_and_no_feishu_approvers_and_its_ca
     assert response.status_code == 302, response.content.decode()[:3000]
     from hooks.models import ApprovalPolicy
 
-    policy = ApprovalPolicy.objects.get(name="Large payments")
+    policy = ApprovalPolicy.objects.unscoped().get(name="Large payments")
     approval = _ask(org, policy, django_capture_on_commit_callbacks)
     assert approval.card_status == "sent"
     assert [m.chat_id for m in fake_feishu.sent] == ["oc_finance"]

@@ -176,7 +176,7 @@ def test_the_admin_refuses_a_condition_that_does_not_fit_the_covered_action(
     assert response.status_code == 200
     errors = " ".join(response.context["adminform"].form.errors["condition"])
     assert all(word in errors for word in named), errors
-    assert not ApprovalPolicy.objects.exists()
+    assert not ApprovalPolicy.objects.unscoped().exists()
 
 
 @pytest.mark.parametrize(("condition", "named"), REFUSED)
@@ -193,7 +193,7 @@ def test_the_api_refuses_a_condition_that_does_not_fit_the_covered_action(
     assert response.status_code == 400, response.content
     errors = " ".join(response.json()["condition"])
     assert all(word in errors for word in named), errors
-    assert not ApprovalPolicy.objects.exists()
+    assert not ApprovalPolicy.objects.unscoped().exists()
 
 
 def test_a_fitting_condition_is_saved_in_the_admin_and_the_api(client, client_for, org, payment_action):
@@ -204,7 +204,7 @@ def test_a_fitting_condition_is_saved_in_the_admin_and_the_api(client, client_fo
         format="json",
     )
     assert response.status_code == 201, response.content
-    policy = ApprovalPolicy.objects.get()
+    policy = ApprovalPolicy.objects.unscoped().get()
     patched = client_for(admin).patch(
         f"/api/v1/orgs/{org.slug}/approval-policies/{policy.pk}/", {"condition": "amount > '"}, format="json"
     )

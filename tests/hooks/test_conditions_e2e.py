@@ -82,7 +82,7 @@ async def test_a_small_decimal_string_payment_runs_and_a_large_one_is_held_with_
     small = await frames_until_done(ws)
     await _finish_runs()
     assert _approvals(small) == []
-    assert await ApprovalRequest.objects.acount() == 0
+    assert await ApprovalRequest.objects.unscoped().acount() == 0
     assert [str(p.amount) async for p in DemoPayment.objects.all()] == ["50.00"]
 
     # a payment of "18600.00" waits for approval, and its request says which condition held it
@@ -90,7 +90,7 @@ async def test_a_small_decimal_string_payment_runs_and_a_large_one_is_held_with_
     held = await frames_until(ws, lambda f: f["event"] == "approval")
     pending = _approvals(held)[-1]
     assert pending["status"] == "pending" and pending["tool_args"]["amount"] == "18600.00"
-    approval = await ApprovalRequest.objects.aget(pk=pending["approval_id"])
+    approval = await ApprovalRequest.objects.unscoped().aget(pk=pending["approval_id"])
     assert approval.hold_reason == {"kind": "matched", "condition": "amount > 10000"}
     assert await sync_to_async(approval.held_because)() == "condition matched: amount > 10000"
     assert await DemoPayment.objects.acount() == 1  # nothing paid while it waits

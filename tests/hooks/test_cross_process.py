@@ -72,7 +72,7 @@ async def test_an_api_decision_from_another_thread_wakes_the_waiting_run(
         await run_manager.wait(run_id)
     assert [f["data"]["status"] for f in frames if f["event"] == "approval"] == ["approved"]
     assert len(http_service.requests_to("/payments")) == 1
-    assert (await ConnectorCallLog.objects.aget(tool_call_id="p")).status == "ok"
+    assert (await ConnectorCallLog.objects.unscoped().aget(tool_call_id="p")).status == "ok"
     await ws.disconnect()
 
 
@@ -135,7 +135,7 @@ def test_a_decision_from_a_separate_manage_py_shell_wakes_a_run_waiting_in_anoth
             "-c",
             "from django.contrib.auth import get_user_model; "
             "from hooks.models import ApprovalRequest; from hooks.services import approval_decide; "
-            f"a = ApprovalRequest.objects.get(pk='{pending['approval_id']}'); "
+            f"a = ApprovalRequest.objects.unscoped().get(pk='{pending['approval_id']}'); "
             "u = get_user_model().objects.get(username='waiter-april'); "
             "print(approval_decide(approval=a, decision='approve', via='web', actor=u).changed)",
             env=env,

@@ -46,7 +46,7 @@ def world(scripted_llm, http_service):
 
 
 async def _reject(approval_id: str, approver) -> None:
-    approval = await ApprovalRequest.objects.aget(pk=approval_id)
+    approval = await ApprovalRequest.objects.unscoped().aget(pk=approval_id)
     await database_sync_to_async(approval_decide)(
         approval=approval, decision="reject", via="web", actor=approver, comment="budget frozen"
     )
@@ -76,7 +76,7 @@ async def test_a_react_run_retrying_a_rejected_call_asks_the_approvers_once(
     finally:
         run.cancel()
     # then one request was made, nothing was paid, and the retries were told it was already rejected
-    assert await ApprovalRequest.objects.acount() == 1
+    assert await ApprovalRequest.objects.unscoped().acount() == 1
     assert http_service.requests_to("/payments") == []
     seen = _tool_observations(scripted_llm.requests[-1:])
     assert seen.count("already rejected") == 2 and seen.count("budget frozen") == 3
@@ -100,7 +100,7 @@ async def test_an_identical_call_while_the_first_is_pending_is_told_it_is_still_
     verdict_ = await gate.pre_tool_use(attempt("p2"))
     # then it is not asked again and the model is told the first is still pending
     assert isinstance(verdict_, Block) and "still waiting for approval" in verdict_.reason
-    assert await ApprovalRequest.objects.acount() == 1
+    assert await ApprovalRequest.objects.unscoped().acount() == 1
     assert [a["status"] for a in emitted.approvals()] == ["pending"]
 
 
@@ -122,7 +122,7 @@ async def test_other_arguments_are_a_new_request(world, scripted_llm, make_llm, 
         await asyncio.wait_for(run, 15)
     finally:
         run.cancel()
-    assert await ApprovalRequest.objects.acount() == 2
+    assert await ApprovalRequest.objects.unscoped().acount() == 2
 
 
 async def test_a_plan_step_retrying_a_rejected_call_asks_the_approvers_once(
@@ -150,5 +150,5 @@ async def test_a_plan_step_retrying_a_rejected_call_asks_the_approvers_once(
         await run_manager.wait(run_id)
     await ws.disconnect()
     # then the approvers were asked once and nothing was paid
-    assert await ApprovalRequest.objects.acount() == 1
+    assert await ApprovalRequest.objects.unscoped().acount() == 1
     assert http_service.requests_to("/payments") == []

@@ -73,7 +73,7 @@ def test_admin_refuses_a_feishu_channel_on_a_private_address(admin_client, org, 
 
     assert response.status_code == 200
     assert "base_url" in response.context["adminform"].form.errors
-    assert not FeishuChannel.objects.exists()
+    assert not FeishuChannel.objects.unscoped().exists()
 
 
 @pytest.mark.parametrize("host", PRIVATE_URL_HOSTS)
@@ -84,7 +84,7 @@ def test_api_refuses_a_feishu_channel_on_a_private_address(client_for, admin, or
 
     assert response.status_code == 400, response.content
     assert "base_url" in response.json()
-    assert not FeishuChannel.objects.exists()
+    assert not FeishuChannel.objects.unscoped().exists()
 
 
 @pytest.mark.parametrize("name", sorted(PRIVATE_DNS_ANSWERS))
@@ -99,7 +99,7 @@ def test_api_refuses_a_feishu_channel_whose_name_resolves_to_a_private_address(
 
     assert response.status_code == 400, response.content
     assert "is refused" in str(response.json()["base_url"])
-    assert not FeishuChannel.objects.exists()
+    assert not FeishuChannel.objects.unscoped().exists()
 
 
 def test_a_blank_base_url_means_the_operators_feishu_and_is_accepted(

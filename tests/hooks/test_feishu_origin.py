@@ -49,7 +49,7 @@ def test_another_port_of_the_operators_feishu_host_is_refused_on_save(
 
     assert response.status_code == 400, response.content
     assert "is refused" in str(response.json()["base_url"])
-    assert not FeishuChannel.objects.exists()
+    assert not FeishuChannel.objects.unscoped().exists()
 
 
 @pytest.mark.parametrize("spelling", ["{url}", "{url}/", "{url}/open-apis"])

@@ -113,9 +113,9 @@ async def test_a_large_payment_waits_for_a_feishu_click_then_runs_with_the_appro
     assert "column_set" not in str(final_card)  # the buttons are gone for everyone
 
     # and the call log and the audit log record who approved
-    log = await ConnectorCallLog.objects.aget(tool_call_id="pay-1")
+    log = await ConnectorCallLog.objects.unscoped().aget(tool_call_id="pay-1")
     assert log.status == "ok" and log.approval_ref == approval_id and log.is_write and log.http_status == 200
-    assert await ConnectorCallLog.objects.acount() == 1
+    assert await ConnectorCallLog.objects.unscoped().acount() == 1
     entry = await AuditLog.objects.aget(action="approval.approved")
     assert entry.target_id == approval_id
     assert entry.after["decided_by_open_id"] == BOSS and entry.after["decided_via"] == "feishu"
@@ -152,7 +152,7 @@ async def test_a_rejection_in_the_web_api_is_reported_to_the_model_as_a_human_de
     assert http_service.requests_to("/payments") == []
     seen = str(scripted_llm.requests[1]["messages"])
     assert world.approver.username in seen and "the budget is frozen" in seen and "do not retry" in seen
-    log = await ConnectorCallLog.objects.aget(tool_call_id="pay-2")
+    log = await ConnectorCallLog.objects.unscoped().aget(tool_call_id="pay-2")
     assert log.status == "rejected" and log.approval_ref == pending["approval_id"]
     # decided in the web app: the Feishu card is replaced by PATCH
     message = fake_feishu.sent[0]
@@ -178,9 +178,9 @@ async def test_an_unanswered_request_expires_and_the_model_is_told_so(
     assert http_service.requests_to("/payments") == []
     seen = str(scripted_llm.requests[1]["messages"])
     assert "expired" in seen and "not an error to retry" in seen
-    approval = await ApprovalRequest.objects.aget(tool_call_id="pay-3")
+    approval = await ApprovalRequest.objects.unscoped().aget(tool_call_id="pay-3")
     assert approval.status == "expired"
-    log = await ConnectorCallLog.objects.aget(tool_call_id="pay-3")
+    log = await ConnectorCallLog.objects.unscoped().aget(tool_call_id="pay-3")
     assert log.status == "expired" and log.approval_ref == str(approval.pk)
     card = fake_feishu.messages[fake_feishu.sent[0].message_id].card
     assert "Expired" in card["header"]["title"]["content"]
@@ -203,6 +203,6 @@ async def test_a_small_payment_below_the_condition_runs_without_approval(
     assert approval_frames(frames) == []
     assert len(http_service.requests_to("/payments")) == 1
     assert fake_feishu.sent == []
-    log = await ConnectorCallLog.objects.aget(tool_call_id="pay-4")
+    log = await ConnectorCallLog.objects.unscoped().aget(tool_call_id="pay-4")
     assert log.status == "ok" and log.approval_ref == ""
     await ws.disconnect()

@@ -32,7 +32,7 @@ ERP_SECRET = "sk-erp-live-7f3a9c2e41"
 async def world(scripted_llm, http_service):
     def build():
         world = build_purchasing(llm_base_url=scripted_llm.base_url, erp_base_url=http_service.base_url)
-        erp = Connector.objects.get(pk=world.erp.pk)
+        erp = Connector.objects.unscoped().get(pk=world.erp.pk)
         erp.auth_type = "bearer"
         erp.auth_secret = ERP_SECRET
         erp.save()
@@ -60,7 +60,7 @@ def _stored(conversation_id) -> tuple[list[dict], Run]:
         .order_by("seq")
         .values_list("data", flat=True)
     )
-    return events, Run.objects.filter(conversation_id=conversation_id).get()
+    return events, Run.objects.unscoped().filter(conversation_id=conversation_id).get()
 
 
 async def test_a_nan_payment_is_not_made_is_explained_to_the_model_and_leaves_every_record(
@@ -94,7 +94,7 @@ async def test_a_nan_payment_is_not_made_is_explained_to_the_model_and_leaves_ev
     assert [f["data"] for f in frames] == events
     assert run.status == "done" and run.checkpoint_seq > 0
     # and the attempt is in the call log
-    row = await ConnectorCallLog.objects.aget(tool_call_id="pay-nan")
+    row = await ConnectorCallLog.objects.unscoped().aget(tool_call_id="pay-nan")
     assert row.status == "error" and row.is_write and "NaN" in row.error
 
 
@@ -129,7 +129,7 @@ async def test_a_connector_secret_sent_as_an_argument_is_in_no_stored_event_or_c
     assert start["tool_args"] == {"note": "[redacted]"}
     assert ERP_SECRET not in str(events) and ERP_SECRET not in str(checkpoints)
     assert ERP_SECRET not in str(run.checkpoint) and ERP_SECRET not in str(seen)
-    row = await ConnectorCallLog.objects.aget(tool_call_id="leak")
+    row = await ConnectorCallLog.objects.unscoped().aget(tool_call_id="leak")
     assert row.arguments == {"note": "[redacted]"}
     # and the call itself was made with what the model sent
     assert http_service.requests_to("/payments")

@@ -132,7 +132,7 @@ async def test_a_run_over_the_limit_is_told_why_and_the_call_log_says_blocked_ra
     assert outcomes["a"][0] == "ok"
     assert outcomes["b"][0] == "blocked" and "rate limit" in outcomes["b"][1]
     assert len(http_service.requests_to("/payments")) == 1
-    statuses = {log.tool_call_id: log.status async for log in ConnectorCallLog.objects.all()}
+    statuses = {log.tool_call_id: log.status async for log in ConnectorCallLog.objects.unscoped().all()}
     assert statuses == {"a": "ok", "b": "blocked_rate_limit"}
 
 

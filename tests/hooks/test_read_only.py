@@ -164,7 +164,7 @@ async def test_the_agent_cannot_talk_its_way_past_read_only_mode(scripted_llm, h
         ("GET", "/payments"),
         ("POST", "/payments/search"),
     ]
-    logs = {log.tool_call_id: log.status async for log in ConnectorCallLog.objects.all()}
+    logs = {log.tool_call_id: log.status async for log in ConnectorCallLog.objects.unscoped().all()}
     assert logs == {
         "w1": "blocked_read_only",
         "w2": "blocked_read_only",

@@ -129,7 +129,7 @@ async def test_the_model_sees_at_most_8000_characters_of_a_result_and_the_log_th
     assert len(observation) < 8400 and "12000 of 20000 characters were left out" in observation
     tool_messages = [m for m in scripted_llm.requests[1]["messages"] if m["role"] == "tool"]
     assert "12000 of 20000 characters were left out" in tool_messages[0]["content"]
-    log = await ConnectorCallLog.objects.aget(tool_call_id="big")
+    log = await ConnectorCallLog.objects.unscoped().aget(tool_call_id="big")
     assert log.response_bytes == 20000  # the audit hook ran before the cut
 
 
@@ -190,8 +190,8 @@ async def test_read_only_mode_blocks_before_an_approval_is_asked_or_a_rate_limit
     )
     result = await run_agent(world, make_llm, "Pay and list")
     assert [r.outcome for r in result.tool_calls] == ["blocked", "ok"]  # the blocked write used no quota
-    assert await ApprovalRequest.objects.acount() == 0
-    statuses = {log.tool_call_id: log.status async for log in ConnectorCallLog.objects.all()}
+    assert await ApprovalRequest.objects.unscoped().acount() == 0
+    statuses = {log.tool_call_id: log.status async for log in ConnectorCallLog.objects.unscoped().all()}
     assert statuses == {"w": "blocked_read_only", "r": "ok"}
 
 

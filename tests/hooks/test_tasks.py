@@ -105,7 +105,7 @@ def test_an_error_that_retrying_cannot_fix_fails_at_once_with_a_clear_reason(fak
 
 
 def test_a_request_decided_before_its_card_was_sent_sends_no_card(fake_feishu, approval):
-    ApprovalRequest.objects.filter(pk=approval.pk).update(status="approved")
+    ApprovalRequest.objects.unscoped().filter(pk=approval.pk).update(status="approved")
     assert card_send_attempt(approval_id=approval.pk).done
     assert fake_feishu.sent == []
 
@@ -131,7 +131,9 @@ def test_the_beat_task_expires_overdue_requests_and_updates_their_cards(
     send_approval_card.delay(str(approval.pk))
     approval.refresh_from_db()
     fresh = ApprovalRequestFactory(organization=org)
-    ApprovalRequest.objects.filter(pk=approval.pk).update(expires_at=timezone.now() - timedelta(seconds=5))
+    ApprovalRequest.objects.unscoped().filter(pk=approval.pk).update(
+        expires_at=timezone.now() - timedelta(seconds=5)
+    )
     with django_capture_on_commit_callbacks(execute=True):
         assert expire_overdue_approvals() == 1
     approval.refresh_from_db()

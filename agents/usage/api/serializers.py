@@ -26,7 +26,9 @@ class OrgAgentPrimaryKeyField(serializers.PrimaryKeyRelatedField):
 
     def get_queryset(self) -> Any:
         org = self.context.get("org")
-        agents = Budget._meta.get_field("agent").related_model._default_manager.all()
+        agent_model = Budget._meta.get_field("agent").related_model
+        assert isinstance(agent_model, type)  # a foreign key's model, resolved once the apps are loaded
+        agents = agent_model._default_manager.all()
         return agents.filter(organization=org) if org is not None else agents.none()
 
 

@@ -122,7 +122,9 @@ def member_invitation_list_for_user(*, user: User) -> QuerySet[MembershipInvitat
     if not user.is_authenticated:
         return MembershipInvitation.objects.none()
     return (
-        MembershipInvitation.objects.filter(user=user, expires_at__gt=timezone.now())
+        # A person's invitations come from any organisation: they are theirs to accept or decline.
+        MembershipInvitation.objects.unscoped()
+        .filter(user=user, expires_at__gt=timezone.now())
         .select_related("organization", "invited_by")
         .order_by("created_at", "pk")
     )
@@ -133,7 +135,7 @@ def member_invitation_get_for_user(*, user: User, invitation_id: Any) -> Members
     if not user.is_authenticated:
         return None
     try:
-        return MembershipInvitation.objects.filter(user=user, pk=invitation_id).first()
+        return MembershipInvitation.objects.unscoped().filter(user=user, pk=invitation_id).first()
     except (ValueError, ValidationError):
         return None
 
@@ -166,7 +168,8 @@ def member_invitation_accept(
     locked = (
         # Only the invitation's row is locked: PostgreSQL locks no row of an outer join (invited_by is
         # nullable), and the organisation and inviter are only read.
-        MembershipInvitation.objects.select_for_update(of=("self",))
+        MembershipInvitation.objects.for_org(invitation.organization_id)
+        .select_for_update(of=("self",))
         .select_related("organization", "invited_by")
         .filter(pk=invitation.pk, user=user)
         .first()

@@ -39,13 +39,20 @@ class Command(BaseCommand):
 
     def handle(self, *args: Any, action: str, **options: Any) -> None:
         if action == "list":
-            rules = SignInRule.objects.select_related("organization").order_by("organization__slug", "pk")
+            # The platform operator's command: every organisation's rules.
+            rules = (
+                SignInRule.objects.unscoped()
+                .select_related("organization")
+                .order_by("organization__slug", "pk")
+            )
             if options["pending"]:
                 rules = rules.filter(approved_at__isnull=True)
             for rule in rules:
                 self.stdout.write(_line(rule))
             return
-        rule = SignInRule.objects.select_related("organization").filter(pk=options["rule_id"]).first()
+        rule = (
+            SignInRule.objects.unscoped().select_related("organization").filter(pk=options["rule_id"]).first()
+        )
         if rule is None:
             raise CommandError(f"No sign-in rule with the id {options['rule_id']}.")
         if action == "approve":

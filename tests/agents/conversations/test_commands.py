@@ -56,7 +56,7 @@ def test_a_message_to_an_idle_conversation_starts_a_run_held_by_this_process(cha
 
     recorded = command_record(PostMessage(_sender(conversation), conversation, "Where is order 7?"))
 
-    run = Run.objects.get(conversation=conversation)
+    run = Run.objects.unscoped().get(conversation=conversation)
     question = Message.objects.get(run=run)
     assert recorded.result == RunStarted(run.pk, conversation.pk, question.pk)
     assert run.status == RunStatus.RUNNING and run.lease_owner != "" and run.lease_expires_at is not None
@@ -79,7 +79,7 @@ def test_a_message_to_a_busy_conversation_is_stored_as_its_runs_follow_up(chat):
     assert recorded.result == FollowUpQueued(active.pk, conversation.pk, follow_up.pk)
     assert recorded.delivery == SendControl(active.pk, FollowUp("Also order 8", follow_up.pk))
     assert follow_up.injected and follow_up.pinned and follow_up.content == "Also order 8"
-    assert Run.objects.filter(conversation=conversation).count() == 1
+    assert Run.objects.unscoped().filter(conversation=conversation).count() == 1
 
 
 @pytest.mark.django_db
@@ -96,7 +96,7 @@ def test_at_the_users_run_limit_a_new_run_is_refused_but_a_follow_up_still_joins
 
     assert isinstance(joined, FollowUpQueued) and joined.run_id == active.pk
     assert isinstance(refused, Refused) and refused.code == "too_many_runs"
-    assert not Run.objects.filter(conversation=elsewhere).exists()
+    assert not Run.objects.unscoped().filter(conversation=elsewhere).exists()
 
 
 @pytest.mark.django_db
@@ -121,7 +121,7 @@ def test_an_empty_or_oversized_message_is_refused_and_nothing_is_stored(chat, co
 
     assert isinstance(recorded.result, Refused)
     assert recorded.result.code in ("empty_message", "message_too_large") and recorded.delivery is None
-    assert not Run.objects.exists() and not Message.objects.exists()
+    assert not Run.objects.unscoped().exists() and not Message.objects.exists()
 
 
 @pytest.mark.django_db
@@ -141,7 +141,7 @@ def test_every_command_about_a_conversation_that_is_not_the_senders_is_refused_a
             result = command_record(command).result
             assert isinstance(result, Refused) and result.code == "conversation_not_found", command
 
-    assert list(Run.objects.values_list("status", flat=True)) == [RunStatus.PARKED]
+    assert list(Run.objects.unscoped().values_list("status", flat=True)) == [RunStatus.PARKED]
     assert not Message.objects.exists()
 
 
@@ -161,7 +161,7 @@ async def test_a_started_run_is_launched_and_a_follow_up_reaches_it_and_a_cancel
     # Then the run took the follow-up and ended cancelled
     assert queued == FollowUpQueued(started.run_id, conversation.pk, queued.message_id)
     assert cancel == CancelRequested(started.run_id)
-    run = await Run.objects.aget(pk=started.run_id)
+    run = await Run.objects.unscoped().aget(pk=started.run_id)
     assert run.status == RunStatus.CANCELLED
     done = await RunEvent.objects.filter(run=run, event="done").aget()
     assert done.data["cancelled"] is True
@@ -185,7 +185,7 @@ async def test_a_cancel_recorded_apart_from_its_delivery_reaches_the_working_run
     assert result == CancelRequested(started.run_id) and recorded.delivery == SendControl(
         started.run_id, CANCEL
     )
-    assert (await Run.objects.aget(pk=started.run_id)).status == RunStatus.CANCELLED
+    assert (await Run.objects.unscoped().aget(pk=started.run_id)).status == RunStatus.CANCELLED
 
 
 # -- cancel --------------------------------------------------------------------------------------------
@@ -211,7 +211,7 @@ def test_a_cancel_naming_another_run_than_the_active_one_has_nothing_to_cancel(c
     recorded = command_record(Cancel(_sender(conversation), conversation, other))
 
     assert recorded.result == NothingToCancel(other) and recorded.delivery is None
-    assert Run.objects.get(pk=active.pk).status == RunStatus.RUNNING
+    assert Run.objects.unscoped().get(pk=active.pk).status == RunStatus.RUNNING
 
 
 @pytest.mark.django_db
@@ -222,7 +222,7 @@ def test_a_parked_run_is_cancelled_at_once_with_a_stored_cancelled_done(chat):
     recorded = command_record(Cancel(_sender(conversation), conversation))
 
     assert recorded.result == Cancelled(parked.pk) and recorded.delivery is None
-    assert Run.objects.get(pk=parked.pk).status == RunStatus.CANCELLED
+    assert Run.objects.unscoped().get(pk=parked.pk).status == RunStatus.CANCELLED
     assert RunEvent.objects.get(run=parked, event="done").data["cancelled"] is True
 
 
@@ -271,7 +271,7 @@ async def test_an_interrupted_run_resumes_in_this_process_and_answers(chat, scri
     # Then it ran once more, to its answer; the second resume had nothing to resume
     assert resumed == RunResumed(run.pk)
     assert isinstance(again, Refused) and again.code == "nothing_to_resume"
-    run = await Run.objects.aget(pk=run.pk)
+    run = await Run.objects.unscoped().aget(pk=run.pk)
     assert (run.status, run.resumes, run.answer) == (RunStatus.DONE, 1, "Order 7 has shipped.")
 
 

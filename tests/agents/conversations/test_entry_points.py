@@ -72,7 +72,7 @@ async def _eventually(condition: Callable[[], Awaitable[bool]]) -> bool:
 
 
 def _run_and_question(conversation: Conversation) -> tuple[Run, Message]:
-    run = Run.objects.get(conversation=conversation)
+    run = Run.objects.unscoped().get(conversation=conversation)
     return run, Message.objects.get(run=run, role=MessageRole.USER)
 
 
@@ -132,7 +132,7 @@ async def test_a_question_and_its_cancel_reach_the_same_typed_results_from_every
     ]
 
     async def cancelled() -> bool:
-        return (await Run.objects.aget(pk=run.pk)).status == RunStatus.CANCELLED
+        return (await Run.objects.unscoped().aget(pk=run.pk)).status == RunStatus.CANCELLED
 
     assert await _eventually(cancelled)
 

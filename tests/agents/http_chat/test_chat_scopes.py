@@ -41,7 +41,7 @@ def test_a_read_only_key_may_list_models_but_not_chat(live_server_url, purchasin
     client = live_server_url.client(token)
     assert client.post(f"{base}/messages/", json={"content": "Hi"}).status_code == 403
     assert client.get(f"{base}/messages/").status_code == 200  # reading the conversation is reading
-    assert not Run.objects.exists()
+    assert not Run.objects.unscoped().exists()
 
 
 def test_a_chat_only_key_chats_and_follows_its_run(live_server_url, purchasing, scripted_llm):

@@ -74,7 +74,7 @@ def test_a_posted_message_starts_a_run_and_its_stream_carries_the_stored_events_
 
     assert posted.status_code == 202, posted.text
     body = posted.json()
-    run = Run.objects.get(pk=body["run_id"])
+    run = Run.objects.unscoped().get(pk=body["run_id"])
     assert run.conversation_id == purchasing.conversation.pk and run.user_id == purchasing.requester.pk
     assert body["follow_up"] is False and body["stream_url"].endswith(f"/runs/{run.pk}/stream/")
     events = _stream(client, body["stream_url"])
@@ -84,8 +84,8 @@ def test_a_posted_message_starts_a_run_and_its_stream_carries_the_stored_events_
     assert frames == events_after_sync(purchasing.conversation.pk, 0)  # what the websocket replays
     assert frames[-1]["event"] == "done" and frames[-1]["data"]["answer"] == "There are no payments yet."
     assert [f["seq"] for f in frames] == list(range(1, len(frames) + 1))
-    assert Run.objects.get(pk=run.pk).status == RunStatus.DONE
-    assert list(ConnectorCallLog.objects.values_list("tool_call_id", flat=True)) == ["list-1"]
+    assert Run.objects.unscoped().get(pk=run.pk).status == RunStatus.DONE
+    assert list(ConnectorCallLog.objects.unscoped().values_list("tool_call_id", flat=True)) == ["list-1"]
 
 
 async def test_the_sse_stream_and_the_websocket_carry_the_same_frames(
@@ -181,8 +181,11 @@ def test_a_message_posted_while_the_run_waits_for_an_approval_joins_that_run(
     assert [f["data"]["content"] for f in rest if f["event"] == "inject"] == ["Use reference ACME-7."]
     assert rest[-1]["event"] == "done" and "ACME-7" in rest[-1]["data"]["answer"]
     assert [r.json() for r in erp.requests_to("/payments")] == [PAYMENT]
-    assert Run.objects.filter(conversation=purchasing.conversation).count() == 1
-    assert ApprovalRequest.objects.get(pk=approval["approval_id"]).run_id == Run.objects.get().pk
+    assert Run.objects.unscoped().filter(conversation=purchasing.conversation).count() == 1
+    assert (
+        ApprovalRequest.objects.unscoped().get(pk=approval["approval_id"]).run_id
+        == Run.objects.unscoped().get().pk
+    )
 
 
 def test_at_the_users_run_limit_a_message_to_the_busy_conversation_still_joins_its_run(
@@ -202,7 +205,7 @@ def test_at_the_users_run_limit_a_message_to_the_busy_conversation_still_joins_i
     assert follow_up.status_code == 202, follow_up.text
     assert follow_up.json()["run_id"] == run_id and follow_up.json()["follow_up"] is True
     client.post(f"{_base(purchasing)}/runs/{run_id}/cancel/")
-    _wait_for(lambda: Run.objects.get(pk=run_id).status == RunStatus.CANCELLED)
+    _wait_for(lambda: Run.objects.unscoped().get(pk=run_id).status == RunStatus.CANCELLED)
 
 
 def test_cancel_stops_a_working_run_and_its_stream_ends_with_a_cancelled_done(
@@ -218,7 +221,7 @@ def test_cancel_stops_a_working_run_and_its_stream_ends_with_a_cancelled_done(
     assert cancelled.status_code == 202 and cancelled.json() == {"run_id": run_id, "status": "cancelling"}
     frames = _frames(_stream(client, f"{_base(purchasing)}/runs/{run_id}/stream/"))
     assert frames[-1]["event"] == "done" and frames[-1]["data"]["cancelled"] is True
-    assert _wait_for(lambda: Run.objects.get(pk=run_id).status == RunStatus.CANCELLED)
+    assert _wait_for(lambda: Run.objects.unscoped().get(pk=run_id).status == RunStatus.CANCELLED)
     again = client.post(f"{_base(purchasing)}/runs/{run_id}/cancel/")
     assert again.status_code == 409
 
@@ -229,7 +232,7 @@ def test_an_empty_message_is_refused_and_starts_nothing(live_server_url, purchas
     refused = client.post(f"{_base(purchasing)}/messages/", json={"content": "   "})
 
     assert refused.status_code == 400 and "content" in refused.json()
-    assert not Run.objects.exists()
+    assert not Run.objects.unscoped().exists()
 
 
 def test_a_bad_last_event_id_is_refused(live_server_url, purchasing, scripted_llm):
@@ -266,7 +269,7 @@ def test_another_users_or_organisations_conversation_and_run_are_404(
         assert client.post(f"{base}/messages/", json={"content": "Hi"}).status_code == 404
         assert client.get(f"{base}/runs/{run_id}/stream/").status_code == 404
         assert client.post(f"{base}/runs/{run_id}/cancel/").status_code == 404
-    assert Run.objects.count() == 1
+    assert Run.objects.unscoped().count() == 1
     assert RunEvent.objects.filter(run_id=run_id).last().event == "done"
 
 
@@ -309,7 +312,7 @@ def test_a_run_posted_over_http_stops_in_the_requests_interface_language_not_the
     events = _stream(client, posted.json()["stream_url"])
 
     # then the run knows the interface language and its stop message is Chinese
-    run = Run.objects.get(pk=posted.json()["run_id"])
+    run = Run.objects.unscoped().get(pk=posted.json()["run_id"])
     assert run.language == "zh-hans"
     done = next(frame for frame in _frames(events) if frame["event"] == "done")
     assert done["data"]["stop_reason"] == "max_iterations"

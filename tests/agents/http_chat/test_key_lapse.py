@@ -99,7 +99,7 @@ def test_revoking_a_key_ends_its_open_sse_stream_and_the_run_goes_on_without_it(
     assert closing.json["seq"] is None and closing.json["data"]["code"] == "api_key_revoked"
     assert len(follower.frames()) == seen + 1
     # the run goes on: the approver decides and it finishes, but nothing more reaches the revoked key
-    approval = ApprovalRequest.objects.get()
+    approval = ApprovalRequest.objects.unscoped().get()
     approver = live_server_url.client(api_token_issue(user=purchasing.approver, name="approver")[1])
     decided = approver.post(
         f"/api/v1/orgs/{purchasing.org.slug}/approvals/{approval.pk}/decide/", json={"decision": "approve"}
@@ -202,7 +202,7 @@ def test_revoking_a_key_ends_its_waiting_completion_with_a_401(
             ended.set()
 
     threading.Thread(target=ask, daemon=True).start()
-    _wait_for(lambda: ApprovalRequest.objects.filter(status="pending").exists())
+    _wait_for(lambda: ApprovalRequest.objects.unscoped().filter(status="pending").exists())
 
     _revoke_over_the_api(live_server_url, purchasing.requester, key.pk)
     revoked_at = time.monotonic()

@@ -40,7 +40,7 @@ def _cancel(live: Any, world: Any, run: Run) -> None:
     with client.stream("GET", f"{base}/stream/") as stream:
         body = "".join(stream.iter_text())
     assert '"cancelled":true' in body.rsplit("event: done", 1)[-1]
-    assert Run.objects.get(pk=run.pk).status == RunStatus.CANCELLED
+    assert Run.objects.unscoped().get(pk=run.pk).status == RunStatus.CANCELLED
 
 
 def _script_listing(scripted_llm: Any, answer: str = "There are no payments yet.") -> None:
@@ -80,10 +80,10 @@ def test_the_sync_sdk_chats_with_an_agent_named_as_the_model(live_server_url, pu
         completion.usage.total_tokens == completion.usage.prompt_tokens + completion.usage.completion_tokens
     )
     # a stored conversation of the key's user, its run done, its tool call in the call log
-    conversation = Conversation.objects.get(pk=agent["conversation_id"])
+    conversation = Conversation.objects.unscoped().get(pk=agent["conversation_id"])
     assert conversation.user_id == purchasing.requester.pk and conversation.agent_id == purchasing.agent.pk
-    assert Run.objects.get(pk=agent["run_id"]).status == RunStatus.DONE
-    log = ConnectorCallLog.objects.get()
+    assert Run.objects.unscoped().get(pk=agent["run_id"]).status == RunStatus.DONE
+    log = ConnectorCallLog.objects.unscoped().get()
     assert (log.tool_call_id, log.status) == ("list-1", "ok")
 
 
@@ -112,7 +112,7 @@ def test_the_sync_sdk_streams_from_the_organisations_agent_route(live_server_url
     finals = [c for c in chunks if c.choices and c.choices[0].finish_reason == "stop"]
     assert len(finals) == 1 and finals[0].model_extra["x_agent"]["status"] == "done"
     assert chunks[-1].choices == [] and chunks[-1].usage.total_tokens > 0
-    assert list(ConnectorCallLog.objects.values_list("tool_call_id", flat=True)) == ["list-1"]
+    assert list(ConnectorCallLog.objects.unscoped().values_list("tool_call_id", flat=True)) == ["list-1"]
 
 
 async def test_the_async_sdk_chats_with_and_without_streaming(live_server_url, purchasing, scripted_llm):
@@ -139,10 +139,10 @@ async def test_the_async_sdk_chats_with_and_without_streaming(live_server_url, p
         assert content == "Still nothing."
     finally:
         await client.close()
-    logs = [log.tool_call_id async for log in ConnectorCallLog.objects.order_by("id")]
+    logs = [log.tool_call_id async for log in ConnectorCallLog.objects.unscoped().order_by("id")]
     assert logs == ["list-1", "list-2"]
     assert (
-        await Conversation.objects.filter(user=purchasing.requester).acount() == 3
+        await Conversation.objects.unscoped().filter(user=purchasing.requester).acount() == 3
     )  # two new, one from setup
 
 
@@ -184,7 +184,7 @@ def test_earlier_messages_seed_a_new_conversation_and_conversation_id_continues_
         extra_body={"conversation_id": conversation_id},
     )
     assert second.model_extra["x_agent"]["conversation_id"] == conversation_id
-    assert Run.objects.filter(conversation_id=conversation_id).count() == 2
+    assert Run.objects.unscoped().filter(conversation_id=conversation_id).count() == 2
 
 
 def test_models_lists_the_agents_the_key_may_use_and_nothing_of_another_organisation(
@@ -216,8 +216,8 @@ def test_a_key_of_one_organisation_never_reaches_another_organisations_agent(
         with pytest.raises(openai.NotFoundError) as raised:
             _sdk(live_server_url, token, base=base).chat.completions.create(model="x", messages=question)
         assert raised.value.status_code == 404
-    assert not Run.objects.exists()
-    assert not Conversation.objects.filter(agent=foreign).exists()
+    assert not Run.objects.unscoped().exists()
+    assert not Conversation.objects.unscoped().filter(agent=foreign).exists()
 
 
 def test_a_revoked_or_unknown_key_is_refused_in_openais_error_format(live_server_url, purchasing):
@@ -235,7 +235,7 @@ def test_a_malformed_request_gets_a_clear_openai_error(live_server_url, purchasi
         client.chat.completions.create(model=MODEL, messages=[{"role": "assistant", "content": "Hi"}])
 
     assert raised.value.body["param"] == "messages"
-    assert not Run.objects.exists()
+    assert not Run.objects.unscoped().exists()
 
 
 def test_an_approval_gated_call_answers_with_a_waiting_state_instead_of_hanging(
@@ -262,7 +262,7 @@ def test_an_approval_gated_call_answers_with_a_waiting_state_instead_of_hanging(
     ] == ["pending"]
     assert erp.requests_to("/payments") == []
     # the run goes on waiting for the person; cancelling it ends it (as a stopped chat would)
-    run = Run.objects.get(pk=agent["run_id"])
+    run = Run.objects.unscoped().get(pk=agent["run_id"])
     assert run.status in (RunStatus.RUNNING, RunStatus.PARKED)
     _cancel(live_server_url, purchasing, run)
 
@@ -284,7 +284,7 @@ def test_a_stream_shows_the_waiting_note_as_content_and_ends_with_the_waiting_st
     assert content.startswith("Waiting for approval by")
     final = chunks[-1].model_extra["x_agent"]
     assert final["status"] == "waiting_for_approval" and final["approval"]["status"] == "pending"
-    _cancel(live_server_url, purchasing, Run.objects.get(pk=final["run_id"]))
+    _cancel(live_server_url, purchasing, Run.objects.unscoped().get(pk=final["run_id"]))
 
 
 def test_a_streaming_client_that_accepts_only_an_event_stream_is_served(
@@ -324,7 +324,7 @@ def test_a_completion_stops_in_the_requests_interface_language_not_the_questions
 
     # then the run's stop message is English
     assert "limit of 1 iterations" in (completion.choices[0].message.content or "")
-    assert Run.objects.get().language == "en"
+    assert Run.objects.unscoped().get().language == "en"
 
 
 def test_a_completion_of_a_client_that_names_no_language_stops_in_the_questions_language(
@@ -343,4 +343,4 @@ def test_a_completion_of_a_client_that_names_no_language_stops_in_the_questions_
 
     # then no interface language is known and the stop message follows the question: Chinese
     assert "已达到 1 次迭代上限" in (completion.choices[0].message.content or "")
-    assert Run.objects.get().language == ""
+    assert Run.objects.unscoped().get().language == ""

@@ -81,15 +81,15 @@ def _world(llm_base_url: str, erp_base_url: str) -> World:
 
 
 def _stored(conversation_id: str):
-    conversation = Conversation.objects.get(pk=conversation_id)
-    runs = list(Run.objects.filter(conversation=conversation).order_by("started_at"))
+    conversation = Conversation.objects.unscoped().get(pk=conversation_id)
+    runs = list(Run.objects.unscoped().filter(conversation=conversation).order_by("started_at"))
     messages = list(
         Message.objects.filter(conversation=conversation).order_by("id").values_list("role", "content")
     )
     calls = list(
-        ConnectorCallLog.objects.filter(conversation_id=conversation_id).values_list(
-            "tool_name", "status", "user_id"
-        )
+        ConnectorCallLog.objects.unscoped()
+        .filter(conversation_id=conversation_id)
+        .values_list("tool_name", "status", "user_id")
     )
     return conversation, runs, messages, calls
 
@@ -170,7 +170,7 @@ async def test_an_agent_that_is_not_exposed_cannot_be_called(daphne_url, scripte
     async with mcp_session(f"{daphne_url}/mcp/orgs/{world.slug}/", world.key) as session:
         result = await session.call_tool("internal_helper", {"question": "Hi"})
     assert result.is_error
-    assert await database_sync_to_async(Run.objects.count)() == 0
+    assert await database_sync_to_async(Run.objects.unscoped().count)() == 0
 
 
 @pytest.mark.parametrize(
@@ -250,7 +250,7 @@ async def test_an_mcp_call_stops_in_the_callers_interface_language_not_the_quest
 ):
     # given an agent allowed one iteration and a model that keeps calling tools
     world = await database_sync_to_async(_world)(scripted_llm.base_url, erp.base_url)
-    await Agent.objects.filter(pk=world.agent_id).aupdate(max_iterations=1)
+    await Agent.objects.unscoped().filter(pk=world.agent_id).aupdate(max_iterations=1)
     scripted_llm.script(tool_calls(call("erp__list_payments", {}, id="c1")))
 
     # when a caller whose interface is Chinese asks in English
@@ -261,5 +261,5 @@ async def test_an_mcp_call_stops_in_the_callers_interface_language_not_the_quest
 
     # then the run's stop message is Chinese
     assert "已达到 1 次迭代上限" in result.structured_content["answer"]
-    run = await Run.objects.aget(pk=result.structured_content["run_id"])
+    run = await Run.objects.unscoped().aget(pk=result.structured_content["run_id"])
     assert run.language == "zh-hans"

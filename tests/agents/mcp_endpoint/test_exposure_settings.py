@@ -26,8 +26,10 @@ def test_an_agent_is_not_exposed_over_mcp_until_an_admin_says_so(org, org_admin,
 
     assert shown.json()["exposed_over_mcp"] is False
     assert changed.status_code == 200 and changed.json()["exposed_over_mcp"] is True
-    assert Agent.objects.get(pk=agent.pk).exposed_over_mcp is True
-    assert refused.status_code == 404 and Agent.objects.get(pk=foreign.pk).exposed_over_mcp is False
+    assert Agent.objects.unscoped().get(pk=agent.pk).exposed_over_mcp is True
+    assert (
+        refused.status_code == 404 and Agent.objects.unscoped().get(pk=foreign.pk).exposed_over_mcp is False
+    )
 
 
 def test_the_agent_admin_shows_the_mcp_exposure_field(org, org_admin, client):

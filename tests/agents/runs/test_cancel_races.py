@@ -76,7 +76,7 @@ async def test_a_cancel_at_any_moment_ends_the_run_with_a_stored_and_sent_cancel
     ]
     assert stored[-1] == (done["seq"], "done")
     assert [channel for _, channel in stored].count("done") == 1
-    run = await Run.objects.aget(conversation=conversation)
+    run = await Run.objects.unscoped().aget(conversation=conversation)
     assert run.status == RunStatus.CANCELLED
 
     # And the conversation is free: the next question starts a new run
@@ -87,5 +87,5 @@ async def test_a_cancel_at_any_moment_ends_the_run_with_a_stored_and_sent_cancel
     assert frames[-1]["data"]["cancelled"] is False
     for run_id in list(run_manager.runs):
         await run_manager.wait(run_id)
-    assert await Run.objects.filter(conversation=conversation).acount() == 2
+    assert await Run.objects.unscoped().filter(conversation=conversation).acount() == 2
     await ws.disconnect()

@@ -24,6 +24,9 @@ from agents.runs.manager import run_manager
 from tests.agents.ws_helpers import bearer_for, connect, frames_until, frames_until_done
 from tests.fakes.openai_server import hang
 
+# The cache, channel layer or broker the settings name: CI's second pass (PostgreSQL + Redis) runs it too.
+pytestmark = pytest.mark.services
+
 RUN = uuid.UUID("6f1c1d4e-0000-4000-8000-000000000001")
 
 
@@ -88,7 +91,7 @@ async def test_a_malformed_control_message_does_not_stop_the_run_listening(chat,
     ws, _, _ = await connect(conversation.pk, await bearer_for(user))
     await ws.send_json_to({"type": "message", "content": "Summarise every order"})
     await frames_until(ws, lambda f: f["data"].get("type") == "thinking")
-    run = await Run.objects.aget(conversation=conversation)
+    run = await Run.objects.unscoped().aget(conversation=conversation)
 
     # When its group gets a malformed control message, then a cancel, both over the channel layer
     layer = get_channel_layer()
@@ -99,6 +102,6 @@ async def test_a_malformed_control_message_does_not_stop_the_run_listening(chat,
     frames = await frames_until_done(ws)
     await run_manager.wait(run.pk)
     assert frames[-1]["data"]["cancelled"] is True
-    assert (await Run.objects.aget(pk=run.pk)).status == RunStatus.CANCELLED
+    assert (await Run.objects.unscoped().aget(pk=run.pk)).status == RunStatus.CANCELLED
     assert any("refused" in r.getMessage() for r in caplog.records)
     await ws.disconnect()

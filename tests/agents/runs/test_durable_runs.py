@@ -116,7 +116,7 @@ async def test_a_run_is_held_by_its_process_checkpointed_as_it_goes_and_released
     await ws.send_json_to({"type": "message", "content": "What is due?"})
     await frames_until(ws, _is("step", type="thinking", status="start", iteration=2))
 
-    run = await Run.objects.aget(conversation=purchasing.conversation)
+    run = await Run.objects.unscoped().aget(conversation=purchasing.conversation)
     assert run.status == RunStatus.RUNNING and run.lease_owner.startswith(process_id())
     assert run.lease_expires_at > timezone.now()
     checkpoint = await database_sync_to_async(run_checkpoint_load)(run_id=run.pk)
@@ -127,7 +127,7 @@ async def test_a_run_is_held_by_its_process_checkpointed_as_it_goes_and_released
     release.set()
     await frames_until_done(ws)
     await _finish_runs()
-    run = await Run.objects.aget(pk=run.pk)
+    run = await Run.objects.unscoped().aget(pk=run.pk)
     assert run.status == RunStatus.DONE and run.lease_owner == "" and run.lease_expires_at is None
     assert run.checkpoint["stage"] == "answer" and run.checkpoint_seq > checkpoint["seq"]
     assert await RunCheckpoint.objects.filter(run=run).acount() == 0  # a finished run never resumes
@@ -161,9 +161,9 @@ async def test_the_sweeper_interrupts_only_runs_whose_lease_lapsed_and_tells_the
     interrupted = await database_sync_to_async(runs_interrupt_lapsed)()
 
     assert interrupted == [lapsed.pk]
-    lapsed = await Run.objects.aget(pk=lapsed.pk)
+    lapsed = await Run.objects.unscoped().aget(pk=lapsed.pk)
     assert lapsed.status == RunStatus.INTERRUPTED and lapsed.lease_owner == ""
-    assert (await Run.objects.aget(pk=alive.pk)).status == RunStatus.RUNNING
+    assert (await Run.objects.unscoped().aget(pk=alive.pk)).status == RunStatus.RUNNING
     event = await RunEvent.objects.aget(run=lapsed)
     assert event.event == "error" and event.data["code"] == INTERRUPTED_CODE and event.data["resumable"]
 
@@ -189,7 +189,7 @@ async def test_a_process_that_lost_a_run_writes_nothing_more_to_it(world):
     assert (
         await database_sync_to_async(run_finish)(run_id=run.pk, status="done", lease_owner="here#2") is False
     )
-    assert (await Run.objects.aget(pk=run.pk)).status == RunStatus.RUNNING
+    assert (await Run.objects.unscoped().aget(pk=run.pk)).status == RunStatus.RUNNING
 
 
 async def test_a_run_interrupted_by_the_sweeper_resumes_from_its_checkpoint_without_repeating_a_call(
@@ -207,18 +207,20 @@ async def test_a_run_interrupted_by_the_sweeper_resumes_from_its_checkpoint_with
     await ws.send_json_to({"type": "message", "content": "What is due?"})
     before = await frames_until(ws, _is("step", type="thinking", status="start", iteration=2))
     await scripted_llm.until_received(2)  # else the resumed run's request could take the hang
-    run = await Run.objects.aget(conversation=purchasing.conversation)
+    run = await Run.objects.unscoped().aget(conversation=purchasing.conversation)
     # The lease lapses and names a process that is gone, so this process's renewer cannot bring it back
     # (nor hold the row's lock the sweeper skips) between here and the sweep.
-    await Run.objects.filter(pk=run.pk).aupdate(
-        lease_owner="dead-process", lease_expires_at=timezone.now() - timedelta(seconds=1)
+    await (
+        Run.objects.unscoped()
+        .filter(pk=run.pk)
+        .aupdate(lease_owner="dead-process", lease_expires_at=timezone.now() - timedelta(seconds=1))
     )
 
     # when the sweeper interrupts it (the process's own attempt notices and stops)
     assert await database_sync_to_async(runs_interrupt_lapsed)() == [run.pk]
     interrupted = await frames_until(ws, _is("error", code=INTERRUPTED_CODE))
     await _finish_runs()
-    assert (await Run.objects.aget(pk=run.pk)).status == RunStatus.INTERRUPTED
+    assert (await Run.objects.unscoped().aget(pk=run.pk)).status == RunStatus.INTERRUPTED
 
     # and the user resumes it
     await ws.send_json_to({"type": "resume_run"})
@@ -235,7 +237,7 @@ async def test_a_run_interrupted_by_the_sweeper_resumes_from_its_checkpoint_with
         f["data"]["iteration"] for f in after if _is("step", type="thinking", status="start")(f)
     ]
     assert resumed_thinking == [2]
-    run = await Run.objects.aget(pk=run.pk)
+    run = await Run.objects.unscoped().aget(pk=run.pk)
     assert run.status == RunStatus.DONE and run.resumes == 1 and run.answer == "Nothing is due this week."
     assert await RunEvent.objects.filter(run=run).acount() == frames[-1]["seq"]
     await ws.disconnect()
@@ -265,7 +267,7 @@ async def _park(world, scripted_llm, settings):
     await ws.send_json_to({"type": "message", "content": "Pay 60000 CNY to the supplier"})
     frames = await frames_until(ws, _is("approval", status="pending"))
     await _finish_runs()
-    run = await Run.objects.aget(conversation=purchasing.conversation)
+    run = await Run.objects.unscoped().aget(conversation=purchasing.conversation)
     return purchasing, ws, frames, run
 
 
@@ -276,7 +278,7 @@ async def test_an_approval_longer_than_the_hold_parks_the_run_and_its_decision_r
 
     # given a run parked on a pending approval: no task holds it, its conversation stays its own
     purchasing, ws, before, run = await _park(world, scripted_llm, settings)
-    approval = await ApprovalRequest.objects.aget(run_id=run.pk)
+    approval = await ApprovalRequest.objects.unscoped().aget(run_id=run.pk)
     assert run.status == RunStatus.PARKED and run.parked_on == approval.pk and run.lease_owner == ""
     assert run.pk not in run_manager.runs and erp.requests_to("/payments") == []
     await ws.disconnect()
@@ -299,10 +301,10 @@ async def test_an_approval_longer_than_the_hold_parks_the_run_and_its_decision_r
     assert not [f for f in after if _is("step", type="iteration", status="start")(f)]  # shown once
     done = [f["data"] for f in after if _is("step", type="iteration", status="done")(f)]
     assert [(d["tool_call_id"], d["outcome"]) for d in done] == [("pay-1", "ok")]
-    run = await Run.objects.aget(pk=run.pk)
+    run = await Run.objects.unscoped().aget(pk=run.pk)
     assert run.status == RunStatus.DONE and run.answer.startswith("The payment of 60,000 CNY")
-    assert await ApprovalRequest.objects.filter(run_id=run.pk).acount() == 1
-    logs = [(log.tool_call_id, log.status) async for log in ConnectorCallLog.objects.all()]
+    assert await ApprovalRequest.objects.unscoped().filter(run_id=run.pk).acount() == 1
+    logs = [(log.tool_call_id, log.status) async for log in ConnectorCallLog.objects.unscoped().all()]
     assert logs == [("pay-1", "ok")]
     await ws.disconnect()
 
@@ -318,7 +320,7 @@ async def test_a_message_sent_to_a_parked_run_is_taken_in_when_it_resumes(
     message = await Message.objects.aget(run=run, injected=True)
     assert message.content.startswith("Use the EUR account")
 
-    approval = await ApprovalRequest.objects.aget(run_id=run.pk)
+    approval = await ApprovalRequest.objects.unscoped().aget(run_id=run.pk)
     await database_sync_to_async(approval_decide)(
         approval=approval, decision="approve", via="web", actor=purchasing.approver
     )
@@ -338,8 +340,8 @@ async def test_cancelling_a_parked_run_cancels_its_approval_and_ends_its_stream(
 
     assert [f["data"]["status"] for f in rest if f["event"] == "approval"] == ["cancelled"]
     assert rest[-1]["data"]["cancelled"] is True
-    assert (await Run.objects.aget(pk=run.pk)).status == RunStatus.CANCELLED
-    assert (await ApprovalRequest.objects.aget(run_id=run.pk)).status == ApprovalStatus.CANCELLED
+    assert (await Run.objects.unscoped().aget(pk=run.pk)).status == RunStatus.CANCELLED
+    assert (await ApprovalRequest.objects.unscoped().aget(run_id=run.pk)).status == ApprovalStatus.CANCELLED
     assert queued_resumes == [] and erp.requests_to("/payments") == []
     await ws.disconnect()
 
@@ -350,7 +352,11 @@ async def test_the_sweeper_queues_again_a_parked_run_whose_decision_was_not_acte
     purchasing, ws, _, run = await _park(world, scripted_llm, settings)
     await ws.disconnect()
     long_ago = timezone.now() - timedelta(minutes=5)
-    await ApprovalRequest.objects.filter(run_id=run.pk).aupdate(status="approved", decided_at=long_ago)
+    await (
+        ApprovalRequest.objects.unscoped()
+        .filter(run_id=run.pk)
+        .aupdate(status="approved", decided_at=long_ago)
+    )
 
     assert await database_sync_to_async(parked_runs_requeue)() == 1
     assert queued_resumes == [str(run.pk)]
@@ -406,7 +412,7 @@ async def test_checkpoint_rows_before_a_whole_state_checkpoint_are_dropped(world
     await sink.checkpoint(Delta(3, True))
     await sink.close()
     assert [c.seq async for c in RunCheckpoint.objects.filter(run=run).order_by("seq")] == [3]
-    run = await Run.objects.aget(pk=run.pk)
+    run = await Run.objects.unscoped().aget(pk=run.pk)
     assert run.checkpoint == {"n": 3} and run.checkpoint_seq == 3
     assert uuid.UUID(str(run.pk))
 
@@ -434,11 +440,11 @@ async def test_a_plan_mode_run_parks_on_a_long_approval_and_resumes_its_plan_in_
     before = await frames_until(ws, _is("approval", status="pending"))
     await _finish_runs()
     await ws.disconnect()
-    run = await Run.objects.aget(conversation=purchasing.conversation)
+    run = await Run.objects.unscoped().aget(conversation=purchasing.conversation)
     assert run.status == RunStatus.PARKED and run.checkpoint["kind"] == "plan"
 
     # when the decision arrives and a worker resumes the run
-    approval = await ApprovalRequest.objects.aget(run_id=run.pk)
+    approval = await ApprovalRequest.objects.unscoped().aget(run_id=run.pk)
     await database_sync_to_async(approval_decide)(
         approval=approval, decision="approve", via="web", actor=purchasing.approver
     )
@@ -447,7 +453,7 @@ async def test_a_plan_mode_run_parks_on_a_long_approval_and_resumes_its_plan_in_
     # then the plan went on where it was: not planned again, the step's call made once, the answer streamed
     assert model.kinds().count(PLANNER) == 1 and model.kinds().count(STEP) == 2
     assert [r.json() for r in erp.requests_to("/payments")] == [PAYMENT]
-    run = await Run.objects.aget(pk=run.pk)
+    run = await Run.objects.unscoped().aget(pk=run.pk)
     assert run.status == RunStatus.DONE and run.answer == "The supplier was paid 60,000 CNY after approval."
     after = [
         e.frame() async for e in RunEvent.objects.filter(seq__gt=before[-1]["seq"], run=run).order_by("seq")
@@ -465,7 +471,7 @@ async def test_a_turns_pending_tool_calls_are_committed_before_any_of_them_runs(
     seen: list[dict[str, Any]] = []
 
     async def probe() -> str:
-        run = await Run.objects.aget(status=RunStatus.RUNNING)
+        run = await Run.objects.unscoped().aget(status=RunStatus.RUNNING)
         checkpoint = await database_sync_to_async(run_checkpoint_load)(run_id=run.pk)
         seen.append(
             {
@@ -528,11 +534,13 @@ async def test_a_call_in_flight_when_its_process_died_is_not_made_again_nor_show
     ws, _, _ = await connect(purchasing.conversation.pk, await bearer_for(purchasing.requester))
     await ws.send_json_to({"type": "message", "content": "Transfer the funds"})
     await started.wait()
-    run = await Run.objects.aget(conversation=purchasing.conversation)
+    run = await Run.objects.unscoped().aget(conversation=purchasing.conversation)
     # The lease lapses and names a process that is gone, so this process's renewer cannot bring it back
     # (nor hold the row's lock the sweeper skips) between here and the sweep.
-    await Run.objects.filter(pk=run.pk).aupdate(
-        lease_owner="dead-process", lease_expires_at=timezone.now() - timedelta(seconds=1)
+    await (
+        Run.objects.unscoped()
+        .filter(pk=run.pk)
+        .aupdate(lease_owner="dead-process", lease_expires_at=timezone.now() - timedelta(seconds=1))
     )
     assert await database_sync_to_async(runs_interrupt_lapsed)() == [run.pk]
     before = await frames_until(ws, _is("error", code=INTERRUPTED_CODE))

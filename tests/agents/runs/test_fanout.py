@@ -12,6 +12,9 @@ from channels.layers import InMemoryChannelLayer
 
 from agents.runs.events.fanout import group_send_many, pipelined_sender
 
+# The cache, channel layer or broker the settings name: CI's second pass (PostgreSQL + Redis) runs it too.
+pytestmark = pytest.mark.services
+
 REDIS_URL = os.environ.get("REDIS_URL", "")
 
 

@@ -105,7 +105,7 @@ def test_a_run_starts_only_in_a_conversation_without_an_active_run(status):
         with pytest.raises(RunRefused) as refused:
             lifecycle.run_start(conversation=conversation, user=conversation.user, content="And now?")
         assert refused.value.code == "run_active"
-        assert Run.objects.filter(conversation=conversation).count() == 1
+        assert Run.objects.unscoped().filter(conversation=conversation).count() == 1
     else:
         started = lifecycle.run_start(conversation=conversation, user=conversation.user, content="And now?")
         assert started.run.status == RunStatus.RUNNING
@@ -114,18 +114,18 @@ def test_a_run_starts_only_in_a_conversation_without_an_active_run(status):
 
 def test_a_finish_is_refused_when_another_process_holds_the_run():
     run = _run_in(RunStatus.RUNNING)
-    Run.objects.filter(pk=run.pk).update(lease_owner="daphne-2#1")
+    Run.objects.unscoped().filter(pk=run.pk).update(lease_owner="daphne-2#1")
 
     assert _finish(run) is False
-    assert Run.objects.get(pk=run.pk).status == RunStatus.RUNNING
+    assert Run.objects.unscoped().get(pk=run.pk).status == RunStatus.RUNNING
 
 
 def test_a_running_run_whose_lease_is_still_valid_is_not_interrupted():
     run = _run_in(RunStatus.RUNNING)
-    Run.objects.filter(pk=run.pk).update(lease_expires_at=timezone.now() + timedelta(seconds=30))
+    Run.objects.unscoped().filter(pk=run.pk).update(lease_expires_at=timezone.now() + timedelta(seconds=30))
 
     assert _interrupt(run) is False
-    assert Run.objects.get(pk=run.pk).status == RunStatus.RUNNING
+    assert Run.objects.unscoped().get(pk=run.pk).status == RunStatus.RUNNING
 
 
 def test_a_cancelled_parked_run_tells_its_chat_with_the_engines_done_payload():
@@ -163,7 +163,7 @@ def test_a_parked_run_announces_its_parking_once_it_commits(django_capture_on_co
         lifecycle.run_parked.disconnect(hear)
 
     assert heard == [(run.pk, approval_id)]
-    assert Run.objects.get(pk=run.pk).parked_on == approval_id
+    assert Run.objects.unscoped().get(pk=run.pk).parked_on == approval_id
 
 
 def test_a_start_with_an_owner_takes_the_runs_lease_and_reads_the_conversations_last_seq():
@@ -175,7 +175,7 @@ def test_a_start_with_an_owner_takes_the_runs_lease_and_reads_the_conversations_
         conversation=conversation, user=conversation.user, content="And now?", owner=OWNER
     )
 
-    run = Run.objects.get(pk=started.run.pk)
+    run = Run.objects.unscoped().get(pk=started.run.pk)
     assert run.lease_owner == OWNER and run.lease_expires_at > timezone.now()
     assert started.last_seq == 41
 
@@ -183,7 +183,7 @@ def test_a_start_with_an_owner_takes_the_runs_lease_and_reads_the_conversations_
 def test_a_start_without_an_owner_leaves_the_lease_to_the_process_that_runs_it():
     conversation = ConversationFactory()
     started = lifecycle.run_start(conversation=conversation, user=conversation.user, content="Hello")
-    run = Run.objects.get(pk=started.run.pk)
+    run = Run.objects.unscoped().get(pk=started.run.pk)
     assert (run.lease_owner, run.lease_expires_at, started.last_seq) == ("", None, None)
 
 
@@ -192,5 +192,7 @@ def test_a_refused_start_with_an_owner_leaves_nothing_behind():
     conversation = running.conversation
     with pytest.raises(RunRefused):
         lifecycle.run_start(conversation=conversation, user=conversation.user, content="Again", owner="x#1")
-    assert list(Run.objects.filter(conversation=conversation).values_list("pk", flat=True)) == [running.pk]
+    assert list(Run.objects.unscoped().filter(conversation=conversation).values_list("pk", flat=True)) == [
+        running.pk
+    ]
     assert not conversation.messages.filter(content="Again").exists()

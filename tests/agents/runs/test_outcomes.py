@@ -28,5 +28,5 @@ def test_an_ended_outcome_finishes_the_run_in_its_status_with_its_stop_reason(ou
     assert fields["status"] == status and type(fields["stop_reason"]) is str
     run = RunFactory(status=RunStatus.RUNNING, lease_owner="me")
     assert lifecycle.run_finish(run_id=run.pk, lease_owner="me", **fields)
-    run = Run.objects.get(pk=run.pk)
+    run = Run.objects.unscoped().get(pk=run.pk)
     assert (run.status, run.stop_reason) == (status, stop_reason)

@@ -20,7 +20,7 @@ pytestmark = pytest.mark.django_db
 def running_run():
     conversation = ConversationFactory()
     long_ago = timezone.now() - timedelta(days=1)
-    type(conversation).objects.filter(pk=conversation.pk).update(updated_at=long_ago)
+    type(conversation).objects.unscoped().filter(pk=conversation.pk).update(updated_at=long_ago)
     run = RunFactory(
         conversation=conversation,
         status=RunStatus.RUNNING,
@@ -46,7 +46,7 @@ def test_a_finished_run_keeps_its_figures_and_its_answer_joins_the_history(runni
     )
 
     assert closed is True
-    run = Run.objects.get(pk=running_run.pk)
+    run = Run.objects.unscoped().get(pk=running_run.pk)
     assert (run.status, run.answer, run.iterations, run.elapsed, run.stop_reason) == (
         "done",
         "Two invoices are due.",
@@ -68,22 +68,22 @@ def test_a_finished_run_keeps_its_figures_and_its_answer_joins_the_history(runni
 def test_a_run_ended_without_an_answer_adds_no_message(running_run):
     assert run_finish(run_id=running_run.pk, status=RunStatus.CANCELLED, stop_reason="cancelled")
     assert list(Message.objects.filter(run=running_run).values_list("role", flat=True)) == ["user"]
-    assert Run.objects.get(pk=running_run.pk).status == "cancelled"
+    assert Run.objects.unscoped().get(pk=running_run.pk).status == "cancelled"
 
 
 def test_a_run_another_process_holds_now_is_left_untouched(running_run):
-    Run.objects.filter(pk=running_run.pk).update(lease_owner="daphne-2#1")
+    Run.objects.unscoped().filter(pk=running_run.pk).update(lease_owner="daphne-2#1")
 
     closed = run_finish(run_id=running_run.pk, status=RunStatus.DONE, answer="late", lease_owner="daphne-1#7")
 
     assert closed is False
-    run = Run.objects.get(pk=running_run.pk)
+    run = Run.objects.unscoped().get(pk=running_run.pk)
     assert run.status == "running" and run.lease_owner == "daphne-2#1" and run.answer == ""
     assert not Message.objects.filter(run=run, role="assistant").exists()
     assert RunCheckpoint.objects.filter(run=run).exists()
 
 
 def test_a_run_the_sweeper_interrupted_is_not_closed_by_its_old_process(running_run):
-    Run.objects.filter(pk=running_run.pk).update(status=RunStatus.INTERRUPTED)
+    Run.objects.unscoped().filter(pk=running_run.pk).update(status=RunStatus.INTERRUPTED)
     assert run_finish(run_id=running_run.pk, status=RunStatus.DONE, lease_owner="daphne-1#7") is False
-    assert Run.objects.get(pk=running_run.pk).status == "interrupted"
+    assert Run.objects.unscoped().get(pk=running_run.pk).status == "interrupted"

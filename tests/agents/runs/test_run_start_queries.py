@@ -98,7 +98,7 @@ async def test_a_run_started_from_the_socket_holds_its_lease_and_records_its_que
 ):
     await _second_question_statements(chat, scripted_llm, statements)
 
-    runs = await database_sync_to_async(lambda: list(Run.objects.order_by("started_at")))()
+    runs = await database_sync_to_async(lambda: list(Run.objects.unscoped().order_by("started_at")))()
     assert [(r.status, r.lease_owner) for r in runs] == [("done", ""), ("done", "")]
     questions = await database_sync_to_async(
         lambda: list(

@@ -34,7 +34,7 @@ async def finish_runs() -> None:
 
 
 def rows_of(run: Run) -> list[UsageRecord]:
-    return list(UsageRecord.objects.filter(run=run).order_by("id"))
+    return list(UsageRecord.objects.unscoped().filter(run=run).order_by("id"))
 
 
 async def test_every_model_call_of_a_react_run_is_one_row_with_its_tokens_and_cost(scripted_llm, monkeypatch):
@@ -59,7 +59,7 @@ async def test_every_model_call_of_a_react_run_is_one_row_with_its_tokens_and_co
     await finish_runs()
 
     # then each of the run's model calls is one row, in the order made, with the reported tokens
-    run = await Run.objects.aget(conversation=conversation)
+    run = await Run.objects.unscoped().aget(conversation=conversation)
     rows = await database_sync_to_async(rows_of)(run)
     assert [r.purpose for r in rows] == model.kinds
     assert {"selection", "compaction", "tool_loop", "synthesis"} <= set(model.kinds)
@@ -108,7 +108,7 @@ async def test_a_plan_run_records_the_router_planner_steps_analyser_and_synthesi
 
     # then the rows name each call's purpose: the router, the planner, the step's two turns, the
     # analyser and the streamed synthesis
-    run = await Run.objects.aget(conversation=conversation)
+    run = await Run.objects.unscoped().aget(conversation=conversation)
     rows = await database_sync_to_async(rows_of)(run)
     assert sorted(r.purpose for r in rows) == sorted(
         ["router", "planner", "tool_loop", "tool_loop", "analyser", "synthesis"]
@@ -142,7 +142,7 @@ async def test_an_endpoint_without_prices_records_tokens_with_an_unknown_cost(sc
     await ask(user, conversation, "Hello")
     await finish_runs()
 
-    run = await Run.objects.aget(conversation=conversation)
+    run = await Run.objects.unscoped().aget(conversation=conversation)
     rows = await database_sync_to_async(rows_of)(run)
     assert [r.purpose for r in rows] == ["tool_loop", "synthesis"]
     assert all(r.cost is None and r.currency == "" and r.total_tokens == 1200 for r in rows)

@@ -103,9 +103,9 @@ async def test_a_budget_reached_mid_run_stops_before_the_next_model_call(
     assert done["stop_reason"] == "budget_exceeded" and done["cancelled"] is False
     assert (ZH_LABEL if chinese else EN_LABEL) in done["answer"]
     assert (EN_LABEL if chinese else ZH_LABEL) not in done["answer"]
-    run = await Run.objects.aget(conversation=conversation)
+    run = await Run.objects.unscoped().aget(conversation=conversation)
     assert (run.status, run.stop_reason) == ("done", "budget_exceeded")
-    assert await UsageRecord.objects.filter(run=run).acount() == 2
+    assert await UsageRecord.objects.unscoped().filter(run=run).acount() == 2
 
 
 async def test_the_stop_message_follows_the_language_chosen_in_the_web_app_over_the_browsers(
@@ -164,7 +164,7 @@ async def test_a_budget_reached_at_the_answer_synthesis_stops_the_run_as_the_too
     assert set(done) == {"answer", "iterations", "usage", "elapsed", "cancelled", "stop_reason"}
     answer_done = [f["data"] for f in frames if f["event"] == "answer" and f["data"]["status"] == "done"]
     assert answer_done == [{"status": "done", "content": done["answer"], "fallback": True}]
-    run = await Run.objects.aget(conversation=conversation)
+    run = await Run.objects.unscoped().aget(conversation=conversation)
     assert (run.status, run.stop_reason, run.answer) == ("done", "budget_exceeded", done["answer"])
 
 
@@ -199,8 +199,8 @@ async def test_an_agent_budget_in_cost_stops_its_runs_and_an_other_agent_runs_on
     await finish_runs()
     assert done_of(frames)["stop_reason"] == "budget_exceeded"
     assert "0.005 USD" in done_of(frames)["answer"]
-    run = await Run.objects.aget(conversation=capped)
-    assert await UsageRecord.objects.filter(run=run).acount() == 2
+    run = await Run.objects.unscoped().aget(conversation=capped)
+    assert await UsageRecord.objects.unscoped().filter(run=run).acount() == 2
 
     # the other agent's run is not counted by that budget: it goes to its iteration limit
     frames = await ask(user, free, "Where is order 7?")
@@ -250,7 +250,7 @@ async def test_concurrent_runs_of_one_user_never_overshoot_the_budget_by_more_th
 
     # then each stopped by the budget, and all together used less than the limit plus one call
     assert [done_of(frames)["stop_reason"] for frames in results] == ["budget_exceeded"] * 4
-    total = sum([r.total_tokens async for r in UsageRecord.objects.filter(user=user)])
+    total = sum([r.total_tokens async for r in UsageRecord.objects.unscoped().filter(user=user)])
     assert 1000 - 100 <= total < 1000 + 60
     assert len(scripted_llm.requests) == total // 60
 

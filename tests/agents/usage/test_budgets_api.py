@@ -33,7 +33,7 @@ def test_an_admin_creates_a_user_budget_and_the_write_is_audited(client_for, org
         format="json",
     )
     assert response.status_code == 201, response.json()
-    budget = Budget.objects.get(pk=response.json()["id"])
+    budget = Budget.objects.unscoped().get(pk=response.json()["id"])
     assert (budget.organization_id, budget.user_id, budget.currency) == (org.pk, member.pk, "USD")
     assert budget.limit == Decimal("2.5") and budget.warn_percent == 80
     assert AuditLog.objects.filter(
@@ -67,7 +67,7 @@ def test_a_budget_cannot_name_another_organisations_user_or_agent(client_for, or
         body = {"name": "x", "metric": "tokens", "period": "day", "limit": 10, **data}
         response = client.post(BUDGETS, body, format="json")
         assert response.status_code == 400
-    assert not Budget.objects.exists()
+    assert not Budget.objects.unscoped().exists()
 
 
 @pytest.mark.cross_org("budget-list", "budget-detail")
@@ -86,7 +86,7 @@ def test_members_read_budgets_but_only_admins_write_and_other_orgs_see_nothing(
     outsider = client_for(other_admin)
     assert outsider.get(f"{BUDGETS}{mine.pk}/").status_code == 404
     assert outsider.delete(f"/api/v1/orgs/globex/budgets/{mine.pk}/").status_code == 404
-    assert Budget.objects.filter(pk=mine.pk).exists()
+    assert Budget.objects.unscoped().filter(pk=mine.pk).exists()
 
 
 def test_model_endpoints_carry_prices_in_the_api(client_for, org_admin, org):

@@ -153,7 +153,9 @@ def test_a_deleted_endpoint_shows_by_the_name_it_had(client, org, world, org_adm
         org, user=org_admin, agent=world.agent, endpoint=None, run=world.run_big,
         when=at(21), prompt=50, completion=5, model="qwen-old",
     )  # fmt: skip
-    UsageRecord.objects.filter(model_config=world.cheap_endpoint).update(model_config_name="local-free")
+    UsageRecord.objects.unscoped().filter(model_config=world.cheap_endpoint).update(
+        model_config_name="local-free"
+    )
     world.cheap_endpoint.delete()
     client.force_login(org_admin)
 
@@ -173,7 +175,7 @@ def test_times_show_formatted_in_the_organisations_time_zone(client, org, world,
 
     org.time_zone = "Asia/Shanghai"
     org.save(update_fields=["time_zone"])
-    UsageRecord.objects.filter(run=world.run_big, created_at=at(2)).update(
+    UsageRecord.objects.unscoped().filter(run=world.run_big, created_at=at(2)).update(
         created_at=at(2).replace(microsecond=123456)
     )
     BudgetFactory(organization=org, name="Monthly", time_zone="Asia/Shanghai")

@@ -31,7 +31,7 @@ def test_seed_demo_connects_the_demo_mcp_server_with_its_tools_and_holds_its_wri
     org = demo_seed(admin_password="pw-for-tests").organization
     demo_seed(admin_password="pw-for-tests")  # idempotent
 
-    connector = Connector.objects.get(organization=org, name=DEMO_MCP_CONNECTOR_NAME)
+    connector = Connector.objects.unscoped().get(organization=org, name=DEMO_MCP_CONNECTOR_NAME)
     assert connector.kind == "mcp" and connector.mcp_transport == "streamable_http"
     assert connector.base_url == "http://127.0.0.1:8000/demo-mcp/"
     assert connector.allowed_private_hosts == ["127.0.0.1"]
@@ -47,9 +47,9 @@ def test_seed_demo_connects_the_demo_mcp_server_with_its_tools_and_holds_its_wri
     )
     assert actions["create_purchase_request"].is_write is True
     assert actions["create_purchase_request"].source == "mcp"
-    policy = ApprovalPolicy.objects.get(organization=org, name=DEMO_MCP_POLICY_NAME)
+    policy = ApprovalPolicy.objects.unscoped().get(organization=org, name=DEMO_MCP_POLICY_NAME)
     assert list(policy.actions.all()) == [actions["create_purchase_request"]]
-    agent = Agent.objects.get(organization=org, name=DEMO_AGENT_NAME)
+    agent = Agent.objects.unscoped().get(organization=org, name=DEMO_AGENT_NAME)
     assert agent.exposed_over_mcp and connector in agent.connectors.all()
 
 
@@ -80,11 +80,13 @@ async def test_the_demo_mcp_server_answers_a_read_and_creates_a_purchase_request
 def _demo_world(daphne_url: str, llm_base_url: str) -> dict[str, str]:
     org = demo_seed(admin_password="pw-for-tests").organization
     # The demo server as this test's daphne serves it, and the scripted LLM as the organisation's model.
-    Connector.objects.filter(organization=org, name=DEMO_MCP_CONNECTOR_NAME).update(
+    Connector.objects.unscoped().filter(organization=org, name=DEMO_MCP_CONNECTOR_NAME).update(
         base_url=f"{daphne_url}/demo-mcp/"
     )
     ModelConfigFactory(organization=org, base_url=llm_base_url, is_default=True)
-    Agent.objects.filter(organization=org, name=DEMO_AGENT_NAME).update(execution_mode=ExecutionMode.REACT)
+    Agent.objects.unscoped().filter(organization=org, name=DEMO_AGENT_NAME).update(
+        execution_mode=ExecutionMode.REACT
+    )
     admin = get_user_model().objects.get(username=DEMO_ADMIN)
     return {
         "key": api_token_issue(user=admin, name="desktop")[1],
@@ -94,7 +96,8 @@ def _demo_world(daphne_url: str, llm_base_url: str) -> dict[str, str]:
 
 def _mcp_calls() -> list[tuple[str, str, str]]:
     return list(
-        ConnectorCallLog.objects.filter(connector__name=DEMO_MCP_CONNECTOR_NAME)
+        ConnectorCallLog.objects.unscoped()
+        .filter(connector__name=DEMO_MCP_CONNECTOR_NAME)
         .order_by("id")
         .values_list("tool_name", "status", "mcp_method")
     )

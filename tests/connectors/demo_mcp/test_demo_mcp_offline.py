@@ -55,12 +55,13 @@ def _seed(base_url: str) -> str:
 def _runs_in_progress() -> int:
     from agents.models import Run
 
-    return Run.objects.filter(status=RunStatus.RUNNING).count()
+    return Run.objects.unscoped().filter(status=RunStatus.RUNNING).count()
 
 
 def _mcp_calls() -> list[tuple[str, str]]:
     return list(
-        ConnectorCallLog.objects.filter(connector__name="erp_mcp")
+        ConnectorCallLog.objects.unscoped()
+        .filter(connector__name="erp_mcp")
         .order_by("id")
         .values_list("tool_name", "status")
     )

@@ -23,10 +23,12 @@ pytestmark = pytest.mark.django_db
 
 
 def _demo_agent_tools(calls: list) -> ToolRegistry:
-    agent = Agent.objects.get(name=DEMO_AGENT_NAME)
-    actions = ConnectorAction.objects.filter(
-        connector__in=agent.connectors.all(), is_active=True
-    ).select_related("connector")
+    agent = Agent.objects.unscoped().get(name=DEMO_AGENT_NAME)
+    actions = (
+        ConnectorAction.objects.unscoped()
+        .filter(connector__in=agent.connectors.all(), is_active=True)
+        .select_related("connector")
+    )
 
     def make(name: str):
         async def run(**kwargs):

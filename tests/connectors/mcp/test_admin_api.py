@@ -39,7 +39,7 @@ def test_the_api_creates_an_mcp_connector_and_syncs_its_tools_on_save(client_for
     assert response.status_code == 201, response.content
     data = response.json()
     assert "lookup_order" in data["tool_sync"]["added"] and data["mcp_transport"] == "streamable_http"
-    action = ConnectorAction.objects.get(connector_id=data["id"], name="lookup_order")
+    action = ConnectorAction.objects.unscoped().get(connector_id=data["id"], name="lookup_order")
     assert action.mcp_tool == "lookup_order" and action.is_write is True  # until an admin confirms it
 
 
@@ -79,7 +79,7 @@ def test_the_sync_tools_button_syncs_and_says_what_changed(admin_client, org, mc
     response = admin_client.post(_admin("sync_tools", connector.pk), follow=True)
     assert response.redirect_chain[-1][0] == _admin("change", connector.pk)
     assert "tools synced. Added: " in response.content.decode()
-    assert ConnectorAction.objects.filter(connector=connector, mcp_tool="chart").exists()
+    assert ConnectorAction.objects.unscoped().filter(connector=connector, mcp_tool="chart").exists()
 
 
 def test_the_sync_tools_button_is_only_for_mcp_connectors_of_ones_own_organisation(
@@ -90,4 +90,4 @@ def test_the_sync_tools_button_is_only_for_mcp_connectors_of_ones_own_organisati
     assert admin_client.post(_admin("sync_tools", http.pk)).status_code == 404
     foreign = mcp_connector(other_org, mcp_server.url)
     assert admin_client.post(_admin("sync_tools", foreign.pk)).status_code in (302, 404)
-    assert not ConnectorAction.objects.filter(connector=foreign).exists()
+    assert not ConnectorAction.objects.unscoped().filter(connector=foreign).exists()

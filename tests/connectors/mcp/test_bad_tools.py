@@ -43,8 +43,8 @@ def test_a_create_whose_server_lists_a_300_character_tool_stores_the_connector_a
     assert "lookup_order" in sync["added"]
     (skipped,) = sync["skipped"]
     assert skipped["location"] == "x" * 200 and "longer than 200 characters" in skipped["reason"]
-    connector = Connector.objects.get(organization=org, name="erp")
-    assert ConnectorAction.objects.filter(connector=connector).count() == 8
+    connector = Connector.objects.unscoped().get(organization=org, name="erp")
+    assert ConnectorAction.objects.unscoped().filter(connector=connector).count() == 8
 
 
 def test_a_create_that_is_refused_leaves_nothing_and_never_calls_the_server(
@@ -53,7 +53,7 @@ def test_a_create_that_is_refused_leaves_nothing_and_never_calls_the_server(
     body = {"name": "erp", "kind": "mcp", "base_url": mcp_server.url, "auth_type": "bearer"}  # no secret
     response = client_for(org_admin).post(_api(org, "connectors"), body, format="json")
     assert response.status_code == 400
-    assert not Connector.objects.filter(organization=org).exists()
+    assert not Connector.objects.unscoped().filter(organization=org).exists()
     assert mcp_server.requests == []
 
 
@@ -100,4 +100,7 @@ def test_a_nul_character_in_a_description_is_stored_spelled_out(client_for, org,
     connector = mcp_connector(org, mcp_server.url)
     response = client_for(org_admin).post(_api(org, "connectors", connector.pk, "sync-tools"), format="json")
     assert response.status_code == 200, response.content
-    assert ConnectorAction.objects.get(connector=connector, name="odd").description == "Reads\\u0000 orders."
+    assert (
+        ConnectorAction.objects.unscoped().get(connector=connector, name="odd").description
+        == "Reads\\u0000 orders."
+    )

@@ -32,7 +32,7 @@ async def _world(scripted_llm, server: FakeMcpServer, *, confirm_reads: bool = T
         report = connector_sync_mcp_tools(connector=world.erp, actor=None)
         assert "create_payment" in report.added, report
         if confirm_reads:  # as an admin would: the tools the server claims only read
-            for action in ConnectorAction.objects.filter(connector=world.erp):
+            for action in ConnectorAction.objects.unscoped().filter(connector=world.erp):
                 if server_claim(action.mcp_annotations).kind == "read":
                     mcp_action_confirm_read(action=action, actor=None)
         return world
@@ -41,7 +41,7 @@ async def _world(scripted_llm, server: FakeMcpServer, *, confirm_reads: bool = T
 
 
 async def _logs():
-    return [log async for log in ConnectorCallLog.objects.order_by("id")]
+    return [log async for log in ConnectorCallLog.objects.unscoped().order_by("id")]
 
 
 async def test_a_read_call_reaches_the_server_and_writes_one_call_log_row(scripted_llm, make_llm, mcp_server):
@@ -100,7 +100,7 @@ async def test_an_admin_confirming_a_tool_as_a_read_lets_it_through_read_only_mo
     scripted_llm, make_llm, mcp_server
 ):
     world = await _world(scripted_llm, mcp_server)
-    payment = await ConnectorAction.objects.aget(name="create_payment")
+    payment = await ConnectorAction.objects.unscoped().aget(name="create_payment")
     await database_sync_to_async(mcp_action_confirm_read)(action=payment, actor=world.requester)
     await database_sync_to_async(organization_set_read_only)(
         organization=world.org, actor=None, enabled=True, reason="audit"
@@ -119,7 +119,7 @@ async def test_an_approval_condition_on_an_mcp_argument_holds_only_large_payment
         ApprovalPolicyFactory(
             organization=world.org,
             name="Large payments",
-            actions=[ConnectorAction.objects.get(name="create_payment")],
+            actions=[ConnectorAction.objects.unscoped().get(name="create_payment")],
             condition="amount > 10000",
             approver_users=[world.approver],
             approver_open_ids=[],
@@ -137,7 +137,7 @@ async def test_an_approval_condition_on_an_mcp_argument_holds_only_large_payment
         pending = await emitted.next_approval()
         assert pending["status"] == "pending" and pending["tool_args"]["amount"] == 18600
         assert mcp_server.calls_of("create_payment") == [{"amount": 50.0, "currency": "EUR"}]
-        approval = await ApprovalRequest.objects.aget(pk=pending["approval_id"])
+        approval = await ApprovalRequest.objects.unscoped().aget(pk=pending["approval_id"])
         await database_sync_to_async(approval_decide)(
             approval=approval, decision="reject", via="web", actor=world.approver, comment="too much"
         )
@@ -266,7 +266,8 @@ async def test_the_ssrf_guard_refuses_a_private_server_and_a_redirect_to_one(
     # redirect from an allowed host to a private one.
     await (
         type(world.erp)
-        .objects.filter(pk=world.erp.pk)
+        .objects.for_org(world.org)
+        .filter(pk=world.erp.pk)
         .aupdate(base_url="http://10.255.255.1/mcp", connect_timeout=1)
     )
     scripted_llm.script(tool_calls(call("erp__lookup_order", {"order_id": "1"})), text("no"))
@@ -275,7 +276,12 @@ async def test_the_ssrf_guard_refuses_a_private_server_and_a_redirect_to_one(
     assert "SSRF guard" in result.tool_calls[0].observation and "private" in result.tool_calls[0].observation
 
     mcp_server.redirect_to = "http://10.255.255.1/mcp"
-    await type(world.erp).objects.filter(pk=world.erp.pk).aupdate(base_url=f"{mcp_server.base_url}/moved")
+    await (
+        type(world.erp)
+        .objects.for_org(world.org)
+        .filter(pk=world.erp.pk)
+        .aupdate(base_url=f"{mcp_server.base_url}/moved")
+    )
     scripted_llm.script(tool_calls(call("erp__lookup_order", {"order_id": "1"})), text("no"))
     result = await run_agent(world, make_llm, "Lookup")
     assert result.tool_calls[0].outcome == "error"

@@ -72,7 +72,7 @@ def test_tool_descriptions_reach_the_admin_escaped(client, org, org_admin):
     connector_apply_mcp_tools(connector=connector, tools=(tool,), actor=None)
     other = ConnectorFactory(organization=org, name="erp")
     ConnectorActionFactory(connector=other, name="orders_list", description=HOSTILE)
-    action = ConnectorAction.objects.get(connector=connector)
+    action = ConnectorAction.objects.unscoped().get(connector=connector)
     assert client.login(username=org_admin.username, password=PASSWORD)
 
     pages = [

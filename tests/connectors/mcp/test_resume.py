@@ -56,9 +56,11 @@ async def test_a_resumed_run_does_not_repeat_an_mcp_write_that_was_in_flight(
             break
         await asyncio.sleep(0.05)
     assert mcp_server.calls_of("transfer") == [{"amount": 900.0}]
-    run = await Run.objects.aget(conversation=world.conversation)
-    await Run.objects.filter(pk=run.pk).aupdate(
-        lease_owner="dead-process", lease_expires_at=timezone.now() - timedelta(seconds=1)
+    run = await Run.objects.unscoped().aget(conversation=world.conversation)
+    await (
+        Run.objects.unscoped()
+        .filter(pk=run.pk)
+        .aupdate(lease_owner="dead-process", lease_expires_at=timezone.now() - timedelta(seconds=1))
     )
     assert await database_sync_to_async(runs_interrupt_lapsed)() == [run.pk]
     await frames_until(ws, _is("error", code=INTERRUPTED_CODE))

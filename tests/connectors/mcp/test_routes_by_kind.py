@@ -40,7 +40,7 @@ def _connector(kind: str, org, server) -> Connector:
         return mcp_connector(org, f"{server.base_url}/sse", mcp_transport="sse")
     if kind == "mcp_stdio_refused":
         connector = mcp_connector(org, "", mcp_transport="stdio", mcp_command=["mcp-server-time"])
-        Connector.objects.filter(pk=connector.pk).update(mcp_command=["/bin/sh", "-c", "id"])
+        Connector.objects.unscoped().filter(pk=connector.pk).update(mcp_command=["/bin/sh", "-c", "id"])
         return connector
     return mcp_connector(org, server.url, is_active=kind != "mcp_inactive")
 
@@ -54,7 +54,7 @@ def test_the_actions_list_answers_for_every_connector_kind(client_for, org, org_
     connector = _connector(kind, org, mcp_server)
     response = client_for(org_admin).get(_url(org, connector, "actions"))
     assert response.status_code == 200, response.content
-    assert response.json()["count"] == ConnectorAction.objects.filter(connector=connector).count()
+    assert response.json()["count"] == ConnectorAction.objects.unscoped().filter(connector=connector).count()
 
 
 @pytest.mark.parametrize("body", list(BODIES), ids=list(BODIES))

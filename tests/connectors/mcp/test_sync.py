@@ -18,7 +18,7 @@ pytestmark = pytest.mark.django_db
 
 
 def _actions(connector):
-    return {a.name: a for a in ConnectorAction.objects.filter(connector=connector)}
+    return {a.name: a for a in ConnectorAction.objects.unscoped().filter(connector=connector)}
 
 
 def test_sync_adds_every_tool_with_schema_description_and_annotations_as_unconfirmed_writes(mcp_server):
@@ -91,7 +91,7 @@ def test_sync_of_an_unreachable_private_server_is_refused_by_the_ssrf_guard(mcp_
     failure = connector_sync_mcp_tools(connector=connector, actor=None)
     assert "SSRF guard" in failure.error and "loopback" in failure.error
     assert mcp_server.requests == []
-    assert not ConnectorAction.objects.filter(connector=connector).exists()
+    assert not ConnectorAction.objects.unscoped().filter(connector=connector).exists()
 
 
 def test_oauth2_client_credentials_fetch_a_token_and_send_it(settings):

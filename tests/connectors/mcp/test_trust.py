@@ -8,7 +8,8 @@ import itertools
 from importlib import import_module
 
 import pytest
-from django.apps import apps
+from django.db import connection
+from django.db.migrations.loader import MigrationLoader
 from django.urls import reverse
 from mcp import types
 
@@ -56,7 +57,7 @@ def test_every_annotation_combination_is_stored_as_a_write_until_an_admin_confir
     connector_apply_mcp_tools(
         connector=connector, tools=(_tool("probe", read_only, destructive, idempotent),), actor=None
     )
-    action = ConnectorAction.objects.get(connector=connector, name="probe")
+    action = ConnectorAction.objects.unscoped().get(connector=connector, name="probe")
     info = ActionInfo.from_action(action)
     assert action.is_write is True  # whatever the server claims
     assert info.write_reason({}) is not None  # so read-only mode blocks it
@@ -86,7 +87,7 @@ def test_a_real_server_tool_claiming_read_only_and_destructive_is_a_write(mcp_se
     )
     connector = mcp_connector(org, mcp_server.url)
     connector_sync_mcp_tools(connector=connector, actor=None)
-    actions = {a.name: a for a in ConnectorAction.objects.filter(connector=connector)}
+    actions = {a.name: a for a in ConnectorAction.objects.unscoped().filter(connector=connector)}
     assert actions["purge_order"].is_write is True
     assert actions["lookup_order"].is_write is True  # readOnlyHint alone: a suggestion, not a read
     refused = mcp_action_confirm_read(action=actions["purge_order"], actor=org_admin)
@@ -98,8 +99,8 @@ def test_an_unconfirmed_mcp_tool_stored_as_a_read_is_still_blocked_in_read_only_
     connector_apply_mcp_tools(
         connector=connector, tools=(_tool("probe", True, _ABSENT, _ABSENT),), actor=None
     )
-    ConnectorAction.objects.filter(connector=connector).update(is_write=False)  # bypassing save()
-    action = ConnectorAction.objects.select_related("connector").get(connector=connector)
+    ConnectorAction.objects.unscoped().filter(connector=connector).update(is_write=False)  # bypassing save()
+    action = ConnectorAction.objects.unscoped().select_related("connector").get(connector=connector)
     assert "confirmed" in ActionInfo.from_action(action).write_reason({})
 
 
@@ -108,9 +109,9 @@ def test_a_resync_that_changes_annotations_or_schema_withdraws_the_confirmation_
 ):
     connector = mcp_connector(org, mcp_server.url)
     connector_sync_mcp_tools(connector=connector, actor=None)
-    lookup = ConnectorAction.objects.get(connector=connector, name="lookup_order")
-    chart = ConnectorAction.objects.get(connector=connector, name="chart")
-    big = ConnectorAction.objects.get(connector=connector, name="big")
+    lookup = ConnectorAction.objects.unscoped().get(connector=connector, name="lookup_order")
+    chart = ConnectorAction.objects.unscoped().get(connector=connector, name="chart")
+    big = ConnectorAction.objects.unscoped().get(connector=connector, name="big")
     for action in (lookup, chart, big):
         mcp_action_confirm_read(action=action, actor=org_admin)
 
@@ -136,7 +137,7 @@ def test_a_resync_that_changes_annotations_or_schema_withdraws_the_confirmation_
 
     assert sorted(report.unconfirmed) == ["chart", "lookup_order"]
     assert report.as_dict()["unconfirmed"] == list(report.unconfirmed)
-    actions = {a.name: a for a in ConnectorAction.objects.filter(connector=connector)}
+    actions = {a.name: a for a in ConnectorAction.objects.unscoped().filter(connector=connector)}
     assert actions["lookup_order"].is_write is True and actions["lookup_order"].mcp_read_confirmed_at is None
     assert actions["chart"].is_write is True
     assert actions["big"].is_write is False  # unchanged: still confirmed
@@ -164,7 +165,7 @@ def test_the_api_confirms_and_withdraws_a_read_with_an_audit_row_each(client_for
     connector_apply_mcp_tools(
         connector=connector, tools=(_tool("probe", True, _ABSENT, _ABSENT),), actor=None
     )
-    action = ConnectorAction.objects.get(connector=connector)
+    action = ConnectorAction.objects.unscoped().get(connector=connector)
     url = _api(org, "connectors", connector.pk, "actions", action.pk, "confirm-read")
 
     listed = client_for(org_admin).get(_api(org, "connectors", connector.pk, "actions")).json()["results"][0]
@@ -185,7 +186,7 @@ def test_the_api_confirms_and_withdraws_a_read_with_an_audit_row_each(client_for
 def test_the_api_refuses_to_confirm_a_contradictory_tool_or_an_http_action(client_for, org, org_admin):
     connector = mcp_connector(org, "https://tools.example.com/mcp")
     connector_apply_mcp_tools(connector=connector, tools=(_tool("probe", True, True, _ABSENT),), actor=None)
-    action = ConnectorAction.objects.get(connector=connector)
+    action = ConnectorAction.objects.unscoped().get(connector=connector)
     response = client_for(org_admin).post(
         _api(org, "connectors", connector.pk, "actions", action.pk, "confirm-read"), format="json"
     )
@@ -204,7 +205,7 @@ def test_another_organisations_admin_cannot_confirm_a_tool(client_for, org, othe
     connector_apply_mcp_tools(
         connector=connector, tools=(_tool("probe", True, _ABSENT, _ABSENT),), actor=None
     )
-    action = ConnectorAction.objects.get(connector=connector)
+    action = ConnectorAction.objects.unscoped().get(connector=connector)
     for slug in (org.slug, other_org.slug):
         url = f"/api/v1/orgs/{slug}/connectors/{connector.pk}/actions/{action.pk}/confirm-read/"
         assert client_for(other_admin).post(url, format="json").status_code == 404
@@ -217,7 +218,7 @@ def test_the_write_override_cannot_turn_an_mcp_tool_into_a_read(client_for, org,
     connector_apply_mcp_tools(
         connector=connector, tools=(_tool("probe", True, _ABSENT, _ABSENT),), actor=None
     )
-    action = ConnectorAction.objects.get(connector=connector)
+    action = ConnectorAction.objects.unscoped().get(connector=connector)
     response = client_for(org_admin).patch(
         _api(org, "connectors", connector.pk, "actions", action.pk),
         {"is_write": False, "is_write_override": True},
@@ -235,14 +236,17 @@ def test_the_admin_confirms_selected_tools_as_reads_with_an_audit_row(client, or
         tools=(_tool("probe", True, _ABSENT, _ABSENT), _tool("odd", True, True, _ABSENT)),
         actor=None,
     )
-    ids = [str(pk) for pk in ConnectorAction.objects.filter(connector=connector).values_list("pk", flat=True)]
+    ids = [
+        str(pk)
+        for pk in ConnectorAction.objects.unscoped().filter(connector=connector).values_list("pk", flat=True)
+    ]
     assert client.login(username=org_admin.username, password=PASSWORD)
     page = client.post(
         reverse("admin:connectors_connectoraction_changelist"),
         {"action": "confirm_read", "_selected_action": ids},
         follow=True,
     ).content.decode()
-    actions = {a.name: a for a in ConnectorAction.objects.filter(connector=connector)}
+    actions = {a.name: a for a in ConnectorAction.objects.unscoped().filter(connector=connector)}
     assert actions["probe"].is_write is False and actions["probe"].mcp_read_confirmed_by == org_admin
     assert actions["odd"].is_write is True and "contradict" in page
     assert AuditLog.objects.filter(action="connector_action.mcp_read_confirmed").count() == 1
@@ -257,12 +261,16 @@ def test_the_migration_makes_stored_mcp_reads_unconfirmed_writes(org):
         tools=(_tool("claimed", True, _ABSENT, _ABSENT), _tool("overridden", _ABSENT, _ABSENT, _ABSENT)),
         actor=None,
     )
-    ConnectorAction.objects.filter(name="claimed").update(is_write=False)
-    ConnectorAction.objects.filter(name="overridden").update(is_write=False, is_write_override=True)
+    ConnectorAction.objects.unscoped().filter(name="claimed").update(is_write=False)
+    ConnectorAction.objects.unscoped().filter(name="overridden").update(
+        is_write=False, is_write_override=True
+    )
     http = ConnectorActionFactory(connector=ConnectorFactory(organization=org, name="crm"))
     migration = import_module("connectors.migrations.0007_mcp_tools_unconfirmed_writes")
-    migration.mcp_reads_become_unconfirmed_writes(apps, None)
-    rows = {a.name: a for a in ConnectorAction.objects.filter(connector=connector)}
+    # As migrate runs it: with the models as they were at that migration (their plain managers).
+    state = MigrationLoader(connection).project_state(("connectors", "0007_mcp_tools_unconfirmed_writes"))
+    migration.mcp_reads_become_unconfirmed_writes(state.apps, None)
+    rows = {a.name: a for a in ConnectorAction.objects.unscoped().filter(connector=connector)}
     assert rows["claimed"].is_write is True and rows["overridden"].is_write is True
     assert rows["overridden"].is_write_override is False
     http.refresh_from_db()

@@ -176,14 +176,14 @@ def _url(org: Any, route: str, pk: Any = None) -> str:
 @pytest.mark.parametrize("endpoint", DUPLICATE_CORPUS, ids=lambda e: e.route)
 def test_creating_a_row_with_a_taken_name_answers_400_on_name(client_for, org_admin, org, endpoint):
     taken = endpoint.factory(organization=org)
-    before = endpoint.model.objects.count()
+    before = endpoint.model.objects.for_org(org).count()
     with endpoint.configured():
         response = client_for(org_admin).post(
             _url(org, endpoint.route), endpoint.payload(org, endpoint.taken(taken)), format="json"
         )
     assert response.status_code == 400, response.content
     assert endpoint.field in response.json(), response.content
-    assert endpoint.model.objects.count() == before
+    assert endpoint.model.objects.for_org(org).count() == before
 
 
 @pytest.mark.parametrize("endpoint", DUPLICATE_CORPUS, ids=lambda e: e.route)
@@ -226,7 +226,7 @@ def test_deleting_an_agent_with_conversations_answers_409_and_keeps_it(client_fo
     assert response.status_code == 409, response.content
     body = response.json()
     assert body["code"] == "protected" and "conversation" in body["detail"].lower()
-    assert Agent.objects.filter(pk=agent.pk).exists()
+    assert Agent.objects.unscoped().filter(pk=agent.pk).exists()
 
 
 def test_deleting_an_agent_with_conversations_is_explained_in_chinese(client_for, org_admin, org):
@@ -240,12 +240,12 @@ def test_deleting_an_agent_with_conversations_is_explained_in_chinese(client_for
 def test_deleting_an_agent_without_conversations_still_works(client_for, org_admin, org):
     agent = AgentFactory(organization=org)
     assert client_for(org_admin).delete(_url(org, "agents", agent.pk)).status_code == 204
-    assert not Agent.objects.filter(pk=agent.pk).exists()
+    assert not Agent.objects.unscoped().filter(pk=agent.pk).exists()
 
 
 def _unique_violation() -> IntegrityError:
     AgentFactory(name="Twin")
-    agent = Agent.objects.get(name="Twin")
+    agent = Agent.objects.unscoped().get(name="Twin")
     try:
         with transaction.atomic():
             Agent.objects.create(organization=agent.organization, name="Twin")
@@ -304,4 +304,4 @@ def test_a_sign_in_rule_that_is_a_duplicate_once_normalised_answers_400_on_its_f
     response = client_for(org_admin).post(_url(org, "sign-in-rules"), body, format="json")
     assert response.status_code == 400, response.content
     assert field in response.json(), response.content
-    assert SignInRule.objects.filter(organization=org).count() == 2
+    assert SignInRule.objects.unscoped().filter(organization=org).count() == 2

@@ -34,7 +34,7 @@ def _accept(user) -> None:
 
     browser = Client()
     browser.force_login(user)
-    invitation = MembershipInvitation.objects.get(user=user)
+    invitation = MembershipInvitation.objects.unscoped().get(user=user)
     assert browser.post(reverse("invitation-accept", args=[invitation.pk])).status_code == 302
 
 

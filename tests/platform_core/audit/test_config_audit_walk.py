@@ -66,7 +66,7 @@ class Case:
 
 
 def _connector(org):
-    found = Connector.objects.filter(organization=org, name="erp").first()
+    found = Connector.objects.unscoped().filter(organization=org, name="erp").first()
     return found or ConnectorFactory(organization=org, name="erp", base_url="https://erp.example.com/api")
 
 

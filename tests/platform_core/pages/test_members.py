@@ -44,7 +44,9 @@ def roles(org) -> dict[str, str]:
 
 
 def invited(org) -> dict[str, str]:
-    return dict(MembershipInvitation.objects.filter(organization=org).values_list("user__username", "role"))
+    return dict(
+        MembershipInvitation.objects.unscoped().filter(organization=org).values_list("user__username", "role")
+    )
 
 
 def actions() -> list[str]:

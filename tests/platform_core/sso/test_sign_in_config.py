@@ -30,7 +30,7 @@ def test_the_api_adds_a_feishu_rule_and_audits_it(admin_api, org, sso):
     )
 
     assert reply.status_code == 201, reply.json()
-    rule = SignInRule.objects.get(organization=org)
+    rule = SignInRule.objects.unscoped().get(organization=org)
     assert (rule.feishu_tenant_key, rule.role) == ("t-acme", Role.APPROVER)
     assert AuditLog.objects.filter(organization=org, action="sign_in_rule.created").count() == 1
 
@@ -51,7 +51,7 @@ def test_the_api_refuses_a_rule_that_cannot_match_or_an_unknown_provider(admin_a
 
     assert reply.status_code == 400
     assert field in str(reply.json())
-    assert not SignInRule.objects.exists()
+    assert not SignInRule.objects.unscoped().exists()
 
 
 @pytest.mark.cross_org("sign-in-rule-list", "sign-in-rule-detail", "sign-in-settings")
@@ -63,11 +63,11 @@ def test_a_rule_of_another_org_is_404_and_its_list_is_hidden(admin_api, other_or
     assert admin_api.delete(f"/api/v1/orgs/acme/sign-in-rules/{foreign.pk}/").status_code == 404
     assert admin_api.get("/api/v1/orgs/acme/sign-in-rules/").json()["results"] == []
     assert admin_api.get("/api/v1/orgs/globex/sign-in-rules/").status_code == 404
-    assert SignInRule.objects.filter(pk=foreign.pk).exists()
+    assert SignInRule.objects.unscoped().filter(pk=foreign.pk).exists()
     assert admin_api.get("/api/v1/orgs/globex/sign-in-settings/").status_code == 404
     put = admin_api.put("/api/v1/orgs/globex/sign-in-settings/", {"password_login": False}, format="json")
     assert put.status_code == 404
-    assert SignInSettings.objects.get(organization=other_org).password_login is True
+    assert SignInSettings.objects.unscoped().get(organization=other_org).password_login is True
 
 
 def test_members_cannot_read_or_change_sign_in_configuration(org, member, sso):
@@ -89,7 +89,7 @@ def test_password_sign_in_can_be_switched_off_only_with_a_rule_and_is_audited(ad
     SignInRuleFactory(organization=org)
     done = admin_api.put("/api/v1/orgs/acme/sign-in-settings/", {"password_login": False}, format="json")
     assert done.json() == {"password_login": False}
-    assert SignInSettings.objects.get(organization=org).password_login is False
+    assert SignInSettings.objects.unscoped().get(organization=org).password_login is False
     assert AuditLog.objects.filter(organization=org, action="sign_in_settings.created").exists()
 
 
@@ -102,7 +102,7 @@ def test_the_admin_adds_an_oidc_rule_for_a_domain(client, org, org_admin, sso):
     )
 
     assert page.status_code == 302, page.content.decode()[-2000:]
-    assert SignInRule.objects.get(organization=org).email_domain == "acme.example"
+    assert SignInRule.objects.unscoped().get(organization=org).email_domain == "acme.example"
 
 
 def test_the_admin_will_not_switch_passwords_off_without_a_rule(client, org, org_admin, sso):
@@ -114,7 +114,7 @@ def test_the_admin_will_not_switch_passwords_off_without_a_rule(client, org, org
 
     assert page.status_code == 200
     assert "Add a sign-in rule first" in page.content.decode()
-    assert not SignInSettings.objects.exists()
+    assert not SignInSettings.objects.unscoped().exists()
 
 
 def test_an_org_admin_sees_only_their_orgs_rules_in_the_admin(client, org, other_org, org_admin, sso):

@@ -58,7 +58,7 @@ def test_a_domain_claimed_in_the_admin_is_unapproved_and_the_org_admin_cannot_ap
             "approved_at": "2020-01-01 00:00:00",
         },
     )
-    rule = SignInRule.objects.get(organization=org)
+    rule = SignInRule.objects.unscoped().get(organization=org)
     assert rule.approved_at is None
 
     approved = client.post(
@@ -75,7 +75,7 @@ def test_the_operator_approves_a_claim_by_command_and_then_it_routes(client, adm
 
     call_command("sign_in_rules", "approve", str(rule_id))
 
-    rule = SignInRule.objects.get(pk=rule_id)
+    rule = SignInRule.objects.unscoped().get(pk=rule_id)
     assert rule.approved_at is not None
     row = AuditLog.objects.get(organization=org, action="sign_in_rule.approved")
     assert row.actor is None and row.after["email_domain"] == "rtb-corp.example"
@@ -182,7 +182,7 @@ def test_passwords_cannot_be_switched_off_on_an_unapproved_claim(admin_api, clie
     page = client.post(
         reverse("admin:platform_core_signinsettings_add"), {"organization": org.pk, "password_login": ""}
     )
-    assert page.status_code == 200 and not SignInSettings.objects.exists()
+    assert page.status_code == 200 and not SignInSettings.objects.unscoped().exists()
 
 
 def test_a_password_switch_without_an_approved_rule_locks_nobody_out(client, org, member):

@@ -49,7 +49,7 @@ def test_saving_a_rule_without_providers_is_refused_on_the_provider_field(admin_
     errors = reply.context["adminform"].form.errors
     assert "No sign-in provider is configured" in " ".join(errors["provider"])
     assert "__all__" not in errors
-    assert not SignInRule.objects.exists()
+    assert not SignInRule.objects.unscoped().exists()
 
 
 @NO_PROVIDERS
@@ -108,4 +108,4 @@ def test_the_api_without_providers_refuses_a_rule_with_a_clear_message(org_admin
     message = " ".join(reply.json()["provider"])
     assert "No sign-in provider is configured" in message
     assert "OIDC_PROVIDERS" in message
-    assert not SignInRule.objects.exists()
+    assert not SignInRule.objects.unscoped().exists()

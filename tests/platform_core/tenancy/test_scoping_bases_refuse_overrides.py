@@ -17,15 +17,15 @@ def test_a_viewset_overriding_get_queryset_fails_at_import() -> None:
     with pytest.raises(TypeError, match="overrides get_queryset.*filter_org_queryset"):
 
         class EveryConnector(OrgScopedViewMixin, viewsets.ModelViewSet):  # type: ignore[misc]
-            queryset = Connector.objects.all()
+            queryset = Connector.objects.unscoped().all()
 
             def get_queryset(self) -> Any:
-                return Connector.objects.all()
+                return Connector.objects.unscoped().all()
 
 
 def test_a_viewset_narrowing_in_filter_org_queryset_is_accepted() -> None:
     class ActiveConnectors(OrgScopedViewMixin, viewsets.ModelViewSet):  # type: ignore[misc]
-        queryset = Connector.objects.all()
+        queryset = Connector.objects.unscoped().all()
 
         def filter_org_queryset(self, queryset: Any) -> Any:
             return queryset.filter(is_active=True)
@@ -38,7 +38,7 @@ def test_an_admin_overriding_get_queryset_fails_at_import() -> None:
 
         class EveryConnectorAdmin(OrgScopedAdmin):
             def get_queryset(self, request: Any) -> Any:
-                return Connector.objects.all()
+                return Connector.objects.unscoped().all()
 
 
 def test_a_subclass_of_a_subclass_is_held_to_it_too() -> None:
@@ -50,4 +50,4 @@ def test_a_subclass_of_a_subclass_is_held_to_it_too() -> None:
 
         class WiderAdmin(NarrowAdmin):
             def get_queryset(self, request: Any) -> Any:
-                return Connector.objects.all()
+                return Connector.objects.unscoped().all()

@@ -19,8 +19,12 @@ from collections.abc import Iterator
 from pathlib import Path
 from types import ModuleType
 
+import pytest
 from celery.app.task import Task
 from django.conf import settings
+
+# The cache, channel layer or broker the settings name: CI's second pass (PostgreSQL + Redis) runs it too.
+pytestmark = pytest.mark.services
 
 ROOT = Path(__file__).resolve().parents[3]
 PACKAGES = ("agents", "connectors", "hooks", "platform_core")

@@ -11,6 +11,9 @@ import pytest
 
 from platform_core.wiring.channel_layer import Inbox, LeanRedisPubSubChannelLayer
 
+# The cache, channel layer or broker the settings name: CI's second pass (PostgreSQL + Redis) runs it too.
+pytestmark = pytest.mark.services
+
 REDIS_URL = os.environ.get("REDIS_URL")
 
 

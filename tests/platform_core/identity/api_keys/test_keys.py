@@ -204,7 +204,7 @@ def test_an_org_key_acts_as_its_own_service_user_with_the_role_its_scopes_give(o
     assert response.status_code == 201
     from agents.models import Conversation
 
-    assert Conversation.objects.get(pk=response.json()["id"]).user == chat.key.user
+    assert Conversation.objects.unscoped().get(pk=response.json()["id"]).user == chat.key.user
     # a member-role key cannot administer even with a matching scope elsewhere
     assert _client(chat.raw).get(f"/api/v1/orgs/{org.slug}/members/").status_code == 403
     assert _client(admin.raw).get(f"/api/v1/orgs/{org.slug}/members/").status_code == 200

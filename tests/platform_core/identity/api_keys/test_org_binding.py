@@ -87,7 +87,7 @@ def test_an_org_key_cannot_write_in_the_other_organisation(other_org, stray_key)
     )
     assert client.patch(f"{base}/settings/", {"read_only": True}, format="json").status_code == 404
     other_org.refresh_from_db()
-    assert not Run.objects.exists() and other_org.read_only is False
+    assert not Run.objects.unscoped().exists() and other_org.read_only is False
 
 
 def test_an_org_key_cannot_chat_with_the_other_organisations_agents_over_http(other_org, stray_key):
@@ -104,7 +104,7 @@ def test_an_org_key_cannot_chat_with_the_other_organisations_agents_over_http(ot
     )
     models = [m["id"] for m in client.get("/v1/models").json()["data"]]
     assert models == ["acme/Acme helper"]
-    assert not Run.objects.exists()
+    assert not Run.objects.unscoped().exists()
 
 
 def test_an_org_key_is_not_admitted_to_the_other_organisations_mcp_server(org, other_org, stray_key):

@@ -67,7 +67,7 @@ def test_an_accepted_invitation_makes_the_person_a_member_under_the_orgs_sign_in
     client_for, client, org, org_admin, other_admin
 ):
     client_for(org_admin).post(members_url(org), {"user": other_admin.username}, format="json")
-    invitation = MembershipInvitation.objects.get(organization=org, user=other_admin)
+    invitation = MembershipInvitation.objects.unscoped().get(organization=org, user=other_admin)
     SignInRuleFactory(organization=org, feishu_tenant_key="acme-tenant")
     SignInSettingsFactory(organization=org, password_login=False)
     client.force_login(other_admin)
@@ -80,7 +80,7 @@ def test_an_accepted_invitation_makes_the_person_a_member_under_the_orgs_sign_in
 
     assert accepted.status_code == 302
     assert Membership.objects.get(organization=org, user=other_admin).role == Role.MEMBER
-    assert not MembershipInvitation.objects.exists()
+    assert not MembershipInvitation.objects.unscoped().exists()
     rows = list(AuditLog.objects.filter(organization=org, action__startswith="membership.").order_by("id"))
     assert [(r.action, r.actor) for r in rows] == [
         ("membership.invitation_sent", org_admin),
@@ -96,33 +96,33 @@ def test_an_accepted_invitation_makes_the_person_a_member_under_the_orgs_sign_in
 def test_a_declined_invitation_leaves_no_membership_and_is_audited(client_for, client, org, org_admin):
     nina = UserFactory(username="nina")
     client_for(org_admin).post(members_url(org), {"user": "nina", "role": "approver"}, format="json")
-    invitation = MembershipInvitation.objects.get(user=nina)
+    invitation = MembershipInvitation.objects.unscoped().get(user=nina)
     client.force_login(nina)
 
     assert client.post(reverse("invitation-decline", args=[invitation.pk])).status_code == 302
 
-    assert not _is_member(org, nina) and not MembershipInvitation.objects.exists()
+    assert not _is_member(org, nina) and not MembershipInvitation.objects.unscoped().exists()
     assert AuditLog.objects.filter(organization=org, action="membership.invitation_declined").count() == 1
 
 
 def test_nobody_else_can_accept_or_see_someones_invitation(client_for, client, org, org_admin):
     nina = UserFactory(username="nina")
     client_for(org_admin).post(members_url(org), {"user": "nina"}, format="json")
-    invitation = MembershipInvitation.objects.get(user=nina)
+    invitation = MembershipInvitation.objects.unscoped().get(user=nina)
     client.force_login(UserFactory(username="mallory"))
 
     assert "Acme" not in client.get(reverse("invitations")).content.decode()
     assert client.post(reverse("invitation-accept", args=[invitation.pk])).status_code == 404
     assert client.post(reverse("invitation-decline", args=[invitation.pk])).status_code == 404
     assert not Membership.objects.filter(organization=org, user__username__in=["nina", "mallory"]).exists()
-    assert MembershipInvitation.objects.filter(pk=invitation.pk).exists()
+    assert MembershipInvitation.objects.unscoped().filter(pk=invitation.pk).exists()
 
 
 def test_an_expired_invitation_cannot_be_accepted(client_for, client, org, org_admin):
     nina = UserFactory(username="nina")
     client_for(org_admin).post(members_url(org), {"user": "nina"}, format="json")
-    MembershipInvitation.objects.update(expires_at=timezone.now() - timedelta(seconds=1))
-    invitation = MembershipInvitation.objects.get(user=nina)
+    MembershipInvitation.objects.unscoped().update(expires_at=timezone.now() - timedelta(seconds=1))
+    invitation = MembershipInvitation.objects.unscoped().get(user=nina)
     client.force_login(nina)
 
     client.post(reverse("invitation-accept", args=[invitation.pk]))
@@ -135,10 +135,10 @@ def test_an_owner_invitation_needs_an_owner_and_is_rechecked_on_acceptance(
 ):
     nina = UserFactory(username="nina")
     refused = client_for(org_admin).post(members_url(org), {"user": "nina", "role": "owner"}, format="json")
-    assert refused.status_code == 403 and not MembershipInvitation.objects.exists()
+    assert refused.status_code == 403 and not MembershipInvitation.objects.unscoped().exists()
 
     client_for(org_owner).post(members_url(org), {"user": "nina", "role": "owner"}, format="json")
-    invitation = MembershipInvitation.objects.get(user=nina)
+    invitation = MembershipInvitation.objects.unscoped().get(user=nina)
     Membership.objects.filter(user=org_owner).update(role=Role.ADMIN)  # the inviter is no owner any more
     MembershipFactory(organization=org, role=Role.OWNER)
     client.force_login(nina)
@@ -159,19 +159,19 @@ def test_existing_members_and_pending_invitations_are_refused_a_second_time(
     assert api.post(members_url(org), {"user": "nina"}, format="json").status_code == 202
     again = api.post(members_url(org), {"user": "nina", "role": "approver"}, format="json")
     assert again.status_code == 202  # re-sent with the new role
-    assert MembershipInvitation.objects.get(user__username="nina").role == Role.APPROVER
+    assert MembershipInvitation.objects.unscoped().get(user__username="nina").role == Role.APPROVER
 
 
 def test_admins_list_and_cancel_their_pending_invitations(client_for, org, org_admin):
     api = client_for(org_admin)
     UserFactory(username="nina")
     api.post(members_url(org), {"user": "nina"}, format="json")
-    invitation = MembershipInvitation.objects.get()
+    invitation = MembershipInvitation.objects.unscoped().get()
 
     listed = api.get(invitations_url(org)).json()["results"]
     assert [(i["username"], i["role"], i["invited_by"]) for i in listed] == [("nina", "member", "ada")]
     assert api.delete(invitations_url(org, invitation)).status_code == 204
-    assert not MembershipInvitation.objects.exists()
+    assert not MembershipInvitation.objects.unscoped().exists()
     assert AuditLog.objects.filter(organization=org, action="membership.invitation_cancelled").exists()
 
 
@@ -189,14 +189,14 @@ def test_another_organisations_invitations_are_hidden_and_untouchable(client_for
     assert api.get(invitations_url(org, foreign)).status_code == 404
     assert api.delete(invitations_url(org, foreign)).status_code == 404
     assert api.get(invitations_url(other_org)).status_code == 404
-    assert MembershipInvitation.objects.filter(pk=foreign.pk).exists()
+    assert MembershipInvitation.objects.unscoped().filter(pk=foreign.pk).exists()
 
 
 def test_members_and_approvers_cannot_invite(client_for, org, member):
     UserFactory(username="nina")
     assert client_for(member).post(members_url(org), {"user": "nina"}, format="json").status_code == 403
     assert client_for(member).get(invitations_url(org)).status_code == 403
-    assert not MembershipInvitation.objects.exists()
+    assert not MembershipInvitation.objects.unscoped().exists()
 
 
 # --- the Members page -----------------------------------------------------------------------------------
@@ -219,7 +219,7 @@ def test_the_members_page_invites_an_existing_address_and_tells_them_by_mail(
         )
 
     assert not _is_member(org, other_admin)
-    assert MembershipInvitation.objects.get(organization=org, user=other_admin).role == Role.ADMIN
+    assert MembershipInvitation.objects.unscoped().get(organization=org, user=other_admin).role == Role.ADMIN
     assert "invited" in done.content.decode()
     assert [m.to for m in mail.outbox] == [[other_admin.email]]
     assert "/invitations/" in mail.outbox[0].body
@@ -239,7 +239,7 @@ def test_the_members_page_invites_a_sign_in_identity_instead_of_adding_it(as_adm
     )
 
     assert not _is_member(org, fei)
-    assert MembershipInvitation.objects.filter(organization=org, user=fei).exists()
+    assert MembershipInvitation.objects.unscoped().filter(organization=org, user=fei).exists()
 
 
 @pytest.mark.cross_org("members-cancel-invitation", "members-page")
@@ -260,14 +260,14 @@ def test_the_members_page_cancels_only_its_own_organisations_invitations(as_admi
         reverse(cancel, kwargs={"org_slug": other_org.slug, "invitation_id": theirs.pk})
     )
     assert foreign.status_code == 404 and other_slug.status_code == 404
-    assert MembershipInvitation.objects.filter(pk=theirs.pk).exists()
+    assert MembershipInvitation.objects.unscoped().filter(pk=theirs.pk).exists()
     listed = as_admin.get(reverse("members-page", kwargs={"org_slug": org.slug})).context["invitations"]
     assert [i.pk for i in listed] == [ours.pk]
     assert (
         as_admin.post(reverse(cancel, kwargs={"org_slug": org.slug, "invitation_id": ours.pk})).status_code
         == 302
     )
-    assert not MembershipInvitation.objects.filter(pk=ours.pk).exists()
+    assert not MembershipInvitation.objects.unscoped().filter(pk=ours.pk).exists()
 
 
 # --- the admin ------------------------------------------------------------------------------------------
@@ -284,7 +284,7 @@ def test_the_admin_invites_an_existing_user_instead_of_adding_them(client, org, 
 
     assert done.status_code == 302, done.content.decode()[-2000:]
     assert not _is_member(org, other_admin)
-    invitation = MembershipInvitation.objects.get(organization=org, user=other_admin)
+    invitation = MembershipInvitation.objects.unscoped().get(organization=org, user=other_admin)
     assert (invitation.role, invitation.invited_by) == (Role.ADMIN, org_admin)
     assert AuditLog.objects.filter(organization=org, action="membership.invitation_sent").count() == 1
 
@@ -298,7 +298,7 @@ def test_a_superuser_in_the_admin_invites_too(client, org, other_admin):
     )
 
     assert not _is_member(org, other_admin)
-    assert MembershipInvitation.objects.filter(organization=org, user=other_admin).exists()
+    assert MembershipInvitation.objects.unscoped().filter(organization=org, user=other_admin).exists()
 
 
 def test_the_admin_lists_only_its_organisations_invitations(client, org, other_org, org_admin):
@@ -319,7 +319,7 @@ def test_the_admin_lists_only_its_organisations_invitations(client, org, other_o
     body = client.get(reverse("admin:platform_core_membershipinvitation_changelist")).content.decode()
     assert "ours-nina" in body and "theirs-tom" not in body
     client.post(reverse("admin:platform_core_membershipinvitation_delete", args=[theirs.pk]), {"post": "yes"})
-    assert MembershipInvitation.objects.filter(pk=theirs.pk).exists()
+    assert MembershipInvitation.objects.unscoped().filter(pk=theirs.pk).exists()
 
 
 def test_the_operator_command_still_adds_directly(org):
