@@ -21,7 +21,7 @@ from agents.model_presets import ABILITY_KEYS, PRESETS, preset_for, presets_as_d
 from agents.models import Agent, Conversation, ModelConfig, ModelProvider, Run
 from agents.usage import admin as usage_admin  # noqa: F401 - registers the budgets' admin
 from agents.usage_dashboard import admin as usage_dashboard_admin  # noqa: F401 - links the dashboard
-from platform_core.admin_base import AuditedAdmin, OrgScopedAdmin
+from platform_core.admin.base import AuditedAdmin, OrgScopedAdmin
 from platform_core.request_meta import client_ip, signed_in_user
 from platform_core.secret_rules import validate_secret_length
 

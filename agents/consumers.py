@@ -49,7 +49,7 @@ from agents.runs.events.store import conversation_group, events_after_sync, last
 from agents.runs.events.texts import frame_text
 from agents.runs.language import interface_language
 from agents.ws_frames import FrameRefused, after_seq_parse, after_seq_within, frame_decode
-from platform_core.api_keys import api_key_group
+from platform_core.identity.api_keys.keys import api_key_group
 
 logger = logging.getLogger(__name__)
 

@@ -22,7 +22,7 @@ from agents.endpoint_headers import api_key_sendable, headers_sendable
 from agents.engine.llm import OpenAICompatibleLLM, aclose_shared_clients
 from agents.models import ModelConfig
 from agents.runtime import endpoint_of, llm_for
-from platform_core.audited import audited_save
+from platform_core.audit.audited import audited_save
 
 if TYPE_CHECKING:
     from django.contrib.auth.models import User

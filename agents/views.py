@@ -22,12 +22,16 @@ from django.utils.translation import gettext as _
 from django.views.decorators.http import require_GET
 
 from agents import selectors, services
-from platform_core.api_keys_scopes import Scope
-from platform_core.api_keys_throttle import KeyThrottled
-from platform_core.authentication import api_token_authenticate, bearer_token_from_header, throttled_message
+from platform_core.identity.api_keys.authentication import (
+    api_token_authenticate,
+    bearer_token_from_header,
+    throttled_message,
+)
+from platform_core.identity.api_keys.scopes import Scope
+from platform_core.identity.api_keys.throttle import KeyThrottled
 from platform_core.models import Membership, Organization, Role
 from platform_core.request_meta import client_ip, signed_in_user
-from platform_core.tenancy import member_org_from_slug
+from platform_core.tenancy.scoping import member_org_from_slug
 
 if TYPE_CHECKING:
     from django.contrib.auth.models import User

@@ -22,8 +22,8 @@ REF = {"type": "string", "description": "The conversation's reference, as given 
 
 def build(*, llm_base_url: str, erp_base_url: str, conversations: int) -> dict[str, object]:
     from agents.models import Conversation
+    from platform_core.identity.api_keys.keys import api_token_issue
     from platform_core.models import Role
-    from platform_core.services import api_token_issue
     from tests import factories as _factories  # noqa: F401  (loads the factory modules in their order)
     from tests.agents.factories import AgentFactory, ModelConfigFactory
     from tests.factories import ConnectorActionFactory, ConnectorFactory, OrganizationFactory, member_of

@@ -43,7 +43,7 @@ from connectors.services import (
     connector_test_connection,
 )
 from connectors.sql.schema import schema_cache_clear
-from platform_core.admin_base import OrgScopedAdmin, OrgScopedInline
+from platform_core.admin.base import OrgScopedAdmin, OrgScopedInline
 from platform_core.request_meta import client_ip, signed_in_user
 
 

@@ -26,7 +26,7 @@ from connectors.mcp.sync import SyncReport, connector_apply_mcp_tools, mcp_tools
 from connectors.models import ActionSource, CallStatus, Connector, ConnectorAction, ConnectorCallLog
 from connectors.redaction import redact
 from connectors.scrub import scrub
-from platform_core.audited import audited_delete, audited_save
+from platform_core.audit.audited import audited_delete, audited_save
 from platform_core.crypto import SecretDecryptError
 from platform_core.services import audit_log_write
 
@@ -46,7 +46,7 @@ def connector_save(
     secrets: Mapping[str, str | None] | None = None,
     ip_address: str | None = None,
 ) -> Connector:
-    """Validate and save a new or changed connector and audit it (``platform_core.audited``).
+    """Validate and save a new or changed connector and audit it (``platform_core.audit.audited``).
 
     ``secrets`` maps ``auth_secret``/``dsn`` to a new value; ``""`` or ``None`` clears it; a missing key
     keeps the stored value. The audit row says only whether a secret is set and that it changed.

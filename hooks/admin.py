@@ -33,11 +33,12 @@ from hooks.models import (
 )
 from hooks.selectors import DECIDER_ROLES
 from hooks.services import approval_resend
-from platform_core.admin_base import AuditedAdmin, OrgScopedAdmin, admin_orgs
-from platform_core.api_keys import without_service_users
+from platform_core.admin.base import AuditedAdmin, OrgScopedAdmin
+from platform_core.identity.api_keys.keys import without_service_users
 from platform_core.models import LinkedIdentity, Role
 from platform_core.request_meta import client_ip, signed_in_user
 from platform_core.secret_rules import validate_secret_length
+from platform_core.tenancy.admin_orgs import admin_orgs
 
 if TYPE_CHECKING:
     from django.contrib.auth.models import User

@@ -4,7 +4,7 @@ A policy names its approvers as people: platform users, and roles (every member 
 names neither goes to every active approver, admin and owner of its organisation. The set is frozen on
 the request when it is created (or re-sent), so later membership changes do not quietly widen who may
 decide it. On Feishu a listed user decides through their linked Feishu account
-(:mod:`platform_core.identities`); raw ``open_id``s remain for people without a platform account.
+(:mod:`platform_core.identity.linked_identities`); raw ``open_id``s remain for people without a platform account.
 
 Two kinds of user never decide: an organisation key's service user (an identity of a program, not a
 person), and the person who asked (:func:`request_deciders` leaves them out; if they were the only
@@ -23,8 +23,8 @@ from django.utils.translation import gettext as _
 
 from hooks.models import APPROVER_ROLE_CHOICES, ApprovalPolicy, ApprovalRequest, RequesterExclusion
 from hooks.selectors import DECIDER_ROLES
-from platform_core.api_keys import without_service_users
-from platform_core.identities import feishu_open_ids_for_users
+from platform_core.identity.api_keys.keys import without_service_users
+from platform_core.identity.linked_identities import feishu_open_ids_for_users
 from platform_core.models import ADMIN_ROLES, Organization, Role
 
 if TYPE_CHECKING:

@@ -11,7 +11,7 @@ from django.http import Http404
 from hooks import addressed
 from hooks.duties import is_own_request
 from hooks.models import AgentHookSettings, ApprovalRequest, FeishuChannel
-from platform_core.api_keys import is_service_user
+from platform_core.identity.api_keys.keys import is_service_user
 from platform_core.models import ADMIN_ROLES, Membership, Organization, Role
 
 if TYPE_CHECKING:

@@ -46,8 +46,8 @@ from hooks.models import (
 )
 from hooks.selectors import approval_web_decider_ok
 from hooks.signals import approval_card_due, approval_closed
-from platform_core.api_keys import is_service_user
-from platform_core.identities import feishu_identity_in_org
+from platform_core.identity.api_keys.keys import is_service_user
+from platform_core.identity.linked_identities import feishu_identity_in_org
 from platform_core.models import Organization
 from platform_core.services import audit_log_write
 

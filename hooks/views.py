@@ -44,7 +44,7 @@ from hooks.selectors import (
 from hooks.services import ApprovalForbidden, approval_decide
 from platform_core.models import Membership, Organization
 from platform_core.request_meta import client_ip, signed_in_user
-from platform_core.tenancy import member_org_from_slug
+from platform_core.tenancy.scoping import member_org_from_slug
 
 logger = logging.getLogger(__name__)
 

@@ -10,7 +10,7 @@ from drf_spectacular.types import OpenApiTypes
 
 
 class BearerTokenScheme(OpenApiAuthenticationExtension):
-    target_class = "platform_core.authentication.BearerTokenAuthentication"
+    target_class = "platform_core.identity.api_keys.authentication.BearerTokenAuthentication"
     name = "bearerAuth"
 
     def get_security_definition(self, auto_schema: Any) -> dict[str, str]:

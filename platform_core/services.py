@@ -1,6 +1,6 @@
 """Write services of the tenancy core. Each is one transaction and writes its own audit row.
 
-``audit_log_write`` lives in :mod:`platform_core.audit_log` (API keys use it too) and is re-exported here.
+``audit_log_write`` lives in :mod:`platform_core.audit.log` (API keys use it too) and is re-exported here.
 """
 
 from __future__ import annotations
@@ -14,9 +14,8 @@ from django.db import transaction
 from django.utils import timezone
 from django.utils.translation import gettext as _
 
-from platform_core.api_keys import api_key_create
-from platform_core.audit_log import audit_log_write
-from platform_core.models import ADMIN_ROLES, ApiKey, ApiKeyScope, Membership, Organization, Role
+from platform_core.audit.log import audit_log_write
+from platform_core.models import ADMIN_ROLES, ApiKey, Membership, Organization, Role
 
 if TYPE_CHECKING:
     from django.contrib.auth.models import User
@@ -351,10 +350,3 @@ def user_get_or_create(*, username: str, password: str | None = None, email: str
         user.set_unusable_password()
         user.save(update_fields=["password"])
     return user
-
-
-def api_token_issue(*, user: User, name: str = "") -> tuple[ApiKey, str]:
-    """A personal API key of ``user`` with every scope and no expiry (the operator's and the tests'
-    path), audited; the raw value is returned once and only its hash is stored."""
-    created = api_key_create(name=name, scopes=ApiKeyScope.values, actor=None, owner=user)
-    return created.key, created.raw

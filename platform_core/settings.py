@@ -74,7 +74,7 @@ MIDDLEWARE = [
     "django.middleware.common.CommonMiddleware",
     "django.middleware.csrf.CsrfViewMiddleware",
     "django.contrib.auth.middleware.AuthenticationMiddleware",
-    "platform_core.org_time_zone.OrganizationTimeZoneMiddleware",  # times in the organisation's zone
+    "platform_core.tenancy.time_zone.OrganizationTimeZoneMiddleware",  # times in the organisation's zone
     "django.contrib.messages.middleware.MessageMiddleware",
     "allauth.account.middleware.AccountMiddleware",  # single sign-on (issue 20)
     "django.middleware.clickjacking.XFrameOptionsMiddleware",
@@ -245,7 +245,7 @@ SOCIALACCOUNT_REQUESTS_TIMEOUT = 10
 # --- REST API -------------------------------------------------------------------------------------
 REST_FRAMEWORK = {
     "DEFAULT_AUTHENTICATION_CLASSES": [
-        "platform_core.authentication.BearerTokenAuthentication",
+        "platform_core.identity.api_keys.authentication.BearerTokenAuthentication",
         "rest_framework.authentication.SessionAuthentication",
     ],
     "DEFAULT_PERMISSION_CLASSES": ["rest_framework.permissions.IsAuthenticated"],
@@ -387,7 +387,7 @@ LOGGING = {
 }
 TRUST_X_FORWARDED_FOR = env_bool("TRUST_X_FORWARDED_FOR", False)
 # Wrong API keys per client address and window before the address is refused (429) until the window
-# ends (platform_core.api_keys_throttle; 0 turns it off).
+# ends (platform_core.identity.api_keys.throttle; 0 turns it off).
 API_KEY_FAILURES_PER_ADDRESS = env_int("API_KEY_FAILURES_PER_ADDRESS", 20)
 API_KEY_FAILURE_WINDOW_SECONDS = env_int("API_KEY_FAILURE_WINDOW_SECONDS", 600)
 

@@ -112,7 +112,7 @@ def _default_language():
 @pytest.fixture(autouse=True)
 def _fresh_cache():
     """Every test starts with an empty cache: the wrong API keys one test sends from 127.0.0.1 must not
-    throttle a later test (``platform_core.api_keys_throttle`` counts them per address in the cache)."""
+    throttle a later test (``platform_core.identity.api_keys.throttle`` counts them per address in the cache)."""
     cache.clear()
     yield
     cache.clear()

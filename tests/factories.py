@@ -116,7 +116,7 @@ def member_of(org: Organization, role: str = Role.MEMBER, **user_fields: object)
 
 def api_key_of_org(org: Organization, **kwargs: object) -> ApiKey:
     """An organisation API key (its raw value is discarded)."""
-    from platform_core.api_keys import api_key_create
+    from platform_core.identity.api_keys.keys import api_key_create
 
     options: dict = {"name": "ci", "scopes": [ApiKeyScope.READ], "actor": None, **kwargs}
     return api_key_create(organization=org, **options).key

@@ -1,7 +1,7 @@
 """Who may chat over HTTP: a signed-in member (not only a superuser) of the URL's organisation whose
 credential allows chatting.
 
-An API key (``request.auth`` with ``scopes``, :class:`platform_core.api_keys_scopes.ApiKeyCredential`)
+An API key (``request.auth`` with ``scopes``, :class:`platform_core.identity.api_keys.scopes.ApiKeyCredential`)
 must have the ``chat`` scope; an organisation's key (``request.auth.organization``) reaches only its
 organisation. Sessions carry no scopes and may chat. The org routes also set ``api_key_scopes`` for the
 org routes' own scope check (``HasApiKeyScope``), so a chat-only key may read its run's stream.

@@ -38,9 +38,9 @@ from agents.conversations.commands import (
 from agents.conversations.handling import command_deliver, command_record
 from agents.models import Conversation, Run
 from agents.runs.language import interface_language_of_request
-from platform_core.api_keys_scopes import request_credential
-from platform_core.api_keys_watch import KeyWatch
-from platform_core.tenancy import IsOrgMember, OrgScopedViewMixin
+from platform_core.identity.api_keys.scopes import request_credential
+from platform_core.identity.api_keys.watch import KeyWatch
+from platform_core.tenancy.scoping import IsOrgMember, OrgScopedViewMixin
 
 CHAT_PERMISSIONS = [permissions.IsAuthenticated, IsOrgMember, HasChatScope]
 

@@ -12,7 +12,7 @@ from rest_framework.views import APIView
 
 from agents.usage_dashboard.figures import dashboard_data, dashboard_figures
 from agents.usage_dashboard.query import GROUP_BYS, PERIODS, QueryRefused, dashboard_query_parse
-from platform_core.tenancy import IsOrgAdmin, IsOrgMember, OrgScopedViewMixin
+from platform_core.tenancy.scoping import IsOrgAdmin, IsOrgMember, OrgScopedViewMixin
 
 
 class UsageFiguresSerializer(serializers.Serializer):

@@ -31,9 +31,9 @@ from agents.endpoint_check_services import model_config_apply_check, model_confi
 from agents.model_presets import presets_as_data
 from agents.models import Agent, Conversation, Message, ModelConfig, RunEvent
 from platform_core.api.audited import AuditedWritesMixin
-from platform_core.api_keys_scopes import Scope
+from platform_core.identity.api_keys.scopes import Scope
 from platform_core.request_meta import client_ip
-from platform_core.tenancy import IsOrgAdmin, IsOrgAdminOrReadOnly, IsOrgMember, OrgScopedViewMixin
+from platform_core.tenancy.scoping import IsOrgAdmin, IsOrgAdminOrReadOnly, IsOrgMember, OrgScopedViewMixin
 
 
 class Conflict(APIException):

@@ -51,7 +51,7 @@ from agents.conversations.commands import FollowUpQueued, PostMessage, PostResul
 from agents.conversations.handling import Recorded, command_record
 from agents.models import Agent, Conversation, Message, MessageRole
 from agents.runs.events.store import last_seq_sync
-from platform_core.api_keys_watch import KeyLapsed, KeyWatch, until_key_lapses
+from platform_core.identity.api_keys.watch import KeyLapsed, KeyWatch, until_key_lapses
 from platform_core.models import Membership, Organization
 
 if TYPE_CHECKING:

@@ -11,7 +11,7 @@ from django.utils import translation
 
 from agents.chat_http.follow import Heartbeat, run_frames
 from agents.chat_http.sse import sse_comment, sse_error, sse_frame, sse_retry
-from platform_core.api_keys_watch import KeyLapsed, KeyWatch, until_key_lapses
+from platform_core.identity.api_keys.watch import KeyLapsed, KeyWatch, until_key_lapses
 
 
 async def run_stream_sse(

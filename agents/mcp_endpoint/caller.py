@@ -1,11 +1,11 @@
 """Who calls the MCP endpoint: a Bearer API key of a member of the organisation named in the path.
 
-The key is checked by :func:`platform_core.authentication.api_token_authenticate` (the same check as the
+The key is checked by :func:`platform_core.identity.api_keys.authentication.api_token_authenticate` (the same check as the
 REST API and the websocket). No key or an unknown, revoked or expired one: 401. A key that does not reach
 the organisation (its user is not a member, or it is another organisation's key), or no such
 organisation: 404, the same answer, so a key cannot probe which organisations exist. A key without the
 ``chat`` scope: 403. An address that sent too many wrong keys: 429 with ``Retry-After``, whatever key it
-sends (:mod:`platform_core.api_keys_throttle`).
+sends (:mod:`platform_core.identity.api_keys.throttle`).
 """
 
 from __future__ import annotations
@@ -16,8 +16,8 @@ from datetime import datetime
 from django.utils import translation
 
 from agents.runs.language import interface_language
-from platform_core.api_keys_throttle import KeyThrottled
-from platform_core.authentication import api_token_authenticate, throttled_message
+from platform_core.identity.api_keys.authentication import api_token_authenticate, throttled_message
+from platform_core.identity.api_keys.throttle import KeyThrottled
 from platform_core.models import ApiKeyScope, Membership, Organization
 
 #: The ASGI scope key under which the endpoint finds the admitted caller.

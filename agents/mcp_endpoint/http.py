@@ -30,8 +30,8 @@ from mcp.server.auth.middleware.bearer_auth import AuthenticatedUser
 from mcp.server.auth.provider import AccessToken
 
 from agents.mcp_endpoint.caller import CALLER_SCOPE_KEY, Caller, CallerRefused, caller_admit
-from platform_core.api_keys_watch import KeyWatch, key_lapse
-from platform_core.authentication import bearer_token_from_header
+from platform_core.identity.api_keys.authentication import bearer_token_from_header
+from platform_core.identity.api_keys.watch import KeyWatch, key_lapse
 from platform_core.request_meta import client_ip_from_scope
 
 logger = logging.getLogger(__name__)

@@ -5,7 +5,7 @@ from __future__ import annotations
 from django.contrib import admin
 
 from agents.usage.models import Budget
-from platform_core.admin_base import AuditedAdmin
+from platform_core.admin.base import AuditedAdmin
 
 
 @admin.register(Budget)

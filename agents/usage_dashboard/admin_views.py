@@ -19,9 +19,9 @@ from django.utils.translation import gettext as _
 from agents.usage_dashboard.csv_export import csv_tables, dashboard_csv
 from agents.usage_dashboard.figures import dashboard_data, dashboard_figures
 from agents.usage_dashboard.query import PERIODS, DashboardQuery, QueryRefused, dashboard_query_parse
-from platform_core.admin_base import admin_orgs
 from platform_core.models import Organization
-from platform_core.org_time_zone import organization_time_zone_activate
+from platform_core.tenancy.admin_orgs import admin_orgs
+from platform_core.tenancy.time_zone import organization_time_zone_activate
 
 
 def _admin_org(request: HttpRequest, slug: str) -> Organization:

@@ -52,7 +52,7 @@ from connectors.services import (
     connector_save,
 )
 from platform_core.request_meta import client_ip
-from platform_core.tenancy import IsOrgAdmin, IsOrgAdminOrReadOnly, IsOrgMember, OrgScopedViewMixin
+from platform_core.tenancy.scoping import IsOrgAdmin, IsOrgAdminOrReadOnly, IsOrgMember, OrgScopedViewMixin
 
 _ADMIN_WRITES = [permissions.IsAuthenticated, IsOrgMember, IsOrgAdminOrReadOnly]
 _SECRETS = ("auth_secret", "dsn")

@@ -25,8 +25,8 @@ from hooks.models import (
     RateLimit,
 )
 from hooks.selectors import DECIDER_ROLES
-from platform_core.api_keys import without_service_users
 from platform_core.api_unique import OrgUniqueValidator
+from platform_core.identity.api_keys.keys import without_service_users
 from platform_core.models import Role
 from platform_core.secret_rules import validate_secret_length
 

@@ -43,9 +43,9 @@ from hooks.models import (
 from hooks.selectors import approval_list_for_user
 from hooks.services import ApprovalForbidden, approval_decide, approval_resend
 from platform_core.api.audited import AuditedWritesMixin
-from platform_core.api_keys_scopes import Scope
+from platform_core.identity.api_keys.scopes import Scope
 from platform_core.request_meta import client_ip
-from platform_core.tenancy import IsOrgAdmin, IsOrgApprover, IsOrgMember, OrgScopedViewMixin
+from platform_core.tenancy.scoping import IsOrgAdmin, IsOrgApprover, IsOrgMember, OrgScopedViewMixin
 
 
 class ApprovalViewSet(
@@ -108,7 +108,7 @@ class ApprovalViewSet(
 
 
 class _AuditedConfigViewSet(AuditedWritesMixin, OrgScopedViewMixin, viewsets.ModelViewSet):
-    """Admin-only configuration; every write is audited (``platform_core.audited``)."""
+    """Admin-only configuration; every write is audited (``platform_core.audit.audited``)."""
 
     permission_classes = [permissions.IsAuthenticated, IsOrgMember, IsOrgAdmin]
 

@@ -1,18 +1,18 @@
 """The API side of the audited writes: a viewset mixin whose create, update and delete go through
-:mod:`platform_core.audited`, so the API writes the same audit row as the admin."""
+:mod:`platform_core.audit.audited`, so the API writes the same audit row as the admin."""
 
 from __future__ import annotations
 
 from typing import Any
 
-from platform_core.audited import audited_delete, audited_save, secret_field_names
+from platform_core.audit.audited import audited_delete, audited_save, secret_field_names
 from platform_core.request_meta import client_ip
 
 
 class AuditedWritesMixin:
-    """Put before :class:`~platform_core.tenancy.OrgScopedViewMixin`. The serializer validates; the row is
-    built from its validated data (many-to-many sets and secrets split off) and saved by
-    :func:`~platform_core.audited.audited_save` with the URL's organisation."""
+    """Put before :class:`~platform_core.tenancy.scoping.OrgScopedViewMixin`. The serializer validates;
+    the row is built from its validated data (many-to-many sets and secrets split off) and saved by
+    :func:`~platform_core.audit.audited.audited_save` with the URL's organisation."""
 
     def _model(self) -> Any:
         return self.queryset.model  # type: ignore[attr-defined]

@@ -14,7 +14,7 @@ from rest_framework.decorators import action
 from rest_framework.request import Request
 from rest_framework.response import Response
 
-from platform_core.api_keys import (
+from platform_core.identity.api_keys.keys import (
     api_key_create,
     api_key_get_for_org,
     api_key_get_personal,
@@ -22,11 +22,11 @@ from platform_core.api_keys import (
     api_key_list_personal,
     api_key_revoke,
 )
-from platform_core.api_keys_permissions import HasApiKeyScope
-from platform_core.api_keys_scopes import request_credential
+from platform_core.identity.api_keys.permissions import HasApiKeyScope
+from platform_core.identity.api_keys.scopes import request_credential
 from platform_core.models import ApiKey, ApiKeyScope
 from platform_core.request_meta import client_ip
-from platform_core.tenancy import IsOrgAdmin, IsOrgMember, OrgScopedViewMixin
+from platform_core.tenancy.scoping import IsOrgAdmin, IsOrgMember, OrgScopedViewMixin
 
 
 class ApiKeySerializer(serializers.ModelSerializer):

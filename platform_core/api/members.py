@@ -19,18 +19,18 @@ from rest_framework import exceptions, mixins, permissions, serializers, status,
 from rest_framework.request import Request
 from rest_framework.response import Response
 
-from platform_core.admin_members import user_find_by_identifier
-from platform_core.api_keys import without_service_users
-from platform_core.members_invitations import (
+from platform_core.admin.members import user_find_by_identifier
+from platform_core.identity.api_keys.keys import without_service_users
+from platform_core.identity.members.invitations import (
     member_invitation_cancel,
     member_invitation_problem,
     member_invitation_send,
 )
-from platform_core.members_outcomes import MemberNotAdded
+from platform_core.identity.members.outcomes import MemberNotAdded
 from platform_core.models import Membership, MembershipInvitation
 from platform_core.request_meta import client_ip
 from platform_core.services import MembershipRefused, membership_remove, membership_save
-from platform_core.tenancy import IsOrgAdmin, IsOrgMember, OrgScopedViewMixin
+from platform_core.tenancy.scoping import IsOrgAdmin, IsOrgMember, OrgScopedViewMixin
 
 
 class MembershipConflict(exceptions.APIException):

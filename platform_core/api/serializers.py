@@ -7,7 +7,7 @@ from typing import Any
 from django.utils.translation import gettext_lazy as _
 from rest_framework import serializers
 
-from platform_core.audit_actions import audit_action_label
+from platform_core.audit.actions import audit_action_label
 from platform_core.models import AuditLog, Organization
 
 

@@ -13,7 +13,7 @@ from rest_framework.response import Response
 
 from platform_core.api.audited import AuditedWritesMixin
 from platform_core.api_unique import OrgUniqueValidator
-from platform_core.audited import audited_save
+from platform_core.audit.audited import audited_save
 from platform_core.models import SignInRule, SignInSettings
 from platform_core.request_meta import client_ip
 from platform_core.sso.validation import (
@@ -24,7 +24,7 @@ from platform_core.sso.validation import (
     rule_match_changed,
     sign_in_rule_clean,
 )
-from platform_core.tenancy import IsOrgAdmin, OrgScopedViewMixin
+from platform_core.tenancy.scoping import IsOrgAdmin, OrgScopedViewMixin
 
 
 class ProviderChoiceField(serializers.ChoiceField):

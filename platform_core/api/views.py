@@ -19,8 +19,8 @@ from platform_core.api.serializers import (
     OrganizationSerializer,
     OrganizationSettingsSerializer,
 )
-from platform_core.api_keys_permissions import HasApiKeyScope
-from platform_core.audit_export import AuditFilterInvalid, audit_export_response, audit_filter_parse
+from platform_core.audit.export import AuditFilterInvalid, audit_export_response, audit_filter_parse
+from platform_core.identity.api_keys.permissions import HasApiKeyScope
 from platform_core.models import AuditLog, Membership
 from platform_core.request_meta import client_ip
 from platform_core.selectors import audit_log_list_for_org, organizations_for_user
@@ -29,7 +29,7 @@ from platform_core.services import (
     organization_set_read_only,
     organization_set_time_zone,
 )
-from platform_core.tenancy import IsOrgAdmin, IsOrgAdminOrReadOnly, IsOrgMember, OrgScopedViewMixin
+from platform_core.tenancy.scoping import IsOrgAdmin, IsOrgAdminOrReadOnly, IsOrgMember, OrgScopedViewMixin
 
 
 class OrganizationListView(generics.ListAPIView):

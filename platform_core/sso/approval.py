@@ -13,7 +13,7 @@ from django.db import transaction
 from django.db.models import QuerySet
 from django.utils import timezone
 
-from platform_core.audit_log import audit_log_write
+from platform_core.audit.log import audit_log_write
 from platform_core.models import SignInRule
 
 if TYPE_CHECKING:

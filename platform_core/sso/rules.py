@@ -10,7 +10,7 @@ from django.contrib.auth import get_user_model
 from django.db import transaction
 from django.db.models import Q, QuerySet
 
-from platform_core.identities import link_feishu_identity
+from platform_core.identity.linked_identities import link_feishu_identity
 from platform_core.models import Membership, Organization, SignInRule, SignInSettings
 from platform_core.services import MembershipRefused, membership_save
 from platform_core.sso.identity import SsoIdentity

@@ -3,7 +3,7 @@
 One :class:`OrgCard` per organisation: its pending approvals, its read-only switch, the budgets at or
 above their warning level and the connectors that are failing. It reads the apps' models and selectors,
 so it lives in the project wiring, which sits above every app (see the import-linter layers). The
-caller passes the organisations, already scoped (``platform_core.admin_base.admin_orgs``).
+caller passes the organisations, already scoped (``platform_core.tenancy.admin_orgs.admin_orgs``).
 """
 
 from __future__ import annotations

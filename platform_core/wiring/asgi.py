@@ -29,10 +29,10 @@ from agents.mcp_endpoint.http import AgentsMcpApp  # noqa: E402
 from agents.mcp_endpoint.server import agents_mcp_server  # noqa: E402
 from connectors.demo.mcp.server import demo_mcp_server  # noqa: E402
 from platform_core.gc_tuning import gc_tune_for_server  # noqa: E402
+from platform_core.identity.api_keys.ws_auth import SessionOrTokenAuthMiddleware  # noqa: E402
 from platform_core.wiring.routing import websocket_urlpatterns  # noqa: E402
 from platform_core.wiring.tracing_setup import tracing_setup  # noqa: E402
 from platform_core.wiring.ws_not_found import UnknownPathConsumer  # noqa: E402
-from platform_core.ws_auth import SessionOrTokenAuthMiddleware  # noqa: E402
 
 
 def _allowed_origins() -> list[str]:

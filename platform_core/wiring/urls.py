@@ -10,7 +10,7 @@ from drf_spectacular.views import SpectacularAPIView, SpectacularSwaggerSplitVie
 
 from agents.api.urls import openai_urlpatterns  # chat over HTTP (issue 20)
 from hooks.urls import inbox_urlpatterns, integration_urlpatterns  # guard rails (issue 6)
-from platform_core import views
+from platform_core.pages import views
 from platform_core.sso.login import SignInView  # single sign-on (issue 20)
 from platform_core.wiring.docs_site import docs_home, docs_page  # the documentation site (issue 32)
 
@@ -25,8 +25,8 @@ urlpatterns = [
     path("logout/", auth_views.LogoutView.as_view(), name="logout"),
     path("i18n/", include("django.conf.urls.i18n")),
     path("jsi18n/", JavaScriptCatalog.as_view(), name="javascript-catalog"),
-    path("o/<slug:org_slug>/members/", include("platform_core.members_urls")),  # members page (issue 20)
-    path("invitations/", include("platform_core.members_invitation_urls")),  # invitations (issue 31)
+    path("o/<slug:org_slug>/members/", include("platform_core.pages.members_urls")),  # issue 20
+    path("invitations/", include("platform_core.pages.invitations_urls")),  # invitations (issue 31)
     path("o/<slug:org_slug>/", include("agents.urls")),
     path("o/<slug:org_slug>/approvals/", include(inbox_urlpatterns)),  # guard rails (issue 6)
     path("integrations/", include(integration_urlpatterns)),  # guard rails (issue 6)

@@ -123,7 +123,7 @@ def test_api_clients_with_a_bearer_token_see_the_same_pages(client_for, member, 
 
 
 def test_a_bearer_key_without_the_read_scope_is_refused_the_chat_pages(client, member, org):
-    from platform_core.api_keys import api_key_create
+    from platform_core.identity.api_keys.keys import api_key_create
 
     raw = api_key_create(name="bot", scopes=["chat"], owner=member, actor=member).raw
     response = client.get(chat_url(org), HTTP_AUTHORIZATION=f"Bearer {raw}")

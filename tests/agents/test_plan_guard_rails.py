@@ -19,7 +19,8 @@ from connectors.models import ConnectorCallLog
 from connectors.tools import connector_tools_for_run
 from platform_core import celery_app
 from platform_core.asgi import application
-from platform_core.services import api_token_issue, organization_set_read_only
+from platform_core.identity.api_keys.keys import api_token_issue
+from platform_core.services import organization_set_read_only
 from tests.agents.plan_script import CHAT, STEP, PlanModel, step, task_of, verdict
 from tests.agents.ws_helpers import bearer_for, connect, frames_until, frames_until_done
 from tests.fakes.http_service import LoopbackHTTPService, running_http_service

@@ -8,7 +8,7 @@ from channels.db import database_sync_to_async
 from channels.testing import WebsocketCommunicator
 
 from platform_core.asgi import application
-from platform_core.services import api_token_issue
+from platform_core.identity.api_keys.keys import api_token_issue
 
 TIMEOUT = 15
 

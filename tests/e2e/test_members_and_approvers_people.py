@@ -28,7 +28,7 @@ CONNECTOR = "Initech ERP"
 def build_people_world() -> dict[str, object]:
     """An organisation of its own: an owner, an approver with a linked Feishu account, a member, a
     connector, and a user outside it who signed in with Feishu (run in a subprocess)."""
-    from platform_core.identities import link_feishu_identity
+    from platform_core.identity.linked_identities import link_feishu_identity
     from platform_core.models import Role
     from tests.factories import ConnectorFactory, OrganizationFactory, UserFactory, member_of
 

@@ -26,7 +26,7 @@ def build(*, dead_url: str) -> dict[str, object]:
     from connectors.demo.seed import DEMO_CONNECTOR_NAME, demo_connector_seed
     from connectors.models import Connector
     from hooks.models import ApprovalPolicy, FeishuChannel, RateLimit
-    from platform_core.api_keys import api_key_create
+    from platform_core.identity.api_keys.keys import api_key_create
     from platform_core.models import ApiKeyScope, Role
     from platform_core.services import membership_set, organization_create, user_get_or_create
 

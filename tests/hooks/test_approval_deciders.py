@@ -11,7 +11,7 @@ from hooks.approval import approval_approvers, approval_event_data
 from hooks.approvers import policy_approver_users
 from hooks.models import ApprovalRequest
 from hooks.services import approval_request_create
-from platform_core.api_keys import api_key_create
+from platform_core.identity.api_keys.keys import api_key_create
 from platform_core.models import LinkedIdentity, Membership, Role
 from tests.factories import PASSWORD, ConnectorActionFactory, ConnectorFactory, member_of
 from tests.hooks.factories import ApprovalPolicyFactory, FeishuChannelFactory

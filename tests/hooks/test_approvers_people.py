@@ -12,7 +12,7 @@ import pytest
 from hooks.delivery import card_send_attempt
 from hooks.models import ApprovalRequest
 from hooks.services import approval_request_create
-from platform_core.identities import identity_link_feishu_by_hand, link_feishu_identity
+from platform_core.identity.linked_identities import identity_link_feishu_by_hand, link_feishu_identity
 from platform_core.models import AuditLog, Role
 from tests.factories import MembershipFactory, member_of
 from tests.hooks.factories import ApprovalPolicyFactory, FeishuChannelFactory

@@ -9,7 +9,7 @@ from django.urls import reverse
 from hooks.admin import audience_html
 from hooks.approvers import policy_audience
 from hooks.models import ApprovalPolicy
-from platform_core.identities import link_feishu_identity
+from platform_core.identity.linked_identities import link_feishu_identity
 from platform_core.models import AuditLog, Role
 from tests.factories import PASSWORD, ConnectorActionFactory, ConnectorFactory, member_of
 from tests.hooks.factories import ApprovalPolicyFactory, FeishuChannelFactory

@@ -18,7 +18,7 @@ from channels.db import database_sync_to_async
 
 from agents.runs.manager import run_manager
 from connectors.models import ConnectorCallLog
-from platform_core.services import api_token_issue
+from platform_core.identity.api_keys.keys import api_token_issue
 from tests.agents.ws_helpers import bearer_for, connect, frames_until, frames_until_done
 from tests.fakes.openai_server import call, text, tool_calls
 from tests.hooks.factories import ApprovalPolicyFactory

@@ -12,8 +12,8 @@ from agents.runs.manager import run_manager
 from connectors.models import ConnectorCallLog
 from hooks.models import ApprovalRequest
 from platform_core.asgi import application
+from platform_core.identity.api_keys.keys import api_token_issue
 from platform_core.models import AuditLog
-from platform_core.services import api_token_issue
 from tests.agents.ws_helpers import bearer_for, connect, frames_until, frames_until_done
 from tests.fakes.openai_server import call, text, tool_calls
 from tests.hooks.factories import ApprovalPolicyFactory

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import httpx
 
-from platform_core.services import api_token_issue
+from platform_core.identity.api_keys.keys import api_token_issue
 
 
 class WsgiApi:

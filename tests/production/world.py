@@ -20,7 +20,7 @@ BOSS = "ou_boss"
 
 
 def build(*, llm_base_url: str, erp_base_url: str, feishu_base_url: str) -> dict[str, str]:
-    from platform_core.services import api_token_issue
+    from platform_core.identity.api_keys.keys import api_token_issue
     from tests import factories as _factories  # noqa: F401  (loads the factory modules in their order)
     from tests.hooks.factories import ApprovalPolicyFactory
     from tests.hooks.scenario import build_purchasing

@@ -7,7 +7,7 @@ from rest_framework import permissions, viewsets
 from agents.usage.api.serializers import BudgetSerializer
 from agents.usage.models import Budget
 from platform_core.api.audited import AuditedWritesMixin
-from platform_core.tenancy import IsOrgAdminOrReadOnly, IsOrgMember, OrgScopedViewMixin
+from platform_core.tenancy.scoping import IsOrgAdminOrReadOnly, IsOrgMember, OrgScopedViewMixin
 
 
 class BudgetViewSet(AuditedWritesMixin, OrgScopedViewMixin, viewsets.ModelViewSet):

@@ -8,7 +8,7 @@ from django.core.exceptions import ValidationError
 from django.core.management.base import BaseCommand, CommandError, CommandParser
 from django.utils import timezone
 
-from platform_core.api_keys import api_key_create
+from platform_core.identity.api_keys.keys import api_key_create
 from platform_core.models import ApiKeyScope
 
 

@@ -1,7 +1,8 @@
 """``{% org_dashboard as dashboard %}``: the admin home page's cards for the signed-in admin.
 
-The organisations are those whose admin pages the user may use (:func:`platform_core.admin_base.admin_orgs`),
-so the home page is scoped exactly like every other admin page.
+The organisations are those whose admin pages the user may use
+(:func:`platform_core.tenancy.admin_orgs.admin_orgs`), so the home page is scoped exactly like every other
+admin page.
 """
 
 from __future__ import annotations
@@ -10,7 +11,7 @@ from typing import Any
 
 from django import template
 
-from platform_core.admin_base import admin_orgs
+from platform_core.tenancy.admin_orgs import admin_orgs
 from platform_core.wiring import admin_dashboard
 
 register = template.Library()

@@ -23,8 +23,8 @@ from openai import AsyncOpenAI
 
 from agents.conversations.commands import CancelRequested, FollowUpQueued, RunStarted
 from agents.models import Conversation, Message, MessageRole, Run, RunStatus
+from platform_core.identity.api_keys.keys import api_token_issue
 from platform_core.models import Role
-from platform_core.services import api_token_issue
 from tests.agents.factories import AgentFactory, ConversationFactory, ModelConfigFactory
 from tests.agents.mcp_endpoint.live import mcp_session
 from tests.factories import OrganizationFactory, member_of

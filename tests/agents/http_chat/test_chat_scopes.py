@@ -9,7 +9,7 @@ import openai
 import pytest
 
 from agents.models import Run
-from platform_core.api_keys import api_key_create
+from platform_core.identity.api_keys.keys import api_key_create
 from tests.agents.factories import AgentFactory
 from tests.factories import OrganizationFactory
 from tests.fakes.openai_server import text

@@ -15,7 +15,7 @@ from agents.models import Message, Run, RunEvent, RunStatus
 from agents.runs.events.store import events_after_sync
 from connectors.models import ConnectorCallLog
 from hooks.models import ApprovalRequest
-from platform_core.services import api_token_issue
+from platform_core.identity.api_keys.keys import api_token_issue
 from tests.agents.http_chat.conftest import PAYMENT, sse_events
 from tests.fakes.openai_server import call, hang, text, tool_calls
 from tests.production.ws_client import ws_open

@@ -15,8 +15,7 @@ from django.utils import timezone
 
 from agents.models import RunEvent
 from hooks.models import ApprovalRequest
-from platform_core.api_keys import api_key_create
-from platform_core.services import api_token_issue
+from platform_core.identity.api_keys.keys import api_key_create, api_token_issue
 from tests.agents.http_chat.conftest import PAYMENT, sse_events
 from tests.fakes.openai_server import call, hang, text, tool_calls
 

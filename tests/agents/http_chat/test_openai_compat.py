@@ -13,7 +13,7 @@ import pytest
 
 from agents.models import Conversation, Message, MessageRole, Run, RunStatus
 from connectors.models import ConnectorCallLog
-from platform_core.services import api_token_issue
+from platform_core.identity.api_keys.keys import api_token_issue
 from tests.agents.factories import AgentFactory
 from tests.agents.http_chat.conftest import PAYMENT
 from tests.factories import OrganizationFactory

@@ -14,8 +14,8 @@ from channels.db import database_sync_to_async
 
 from agents.models import Agent, Conversation, Message, Run
 from connectors.models import ConnectorCallLog
+from platform_core.identity.api_keys.keys import api_token_issue
 from platform_core.models import Role
-from platform_core.services import api_token_issue
 from tests.agents.factories import AgentFactory, ModelConfigFactory
 from tests.agents.mcp_endpoint.live import mcp_session
 from tests.factories import ConnectorActionFactory, ConnectorFactory, OrganizationFactory, member_of

@@ -16,9 +16,8 @@ from django.utils import timezone
 
 from agents.models import Run
 from hooks.models import ApprovalRequest
-from platform_core.api_keys import api_key_create
+from platform_core.identity.api_keys.keys import api_key_create, api_token_issue
 from platform_core.models import Role
-from platform_core.services import api_token_issue
 from tests.agents.factories import AgentFactory, ModelConfigFactory
 from tests.agents.mcp_endpoint.live import mcp_session
 from tests.factories import ConnectorActionFactory, ConnectorFactory, OrganizationFactory, member_of

@@ -6,7 +6,7 @@ import pytest
 from django.contrib.auth import get_user_model
 from django.contrib.messages import get_messages
 
-from platform_core.identities import user_for_feishu_open_id
+from platform_core.identity.linked_identities import user_for_feishu_open_id
 from platform_core.models import AuditLog, LinkedIdentity, Membership, Role
 from tests.factories import UserFactory, member_of
 from tests.platform_core.sso.factories import SignInRuleFactory

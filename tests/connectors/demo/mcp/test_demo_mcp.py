@@ -18,8 +18,8 @@ from connectors.demo.mcp.seed import DEMO_MCP_CONNECTOR_NAME
 from connectors.models import Connector, ConnectorCallLog
 from hooks.models import ApprovalPolicy
 from platform_core.demo import DEMO_ADMIN, DEMO_ORG_SLUG, demo_seed
+from platform_core.identity.api_keys.keys import api_token_issue
 from platform_core.models import AuditLog
-from platform_core.services import api_token_issue
 from tests.agents.factories import ModelConfigFactory
 from tests.agents.mcp_endpoint.live import mcp_session
 from tests.fakes.openai_replies import call, tool_calls

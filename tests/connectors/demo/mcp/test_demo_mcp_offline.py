@@ -18,7 +18,7 @@ from agents.demo import DEMO_EXAMPLE_QUESTIONS
 from agents.models import RunStatus
 from connectors.models import ConnectorCallLog
 from platform_core.demo import DEMO_ADMIN, DEMO_ORG_SLUG, demo_seed
-from platform_core.services import api_token_issue
+from platform_core.identity.api_keys.keys import api_token_issue
 from platform_core.wiring.deploy.stack import ProcessGroup, daphne_spec, inherited_env
 from tests.agents.mcp_endpoint.live import database_url, free_port, mcp_session
 
