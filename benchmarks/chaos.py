@@ -155,9 +155,10 @@ class Chaos:
         assert process is not None
         runs = await asyncio.to_thread(self.runs_held_by, {process.pid})
         self.servers[port] = None
+        # Out of the group before it dies: a server starting meanwhile checks the group's processes alive.
+        self.bench.group.processes.remove(process)
         process.popen.kill()
         process.popen.wait(10)
-        self.bench.group.processes.remove(process)
         self.kills.append(Kill(f"daphne :{port}", time.monotonic(), runs))
         await asyncio.sleep(RESTART_SERVER_AFTER)
         self.servers[port] = await asyncio.to_thread(self.bench.start_daphne, port)
@@ -173,10 +174,13 @@ class Chaos:
             if runs:
                 await asyncio.sleep(self.random.uniform(0.2, 0.8))
                 runs = await asyncio.to_thread(self.runs_held_by, tree) or runs
+                # Out of the group before it dies: the daphne restarted meanwhile (kill_server, in a thread)
+                # checks every process of the group alive while it waits for its server, and would take
+                # this kill for a crash.
+                self.bench.group.processes.remove(worker)
                 for pid in sorted(tree, reverse=True):
                     _kill(pid)
                 worker.popen.wait(10)
-                self.bench.group.processes.remove(worker)
                 self.kills.append(Kill("celery worker", time.monotonic(), runs))
                 self.worker = self.bench.start_worker(concurrency=2)
                 return
