@@ -3,10 +3,16 @@
 
 from __future__ import annotations
 
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from platform_core.audit.audited import audited_delete, audited_save, secret_field_names
 from platform_core.request_meta import client_ip
+
+if TYPE_CHECKING:
+    from django.db.models import QuerySet
+    from rest_framework.request import Request
+
+    from platform_core.models import Organization
 
 
 class AuditedWritesMixin:
@@ -14,8 +20,15 @@ class AuditedWritesMixin:
     the row is built from its validated data (many-to-many sets and secrets split off) and saved by
     :func:`~platform_core.audit.audited.audited_save` with the URL's organisation."""
 
+    # Declared for the type checker only: the view set this mixin is part of sets them (DRF's
+    # GenericAPIView, OrgScopedViewMixin).
+    queryset: QuerySet[Any]
+    request: Request
+    org: Organization
+    org_field: str
+
     def _model(self) -> Any:
-        return self.queryset.model  # type: ignore[attr-defined]
+        return self.queryset.model
 
     def _split(self, data: dict[str, Any]) -> tuple[dict[str, Any], dict[str, Any], dict[str, Any]]:
         model = self._model()
@@ -25,13 +38,13 @@ class AuditedWritesMixin:
 
     def perform_create(self, serializer: Any) -> None:
         data, m2m, secrets = self._split(dict(serializer.validated_data))
-        instance = self._model()(**{self.org_field: self.org}, **data)  # type: ignore[attr-defined]
+        instance = self._model()(**{self.org_field: self.org}, **data)
         serializer.instance = audited_save(
             instance=instance,
-            actor=self.request.user,  # type: ignore[attr-defined]
+            actor=self.request.user,
             m2m=m2m,
             secrets=secrets,
-            ip_address=client_ip(self.request),  # type: ignore[attr-defined]
+            ip_address=client_ip(self.request),
         )
 
     def perform_update(self, serializer: Any) -> None:
@@ -41,15 +54,15 @@ class AuditedWritesMixin:
             setattr(instance, name, value)
         serializer.instance = audited_save(
             instance=instance,
-            actor=self.request.user,  # type: ignore[attr-defined]
+            actor=self.request.user,
             m2m=m2m,
             secrets=secrets,
-            ip_address=client_ip(self.request),  # type: ignore[attr-defined]
+            ip_address=client_ip(self.request),
         )
 
     def perform_destroy(self, instance: Any) -> None:
         audited_delete(
             instance=instance,
-            actor=self.request.user,  # type: ignore[attr-defined]
-            ip_address=client_ip(self.request),  # type: ignore[attr-defined]
+            actor=self.request.user,
+            ip_address=client_ip(self.request),
         )
