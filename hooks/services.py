@@ -132,8 +132,9 @@ def approval_group(approval_id: uuid.UUID | str) -> str:
 
 
 def approval_notify(approval_id: uuid.UUID | str, status: str) -> None:
-    """Wake the gate waiting for ``approval_id``, wherever it runs (best effort: it re-checks the
-    database anyway)."""
+    """Tell the gate holding a call on ``approval_id``, in whatever process, that the request closed
+    (best effort: the gate re-reads the request every ``APPROVAL_RECHECK_SECONDS`` anyway). Called by
+    the run's wake-up (:mod:`agents.runs.wake`)."""
     layer = get_channel_layer()
     if layer is None:
         return
@@ -156,7 +157,7 @@ def _queue_card_update(approval_id: uuid.UUID) -> None:
 
 def _after_change(approval: ApprovalRequest, *, update_card: bool) -> None:
     approval_id, status, run_id = approval.pk, approval.status, approval.run_id
-    transaction.on_commit(lambda: approval_notify(approval_id, status))
+    # The one wake-up of whatever waits on the request (agents.runs.wake, above the guard rails).
     transaction.on_commit(
         lambda: approval_closed.send_robust(
             sender=ApprovalRequest, approval_id=approval_id, run_id=run_id, status=status

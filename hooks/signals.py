@@ -1,4 +1,4 @@
-"""Signals of the approval machinery, for apps above it (``agents`` resumes parked runs on them)."""
+"""Signals of the approval machinery, for apps above it (``agents`` wakes the run waiting on a request)."""
 
 from __future__ import annotations
 

@@ -22,8 +22,8 @@ A running run is cancelled by its own process (a control message, then ``finish`
 done, failed or cancelled run never changes again. :data:`TRANSITIONS` is this table as data.
 
 Side effects go with the transition's transaction: the interrupt's ``error`` event and the cancel's
-``approval`` and ``done`` events are stored in it and published once it commits; a park sends
-:data:`run_parked` on commit (:mod:`agents.runs.tasks` resumes the run if its decision already landed).
+``approval`` and ``done`` events are stored in it and published once it commits. What wakes a parked run
+is :mod:`agents.runs.wake`.
 """
 
 from __future__ import annotations
@@ -39,7 +39,6 @@ from django.conf import settings
 from django.contrib.auth.models import User
 from django.db import IntegrityError, transaction
 from django.db.models import F
-from django.dispatch import Signal
 from django.utils import timezone, translation
 from django.utils.translation import gettext as _
 
@@ -59,9 +58,6 @@ logger = logging.getLogger(__name__)
 
 TITLE_CHARS = 80
 INTERRUPTED_CODE = "run_interrupted"
-
-#: Sent once a run's parking commits (``run_id``, ``approval_id``).
-run_parked = Signal()
 
 
 @dataclass(frozen=True, slots=True)
@@ -295,7 +291,8 @@ def run_park(*, run_id: uuid.UUID, owner: str, approval_id: Any) -> bool:
     """Park a running run of ``owner`` on ``approval_id``; False if the run is no longer its own.
 
     Its last checkpoint holds the pending call; it keeps its conversation (follow-ups sent meanwhile are
-    stored and taken in when it resumes). :data:`run_parked` goes out once this commits.
+    stored and taken in when it resumes). The decision may have landed while the run was parking: the
+    caller then claims it back (:func:`agents.runs.parking.parked_run_claim`).
     """
     parked = (
         addressed.runs()
@@ -310,8 +307,6 @@ def run_park(*, run_id: uuid.UUID, owner: str, approval_id: Any) -> bool:
     )
     if parked:
         logger.info("run %s parked on approval %s", run_id, approval_id)
-        # The decision may have landed while the run was parking, when nobody would resume it.
-        transaction.on_commit(lambda: run_parked.send(sender=Run, run_id=run_id, approval_id=approval_id))
     return bool(parked)
 
 

@@ -76,6 +76,7 @@ from agents.runs.outcomes import (
     Parked,
     RunOutcome,
 )
+from agents.runs.parking import ParkedClaim, parked_run_claim
 from connectors.configs import run_secret_values
 from connectors.selectors import run_connector_actions
 
@@ -271,10 +272,12 @@ class RunManager:
                     self._lose(handle)
 
     async def wait(self, run_id: uuid.UUID) -> None:
-        """Wait until a run of this process finishes (tests and graceful shutdown)."""
-        handle = self.runs.get(run_id)
-        if handle is not None:
+        """Wait until a run of this process finishes or parks for good, through any resumption this
+        process started meanwhile (tests, workers and graceful shutdown)."""
+        while (handle := self.runs.get(run_id)) is not None:
             await asyncio.gather(handle.task, return_exceptions=True)
+            if self.runs.get(run_id) is handle:
+                return
 
     async def shutdown(self) -> None:
         for handle in list(self.runs.values()):
@@ -435,10 +438,10 @@ class RunManager:
                 return
             case Parked(approval_id=approval_id):
                 await sink.close()
-                if not sink.lease_lost:
-                    await database_sync_to_async(run_park)(
-                        run_id=run_id, owner=owner, approval_id=approval_id
-                    )
+                if not sink.lease_lost and await database_sync_to_async(run_park)(
+                    run_id=run_id, owner=owner, approval_id=approval_id
+                ):
+                    await self._resume_if_decided(run_id)
                 return
         ended = outcome.finish_fields()
         # The run's end is recorded in the transaction that stores its ``done`` event, which is published
@@ -449,6 +452,15 @@ class RunManager:
         await sink.close()
         if sink.failed is not None and not sink.lease_lost:  # that batch may not have committed
             await database_sync_to_async(run_finish)(run_id=run_id, lease_owner=owner, **ended)
+
+    async def _resume_if_decided(self, run_id: uuid.UUID) -> None:
+        """Once a run's parking commits: resume it here if its request closed while it was parking (the
+        request's wake-up then found it still held, see :mod:`agents.runs.wake`)."""
+        owner = lease_owner_new()
+        claim = await database_sync_to_async(parked_run_claim)(run_id=run_id, owner=owner)
+        if claim is ParkedClaim.CLAIMED:
+            logger.info("run %s: its request closed while it parked; resuming it here", run_id)
+            await self.launch(run_id, resume=True, owner=owner)
 
 
 def _stream_open(handle: RunHandle, *, on_lease_lost: Callable[[], None]) -> EventSink | None:

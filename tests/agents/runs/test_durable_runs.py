@@ -281,6 +281,7 @@ async def test_an_approval_longer_than_the_hold_parks_the_run_and_its_decision_r
     approval = await ApprovalRequest.objects.unscoped().aget(run_id=run.pk)
     assert run.status == RunStatus.PARKED and run.parked_on == approval.pk and run.lease_owner == ""
     assert run.pk not in run_manager.runs and erp.requests_to("/payments") == []
+    assert await asyncio.to_thread(resume_parked_run, str(run.pk)) == "still waiting"
     await ws.disconnect()
 
     # when the approver approves (hours later, from anywhere): the resumption is queued for a worker
@@ -306,6 +307,65 @@ async def test_an_approval_longer_than_the_hold_parks_the_run_and_its_decision_r
     assert await ApprovalRequest.objects.unscoped().filter(run_id=run.pk).acount() == 1
     logs = [(log.tool_call_id, log.status) async for log in ConnectorCallLog.objects.unscoped().all()]
     assert logs == [("pay-1", "ok")]
+    await ws.disconnect()
+
+
+async def test_a_decision_on_a_held_call_wakes_the_process_holding_it_and_queues_no_worker(
+    world, scripted_llm, erp, settings, queued_resumes
+):
+    # given a call held in this process's gate for longer than the test, and a database re-read too
+    # rare to be what wakes it
+    settings.APPROVAL_INPROCESS_HOLD_SECONDS = 60
+    settings.APPROVAL_RECHECK_SECONDS = 60
+    scripted_llm.script(tool_calls(call("erp__create_payment", PAYMENT, id="pay-1")), text("Paid."))
+    purchasing, ws = await _open(world)
+    await ws.send_json_to({"type": "message", "content": "Pay 60000 CNY to the supplier"})
+    await frames_until(ws, _is("approval", status="pending"))
+
+    # when the approver approves
+    approval = await ApprovalRequest.objects.unscoped().aget(conversation_id=purchasing.conversation.pk)
+    await database_sync_to_async(approval_decide)(
+        approval=approval, decision="approve", via="web", actor=purchasing.approver
+    )
+
+    # then the holding gate was told at once: the run ends here, never parked, no worker queued
+    frames = await asyncio.wait_for(frames_until_done(ws), 20)
+    assert [f["data"]["status"] for f in frames if f["event"] == "approval"] == ["approved"]
+    run = await Run.objects.unscoped().aget(conversation=purchasing.conversation)
+    assert run.status == RunStatus.DONE and run.resumes == 0 and queued_resumes == []
+    assert [r.json() for r in erp.requests_to("/payments")] == [PAYMENT]
+    await ws.disconnect()
+
+
+async def test_a_decision_landing_while_the_run_parks_resumes_it_once_where_it_parked(
+    world, scripted_llm, erp, settings, queued_resumes, monkeypatch
+):
+    from agents.runs import manager as manager_module
+
+    # given a run that lets go of its held call (hold 0), and a decision committed just before its
+    # parking does: the decision's wake-up finds the run still running and nobody holding the call
+    settings.APPROVAL_INPROCESS_HOLD_SECONDS = 0
+    scripted_llm.script(tool_calls(call("erp__create_payment", PAYMENT, id="pay-1")), text("Paid."))
+    purchasing, ws = await _open(world)
+    parking = manager_module.run_park
+
+    def decided_then_parked(*, run_id, owner, approval_id):
+        approval = ApprovalRequest.objects.unscoped().get(pk=approval_id)
+        approval_decide(approval=approval, decision="approve", via="web", actor=purchasing.approver)
+        return parking(run_id=run_id, owner=owner, approval_id=approval_id)
+
+    monkeypatch.setattr(manager_module, "run_park", decided_then_parked)
+    await ws.send_json_to({"type": "message", "content": "Pay 60000 CNY to the supplier"})
+
+    # when the run parks
+    frames = await asyncio.wait_for(frames_until_done(ws), 20)
+    await _finish_runs()
+
+    # then this process claimed it back and finished it: the payment made once, no worker needed
+    run = await Run.objects.unscoped().aget(conversation=purchasing.conversation)
+    assert run.status == RunStatus.DONE and run.resumes == 1 and queued_resumes == []
+    assert [r.json() for r in erp.requests_to("/payments")] == [PAYMENT]
+    assert [f["data"]["status"] for f in frames if f["event"] == "approval"] == ["pending", "approved"]
     await ws.disconnect()
 
 

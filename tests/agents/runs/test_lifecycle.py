@@ -144,28 +144,6 @@ def test_a_cancelled_parked_run_tells_its_chat_with_the_engines_done_payload():
     }
 
 
-def test_a_parked_run_announces_its_parking_once_it_commits(django_capture_on_commit_callbacks):
-    run = _run_in(RunStatus.RUNNING)
-    approval_id = uuid.uuid4()
-    heard: list[tuple[object, object]] = []
-
-    def hear(*, run_id, approval_id, **_):
-        heard.append((run_id, approval_id))
-
-    lifecycle.run_parked.connect(hear)
-    try:
-        with django_capture_on_commit_callbacks(execute=False) as callbacks:
-            assert lifecycle.run_park(run_id=run.pk, owner=OWNER, approval_id=approval_id)
-            assert heard == []
-        for callback in callbacks:
-            callback()
-    finally:
-        lifecycle.run_parked.disconnect(hear)
-
-    assert heard == [(run.pk, approval_id)]
-    assert Run.objects.unscoped().get(pk=run.pk).parked_on == approval_id
-
-
 def test_a_start_with_an_owner_takes_the_runs_lease_and_reads_the_conversations_last_seq():
     earlier = _run_in(RunStatus.DONE)
     conversation = earlier.conversation
