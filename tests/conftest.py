@@ -99,6 +99,20 @@ def _broker_of_the_tests() -> Path:
     return folder
 
 
+@pytest.fixture(scope="session", autouse=True)
+def _fast_password_hasher():
+    """Passwords set in this process are hashed with MD5, not PBKDF2's million rounds (0.4 s a user here,
+    minutes over the suite: Django's "Speeding up the tests"). PBKDF2 stays accepted, so hashes made by
+    the stacks the tests start (their own processes, the real settings) still verify here. Nothing the
+    platform ships changes: this is the test process's settings only."""
+    from django.conf import settings
+    from django.test import override_settings
+
+    hashers = ["django.contrib.auth.hashers.MD5PasswordHasher", *settings.PASSWORD_HASHERS]
+    with override_settings(PASSWORD_HASHERS=hashers):
+        yield
+
+
 @pytest.fixture(autouse=True)
 def _default_language():
     """Every test starts in the default language. Django's LocaleMiddleware activates a request's

@@ -101,12 +101,6 @@ def _mark(model: type[models.Model], pks: set) -> None:
             rows.filter(pk=pk).update(**changes)
 
 
-@pytest.fixture(autouse=True)
-def _fast_passwords(settings):
-    """Dozens of factory users per test: hash their passwords cheaply (the walk signs in directly)."""
-    settings.PASSWORD_HASHERS = ["django.contrib.auth.hashers.MD5PasswordHasher"]
-
-
 @pytest.fixture
 def world(client) -> World:
     acme = OrganizationFactory(slug="acme", name="Acme")
