@@ -41,6 +41,7 @@ from agents.engine.plan.agent import PlanAgent
 from agents.engine.plan.router import route_execution_mode
 from agents.engine.react import ReActAgent
 from agents.engine.run_context import RunContext
+from agents.engine.run_writes import RunWrites
 from agents.engine.tools import ToolRegistry
 from agents.fallback_chain import fallback_chain
 from agents.model_presets import api_key_header_for
@@ -52,7 +53,6 @@ from agents.usage.counters import budget_counter
 from agents.usage.meter import EndpointAccount, RunMeter, UsageOwner, UsageSink
 from agents.usage.pricing import Prices
 from connectors.tools import connector_tools_for_run
-from hooks.audit import BatchedWrites
 from hooks.registry import guard_rail_hooks
 from platform_core.config_cache import config_cached
 from platform_core.config_version import config_version_of
@@ -157,9 +157,9 @@ class RunBlueprint:
     # Emits an event into the run's persisted stream: emit(channel, data) -> seq. Set by the run manager
     # before hooks are built, so hooks (the approval gate) can report to the chat.
     emit: Callable[[str, dict[str, Any]], int | None] | None = None
-    # The writes that ride the run's event batches (its EventSink: ``write_later``, ``write_durable``),
+    # The run's unit of work (its EventSink, agents.engine.run_writes): writes that ride its event batches,
     # set with ``emit``: the call log's rows cost the run no database hop of their own.
-    writes: BatchedWrites | None = None
+    writes: RunWrites | None = None
     extra: dict[str, Any] = field(default_factory=dict)
     # The organisation's configuration version read with the run: what is loaded the same for every run
     # of the agent is cached per process under it (``platform_core.config_cache``). ``None``: built by

@@ -22,10 +22,10 @@ form of :mod:`connectors.redaction` (NaN, NUL, lone surrogates and non-JSON obje
 
 from __future__ import annotations
 
-import functools
 import logging
-from collections.abc import Awaitable, Callable, Mapping
-from typing import Any, Protocol, TypeVar
+from collections.abc import Mapping
+from dataclasses import dataclass
+from typing import Any
 
 from asgiref.sync import sync_to_async
 from django.db import IntegrityError, connection, transaction
@@ -46,6 +46,7 @@ from agents.engine.hooks import (
     PreVerdict,
 )
 from agents.engine.run_context import RunContext
+from agents.engine.run_writes import RunWrites
 from agents.engine.strict_json import text_safe
 from agents.engine.tools import ToolResult
 from connectors.kinds import adapter_for
@@ -73,16 +74,6 @@ BLOCK_STATUSES = {
 GATE_STATUSES = {"rejected": CallStatus.REJECTED, "expired": CallStatus.EXPIRED}
 
 
-T = TypeVar("T")
-
-
-class BatchedWrites(Protocol):
-    """Writes that ride a run's event batches (``agents.runs.events.store.EventSink`` has them)."""
-
-    def write_later(self, write: Callable[[], object]) -> None: ...
-    def write_durable(self, write: Callable[[], T]) -> Awaitable[T]: ...
-
-
 def not_recorded_message(language: str | None = None) -> str:
     """What the model sees for a call that was not made because its audit row could not be written."""
     with translation.override(language):
@@ -102,7 +93,7 @@ class AuditHook(PostToolUseHook):
         catalog: ActionCatalog,
         state: RunGuardState,
         language: str | None = None,
-        writes: BatchedWrites | None = None,
+        writes: RunWrites | None = None,
     ) -> None:
         self.context = context
         self.catalog = catalog
@@ -118,8 +109,7 @@ class AuditHook(PostToolUseHook):
         configuration version the guard rails judged it under (``None``: not known). The secrets to redact
         come with the call's guard-rail configuration, which the guard rails before it read."""
         config = await self.state.call_config(self.context.org_id, ctx.tool_call_id, info.connector_id)
-        write = functools.partial(
-            _write_started,
+        write = CallLogStart(
             context=self.context,
             info=info,
             tool_call_id=ctx.tool_call_id,
@@ -130,7 +120,7 @@ class AuditHook(PostToolUseHook):
         if self.writes is not None:
             self._started[ctx.tool_call_id] = await self.writes.write_durable(write)
         else:
-            self._started[ctx.tool_call_id] = await sync_to_async(write)()
+            self._started[ctx.tool_call_id] = await sync_to_async(write.apply)()
         return config.version if config is not None else None
 
     async def post_tool_use(self, ctx: HookContext, result: ToolResult) -> PostVerdict:
@@ -142,8 +132,7 @@ class AuditHook(PostToolUseHook):
         approval_ref = gate.approval_id if gate is not None else ""
         started = self._started.pop(ctx.tool_call_id, None)
         if started is not None:
-            complete = functools.partial(
-                _complete_started,
+            end = CallLogEnd(
                 pk=started,
                 status=CallStatus.OK if ctx.outcome == OUTCOME_OK else CallStatus.ERROR,
                 error=_error_of(ctx.outcome, result),
@@ -151,9 +140,9 @@ class AuditHook(PostToolUseHook):
                 result=result,
             )
             if self.writes is not None:
-                self.writes.write_later(functools.partial(_quietly, complete, started))
+                self.writes.write_later(end)
             else:
-                await sync_to_async(complete)()
+                await sync_to_async(end.apply)()
             return ALLOW
         if ctx.outcome == OUTCOME_TIMEOUT:
             await sync_to_async(_complete_cancelled)(
@@ -324,67 +313,77 @@ def _write_call(
     )
 
 
-def _write_started(
-    *,
-    context: RunContext,
-    info: ActionInfo,
-    tool_call_id: str,
-    arguments: dict[str, Any],
-    secrets: tuple[str, ...],
-    replayed: bool,
-) -> int:
-    """The row of a call about to run; a resumed run that makes again a call whose end was never
-    recorded reuses that call's row."""
-    if replayed and context.org_id is not None:  # a run without an organisation has no rows
-        earlier = (
-            ConnectorCallLog.objects.filter(
-                organization_id=context.org_id,
-                run_id=str(context.run_id),
-                tool_call_id=tool_call_id[:128],
-                status=CallStatus.ERROR,
-                error=NOT_FINISHED,
+@dataclass(frozen=True, slots=True)
+class CallLogStart:
+    """The run write of a call's row before the call runs (a durable write: the call runs only once it
+    has committed). ``apply`` returns the row's id; a resumed run that makes again a call whose end was
+    never recorded reuses that call's row."""
+
+    context: RunContext
+    info: ActionInfo
+    tool_call_id: str
+    arguments: dict[str, Any]
+    secrets: tuple[str, ...]
+    replayed: bool
+
+    def apply(self) -> int:
+        context, tool_call_id = self.context, self.tool_call_id
+        if self.replayed and context.org_id is not None:  # a run without an organisation has no rows
+            earlier = (
+                ConnectorCallLog.objects.filter(
+                    organization_id=context.org_id,
+                    run_id=str(context.run_id),
+                    tool_call_id=tool_call_id[:128],
+                    status=CallStatus.ERROR,
+                    error=NOT_FINISHED,
+                )
+                .values_list("pk", flat=True)
+                .first()
             )
-            .values_list("pk", flat=True)
-            .first()
+            if earlier is not None:
+                return earlier
+        row = _write_call(
+            context,
+            self.info,
+            tool_call_id=tool_call_id,
+            arguments=self.arguments,
+            status=CallStatus.ERROR,
+            error=NOT_FINISHED,
+            secrets=self.secrets,
         )
-        if earlier is not None:
-            return earlier
-    row = _write_call(
-        context,
-        info,
-        tool_call_id=tool_call_id,
-        arguments=arguments,
-        status=CallStatus.ERROR,
-        error=NOT_FINISHED,
-        secrets=secrets,
-    )
-    return row.pk
+        return row.pk
 
 
-def _complete_started(*, pk: int, status: str, error: str, approval_ref: str, result: ToolResult) -> None:
-    """Complete the row written before the call ran with how it ended."""
-    call = getattr(result, "call", None)  # connectors.tools.ConnectorToolResult carries the outcome
-    secrets: tuple[str, ...] = tuple(getattr(result, "secrets", ()) or ())
-    addressed.call_logs().filter(pk=pk).update(
-        status=status,
-        error=text_safe(scrub(error, secrets))[:MAX_ERROR_CHARS],
-        approval_ref=approval_ref,
-        http_status=getattr(call, "http_status", None),
-        row_count=getattr(call, "row_count", None),
-        latency_ms=round(float(getattr(call, "latency_ms", 0.0) or 0.0), 3),
-        request_bytes=max(0, int(getattr(call, "request_bytes", 0) or 0)),
-        response_bytes=max(0, int(getattr(call, "response_bytes", 0) or 0)),
-    )
+@dataclass(frozen=True, slots=True)
+class CallLogEnd:
+    """The run write that completes a call's row with how the call ended. In a savepoint of the batch it
+    rides: refused, it is logged and costs the batch (the run's events) nothing."""
 
+    pk: int
+    status: str
+    error: str
+    approval_ref: str
+    result: ToolResult
 
-def _quietly(write: Callable[[], object], pk: int) -> None:
-    """``write`` in a savepoint of the batch it rides: refused, it is logged and costs that batch (the
-    run's events) nothing."""
-    try:
-        with transaction.atomic():
-            write()
-    except Exception as exc:
-        logger.error("could not record the end of connector call log %s (%s)", pk, type(exc).__name__)
+    def apply(self) -> None:
+        call = getattr(self.result, "call", None)  # connectors.tools.ConnectorToolResult carries the outcome
+        secrets: tuple[str, ...] = tuple(getattr(self.result, "secrets", ()) or ())
+        try:
+            with transaction.atomic():
+                addressed.call_logs().filter(pk=self.pk).update(
+                    status=self.status,
+                    error=text_safe(scrub(self.error, secrets))[:MAX_ERROR_CHARS],
+                    approval_ref=self.approval_ref,
+                    http_status=getattr(call, "http_status", None),
+                    row_count=getattr(call, "row_count", None),
+                    latency_ms=round(float(getattr(call, "latency_ms", 0.0) or 0.0), 3),
+                    request_bytes=max(0, int(getattr(call, "request_bytes", 0) or 0)),
+                    response_bytes=max(0, int(getattr(call, "response_bytes", 0) or 0)),
+                )
+        except Exception as exc:
+            logger.error(
+                "could not record the end of connector call log %s (%s)", self.pk, type(exc).__name__
+            )
 
 
 def _complete_cancelled(

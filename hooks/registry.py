@@ -22,9 +22,10 @@ from typing import Any, Protocol
 from django.utils import translation
 
 from agents.engine.hooks import PostToolUseHook, PreToolUseHook, SessionStartHook
+from agents.engine.run_writes import RunWrites
 from connectors.selectors import RunActionsSource, run_connector_actions
 from hooks.approval import ApprovalGate
-from hooks.audit import AuditHook, BatchedWrites
+from hooks.audit import AuditHook
 from hooks.catalog import ActionCatalog, ActionInfo
 from hooks.conf import DEFAULT_MAX_OBSERVATION_CHARS
 from hooks.rate_limit import RateLimitHook
@@ -48,7 +49,7 @@ class GuardRailSource(RunActionsSource, Protocol):
     @property
     def emit(self) -> Callable[[str, dict[str, Any]], int | None] | None: ...
     @property
-    def writes(self) -> BatchedWrites | None: ...
+    def writes(self) -> RunWrites | None: ...
 
 
 Hook = PreToolUseHook | PostToolUseHook | SessionStartHook

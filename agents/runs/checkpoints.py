@@ -9,6 +9,7 @@ from __future__ import annotations
 import logging
 import uuid
 from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
 from typing import Any
 
 from channels.db import database_sync_to_async
@@ -71,22 +72,62 @@ class DatabaseToolLedger:
         return await database_sync_to_async(_recorded)(list(keys), iteration)
 
     async def begin(self, key: str, *, tool_name: str, args: Mapping[str, Any], iteration: int) -> None:
-        await self.sink.write_durable(lambda: _begin(key, tool_name, iteration))
+        await self.sink.write_durable(LedgerBegin(key, tool_name, iteration))
 
     async def finish(self, key: str, *, observation: str, error: str | None, outcome: str) -> None:
-        run_id, tool_call_id = _split(key)
+        self.sink.write_later(LedgerFinish(key, observation, error, outcome))
 
-        def write() -> None:
-            ToolCallEntry.objects.filter(run_id=run_id, tool_call_id=tool_call_id[:128]).update(
-                status=ToolCallStatus.FINISHED,
-                observation=observation,
-                failed=error is not None,
-                error=error or "",
-                outcome=outcome[:16],
-                finished_at=timezone.now(),
-            )
 
-        self.sink.write_later(write)
+@dataclass(frozen=True, slots=True)
+class LedgerBegin:
+    """The run write of a tool call's ledger row before the call runs (durable: the call runs only once
+    it has committed). One statement, no savepoint (it rides the event batch's transaction): a call id
+    the model reused in a later turn is a new call (replays never begin again), so it takes over the
+    earlier row."""
+
+    key: str
+    tool_name: str
+    iteration: int
+
+    def apply(self) -> None:
+        run_id, tool_call_id = _split(self.key)
+        fields = {
+            "iteration": self.iteration,
+            "tool_name": self.tool_name[:64],
+            "status": ToolCallStatus.STARTED,
+            "observation": "",
+            "failed": False,
+            "error": "",
+            "outcome": "",
+            "finished_at": None,
+        }
+        ToolCallEntry.objects.bulk_create(
+            [ToolCallEntry(run_id=run_id, tool_call_id=tool_call_id[:128], **fields)],
+            update_conflicts=True,
+            unique_fields=["run", "tool_call_id"],
+            update_fields=[*fields, "started_at"],
+        )
+
+
+@dataclass(frozen=True, slots=True)
+class LedgerFinish:
+    """The run write that marks a tool call's ledger row finished, with what the call gave the model."""
+
+    key: str
+    observation: str
+    error: str | None
+    outcome: str
+
+    def apply(self) -> None:
+        run_id, tool_call_id = _split(self.key)
+        ToolCallEntry.objects.filter(run_id=run_id, tool_call_id=tool_call_id[:128]).update(
+            status=ToolCallStatus.FINISHED,
+            observation=self.observation,
+            failed=self.error is not None,
+            error=self.error or "",
+            outcome=self.outcome[:16],
+            finished_at=timezone.now(),
+        )
 
 
 def _recorded(keys: list[str], iteration: int) -> dict[str, RecordedCall]:
@@ -105,25 +146,3 @@ def _recorded(keys: list[str], iteration: int) -> dict[str, RecordedCall]:
             outcome=row.outcome or "ok",
         )
     return found
-
-
-def _begin(key: str, tool_name: str, iteration: int) -> None:
-    run_id, tool_call_id = _split(key)
-    fields = {
-        "iteration": iteration,
-        "tool_name": tool_name[:64],
-        "status": ToolCallStatus.STARTED,
-        "observation": "",
-        "failed": False,
-        "error": "",
-        "outcome": "",
-        "finished_at": None,
-    }
-    # One statement, no savepoint (it rides the event batch's transaction): a call id the model reused in a
-    # later turn is a new call (replays never begin again), so it takes over the earlier row.
-    ToolCallEntry.objects.bulk_create(
-        [ToolCallEntry(run_id=run_id, tool_call_id=tool_call_id[:128], **fields)],
-        update_conflicts=True,
-        unique_fields=["run", "tool_call_id"],
-        update_fields=[*fields, "started_at"],
-    )

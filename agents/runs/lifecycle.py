@@ -199,6 +199,19 @@ def run_finish(
 # -- interrupt ---------------------------------------------------------------------------------------
 
 
+@dataclass(frozen=True, slots=True)
+class RunEnd:
+    """The run write of a run's end (:func:`run_finish` under ``lease_owner``), made in the transaction of
+    the batch that stores its ``done`` event."""
+
+    run_id: uuid.UUID
+    lease_owner: str
+    fields: Mapping[str, Any]
+
+    def apply(self) -> bool:
+        return run_finish(run_id=self.run_id, lease_owner=self.lease_owner, **self.fields)
+
+
 def runs_interrupt_lapsed(*, now: datetime | None = None, limit: int = 200) -> list[uuid.UUID]:
     """The sweeper: mark every running run whose lease lapsed ``interrupted`` and tell its chat."""
     now = now or timezone.now()

@@ -66,7 +66,7 @@ from agents.runs.leases import (
     leases_renew,
     run_lease_take,
 )
-from agents.runs.lifecycle import RunStart, run_finish, run_park
+from agents.runs.lifecycle import RunEnd, RunStart, run_finish, run_park
 from agents.runs.outcomes import (
     NOT_STARTED,
     Cancelled,
@@ -448,7 +448,7 @@ class RunManager:
         # only after that: a client that sees ``done`` and asks its next question at once finds the
         # conversation free (not a finishing run that would swallow the question).
         sink.release_done()
-        sink.write_later(lambda: run_finish(run_id=run_id, lease_owner=owner, **ended))
+        sink.write_later(RunEnd(run_id, owner, ended))
         await sink.close()
         if sink.failed is not None and not sink.lease_lost:  # that batch may not have committed
             await database_sync_to_async(run_finish)(run_id=run_id, lease_owner=owner, **ended)

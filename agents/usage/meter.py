@@ -25,11 +25,12 @@ from agents.engine.metering import (
     ModelCallUsage,
     Proceed,
 )
+from agents.engine.run_writes import RunWrite
 from agents.usage.budgets import BudgetLine
 from agents.usage.counters import BudgetCounter, Claim, Exceeded, Reserved
 from agents.usage.pricing import Prices
 from agents.usage.rows import PendingUsage
-from agents.usage.warnings import budget_warn
+from agents.usage.warnings import BudgetWarning
 
 logger = logging.getLogger(__name__)
 
@@ -39,7 +40,7 @@ class UsageSink(Protocol):
 
     def usage(self, row: PendingUsage) -> None: ...
 
-    def write_later(self, write: Callable[[], object]) -> None: ...
+    def write_later(self, write: RunWrite[object]) -> None: ...
 
 
 @dataclass(frozen=True, slots=True)
@@ -170,4 +171,4 @@ class RunMeter:
         if threshold is None or not (before < threshold <= after):
             return
         line, period = claim.line, claim.period
-        self.sink.write_later(lambda: budget_warn(line=line, period=period, used=after))
+        self.sink.write_later(BudgetWarning(line, period, after))

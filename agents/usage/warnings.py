@@ -4,6 +4,8 @@ default chat, a card posted there (by a Celery task after the commit: never on a
 
 from __future__ import annotations
 
+from dataclasses import dataclass
+
 from django.db import transaction
 
 from agents.usage.budgets import BudgetLine
@@ -51,3 +53,16 @@ def budget_warn(*, line: BudgetLine, period: str, used: int) -> bool:
             )
         )
     return True
+
+
+@dataclass(frozen=True, slots=True)
+class BudgetWarning:
+    """The run write of a budget warning (:func:`budget_warn`), made in the transaction of the run's next
+    event batch: off the model call's path."""
+
+    line: BudgetLine
+    period: str
+    used: int
+
+    def apply(self) -> bool:
+        return budget_warn(line=self.line, period=self.period, used=self.used)

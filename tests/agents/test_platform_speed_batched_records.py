@@ -5,6 +5,7 @@ run. Run on both backends: ``DATABASE_URL=postgres://... pytest tests/agents/tes
 
 from __future__ import annotations
 
+from dataclasses import dataclass
 from typing import Any
 
 import pytest
@@ -28,6 +29,19 @@ from tests.agents.factories import RunFactory
 from tests.factories import ConnectorActionFactory
 
 pytestmark = pytest.mark.django_db(transaction=True)
+
+
+@dataclass(frozen=True)
+class _Gives:
+    """A run write that returns ``value``, or raises ``error``."""
+
+    value: Any = None
+    error: Exception | None = None
+
+    def apply(self) -> Any:
+        if self.error is not None:
+            raise self.error
+        return self.value
 
 
 async def _world() -> tuple[Any, EventSink, AuditHook]:
@@ -75,10 +89,10 @@ async def test_the_row_before_a_call_is_committed_with_the_events_queued_before_
 async def test_a_call_whose_row_the_database_refuses_is_blocked_and_the_batch_keeps_its_events(monkeypatch):
     run, sink, hook = await _world()
 
-    def refused(**_kwargs: Any) -> int:
+    def refused(self: Any) -> int:
         raise RuntimeError("the database refused the row")
 
-    monkeypatch.setattr(audit_module, "_write_started", refused)
+    monkeypatch.setattr(audit_module.CallLogStart, "apply", refused)
     sink.emit("step", {"type": "iteration", "status": "start"})
     verdict = await hook.recorder.pre_tool_use(_call(hook))
     assert isinstance(verdict, Block)
@@ -95,7 +109,7 @@ async def test_a_run_that_lost_its_lease_records_no_call_and_the_call_is_blocked
     assert isinstance(verdict, Block)
     assert sink.lease_lost and await _rows() == []
     with pytest.raises(LeaseLost):  # and nothing more is even queued
-        await sink.write_durable(lambda: None)
+        await sink.write_durable(_Gives())
 
 
 async def test_the_update_after_a_call_rides_the_runs_next_batch_instead_of_a_database_hop(monkeypatch):
@@ -116,7 +130,7 @@ async def test_the_update_after_a_call_rides_the_runs_next_batch_instead_of_a_da
     monkeypatch.setattr(audit_module, "sync_to_async", no_hop)
     done = HookContext(ctx.call, ctx.tool_args, outcome=OUTCOME_OK)
     await hook.post_tool_use(done, ToolResult(content="paid"))
-    assert len(queued) == 1 and callable(queued[0]) and not isinstance(queued[0], events_store._Durable)
+    assert len(queued) == 1 and isinstance(queued[0], audit_module.CallLogEnd)
     await sink.close()
     [row] = await _rows(tool_call_id="c1")
     assert row.status == "ok" and row.error == ""
@@ -141,11 +155,8 @@ async def test_a_durable_write_refused_when_batched_with_another_run_costs_neith
     sink_a.emit("step", {"n": 1})
     sink_b.emit("step", {"n": 2})
 
-    def refused() -> None:
-        raise RuntimeError("refused")
-
-    failing = sink_a.write_durable(refused)
-    working = sink_b.write_durable(lambda: 42)
+    failing = sink_a.write_durable(_Gives(error=RuntimeError("refused")))
+    working = sink_b.write_durable(_Gives(42))
     assert await working == 42
     with pytest.raises(RuntimeError):
         await failing

@@ -14,8 +14,10 @@ Nothing a run emits can fail its batch because of a value (:func:`agents.sql.pre
 NaN, NUL and lone surrogates spelled out), and a sink given the run's connector secrets replaces them in
 every event and checkpoint before it stores or publishes anything.
 
-Durable runs: the sink also writes the run's checkpoints and tool-ledger updates, in the same
-transactions as the events around them, and is *fenced* by the run's lease: every batch renews the
+Durable runs: the sink also writes the run's checkpoints, and is the run's unit of work: the other writes
+the run makes (its named :class:`~agents.engine.run_writes.RunWrite` operations: call-log rows,
+tool-ledger rows, its end, budget warnings) ride its batches, in the same transactions as the events
+around them. The sink is *fenced* by the run's lease: every batch renews the
 lease (:func:`agents.runs.leases.leases_renew`, ``UPDATE run ... WHERE lease_owner = <this process>
 AND status = 'running'``). When that matches nothing (the run was declared interrupted and perhaps
 resumed elsewhere) the batch is dropped unpublished and the sink reports :class:`LeaseLost`, so a
@@ -45,6 +47,7 @@ from django.db import close_old_connections, connection, transaction
 from django.db.models import Max
 from django.utils import timezone
 
+from agents.engine.run_writes import RunWrite
 from agents.engine.strict_json import json_safe
 from agents.models import Run, RunCheckpoint, RunEvent
 from agents.runs.events.fanout import group_send_many
@@ -121,10 +124,6 @@ class _Checkpoint:
     committed: asyncio.Future[None] | None = None
 
 
-# A write that joins the next batch's transaction (the tool ledger's "call finished" rows).
-SyncWrite = Callable[[], object]  # what it returns is not used
-
-
 @dataclass(slots=True)
 class _Durable:
     """A write its caller waits for (a record that must exist before a tool call runs). Queued with the
@@ -133,7 +132,7 @@ class _Durable:
     does not wait for it), each in a savepoint, so a write the database refuses costs the others
     nothing; each is resolved only once that transaction has committed."""
 
-    write: Callable[[], Any]
+    write: RunWrite[Any]
     committed: asyncio.Future[Any]
     value: Any = None
     error: BaseException | None = None
@@ -142,7 +141,7 @@ class _Durable:
         self.value, self.error = None, None
         try:
             with transaction.atomic():
-                self.value = self.write()
+                self.value = self.write.apply()
         except Exception as exc:
             self.error = exc
 
@@ -157,10 +156,10 @@ class _Durable:
             self.committed.set_result(self.value)
 
 
-_Item = PendingEvent | _Checkpoint | PendingUsage | SyncWrite
+_Item = PendingEvent | _Checkpoint | PendingUsage | _Durable | RunWrite[object]
 # What one run's part of a write is: its id, events, checkpoints, model calls, other writes and fence.
 _Args = tuple[
-    uuid.UUID, list[PendingEvent], list[_Checkpoint], list[PendingUsage], list[SyncWrite], Fence | None
+    uuid.UUID, list[PendingEvent], list[_Checkpoint], list[PendingUsage], list[RunWrite[object]], Fence | None
 ]
 
 
@@ -176,7 +175,7 @@ class _Part:
     rows: list[PendingEvent] = field(default_factory=list)
     checkpoints: list[_Checkpoint] = field(default_factory=list)
     usage: list[PendingUsage] = field(default_factory=list)
-    writes: list[SyncWrite] = field(default_factory=list)
+    writes: list[RunWrite[object]] = field(default_factory=list)
     durables: list[_Durable] = field(default_factory=list)
     closers: list[asyncio.Future[None]] = field(default_factory=list)
     last: _Item | None = None
@@ -245,7 +244,7 @@ def _write_batch(
     rows: list[PendingEvent],
     checkpoints: list[_Checkpoint],
     usage: list[PendingUsage],
-    writes: list[SyncWrite],
+    writes: list[RunWrite[object]],
     fence: Fence | None,
 ) -> None:
     """Write one run's batch on its own (one statement on PostgreSQL, else a transaction); raises
@@ -266,7 +265,7 @@ def _write_batch(
         _checkpoints_write(run_id, checkpoints, now)
         usage_insert(usage, now)
         for write in writes:
-            write()
+            write.apply()
 
 
 def _write_batches(parts: list[_Args]) -> None:
@@ -293,7 +292,7 @@ def _write_batches(parts: list[_Args]) -> None:
         usage_insert([row for part in parts for row in part[3]], now)
         for part in parts:
             for write in part[4]:
-                write()
+                write.apply()
 
 
 def _one_statement() -> bool:
@@ -329,7 +328,7 @@ def _write_fenced(parts: list[_Args]) -> None:
     with transaction.atomic():
         batch_write_fenced(batches, now)
         for write in writes:
-            write()
+            write.apply()
 
 
 # The writer's own database thread (and so its own connection): event writes never queue behind the
@@ -711,12 +710,12 @@ class EventSink:
         PostgreSQL in the batch's one statement)."""
         self._put(row)
 
-    def write_later(self, write: SyncWrite) -> None:
-        """Run ``write`` (sync, in the database thread) in the transaction of the next batch."""
+    def write_later(self, write: RunWrite[object]) -> None:
+        """Apply ``write`` (in the database thread) in the transaction of the next batch."""
         self._put(write)
 
-    def write_durable(self, write: Callable[[], T]) -> asyncio.Future[T]:
-        """Run ``write`` (sync) with the next batch, in a savepoint of its own (see :class:`_Durable`);
+    def write_durable(self, write: RunWrite[T]) -> asyncio.Future[T]:
+        """Apply ``write`` with the next batch, in a savepoint of its own (see :class:`_Durable`);
         the future gives what it returned once it has committed, or raises what refused it (the write,
         the database, :class:`LeaseLost`). What must be recorded before something happens (a tool
         call's ledger and call-log rows) waits for it: it costs no transaction or database hop of its
