@@ -357,7 +357,7 @@ class Run(OrgOwnedModel):
 
 class RunCheckpoint(models.Model):
     """One checkpoint of a run, as the engine reported it: what changed since the previous one
-    (``agents.engine.checkpoint.Checkpoint.as_dict()``). Folded in ``seq`` order they give the run's
+    (``agents.engine.durable.checkpoint.Checkpoint.as_dict()``). Folded in ``seq`` order they give the run's
     whole checkpoint, so a long run's history is written once, never again every iteration."""
 
     run = models.ForeignKey(Run, on_delete=models.CASCADE, related_name="checkpoints")

@@ -30,7 +30,7 @@ from agents.endpoint_guard import (
 )
 from agents.engine import tracing
 from agents.engine.context import ContextGuard
-from agents.engine.durable import ToolCallLedger
+from agents.engine.durable.ledger import ToolCallLedger
 from agents.engine.fallback import FallbackAnswered, FallbackEndpoint, FallbackLLM
 from agents.engine.follow_ups import FollowUpQueue
 from agents.engine.hooks import HookRegistry

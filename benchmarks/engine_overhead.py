@@ -56,9 +56,9 @@ ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
 from agents.engine import tracing  # noqa: E402
-from agents.engine.checkpoint import Checkpoint  # noqa: E402
 from agents.engine.context import ContextGuard  # noqa: E402
-from agents.engine.durable import RecordedCall  # noqa: E402
+from agents.engine.durable.checkpoint import Checkpoint  # noqa: E402
+from agents.engine.durable.ledger import RecordedCall  # noqa: E402
 from agents.engine.events import Event  # noqa: E402
 from agents.engine.follow_ups import FollowUpQueue  # noqa: E402
 from agents.engine.hooks import ALLOW, HookContext, HookRegistry, PreToolUseHook, PreVerdict  # noqa: E402

@@ -4,9 +4,9 @@ The public API is re-exported here; see ``react.py`` for the loop, ``plan/`` for
 for what a run reports.
 """
 
-from agents.engine.checkpoint import Checkpoint, CheckpointCallback, checkpoints_fold
 from agents.engine.context import CompactionResult, ContextGuard
-from agents.engine.durable import RecordedCall, ToolCallLedger
+from agents.engine.durable.checkpoint import Checkpoint, CheckpointCallback, checkpoints_fold
+from agents.engine.durable.ledger import RecordedCall, ToolCallLedger
 from agents.engine.events import Event, EventCallback, EventStream, iterate_events
 from agents.engine.follow_ups import FollowUpQueue
 from agents.engine.hooks import (
@@ -50,8 +50,7 @@ from agents.engine.structured import (
     structured_llm_call,
 )
 from agents.engine.tool_context import ToolCallContext
-from agents.engine.tool_runner import ToolCallRecord
-from agents.engine.tools import Artifact, FunctionTool, Tool, ToolRegistry, ToolResult
+from agents.engine.tools import Artifact, FunctionTool, Tool, ToolCallRecord, ToolRegistry, ToolResult
 from agents.engine.verdicts import ALLOW, Allow, Block, Park, PostVerdict, PreVerdict, Rewrite
 
 __all__ = [

@@ -7,7 +7,7 @@ cancelled) and ``run()`` returns a result with ``cancelled=True`` after emitting
 the task that awaits ``run()`` instead propagates ``CancelledError`` (after the same cleanup), as
 asyncio code expects.
 
-Durable runs: ``run(checkpoint=...)`` reports a :class:`~agents.engine.checkpoint.Checkpoint` after every
+Durable runs: ``run(checkpoint=...)`` reports a :class:`~agents.engine.durable.checkpoint.Checkpoint` after every
 model reply that asks for tools (the calls are then pending) and after every iteration;
 ``run(resume_from=checkpoint)`` continues from the last one, replaying pending calls through the tool
 ledger so none runs twice. A hook's :class:`~agents.engine.verdicts.Park` parks the run.
@@ -29,8 +29,8 @@ from typing import Any
 from agents.engine import events, prompts
 from agents.engine.abilities import JSON_MODE, PARALLEL_TOOL_CALLS, RunAbilities, declared, has
 from agents.engine.abilities import TOOL_CALL as FUNCTION_CALLING
-from agents.engine.checkpoint import CheckpointCallback
-from agents.engine.durable import ToolCallLedger
+from agents.engine.durable.checkpoint import CheckpointCallback
+from agents.engine.durable.ledger import ToolCallLedger
 from agents.engine.events import CLOSED_CANCELLED, Emitter, Event, EventCallback
 from agents.engine.follow_ups import FollowUpQueue
 from agents.engine.guidance import after_tool_calls, completion_check_due, drain_follow_ups
@@ -47,8 +47,8 @@ from agents.engine.selection import select_tools
 from agents.engine.stop_reasons import StopReason
 from agents.engine.synthesis import Answered
 from agents.engine.synthesis import stream_answer as _stream_answer
-from agents.engine.tool_runner import ToolCallRecord, ToolRunner
-from agents.engine.tools import ToolRegistry
+from agents.engine.tool_runner import ToolRunner
+from agents.engine.tools import ToolCallRecord, ToolRegistry
 from agents.engine.transcript import Transcript
 from agents.engine.turn import CONTINUE, Continue, Final, TurnOutcome, TurnParked
 from agents.engine.verdicts import Park
@@ -225,7 +225,7 @@ class ReActAgent(DurableLoop, RunAsEvents[AgentResult]):
 
         ``checkpoint`` is awaited with each checkpoint of the run (see the module docstring);
         ``resume_from`` is the run's checkpoint (its checkpoints folded by
-        :func:`~agents.engine.checkpoint.checkpoints_fold`) to continue from: ``query`` and ``history``
+        :func:`~agents.engine.durable.checkpoint.checkpoints_fold`) to continue from: ``query`` and ``history``
         are then ignored, and a run that had its answer goes straight to :meth:`stream_answer`. A parked
         run returns ``stop_reason="parked"`` (no ``done``) after a last checkpoint.
         """

@@ -16,7 +16,7 @@ from agents.engine.turn import Continue, TurnParked
 from agents.engine.verdicts import Park
 
 if TYPE_CHECKING:
-    from agents.engine.checkpoint import CheckpointCallback
+    from agents.engine.durable.checkpoint import CheckpointCallback
     from agents.engine.follow_ups import FollowUpQueue
 
 logger = logging.getLogger(__name__)

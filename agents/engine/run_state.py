@@ -7,7 +7,8 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
-from agents.engine.checkpoint import (
+from agents.engine.context_summary import BOOKKEEPING_KEY
+from agents.engine.durable.checkpoint import (
     CHECKPOINT_VERSION,
     STAGE_ANSWER,
     STAGE_MODEL,
@@ -18,14 +19,12 @@ from agents.engine.checkpoint import (
     record_from_dict,
     record_to_dict,
 )
-from agents.engine.context_summary import BOOKKEEPING_KEY
 from agents.engine.events import Emitter
 from agents.engine.llm import Message, Usage
 from agents.engine.parsing import ToolCall
 from agents.engine.run_context import RunContext
 from agents.engine.stop_reasons import StopReason
-from agents.engine.tool_runner import ToolCallRecord
-from agents.engine.tools import ToolRegistry
+from agents.engine.tools import ToolCallRecord, ToolRegistry
 from agents.engine.transcript import Transcript
 from agents.engine.verdicts import Park
 
@@ -244,7 +243,7 @@ class RunState:
         run.iteration = int(checkpoint.get("iteration") or 0)
         run.transcript = Transcript(checkpoint.get("messages") or ())
         run.records = [record_from_dict(r) for r in checkpoint.get("records") or ()]
-        # A later entry for the same call supersedes an earlier one (see agents.engine.checkpoint).
+        # A later entry for the same call supersedes an earlier one (see agents.engine.durable.checkpoint).
         run.cycles = {(str(n), str(a)): int(c) for n, a, c in checkpoint.get("cycles") or ()}
         run.real_calls = int(checkpoint.get("real_calls") or 0)
         run.checked = bool(checkpoint.get("checked"))

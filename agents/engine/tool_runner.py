@@ -29,11 +29,10 @@ import logging
 import time
 import types
 from collections.abc import Coroutine, Generator, Mapping, Sequence
-from dataclasses import dataclass
 from typing import Any
 
 from agents.engine import events
-from agents.engine.durable import RecordedCall, ToolCallLedger
+from agents.engine.durable.ledger import RecordedCall, ToolCallLedger
 from agents.engine.hooks import (
     OUTCOME_BLOCKED,
     OUTCOME_ERROR,
@@ -50,6 +49,7 @@ from agents.engine.tool_context import ToolCallContext
 from agents.engine.tools import (
     ArgumentProblem,
     Tool,
+    ToolCallRecord,
     ToolRegistry,
     ToolResult,
     coerce_result,
@@ -62,25 +62,6 @@ logger = logging.getLogger(__name__)
 
 NO_OUTPUT = "(the tool returned no output)"
 _MAX_EXCEPTION_CHARS = 500
-
-
-@dataclass(frozen=True, slots=True)
-class ToolCallRecord:
-    """One tool call of a run: what was asked, what the model saw, and how it ended.
-
-    ``outcome`` is ``ok``, ``error``, ``timeout``, ``blocked``, ``invalid_args`` or ``unknown_tool``;
-    ``error`` is the error message (``None`` when the call succeeded).
-    """
-
-    tool_call_id: str
-    name: str
-    args: Mapping[str, Any]
-    observation: str
-    error: str | None
-    outcome: str
-    iteration: int
-    elapsed: float
-    result: ToolResult
 
 
 class _Pending:

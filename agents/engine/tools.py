@@ -85,6 +85,25 @@ class ToolResult:
         return "\n".join(parts)
 
 
+@dataclass(frozen=True, slots=True)
+class ToolCallRecord:
+    """One tool call of a run: what was asked, what the model saw, and how it ended.
+
+    ``outcome`` is ``ok``, ``error``, ``timeout``, ``blocked``, ``invalid_args`` or ``unknown_tool``;
+    ``error`` is the error message (``None`` when the call succeeded).
+    """
+
+    tool_call_id: str
+    name: str
+    args: Mapping[str, Any]
+    observation: str
+    error: str | None
+    outcome: str
+    iteration: int
+    elapsed: float
+    result: ToolResult
+
+
 class Tool:
     """Base class of a tool. Subclasses set the attributes and implement :meth:`execute`.
 

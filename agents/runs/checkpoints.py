@@ -15,8 +15,8 @@ from typing import Any
 from channels.db import database_sync_to_async
 from django.utils import timezone
 
-from agents.engine.checkpoint import checkpoints_fold
-from agents.engine.durable import RecordedCall
+from agents.engine.durable.checkpoint import checkpoints_fold
+from agents.engine.durable.ledger import RecordedCall
 from agents.models import Message, MessageRole, RunCheckpoint, RunEvent, ToolCallEntry, ToolCallStatus
 from agents.runs.events.store import EventSink
 

@@ -14,12 +14,12 @@ import pytest
 from asgiref.sync import sync_to_async
 
 from agents.engine import events
-from agents.engine.durable import RecordedCall
+from agents.engine.durable.ledger import RecordedCall
 from agents.engine.parsing import ToolCall
 from agents.engine.run_context import RunContext
 from agents.engine.tool_context import ToolCallContext
-from agents.engine.tool_runner import ToolCallRecord, ToolRunner
-from agents.engine.tools import Tool, ToolRegistry
+from agents.engine.tool_runner import ToolRunner
+from agents.engine.tools import Tool, ToolCallRecord, ToolRegistry
 from connectors.demo.api.models import DemoPayment, DemoPurchaseOrder
 from connectors.idempotency import connector_idempotency_key
 from connectors.services import connector_test_connection

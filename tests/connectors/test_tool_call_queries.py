@@ -25,8 +25,8 @@ from agents.engine.hooks import (
     PreVerdict,
 )
 from agents.engine.parsing import ToolCall
-from agents.engine.tool_runner import ToolCallRecord, ToolRunner
-from agents.engine.tools import ToolRegistry, ToolResult
+from agents.engine.tool_runner import ToolRunner
+from agents.engine.tools import ToolCallRecord, ToolRegistry, ToolResult
 from connectors.models import ConnectorCallLog
 from connectors.services import connector_save
 from connectors.tools import connector_tools_for_run

@@ -8,7 +8,7 @@ import json
 from collections.abc import Sequence
 from typing import Any
 
-from agents.engine.checkpoint import STAGE_MODEL, Checkpoint, checkpoints_fold
+from agents.engine.durable.checkpoint import STAGE_MODEL, Checkpoint, checkpoints_fold
 from agents.engine.events import Emitter
 from agents.engine.guidance import after_tool_calls
 from agents.engine.llm import ChatResponse, Message

@@ -10,8 +10,14 @@ from typing import Any
 
 import pytest
 
-from agents.engine.checkpoint import STAGE_ANSWER, STAGE_MODEL, STAGE_TOOLS, Checkpoint, checkpoints_fold
-from agents.engine.durable import UNKNOWN_OUTCOME, RecordedCall, idempotency_key
+from agents.engine.durable.checkpoint import (
+    STAGE_ANSWER,
+    STAGE_MODEL,
+    STAGE_TOOLS,
+    Checkpoint,
+    checkpoints_fold,
+)
+from agents.engine.durable.ledger import UNKNOWN_OUTCOME, RecordedCall, idempotency_key
 from agents.engine.follow_ups import FollowUpQueue
 from agents.engine.hooks import ALLOW, HookContext, HookRegistry, Park, PreToolUseHook, PreVerdict
 from agents.engine.react import ReActAgent

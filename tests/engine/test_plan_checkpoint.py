@@ -8,7 +8,7 @@ import threading
 from datetime import date
 from typing import Any
 
-from agents.engine.checkpoint import Checkpoint
+from agents.engine.durable.checkpoint import Checkpoint
 from agents.engine.hooks import HookRegistry
 from agents.engine.plan.agent import PlanAgent
 from agents.engine.plan.checkpoint import plan_from_dict, plan_to_dict

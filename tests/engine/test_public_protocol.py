@@ -10,7 +10,7 @@ from typing import Any
 
 ROOT = Path(__file__).resolve().parents[2]
 #: What a tool or a hook may import of the engine.
-PUBLIC = {"tools", "hooks", "verdicts", "tool_context", "run_context", "strict_json"}
+PUBLIC = {"tools", "hooks", "verdicts", "tool_context", "run_context", "run_writes", "strict_json"}
 
 
 def _contract(contract_id: str) -> dict[str, Any]:

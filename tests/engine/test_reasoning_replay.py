@@ -14,8 +14,8 @@ from typing import Any
 import openai
 import pytest
 
-from agents.engine.checkpoint import Checkpoint, checkpoints_fold
 from agents.engine.completion import REASONING_FIELDS, ChatResponse, ToolCallRequest
+from agents.engine.durable.checkpoint import Checkpoint, checkpoints_fold
 from agents.engine.llm import OpenAICompatibleLLM, Usage
 from agents.engine.plan.agent import PlanAgent
 from agents.engine.react import ReActAgent

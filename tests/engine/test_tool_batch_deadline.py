@@ -14,8 +14,8 @@ import pytest
 from agents.engine import events
 from agents.engine.parsing import ToolCall
 from agents.engine.run_context import RunContext
-from agents.engine.tool_runner import ToolCallRecord, ToolRunner
-from agents.engine.tools import FunctionTool, ToolRegistry
+from agents.engine.tool_runner import ToolRunner
+from agents.engine.tools import FunctionTool, ToolCallRecord, ToolRegistry
 
 pytestmark = pytest.mark.timeout(30)  # a call that outlives every deadline would hang the batch: fail instead
 

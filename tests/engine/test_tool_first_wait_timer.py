@@ -14,8 +14,8 @@ from agents.engine import events
 from agents.engine.parsing import ToolCall
 from agents.engine.run_context import RunContext
 from agents.engine.tool_context import ToolCallContext
-from agents.engine.tool_runner import ToolCallRecord, ToolRunner
-from agents.engine.tools import FunctionTool, Tool, ToolRegistry, ToolResult
+from agents.engine.tool_runner import ToolRunner
+from agents.engine.tools import FunctionTool, Tool, ToolCallRecord, ToolRegistry, ToolResult
 
 pytestmark = pytest.mark.timeout(30)
 

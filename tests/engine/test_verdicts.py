@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import json
 
-from agents.engine.checkpoint import STAGE_TOOLS
+from agents.engine.durable.checkpoint import STAGE_TOOLS
 from agents.engine.hooks import (
     ALLOW,
     Block,

@@ -30,7 +30,7 @@ from datetime import date
 from typing import Any
 
 from agents.engine import events
-from agents.engine.checkpoint import Checkpoint, CheckpointCallback
+from agents.engine.durable.checkpoint import Checkpoint, CheckpointCallback
 from agents.engine.events import Emitter, Event, EventCallback
 from agents.engine.follow_ups import FollowUpQueue
 from agents.engine.hooks import HookRegistry

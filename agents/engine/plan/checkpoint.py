@@ -11,7 +11,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
-from agents.engine.checkpoint import record_from_dict, record_to_dict
+from agents.engine.durable.checkpoint import record_from_dict, record_to_dict
 from agents.engine.llm import Usage
 from agents.engine.plan.models import PENDING, RUNNING, Analysis, Plan, PlanStep
 

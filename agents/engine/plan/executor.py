@@ -30,7 +30,7 @@ from dataclasses import replace
 from typing import Any
 
 from agents.engine import events
-from agents.engine.checkpoint import Checkpoint, checkpoint_apply
+from agents.engine.durable.checkpoint import Checkpoint, checkpoint_apply
 from agents.engine.events import Emitter, Event, EventCallback
 from agents.engine.hooks import HookRegistry
 from agents.engine.llm import Usage

@@ -8,7 +8,7 @@ from typing import Any
 
 from agents.engine.llm import Usage
 from agents.engine.stop_reasons import StopReason
-from agents.engine.tool_runner import ToolCallRecord
+from agents.engine.tools import ToolCallRecord
 from agents.engine.verdicts import Park
 
 PENDING = "pending"

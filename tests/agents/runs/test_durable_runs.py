@@ -566,7 +566,7 @@ async def test_a_turns_pending_tool_calls_are_committed_before_any_of_them_runs(
 async def test_a_call_in_flight_when_its_process_died_is_not_made_again_nor_shown_twice(
     world, scripted_llm, settings, monkeypatch
 ):
-    from agents.engine.durable import UNKNOWN_OUTCOME
+    from agents.engine.durable.ledger import UNKNOWN_OUTCOME
     from agents.engine.tools import FunctionTool
 
     # given a run whose tool call is in flight when its process is declared dead

@@ -15,7 +15,7 @@ import pytest
 from channels.db import database_sync_to_async
 from django.db import transaction
 
-from agents.engine.checkpoint import Checkpoint
+from agents.engine.durable.checkpoint import Checkpoint
 from agents.models import Run, RunCheckpoint, RunEvent
 from agents.runs.events.store import EventSink, Fence, event_append
 from tests.agents.factories import RunFactory

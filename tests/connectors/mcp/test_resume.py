@@ -10,7 +10,7 @@ import pytest
 from channels.db import database_sync_to_async
 from django.utils import timezone
 
-from agents.engine.durable import UNKNOWN_OUTCOME
+from agents.engine.durable.ledger import UNKNOWN_OUTCOME
 from agents.models import Run
 from agents.runs.lifecycle import INTERRUPTED_CODE, runs_interrupt_lapsed
 from agents.runs.manager import run_manager

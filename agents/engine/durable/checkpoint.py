@@ -27,8 +27,7 @@ from typing import Any
 
 from agents.engine.llm import Message
 from agents.engine.parsing import ToolCall
-from agents.engine.tool_runner import ToolCallRecord
-from agents.engine.tools import ToolResult
+from agents.engine.tools import ToolCallRecord, ToolResult
 
 CHECKPOINT_VERSION = 1
 
