@@ -41,6 +41,23 @@ class ActionCalled:
     artifacts: tuple[Artifact, ...] = ()
 
 
+class CallFacts(Protocol):
+    """What read-only mode knows of a call's action (``hooks.catalog.ActionInfo`` has these)."""
+
+    @property
+    def is_write(self) -> bool: ...
+    @property
+    def free_form(self) -> bool: ...
+    @property
+    def sql_template(self) -> str: ...
+    @property
+    def engine(self) -> str: ...
+    @property
+    def schema_tool(self) -> str: ...
+    @property
+    def mcp_read_confirmed(self) -> bool: ...
+
+
 class ConnectorKindAdapter(Protocol):
     """What one kind of connector does for the rest of the app.
 
@@ -73,6 +90,11 @@ class ConnectorKindAdapter(Protocol):
 
     def action_is_write(self, action: ConnectorAction) -> bool:
         """Whether the action writes, judged from what it does (unless an admin overrode it)."""
+        ...
+
+    def call_write_reason(self, action: CallFacts, arguments: Mapping[str, Any]) -> str | None:
+        """Why this call of ``action`` with the model's ``arguments`` could change data, or ``None`` when
+        it is certainly a read (read-only mode blocks the former)."""
         ...
 
     def tool_text(self, action: ConnectorAction) -> ToolText:

@@ -11,12 +11,10 @@ from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 from typing import Any
 
-from connectors.models import ConnectorAction, ConnectorKind
+from connectors.kinds import adapter_for
+from connectors.models import ConnectorAction
 from connectors.selectors import actions_for_tools
-from connectors.sql.guard import classify_sql, is_write_sql
 from connectors.tools import tool_name_for
-
-FREE_FORM_SQL_ARGUMENT = "sql"
 
 
 @dataclass(frozen=True, slots=True)
@@ -59,27 +57,9 @@ class ActionInfo:
         )
 
     def write_reason(self, arguments: Mapping[str, Any]) -> str | None:
-        """Why this call could change data, or ``None`` when it is certainly a read.
-
-        HTTP actions follow ``is_write`` (an admin may declare a POST search a read); an MCP tool is a
-        read only when it is not a write and an admin confirmed it as one. SQL is judged from
-        the SQL itself whatever the flag says: a template, or the free-form statement in the arguments,
-        must be one plain read statement.
-        """
-        if self.kind == ConnectorKind.DATABASE:
-            if self.schema_tool:
-                return None
-            if self.free_form:
-                sql = arguments.get(FREE_FORM_SQL_ARGUMENT)
-                verdict = classify_sql(sql if isinstance(sql, str) else "", engine=self.engine)
-                return None if verdict.is_single_read else verdict.reason
-            if self.is_write or is_write_sql(self.sql_template, engine=self.engine):
-                return "the SQL of this action changes data"
-            return None
-        if self.kind == ConnectorKind.MCP and not self.is_write and not self.mcp_read_confirmed:
-            # The server's annotations alone never make a tool a read (connectors.mcp.trust).
-            return "no admin has confirmed this MCP tool as a read"
-        return "this action writes data" if self.is_write else None
+        """Why this call could change data, or ``None`` when it is certainly a read: the connector's kind
+        judges (:meth:`connectors.kinds.ConnectorKindAdapter.call_write_reason`)."""
+        return adapter_for(self.kind).call_write_reason(self, arguments)
 
 
 class ActionCatalog:

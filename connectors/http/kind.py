@@ -15,7 +15,7 @@ from connectors.adapter_types import ConnectionTestResult, HttpActionSpec, HttpC
 from connectors.http.adapter import http_call, http_test_connection
 from connectors.http.config import http_action_spec_for, http_config_for
 from connectors.http.request import WRITE_METHODS
-from connectors.kinds import ActionCalled, ToolText, connection_result_scrubbed
+from connectors.kinds import ActionCalled, CallFacts, ToolText, connection_result_scrubbed
 from connectors.models import AuthType, Connector, ConnectorAction, ConnectorKind
 from connectors.outbound import PRIVATE_HOST_HINT, validate_outbound_url
 
@@ -114,6 +114,10 @@ class HttpKind:
     def action_is_write(self, action: ConnectorAction) -> bool:
         """POST, PUT, PATCH and DELETE write."""
         return action.method.upper() in WRITE_METHODS
+
+    def call_write_reason(self, action: CallFacts, arguments: Mapping[str, Any]) -> str | None:
+        """The action's flag decides (an admin may declare a POST search a read)."""
+        return "this action writes data" if action.is_write else None
 
     def tool_text(self, action: ConnectorAction) -> ToolText:
         return ToolText(target=f"{action.method or 'GET'} {action.path_template}")

@@ -14,7 +14,7 @@ from django.utils.translation import gettext_lazy as _
 from connectors import fields
 from connectors.adapter_types import ConnectionFailed, ConnectionTestResult, ConnectionWorks
 from connectors.http.kind import outbound_url_errors
-from connectors.kinds import ActionCalled, ToolText
+from connectors.kinds import ActionCalled, CallFacts, ToolText
 from connectors.mcp.client import METHOD_CALL, McpFailure, mcp_call_tool, mcp_list_tools
 from connectors.mcp.config import McpConfig, mcp_config_for
 from connectors.mcp.pool import SessionOpenError, session_once
@@ -102,6 +102,15 @@ class McpKind:
         if not action.mcp_tool:
             return False
         return action.mcp_read_confirmed_at is None or annotations_contradict(action.mcp_annotations)
+
+    def call_write_reason(self, action: CallFacts, arguments: Mapping[str, Any]) -> str | None:
+        """A read only when it is not a write and an admin confirmed it as one: the server's annotations
+        alone never make a tool a read (:mod:`connectors.mcp.trust`)."""
+        if action.is_write:
+            return "this action writes data"
+        if not action.mcp_read_confirmed:
+            return "no admin has confirmed this MCP tool as a read"
+        return None
 
     def tool_text(self, action: ConnectorAction) -> ToolText:
         return ToolText(target=f"MCP tool {action.mcp_tool}")

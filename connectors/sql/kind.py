@@ -17,13 +17,13 @@ from connectors.adapter_types import (
     DatabaseConnectorConfig,
     SqlActionSpec,
 )
-from connectors.kinds import ActionCalled, ToolText, connection_result_scrubbed
+from connectors.kinds import ActionCalled, CallFacts, ToolText, connection_result_scrubbed
 from connectors.models import Connector, ConnectorAction, ConnectorKind, ensure_schema_tools
 from connectors.outbound import PRIVATE_HOST_HINT, validate_outbound_host
 from connectors.sql.adapter import db_call, db_test_connection
 from connectors.sql.config import database_config_for, sql_action_spec_for
 from connectors.sql.dsn_errors import DsnError
-from connectors.sql.guard import MYSQL_ENGINES, is_write_sql
+from connectors.sql.guard import MYSQL_ENGINES, classify_sql, is_write_sql
 from connectors.sql.mysql.dsn import is_mysql_dsn, parse_mysql_dsn
 from connectors.sql.postgres.dsn import dsn_hosts, dsn_params
 
@@ -34,6 +34,10 @@ def dsn_targets(connector: Connector) -> list[tuple[str, int]]:
         parsed = parse_mysql_dsn(connector.dsn)
         return [(parsed.host, parsed.port)]
     return dsn_hosts(dsn_params(connector.dsn))
+
+
+#: The free-form SQL tool's one argument (``connectors.tools.FREE_FORM_PARAMETERS``).
+FREE_FORM_SQL_ARGUMENT = "sql"
 
 
 class SqlKind:
@@ -101,6 +105,19 @@ class SqlKind:
         if action.free_form or action.schema_tool or not action.sql_template.strip():
             return False
         return is_write_sql(action.sql_template, engine=action.connector.engine)
+
+    def call_write_reason(self, action: CallFacts, arguments: Mapping[str, Any]) -> str | None:
+        """Judged from the SQL itself whatever the flag says: the template, or the free-form statement in
+        the arguments, must be one plain read statement; the schema tools only read the catalogue."""
+        if action.schema_tool:
+            return None
+        if action.free_form:
+            sql = arguments.get(FREE_FORM_SQL_ARGUMENT)
+            verdict = classify_sql(sql if isinstance(sql, str) else "", engine=action.engine)
+            return None if verdict.is_single_read else verdict.reason
+        if action.is_write or is_write_sql(action.sql_template, engine=action.engine):
+            return "the SQL of this action changes data"
+        return None
 
     def tool_text(self, action: ConnectorAction) -> ToolText:
         connector = action.connector
