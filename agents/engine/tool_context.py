@@ -37,8 +37,7 @@ class ToolCallContext:
 
     ``run``: who is running (organisation, user, agent, conversation, run and, in plan mode, the step and
     round making the call). ``tool_call_id``: the model's id of the call. ``iteration``: the loop's
-    iteration that made it. ``idempotency_key``: ``<run_id>:<tool_call_id>`` when the run has an id
-    (``None`` outside a run). ``replayed``: a resumed run runs again a call that was pending when it
+    iteration that made it. ``replayed``: a resumed run runs again a call that was pending when it
     stopped. ``config_version``: the organisation's configuration version the guard rails judged the call
     under (``None`` before the pre-hooks, or when none pinned one).
     """
@@ -47,31 +46,15 @@ class ToolCallContext:
     tool_call_id: str
     iteration: int = 0
     run: RunContext = field(default_factory=RunContext)
-    idempotency_key: str | None = None
     replayed: bool = False
     config_version: int | None = None
 
-    @classmethod
-    def for_call(
-        cls,
-        *,
-        tool_name: str,
-        tool_call_id: str,
-        iteration: int,
-        run: RunContext,
-        replayed: bool = False,
-    ) -> ToolCallContext:
-        """The context the tool runner builds for one call of ``run`` (its idempotency key derived from the
-        run's id, when it has one)."""
-        key = idempotency_key(run.run_id, tool_call_id) if run.run_id else None
-        return cls(
-            tool_name=tool_name,
-            tool_call_id=tool_call_id,
-            iteration=iteration,
-            run=run,
-            idempotency_key=key,
-            replayed=replayed,
-        )
+    @property
+    def idempotency_key(self) -> str | None:
+        """``<run_id>:<tool_call_id>`` when the run has an id (``None`` outside a run): the run's tool ledger
+        records the call under it, and a connector sends it with a write."""
+        run_id = self.run.run_id
+        return idempotency_key(run_id, self.tool_call_id) if run_id else None
 
     @property
     def org_id(self) -> int | None:

@@ -45,7 +45,7 @@ from agents.engine.hooks import (
 )
 from agents.engine.parsing import ToolCall
 from agents.engine.run_context import RunContext
-from agents.engine.tool_context import ToolCallContext
+from agents.engine.tool_context import ToolCallContext, idempotency_key
 from agents.engine.tools import (
     ArgumentProblem,
     Tool,
@@ -181,25 +181,20 @@ class ToolRunner:
         docstring). ``announced`` collects the ids whose ``iteration start`` was emitted; calls already
         in it are not announced again.
         """
-        contexts = [
-            ToolCallContext.for_call(
-                tool_name=call.name, tool_call_id=call.id, iteration=iteration, run=metadata, replayed=replay
-            )
-            for call in calls
-        ]
         # The ledger records a call under its idempotency key (only a run with an id has one).
-        keyed = self.ledger is not None and bool(metadata.run_id)
+        run_id = metadata.run_id if self.ledger is not None else ""
         recorded: Mapping[str, RecordedCall] = {}
-        if replay and keyed and self.ledger is not None:
-            keys = [context.idempotency_key or "" for context in contexts]
+        if replay and run_id and self.ledger is not None:
+            keys = [idempotency_key(run_id, call.id) for call in calls]
             recorded = await self.ledger.recorded(keys, iteration=iteration)
         pending = []
-        for call, context in zip(calls, contexts, strict=True):
+        for call in calls:
             if emit.active and (announced is None or call.id not in announced):
                 await emit(events.iteration_start(iteration, call.name, call.args, call.id))
             if announced is not None:
                 announced.add(call.id)
-            item = _Pending(call, context, iteration, context.idempotency_key if keyed else None)
+            context = ToolCallContext(call.name, call.id, iteration, metadata, replay)  # positional: per call
+            item = _Pending(call, context, iteration, idempotency_key(run_id, call.id) if run_id else None)
             hit = recorded.get(item.key) if item.key is not None else None
             if hit is not None:
                 logger.info("replayed tool call %s from the ledger", call.id, extra={"tool_call_id": call.id})
