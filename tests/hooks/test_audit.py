@@ -16,7 +16,7 @@ from tests.factories import ConnectorActionFactory
 from tests.fakes.openai_server import call, text, tool_calls
 from tests.hooks.factories import ApprovalPolicyFactory, RateLimitFactory
 from tests.hooks.harness import Emitted, run_agent
-from tests.hooks.scenario import build_purchasing
+from tests.hooks.scenario import add_query_action, build_purchasing, hold_large_payments
 
 pytestmark = [pytest.mark.django_db(transaction=True), pytest.mark.usefixtures("connector_tools")]
 
@@ -26,14 +26,7 @@ async def world(scripted_llm, http_service):
     def build():
         world = build_purchasing(llm_base_url=scripted_llm.base_url, erp_base_url=http_service.base_url)
         ConnectorActionFactory(connector=world.erp, name="broken", method="GET", path_template="/status/500")
-        ConnectorActionFactory(
-            connector=world.erp,
-            name="slow",
-            method="GET",
-            path_template="/sleep",
-            parameters={"type": "object", "properties": {"seconds": {"type": "number"}}},
-            param_locations={"seconds": "query"},
-        )
+        add_query_action(world.erp, "slow", "/sleep", param="seconds", json_type="number")
         return world
 
     return await database_sync_to_async(build)()
@@ -116,13 +109,7 @@ async def test_approved_rejected_and_expired_calls_carry_the_approval_reference(
     world, scripted_llm, make_llm
 ):
     def policies():
-        ApprovalPolicyFactory(
-            organization=world.org,
-            actions=[world.actions["create_payment"]],
-            approver_users=[world.approver],
-            approver_open_ids=[],
-            condition="amount > 100",
-        )
+        hold_large_payments(world, approver_open_ids=[], condition="amount > 100")
         ApprovalPolicyFactory(
             organization=world.org, actions=[world.actions["delete_payment"]], timeout_seconds=1
         )
