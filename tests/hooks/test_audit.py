@@ -15,7 +15,7 @@ from platform_core.services import organization_set_read_only
 from tests.factories import ConnectorActionFactory
 from tests.fakes.openai_server import call, text, tool_calls
 from tests.hooks.factories import ApprovalPolicyFactory, RateLimitFactory
-from tests.hooks.harness import Emitted, run_agent
+from tests.hooks.harness import Emitted, cancelled_after, run_agent
 from tests.hooks.scenario import add_query_action, build_purchasing, hold_large_payments
 
 pytestmark = [pytest.mark.django_db(transaction=True), pytest.mark.usefixtures("connector_tools")]
@@ -156,14 +156,8 @@ async def test_a_run_stopped_while_waiting_for_approval_cancels_the_request_and_
     scripted_llm.script(tool_calls(call("erp__create_payment", {"amount": 1, "currency": "CNY"}, id="p")))
     emitted = Emitted()
     run = asyncio.create_task(run_agent(world, make_llm, "Pay", emit=emitted))
-    try:
+    async with cancelled_after(run):
         await emitted.next_approval()
-        run.cancel()
-        with pytest.raises(asyncio.CancelledError):
-            await run
-    finally:
-        if not run.done():
-            run.cancel()
     assert (await emitted.next_approval())["status"] == "cancelled"
     approval = await ApprovalRequest.objects.unscoped().aget(tool_call_id="p")
     assert approval.status == "cancelled"
