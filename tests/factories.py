@@ -103,6 +103,13 @@ class ConnectorCallLogFactory(factory.django.DjangoModelFactory):
     arguments = factory.LazyFunction(dict)
 
 
+def loopback_erp(org: Organization, base_url: str) -> Connector:
+    """The HTTP connector ``erp`` of ``org`` on a loopback service, loopback allowed as an operator would."""
+    return ConnectorFactory(
+        organization=org, name="erp", base_url=base_url, allowed_private_hosts=["127.0.0.1"]
+    )
+
+
 # --- end connectors ----------------------------------------------------------------------------------
 
 

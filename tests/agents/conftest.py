@@ -22,6 +22,7 @@ import pytest
 from platform_core.models import Role
 from tests.agents.factories import AgentFactory, ConversationFactory, ModelConfigFactory
 from tests.factories import OrganizationFactory, member_of
+from tests.fakes.http_service import LoopbackHTTPService, running_http_service
 
 
 @pytest.fixture
@@ -37,6 +38,13 @@ def chat(db, scripted_llm) -> Callable[[], tuple]:
         return user, ConversationFactory(organization=org, user=user, agent=agent)
 
     return build
+
+
+@pytest.fixture
+def erp() -> Iterator[LoopbackHTTPService]:
+    """A loopback HTTP service that records every request: the ERP the purchasing connector calls."""
+    with running_http_service() as service:
+        yield service
 
 
 START_TIMEOUT = 20.0

@@ -7,6 +7,7 @@ from django.contrib.admin.helpers import ACTION_CHECKBOX_NAME
 from django.urls import reverse
 
 from agents.models import Agent
+from tests.agents.admin_form import agent_admin_form
 from tests.agents.factories import AgentFactory, ConversationFactory
 from tests.factories import PASSWORD
 
@@ -19,22 +20,9 @@ def admin_client(client, org_admin):
     return client
 
 
-def _agent_form(org, name):
-    return {
-        "organization": str(org.pk),
-        "name": name,
-        "description": "",
-        "instructions": "",
-        "execution_mode": "react",
-        "max_iterations": "20",
-        "completion_check": "on",
-        "active": "on",
-    }
-
-
 def test_adding_an_agent_with_a_taken_name_shows_a_form_error(admin_client, org):
     AgentFactory(organization=org, name="Buyer")
-    response = admin_client.post(reverse("admin:agents_agent_add"), _agent_form(org, "Buyer"))
+    response = admin_client.post(reverse("admin:agents_agent_add"), agent_admin_form(org, name="Buyer"))
     assert response.status_code == 200
     errors = response.context["adminform"].form.errors
     assert list(errors) == ["__all__"] and "Name" in str(errors), errors
@@ -45,7 +33,7 @@ def test_renaming_an_agent_to_a_taken_name_shows_a_form_error(admin_client, org)
     AgentFactory(organization=org, name="Buyer")
     other = AgentFactory(organization=org, name="Seller")
     response = admin_client.post(
-        reverse("admin:agents_agent_change", args=[other.pk]), _agent_form(org, "Buyer")
+        reverse("admin:agents_agent_change", args=[other.pk]), agent_admin_form(org, name="Buyer")
     )
     assert response.status_code == 200
     errors = response.context["adminform"].form.errors

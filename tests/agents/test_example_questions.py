@@ -7,6 +7,7 @@ import pytest
 from django.urls import reverse
 
 from agents.models import Agent
+from tests.agents.admin_form import agent_admin_form
 from tests.agents.factories import AgentFactory
 from tests.agents.test_demo_phrasings import PHRASINGS, PLAN_QUESTION
 from tests.factories import PASSWORD
@@ -70,23 +71,10 @@ def admin_client(client, org_admin):
     return client
 
 
-def _agent_form(org, questions):
-    return {
-        "organization": str(org.pk),
-        "name": "Buyer",
-        "description": "",
-        "instructions": "",
-        "execution_mode": "react",
-        "max_iterations": "20",
-        "completion_check": "on",
-        "active": "on",
-        "example_questions": questions,
-    }
-
-
 def test_the_admin_takes_example_questions_one_per_line(admin_client, org):
     response = admin_client.post(
-        reverse("admin:agents_agent_add"), _agent_form(org, "First question?\r\n\r\n  Second one  \r\n")
+        reverse("admin:agents_agent_add"),
+        agent_admin_form(org, example_questions="First question?\r\n\r\n  Second one  \r\n"),
     )
     assert response.status_code == 302, response.context["adminform"].form.errors
     assert Agent.objects.unscoped().get(name="Buyer").example_questions == ["First question?", "Second one"]
@@ -98,11 +86,14 @@ def test_the_admin_takes_example_questions_one_per_line(admin_client, org):
 
 def test_the_admin_refuses_too_many_or_too_long_example_questions(admin_client, org):
     response = admin_client.post(
-        reverse("admin:agents_agent_add"), _agent_form(org, "\n".join(f"q{i}" for i in range(7)))
+        reverse("admin:agents_agent_add"),
+        agent_admin_form(org, example_questions="\n".join(f"q{i}" for i in range(7))),
     )
     assert response.status_code == 200
     assert "example_questions" in response.context["adminform"].form.errors
-    response = admin_client.post(reverse("admin:agents_agent_add"), _agent_form(org, "y" * 201))
+    response = admin_client.post(
+        reverse("admin:agents_agent_add"), agent_admin_form(org, example_questions="y" * 201)
+    )
     assert "example_questions" in response.context["adminform"].form.errors
     assert not Agent.objects.unscoped().filter(name="Buyer").exists()
 

@@ -84,12 +84,8 @@ def test_the_admin_offers_the_organisations_endpoints_only(client, org_admin, or
 @pytest.fixture
 def down_server() -> Iterator[ScriptedOpenAIServer]:
     """An endpoint with nothing scripted: it answers every request HTTP 500 (not retryable)."""
-    server = ScriptedOpenAIServer()
-    server.start()
-    try:
+    with ScriptedOpenAIServer() as server:
         yield server
-    finally:
-        server.stop()
 
 
 @pytest.mark.django_db(transaction=True)

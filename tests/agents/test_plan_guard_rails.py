@@ -8,7 +8,6 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 
-import httpx
 import pytest
 from channels.db import database_sync_to_async
 from django.core.cache import cache
@@ -17,16 +16,14 @@ from agents import runtime
 from agents.runs.manager import run_manager
 from connectors.models import ConnectorCallLog
 from connectors.tools import connector_tools_for_run
-from platform_core import celery_app
-from platform_core.asgi import application
-from platform_core.identity.api_keys.keys import api_token_issue
 from platform_core.services import organization_set_read_only
 from tests.agents.plan_script import CHAT, STEP, PlanModel, step, task_of, verdict
 from tests.agents.ws_helpers import bearer_for, connect, frames_until, frames_until_done
+from tests.eager_tasks import tasks_run_eagerly
 from tests.fakes.http_service import LoopbackHTTPService, running_http_service
 from tests.fakes.openai_server import call, text, tool_calls
-from tests.hooks.factories import ApprovalPolicyFactory
-from tests.hooks.scenario import build_purchasing
+from tests.hooks.scenario import build_purchasing, hold_large_payments
+from tests.hooks.web_decisions import decide_in_the_web_api
 
 pytestmark = pytest.mark.django_db(transaction=True)
 
@@ -37,14 +34,11 @@ READ_ONLY_MESSAGE = "organisation is in read-only mode: quarter-end audit"
 def platform_guard_rails(monkeypatch: pytest.MonkeyPatch) -> Iterator[None]:
     """Connector actions as tools (the platform's factory), Celery tasks run eagerly, fresh rate counters."""
     monkeypatch.setattr(runtime, "connector_tools_for_run", connector_tools_for_run)
-    conf = celery_app.conf
-    saved = (conf.task_always_eager, conf.task_eager_propagates)
-    conf.task_always_eager, conf.task_eager_propagates = True, False
     cache.clear()
     try:
-        yield
+        with tasks_run_eagerly():
+            yield
     finally:
-        conf.task_always_eager, conf.task_eager_propagates = saved
         cache.clear()
 
 
@@ -160,14 +154,7 @@ async def test_an_approval_policy_holds_a_write_inside_a_plan_step_and_the_appro
 
     def build():
         world = purchasing(scripted_llm.base_url, http_service.base_url, "plan")
-        ApprovalPolicyFactory(
-            organization=world.org,
-            name="Large payments",
-            actions=[world.actions["create_payment"]],
-            condition="amount > 50000",
-            approver_open_ids=[],
-            approver_users=[world.approver],
-        )
+        hold_large_payments(world, approver_open_ids=[])
         return world
 
     world = await database_sync_to_async(build)()
@@ -182,15 +169,7 @@ async def test_an_approval_policy_holds_a_write_inside_a_plan_step_and_the_appro
     assert [r for r in http_service.requests_to("/payments") if r.method == "POST"] == []
 
     # and the approver rejects it in the web API
-    token = await database_sync_to_async(lambda: api_token_issue(user=world.approver)[1])()
-    async with httpx.AsyncClient(
-        transport=httpx.ASGITransport(app=application), base_url="http://testserver"
-    ) as client:
-        response = await client.post(
-            f"/api/v1/orgs/{world.org.slug}/approvals/{pending['approval_id']}/decide/",
-            json={"decision": "reject", "comment": "the budget is frozen"},
-            headers={"Authorization": f"Bearer {token}"},
-        )
+    response = await decide_in_the_web_api(world, pending["approval_id"], "reject", "the budget is frozen")
     assert response.status_code == 200, response.text
     rest = await frames_until_done(ws)
     await finish_runs()

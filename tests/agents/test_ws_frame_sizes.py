@@ -8,23 +8,16 @@ Daphne's own default (1 MiB) dropped the connection above it; the platform raise
 from __future__ import annotations
 
 import json
-import socket
 from collections.abc import Iterator
-from pathlib import Path
 
 import pytest
 from channels.db import database_sync_to_async
-from django.db import connection
 
 from agents.ws_frames import MAX_FRAME_BYTES
 from platform_core.models import Role
-from platform_core.wiring.deploy.stack import (
-    WEBSOCKET_TRANSPORT_MAX_BYTES,
-    ProcessGroup,
-    daphne_spec,
-    inherited_env,
-)
+from platform_core.wiring.deploy.stack import WEBSOCKET_TRANSPORT_MAX_BYTES
 from tests.agents.factories import AgentFactory, ConversationFactory
+from tests.agents.mcp_endpoint.live import daphne_on_test_database
 from tests.agents.ws_helpers import bearer_for
 from tests.factories import OrganizationFactory, member_of
 from tests.production.ws_client import ws_frame, ws_open
@@ -36,37 +29,11 @@ MB = 1024 * KB
 SIZES = [MAX_FRAME_BYTES + 1, 1 * MB, 1 * MB + 1, 2 * MB, 5 * MB, WEBSOCKET_TRANSPORT_MAX_BYTES]
 
 
-def _free_port() -> int:
-    with socket.socket() as sock:
-        sock.bind(("127.0.0.1", 0))
-        return sock.getsockname()[1]
-
-
-def _database_url(settings_dict: dict) -> str:
-    """The test database, as a URL the server process can open."""
-    if settings_dict["ENGINE"].endswith("sqlite3"):
-        return f"sqlite:///{settings_dict['NAME']}"
-    user = settings_dict.get("USER") or "postgres"
-    password = f":{settings_dict['PASSWORD']}" if settings_dict.get("PASSWORD") else ""
-    host = settings_dict.get("HOST") or "127.0.0.1"
-    port = settings_dict.get("PORT") or 5432
-    return f"postgres://{user}{password}@{host}:{port}/{settings_dict['NAME']}"
-
-
 @pytest.fixture(scope="module")
 def daphne_url(django_db_setup, django_db_blocker, tmp_path_factory) -> Iterator[str]:
     """A daphne server on the test database, with the deployment's command line."""
-    with django_db_blocker.unblock():
-        database_url = _database_url(connection.settings_dict)
-    log_dir: Path = tmp_path_factory.mktemp("daphne-frames")
-    group = ProcessGroup(env=inherited_env(DATABASE_URL=database_url), log_dir=log_dir)
-    spec = daphne_spec(_free_port())
-    group.start(spec)
-    try:
-        group.wait_ready(timeout=60)
-        yield spec.base_url or ""
-    finally:
-        group.stop()
+    with daphne_on_test_database(django_db_blocker, tmp_path_factory.mktemp("daphne-frames")) as url:
+        yield url
 
 
 @database_sync_to_async

@@ -7,6 +7,7 @@ from typing import Any
 from channels.db import database_sync_to_async
 from channels.testing import WebsocketCommunicator
 
+from agents.runs.manager import run_manager
 from platform_core.asgi import application
 from platform_core.identity.api_keys.keys import api_token_issue
 
@@ -71,3 +72,20 @@ async def frames_until(communicator: WebsocketCommunicator, predicate: Any) -> l
         frames.append(frame)
         if predicate(frame):
             return frames
+
+
+async def finish_runs() -> None:
+    """Wait for every run of this process's run manager to end."""
+    for run_id in list(run_manager.runs):
+        await run_manager.wait(run_id)
+
+
+async def ask_until_done(conversation_id: Any, user: Any, content: str) -> list[dict[str, Any]]:
+    """``user`` asks ``content`` over a new websocket of the conversation; every frame up to the run's
+    ``done``, once the run has ended and the socket is closed."""
+    ws, _, _ = await connect(conversation_id, await bearer_for(user))
+    await ws.send_json_to({"type": "message", "content": content})
+    frames = await frames_until_done(ws)
+    await finish_runs()
+    await ws.disconnect()
+    return frames

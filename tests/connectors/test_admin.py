@@ -13,6 +13,7 @@ from django.urls import reverse
 from connectors.demo.api.document import demo_openapi_document
 from connectors.models import Connector, ConnectorAction, ConnectorCallLog
 from platform_core.models import AuditLog
+from tests.connectors.admin_form import DEFAULT_LIMITS_AND_NO_ACTIONS
 from tests.factories import (
     PASSWORD,
     ConnectorActionFactory,
@@ -54,16 +55,7 @@ def _form(org, **overrides):
         "oauth_scope": "",
         "auth_secret_new": "",
         "dsn_new": "",
-        "statement_timeout_ms": "5000",
-        "max_rows": "200",
-        "connect_timeout": "5",
-        "read_timeout": "30",
-        "max_response_bytes": "1000000",
-        "allowed_private_hosts": "",
-        "actions-TOTAL_FORMS": "0",
-        "actions-INITIAL_FORMS": "0",
-        "actions-MIN_NUM_FORMS": "0",
-        "actions-MAX_NUM_FORMS": "1000",
+        **DEFAULT_LIMITS_AND_NO_ACTIONS,
     }
     data.update(overrides)
     return data

@@ -8,6 +8,7 @@ import pytest
 from django.urls import reverse
 
 from connectors.models import Connector
+from tests.connectors.admin_form import DEFAULT_LIMITS_AND_NO_ACTIONS
 from tests.connectors.ssrf_corpus import PRIVATE_URL_HOSTS
 from tests.factories import PASSWORD, ConnectorFactory
 
@@ -202,17 +203,8 @@ def _admin_form(org, **overrides: str) -> dict[str, object]:
         "auth_type": "none",
         "engine": "postgresql",
         "dsn_new": f"host=localhost port=5432 dbname=erp user=reader password={DSN_PASSWORD}",
-        "statement_timeout_ms": "5000",
-        "max_rows": "200",
         "schema_cache_seconds": "300",
-        "connect_timeout": "5",
-        "read_timeout": "30",
-        "max_response_bytes": "1000000",
-        "allowed_private_hosts": "",
-        "actions-TOTAL_FORMS": "0",
-        "actions-INITIAL_FORMS": "0",
-        "actions-MIN_NUM_FORMS": "0",
-        "actions-MAX_NUM_FORMS": "1000",
+        **DEFAULT_LIMITS_AND_NO_ACTIONS,
     }
     data.update(overrides)
     return data

@@ -127,6 +127,16 @@ def _echo_connector(org, service, **fields):
     return connector
 
 
+def _slow_action(connector):
+    """``slow``: a GET of the service's ``/sleep``, which answers after ``seconds``."""
+    return ConnectorActionFactory(
+        connector=connector,
+        name="slow",
+        path_template="/sleep",
+        parameters={"type": "object", "properties": {"seconds": {"type": "number"}}},
+    )
+
+
 @pytest.mark.django_db(transaction=True)
 async def test_arguments_and_results_are_redacted_in_the_call_log_and_for_the_model(http_service, org):
     def arrange():
@@ -207,12 +217,7 @@ async def test_a_connector_deactivated_after_the_tools_were_built_is_not_called(
 async def test_a_cancelled_call_still_leaves_exactly_one_row(http_service, org):
     def arrange():
         connector = _echo_connector(org, http_service)
-        ConnectorActionFactory(
-            connector=connector,
-            name="slow",
-            path_template="/sleep",
-            parameters={"type": "object", "properties": {"seconds": {"type": "number"}}},
-        )
+        _slow_action(connector)
         return connector
 
     connector = await sync_to_async(arrange)()
@@ -384,12 +389,7 @@ async def test_with_the_audit_hook_the_tool_hands_over_its_outcome_and_writes_no
     def arrange():
         connector = _echo_connector(org, http_service)
         ConnectorActionFactory(connector=connector, name="list_items")
-        ConnectorActionFactory(
-            connector=connector,
-            name="slow",
-            path_template="/sleep",
-            parameters={"type": "object", "properties": {"seconds": {"type": "number"}}},
-        )
+        _slow_action(connector)
         return connector
 
     connector = await sync_to_async(arrange)()

@@ -3,40 +3,19 @@ recorded by another call of the same LLM, or an LLM whose abilities are now anot
 
 from __future__ import annotations
 
-from collections.abc import AsyncIterator, Callable, Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
-import pytest
-
 from agents.engine.abilities import JSON_MODE, PARALLEL_TOOL_CALLS, RunAbilities, refuse
-from agents.engine.llm import ChatResponse, Message, OpenAICompatibleLLM, aclose_shared_clients
+from agents.engine.llm import ChatResponse, Message, OpenAICompatibleLLM
 from agents.engine.react import ReActAgent
 from agents.engine.tools import FunctionTool, ToolRegistry
-from tests.fakes.llm_fixtures import SCRIPTED_API_KEY
 from tests.fakes.openai_server import call, text, tool_calls
 
 TOOL_STEP = (
     '{"reasoning": "look", "action": {"type": "tool_call", "tool_name": "search", "tool_args": {"q": "a"}}}'
 )
 FINAL = '{"reasoning": "done", "action": {"type": "final_answer", "answer": "done"}}'
-
-
-@pytest.fixture
-async def endpoint(scripted_llm) -> AsyncIterator[Callable[..., OpenAICompatibleLLM]]:
-    def factory(**abilities: bool) -> OpenAICompatibleLLM:
-        return OpenAICompatibleLLM(
-            base_url=scripted_llm.base_url,
-            api_key=SCRIPTED_API_KEY,
-            model="scripted-model",
-            abilities={"tool_call": True, "json_mode": True, **abilities},
-            max_retries=0,
-            timeout=10.0,
-        )
-
-    try:
-        yield factory
-    finally:
-        await aclose_shared_clients()
 
 
 def searching(during: Callable[[], None]) -> ToolRegistry:

@@ -7,20 +7,18 @@ documented message, see ``agents/engine/abilities.py`` for the sources), looking
 from __future__ import annotations
 
 import logging
-from collections.abc import AsyncIterator, Callable
+from collections.abc import Callable
 from typing import Any
 
 import pytest
 
 from agents.engine.abilities import FORCED_TOOL_CHOICE, JSON_MODE, PARALLEL_TOOL_CALLS, refused
-from agents.engine.llm import OpenAICompatibleLLM, aclose_shared_clients
 from agents.engine.model_registry import ModelRegistry
 from agents.engine.plan.planner import Planner
 from agents.engine.prompts import JSON_WORD_NOTE, with_json_word
 from agents.engine.react import ReActAgent
 from agents.engine.structured import StructuredOutputError, structured_llm_call
 from tests.engine.doubles import RecordingTool, registry_of
-from tests.fakes.llm_fixtures import SCRIPTED_API_KEY
 from tests.fakes.openai_replies import ErrorReply, Reply
 from tests.fakes.openai_server import call, error, text, tool_calls
 
@@ -65,24 +63,6 @@ def json_word_rule(then: Reply) -> Callable:
         return then
 
     return reply
-
-
-@pytest.fixture
-async def endpoint(scripted_llm) -> AsyncIterator[Callable[..., OpenAICompatibleLLM]]:
-    def factory(**abilities: bool) -> OpenAICompatibleLLM:
-        return OpenAICompatibleLLM(
-            base_url=scripted_llm.base_url,
-            api_key=SCRIPTED_API_KEY,
-            model="scripted-model",
-            abilities={"tool_call": True, "json_mode": True, **abilities},
-            max_retries=0,
-            timeout=10.0,
-        )
-
-    try:
-        yield factory
-    finally:
-        await aclose_shared_clients()
 
 
 # --- forced tool choice ----------------------------------------------------------------------

@@ -4,23 +4,20 @@ triggers none of its refusals; set up with the defaults, it degrades once to wha
 from __future__ import annotations
 
 import json
-from collections.abc import AsyncIterator, Callable
 from datetime import date
 from typing import Any
 
 import pytest
 
 from agents.engine.abilities import FORCED_TOOL_CHOICE, JSON_MODE, refused
-from agents.engine.llm import OpenAICompatibleLLM, aclose_shared_clients
 from agents.engine.model_registry import ModelRegistry
 from agents.engine.plan.agent import PlanAgent
 from agents.engine.react import ReActAgent
 from agents.engine.structured import structured_llm_call
 from tests.engine.doubles import RecordingTool, registry_of
-from tests.fakes.llm_fixtures import SCRIPTED_API_KEY
 from tests.fakes.openai_replies import Reply
 from tests.fakes.openai_server import call, text, tool_calls
-from tests.fakes.provider_profiles import PROFILES, VLLM_NO_TOOL_PARSER, ProviderProfile, llm_settings
+from tests.fakes.provider_profiles import PROFILES, VLLM_NO_TOOL_PARSER, ProviderProfile
 
 SCHEMA = {"type": "object", "properties": {"n": {"type": "integer"}}, "required": ["n"]}
 REFUSALS = (
@@ -38,27 +35,6 @@ FINAL = '{"reasoning": "done", "action": {"type": "final_answer", "answer": "don
 
 def ids(profiles: tuple[ProviderProfile, ...] | list[ProviderProfile]) -> list[str]:
     return [p.name for p in profiles]
-
-
-@pytest.fixture
-async def on_profile(scripted_llm) -> AsyncIterator[Callable[..., OpenAICompatibleLLM]]:
-    def factory(profile: ProviderProfile, **abilities: bool) -> OpenAICompatibleLLM:
-        scripted_llm.profile = profile
-        settings = llm_settings(profile)
-        settings["abilities"] = {**settings["abilities"], **abilities}
-        return OpenAICompatibleLLM(
-            base_url=scripted_llm.base_url,
-            api_key=SCRIPTED_API_KEY,
-            model="scripted-model",
-            max_retries=0,
-            timeout=10.0,
-            **settings,
-        )
-
-    try:
-        yield factory
-    finally:
-        await aclose_shared_clients()
 
 
 def structured_answer(body: dict[str, Any]) -> Reply:
@@ -82,8 +58,8 @@ def final_step(body: dict[str, Any]) -> Reply:
 
 
 @pytest.mark.parametrize("profile", PROFILES, ids=ids(PROFILES))
-async def test_with_the_providers_abilities_no_request_is_refused(scripted_llm, on_profile, profile):
-    llm = on_profile(profile)
+async def test_with_the_providers_abilities_no_request_is_refused(scripted_llm, make_profile_llm, profile):
+    llm = make_profile_llm(profile)
     scripted_llm.script(structured_answer, first_step, final_step, text("The orders a and b."))
     search = RecordingTool("search")
 
@@ -110,8 +86,8 @@ JSON_MODE_REFUSED = [p for p in PROFILES if p.json_mode_refusal is not None]
 
 
 @pytest.mark.parametrize("profile", FORCING_REFUSED, ids=ids(FORCING_REFUSED))
-async def test_left_on_forced_tool_choice_the_ladder_degrades_once(scripted_llm, on_profile, profile):
-    llm = on_profile(profile, forced_tool_choice=True)
+async def test_left_on_forced_tool_choice_the_ladder_degrades_once(scripted_llm, make_profile_llm, profile):
+    llm = make_profile_llm(profile, abilities={"forced_tool_choice": True})
     scripted_llm.script(structured_answer, structured_answer)
     first = await structured_llm_call(llm, [{"role": "user", "content": "n?"}], schema=SCHEMA)
     second = await structured_llm_call(llm, [{"role": "user", "content": "n?"}], schema=SCHEMA)
@@ -123,9 +99,9 @@ async def test_left_on_forced_tool_choice_the_ladder_degrades_once(scripted_llm,
 
 @pytest.mark.parametrize("profile", JSON_MODE_REFUSED, ids=ids(JSON_MODE_REFUSED))
 async def test_left_on_json_mode_structured_output_and_the_json_loop_go_on_in_plain_text(
-    scripted_llm, on_profile, profile
+    scripted_llm, make_profile_llm, profile
 ):
-    llm = on_profile(profile, tool_call=False, json_mode=True)
+    llm = make_profile_llm(profile, abilities={"tool_call": False, "json_mode": True})
     scripted_llm.script(structured_answer, first_step, final_step)
     value = await structured_llm_call(llm, [{"role": "user", "content": "n?"}], schema=SCHEMA)
     result = await ReActAgent(llm, registry_of(RecordingTool("search"))).run("Look up a")
@@ -136,9 +112,9 @@ async def test_left_on_json_mode_structured_output_and_the_json_loop_go_on_in_pl
 
 
 async def test_vllm_without_a_tool_parser_left_on_function_calling_still_runs_the_calls(
-    scripted_llm, on_profile
+    scripted_llm, make_profile_llm
 ):
-    llm = on_profile(VLLM_NO_TOOL_PARSER, tool_call=True, parallel_tool_calls=True)
+    llm = make_profile_llm(VLLM_NO_TOOL_PARSER, abilities={"tool_call": True, "parallel_tool_calls": True})
     scripted_llm.script(first_step, final_step)
     search = RecordingTool("search")
     result = await ReActAgent(llm, registry_of(search)).run("Look up a and b")
@@ -176,8 +152,8 @@ def plan_mode_answer(body: dict[str, Any]) -> Reply:
 
 
 @pytest.mark.parametrize("profile", PROFILES, ids=ids(PROFILES))
-async def test_a_plan_mode_run_on_each_provider_triggers_no_refusal(scripted_llm, on_profile, profile):
-    llm = on_profile(profile)
+async def test_a_plan_mode_run_on_each_provider_triggers_no_refusal(scripted_llm, make_profile_llm, profile):
+    llm = make_profile_llm(profile)
     scripted_llm.script(*[plan_mode_answer] * 12)
     search = RecordingTool("search")
     agent = PlanAgent(ModelRegistry.single(llm), registry_of(search), today=lambda: date(2025, 3, 14))

@@ -12,25 +12,20 @@ from agents.engine.fallback import FallbackAnswered, FallbackEndpoint, FallbackL
 from agents.engine.llm import ContextLengthExceededError, LLMError, OpenAICompatibleLLM
 from tests.fakes.llm_fixtures import SCRIPTED_API_KEY
 from tests.fakes.openai_server import ScriptedOpenAIServer, context_length_error, error, hang, text
+from tests.fakes.threaded_server import reset_around
 
 ASK = [{"role": "user", "content": "hello"}]
 
 
 @pytest.fixture(scope="module")
 def second_server() -> Iterator[ScriptedOpenAIServer]:
-    server = ScriptedOpenAIServer()
-    server.start()
-    try:
+    with ScriptedOpenAIServer() as server:
         yield server
-    finally:
-        server.stop()
 
 
 @pytest.fixture
 def backup(second_server: ScriptedOpenAIServer) -> Iterator[ScriptedOpenAIServer]:
-    second_server.reset()
-    yield second_server
-    second_server.reset()
+    yield from reset_around(second_server)
 
 
 def closed_port_url() -> str:

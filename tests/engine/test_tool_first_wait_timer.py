@@ -61,16 +61,21 @@ async def test_a_call_that_waits_many_times_gets_every_value_sent_to_it():
     assert (record.outcome, record.observation) == ("ok", "01234")
 
 
+async def _wait_until_cancelled(q: str, cancelled: list[str]) -> str:
+    """Wait for ever; when cancelled, add ``q`` to ``cancelled`` and let the cancellation through."""
+    try:
+        await asyncio.Event().wait()
+    except asyncio.CancelledError:
+        cancelled.append(q)
+        raise
+    return "never"
+
+
 async def test_a_call_past_its_timeout_is_cancelled_at_its_wait_and_reported_as_timed_out():
     cancelled = []
 
     async def hangs(q: str) -> str:
-        try:
-            await asyncio.Event().wait()
-        except asyncio.CancelledError:
-            cancelled.append(q)
-            raise
-        return "never"
+        return await _wait_until_cancelled(q, cancelled)
 
     record = await run_one(hangs, tool_timeout=0.03)
     assert (record.outcome, record.error) == ("timeout", "timed out after 0.03 s")
@@ -129,12 +134,7 @@ async def test_cancelling_the_run_cancels_a_call_waiting_past_its_first_step():
 
     async def waits(q: str) -> str:
         started.set()
-        try:
-            await asyncio.Event().wait()
-        except asyncio.CancelledError:
-            cancelled.append(q)
-            raise
-        return "never"
+        return await _wait_until_cancelled(q, cancelled)
 
     task = asyncio.create_task(run_one(waits))
     await started.wait()

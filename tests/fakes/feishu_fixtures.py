@@ -21,6 +21,7 @@ from django.test import override_settings
 
 from hooks.feishu.client import clear_token_cache
 from tests.fakes.feishu_server import FakeFeishu
+from tests.fakes.threaded_server import reset_around
 
 LOOPBACK_ALLOWED = ["127.0.0.1"]
 
@@ -39,21 +40,15 @@ def _feishu_may_reach_loopback() -> Iterator[None]:
 @pytest.fixture(scope="session")
 def fake_feishu_server() -> Iterator[FakeFeishu]:
     """The session's fake Feishu (prefer ``fake_feishu``, which is reset per test)."""
-    server = FakeFeishu()
-    server.start()
-    try:
+    with FakeFeishu() as server:
         yield server
-    finally:
-        server.stop()
 
 
 @pytest.fixture
 def fake_feishu(fake_feishu_server: FakeFeishu) -> Iterator[FakeFeishu]:
     """The fake Feishu server, empty and with every fault off at the start of the test."""
-    fake_feishu_server.reset()
     clear_token_cache()
     try:
-        yield fake_feishu_server
+        yield from reset_around(fake_feishu_server)
     finally:
-        fake_feishu_server.reset()
         clear_token_cache()

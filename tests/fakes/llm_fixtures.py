@@ -25,6 +25,7 @@ from django.test import override_settings
 from agents.engine.llm import OpenAICompatibleLLM, aclose_shared_clients
 from tests.fakes.openai_server import ScriptedOpenAIServer
 from tests.fakes.provider_profiles import ProviderProfile, llm_settings
+from tests.fakes.threaded_server import reset_around
 
 # Port 9 (discard) on loopback: nothing listens, so an unintended request is refused at once.
 GUARD_BASE_URL = "http://127.0.0.1:9/v1"
@@ -53,12 +54,8 @@ def _model_endpoints_may_reach_loopback() -> Iterator[None]:
 @pytest.fixture(scope="session")
 def scripted_llm_server() -> Iterator[ScriptedOpenAIServer]:
     """The session's scripted server (prefer ``scripted_llm``, which is reset per test)."""
-    server = ScriptedOpenAIServer()
-    server.start()
-    try:
+    with ScriptedOpenAIServer() as server:
         yield server
-    finally:
-        server.stop()
 
 
 @pytest.fixture
@@ -67,11 +64,7 @@ def scripted_llm(scripted_llm_server: ScriptedOpenAIServer) -> Iterator[Scripted
 
     Replies left unconsumed at the end of a test are not an error.
     """
-    scripted_llm_server.reset()
-    try:
-        yield scripted_llm_server
-    finally:
-        scripted_llm_server.reset()
+    yield from reset_around(scripted_llm_server)
 
 
 @pytest.fixture

@@ -29,6 +29,30 @@ from tests.fakes.provider_rules import (
 
 # --- the providers ---------------------------------------------------------------------------
 
+
+_ABILITY_NAMES = (
+    "tool_call",
+    "parallel_tool_calls",
+    "json_mode",
+    "forced_tool_choice",
+    "stream_only",
+    "reasoning_output",
+    "reasoning_replay",
+    "vision",
+)
+#: OpenAI's tool calling: parallel calls, JSON mode and a forced tool choice.
+_OPENAI_TOOLING = ("tool_call", "parallel_tool_calls", "json_mode", "forced_tool_choice")
+_REASONING = ("reasoning_output", "reasoning_replay")
+
+
+def _supports(*names: str) -> dict[str, bool]:
+    """A profile's abilities: the ones named are supported, every other one is not."""
+    unknown = set(names) - set(_ABILITY_NAMES)
+    if unknown:
+        raise ValueError(f"unknown abilities: {sorted(unknown)}")
+    return {name: name in names for name in _ABILITY_NAMES}
+
+
 DEEPSEEK_REASONING_NOT_PASSED_BACK = (
     "The `reasoning_content` in the thinking mode must be passed back to the API."
 )
@@ -72,16 +96,7 @@ OPENAI = ProviderProfile(
         "https://platform.openai.com/docs/guides/structured-outputs#json-mode",
         "https://platform.openai.com/docs/guides/rate-limits",
     ),
-    abilities={
-        "tool_call": True,
-        "parallel_tool_calls": True,
-        "json_mode": True,
-        "forced_tool_choice": True,
-        "stream_only": False,
-        "reasoning_output": False,
-        "reasoning_replay": False,
-        "vision": True,
-    },
+    abilities=_supports(*_OPENAI_TOOLING, "vision"),
     json_word_refusal=_OPENAI_JSON_WORD,
     context_length=_OPENAI_CONTEXT,
     rate_limit=_OPENAI_RATE_LIMIT,
@@ -143,16 +158,7 @@ DEEPSEEK = ProviderProfile(
         "https://api-docs.deepseek.com/guides/function_calling",
         "https://api-docs.deepseek.com/quick_start/error_codes",
     ),
-    abilities={
-        "tool_call": True,
-        "parallel_tool_calls": True,
-        "json_mode": True,
-        "forced_tool_choice": True,
-        "stream_only": False,
-        "reasoning_output": True,
-        "reasoning_replay": True,
-        "vision": False,
-    },
+    abilities=_supports(*_OPENAI_TOOLING, *_REASONING),
     reasoning="The user wants figures; a tool call will give them.",
     reasoning_back_required=True,
     refusal=DEEPSEEK_REASONING_NOT_PASSED_BACK,
@@ -196,16 +202,7 @@ QWEN_DASHSCOPE = ProviderProfile(
         "https://help.aliyun.com/zh/model-studio/json-mode",
         "https://github.com/FoundationAgents/OpenManus/issues/330",
     ),
-    abilities={
-        "tool_call": True,
-        "parallel_tool_calls": False,
-        "json_mode": False,
-        "forced_tool_choice": True,
-        "stream_only": True,
-        "reasoning_output": True,
-        "reasoning_replay": True,
-        "vision": False,
-    },
+    abilities=_supports("tool_call", "forced_tool_choice", "stream_only", *_REASONING),
     base_path="/compatible-mode/v1",
     reasoning="Let me think about which figures are needed.",
     stream_only=ProviderError(
@@ -241,16 +238,7 @@ GLM_ZHIPU = ProviderProfile(
         "https://github.com/vectorize-io/hindsight/issues/4246",
         "https://github.com/langchain-ai/langchain/pull/26693",
     ),
-    abilities={
-        "tool_call": True,
-        "parallel_tool_calls": True,
-        "json_mode": True,
-        "forced_tool_choice": False,
-        "stream_only": False,
-        "reasoning_output": True,
-        "reasoning_replay": True,
-        "vision": False,
-    },
+    abilities=_supports("tool_call", "parallel_tool_calls", "json_mode", *_REASONING),
     base_path="/api/paas/v4",
     reasoning="I will look the figures up first.",
     refused_tool_choices=frozenset({"required", "named"}),
@@ -278,16 +266,7 @@ KIMI_MOONSHOT = ProviderProfile(
         "https://github.com/vercel/ai/pull/19727",
         "https://github.com/MoonshotAI/kimi-cli/issues/2011",
     ),
-    abilities={
-        "tool_call": True,
-        "parallel_tool_calls": True,
-        "json_mode": True,
-        "forced_tool_choice": False,
-        "stream_only": False,
-        "reasoning_output": True,
-        "reasoning_replay": True,
-        "vision": True,
-    },
+    abilities=_supports("tool_call", "parallel_tool_calls", "json_mode", "vision", *_REASONING),
     reasoning="The figures need two look-ups.",
     reasoning_back_required=True,
     refusal="thinking is enabled but reasoning_content is missing in assistant tool call message at index 1",
@@ -321,16 +300,7 @@ DOUBAO_ARK = ProviderProfile(
         "https://www.volcengine.com/docs/82379/1449737",
         "https://github.com/Usagi-org/ai-goofish-monitor/issues/272",
     ),
-    abilities={
-        "tool_call": True,
-        "parallel_tool_calls": True,
-        "json_mode": False,
-        "forced_tool_choice": True,
-        "stream_only": False,
-        "reasoning_output": True,
-        "reasoning_replay": True,
-        "vision": True,
-    },
+    abilities=_supports("tool_call", "parallel_tool_calls", "forced_tool_choice", "vision", *_REASONING),
     base_path="/api/v3",
     reasoning="Two look-ups are needed.",
     max_output_tokens=12288,
@@ -361,16 +331,7 @@ VLLM = ProviderProfile(
     name="vllm",
     source="https://docs.vllm.ai/en/latest/features/tool_calling/",
     references=("https://github.com/vllm-project/vllm/issues/20409",),
-    abilities={
-        "tool_call": True,
-        "parallel_tool_calls": True,
-        "json_mode": True,
-        "forced_tool_choice": True,
-        "stream_only": False,
-        "reasoning_output": False,
-        "reasoning_replay": True,
-        "vision": False,
-    },
+    abilities=_supports(*_OPENAI_TOOLING, "reasoning_replay"),
     content_with_tool_calls="empty",
     context_length=_VLLM_CONTEXT,
 )
@@ -409,16 +370,7 @@ SGLANG = ProviderProfile(
         "https://docs.sglang.ai/advanced_features/separate_reasoning.html",
         "https://github.com/QwenLM/Qwen3/issues/1321",
     ),
-    abilities={
-        "tool_call": True,
-        "parallel_tool_calls": True,
-        "json_mode": True,
-        "forced_tool_choice": True,
-        "stream_only": False,
-        "reasoning_output": True,
-        "reasoning_replay": True,
-        "vision": False,
-    },
+    abilities=_supports(*_OPENAI_TOOLING, *_REASONING),
     reasoning="Two tools will answer this.",
     content_with_tool_calls="empty",
     context_length=ProviderError(
@@ -442,16 +394,7 @@ OLLAMA = ProviderProfile(
         "https://github.com/ollama/ollama/pull/7963",
         "https://github.com/BerriAI/litellm/issues/35663",
     ),
-    abilities={
-        "tool_call": True,
-        "parallel_tool_calls": True,
-        "json_mode": True,
-        "forced_tool_choice": False,
-        "stream_only": False,
-        "reasoning_output": True,
-        "reasoning_replay": True,
-        "vision": True,
-    },
+    abilities=_supports("tool_call", "parallel_tool_calls", "json_mode", "vision", *_REASONING),
     reasoning="Both look-ups at once.",
     reasoning_field="reasoning",
     tool_index="zero",

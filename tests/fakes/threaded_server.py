@@ -9,8 +9,9 @@ first calls :meth:`ThreadedServer.before_stop`, where a fake wakes replies that 
 from __future__ import annotations
 
 import threading
+from collections.abc import Iterator
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
-from typing import Any, ClassVar, Self
+from typing import Any, ClassVar, Protocol, Self, TypeVar
 
 
 class OwnedHTTPServer(ThreadingHTTPServer):
@@ -75,3 +76,21 @@ class ThreadedServer:
 
     def __exit__(self, *exc_info: object) -> None:
         self.stop()
+
+
+class Resettable(Protocol):
+    """A fake that can forget what a test scripted and recorded."""
+
+    def reset(self) -> None: ...
+
+
+ResettableT = TypeVar("ResettableT", bound=Resettable)
+
+
+def reset_around(server: ResettableT) -> Iterator[ResettableT]:
+    """Yield ``server`` reset, and reset it again after: the body of a per-test fixture over a shared fake."""
+    server.reset()
+    try:
+        yield server
+    finally:
+        server.reset()

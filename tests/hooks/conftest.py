@@ -20,19 +20,16 @@ from django.db import close_old_connections
 
 from agents import runtime
 from connectors.tools import connector_tools_for_run
-from platform_core import celery_app
+from platform_core.models import Role
+from tests.eager_tasks import tasks_run_eagerly
+from tests.factories import PASSWORD, member_of
 from tests.fakes.http_service import LoopbackHTTPService, running_http_service
 
 
 @pytest.fixture(autouse=True)
 def celery_eager() -> Iterator[None]:
-    conf = celery_app.conf
-    saved = (conf.task_always_eager, conf.task_eager_propagates)
-    conf.task_always_eager, conf.task_eager_propagates = True, False
-    try:
+    with tasks_run_eagerly():
         yield
-    finally:
-        conf.task_always_eager, conf.task_eager_propagates = saved
 
 
 @pytest.fixture(autouse=True)
@@ -40,6 +37,19 @@ def fresh_rate_counters() -> Iterator[None]:
     cache.clear()
     yield
     cache.clear()
+
+
+@pytest.fixture
+def admin(org):
+    """Ada, an admin of ``org``."""
+    return member_of(org, Role.ADMIN, username="ada")
+
+
+@pytest.fixture
+def admin_client(client, admin):
+    """A browser signed in to the admin site as ``admin``."""
+    assert client.login(username=admin.username, password=PASSWORD)
+    return client
 
 
 @pytest.fixture

@@ -9,9 +9,12 @@ from __future__ import annotations
 
 import asyncio
 import uuid
+from collections.abc import AsyncIterator
+from contextlib import asynccontextmanager
 from dataclasses import dataclass, field
 from typing import Any
 
+import pytest
 from channels.db import database_sync_to_async
 
 from agents import runtime
@@ -91,3 +94,17 @@ async def run_agent(
         make_llm(), tools, hooks=hooks, max_iterations=10, completion_check=False, **agent_options
     )
     return await agent.run(query, metadata={**blueprint.context.as_metadata(), "test_run": str(uuid.uuid4())})
+
+
+@asynccontextmanager
+async def cancelled_after(run: asyncio.Task) -> AsyncIterator[None]:
+    """Cancel ``run`` once the block is through and check that it ended cancelled (cancelled anyway when
+    the block fails)."""
+    try:
+        yield
+        run.cancel()
+        with pytest.raises(asyncio.CancelledError):
+            await run
+    finally:
+        if not run.done():
+            run.cancel()

@@ -8,11 +8,17 @@ from typing import Any
 
 from agents.models import Agent, Conversation
 from connectors.models import Connector, ConnectorAction
-from hooks.models import FeishuChannel
+from hooks.models import ApprovalPolicy, FeishuChannel
 from platform_core.models import Organization, Role
 from tests.agents.factories import AgentFactory, ConversationFactory, ModelConfigFactory
-from tests.factories import ConnectorActionFactory, ConnectorFactory, OrganizationFactory, member_of
-from tests.hooks.factories import FeishuChannelFactory
+from tests.factories import (
+    ConnectorActionFactory,
+    ConnectorFactory,
+    OrganizationFactory,
+    loopback_erp,
+    member_of,
+)
+from tests.hooks.factories import ApprovalPolicyFactory, FeishuChannelFactory
 
 PAYMENT_SCHEMA = {
     "type": "object",
@@ -44,9 +50,7 @@ def build_purchasing(
     approver = member_of(org, Role.APPROVER, username=f"{slug}-april")
     ModelConfigFactory(organization=org, base_url=llm_base_url, is_default=True)
     agent = AgentFactory(organization=org, name="Purchasing assistant", instructions="Be brief.")
-    erp = ConnectorFactory(
-        organization=org, name="erp", base_url=erp_base_url, allowed_private_hosts=["127.0.0.1"]
-    )
+    erp = loopback_erp(org, erp_base_url)
     ledger = ConnectorFactory(
         organization=org,
         name="ledger",
@@ -103,3 +107,30 @@ def build_purchasing(
     if feishu_base_url is not None:
         channel = FeishuChannelFactory(organization=org, name="approvals", base_url=feishu_base_url)
     return Purchasing(org, requester, approver, agent, conversation, erp, ledger, actions, channel)
+
+
+def hold_large_payments(world: Purchasing, **overrides: Any) -> ApprovalPolicy:
+    """The policy "Large payments" (sync): ``create_payment`` over 50,000 waits for ``world``'s approver;
+    ``overrides`` set any other field of the policy (``approver_open_ids``, ``channel``, ``condition``)."""
+    fields: dict[str, Any] = {
+        "name": "Large payments",
+        "actions": [world.actions["create_payment"]],
+        "condition": "amount > 50000",
+        "approver_users": [world.approver],
+        **overrides,
+    }
+    return ApprovalPolicyFactory(organization=world.org, **fields)
+
+
+def add_query_action(
+    connector: Connector, name: str, path: str, *, param: str, json_type: str
+) -> ConnectorAction:
+    """A GET action on ``connector`` (sync) at ``path``, taking one query parameter ``param`` of ``json_type``."""
+    return ConnectorActionFactory(
+        connector=connector,
+        name=name,
+        method="GET",
+        path_template=path,
+        parameters={"type": "object", "properties": {param: {"type": json_type}}},
+        param_locations={param: "query"},
+    )

@@ -8,21 +8,16 @@ from django.urls import reverse
 
 from hooks.models import ApprovalPolicy, ApprovalRequest, FeishuChannel
 from platform_core.models import AuditLog, Role
-from tests.factories import PASSWORD, ConnectorActionFactory, ConnectorFactory, member_of
+from tests.factories import ConnectorActionFactory, ConnectorFactory, member_of
+from tests.hooks.admin_forms import feishu_channel_add_form
 from tests.hooks.factories import ApprovalRequestFactory, FeishuChannelFactory
 
 pytestmark = pytest.mark.django_db
 
 
-@pytest.fixture
-def admin_client(client, org):
-    user = member_of(org, Role.ADMIN, username="ada")
-    assert client.login(username=user.username, password=PASSWORD)
-    client.user = user
-    return client
-
-
-def test_an_admin_adds_a_policy_with_feishu_and_platform_approvers(admin_client, org, approver, other_org):
+def test_an_admin_adds_a_policy_with_feishu_and_platform_approvers(
+    admin_client, admin, org, approver, other_org
+):
     action = ConnectorActionFactory(connector=ConnectorFactory(organization=org), method="POST")
     outsider = member_of(other_org, Role.APPROVER, username="olga")
     page = admin_client.get(reverse("admin:hooks_approvalpolicy_add"))
@@ -48,7 +43,7 @@ def test_an_admin_adds_a_policy_with_feishu_and_platform_approvers(admin_client,
         approver
     ]
     entry = AuditLog.objects.get(action="approval_policy.created")
-    assert entry.actor == admin_client.user and entry.after["approver_users"] == [str(approver.pk)]
+    assert entry.actor == admin and entry.after["approver_users"] == [str(approver.pk)]
 
 
 def test_a_policy_with_an_unsafe_condition_is_refused_in_the_admin(admin_client, org):
@@ -69,20 +64,7 @@ def test_a_policy_with_an_unsafe_condition_is_refused_in_the_admin(admin_client,
 
 def test_channel_secrets_are_never_shown_and_blank_keeps_them(admin_client, org):
     url = reverse("admin:hooks_feishuchannel_add")
-    response = admin_client.post(
-        url,
-        {
-            "organization": org.pk,
-            "name": "approvals",
-            "app_id": "cli_1",
-            "app_secret_input": "app-secret-value",
-            "verification_token_input": "verify-token-value",
-            "encrypt_key_input": "encrypt-key-value",
-            "receive_id_type": "chat_id",
-            "language": "zh-hans",
-            "is_active": "on",
-        },
-    )
+    response = admin_client.post(url, feishu_channel_add_form(org))
     assert response.status_code == 302
     channel = FeishuChannel.objects.unscoped().get()
     change = reverse("admin:hooks_feishuchannel_change", args=[channel.pk])

@@ -4,6 +4,8 @@ nothing (issue #14, "An org admin can forge a Feishu approval"); a re-send re-bi
 
 from __future__ import annotations
 
+from typing import Any
+
 import pytest
 
 from hooks.models import ApprovalRequest, FeishuChannel
@@ -54,6 +56,20 @@ def url(channel: FeishuChannel) -> str:
     return f"http://testserver/integrations/feishu/{channel.pk}/callback/"
 
 
+def boss_clicks_signed_with_admin_keys(
+    fake_feishu, wsgi, channel: FeishuChannel, approval
+) -> tuple[int, Any]:
+    """The boss's click on ``approval`` arriving on ``channel``, signed with the keys the admin chose."""
+    return fake_feishu.click(
+        url(channel),
+        client=wsgi,
+        approval_id=str(approval.pk),
+        operator_open_id=BOSS,
+        encrypt_key=ADMIN_KEY,
+        verification_token=ADMIN_TOKEN,
+    )
+
+
 def base(org) -> str:
     return f"/api/v1/orgs/{org.slug}"
 
@@ -72,14 +88,7 @@ def test_a_signed_click_on_a_second_channel_of_the_org_decides_nothing(fake_feis
         organization=org, name="B", encrypt_key=ADMIN_KEY, verification_token=ADMIN_TOKEN
     )
     # when a correctly signed click for the request arrives on it, as the boss
-    status, reply = fake_feishu.click(
-        url(second),
-        client=wsgi,
-        approval_id=str(approval.pk),
-        operator_open_id=BOSS,
-        encrypt_key=ADMIN_KEY,
-        verification_token=ADMIN_TOKEN,
-    )
+    status, reply = boss_clicks_signed_with_admin_keys(fake_feishu, wsgi, second, approval)
     # then nothing is decided and the clicker is told why
     assert status == 200 and reply["toast"]["type"] == "error" and "card" not in reply
     assert "another Feishu channel" in reply["toast"]["content"]
@@ -112,14 +121,7 @@ def test_an_admin_who_changed_the_channel_keys_cannot_sign_a_click_as_the_approv
         format="json",
     )
     assert changed.status_code == 200, changed.content
-    status, reply = fake_feishu.click(
-        url(channel),
-        client=wsgi,
-        approval_id=str(approval.pk),
-        operator_open_id=BOSS,
-        encrypt_key=ADMIN_KEY,
-        verification_token=ADMIN_TOKEN,
-    )
+    status, reply = boss_clicks_signed_with_admin_keys(fake_feishu, wsgi, channel, approval)
     # then the request is not decided: it must be re-sent
     assert status == 200 and reply["toast"]["type"] == "error" and "card" not in reply
     assert "re-sent" in reply["toast"]["content"]
@@ -138,14 +140,7 @@ def test_an_admin_who_changed_the_channel_keys_cannot_sign_a_click_as_the_approv
     channel.refresh_from_db()
     assert approval.channel_credentials_version == channel.credentials_version
     # and the boss decides on the new card
-    status, reply = fake_feishu.click(
-        url(channel),
-        client=wsgi,
-        approval_id=str(approval.pk),
-        operator_open_id=BOSS,
-        encrypt_key=ADMIN_KEY,
-        verification_token=ADMIN_TOKEN,
-    )
+    status, reply = boss_clicks_signed_with_admin_keys(fake_feishu, wsgi, channel, approval)
     assert reply["toast"]["type"] == "success"
     approval.refresh_from_db()
     assert approval.status == "approved"

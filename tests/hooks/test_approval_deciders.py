@@ -53,6 +53,19 @@ def _names(approval) -> set[str]:
     return set(approval.approver_users.values_list("username", flat=True))
 
 
+def _assert_click_refused(fake_feishu, wsgi, channel, approval, open_id: str) -> None:
+    """A signed click of ``open_id`` on ``channel``'s card is answered with an error and decides nothing."""
+    status, reply = fake_feishu.click(
+        f"http://testserver/integrations/feishu/{channel.pk}/callback/",
+        client=wsgi,
+        approval_id=str(approval.pk),
+        operator_open_id=open_id,
+    )
+    assert status == 200 and reply["toast"]["type"] == "error"
+    approval.refresh_from_db()
+    assert approval.status == "pending"
+
+
 def _decide(wsgi, org, approval, headers):
     return wsgi.post(
         f"/api/v1/orgs/{org.slug}/approvals/{approval.pk}/decide/",
@@ -175,15 +188,7 @@ def test_a_requester_never_decides_their_own_request_by_feishu_card(
     )
     approval = _request(org, policy, people["april"], django_capture_on_commit_callbacks)
     approval.approver_users.add(people["april"])
-    status, reply = fake_feishu.click(
-        f"http://testserver/integrations/feishu/{channel.pk}/callback/",
-        client=wsgi,
-        approval_id=str(approval.pk),
-        operator_open_id="ou_april",
-    )
-    assert status == 200 and reply["toast"]["type"] == "error"
-    approval.refresh_from_db()
-    assert approval.status == "pending"
+    _assert_click_refused(fake_feishu, wsgi, channel, approval, "ou_april")
 
 
 def test_a_service_user_never_decides_by_feishu_card(
@@ -194,15 +199,7 @@ def test_a_service_user_never_decides_by_feishu_card(
     policy = ApprovalPolicyFactory(organization=org, actions=[action], channel=channel, approver_open_ids=[])
     approval = _request(org, policy, people["mia"], django_capture_on_commit_callbacks)
     approval.approver_users.add(people["ci"])
-    status, reply = fake_feishu.click(
-        f"http://testserver/integrations/feishu/{channel.pk}/callback/",
-        client=wsgi,
-        approval_id=str(approval.pk),
-        operator_open_id="ou_ci",
-    )
-    assert status == 200 and reply["toast"]["type"] == "error"
-    approval.refresh_from_db()
-    assert approval.status == "pending"
+    _assert_click_refused(fake_feishu, wsgi, channel, approval, "ou_ci")
 
 
 def test_a_requester_who_is_the_only_listed_approver_is_told_owners_and_admins_decide(

@@ -16,9 +16,8 @@ from hooks.approval import ApprovalGate
 from hooks.models import ApprovalRequest, ApprovalStatus
 from hooks.registry import guard_rail_hooks
 from hooks.services import approval_decide
-from tests.hooks.factories import ApprovalPolicyFactory
 from tests.hooks.harness import Emitted, blueprint_for
-from tests.hooks.scenario import build_purchasing
+from tests.hooks.scenario import build_purchasing, hold_large_payments
 
 pytestmark = pytest.mark.django_db(transaction=True)
 
@@ -31,12 +30,7 @@ def gate_for(scripted_llm, http_service):
 
     def build() -> tuple[ApprovalGate, Emitted, Any, RunContext]:
         world = build_purchasing(llm_base_url=scripted_llm.base_url, erp_base_url=http_service.base_url)
-        ApprovalPolicyFactory(
-            organization=world.org,
-            actions=[world.actions["create_payment"]],
-            condition="amount > 50000",
-            approver_users=[world.approver],
-        )
+        hold_large_payments(world)
         emitted = Emitted()
         blueprint = blueprint_for(world, emit=emitted)
         gate = next(h for h in guard_rail_hooks(blueprint).hooks if isinstance(h, ApprovalGate))
@@ -103,13 +97,19 @@ async def test_a_replayed_call_goes_on_with_the_decision_on_its_earlier_request(
     assert [a["status"] for a in emitted.approvals()] == ["pending", "approved"]
 
 
-async def test_a_replayed_call_with_other_arguments_is_asked_for_afresh(gate_for):
+async def _payment_parked_then_approved(gate_for) -> tuple[ApprovalGate, RunContext]:
+    """A new run's gate, whose call of ``PAYMENT`` parked and whose request the approver then approved."""
     gate, _, world, metadata = await gate_for()
     assert isinstance(await gate.pre_tool_use(_call(metadata, PAYMENT)), Park)
     approval = await ApprovalRequest.objects.unscoped().aget()
     await database_sync_to_async(approval_decide)(
         approval=approval, decision="approve", via="web", actor=world.approver
     )
+    return gate, metadata
+
+
+async def test_a_replayed_call_with_other_arguments_is_asked_for_afresh(gate_for):
+    gate, metadata = await _payment_parked_then_approved(gate_for)
 
     assert isinstance(
         await gate.pre_tool_use(_call(metadata, {"amount": 90000, "currency": "CNY"}, replayed=True)), Park
@@ -118,12 +118,7 @@ async def test_a_replayed_call_with_other_arguments_is_asked_for_afresh(gate_for
 
 
 async def test_a_call_that_is_not_a_replay_never_reuses_a_request_with_the_same_id(gate_for):
-    gate, _, world, metadata = await gate_for()
-    assert isinstance(await gate.pre_tool_use(_call(metadata, PAYMENT)), Park)
-    approval = await ApprovalRequest.objects.unscoped().aget()
-    await database_sync_to_async(approval_decide)(
-        approval=approval, decision="approve", via="web", actor=world.approver
-    )
+    gate, metadata = await _payment_parked_then_approved(gate_for)
 
     assert isinstance(
         await gate.pre_tool_use(_call(metadata, PAYMENT)), Park

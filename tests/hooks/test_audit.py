@@ -15,8 +15,8 @@ from platform_core.services import organization_set_read_only
 from tests.factories import ConnectorActionFactory
 from tests.fakes.openai_server import call, text, tool_calls
 from tests.hooks.factories import ApprovalPolicyFactory, RateLimitFactory
-from tests.hooks.harness import Emitted, run_agent
-from tests.hooks.scenario import build_purchasing
+from tests.hooks.harness import Emitted, cancelled_after, run_agent
+from tests.hooks.scenario import add_query_action, build_purchasing, hold_large_payments
 
 pytestmark = [pytest.mark.django_db(transaction=True), pytest.mark.usefixtures("connector_tools")]
 
@@ -26,14 +26,7 @@ async def world(scripted_llm, http_service):
     def build():
         world = build_purchasing(llm_base_url=scripted_llm.base_url, erp_base_url=http_service.base_url)
         ConnectorActionFactory(connector=world.erp, name="broken", method="GET", path_template="/status/500")
-        ConnectorActionFactory(
-            connector=world.erp,
-            name="slow",
-            method="GET",
-            path_template="/sleep",
-            parameters={"type": "object", "properties": {"seconds": {"type": "number"}}},
-            param_locations={"seconds": "query"},
-        )
+        add_query_action(world.erp, "slow", "/sleep", param="seconds", json_type="number")
         return world
 
     return await database_sync_to_async(build)()
@@ -116,13 +109,7 @@ async def test_approved_rejected_and_expired_calls_carry_the_approval_reference(
     world, scripted_llm, make_llm
 ):
     def policies():
-        ApprovalPolicyFactory(
-            organization=world.org,
-            actions=[world.actions["create_payment"]],
-            approver_users=[world.approver],
-            approver_open_ids=[],
-            condition="amount > 100",
-        )
+        hold_large_payments(world, approver_open_ids=[], condition="amount > 100")
         ApprovalPolicyFactory(
             organization=world.org, actions=[world.actions["delete_payment"]], timeout_seconds=1
         )
@@ -169,14 +156,8 @@ async def test_a_run_stopped_while_waiting_for_approval_cancels_the_request_and_
     scripted_llm.script(tool_calls(call("erp__create_payment", {"amount": 1, "currency": "CNY"}, id="p")))
     emitted = Emitted()
     run = asyncio.create_task(run_agent(world, make_llm, "Pay", emit=emitted))
-    try:
+    async with cancelled_after(run):
         await emitted.next_approval()
-        run.cancel()
-        with pytest.raises(asyncio.CancelledError):
-            await run
-    finally:
-        if not run.done():
-            run.cancel()
     assert (await emitted.next_approval())["status"] == "cancelled"
     approval = await ApprovalRequest.objects.unscoped().aget(tool_call_id="p")
     assert approval.status == "cancelled"

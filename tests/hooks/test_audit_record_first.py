@@ -18,9 +18,8 @@ from connectors.models import ConnectorCallLog
 from connectors.services import call_log_record
 from hooks.audit import NOT_FINISHED
 from tests.fakes.openai_server import call, text, tool_calls
-from tests.hooks.factories import ApprovalPolicyFactory
-from tests.hooks.harness import run_agent
-from tests.hooks.scenario import build_purchasing
+from tests.hooks.harness import cancelled_after, run_agent
+from tests.hooks.scenario import add_query_action, build_purchasing, hold_large_payments
 
 pytestmark = [pytest.mark.django_db(transaction=True), pytest.mark.usefixtures("connector_tools")]
 
@@ -39,23 +38,8 @@ HOSTILE_PAYMENTS = [
 async def world(scripted_llm, http_service):
     def build():
         world = build_purchasing(llm_base_url=scripted_llm.base_url, erp_base_url=http_service.base_url)
-        ApprovalPolicyFactory(
-            organization=world.org,
-            actions=[world.actions["create_payment"]],
-            approver_users=[world.approver],
-            approver_open_ids=[],
-            condition="amount > 50000",
-        )
-        from tests.factories import ConnectorActionFactory
-
-        ConnectorActionFactory(
-            connector=world.erp,
-            name="slow",
-            method="GET",
-            path_template="/sleep",
-            parameters={"type": "object", "properties": {"seconds": {"type": "number"}}},
-            param_locations={"seconds": "query"},
-        )
+        hold_large_payments(world, approver_open_ids=[])
+        add_query_action(world.erp, "slow", "/sleep", param="seconds", json_type="number")
         return world
 
     return await database_sync_to_async(build)()
@@ -159,18 +143,12 @@ async def test_a_run_stopped_while_its_call_runs_keeps_the_row_written_before_it
 ):
     scripted_llm.script(tool_calls(call("erp__slow", {"seconds": 5}, id="slow")))
     run = asyncio.create_task(run_agent(world, make_llm, "Slow report"))
-    try:
+    async with cancelled_after(run):
         async with asyncio.timeout(10):
             while not http_service.requests_to("/sleep"):  # noqa: ASYNC110 - the service is a thread
                 await asyncio.sleep(0.02)
         row = await ConnectorCallLog.objects.unscoped().aget(tool_call_id="slow")
         assert row.status == "error" and row.error == NOT_FINISHED  # written before the call went out
-        run.cancel()
-        with pytest.raises(asyncio.CancelledError):
-            await run
-    finally:
-        if not run.done():
-            run.cancel()
     [row] = [r async for r in ConnectorCallLog.objects.unscoped().all()]
     assert row.tool_call_id == "slow" and row.error == NOT_FINISHED
 

@@ -9,24 +9,13 @@ import pytest
 from django.urls import reverse
 
 from hooks.models import ApprovalPolicy, FeishuChannel
-from platform_core.models import AuditLog, Role
-from tests.factories import PASSWORD, ConnectorActionFactory, ConnectorFactory, member_of
+from platform_core.models import AuditLog
+from tests.factories import ConnectorActionFactory, ConnectorFactory
 from tests.hooks.factories import ApprovalPolicyFactory, FeishuChannelFactory
 
 pytestmark = pytest.mark.django_db
 
 NEW_KEY = "brand-new-encrypt-key-value"
-
-
-@pytest.fixture
-def admin(org):
-    return member_of(org, Role.ADMIN, username="ada")
-
-
-@pytest.fixture
-def admin_client(client, admin):
-    assert client.login(username=admin.username, password=PASSWORD)
-    return client
 
 
 def _channel_form(channel: FeishuChannel, **changes: str) -> dict[str, str]:

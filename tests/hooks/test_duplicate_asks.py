@@ -18,9 +18,8 @@ from hooks.services import approval_decide
 from tests.agents.plan_script import PlanModel, step, verdict
 from tests.agents.ws_helpers import bearer_for, connect, frames_until, frames_until_done
 from tests.fakes.openai_server import call, text, tool_calls
-from tests.hooks.factories import ApprovalPolicyFactory
 from tests.hooks.harness import Emitted, blueprint_for, run_agent
-from tests.hooks.scenario import build_purchasing
+from tests.hooks.scenario import build_purchasing, hold_large_payments
 
 pytestmark = [pytest.mark.django_db(transaction=True), pytest.mark.usefixtures("connector_tools")]
 
@@ -31,12 +30,7 @@ PAYMENT = {"amount": 60000, "currency": "CNY"}
 def world(scripted_llm, http_service):
     def build(mode: str = "react"):
         world = build_purchasing(llm_base_url=scripted_llm.base_url, erp_base_url=http_service.base_url)
-        ApprovalPolicyFactory(
-            organization=world.org,
-            actions=[world.actions["create_payment"]],
-            condition="amount > 50000",
-            approver_users=[world.approver],
-        )
+        hold_large_payments(world)
         world.agent.execution_mode = mode
         world.agent.completion_check = False
         world.agent.save()

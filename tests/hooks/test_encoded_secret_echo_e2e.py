@@ -16,13 +16,12 @@ import pytest
 from channels.db import database_sync_to_async
 from django.apps import apps
 
-from agents.runs.manager import run_manager
 from connectors.models import Connector, ConnectorCallLog
-from tests.agents.ws_helpers import bearer_for, connect, frames_until_done
+from tests.agents.ws_helpers import ask_until_done
 from tests.factories import ConnectorActionFactory
 from tests.fakes.http_service import Scripted, encoded_echoes
 from tests.fakes.openai_server import call, text, tool_calls
-from tests.hooks.scenario import build_purchasing
+from tests.hooks.scenario import add_query_action, build_purchasing
 
 pytestmark = [pytest.mark.django_db(transaction=True), pytest.mark.usefixtures("connector_tools")]
 
@@ -40,14 +39,7 @@ async def world(request, scripted_llm, http_service):
         erp.auth_secret = SECRET
         erp.save()
         world.erp = erp
-        ConnectorActionFactory(
-            connector=erp,
-            name="diagnose",
-            method="GET",
-            path_template="/echo-encoded",
-            parameters={"type": "object", "properties": {"status": {"type": "string"}}},
-            param_locations={"status": "query"},
-        )
+        add_query_action(erp, "diagnose", "/echo-encoded", param="status", json_type="string")
         return world
 
     return await database_sync_to_async(build)()
@@ -78,12 +70,7 @@ async def test_a_credential_echoed_back_encoded_reaches_neither_the_model_nor_th
         text("Diagnosed."),
     )
     # when a run calls it twice
-    ws, _, _ = await connect(world.conversation.pk, await bearer_for(world.requester))
-    await ws.send_json_to({"type": "message", "content": "Diagnose the ERP"})
-    frames = await frames_until_done(ws)
-    for run_id in list(run_manager.runs):
-        await run_manager.wait(run_id)
-    await ws.disconnect()
+    frames = await ask_until_done(world.conversation.pk, world.requester, "Diagnose the ERP")
 
     # then the target did echo it, encoded (the credential really went out)
     sent = http_service.requests_to("/echo-encoded")
@@ -124,12 +111,7 @@ async def test_a_target_that_answers_another_connectors_secret_leaks_it_to_no_on
     http_service.script("/gossip", Scripted(200, json.dumps({"note": leak})))
     scripted_llm.script(tool_calls(call("erp__gossip", {}, id="gossip")), text("Done."), text("Done."))
 
-    ws, _, _ = await connect(world.conversation.pk, await bearer_for(world.requester))
-    await ws.send_json_to({"type": "message", "content": "What does the ERP say?"})
-    frames = await frames_until_done(ws)
-    for run_id in list(run_manager.runs):
-        await run_manager.wait(run_id)
-    await ws.disconnect()
+    frames = await ask_until_done(world.conversation.pk, world.requester, "What does the ERP say?")
 
     assert len(http_service.requests_to("/gossip")) == 1
     observation = next(m["content"] for m in scripted_llm.requests[1]["messages"] if m["role"] == "tool")

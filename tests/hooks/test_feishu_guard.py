@@ -12,9 +12,8 @@ from django.urls import reverse
 from hooks.feishu.client import FeishuApp, FeishuClient, aclose_shared_clients
 from hooks.feishu.errors import FeishuError
 from hooks.models import FeishuChannel
-from platform_core.models import Role
 from tests.connectors.ssrf_corpus import PRIVATE_DNS_ANSWERS, PRIVATE_URL_HOSTS
-from tests.factories import PASSWORD, member_of
+from tests.hooks.admin_forms import feishu_channel_add_form
 from tests.hooks.factories import FeishuChannelFactory
 
 pytestmark = pytest.mark.django_db
@@ -25,32 +24,6 @@ def no_private_hosts(settings):
     """The deployment allows no private Feishu host (the test suite's default allows loopback)."""
     settings.FEISHU_ALLOWED_PRIVATE_HOSTS = []
     return settings
-
-
-@pytest.fixture
-def admin(org):
-    return member_of(org, Role.ADMIN, username="ada")
-
-
-@pytest.fixture
-def admin_client(client, admin):
-    assert client.login(username=admin.username, password=PASSWORD)
-    return client
-
-
-def _admin_form(org, base_url: str) -> dict[str, object]:
-    return {
-        "organization": org.pk,
-        "name": "approvals",
-        "app_id": "cli_1",
-        "app_secret_input": "app-secret-value",
-        "verification_token_input": "verify-token-value",
-        "encrypt_key_input": "encrypt-key-value",
-        "base_url": base_url,
-        "receive_id_type": "chat_id",
-        "language": "zh-hans",
-        "is_active": "on",
-    }
 
 
 def _api_body(base_url: str) -> dict[str, object]:
@@ -69,7 +42,9 @@ def _api_body(base_url: str) -> dict[str, object]:
 
 @pytest.mark.parametrize("host", PRIVATE_URL_HOSTS)
 def test_admin_refuses_a_feishu_channel_on_a_private_address(admin_client, org, no_private_hosts, host):
-    response = admin_client.post(reverse("admin:hooks_feishuchannel_add"), _admin_form(org, f"http://{host}"))
+    response = admin_client.post(
+        reverse("admin:hooks_feishuchannel_add"), feishu_channel_add_form(org, base_url=f"http://{host}")
+    )
 
     assert response.status_code == 200
     assert "base_url" in response.context["adminform"].form.errors

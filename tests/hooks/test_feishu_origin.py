@@ -9,8 +9,6 @@ import pytest
 
 from hooks.feishu_guard import feishu_allowed_private_hosts
 from hooks.models import FeishuChannel
-from platform_core.models import Role
-from tests.factories import member_of
 from tests.hooks.factories import FeishuChannelFactory
 
 pytestmark = pytest.mark.django_db
@@ -22,11 +20,6 @@ def operator_feishu(settings, fake_feishu):
     settings.FEISHU_ALLOWED_PRIVATE_HOSTS = []
     settings.FEISHU_BASE_URL = fake_feishu.base_url
     return fake_feishu
-
-
-@pytest.fixture
-def admin(org):
-    return member_of(org, Role.ADMIN, username="ada")
 
 
 def _other_port(base_url: str) -> str:

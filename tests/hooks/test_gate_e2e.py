@@ -4,20 +4,17 @@ answered by our callback view."""
 
 from __future__ import annotations
 
-import httpx
 import pytest
 from channels.db import database_sync_to_async
 
 from agents.runs.manager import run_manager
 from connectors.models import ConnectorCallLog
 from hooks.models import ApprovalRequest
-from platform_core.asgi import application
-from platform_core.identity.api_keys.keys import api_token_issue
 from platform_core.models import AuditLog
 from tests.agents.ws_helpers import bearer_for, connect, frames_until, frames_until_done
 from tests.fakes.openai_server import call, text, tool_calls
-from tests.hooks.factories import ApprovalPolicyFactory
-from tests.hooks.scenario import build_purchasing
+from tests.hooks.scenario import build_purchasing, hold_large_payments
+from tests.hooks.web_decisions import asgi_client, decide_in_the_web_api
 
 pytestmark = [pytest.mark.django_db(transaction=True), pytest.mark.usefixtures("connector_tools")]
 
@@ -32,27 +29,26 @@ def purchasing(scripted_llm, http_service, fake_feishu):
             erp_base_url=http_service.base_url,
             feishu_base_url=fake_feishu.base_url,
         )
-        ApprovalPolicyFactory(
-            organization=world.org,
-            name="Large payments",
-            actions=[world.actions["create_payment"]],
-            condition=policy.pop("condition", "amount > 50000"),
-            approver_open_ids=[BOSS],
-            approver_users=[world.approver],
-            channel=world.channel,
-            **policy,
-        )
+        hold_large_payments(world, approver_open_ids=[BOSS], channel=world.channel, **policy)
         return world
 
     return build
 
 
-def asgi_client() -> httpx.AsyncClient:
-    return httpx.AsyncClient(transport=httpx.ASGITransport(app=application), base_url="http://testserver")
-
-
 def approval_frames(frames):
     return [f["data"] for f in frames if f["event"] == "approval"]
+
+
+async def ask_to_pay(world, scripted_llm, amount: int, call_id: str, *replies: str, message: str = ""):
+    """The requester asks in the chat (``message``, else "Pay <amount> CNY"); the model calls
+    ``create_payment`` for ``amount`` CNY, then says ``replies``. Returns the open websocket."""
+    scripted_llm.script(
+        tool_calls(call("erp__create_payment", {"amount": amount, "currency": "CNY"}, id=call_id)),
+        *(text(reply) for reply in replies),
+    )
+    ws, _, _ = await connect(world.conversation.pk, await bearer_for(world.requester))
+    await ws.send_json_to({"type": "message", "content": message or f"Pay {amount} CNY"})
+    return ws
 
 
 async def _finish_runs():
@@ -65,13 +61,15 @@ async def test_a_large_payment_waits_for_a_feishu_click_then_runs_with_the_appro
 ):
     # given a policy holding payments over 50,000 for the boss's approval on Feishu
     world = await database_sync_to_async(purchasing)()
-    scripted_llm.script(
-        tool_calls(call("erp__create_payment", {"amount": 60000, "currency": "CNY"}, id="pay-1")),
-        text("The payment was approved and made."),
-        text("The payment of 60,000 CNY was approved by your manager and has been made."),
+    ws = await ask_to_pay(
+        world,
+        scripted_llm,
+        60000,
+        "pay-1",
+        "The payment was approved and made.",
+        "The payment of 60,000 CNY was approved by your manager and has been made.",
+        message="Pay 60000 CNY to the supplier",
     )
-    ws, _, _ = await connect(world.conversation.pk, await bearer_for(world.requester))
-    await ws.send_json_to({"type": "message", "content": "Pay 60000 CNY to the supplier"})
 
     # when the agent asks to pay, the chat shows a pending approval and one card reaches Feishu
     before = await frames_until(ws, lambda f: f["event"] == "approval")
@@ -126,22 +124,17 @@ async def test_a_rejection_in_the_web_api_is_reported_to_the_model_as_a_human_de
     purchasing, scripted_llm, http_service, fake_feishu
 ):
     world = await database_sync_to_async(purchasing)()
-    scripted_llm.script(
-        tool_calls(call("erp__create_payment", {"amount": 90000, "currency": "CNY"}, id="pay-2")),
-        text("The payment was rejected."),
-        text("Your manager rejected the payment: the budget is frozen."),
+    ws = await ask_to_pay(
+        world,
+        scripted_llm,
+        90000,
+        "pay-2",
+        "The payment was rejected.",
+        "Your manager rejected the payment: the budget is frozen.",
     )
-    ws, _, _ = await connect(world.conversation.pk, await bearer_for(world.requester))
-    await ws.send_json_to({"type": "message", "content": "Pay 90000 CNY"})
     pending = approval_frames(await frames_until(ws, lambda f: f["event"] == "approval"))[-1]
 
-    token = await database_sync_to_async(lambda: api_token_issue(user=world.approver)[1])()
-    async with asgi_client() as client:
-        response = await client.post(
-            f"/api/v1/orgs/{world.org.slug}/approvals/{pending['approval_id']}/decide/",
-            json={"decision": "reject", "comment": "the budget is frozen"},
-            headers={"Authorization": f"Bearer {token}"},
-        )
+    response = await decide_in_the_web_api(world, pending["approval_id"], "reject", "the budget is frozen")
     assert response.status_code == 200, response.text
 
     rest = await frames_until_done(ws)
@@ -165,13 +158,14 @@ async def test_an_unanswered_request_expires_and_the_model_is_told_so(
     purchasing, scripted_llm, http_service, fake_feishu
 ):
     world = await database_sync_to_async(lambda: purchasing(timeout_seconds=1))()
-    scripted_llm.script(
-        tool_calls(call("erp__create_payment", {"amount": 70000, "currency": "CNY"}, id="pay-3")),
-        text("Nobody approved in time."),
-        text("The approval request expired; the payment was not made."),
+    ws = await ask_to_pay(
+        world,
+        scripted_llm,
+        70000,
+        "pay-3",
+        "Nobody approved in time.",
+        "The approval request expired; the payment was not made.",
     )
-    ws, _, _ = await connect(world.conversation.pk, await bearer_for(world.requester))
-    await ws.send_json_to({"type": "message", "content": "Pay 70000 CNY"})
     frames = await frames_until_done(ws)
     await _finish_runs()
     assert [a["status"] for a in approval_frames(frames)] == ["pending", "expired"]
@@ -191,13 +185,7 @@ async def test_a_small_payment_below_the_condition_runs_without_approval(
     purchasing, scripted_llm, http_service, fake_feishu
 ):
     world = await database_sync_to_async(purchasing)()
-    scripted_llm.script(
-        tool_calls(call("erp__create_payment", {"amount": 100, "currency": "CNY"}, id="pay-4")),
-        text("Paid."),
-        text("Paid 100 CNY."),
-    )
-    ws, _, _ = await connect(world.conversation.pk, await bearer_for(world.requester))
-    await ws.send_json_to({"type": "message", "content": "Pay 100 CNY"})
+    ws = await ask_to_pay(world, scripted_llm, 100, "pay-4", "Paid.", "Paid 100 CNY.")
     frames = await frames_until_done(ws)
     await _finish_runs()
     assert approval_frames(frames) == []

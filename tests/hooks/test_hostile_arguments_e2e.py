@@ -18,10 +18,9 @@ from channels.db import database_sync_to_async
 from agents.models import Run, RunCheckpoint, RunEvent
 from agents.runs.manager import run_manager
 from connectors.models import Connector, ConnectorCallLog
-from tests.agents.ws_helpers import bearer_for, connect, frames_until, frames_until_done
+from tests.agents.ws_helpers import ask_until_done, bearer_for, connect, frames_until, frames_until_done
 from tests.fakes.openai_server import call, hang, text, tool_calls
-from tests.hooks.factories import ApprovalPolicyFactory
-from tests.hooks.scenario import build_purchasing
+from tests.hooks.scenario import build_purchasing, hold_large_payments
 
 pytestmark = [pytest.mark.django_db(transaction=True), pytest.mark.usefixtures("connector_tools")]
 
@@ -36,14 +35,7 @@ async def world(scripted_llm, http_service):
         erp.auth_type = "bearer"
         erp.auth_secret = ERP_SECRET
         erp.save()
-        ApprovalPolicyFactory(
-            organization=world.org,
-            name="Large payments",
-            actions=[world.actions["create_payment"]],
-            condition="amount > 50000",
-            approver_users=[world.approver],
-            approver_open_ids=[],
-        )
+        hold_large_payments(world, approver_open_ids=[])
         return world
 
     return await database_sync_to_async(build)()
@@ -73,11 +65,7 @@ async def test_a_nan_payment_is_not_made_is_explained_to_the_model_and_leaves_ev
         text("I could not make the payment."),
         text("I could not make the payment."),
     )
-    ws, _, _ = await connect(world.conversation.pk, await bearer_for(world.requester))
-    await ws.send_json_to({"type": "message", "content": "Pay order SO-1002"})
-    frames = await frames_until_done(ws)
-    await _finish_runs()
-    await ws.disconnect()
+    frames = await ask_until_done(world.conversation.pk, world.requester, "Pay order SO-1002")
 
     # then the ERP received nothing and no approval was needed to refuse it
     assert http_service.requests_to("/payments") == []

@@ -21,11 +21,10 @@ from hooks.registry import guard_rail_hooks
 from hooks.session_context import session_context_text
 from hooks.truncate import TruncateResult
 from platform_core.services import organization_set_read_only
-from tests.factories import ConnectorActionFactory
 from tests.fakes.openai_server import call, text, tool_calls
 from tests.hooks.factories import ApprovalPolicyFactory, RateLimitFactory
 from tests.hooks.harness import run_agent
-from tests.hooks.scenario import build_purchasing
+from tests.hooks.scenario import add_query_action, build_purchasing
 
 
 def test_the_runtime_builds_every_run_s_hooks_with_the_guard_rails():
@@ -102,14 +101,7 @@ def test_session_context_names_the_org_the_user_the_date_and_the_allowed_actions
 async def world(scripted_llm, http_service):
     def build():
         world = build_purchasing(llm_base_url=scripted_llm.base_url, erp_base_url=http_service.base_url)
-        ConnectorActionFactory(
-            connector=world.erp,
-            name="export",
-            method="GET",
-            path_template="/big",
-            parameters={"type": "object", "properties": {"bytes": {"type": "integer"}}},
-            param_locations={"bytes": "query"},
-        )
+        add_query_action(world.erp, "export", "/big", param="bytes", json_type="integer")
         return world
 
     return await database_sync_to_async(build)()

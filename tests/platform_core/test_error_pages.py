@@ -6,13 +6,9 @@ missing one) and a page the user's role may not open (403), in English and Simpl
 
 from __future__ import annotations
 
-import os
 import re
-import subprocess
-import sys
 from collections.abc import Callable
 from dataclasses import dataclass
-from pathlib import Path
 
 import pytest
 from django.test import RequestFactory
@@ -23,10 +19,10 @@ from django.views import defaults
 from platform_core.models import Role
 from platform_core.wiring import urls as root_urls
 from tests.factories import PASSWORD, member_of
+from tests.platform_core.fresh_process import printed_after_setup
 
 pytestmark = pytest.mark.django_db
 
-ROOT = Path(__file__).resolve().parents[2]
 
 HEADINGS = {
     404: {"en": "Page not found", "zh-hans": "页面不存在"},
@@ -136,21 +132,8 @@ def test_a_form_without_its_csrf_token_answers_the_styled_403_page(language):
 
 
 def _settings_debug(env: dict[str, str]) -> str:
-    base = {k: v for k, v in os.environ.items() if not k.startswith(("DJANGO_", "DATABASE_", "REDIS_"))}
-    done = subprocess.run(
-        [
-            sys.executable,
-            "-c",
-            "import django;django.setup();from django.conf import settings;print(settings.DEBUG)",
-        ],
-        cwd=ROOT,
-        env={**base, "DJANGO_SETTINGS_MODULE": "platform_core.settings", **env},
-        capture_output=True,
-        text=True,
-        timeout=120,
-    )
-    assert done.returncode == 0, done.stderr[-2000:]
-    return done.stdout.strip()
+    code = "from django.conf import settings; print(settings.DEBUG)"
+    return printed_after_setup(code, env, dropped=("DJANGO_", "DATABASE_", "REDIS_"))
 
 
 def test_debug_is_off_unless_asked_for_so_make_run_shows_what_users_see():

@@ -4,24 +4,17 @@
 from __future__ import annotations
 
 import json
-from collections.abc import Iterator
+import time
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from typing import Any
 
 import pytest
 
 from connectors.tools import connector_tools_for_run
-from tests.fakes.http_service import LoopbackHTTPService, running_http_service
-from tests.hooks.factories import ApprovalPolicyFactory
-from tests.hooks.scenario import Purchasing, build_purchasing
+from tests.hooks.scenario import Purchasing, build_purchasing, hold_large_payments
 
 PAYMENT = {"amount": 60000, "currency": "CNY"}
-
-
-@pytest.fixture
-def erp() -> Iterator[LoopbackHTTPService]:
-    with running_http_service() as service:
-        yield service
 
 
 @pytest.fixture
@@ -32,13 +25,7 @@ def purchasing(transactional_db, scripted_llm, erp, monkeypatch) -> Purchasing:
 
     monkeypatch.setattr(runtime, "connector_tools_for_run", connector_tools_for_run)
     world = build_purchasing(llm_base_url=scripted_llm.base_url, erp_base_url=erp.base_url)
-    ApprovalPolicyFactory(
-        organization=world.org,
-        name="Large payments",
-        actions=[world.actions["create_payment"]],
-        condition="amount > 50000",
-        approver_users=[world.approver],
-    )
+    hold_large_payments(world)
     return world
 
 
@@ -77,3 +64,14 @@ def sse_events(lines: Iterator[str]) -> Iterator[SSEEvent]:
             setattr(current, name, value)
     if started:
         yield current
+
+
+def wait_for(condition: Callable[[], Any], timeout: float = 15.0) -> Any:
+    """Poll ``condition`` until it returns something truthy (returned) or ``timeout`` seconds pass."""
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        value = condition()
+        if value:
+            return value
+        time.sleep(0.05)
+    raise AssertionError("timed out")

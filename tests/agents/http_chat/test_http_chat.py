@@ -6,7 +6,6 @@ from __future__ import annotations
 
 import asyncio
 import json
-import time
 from typing import Any
 
 import pytest
@@ -16,7 +15,7 @@ from agents.runs.events.store import events_after_sync
 from connectors.models import ConnectorCallLog
 from hooks.models import ApprovalRequest
 from platform_core.identity.api_keys.keys import api_token_issue
-from tests.agents.http_chat.conftest import PAYMENT, sse_events
+from tests.agents.http_chat.conftest import PAYMENT, sse_events, wait_for
 from tests.fakes.openai_server import call, hang, text, tool_calls
 from tests.production.ws_client import ws_open
 
@@ -48,16 +47,6 @@ def _stream(client: Any, url: str, *, last_event_id: int | None = None, until: A
 
 def _frames(events: list[Any]) -> list[dict[str, Any]]:
     return [event.json for event in events if event.data]
-
-
-def _wait_for(condition: Any, timeout: float = 15.0) -> Any:
-    deadline = time.monotonic() + timeout
-    while time.monotonic() < deadline:
-        value = condition()
-        if value:
-            return value
-        time.sleep(0.05)
-    raise AssertionError("timed out")
 
 
 def test_a_posted_message_starts_a_run_and_its_stream_carries_the_stored_events_with_seq_as_id(
@@ -196,7 +185,7 @@ def test_at_the_users_run_limit_a_message_to_the_busy_conversation_still_joins_i
     scripted_llm.script(hang(30))
     client = live_server_url.client(_token(purchasing.requester))
     run_id = client.post(f"{_base(purchasing)}/messages/", json={"content": "Think hard"}).json()["run_id"]
-    _wait_for(lambda: scripted_llm.requests)
+    wait_for(lambda: scripted_llm.requests)
 
     # When she sends another message to it
     follow_up = client.post(f"{_base(purchasing)}/messages/", json={"content": "Only 2024, please."})
@@ -205,7 +194,7 @@ def test_at_the_users_run_limit_a_message_to_the_busy_conversation_still_joins_i
     assert follow_up.status_code == 202, follow_up.text
     assert follow_up.json()["run_id"] == run_id and follow_up.json()["follow_up"] is True
     client.post(f"{_base(purchasing)}/runs/{run_id}/cancel/")
-    _wait_for(lambda: Run.objects.unscoped().get(pk=run_id).status == RunStatus.CANCELLED)
+    wait_for(lambda: Run.objects.unscoped().get(pk=run_id).status == RunStatus.CANCELLED)
 
 
 def test_cancel_stops_a_working_run_and_its_stream_ends_with_a_cancelled_done(
@@ -214,14 +203,14 @@ def test_cancel_stops_a_working_run_and_its_stream_ends_with_a_cancelled_done(
     scripted_llm.script(hang(30))
     client = live_server_url.client(_token(purchasing.requester))
     run_id = client.post(f"{_base(purchasing)}/messages/", json={"content": "Think hard"}).json()["run_id"]
-    _wait_for(lambda: scripted_llm.requests)  # the run is waiting for the model
+    wait_for(lambda: scripted_llm.requests)  # the run is waiting for the model
 
     cancelled = client.post(f"{_base(purchasing)}/runs/{run_id}/cancel/")
 
     assert cancelled.status_code == 202 and cancelled.json() == {"run_id": run_id, "status": "cancelling"}
     frames = _frames(_stream(client, f"{_base(purchasing)}/runs/{run_id}/stream/"))
     assert frames[-1]["event"] == "done" and frames[-1]["data"]["cancelled"] is True
-    assert _wait_for(lambda: Run.objects.unscoped().get(pk=run_id).status == RunStatus.CANCELLED)
+    assert wait_for(lambda: Run.objects.unscoped().get(pk=run_id).status == RunStatus.CANCELLED)
     again = client.post(f"{_base(purchasing)}/runs/{run_id}/cancel/")
     assert again.status_code == 409
 

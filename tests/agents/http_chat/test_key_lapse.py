@@ -16,7 +16,7 @@ from django.utils import timezone
 from agents.models import RunEvent
 from hooks.models import ApprovalRequest
 from platform_core.identity.api_keys.keys import api_key_create, api_token_issue
-from tests.agents.http_chat.conftest import PAYMENT, sse_events
+from tests.agents.http_chat.conftest import PAYMENT, sse_events, wait_for
 from tests.fakes.openai_server import call, hang, text, tool_calls
 
 pytestmark = pytest.mark.django_db(transaction=True)
@@ -33,16 +33,6 @@ def _revoke_over_the_api(live: Any, user: Any, key_id: int) -> None:
     """The owner revokes the key as a person would: over the REST API of the same server."""
     admin = live.client(api_token_issue(user=user, name="owner")[1])
     assert admin.post(f"/api/v1/api-keys/{key_id}/revoke/").status_code == 200
-
-
-def _wait_for(condition: Any, timeout: float = 15.0) -> Any:
-    deadline = time.monotonic() + timeout
-    while time.monotonic() < deadline:
-        value = condition()
-        if value:
-            return value
-        time.sleep(0.05)
-    raise AssertionError("timed out")
 
 
 class _Follower:
@@ -84,7 +74,7 @@ def test_revoking_a_key_ends_its_open_sse_stream_and_the_run_goes_on_without_it(
     run_id = client.post(f"{_base(purchasing)}/messages/", json={"content": "Pay 60000 CNY"}).json()["run_id"]
     url = f"{_base(purchasing)}/runs/{run_id}/stream/"
     follower = _Follower(client, url)
-    _wait_for(lambda: any(f["event"] == "approval" for f in follower.frames()))
+    wait_for(lambda: any(f["event"] == "approval" for f in follower.frames()))
     seen = len(follower.frames())
 
     # when the key is revoked
@@ -105,7 +95,7 @@ def test_revoking_a_key_ends_its_open_sse_stream_and_the_run_goes_on_without_it(
         f"/api/v1/orgs/{purchasing.org.slug}/approvals/{approval.pk}/decide/", json={"decision": "approve"}
     )
     assert decided.status_code == 200, decided.text
-    _wait_for(lambda: RunEvent.objects.filter(run_id=run_id, event="done").exists())
+    wait_for(lambda: RunEvent.objects.filter(run_id=run_id, event="done").exists())
     assert len(follower.frames()) == seen + 1
     # and the key cannot open the stream again
     last_seq = follower.frames()[-2]["seq"]
@@ -125,7 +115,7 @@ def test_a_key_that_expires_while_its_stream_is_open_ends_the_stream(
     client = live_server_url.client(created.raw)
     run_id = client.post(f"{_base(purchasing)}/messages/", json={"content": "Think"}).json()["run_id"]
     follower = _Follower(client, f"{_base(purchasing)}/runs/{run_id}/stream/")
-    _wait_for(lambda: scripted_llm.requests)
+    wait_for(lambda: scripted_llm.requests)
     assert not follower.ended.is_set()
 
     # then the stream ends once the expiry passes, within the bound
@@ -202,7 +192,7 @@ def test_revoking_a_key_ends_its_waiting_completion_with_a_401(
             ended.set()
 
     threading.Thread(target=ask, daemon=True).start()
-    _wait_for(lambda: ApprovalRequest.objects.unscoped().filter(status="pending").exists())
+    wait_for(lambda: ApprovalRequest.objects.unscoped().filter(status="pending").exists())
 
     _revoke_over_the_api(live_server_url, purchasing.requester, key.pk)
     revoked_at = time.monotonic()

@@ -306,14 +306,19 @@ def test_a_streaming_client_that_accepts_only_an_event_stream_is_served(
     assert body.rstrip().endswith("data: [DONE]")
 
 
+def _client_of_an_agent_stopped_after_one_iteration(live_server_url, purchasing, scripted_llm):
+    """The requester's SDK client, for an agent allowed one iteration whose model calls a tool."""
+    purchasing.agent.max_iterations = 1
+    purchasing.agent.save(update_fields=["max_iterations"])
+    scripted_llm.script(tool_calls(call("erp__list_payments", {}, id="list-1")))
+    return _sdk(live_server_url, _token(purchasing.requester))
+
+
 def test_a_completion_stops_in_the_requests_interface_language_not_the_questions(
     live_server_url, purchasing, scripted_llm
 ):
     # given an agent allowed one iteration and a model that keeps calling tools
-    purchasing.agent.max_iterations = 1
-    purchasing.agent.save(update_fields=["max_iterations"])
-    scripted_llm.script(tool_calls(call("erp__list_payments", {}, id="list-1")))
-    client = _sdk(live_server_url, _token(purchasing.requester))
+    client = _client_of_an_agent_stopped_after_one_iteration(live_server_url, purchasing, scripted_llm)
 
     # when a client whose interface is English asks in Chinese
     completion = client.chat.completions.create(
@@ -331,10 +336,7 @@ def test_a_completion_of_a_client_that_names_no_language_stops_in_the_questions_
     live_server_url, purchasing, scripted_llm
 ):
     # given an agent allowed one iteration and a model that keeps calling tools
-    purchasing.agent.max_iterations = 1
-    purchasing.agent.save(update_fields=["max_iterations"])
-    scripted_llm.script(tool_calls(call("erp__list_payments", {}, id="list-1")))
-    client = _sdk(live_server_url, _token(purchasing.requester))
+    client = _client_of_an_agent_stopped_after_one_iteration(live_server_url, purchasing, scripted_llm)
 
     # when a client that sends no Accept-Language asks in Chinese
     completion = client.chat.completions.create(

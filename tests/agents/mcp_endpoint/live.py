@@ -1,13 +1,17 @@
 """A daphne server on the test database (started the way ``make prod`` starts it) and the official MCP
-SDK's client to talk to it: ``streamable_http_client`` and ``ClientSession``."""
+SDK's client to talk to it: ``streamable_http_client`` and ``ClientSession``.
+
+:func:`daphne_on_test_database` also serves the tests that talk to daphne some other way (websocket frames,
+the offline demo)."""
 
 from __future__ import annotations
 
 import socket
-from collections.abc import AsyncIterator, Iterator
-from contextlib import asynccontextmanager
+from collections.abc import AsyncIterator, Callable, Iterator
+from contextlib import asynccontextmanager, contextmanager
 from pathlib import Path
 
+import anyio
 import httpx2
 import pytest
 from django.db import connection
@@ -34,13 +38,18 @@ def database_url(settings_dict: dict) -> str:
     return f"postgres://{user}{password}@{host}:{port}/{settings_dict['NAME']}"
 
 
-@pytest.fixture(scope="module")
-def daphne_url(django_db_setup, django_db_blocker, tmp_path_factory) -> Iterator[str]:
-    """A daphne server on the test database, with the deployment's command line."""
+@contextmanager
+def daphne_on_test_database(
+    django_db_blocker, log_dir: Path, *, unset: tuple[str, ...] = ()
+) -> Iterator[str]:
+    """A daphne server on the test database, with the deployment's command line, without the environment
+    variables named in ``unset``; yields its base URL and stops it after."""
     with django_db_blocker.unblock():
         url = database_url(connection.settings_dict)
-    log_dir: Path = tmp_path_factory.mktemp("daphne-mcp")
-    group = ProcessGroup(env=inherited_env(DATABASE_URL=url), log_dir=log_dir)
+    env = inherited_env(DATABASE_URL=url)
+    for name in unset:
+        env.pop(name, None)
+    group = ProcessGroup(env=env, log_dir=log_dir)
     spec = daphne_spec(free_port())
     group.start(spec)
     try:
@@ -48,6 +57,13 @@ def daphne_url(django_db_setup, django_db_blocker, tmp_path_factory) -> Iterator
         yield spec.base_url or ""
     finally:
         group.stop()
+
+
+@pytest.fixture(scope="module")
+def daphne_url(django_db_setup, django_db_blocker, tmp_path_factory) -> Iterator[str]:
+    """A daphne server on the test database, with the deployment's command line."""
+    with daphne_on_test_database(django_db_blocker, tmp_path_factory.mktemp("daphne-mcp")) as url:
+        yield url
 
 
 @asynccontextmanager
@@ -66,3 +82,32 @@ async def mcp_session(
             async with ClientSession(read, write) as session:
                 await session.initialize()
                 yield session
+
+
+async def call_agent_until(
+    session: ClientSession,
+    question: str,
+    stop: Callable[[str], bool],
+    *,
+    within: float,
+    heard: list[str] | None = None,
+) -> None:
+    """Ask the Purchasing assistant's tool ``question``, and cancel the call at the first progress message
+    ``stop`` accepts (failing after ``within`` seconds without one); each message is added to ``heard``."""
+    reached = anyio.Event()
+
+    async def on_progress(value: float, total: float | None, message: str | None) -> None:
+        if heard is not None:
+            heard.append(message or "")
+        if stop(message or ""):
+            reached.set()
+
+    async with anyio.create_task_group() as tg:
+        tg.start_soon(
+            lambda: session.call_tool(
+                "purchasing_assistant", {"question": question}, progress_callback=on_progress
+            )
+        )
+        with anyio.fail_after(within):
+            await reached.wait()
+        tg.cancel_scope.cancel()

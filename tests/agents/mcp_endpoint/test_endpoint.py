@@ -5,7 +5,6 @@ organisation)."""
 
 from __future__ import annotations
 
-from collections.abc import Iterator
 from dataclasses import dataclass
 
 import httpx2
@@ -18,23 +17,16 @@ from platform_core.identity.api_keys.keys import api_token_issue
 from platform_core.models import Role
 from tests.agents.factories import AgentFactory, ModelConfigFactory
 from tests.agents.mcp_endpoint.live import mcp_session
-from tests.factories import ConnectorActionFactory, ConnectorFactory, OrganizationFactory, member_of
-from tests.fakes.http_service import LoopbackHTTPService, running_http_service
+from tests.agents.mcp_endpoint.wire import INITIALIZE, MCP_HEADERS
+from tests.factories import (
+    ConnectorActionFactory,
+    OrganizationFactory,
+    loopback_erp,
+    member_of,
+)
 from tests.fakes.openai_replies import call, text, tool_calls
 
 pytestmark = pytest.mark.django_db(transaction=True)
-
-INITIALIZE = {
-    "jsonrpc": "2.0",
-    "id": 1,
-    "method": "initialize",
-    "params": {
-        "protocolVersion": "2025-06-18",
-        "capabilities": {},
-        "clientInfo": {"name": "t", "version": "1"},
-    },
-}
-MCP_HEADERS = {"Accept": "application/json, text/event-stream", "Content-Type": "application/json"}
 
 
 @dataclass
@@ -46,19 +38,11 @@ class World:
     other_key: str
 
 
-@pytest.fixture
-def erp() -> Iterator[LoopbackHTTPService]:
-    with running_http_service() as service:
-        yield service
-
-
 def _world(llm_base_url: str, erp_base_url: str) -> World:
     org = OrganizationFactory(slug="acme", name="Acme")
     mia = member_of(org, Role.MEMBER, username="mia")
     ModelConfigFactory(organization=org, base_url=llm_base_url, is_default=True)
-    connector = ConnectorFactory(
-        organization=org, name="erp", base_url=erp_base_url, allowed_private_hosts=["127.0.0.1"]
-    )
+    connector = loopback_erp(org, erp_base_url)
     ConnectorActionFactory(connector=connector, name="list_payments", method="GET", path_template="/payments")
     agent = AgentFactory(
         organization=org,

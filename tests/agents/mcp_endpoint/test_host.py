@@ -8,20 +8,10 @@ import pytest
 
 from agents.mcp_endpoint.host import McpHost
 from connectors.demo.mcp.server import demo_mcp_server
+from tests.agents.mcp_endpoint.wire import INITIALIZE, MCP_HEADERS
 
 pytestmark = pytest.mark.django_db(transaction=True)
 
-INITIALIZE = {
-    "jsonrpc": "2.0",
-    "id": 1,
-    "method": "initialize",
-    "params": {
-        "protocolVersion": "2025-06-18",
-        "capabilities": {},
-        "clientInfo": {"name": "t", "version": "1"},
-    },
-}
-HEADERS = {"Accept": "application/json, text/event-stream", "Content-Type": "application/json"}
 
 HOST = McpHost(demo_mcp_server())  # shared by the tests below, each on its own event loop
 
@@ -29,7 +19,7 @@ HOST = McpHost(demo_mcp_server())  # shared by the tests below, each on its own 
 async def _initialize() -> httpx2.Response:
     transport = httpx2.ASGITransport(app=HOST)
     async with httpx2.AsyncClient(transport=transport, base_url="http://127.0.0.1") as http:
-        return await http.post("/demo-mcp/", json=INITIALIZE, headers=HEADERS)
+        return await http.post("/demo-mcp/", json=INITIALIZE, headers=MCP_HEADERS)
 
 
 @pytest.mark.parametrize("loop_number", [1, 2])

@@ -17,56 +17,29 @@ from django.utils import timezone
 from agents.models import Run
 from hooks.models import ApprovalRequest
 from platform_core.identity.api_keys.keys import api_key_create, api_token_issue
-from platform_core.models import Role
-from tests.agents.factories import AgentFactory, ModelConfigFactory
 from tests.agents.mcp_endpoint.live import mcp_session
-from tests.factories import ConnectorActionFactory, ConnectorFactory, OrganizationFactory, member_of
+from tests.agents.mcp_endpoint.payments import payments_over_mcp
+from tests.agents.mcp_endpoint.wire import INITIALIZE, MCP_HEADERS
 from tests.fakes.http_service import running_http_service
 from tests.fakes.openai_replies import call, text, tool_calls
-from tests.hooks.factories import ApprovalPolicyFactory
 
 pytestmark = pytest.mark.django_db(transaction=True)
 
 CUT_WITHIN = 5.0  # seconds: issue #31's bound for every kind of stream
-MCP_HEADERS = {"Accept": "application/json, text/event-stream", "Content-Type": "application/json"}
-INITIALIZE = {
-    "jsonrpc": "2.0",
-    "id": 1,
-    "method": "initialize",
-    "params": {
-        "protocolVersion": "2025-06-18",
-        "capabilities": {},
-        "clientInfo": {"name": "t", "version": "1"},
-    },
-}
 
 
 def _world(llm_base_url: str, erp_base_url: str, *, expires_in: float | None = None) -> dict[str, Any]:
-    org = OrganizationFactory(slug="acme", name="Acme")
-    mia = member_of(org, Role.MEMBER, username="mia")
-    april = member_of(org, Role.APPROVER, username="april")
-    ModelConfigFactory(organization=org, base_url=llm_base_url, is_default=True)
-    erp = ConnectorFactory(
-        organization=org, name="erp", base_url=erp_base_url, allowed_private_hosts=["127.0.0.1"]
-    )
-    pay = ConnectorActionFactory(
-        connector=erp,
-        name="create_payment",
-        method="POST",
-        path_template="/payments",
-        parameters={"type": "object", "properties": {"amount": {"type": "number"}}, "required": ["amount"]},
-    )
-    ApprovalPolicyFactory(organization=org, actions=[pay], approver_open_ids=[], approver_users=[april])
-    agent = AgentFactory(organization=org, name="Purchasing assistant", exposed_over_mcp=True)
-    agent.connectors.add(erp)
+    world = payments_over_mcp(llm_base_url, erp_base_url)
     expires_at = timezone.now() + timedelta(seconds=expires_in) if expires_in else None
-    created = api_key_create(name="desktop", scopes=["chat"], owner=mia, actor=None, expires_at=expires_at)
+    created = api_key_create(
+        name="desktop", scopes=["chat"], owner=world.requester, actor=None, expires_at=expires_at
+    )
     return {
-        "url_path": f"/mcp/orgs/{org.slug}/",
+        "url_path": world.url_path,
         "key_id": created.key.pk,
         "key": created.raw,
         "expires_at": expires_at,
-        "owner_key": api_token_issue(user=mia, name="owner")[1],
+        "owner_key": api_token_issue(user=world.requester, name="owner")[1],
     }
 
 

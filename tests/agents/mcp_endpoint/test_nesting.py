@@ -8,7 +8,8 @@ import httpx2
 import pytest
 from channels.db import database_sync_to_async
 
-from tests.agents.mcp_endpoint.test_endpoint import INITIALIZE, MCP_HEADERS, _world
+from tests.agents.mcp_endpoint.test_endpoint import _world
+from tests.agents.mcp_endpoint.wire import INITIALIZE, MCP_HEADERS
 
 pytestmark = pytest.mark.django_db(transaction=True)
 

@@ -4,7 +4,6 @@ approver decides), and an MCP client that cancels its call cancels the run."""
 from __future__ import annotations
 
 import asyncio
-from collections.abc import Iterator
 
 import anyio
 import httpx2
@@ -14,47 +13,19 @@ from channels.db import database_sync_to_async
 from agents.models import Run
 from hooks.models import ApprovalRequest
 from platform_core.identity.api_keys.keys import api_token_issue
-from platform_core.models import Role
-from tests.agents.factories import AgentFactory, ModelConfigFactory
-from tests.agents.mcp_endpoint.live import mcp_session
-from tests.factories import ConnectorActionFactory, ConnectorFactory, OrganizationFactory, member_of
-from tests.fakes.http_service import LoopbackHTTPService, running_http_service
+from tests.agents.mcp_endpoint.live import call_agent_until, mcp_session
+from tests.agents.mcp_endpoint.payments import payments_over_mcp
 from tests.fakes.openai_replies import call, hang, text, tool_calls
-from tests.hooks.factories import ApprovalPolicyFactory
 
 pytestmark = pytest.mark.django_db(transaction=True)
 
 
-@pytest.fixture
-def erp() -> Iterator[LoopbackHTTPService]:
-    with running_http_service() as service:
-        yield service
-
-
 def _world(llm_base_url: str, erp_base_url: str) -> dict[str, str]:
-    org = OrganizationFactory(slug="acme", name="Acme")
-    mia = member_of(org, Role.MEMBER, username="mia")
-    april = member_of(org, Role.APPROVER, username="april")
-    ModelConfigFactory(organization=org, base_url=llm_base_url, is_default=True)
-    erp = ConnectorFactory(
-        organization=org, name="erp", base_url=erp_base_url, allowed_private_hosts=["127.0.0.1"]
-    )
-    pay = ConnectorActionFactory(
-        connector=erp,
-        name="create_payment",
-        method="POST",
-        path_template="/payments",
-        parameters={"type": "object", "properties": {"amount": {"type": "number"}}, "required": ["amount"]},
-    )
-    ApprovalPolicyFactory(organization=org, actions=[pay], approver_open_ids=[], approver_users=[april])
-    agent = AgentFactory(
-        organization=org, name="Purchasing assistant", instructions="Be brief.", exposed_over_mcp=True
-    )
-    agent.connectors.add(erp)
+    world = payments_over_mcp(llm_base_url, erp_base_url)
     return {
-        "url_path": f"/mcp/orgs/{org.slug}/",
-        "key": api_token_issue(user=mia, name="desktop")[1],
-        "approver_key": api_token_issue(user=april, name="desktop")[1],
+        "url_path": world.url_path,
+        "key": api_token_issue(user=world.requester, name="desktop")[1],
+        "approver_key": api_token_issue(user=world.approver, name="desktop")[1],
     }
 
 
@@ -117,22 +88,8 @@ def _run_statuses() -> list[str]:
 async def test_a_client_that_cancels_its_call_cancels_the_run(daphne_url, scripted_llm, erp):
     world = await database_sync_to_async(_world)(scripted_llm.base_url, erp.base_url)
     scripted_llm.script(hang(30))
-    thinking = anyio.Event()
-
-    async def on_progress(value: float, total: float | None, message: str | None) -> None:
-        if (message or "").startswith("Thinking"):
-            thinking.set()
-
     async with mcp_session(daphne_url + world["url_path"], world["key"]) as session:
-        async with anyio.create_task_group() as tg:
-            tg.start_soon(
-                lambda: session.call_tool(
-                    "purchasing_assistant", {"question": "Slow"}, progress_callback=on_progress
-                )
-            )
-            with anyio.fail_after(20):
-                await thinking.wait()
-            tg.cancel_scope.cancel()
+        await call_agent_until(session, "Slow", lambda message: message.startswith("Thinking"), within=20)
 
     for _ in range(100):
         if await database_sync_to_async(_run_statuses)() == ["cancelled"]:

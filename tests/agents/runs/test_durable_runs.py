@@ -11,7 +11,6 @@ import asyncio
 import threading
 import time
 import uuid
-from collections.abc import Iterator
 from datetime import timedelta
 from typing import Any
 
@@ -33,20 +32,12 @@ from hooks.models import ApprovalRequest, ApprovalStatus
 from hooks.services import approval_decide
 from tests.agents.factories import RunFactory
 from tests.agents.ws_helpers import bearer_for, connect, frames_until, frames_until_done, next_frame
-from tests.fakes.http_service import LoopbackHTTPService, running_http_service
 from tests.fakes.openai_server import call, hang, text, tool_calls
-from tests.hooks.factories import ApprovalPolicyFactory
-from tests.hooks.scenario import build_purchasing
+from tests.hooks.scenario import build_purchasing, hold_large_payments
 
 pytestmark = pytest.mark.django_db(transaction=True)
 
 PAYMENT = {"amount": 60000, "currency": "CNY"}
-
-
-@pytest.fixture
-def erp() -> Iterator[LoopbackHTTPService]:
-    with running_http_service() as service:
-        yield service
 
 
 @pytest.fixture
@@ -57,13 +48,7 @@ def world(scripted_llm, erp, monkeypatch):
 
     def build():
         purchasing = build_purchasing(llm_base_url=scripted_llm.base_url, erp_base_url=erp.base_url)
-        ApprovalPolicyFactory(
-            organization=purchasing.org,
-            name="Large payments",
-            actions=[purchasing.actions["create_payment"]],
-            condition="amount > 50000",
-            approver_users=[purchasing.approver],
-        )
+        hold_large_payments(purchasing)
         return purchasing
 
     return build
@@ -77,6 +62,16 @@ def queued_resumes(monkeypatch) -> list[str]:
     queued: list[str] = []
     monkeypatch.setattr(tasks.resume_parked_run, "delay", lambda run_id: queued.append(run_id))
     return queued
+
+
+async def _lapse_lease(run: Run) -> None:
+    """The run's lease lapses and names a process that is gone, so this process's renewer cannot bring it
+    back (nor hold the row's lock the sweeper skips) between here and the sweep."""
+    await (
+        Run.objects.unscoped()
+        .filter(pk=run.pk)
+        .aupdate(lease_owner="dead-process", lease_expires_at=timezone.now() - timedelta(seconds=1))
+    )
 
 
 async def _finish_runs() -> None:
@@ -208,13 +203,7 @@ async def test_a_run_interrupted_by_the_sweeper_resumes_from_its_checkpoint_with
     before = await frames_until(ws, _is("step", type="thinking", status="start", iteration=2))
     await scripted_llm.until_received(2)  # else the resumed run's request could take the hang
     run = await Run.objects.unscoped().aget(conversation=purchasing.conversation)
-    # The lease lapses and names a process that is gone, so this process's renewer cannot bring it back
-    # (nor hold the row's lock the sweeper skips) between here and the sweep.
-    await (
-        Run.objects.unscoped()
-        .filter(pk=run.pk)
-        .aupdate(lease_owner="dead-process", lease_expires_at=timezone.now() - timedelta(seconds=1))
-    )
+    await _lapse_lease(run)
 
     # when the sweeper interrupts it (the process's own attempt notices and stops)
     assert await database_sync_to_async(runs_interrupt_lapsed)() == [run.pk]
@@ -595,13 +584,7 @@ async def test_a_call_in_flight_when_its_process_died_is_not_made_again_nor_show
     await ws.send_json_to({"type": "message", "content": "Transfer the funds"})
     await started.wait()
     run = await Run.objects.unscoped().aget(conversation=purchasing.conversation)
-    # The lease lapses and names a process that is gone, so this process's renewer cannot bring it back
-    # (nor hold the row's lock the sweeper skips) between here and the sweep.
-    await (
-        Run.objects.unscoped()
-        .filter(pk=run.pk)
-        .aupdate(lease_owner="dead-process", lease_expires_at=timezone.now() - timedelta(seconds=1))
-    )
+    await _lapse_lease(run)
     assert await database_sync_to_async(runs_interrupt_lapsed)() == [run.pk]
     before = await frames_until(ws, _is("error", code=INTERRUPTED_CODE))
     await _finish_runs()

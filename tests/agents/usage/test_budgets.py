@@ -60,6 +60,14 @@ def user_budget(org, user, *, limit: int, name: str = "Mia's daily tokens", **ex
     )
 
 
+def _budgeted_conversation(llm_base_url: str) -> tuple:
+    """Mia, with a budget of 2,000 tokens a day and an agent capped at 200 output tokens a call, and her
+    conversation with it (sync): ``(user, conversation)``."""
+    org, user, agent, _config = build_org(llm_base_url, max_output=200)
+    user_budget(org, user, limit=2000)
+    return user, conversation_for(org, user, agent)
+
+
 EN_LABEL = "the daily token budget “Mia's daily tokens” of the user (2000 tokens) is used up"
 ZH_LABEL = "用户的每日Token预算「Mia's daily tokens」（2000 tokens）已用完"
 EN_HEAD = f"I stopped before the task was finished: {EN_LABEL}."
@@ -82,13 +90,7 @@ async def test_a_budget_reached_mid_run_stops_before_the_next_model_call(
     # given a user budget of 2,000 tokens a day and a model that calls a tool forever, 1,200 tokens a call
     monkeypatch.setattr(runtime, "connector_tools_for_run", order_tools(1))
     model = ReActModel(tool_turns=None).install(scripted_llm)
-
-    def given():
-        org, user, agent, _config = build_org(scripted_llm.base_url, max_output=200)
-        user_budget(org, user, limit=2000)
-        return user, conversation_for(org, user, agent)
-
-    user, conversation = await database_sync_to_async(given)()
+    user, conversation = await database_sync_to_async(_budgeted_conversation)(scripted_llm.base_url)
 
     # when the user asks, in their interface language
     frames = await ask(user, conversation, question, accept_language=interface)
@@ -114,13 +116,7 @@ async def test_the_stop_message_follows_the_language_chosen_in_the_web_app_over_
     # given a user budget of 2,000 tokens a day and a model that calls a tool forever
     monkeypatch.setattr(runtime, "connector_tools_for_run", order_tools(1))
     ReActModel(tool_turns=None).install(scripted_llm)
-
-    def given():
-        org, user, agent, _config = build_org(scripted_llm.base_url, max_output=200)
-        user_budget(org, user, limit=2000)
-        return user, conversation_for(org, user, agent)
-
-    user, conversation = await database_sync_to_async(given)()
+    user, conversation = await database_sync_to_async(_budgeted_conversation)(scripted_llm.base_url)
 
     # when the user, who chose Chinese in the web app's language switch (an English browser), asks in English
     frames = await ask(
@@ -140,13 +136,7 @@ async def test_a_budget_reached_at_the_answer_synthesis_stops_the_run_as_the_too
     # once, then answers
     monkeypatch.setattr(runtime, "connector_tools_for_run", order_tools(1))
     model = ReActModel(tool_turns=1, answer="Order 7 has shipped.").install(scripted_llm)
-
-    def given():
-        org, user, agent, _config = build_org(scripted_llm.base_url, max_output=200)
-        user_budget(org, user, limit=2000)
-        return user, conversation_for(org, user, agent)
-
-    user, conversation = await database_sync_to_async(given)()
+    user, conversation = await database_sync_to_async(_budgeted_conversation)(scripted_llm.base_url)
 
     # when the user asks, in their interface language
     frames = await ask(user, conversation, question, accept_language=interface)

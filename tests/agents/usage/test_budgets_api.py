@@ -9,6 +9,7 @@ import pytest
 from agents.models import Budget
 from platform_core.models import AuditLog, Role
 from tests.agents.factories import AgentFactory, ModelConfigFactory
+from tests.eager_tasks import tasks_run_eagerly
 from tests.factories import PASSWORD, member_of
 
 pytestmark = pytest.mark.django_db
@@ -124,13 +125,8 @@ def test_the_budget_admin_lists_and_offers_only_the_admins_organisation(client, 
 
 @pytest.fixture
 def celery_eager():
-    from platform_core import celery_app
-
-    conf = celery_app.conf
-    saved = (conf.task_always_eager, conf.task_eager_propagates)
-    conf.task_always_eager, conf.task_eager_propagates = True, True
-    yield
-    conf.task_always_eager, conf.task_eager_propagates = saved
+    with tasks_run_eagerly(propagate=True):
+        yield
 
 
 def test_a_budget_warning_posts_one_card_to_the_organisations_feishu_chat(

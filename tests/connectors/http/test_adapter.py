@@ -411,14 +411,23 @@ async def test_circuit_opens_after_consecutive_failures_and_refuses_without_a_re
     assert len(service.requests) == 3
 
 
-async def test_half_open_circuit_lets_one_trial_through_and_closes_on_success(
+async def _circuit_opened_at_500s(
     service: LoopbackHTTPService, monkeypatch: pytest.MonkeyPatch
-) -> None:
+) -> tuple[list[float], HttpConnectorConfig]:
+    """A config whose circuit opens for 30 s after 2 failures, opened by two 503s at second 500 of a clock
+    the test moves (``now[0]``)."""
     now = [500.0]
     monkeypatch.setattr(circuit, "_now", lambda: now[0])
     config = make(service, max_retries=0, circuit_failure_threshold=2, circuit_open_seconds=30)
     for _ in range(2):
         await http_call(config, action(path="/status/503"), {})
+    return now, config
+
+
+async def test_half_open_circuit_lets_one_trial_through_and_closes_on_success(
+    service: LoopbackHTTPService, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    now, config = await _circuit_opened_at_500s(service, monkeypatch)
     now[0] += 29
     assert (await http_call(config, action(), {})).error.startswith("circuit open")
 
@@ -433,11 +442,7 @@ async def test_half_open_circuit_lets_one_trial_through_and_closes_on_success(
 async def test_failed_trial_opens_the_circuit_again(
     service: LoopbackHTTPService, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    now = [500.0]
-    monkeypatch.setattr(circuit, "_now", lambda: now[0])
-    config = make(service, max_retries=0, circuit_failure_threshold=2, circuit_open_seconds=30)
-    for _ in range(2):
-        await http_call(config, action(path="/status/503"), {})
+    now, config = await _circuit_opened_at_500s(service, monkeypatch)
     now[0] += 31
 
     trial = await http_call(config, action(path="/status/503"), {})

@@ -14,6 +14,7 @@ from django.test import Client, override_settings
 from platform_core.sso.providers import OIDCProviderConfig, socialaccount_providers
 from tests.fakes.feishu_server import FAKE_APP_ID, FAKE_APP_SECRET, FakeFeishu
 from tests.fakes.oidc_provider import FAKE_OIDC_CLIENT_ID, FAKE_OIDC_CLIENT_SECRET, FakeOIDCProvider
+from tests.fakes.threaded_server import reset_around
 
 OIDC_ID = "corp"
 OIDC_NAME = "Corp SSO"
@@ -21,19 +22,13 @@ OIDC_NAME = "Corp SSO"
 
 @pytest.fixture(scope="session")
 def fake_oidc_server() -> Iterator[FakeOIDCProvider]:
-    server = FakeOIDCProvider()
-    server.start()
-    try:
+    with FakeOIDCProvider() as server:
         yield server
-    finally:
-        server.stop()
 
 
 @pytest.fixture
 def fake_oidc(fake_oidc_server: FakeOIDCProvider) -> Iterator[FakeOIDCProvider]:
-    fake_oidc_server.reset()
-    yield fake_oidc_server
-    fake_oidc_server.reset()
+    yield from reset_around(fake_oidc_server)
 
 
 def sso_provider_settings(feishu: FakeFeishu, oidc: FakeOIDCProvider) -> dict:

@@ -54,11 +54,16 @@ async def test_bearer_token_authenticates_a_websocket_handshake():
     await communicator.disconnect()
 
 
-async def test_a_bearer_header_is_judged_alone_even_beside_a_valid_session_cookie():
+async def _browser_session_cookie() -> str:
+    """The ``Cookie`` header of a browser signed in as the new user ``browser``."""
     await database_sync_to_async(UserFactory)(username="browser")
     client = Client()
     assert await database_sync_to_async(client.login)(username="browser", password=PASSWORD)
-    cookie = f"{settings.SESSION_COOKIE_NAME}={client.cookies[settings.SESSION_COOKIE_NAME].value}"
+    return f"{settings.SESSION_COOKIE_NAME}={client.cookies[settings.SESSION_COOKIE_NAME].value}"
+
+
+async def test_a_bearer_header_is_judged_alone_even_beside_a_valid_session_cookie():
+    cookie = await _browser_session_cookie()
     communicator, connected, code = await _connect(
         [(b"cookie", cookie.encode()), (b"authorization", b"Bearer apt_wrong")]
     )
@@ -71,10 +76,7 @@ async def test_invalid_bearer_token_is_anonymous_and_closed_with_4401():
 
 
 async def test_session_cookie_authenticates_a_browser_handshake():
-    await database_sync_to_async(UserFactory)(username="browser")
-    client = Client()
-    assert await database_sync_to_async(client.login)(username="browser", password=PASSWORD)
-    cookie = f"{settings.SESSION_COOKIE_NAME}={client.cookies[settings.SESSION_COOKIE_NAME].value}"
+    cookie = await _browser_session_cookie()
     communicator, connected, _ = await _connect(
         [(b"cookie", cookie.encode()), (b"origin", b"http://127.0.0.1:8000")]
     )

@@ -78,12 +78,8 @@ def _value(value: Any) -> Any:
 
 @pytest.fixture
 def collector() -> Iterator[OtlpCollector]:
-    server = OtlpCollector()
-    server.start()
-    try:
+    with OtlpCollector() as server:
         yield server
-    finally:
-        server.stop()
 
 
 @pytest.fixture

@@ -6,7 +6,6 @@ from __future__ import annotations
 
 import json
 
-import anyio
 import pytest
 from channels.db import database_sync_to_async
 from django.contrib.auth import get_user_model
@@ -21,7 +20,7 @@ from platform_core.demo import DEMO_ADMIN, DEMO_ORG_SLUG, demo_seed
 from platform_core.identity.api_keys.keys import api_token_issue
 from platform_core.models import AuditLog
 from tests.agents.factories import ModelConfigFactory
-from tests.agents.mcp_endpoint.live import mcp_session
+from tests.agents.mcp_endpoint.live import call_agent_until, mcp_session
 from tests.fakes.openai_replies import call, tool_calls
 
 pytestmark = pytest.mark.django_db(transaction=True)
@@ -116,23 +115,14 @@ async def test_the_demo_agents_mcp_read_goes_through_and_its_mcp_write_waits_for
         ),
     )
     messages: list[str] = []
-    waiting = anyio.Event()
-
-    async def on_progress(value: float, total: float | None, message: str | None) -> None:
-        messages.append(message or "")
-        if "erp_mcp__create_purchase_request is waiting for approval" in (message or ""):
-            waiting.set()
-
     async with mcp_session(f"{daphne_url}/mcp/orgs/{DEMO_ORG_SLUG}/", world["key"]) as session:
-        async with anyio.create_task_group() as tg:
-            tg.start_soon(
-                lambda: session.call_tool(
-                    "purchasing_assistant", {"question": "Order desks again"}, progress_callback=on_progress
-                )
-            )
-            with anyio.fail_after(30):
-                await waiting.wait()
-            tg.cancel_scope.cancel()
+        await call_agent_until(
+            session,
+            "Order desks again",
+            lambda message: "erp_mcp__create_purchase_request is waiting for approval" in message,
+            within=30,
+            heard=messages,
+        )
 
     assert "erp_mcp__find_purchase_orders answered" in messages
     calls = await database_sync_to_async(_mcp_calls)()

@@ -5,13 +5,11 @@ calling the demo MCP server through its MCP connector: the read answers, the wri
 from __future__ import annotations
 
 from collections.abc import Iterator
-from pathlib import Path
 
 import anyio
 import pytest
 from channels.db import database_sync_to_async
 from django.contrib.auth import get_user_model
-from django.db import connection
 from django.test import override_settings
 
 from agents.demo import DEMO_EXAMPLE_QUESTIONS
@@ -19,31 +17,20 @@ from agents.models import RunStatus
 from connectors.models import ConnectorCallLog
 from platform_core.demo import DEMO_ADMIN, DEMO_ORG_SLUG, demo_seed
 from platform_core.identity.api_keys.keys import api_token_issue
-from platform_core.wiring.deploy.stack import ProcessGroup, daphne_spec, inherited_env
-from tests.agents.mcp_endpoint.live import database_url, free_port, mcp_session
+from tests.agents.mcp_endpoint.live import call_agent_until, daphne_on_test_database, mcp_session
 
 pytestmark = pytest.mark.django_db(transaction=True)
 
 READ, WRITE = DEMO_EXAMPLE_QUESTIONS[3], DEMO_EXAMPLE_QUESTIONS[4]
+OFFLINE_UNSET = ("OPENAI_BASE_URL", "OPENAI_API_KEY", "LLM_MODEL")
 
 
 @pytest.fixture(scope="module")
 def offline_url(django_db_setup, django_db_blocker, tmp_path_factory) -> Iterator[str]:
     """A daphne server on the test database with no model endpoint configured (the offline demo model)."""
-    with django_db_blocker.unblock():
-        url = database_url(connection.settings_dict)
-    env = inherited_env(DATABASE_URL=url)
-    for name in ("OPENAI_BASE_URL", "OPENAI_API_KEY", "LLM_MODEL"):
-        env.pop(name, None)
-    log_dir: Path = tmp_path_factory.mktemp("daphne-offline")
-    group = ProcessGroup(env=env, log_dir=log_dir)
-    spec = daphne_spec(free_port())
-    group.start(spec)
-    try:
-        group.wait_ready(timeout=60)
-        yield spec.base_url or ""
-    finally:
-        group.stop()
+    log_dir = tmp_path_factory.mktemp("daphne-offline")
+    with daphne_on_test_database(django_db_blocker, log_dir, unset=OFFLINE_UNSET) as url:
+        yield url
 
 
 def _seed(base_url: str) -> str:
@@ -69,27 +56,16 @@ def _mcp_calls() -> list[tuple[str, str]]:
 
 async def _ask(session, question: str, *, until: str | None = None) -> tuple[list[str], object]:
     messages: list[str] = []
-    reached = anyio.Event()
-
-    async def on_progress(value: float, total: float | None, message: str | None) -> None:
-        messages.append(message or "")
-        if until and until in (message or ""):
-            reached.set()
-
     if until is None:
+
+        async def on_progress(value: float, total: float | None, message: str | None) -> None:
+            messages.append(message or "")
+
         result = await session.call_tool(
             "purchasing_assistant", {"question": question}, progress_callback=on_progress
         )
         return messages, result
-    async with anyio.create_task_group() as tg:
-        tg.start_soon(
-            lambda: session.call_tool(
-                "purchasing_assistant", {"question": question}, progress_callback=on_progress
-            )
-        )
-        with anyio.fail_after(30):
-            await reached.wait()
-        tg.cancel_scope.cancel()
+    await call_agent_until(session, question, lambda message: until in message, within=30, heard=messages)
     return messages, None
 
 

@@ -21,8 +21,8 @@ from connectors.sql.adapter import aclose_db_pools
 from connectors.tools import connector_tools_for_run
 from hooks.models import ApprovalRequest
 from hooks.services import approval_decide
-from platform_core import celery_app
 from platform_core.services import organization_set_read_only
+from tests.eager_tasks import tasks_run_eagerly
 from tests.factories import ConnectorActionFactory, ConnectorFactory
 from tests.fakes.http_service import running_http_service
 from tests.fakes.openai_server import call, text, tool_calls
@@ -76,11 +76,8 @@ def shop_db() -> Iterator[str]:
 def guard_rail_setup(monkeypatch: pytest.MonkeyPatch) -> Iterator[None]:
     """The platform's own tool builder, and Celery tasks (the approval cards) run eagerly."""
     monkeypatch.setattr(runtime, "connector_tools_for_run", connector_tools_for_run)
-    conf = celery_app.conf
-    saved = (conf.task_always_eager, conf.task_eager_propagates)
-    conf.task_always_eager, conf.task_eager_propagates = True, False
-    yield
-    conf.task_always_eager, conf.task_eager_propagates = saved
+    with tasks_run_eagerly():
+        yield
 
 
 @pytest.fixture
@@ -166,23 +163,15 @@ async def test_read_only_mode_refuses_a_mysql_write_before_the_database(
 
 
 def test_test_connection_of_a_mariadb_connector_reports_the_server(org, shop_db: str) -> None:
-    connector = ConnectorFactory(
-        organization=org,
-        name="shop",
-        kind="database",
-        base_url="",
-        engine="mariadb",
-        dsn=f"mysql://root@{HOST}:{PORT}/{shop_db}",
-        allowed_private_hosts=[HOST],
-    )
-    refused = ConnectorFactory(
-        organization=org,
-        name="shop_public_only",
-        kind="database",
-        base_url="",
-        engine="mariadb",
-        dsn=f"mysql://root@{HOST}:{PORT}/{shop_db}",
-    )
+    shop = {
+        "organization": org,
+        "kind": "database",
+        "base_url": "",
+        "engine": "mariadb",
+        "dsn": f"mysql://root@{HOST}:{PORT}/{shop_db}",
+    }
+    connector = ConnectorFactory(name="shop", allowed_private_hosts=[HOST], **shop)
+    refused = ConnectorFactory(name="shop_public_only", **shop)
 
     result = connector_test_connection(connector=connector)
     blocked = connector_test_connection(connector=refused)

@@ -109,29 +109,26 @@ async def test_a_frame_sent_with_a_key_revoked_behind_the_sockets_back_closes_it
     await communicator.disconnect()
 
 
-async def test_an_expired_key_is_refused_on_the_websocket():
+async def _conversation_and_chat_key_expiring_in(delay: timedelta):
+    """Mia's conversation, and a chat key of hers whose expiry is then moved to ``delay`` from now."""
     acme, _, mia, _ = await _world()
     conversation = await database_sync_to_async(ConversationFactory)(organization=acme, user=mia)
     created = await _personal(mia, "chat", expires_at=timezone.now() + timedelta(minutes=5))
     await database_sync_to_async(
-        lambda: ApiKey.objects.filter(pk=created.key.pk).update(
-            expires_at=timezone.now() - timedelta(seconds=1)
-        )
+        lambda: ApiKey.objects.filter(pk=created.key.pk).update(expires_at=timezone.now() + delay)
     )()
+    return conversation, created
+
+
+async def test_an_expired_key_is_refused_on_the_websocket():
+    conversation, created = await _conversation_and_chat_key_expiring_in(timedelta(seconds=-1))
     communicator, code = await _open(conversation.pk, created.raw)
     assert code == 4401
     await communicator.disconnect()
 
 
 async def test_a_socket_open_when_its_key_expires_is_closed_without_a_frame():
-    acme, _, mia, _ = await _world()
-    conversation = await database_sync_to_async(ConversationFactory)(organization=acme, user=mia)
-    created = await _personal(mia, "chat", expires_at=timezone.now() + timedelta(minutes=5))
-    await database_sync_to_async(
-        lambda: ApiKey.objects.filter(pk=created.key.pk).update(
-            expires_at=timezone.now() + timedelta(seconds=1.5)
-        )
-    )()
+    conversation, created = await _conversation_and_chat_key_expiring_in(timedelta(seconds=1.5))
     communicator, code = await _open(conversation.pk, created.raw)
     assert code is None
     # the client sends nothing: the expiry itself closes the socket, within 5 seconds

@@ -5,10 +5,7 @@ never a traceback, never a claim of a send that did not happen."""
 from __future__ import annotations
 
 import logging
-import os
 import socket
-import subprocess
-import sys
 from pathlib import Path
 
 import pytest
@@ -17,6 +14,7 @@ from django.urls import reverse
 
 from tests.factories import PASSWORD
 from tests.fakes.smtp_server import FakeSMTPServer
+from tests.platform_core.fresh_process import printed_after_setup
 
 pytestmark = pytest.mark.django_db
 
@@ -90,21 +88,11 @@ def test_the_file_backend_writes_the_link_into_the_mail_folder_and_the_page_says
 
 
 def _mail_settings(env: dict[str, str]) -> list[str]:
-    base = {k: v for k, v in os.environ.items() if not k.startswith(("DJANGO_", "EMAIL_"))}
     code = (
-        "import django; django.setup(); from django.conf import settings as s; "
+        "from django.conf import settings as s; "
         "print(s.EMAIL_BACKEND); print(s.EMAIL_FILE_PATH); print(s.EMAIL_HOST, s.EMAIL_PORT)"
     )
-    done = subprocess.run(
-        [sys.executable, "-c", code],
-        cwd=ROOT,
-        env={**base, "DJANGO_SETTINGS_MODULE": "platform_core.settings", **env},
-        capture_output=True,
-        text=True,
-        timeout=120,
-    )
-    assert done.returncode == 0, done.stderr[-2000:]
-    return done.stdout.strip().splitlines()
+    return printed_after_setup(code, env, dropped=("DJANGO_", "EMAIL_")).splitlines()
 
 
 def test_the_embedded_default_writes_mail_into_var_mail():
