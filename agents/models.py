@@ -251,6 +251,22 @@ class Agent(OrgOwnedModel):
         return self.name
 
 
+AGENT_SETTINGS: tuple[str, ...] = (
+    "name",
+    "description",
+    "instructions",
+    "model_config",
+    "connectors",
+    "execution_mode",
+    "max_iterations",
+    "completion_check",
+    "example_questions",
+    "active",
+    "exposed_over_mcp",
+)
+"""The fields an agent's admin form and its API both set, in their order."""
+
+
 class Conversation(OrgOwnedModel):
     """One user's chat with one agent."""
 

@@ -463,6 +463,17 @@ class AuditLog(models.Model):
         raise AppendOnlyError("audit log rows cannot be deleted")
 
 
+AUDIT_CHANGE_FIELDS: tuple[str, ...] = (
+    "target_type",
+    "target_id",
+    "target_repr",
+    "before",
+    "after",
+    "ip_address",
+)
+"""What an audit entry says was done to what, and from where: its admin page and its API show them alike."""
+
+
 class ConfigVersion(models.Model):
     """How many times an organisation's agent configuration changed (agents, their connectors and actions,
     model endpoints, hook settings). Each process caches what a run loads of that configuration and

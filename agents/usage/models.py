@@ -163,6 +163,22 @@ class Budget(OrgOwnedModel):
             raise ValidationError(errors)
 
 
+BUDGET_SETTINGS: tuple[str, ...] = (
+    "name",
+    "scope",
+    "user",
+    "agent",
+    "metric",
+    "period",
+    "limit",
+    "currency",
+    "time_zone",
+    "warn_percent",
+    "active",
+)
+"""The fields a budget's admin form and its API both set, in their order."""
+
+
 class BudgetCounter(models.Model):
     """What a budget counted in one period, when the database keeps the counts (no Redis): ``used`` by the
     calls made, ``reserved`` by the calls under way (``in_flight``), in the budget's units (tokens, or

@@ -27,7 +27,14 @@ from platform_core.admin.memberships import MembershipAdmin  # noqa: F401  (regi
 from platform_core.audit.actions import audit_action_label
 from platform_core.audit.export import audit_export_response, export_format
 from platform_core.identity.api_keys.keys import api_key_create, api_key_revoke
-from platform_core.models import ApiKey, ApiKeyScope, AuditLog, Organization, site_time_zone
+from platform_core.models import (
+    AUDIT_CHANGE_FIELDS,
+    ApiKey,
+    ApiKeyScope,
+    AuditLog,
+    Organization,
+    site_time_zone,
+)
 from platform_core.request_meta import client_ip, signed_in_user
 from platform_core.services import (
     organization_set_approval_cooldown,
@@ -245,12 +252,7 @@ class AuditLogAdmin(OrgScopedAdmin):
         "actor",
         "action",
         "action_name",
-        "target_type",
-        "target_id",
-        "target_repr",
-        "before",
-        "after",
-        "ip_address",
+        *AUDIT_CHANGE_FIELDS,
         "created_at",
     ]
     date_hierarchy = "created_at"
