@@ -14,7 +14,7 @@ import logging
 import time
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Literal
+from typing import TYPE_CHECKING, Literal, Protocol
 
 from agents.engine import events
 from agents.engine.llm import LLM, Message, Usage
@@ -97,15 +97,7 @@ async def stream_answer(
     return await stream_synthesis(
         llm,
         lambda: synthesis_messages(result),
-        Draft(
-            result.answer,
-            result.usage,
-            result.iterations,
-            result.elapsed,
-            result.stop_reason,
-            result.query,
-            result.language,
-        ),
+        Draft.of(result, result.query),
         emit,
         absorb_cancel,
         # the model just failed: do not wait on it again; past a budget: no further call
@@ -140,6 +132,36 @@ class Draft:
     stop_reason: StopReason
     query: str = ""
     language: str | None = None
+
+    @classmethod
+    def of(cls, result: RunOutcome, query: str) -> Draft:
+        """The draft of a finished run (a ReAct or a plan result) that answered ``query``."""
+        return cls(
+            result.answer,
+            result.usage,
+            result.iterations,
+            result.elapsed,
+            result.stop_reason,
+            query,
+            result.language,
+        )
+
+
+class RunOutcome(Protocol):
+    """What :meth:`Draft.of` reads of a run's result."""
+
+    @property
+    def answer(self) -> str: ...
+    @property
+    def usage(self) -> Usage: ...
+    @property
+    def iterations(self) -> int: ...
+    @property
+    def elapsed(self) -> float: ...
+    @property
+    def stop_reason(self) -> StopReason: ...
+    @property
+    def language(self) -> str | None: ...
 
 
 async def stream_synthesis(

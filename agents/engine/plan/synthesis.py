@@ -99,15 +99,7 @@ async def stream_plan_answer(
     return await stream_synthesis(
         llm,
         lambda: synthesis_messages(result),
-        Draft(
-            result.answer,
-            result.usage,
-            result.iterations,
-            result.elapsed,
-            result.stop_reason,
-            result.goal,
-            result.language,
-        ),
+        Draft.of(result, result.goal),
         emit,
         absorb_cancel,
         ask_model=result.stop_reason != StopReason.BUDGET_EXCEEDED,  # past a budget: no further call
