@@ -92,12 +92,11 @@ async def stream_answer(
     ``absorb_cancel()`` is asked when the stream is cancelled: True means "stop and report cancelled",
     False lets the cancellation propagate.
     """
-    if result.cancelled:
-        return Answered(result.answer, result.stop_reason, cancelled=True)
-    return await stream_synthesis(
+    return await stream_run_answer(
         llm,
+        result,
+        result.query,
         lambda: synthesis_messages(result),
-        Draft.of(result, result.query),
         emit,
         absorb_cancel,
         # the model just failed: do not wait on it again; past a budget: no further call
@@ -133,23 +132,12 @@ class Draft:
     query: str = ""
     language: str | None = None
 
-    @classmethod
-    def of(cls, result: RunOutcome, query: str) -> Draft:
-        """The draft of a finished run (a ReAct or a plan result) that answered ``query``."""
-        return cls(
-            result.answer,
-            result.usage,
-            result.iterations,
-            result.elapsed,
-            result.stop_reason,
-            query,
-            result.language,
-        )
-
 
 class RunOutcome(Protocol):
-    """What :meth:`Draft.of` reads of a run's result."""
+    """What :func:`stream_run_answer` reads of a run's result (ReAct's or plan mode's)."""
 
+    @property
+    def cancelled(self) -> bool: ...
     @property
     def answer(self) -> str: ...
     @property
@@ -162,6 +150,35 @@ class RunOutcome(Protocol):
     def stop_reason(self) -> StopReason: ...
     @property
     def language(self) -> str | None: ...
+
+
+async def stream_run_answer(
+    llm: LLM,
+    result: RunOutcome,
+    query: str,
+    messages: Callable[[], list[Message]],
+    emit: events.Emitter,
+    absorb_cancel: Callable[[], bool],
+    *,
+    ask_model: bool = True,
+    fallback_note: str = "using the draft answer",
+) -> Answered:
+    """:func:`stream_synthesis` of the answer of a run that answered ``query``, its result the draft; a
+    cancelled run's answer is its result's, and nothing is streamed."""
+    if result.cancelled:
+        return Answered(result.answer, result.stop_reason, cancelled=True)
+    draft = Draft(
+        result.answer,
+        result.usage,
+        result.iterations,
+        result.elapsed,
+        result.stop_reason,
+        query,
+        result.language,
+    )
+    return await stream_synthesis(
+        llm, messages, draft, emit, absorb_cancel, ask_model=ask_model, fallback_note=fallback_note
+    )
 
 
 async def stream_synthesis(
