@@ -12,7 +12,7 @@ benchmark needs as one JSON line.
 from __future__ import annotations
 
 from benchmarks.common import world_main
-from benchmarks.world import agent_conversations, erp_connector
+from benchmarks.world import agent_conversations, org_with_erp
 
 REF = {"type": "string", "description": "The conversation's reference, as given in the question."}
 
@@ -20,16 +20,14 @@ REF = {"type": "string", "description": "The conversation's reference, as given 
 def build(*, llm_base_url: str, erp_base_url: str, conversations: int) -> dict[str, object]:
     from platform_core.identity.api_keys.keys import api_token_issue
     from platform_core.models import Role
-    from tests import factories as _factories  # noqa: F401  (loads the factory modules in their order)
-    from tests.agents.factories import ModelConfigFactory
-    from tests.factories import ConnectorActionFactory, OrganizationFactory, member_of
+    from tests.factories import ConnectorActionFactory, member_of
     from tests.hooks.factories import ApprovalPolicyFactory
 
-    org = OrganizationFactory(slug="chaos", name="Chaos")
+    org, erp = org_with_erp(
+        "chaos", "Chaos", llm_base_url=llm_base_url, erp_base_url=erp_base_url, model_timeout=60
+    )
     requester = member_of(org, Role.MEMBER, username="chaos-requester")
     approver = member_of(org, Role.APPROVER, username="chaos-approver")
-    ModelConfigFactory(organization=org, base_url=llm_base_url, is_default=True, timeout=60)
-    erp = erp_connector(org, erp_base_url)
     ConnectorActionFactory(
         connector=erp,
         name="list_payments",

@@ -14,13 +14,21 @@ from typing import Any
 from benchmarks.common import world_main
 
 
-def erp_connector(org: Any, base_url: str) -> Any:
-    """The organisation's ``erp`` connector on the benchmark's ERP (a loopback server)."""
-    from tests.factories import ConnectorFactory
+def org_with_erp(
+    slug: str, name: str, *, llm_base_url: str, erp_base_url: str, model_timeout: int
+) -> tuple[Any, Any]:
+    """An organisation whose default model endpoint is the benchmark's model, and its ``erp`` connector on
+    the benchmark's ERP (loopback servers both)."""
+    from tests import factories as _factories  # noqa: F401  (loads the factory modules in their order)
+    from tests.agents.factories import ModelConfigFactory
+    from tests.factories import ConnectorFactory, OrganizationFactory
 
-    return ConnectorFactory(
-        organization=org, name="erp", base_url=base_url, allowed_private_hosts=["127.0.0.1"]
+    org = OrganizationFactory(slug=slug, name=name)
+    ModelConfigFactory(organization=org, base_url=llm_base_url, is_default=True, timeout=model_timeout)
+    erp = ConnectorFactory(
+        organization=org, name="erp", base_url=erp_base_url, allowed_private_hosts=["127.0.0.1"]
     )
+    return org, erp
 
 
 def agent_conversations(org: Any, user: Any, erp: Any, *, name: str, title: str, count: int) -> list[str]:
@@ -40,14 +48,12 @@ def agent_conversations(org: Any, user: Any, erp: Any, *, name: str, title: str,
 def build(*, llm_base_url: str, erp_base_url: str, conversations: int) -> dict[str, object]:
     from platform_core.identity.api_keys.keys import api_token_issue
     from platform_core.models import Role
-    from tests import factories as _factories  # noqa: F401  (loads the factory modules in their order)
-    from tests.agents.factories import ModelConfigFactory
-    from tests.factories import ConnectorActionFactory, OrganizationFactory, member_of
+    from tests.factories import ConnectorActionFactory, member_of
 
-    org = OrganizationFactory(slug="bench", name="Bench")
+    org, erp = org_with_erp(
+        "bench", "Bench", llm_base_url=llm_base_url, erp_base_url=erp_base_url, model_timeout=120
+    )
     user = member_of(org, Role.MEMBER, username="bench-user")
-    ModelConfigFactory(organization=org, base_url=llm_base_url, is_default=True, timeout=120)
-    erp = erp_connector(org, erp_base_url)
     ConnectorActionFactory(
         connector=erp,
         name="get_order",
