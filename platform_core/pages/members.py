@@ -128,14 +128,33 @@ def members_page(request: HttpRequest, org_slug: str) -> HttpResponse:
     return _page(request, org, membership)
 
 
-@login_required
-@require_POST
-def member_invite(request: HttpRequest, org_slug: str) -> HttpResponse:
-    org, membership = _admin_org(request, org_slug)
-    form = InviteForm(request.POST)
-    if not form.is_valid():
-        return _page(request, org, membership, invite_form=form, status=400)
+def _admin_form(
+    form_class: type[forms.Form], context_name: str
+) -> Callable[[Callable[..., HttpResponse | None]], Callable[..., HttpResponse]]:
+    """A form an owner or admin posts from the Members page: an invalid one shows the page again with its
+    errors (as ``context_name``, status 400); a valid one goes to ``view(request, org, membership, form)``,
+    then the page is shown again unless the view answers itself."""
 
+    def decorate(view: Callable[..., HttpResponse | None]) -> Callable[..., HttpResponse]:
+        @login_required
+        @require_POST
+        @functools.wraps(view)
+        def posted(request: HttpRequest, org_slug: str) -> HttpResponse:
+            org, membership = _admin_org(request, org_slug)
+            form = form_class(request.POST)
+            if not form.is_valid():
+                return _page(request, org, membership, **{context_name: form}, status=400)
+            return view(request, org, membership, form) or _back(org)
+
+        return posted
+
+    return decorate
+
+
+@_admin_form(InviteForm, "invite_form")
+def member_invite(
+    request: HttpRequest, org: Organization, membership: Membership, form: InviteForm
+) -> HttpResponse | None:
     def link(uidb64: str, token: str) -> str:
         path = reverse("member-join", kwargs={"org_slug": org.slug, "uidb64": uidb64, "token": token})
         return request.build_absolute_uri(path)
@@ -153,16 +172,13 @@ def member_invite(request: HttpRequest, org_slug: str) -> HttpResponse:
         # Shown once, on this response only: it is not stored anywhere we could show it again.
         return _page(request, org, membership, invited=outcome)
     _say(request, outcome, _("%(email)s was added.") % {"email": form.cleaned_data["email"]})
-    return _back(org)
+    return None
 
 
-@login_required
-@require_POST
-def member_add_identity(request: HttpRequest, org_slug: str) -> HttpResponse:
-    org, membership = _admin_org(request, org_slug)
-    form = IdentityForm(request.POST)
-    if not form.is_valid():
-        return _page(request, org, membership, identity_form=form, status=400)
+@_admin_form(IdentityForm, "identity_form")
+def member_add_identity(
+    request: HttpRequest, org: Organization, membership: Membership, form: IdentityForm
+) -> None:
     outcome = member_add_by_identity(
         organization=org,
         actor=signed_in_user(request),
@@ -173,7 +189,6 @@ def member_add_identity(request: HttpRequest, org_slug: str) -> HttpResponse:
     )
     name = outcome.membership.user.get_username() if isinstance(outcome, MemberAdded) else ""
     _say(request, outcome, _("%(user)s was added.") % {"user": name})
-    return _back(org)
 
 
 def _admin_action(view: Callable[..., None]) -> Callable[..., HttpResponse]:
