@@ -18,7 +18,7 @@ from agents.endpoint_check_services import model_config_apply_check, model_confi
 from agents.endpoint_headers import headers_dump, headers_parse
 from agents.example_questions import ExampleQuestionsFormField
 from agents.model_presets import ABILITY_KEYS, PRESETS, preset_for, presets_as_data
-from agents.models import Agent, Conversation, ModelConfig, ModelProvider, Run
+from agents.models import AGENT_SETTINGS, Agent, Conversation, ModelConfig, ModelProvider, Run
 from agents.usage import admin as usage_admin  # noqa: F401 - registers the budgets' admin
 from agents.usage_dashboard import admin as usage_dashboard_admin  # noqa: F401 - links the dashboard
 from platform_core.admin.base import AuditedAdmin, OrgScopedAdmin
@@ -263,20 +263,7 @@ class AgentAdmin(AuditedAdmin):
     list_filter = ["execution_mode", "active", "exposed_over_mcp"]
     search_fields = ["name", "description"]
     filter_horizontal = ["connectors"]
-    fields = [
-        "organization",
-        "name",
-        "description",
-        "instructions",
-        "model_config",
-        "connectors",
-        "execution_mode",
-        "max_iterations",
-        "completion_check",
-        "example_questions",
-        "active",
-        "exposed_over_mcp",
-    ]
+    fields = ["organization", *AGENT_SETTINGS]
 
     def formfield_for_dbfield(self, db_field: Any, request: HttpRequest, **kwargs: Any) -> Any:
         if db_field.name == "example_questions":

@@ -145,23 +145,25 @@ class ConversationConsumer(AsyncWebsocketConsumer):
         if self.last_sent_seq is None:
             self.last_sent_seq = await database_sync_to_async(last_seq_sync)(self.conversation.pk)
 
+    async def _command(self, command: PostMessage | Cancel | Resume) -> None:
+        """Position the socket, then handle ``command``; a refusal (or nothing to cancel) is sent back as an
+        error frame, anything else the socket relays as the run's events."""
+        await self._position()
+        result = await command_handle(command)
+        if isinstance(result, NothingToCancel | Refused):
+            await self._error(result.code, result.message)
+
     async def _on_message(self, content: Any) -> None:
         try:
             content = services.message_content_check(content)
         except services.RunRefused as refused:
             await self._error(refused.code, refused.message)
             return
-        await self._position()
-        result = await command_handle(PostMessage(self._sender(), self.conversation, content))
-        if isinstance(result, Refused):
-            await self._error(result.code, result.message)
+        await self._command(PostMessage(self._sender(), self.conversation, content))
 
     async def _on_cancel(self) -> None:
         # A parked run is cancelled at once: its cancelled done is stored then, and this socket relays it.
-        await self._position()
-        result = await command_handle(Cancel(self._sender(), self.conversation))
-        if isinstance(result, NothingToCancel | Refused):
-            await self._error(result.code, result.message)
+        await self._command(Cancel(self._sender(), self.conversation))
 
     async def _on_resume_run(self, value: Any) -> None:
         if value is not None and not isinstance(value, str):
@@ -173,10 +175,7 @@ class ConversationConsumer(AsyncWebsocketConsumer):
             refused = nothing_to_resume()
             await self._error(refused.code, refused.message)
             return
-        await self._position()
-        result = await command_handle(Resume(self._sender(), self.conversation, run_id))
-        if isinstance(result, Refused):
-            await self._error(result.code, result.message)
+        await self._command(Resume(self._sender(), self.conversation, run_id))
 
     async def _on_resume(self, value: Any) -> None:
         after_seq = after_seq_parse(value)

@@ -9,6 +9,8 @@ model sends the question with two parts to plan mode and the others to ReAct.
 
 from __future__ import annotations
 
+from typing import Any
+
 from django.db import transaction
 
 from agents.models import Agent, ExecutionMode
@@ -56,42 +58,31 @@ def demo_agent_seed(org: Organization) -> None:
         agent.save(update_fields=["example_questions"])
     connectors = Connector.objects.filter(organization=org, name__in=DEMO_CONNECTOR_NAMES)
     agent.connectors.add(*connectors)
-    _demo_policy_seed(org)
-    _demo_mcp_policy_seed(org)
-
-
-def _demo_policy_seed(org: Organization) -> None:
-    """Payments above 10,000 wait for an owner, admin or approver of the organisation."""
-    from connectors.models import ConnectorAction
-    from hooks.models import ApprovalPolicy
-
-    policy, created = ApprovalPolicy.objects.get_or_create(
-        organization=org,
-        name=DEMO_POLICY_NAME,
-        defaults={
+    # Payments above 10,000 wait for an owner, admin or approver of the organisation.
+    _policy_seed(
+        org,
+        DEMO_POLICY_NAME,
+        {
             "description": "Demo: a payment above 10,000 waits for a person to approve it.",
             "condition": DEMO_POLICY_CONDITION,
         },
+        {"connector__name": "erp", "name": "create_payment"},
     )
-    if created:
-        payments = ConnectorAction.objects.filter(
-            organization=org, connector__name="erp", name="create_payment"
-        )
-        policy.actions.add(*payments)
+    # Every purchase request created through the demo MCP server waits for one of them too.
+    _policy_seed(
+        org,
+        DEMO_MCP_POLICY_NAME,
+        {"description": "Demo: a purchase request made through the MCP server waits for a person."},
+        {"connector__name": "erp_mcp", "mcp_tool": "create_purchase_request"},
+    )
 
 
-def _demo_mcp_policy_seed(org: Organization) -> None:
-    """Every purchase request created through the demo MCP server waits for an owner, admin or approver."""
+def _policy_seed(org: Organization, name: str, defaults: dict[str, Any], actions: dict[str, Any]) -> None:
+    """The approval policy ``name``, created with ``defaults`` over the organisation's connector actions
+    matching ``actions``; one that exists is left as it is."""
     from connectors.models import ConnectorAction
     from hooks.models import ApprovalPolicy
 
-    policy, created = ApprovalPolicy.objects.get_or_create(
-        organization=org,
-        name=DEMO_MCP_POLICY_NAME,
-        defaults={"description": "Demo: a purchase request made through the MCP server waits for a person."},
-    )
+    policy, created = ApprovalPolicy.objects.get_or_create(organization=org, name=name, defaults=defaults)
     if created:
-        requests = ConnectorAction.objects.filter(
-            organization=org, connector__name="erp_mcp", mcp_tool="create_purchase_request"
-        )
-        policy.actions.add(*requests)
+        policy.actions.add(*ConnectorAction.objects.filter(organization=org, **actions))

@@ -336,17 +336,24 @@ async def _call(run: _Run, messages: list[dict[str, Any]], *, tool_choice: Any =
     return _("The reply answered in text without calling the function.")
 
 
+def _failed(run: _Run, probe: str, exc: LLMError, *, ability: str | None = None) -> None:
+    """``probe`` failed with ``exc``: not checked when the error decides nothing, else refused (and
+    ``ability``, if given, off)."""
+    try:
+        refusal = _undecided_or_refused(exc)
+    except _Undecided as undecided:
+        run.set(probe, "not_checked", str(undecided))
+        return
+    if ability is not None:
+        run.abilities[ability] = False
+    run.set(probe, "refused", refusal)
+
+
 async def _json_mode(run: _Run) -> None:
     try:
         response = await run.within(run.llm.chat(_JSON, response_format={"type": "json_object"}))
     except LLMError as exc:
-        try:
-            refusal = _undecided_or_refused(exc)
-        except _Undecided as undecided:
-            run.set("json_mode", "not_checked", str(undecided))
-            return
-        run.abilities["json_mode"] = False
-        run.set("json_mode", "refused", refusal)
+        _failed(run, "json_mode", exc, ability="json_mode")
         return
     run.reasoning_seen |= bool(response.reasoning_content)
     try:
@@ -372,12 +379,7 @@ async def _streaming(run: _Run) -> None:
     try:
         await run.within(read())
     except LLMError as exc:
-        try:
-            refusal = _undecided_or_refused(exc)
-        except _Undecided as undecided:
-            run.set("streaming", "not_checked", str(undecided))
-            return
-        run.set("streaming", "refused", refusal)
+        _failed(run, "streaming", exc)
         return
     if not "".join(pieces).strip():
         run.set("streaming", "refused", _("The stream carried no answer."))

@@ -20,6 +20,7 @@ from agents.endpoint_check import PROBE_SECONDS, EndpointCheckReport, ProbeAbili
 from agents.endpoint_check_report import PROBES, ProbeOutcome
 from agents.endpoint_headers import api_key_sendable, headers_sendable
 from agents.engine.llm import OpenAICompatibleLLM, aclose_shared_clients
+from agents.model_presets import ABILITY_KEYS
 from agents.models import ModelConfig
 from agents.runtime import endpoint_of, llm_for
 from platform_core.audit.audited import audited_save
@@ -27,16 +28,9 @@ from platform_core.audit.audited import audited_save
 if TYPE_CHECKING:
     from django.contrib.auth.models import User
 
-# The abilities a check can decide, in the order the admin shows them.
-CHECKED_ABILITIES: tuple[str, ...] = (
-    "tool_call",
-    "parallel_tool_calls",
-    "forced_tool_choice",
-    "json_mode",
-    "stream_only",
-    "reasoning_output",
-    "reasoning_replay",
-)
+# The abilities a check can decide (every one but vision, which it does not probe), in the order the admin
+# shows them.
+CHECKED_ABILITIES: tuple[str, ...] = tuple(key for key in ABILITY_KEYS if key != "vision")
 
 
 async def check_endpoint_async(config: ModelConfig) -> EndpointCheckReport:

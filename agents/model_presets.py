@@ -91,6 +91,34 @@ class ProviderPreset:
         return {**BASE_ABILITIES, **self.abilities, **(chosen.abilities if chosen else {})}
 
 
+def _served_model(key: str, label: str | Promise, context_window: int, source: str) -> ModelFamily:
+    """The one family of a self-hosted server: whatever model it serves (the model name left to fill in),
+    with the provider's default output limit."""
+    return ModelFamily(key, label, "", context_window, None, source)
+
+
+def _self_hosted(
+    provider: str,
+    label: str | Promise,
+    *,
+    port: int,
+    source: str,
+    key_help: str | Promise,
+    family: ModelFamily,
+    abilities: Mapping[str, bool | None] | None = None,
+) -> ProviderPreset:
+    """A self-hosted OpenAI-compatible server on its default ``port`` of a host the admin names."""
+    return ProviderPreset(
+        provider=provider,
+        label=label,
+        base_url=f"http://{{host}}:{port}/v1",
+        source=source,
+        key_help=key_help,
+        families=(family,),
+        abilities=abilities or {},
+    )
+
+
 _OPENAI_FAMILIES = (
     # https://platform.openai.com/docs/models/gpt-4.1 : 1,047,576 context, 32,768 max output tokens.
     ModelFamily(
@@ -374,77 +402,61 @@ PRESETS: tuple[ProviderPreset, ...] = (
             ),
         ),
     ),
-    ProviderPreset(
-        provider="vllm",
-        label=_("vLLM (self-hosted)"),
+    _self_hosted(
+        "vllm",
+        _("vLLM (self-hosted)"),
         # https://docs.vllm.ai/en/latest/features/tool_calling.html : tools need --enable-auto-tool-choice
         # and --tool-call-parser; tool_choice "required" and named functions are supported; without a parser
         # the model writes its tool call as text (switch off function calling then).
-        base_url="http://{host}:8000/v1",
+        port=8000,
         source="https://docs.vllm.ai/en/latest/features/tool_calling.html",
         key_help=_(
             "The key given to vllm serve with --api-key (any value if the server has none). The operator "
             "must allow the host with MODEL_ENDPOINT_ALLOWED_PRIVATE_HOSTS."
         ),
-        families=(
-            # The window is the server's --max-model-len; 32,768 is a conservative guess, not a fact.
-            ModelFamily(
-                "vllm-default",
-                _("Any served model"),
-                "",
-                32_768,
-                None,
-                "https://docs.vllm.ai/en/latest/serving/openai_compatible_server.html",
-            ),
+        # The window is the server's --max-model-len; 32,768 is a conservative guess, not a fact.
+        family=_served_model(
+            "vllm-default",
+            _("Any served model"),
+            32_768,
+            "https://docs.vllm.ai/en/latest/serving/openai_compatible_server.html",
         ),
     ),
-    ProviderPreset(
-        provider="sglang",
-        label=_("SGLang (self-hosted)"),
+    _self_hosted(
+        "sglang",
+        _("SGLang (self-hosted)"),
         # https://docs.sglang.ai/advanced_features/tool_parser.html : tools need --tool-call-parser;
         # tool_choice "required" and a named function are supported. Default port 30000.
-        base_url="http://{host}:30000/v1",
+        port=30000,
         source="https://docs.sglang.ai/advanced_features/tool_parser.html",
         key_help=_(
             "The key given to the server with --api-key (any value if none). The operator must allow the "
             "host with MODEL_ENDPOINT_ALLOWED_PRIVATE_HOSTS."
         ),
-        families=(
-            ModelFamily(
-                "sglang-default",
-                _("Any served model"),
-                "",
-                32_768,  # the server's --context-length; a conservative guess
-                None,
-                "https://docs.sglang.ai/basic_usage/openai_api_completions.html",
-            ),
+        # The window is the server's --context-length; a conservative guess.
+        family=_served_model(
+            "sglang-default",
+            _("Any served model"),
+            32_768,
+            "https://docs.sglang.ai/basic_usage/openai_api_completions.html",
         ),
     ),
-    ProviderPreset(
-        provider="ollama",
-        label=_("Ollama (self-hosted)"),
+    _self_hosted(
+        "ollama",
+        _("Ollama (self-hosted)"),
         # https://docs.ollama.com/api/openai-compatibility : base http://localhost:11434/v1, the key is
         # required by clients but ignored; supported: streaming, JSON mode, vision, tools. tool_choice is not
         # among the fields it lists as supported in the versions read — forced choice off; parallel calls
         # not verified — off.
-        base_url="http://{host}:11434/v1",
+        port=11434,
         source="https://docs.ollama.com/api/openai-compatibility",
         key_help=_(
             "Ollama ignores the key: leave it empty or put any value. The operator must allow the host with "
             "MODEL_ENDPOINT_ALLOWED_PRIVATE_HOSTS."
         ),
         abilities={"forced_tool_choice": False, "parallel_tool_calls": False},
-        families=(
-            # The served window is OLLAMA_CONTEXT_LENGTH (small by default); 8,192 is this form's minimum.
-            ModelFamily(
-                "ollama-default",
-                _("Any pulled model"),
-                "",
-                8_192,
-                None,
-                "https://docs.ollama.com/faq",
-            ),
-        ),
+        # The served window is OLLAMA_CONTEXT_LENGTH (small by default); 8,192 is this form's minimum.
+        family=_served_model("ollama-default", _("Any pulled model"), 8_192, "https://docs.ollama.com/faq"),
     ),
 )
 

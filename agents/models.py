@@ -15,6 +15,7 @@ from agents.endpoint_headers import headers_parse
 from agents.example_questions import validate_example_questions
 from agents.fallback_chain import fallback_problem
 from platform_core.crypto import EncryptedTextField
+from platform_core.model_fields import optional_foreign_key
 from platform_core.models import OrgOwnedModel
 
 
@@ -132,13 +133,10 @@ class ModelConfig(OrgOwnedModel):
     price_currency = models.CharField(
         _("price currency"), max_length=3, blank=True, help_text=_("ISO 4217 code, e.g. USD or CNY.")
     )
-    fallback = models.ForeignKey(
+    fallback = optional_foreign_key(
         "self",
-        on_delete=models.SET_NULL,
-        null=True,
-        blank=True,
+        _("fallback endpoint"),
         related_name="fallback_for",
-        verbose_name=_("fallback endpoint"),
         help_text=_(
             "Answers when this endpoint is unavailable (rate limited, server errors, timeouts); it may name "
             "its own fallback. Same organisation only."
@@ -209,12 +207,9 @@ class Agent(OrgOwnedModel):
     name = models.CharField(_("name"), max_length=100)
     description = models.CharField(_("description"), max_length=300, blank=True)
     instructions = models.TextField(_("instructions"), blank=True)
-    model_config = models.ForeignKey(
+    model_config = optional_foreign_key(
         ModelConfig,
-        verbose_name=_("model endpoint"),
-        on_delete=models.SET_NULL,
-        null=True,
-        blank=True,
+        _("model endpoint"),
         related_name="agents",
         help_text=_("Empty: the organisation's default endpoint, else the platform default."),
     )
@@ -254,6 +249,22 @@ class Agent(OrgOwnedModel):
 
     def __str__(self) -> str:
         return self.name
+
+
+AGENT_SETTINGS: tuple[str, ...] = (
+    "name",
+    "description",
+    "instructions",
+    "model_config",
+    "connectors",
+    "execution_mode",
+    "max_iterations",
+    "completion_check",
+    "example_questions",
+    "active",
+    "exposed_over_mcp",
+)
+"""The fields an agent's admin form and its API both set, in their order."""
 
 
 class Conversation(OrgOwnedModel):
@@ -420,9 +431,7 @@ class Message(models.Model):
     conversation = models.ForeignKey(
         Conversation, verbose_name=_("conversation"), on_delete=models.CASCADE, related_name="messages"
     )
-    run = models.ForeignKey(
-        Run, verbose_name=_("run"), on_delete=models.SET_NULL, null=True, blank=True, related_name="messages"
-    )
+    run = optional_foreign_key(Run, _("run"), related_name="messages")
     role = models.CharField(_("role"), max_length=12, choices=MessageRole.choices)
     content = models.TextField(_("content"))
     pinned = models.BooleanField(_("pinned"), default=False)

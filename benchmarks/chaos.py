@@ -48,7 +48,7 @@ from websockets.asyncio.client import ClientConnection, connect  # noqa: E402
 from websockets.exceptions import ConnectionClosed, WebSocketException  # noqa: E402
 
 from benchmarks.chaos_check import verify  # noqa: E402
-from benchmarks.common import LOG_DIR, BenchStack, free_port, machine_summary  # noqa: E402
+from benchmarks.common import LOG_DIR, BenchStack, free_port, machine_summary, world_args  # noqa: E402
 from platform_core.wiring.deploy.services import postgres_query  # noqa: E402
 from platform_core.wiring.deploy.stack import RunningProcess, beat_spec  # noqa: E402
 from tests.fakes.http_service import running_http_service  # noqa: E402
@@ -346,13 +346,7 @@ async def main_async(args: argparse.Namespace) -> int:
     ):
         llm.script(*([model] * 5000))
         world = bench.world(
-            "benchmarks.chaos_world",
-            "--llm",
-            llm.base_url,
-            "--erp",
-            erp.base_url,
-            "--conversations",
-            str(args.conversations),
+            "benchmarks.chaos_world", *world_args(llm.base_url, erp.base_url, args.conversations)
         )
         chaos = Chaos(bench, world, args)
         ports = [free_port(), free_port()]

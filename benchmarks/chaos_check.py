@@ -36,14 +36,11 @@ async def verify(chaos: Chaos, erp: Any) -> tuple[list[str], dict[str, Any]]:
             chaos.bench.database_url, "SELECT id, status, resumes FROM agents_run"
         )
     }
-    interrupted = {
-        str(run_id)
-        for (run_id,) in postgres_query(
-            chaos.bench.database_url,
-            "SELECT DISTINCT run_id FROM agents_runevent WHERE event = 'error' "
-            "AND data->>'code' = 'run_interrupted'",
-        )
-    }
+    interrupted = _ids(
+        chaos,
+        "SELECT DISTINCT run_id FROM agents_runevent WHERE event = 'error' "
+        "AND data->>'code' = 'run_interrupted'",
+    )
     for client in chaos.clients:
         if not client.done:
             last = [
@@ -89,14 +86,11 @@ async def verify(chaos: Chaos, erp: Any) -> tuple[list[str], dict[str, Any]]:
         requests[ref] = requests.get(ref, 0) + 1
     # A call in flight when its process was killed is not made again: its ledger entry stays "started"
     # and the model is told its outcome is unknown. Such a call may or may not have reached the ERP.
-    cut = {
-        str(conversation)
-        for (conversation,) in postgres_query(
-            chaos.bench.database_url,
-            "SELECT r.conversation_id FROM agents_toolcallentry e JOIN agents_run r ON r.id = e.run_id "
-            "WHERE e.status = 'started'",
-        )
-    }
+    cut = _ids(
+        chaos,
+        "SELECT r.conversation_id FROM agents_toolcallentry e JOIN agents_run r ON r.id = e.run_id "
+        "WHERE e.status = 'started'",
+    )
     repeated = {ref: n for ref, n in requests.items() if n > 1}
     missing = [c.ref for c in chaos.clients if c.ref not in requests and c.conversation not in cut]
     if repeated or missing:
@@ -114,3 +108,8 @@ async def verify(chaos: Chaos, erp: Any) -> tuple[list[str], dict[str, Any]]:
         "calls cut by a kill (not repeated)": len(cut),
     }
     return problems, figures
+
+
+def _ids(chaos: Chaos, sql: str) -> set[str]:
+    """The first column of the rows ``sql`` selects in the benchmark's database, as text."""
+    return {str(row[0]) for row in postgres_query(chaos.bench.database_url, sql)}

@@ -10,6 +10,7 @@ output in ``var/benchmarks/``. Everything stays on loopback.
 
 from __future__ import annotations
 
+import argparse
 import hashlib
 import json
 import os
@@ -18,7 +19,7 @@ import statistics
 import subprocess
 import sys
 import time
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any
 from urllib.parse import urlsplit, urlunsplit
@@ -298,3 +299,24 @@ def free_port() -> int:
 
 def now_ns() -> int:
     return time.time_ns()
+
+
+def world_args(llm_base_url: str, erp_base_url: str, conversations: int) -> tuple[str, ...]:
+    """The command line of a world-building module (:mod:`benchmarks.world`, :mod:`benchmarks.chaos_world`):
+    the model's and the ERP's base URLs and how many conversations to open."""
+    return ("--llm", llm_base_url, "--erp", erp_base_url, "--conversations", str(conversations))
+
+
+def world_main(build: Callable[..., dict[str, object]]) -> None:
+    """A world-building module's entry point: read :func:`world_args`, set Django up, print what ``build``
+    (called with ``llm_base_url``, ``erp_base_url`` and ``conversations``) returns as one JSON line."""
+    import django
+
+    parser = argparse.ArgumentParser()
+    parser.add_argument("--llm", required=True)
+    parser.add_argument("--erp", required=True)
+    parser.add_argument("--conversations", type=int, required=True)
+    args = parser.parse_args()
+    os.environ.setdefault("DJANGO_SETTINGS_MODULE", "platform_core.settings")
+    django.setup()
+    print(json.dumps(build(llm_base_url=args.llm, erp_base_url=args.erp, conversations=args.conversations)))

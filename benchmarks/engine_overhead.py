@@ -372,16 +372,21 @@ async def bench_in_process(
     rows = []
     label = label or ("in-process + checkpoint" if checkpoints else "in-process double")
     for count in TOOL_CALLS:
-        script = Script(count)
-        llm = TimedLLM(FakeLLM(responder=script, record=False))
-
-        def reset(script: Script = script) -> None:
-            script.index = 0
-
         runs = RUNS_IN_PROCESS[count]
-        await measure(llm, max(5, runs // 10), reset, checkpoints=checkpoints)  # warm-up
-        rows.append((label, count, await measure(llm, runs, reset, checkpoints=checkpoints)))
+        rows.append((label, count, await _scripted(count, runs, max(5, runs // 10), checkpoints=checkpoints)))
     return rows
+
+
+async def _scripted(count: int, runs: int, warm_up: int, **options: Any) -> dict[str, float]:
+    """:func:`measure` of ``runs`` runs of a script of ``count`` tool calls, after ``warm_up`` runs of it."""
+    script = Script(count)
+    llm = TimedLLM(FakeLLM(responder=script, record=False))
+
+    def reset() -> None:
+        script.index = 0
+
+    await measure(llm, warm_up, reset, **options)
+    return await measure(llm, runs, reset, **options)
 
 
 GROWTH_TRANSPORTS = {
@@ -396,16 +401,9 @@ async def bench_growth(transports: Sequence[str]) -> list[tuple[str, int, Mappin
     rows = []
     for label in transports:
         for count in GROWTH_CALLS:
-            script = Script(count)
-            llm = TimedLLM(FakeLLM(responder=script, record=False))
-
-            def reset(script: Script = script) -> None:
-                script.index = 0
-
             runs = RUNS_GROWTH[count]
             options = {**GROWTH_TRANSPORTS[label], "max_iterations": count + 10}
-            await measure(llm, max(2, runs // 5), reset, **options)  # warm-up
-            rows.append((label, count, await measure(llm, runs, reset, **options)))
+            rows.append((label, count, await _scripted(count, runs, max(2, runs // 5), **options)))
     return rows
 
 

@@ -9,27 +9,51 @@ One member with a Bearer token, the organisation's model endpoint (the benchmark
 
 from __future__ import annotations
 
-import argparse
-import json
-import os
+from typing import Any
 
-import django
+from benchmarks.common import world_main
 
 
-def build(*, llm_base_url: str, erp_base_url: str, conversations: int) -> dict[str, object]:
-    from agents.models import Conversation
-    from platform_core.identity.api_keys.keys import api_token_issue
-    from platform_core.models import Role
+def org_with_erp(
+    slug: str, name: str, *, llm_base_url: str, erp_base_url: str, model_timeout: int
+) -> tuple[Any, Any]:
+    """An organisation whose default model endpoint is the benchmark's model, and its ``erp`` connector on
+    the benchmark's ERP (loopback servers both)."""
     from tests import factories as _factories  # noqa: F401  (loads the factory modules in their order)
-    from tests.agents.factories import AgentFactory, ModelConfigFactory
-    from tests.factories import ConnectorActionFactory, ConnectorFactory, OrganizationFactory, member_of
+    from tests.agents.factories import ModelConfigFactory
+    from tests.factories import ConnectorFactory, OrganizationFactory
 
-    org = OrganizationFactory(slug="bench", name="Bench")
-    user = member_of(org, Role.MEMBER, username="bench-user")
-    ModelConfigFactory(organization=org, base_url=llm_base_url, is_default=True, timeout=120)
+    org = OrganizationFactory(slug=slug, name=name)
+    ModelConfigFactory(organization=org, base_url=llm_base_url, is_default=True, timeout=model_timeout)
     erp = ConnectorFactory(
         organization=org, name="erp", base_url=erp_base_url, allowed_private_hosts=["127.0.0.1"]
     )
+    return org, erp
+
+
+def agent_conversations(org: Any, user: Any, erp: Any, *, name: str, title: str, count: int) -> list[str]:
+    """An agent called ``name`` using ``erp``, and the ids of ``count`` conversations of ``user`` with it
+    (titled ``title`` and their number)."""
+    from agents.models import Conversation
+    from tests.agents.factories import AgentFactory
+
+    agent = AgentFactory(organization=org, name=name, instructions="Answer briefly.", completion_check=False)
+    agent.connectors.add(erp)
+    rows = Conversation.objects.bulk_create(
+        Conversation(organization=org, user=user, agent=agent, title=f"{title} {n}") for n in range(count)
+    )
+    return [str(c.pk) for c in rows]
+
+
+def build(*, llm_base_url: str, erp_base_url: str, conversations: int) -> dict[str, object]:
+    from platform_core.identity.api_keys.keys import api_token_issue
+    from platform_core.models import Role
+    from tests.factories import ConnectorActionFactory, member_of
+
+    org, erp = org_with_erp(
+        "bench", "Bench", llm_base_url=llm_base_url, erp_base_url=erp_base_url, model_timeout=120
+    )
+    user = member_of(org, Role.MEMBER, username="bench-user")
     ConnectorActionFactory(
         connector=erp,
         name="get_order",
@@ -45,28 +69,9 @@ def build(*, llm_base_url: str, erp_base_url: str, conversations: int) -> dict[s
     ConnectorActionFactory(
         connector=erp, name="slow_report", description="A long report.", path_template="/slow"
     )
-    agent = AgentFactory(
-        organization=org, name="Orders", instructions="Answer briefly.", completion_check=False
-    )
-    agent.connectors.add(erp)
-    rows = Conversation.objects.bulk_create(
-        Conversation(organization=org, user=user, agent=agent, title=f"load {n}")
-        for n in range(conversations)
-    )
-    return {"token": api_token_issue(user=user, name="bench")[1], "conversations": [str(c.pk) for c in rows]}
-
-
-def main() -> None:
-    parser = argparse.ArgumentParser()
-    parser.add_argument("--llm", required=True)
-    parser.add_argument("--erp", required=True)
-    parser.add_argument("--conversations", type=int, required=True)
-    args = parser.parse_args()
-    os.environ.setdefault("DJANGO_SETTINGS_MODULE", "platform_core.settings")
-    django.setup()
-    world = build(llm_base_url=args.llm, erp_base_url=args.erp, conversations=args.conversations)
-    print(json.dumps(world))
+    ids = agent_conversations(org, user, erp, name="Orders", title="load", count=conversations)
+    return {"token": api_token_issue(user=user, name="bench")[1], "conversations": ids}
 
 
 if __name__ == "__main__":
-    main()
+    world_main(build)

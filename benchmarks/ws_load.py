@@ -98,6 +98,7 @@ from benchmarks.common import (  # noqa: E402
     process_rss_kib,
     thread_cpu_seconds,
     thread_names,
+    world_args,
 )
 from platform_core.wiring.deploy.services import postgres_query  # noqa: E402
 
@@ -645,14 +646,9 @@ async def main_async(args: argparse.Namespace) -> None:
             # A/B rounds each get conversations of their own (no history carried from an earlier round);
             # the levels of a plain run share theirs, as before.
             per_round = max(levels) + 3
+            conversations = per_round * len(setups) if args.ab else per_round
             world = stack.world(
-                "benchmarks.world",
-                "--llm",
-                f"{model_url}/v1",
-                "--erp",
-                f"{model_url}/erp",
-                "--conversations",
-                str(per_round * len(setups) if args.ab else per_round),
+                "benchmarks.world", *world_args(f"{model_url}/v1", f"{model_url}/erp", conversations)
             )
             if args.ab:
                 postgres_execute(

@@ -21,7 +21,7 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
-from benchmarks.common import BenchStack, free_port, process_rss_kib  # noqa: E402
+from benchmarks.common import BenchStack, free_port, process_rss_kib, world_args  # noqa: E402
 from benchmarks.ws_load import Level, open_socket, start_model, until_done  # noqa: E402
 
 
@@ -55,13 +55,7 @@ async def run(args: argparse.Namespace) -> None:
     try:
         with BenchStack(extra_env={"AGENT_MAX_CONCURRENT_RUNS_PER_USER": "100000"}) as stack:
             world = stack.world(
-                "benchmarks.world",
-                "--llm",
-                f"{model_url}/v1",
-                "--erp",
-                f"{model_url}/erp",
-                "--conversations",
-                str(args.n + 1),
+                "benchmarks.world", *world_args(f"{model_url}/v1", f"{model_url}/erp", args.n + 1)
             )
             env = {"WS_MEM_DIR": str(out), "WS_MEM_FRAMES": str(args.frames)}
             app = None if args.plain else "benchmarks.ws_mem_wiring:application"

@@ -16,6 +16,8 @@ from django.utils import timezone
 from django.utils.translation import gettext_lazy as _
 from django.utils.translation import pgettext_lazy
 
+from platform_core.model_fields import optional_foreign_key, optional_user_key
+
 MAX_APPROVAL_COOLDOWN_HOURS = 168
 
 
@@ -37,14 +39,7 @@ class Organization(models.Model):
     name = models.CharField(_("name"), max_length=200)
     read_only = models.BooleanField(_("read-only mode"), default=False)
     read_only_reason = models.CharField(_("read-only reason"), max_length=500, blank=True)
-    read_only_changed_by = models.ForeignKey(
-        settings.AUTH_USER_MODEL,
-        verbose_name=_("read-only mode changed by"),
-        on_delete=models.SET_NULL,
-        null=True,
-        blank=True,
-        related_name="+",
-    )
+    read_only_changed_by = optional_user_key(_("read-only mode changed by"))
     read_only_changed_at = models.DateTimeField(_("read-only mode changed at"), null=True, blank=True)
     approval_config_cooldown_hours = models.PositiveSmallIntegerField(
         _("approval configuration cooldown (hours)"),
@@ -290,14 +285,7 @@ class MembershipInvitation(OrgOwnedModel):
         related_name="membership_invitations",
     )
     role = models.CharField(_("role"), max_length=16, choices=Role.choices, default=Role.MEMBER)
-    invited_by = models.ForeignKey(
-        settings.AUTH_USER_MODEL,
-        verbose_name=_("invited by"),
-        on_delete=models.SET_NULL,
-        null=True,
-        blank=True,
-        related_name="+",
-    )
+    invited_by = optional_user_key(_("invited by"))
     created_at = models.DateTimeField(_("invited at"), auto_now_add=True)
     expires_at = models.DateTimeField(_("expires at"))
 
@@ -348,23 +336,14 @@ class ApiKey(models.Model):
     user = models.ForeignKey(
         settings.AUTH_USER_MODEL, verbose_name=_("user"), on_delete=models.CASCADE, related_name="api_keys"
     )
-    organization = models.ForeignKey(
+    organization = optional_foreign_key(
         Organization,
-        verbose_name=_("organisation"),
+        _("organisation"),
         on_delete=models.CASCADE,
-        null=True,
-        blank=True,
         related_name="api_keys",
         help_text=_("Set for an organisation key; empty for a personal key."),
     )
-    created_by = models.ForeignKey(
-        settings.AUTH_USER_MODEL,
-        verbose_name=_("created by"),
-        on_delete=models.SET_NULL,
-        null=True,
-        blank=True,
-        related_name="+",
-    )
+    created_by = optional_user_key(_("created by"))
     name = models.CharField(_("name"), max_length=100, blank=True)
     scopes = models.JSONField(_("scopes"), default=all_api_key_scopes)
     key_prefix = models.CharField(_("key prefix"), max_length=12, editable=False)
@@ -375,14 +354,7 @@ class ApiKey(models.Model):
     last_used_ip = models.GenericIPAddressField(_("last used from"), null=True, blank=True)
     revoked = models.BooleanField(_("revoked"), default=False)
     revoked_at = models.DateTimeField(_("revoked at"), null=True, blank=True)
-    revoked_by = models.ForeignKey(
-        settings.AUTH_USER_MODEL,
-        verbose_name=_("revoked by"),
-        on_delete=models.SET_NULL,
-        null=True,
-        blank=True,
-        related_name="+",
-    )
+    revoked_by = optional_user_key(_("revoked by"))
 
     class Meta:
         verbose_name = _("API key")
@@ -461,14 +433,7 @@ class AuditLog(models.Model):
     organization = models.ForeignKey(
         Organization, verbose_name=_("organisation"), on_delete=models.PROTECT, related_name="audit_logs"
     )
-    actor = models.ForeignKey(
-        settings.AUTH_USER_MODEL,
-        verbose_name=_("actor"),
-        on_delete=models.SET_NULL,
-        null=True,
-        blank=True,
-        related_name="+",
-    )
+    actor = optional_user_key(_("actor"))
     action = models.CharField(_("action"), max_length=100, db_index=True)
     target_type = models.CharField(_("target type"), max_length=100, blank=True)
     target_id = models.CharField(_("target id"), max_length=64, blank=True)
@@ -496,6 +461,17 @@ class AuditLog(models.Model):
 
     def delete(self, *args: Any, **kwargs: Any) -> tuple[int, dict[str, int]]:
         raise AppendOnlyError("audit log rows cannot be deleted")
+
+
+AUDIT_CHANGE_FIELDS: tuple[str, ...] = (
+    "target_type",
+    "target_id",
+    "target_repr",
+    "before",
+    "after",
+    "ip_address",
+)
+"""What an audit entry says was done to what, and from where: its admin page and its API show them alike."""
 
 
 class ConfigVersion(models.Model):
@@ -540,14 +516,7 @@ class LinkedIdentity(models.Model):
     open_id = models.CharField(_("Feishu open_id"), max_length=128, blank=True, db_index=True)
     union_id = models.CharField(_("Feishu union_id"), max_length=128, blank=True)
     tenant_key = models.CharField(_("Feishu tenant key"), max_length=128, blank=True)
-    organization = models.ForeignKey(
-        Organization,
-        verbose_name=_("linked by hand in"),
-        on_delete=models.CASCADE,
-        null=True,
-        blank=True,
-        related_name="+",
-    )
+    organization = optional_foreign_key(Organization, _("linked by hand in"), on_delete=models.CASCADE)
     created_at = models.DateTimeField(_("created at"), auto_now_add=True)
     last_seen_at = models.DateTimeField(_("last seen at"), null=True, blank=True)
 
@@ -630,15 +599,7 @@ class SignInRule(OrgOwnedModel):
         editable=False,
         help_text=_("When an operator approved this claim. Until then the rule routes no sign-in."),
     )
-    approved_by = models.ForeignKey(
-        settings.AUTH_USER_MODEL,
-        verbose_name=_("approved by"),
-        on_delete=models.SET_NULL,
-        null=True,
-        blank=True,
-        editable=False,
-        related_name="+",
-    )
+    approved_by = optional_user_key(_("approved by"), editable=False)
 
     class Meta:
         verbose_name = _("sign-in rule")

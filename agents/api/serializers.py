@@ -18,7 +18,7 @@ from agents.example_questions import (
 )
 from agents.fallback_chain import fallback_problem
 from agents.model_presets import ABILITY_KEYS
-from agents.models import Agent, Conversation, Message, ModelConfig, RunEvent
+from agents.models import AGENT_SETTINGS, Agent, Conversation, Message, ModelConfig, RunEvent
 from connectors.models import Connector
 from platform_core.api_unique import OrgUniqueValidator
 from platform_core.secret_rules import validate_secret_length
@@ -241,21 +241,7 @@ class AgentSerializer(serializers.ModelSerializer):
 
     class Meta:
         model = Agent
-        fields = [
-            "id",
-            "name",
-            "description",
-            "instructions",
-            "model_config",
-            "connectors",
-            "execution_mode",
-            "max_iterations",
-            "completion_check",
-            "example_questions",
-            "active",
-            "exposed_over_mcp",
-            "created_at",
-        ]
+        fields = ["id", *AGENT_SETTINGS, "created_at"]
         read_only_fields = ["id", "created_at"]
         validators = [OrgUniqueValidator()]
 

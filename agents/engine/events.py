@@ -165,6 +165,11 @@ def done(
     )
 
 
+def cancelled_done(iterations: int, usage: Mapping[str, int], elapsed: float) -> Event:
+    """``done`` of a cancelled run: no answer, ``cancelled`` and its stop reason."""
+    return done("", iterations, usage, elapsed, cancelled=True, stop_reason=StopReason.CANCELLED)
+
+
 # --- plan mode -------------------------------------------------------------------------------
 
 

@@ -68,6 +68,7 @@ __all__ = [
     "DEFAULT_ABILITIES",
     "LLM",
     "ChatResponse",
+    "LLMWrapper",
     "ConnectGuard",
     "ConnectRefusal",
     "ContextLengthExceededError",
@@ -128,6 +129,34 @@ class LLM(Protocol):
         from ``ChatResponse.usage`` and this sink, never by shared state on the LLM instance.
         """
         ...
+
+
+class LLMWrapper:
+    """The part every LLM wrapping another shares: its abilities, context window, model name and base URL
+    are those of the LLM it wraps (``wrapped_llm``). A subclass says what a call does on the way."""
+
+    def __init__(self, llm: LLM) -> None:
+        self.wrapped_llm = llm
+
+    @property
+    def abilities(self) -> Mapping[str, bool]:
+        return self.wrapped_llm.abilities
+
+    @property
+    def context_window(self) -> int:
+        return self.wrapped_llm.context_window
+
+    @property
+    def model(self) -> str:
+        name = getattr(self.wrapped_llm, "model", None)
+        return name if isinstance(name, str) else type(self.wrapped_llm).__name__
+
+    @property
+    def base_url(self) -> str | None:
+        return getattr(self.wrapped_llm, "base_url", None)
+
+    def __repr__(self) -> str:
+        return f"{type(self).__name__}({self.wrapped_llm!r})"
 
 
 # --- OpenAI-compatible implementation --------------------------------------------------------

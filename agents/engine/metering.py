@@ -15,7 +15,7 @@ exactly once, failed ones with no usage (``failed``), so a meter can settle its 
 from __future__ import annotations
 
 import json
-from collections.abc import AsyncIterator, Iterator, Mapping, Sequence
+from collections.abc import AsyncIterator, Iterator, Sequence
 from contextlib import contextmanager
 from contextvars import ContextVar
 from dataclasses import dataclass
@@ -23,7 +23,7 @@ from enum import StrEnum
 from typing import Any, Literal, Protocol
 
 from agents.engine.completion import ChatResponse, Usage
-from agents.engine.llm import LLM, Message
+from agents.engine.llm import LLM, LLMWrapper, Message
 from agents.engine.llm_errors import LLMError
 from agents.engine.prompts import speaks_chinese
 
@@ -198,7 +198,7 @@ class ModelCallMeter(Protocol):
     async def after_model_call(self, report: ModelCallUsage) -> None: ...
 
 
-class MeteredLLM:
+class MeteredLLM(LLMWrapper):
     """An :class:`~agents.engine.llm.LLM` whose every call is let through by ``meter`` first and reported to
     it after. ``endpoint_id`` names the endpoint for the meter; ``max_output_tokens`` bounds a reply's share
     of the estimate (the endpoint's limit; else a quarter of the context window)."""
@@ -206,30 +206,10 @@ class MeteredLLM:
     def __init__(
         self, llm: LLM, meter: ModelCallMeter, *, endpoint_id: str = "", max_output_tokens: int | None = None
     ) -> None:
-        self.wrapped_llm = llm
+        super().__init__(llm)
         self._meter = meter
         self.endpoint_id = endpoint_id
         self._max_output = max_output_tokens or max(1, llm.context_window)
-
-    @property
-    def abilities(self) -> Mapping[str, bool]:
-        return self.wrapped_llm.abilities
-
-    @property
-    def context_window(self) -> int:
-        return self.wrapped_llm.context_window
-
-    @property
-    def model(self) -> str:
-        name = getattr(self.wrapped_llm, "model", None)
-        return name if isinstance(name, str) else type(self.wrapped_llm).__name__
-
-    @property
-    def base_url(self) -> str | None:
-        return getattr(self.wrapped_llm, "base_url", None)
-
-    def __repr__(self) -> str:
-        return f"MeteredLLM({self.wrapped_llm!r})"
 
     async def _admit(self, messages: Sequence[Message], purpose: CallPurpose, tools: Any = None) -> Any:
         bound = prompt_bound(messages, tools) if getattr(self._meter, "wants_estimates", True) else 0

@@ -78,10 +78,7 @@ def _env_int(name: str, default: int) -> int:
 
 
 def _cancelled_done(result: AgentResult) -> Event:
-    usage = result.usage.as_dict()
-    return events.done(
-        "", result.iterations, usage, result.elapsed, cancelled=True, stop_reason=StopReason.CANCELLED
-    )
+    return events.cancelled_done(result.iterations, result.usage.as_dict(), result.elapsed)
 
 
 @dataclass(frozen=True, slots=True)

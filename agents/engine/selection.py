@@ -7,9 +7,9 @@ from collections.abc import Mapping
 from typing import Any
 
 from agents.engine.llm import LLM, Usage
-from agents.engine.metering import CallPurpose, call_purpose
+from agents.engine.metering import CallPurpose
 from agents.engine.prompts import TOOL_SELECTION_SYSTEM
-from agents.engine.structured import StructuredCallResult, structured_llm_call
+from agents.engine.structured import structured_choice
 from agents.engine.tools import ToolRegistry
 
 logger = logging.getLogger(__name__)
@@ -28,22 +28,17 @@ async def select_tools(
 
     Never fails: unparseable output, no valid name, or any error gives back the full registry.
     """
-    messages = [
-        {
-            "role": "system",
-            "content": TOOL_SELECTION_SYSTEM.format(max_tools=max_tools, catalogue=registry.catalogue()),
-        },
-        {"role": "user", "content": query},
-    ]
+    system = TOOL_SELECTION_SYSTEM.format(max_tools=max_tools, catalogue=registry.catalogue())
     try:
-        with call_purpose(CallPurpose.SELECTION):
-            result: StructuredCallResult[dict[str, Any]] = await structured_llm_call(
-                llm,
-                messages,
-                schema=SELECTION_SCHEMA,
-                function_name="select_tools",
-                function_description="Choose the tools relevant to the user's request.",
-            )
+        result = await structured_choice(
+            llm,
+            CallPurpose.SELECTION,
+            system,
+            query,
+            schema=SELECTION_SCHEMA,
+            function_name="select_tools",
+            function_description="Choose the tools relevant to the user's request.",
+        )
     except Exception as exc:  # selection is an optimisation: any failure means "use every tool"
         logger.warning("tool selection failed (%s); using all %d tools", type(exc).__name__, len(registry))
         return registry, Usage()

@@ -13,6 +13,30 @@ from collections.abc import AsyncGenerator, AsyncIterable, Callable
 from typing import Any
 
 
+class _LineSplitter:
+    """A body arriving in chunks cut into lines that end at CR LF, LF or CR, a line may span chunks."""
+
+    __slots__ = ("skip_lf", "tail")
+
+    def __init__(self) -> None:
+        self.tail = b""  # the unfinished line the chunks so far end with
+        self.skip_lf = False  # the last chunk ended in CR: an LF starting the next one ends no line
+
+    def feed(self, chunk: bytes) -> tuple[bytes, list[bytes]]:
+        """``chunk`` after the unfinished line before it (empty for a chunk that adds nothing), and the
+        lines it finishes."""
+        if self.skip_lf and chunk[:1] == b"\n":
+            chunk = chunk[1:]
+        if not chunk:
+            return b"", []
+        self.skip_lf = chunk[-1:] == b"\r"
+        if self.tail:
+            chunk = self.tail + chunk
+        lines = chunk.splitlines()
+        self.tail = b"" if chunk[-1:] in (b"\n", b"\r") else lines.pop()
+        return chunk, lines
+
+
 async def sse_lines(chunks: AsyncIterable[bytes]) -> AsyncGenerator[str, None]:
     """The lines of an event stream's body, each yielded as soon as its end arrives.
 
@@ -20,26 +44,16 @@ async def sse_lines(chunks: AsyncIterable[bytes]) -> AsyncGenerator[str, None]:
     SDK's ``iter_lines``) would also split at U+2028, U+0085 and other Unicode line breaks, which
     a provider may send unescaped inside a JSON string. The body is UTF-8; a leading BOM is dropped.
     """
-    tail = b""
-    skip_lf = False  # the last chunk ended in CR: an LF starting the next one ends no line
+    splitter = _LineSplitter()
     first = True
     async for chunk in chunks:
-        if skip_lf and chunk[:1] == b"\n":
-            chunk = chunk[1:]
-        if not chunk:
-            continue
-        skip_lf = chunk[-1:] == b"\r"
-        if tail:
-            chunk = tail + chunk
-        lines = chunk.splitlines()
-        tail = b"" if chunk[-1:] in (b"\n", b"\r") else lines.pop()
-        for line in lines:
+        for line in splitter.feed(chunk)[1]:
             text = line.decode()
             if first:
                 text = text.removeprefix("\ufeff")
                 first = False
             yield text
-    if tail:
+    if tail := splitter.tail:
         yield tail.decode().removeprefix("\ufeff") if first else tail.decode()
 
 
@@ -88,20 +102,11 @@ async def sse_events(chunks: AsyncIterable[bytes]) -> AsyncGenerator[dict[str, A
     point: lines are split and read as bytes, and each line is still checked to be UTF-8 when it is read
     (skipped for a read that is all ASCII, which is UTF-8); an event's data is decoded to text once, and
     decoded as JSON as :func:`sse_payloads` decodes it."""
-    tail = b""
-    skip_lf = False  # the last chunk ended in CR: an LF starting the next one ends no line
+    splitter = _LineSplitter()
     first = True
     data: list[bytes] = []
-    async for chunk in chunks:
-        if skip_lf and chunk[:1] == b"\n":
-            chunk = chunk[1:]
-        if not chunk:
-            continue
-        skip_lf = chunk[-1:] == b"\r"
-        if tail:
-            chunk = tail + chunk
-        lines = chunk.splitlines()
-        tail = b"" if chunk[-1:] in (b"\n", b"\r") else lines.pop()
+    async for piece in chunks:
+        chunk, lines = splitter.feed(piece)
         ascii = chunk.isascii()
         for line in lines:
             if not ascii:
@@ -128,8 +133,8 @@ async def sse_events(chunks: AsyncIterable[bytes]) -> AsyncGenerator[dict[str, A
             if not isinstance(decoded, dict):
                 raise ValueError(f"an event's data is not a JSON object: {payload[:80]!r}")
             yield decoded
-    if tail:
-        tail.decode()  # the last line, unfinished: its event is discarded, but it must be UTF-8
+    if splitter.tail:
+        splitter.tail.decode()  # the last line, unfinished: its event is discarded, but it must be UTF-8
 
 
 # The scanner ``json.loads`` runs (``JSONDecoder.scan_once``, set in its __init__ and not in the type

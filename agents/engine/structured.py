@@ -44,6 +44,7 @@ from agents.engine.llm import (
     RateLimitedError,
     Usage,
 )
+from agents.engine.metering import CallPurpose, call_purpose
 from agents.engine.prompts import with_json_word
 from agents.engine.strict_json import StrictJSONError, loads_strict, raw_decode_strict
 from agents.engine.text_tool_calls import find_text_tool_calls
@@ -193,6 +194,29 @@ def _balanced(text: str, start: int) -> str | None:
             if depth == 0:
                 return text[start : index + 1]
     return None
+
+
+async def structured_choice(
+    llm: LLM,
+    purpose: CallPurpose,
+    system: str,
+    user: str,
+    *,
+    schema: Mapping[str, Any],
+    function_name: str,
+    function_description: str,
+) -> StructuredCallResult[dict[str, Any]]:
+    """:func:`structured_llm_call` of a system prompt and one user message, metered as ``purpose``: the
+    small choices the engine asks a model for (the execution mode, the relevant tools)."""
+    messages: list[Message] = [{"role": "system", "content": system}, {"role": "user", "content": user}]
+    with call_purpose(purpose):
+        return await structured_llm_call(
+            llm,
+            messages,
+            schema=schema,
+            function_name=function_name,
+            function_description=function_description,
+        )
 
 
 async def structured_llm_call(

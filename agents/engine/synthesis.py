@@ -14,7 +14,7 @@ import logging
 import time
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Literal
+from typing import TYPE_CHECKING, Literal, Protocol
 
 from agents.engine import events
 from agents.engine.llm import LLM, Message, Usage
@@ -92,20 +92,11 @@ async def stream_answer(
     ``absorb_cancel()`` is asked when the stream is cancelled: True means "stop and report cancelled",
     False lets the cancellation propagate.
     """
-    if result.cancelled:
-        return Answered(result.answer, result.stop_reason, cancelled=True)
-    return await stream_synthesis(
+    return await stream_run_answer(
         llm,
+        result,
+        result.query,
         lambda: synthesis_messages(result),
-        Draft(
-            result.answer,
-            result.usage,
-            result.iterations,
-            result.elapsed,
-            result.stop_reason,
-            result.query,
-            result.language,
-        ),
         emit,
         absorb_cancel,
         # the model just failed: do not wait on it again; past a budget: no further call
@@ -140,6 +131,54 @@ class Draft:
     stop_reason: StopReason
     query: str = ""
     language: str | None = None
+
+
+class RunOutcome(Protocol):
+    """What :func:`stream_run_answer` reads of a run's result (ReAct's or plan mode's)."""
+
+    @property
+    def cancelled(self) -> bool: ...
+    @property
+    def answer(self) -> str: ...
+    @property
+    def usage(self) -> Usage: ...
+    @property
+    def iterations(self) -> int: ...
+    @property
+    def elapsed(self) -> float: ...
+    @property
+    def stop_reason(self) -> StopReason: ...
+    @property
+    def language(self) -> str | None: ...
+
+
+async def stream_run_answer(
+    llm: LLM,
+    result: RunOutcome,
+    query: str,
+    messages: Callable[[], list[Message]],
+    emit: events.Emitter,
+    absorb_cancel: Callable[[], bool],
+    *,
+    ask_model: bool = True,
+    fallback_note: str = "using the draft answer",
+) -> Answered:
+    """:func:`stream_synthesis` of the answer of a run that answered ``query``, its result the draft; a
+    cancelled run's answer is its result's, and nothing is streamed."""
+    if result.cancelled:
+        return Answered(result.answer, result.stop_reason, cancelled=True)
+    draft = Draft(
+        result.answer,
+        result.usage,
+        result.iterations,
+        result.elapsed,
+        result.stop_reason,
+        query,
+        result.language,
+    )
+    return await stream_synthesis(
+        llm, messages, draft, emit, absorb_cancel, ask_model=ask_model, fallback_note=fallback_note
+    )
 
 
 async def stream_synthesis(

@@ -371,11 +371,7 @@ class ToolRunner:
                 if not task.done():
                     task.cancel()
             await asyncio.gather(*tasks, return_exceptions=True)
-        waited = time.perf_counter() - started
-        for item, task in zip(items, tasks, strict=True):
-            if task in still_running:
-                item.finish(_timed_out(self.batch_timeout), OUTCOME_TIMEOUT)
-                item.elapsed += waited
+        self._cut_at_batch_timeout(items, tasks, still_running, started)
 
     async def _execute_together(self, items: list[_Pending], limit: float) -> None:
         """:meth:`_execute_many` for calls that start together and share their timeout ``limit``: one
@@ -410,6 +406,16 @@ class ToolRunner:
                 for task in ignoring:
                     task.cancel()
             await asyncio.gather(*tasks, return_exceptions=True)
+        self._cut_at_batch_timeout(items, tasks, still_running, started)
+
+    def _cut_at_batch_timeout(
+        self,
+        items: list[_Pending],
+        tasks: list[asyncio.Task[None]],
+        still_running: set[asyncio.Task[None]],
+        started: float,
+    ) -> None:
+        """The calls whose task still ran at the batch timeout end timed out, after all the batch waited."""
         waited = time.perf_counter() - started
         for item, task in zip(items, tasks, strict=True):
             if task in still_running:

@@ -22,7 +22,7 @@ from opentelemetry.trace import Span, Status, StatusCode, Tracer
 
 from agents.engine.completion import ChatResponse, Usage
 from agents.engine.hooks import HookContext, HookRegistry, PreToolUseOutcome
-from agents.engine.llm import LLM, Message
+from agents.engine.llm import LLM, LLMWrapper, Message
 from agents.engine.tool_context import ToolCallContext
 from agents.engine.tools import Tool, ToolResult
 from agents.engine.verdicts import Block, Park, Rewrite
@@ -121,33 +121,13 @@ def _clip(value: Any) -> str:
     return str(value or "")[:_CONTENT_LIMIT]
 
 
-class TracedLLM:
+class TracedLLM(LLMWrapper):
     """An :class:`~agents.engine.llm.LLM` whose every call is a ``model.call`` span (``endpoint``, tokens,
     ``outcome``) under the caller's current span."""
 
     def __init__(self, llm: LLM, attributes: Attributes) -> None:
-        self.wrapped_llm = llm
+        super().__init__(llm)
         self._attributes = dict(attributes)
-
-    @property
-    def abilities(self) -> Mapping[str, bool]:
-        return self.wrapped_llm.abilities
-
-    @property
-    def context_window(self) -> int:
-        return self.wrapped_llm.context_window
-
-    @property
-    def model(self) -> str:
-        name = getattr(self.wrapped_llm, "model", None)
-        return name if isinstance(name, str) else type(self.wrapped_llm).__name__
-
-    @property
-    def base_url(self) -> str | None:
-        return getattr(self.wrapped_llm, "base_url", None)
-
-    def __repr__(self) -> str:
-        return f"TracedLLM({self.wrapped_llm!r})"
 
     def _start(self, messages: Sequence[Message], streamed: bool) -> Span:
         assert _tracer is not None  # wrapped only while tracing is on

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from django.contrib import admin
 
-from agents.usage.models import Budget
+from agents.usage.models import BUDGET_SETTINGS, Budget
 from platform_core.admin.base import AuditedAdmin
 
 
@@ -15,17 +15,4 @@ class BudgetAdmin(AuditedAdmin):
     list_display = ["name", "organization", "scope", "user", "agent", "metric", "period", "limit", "active"]
     list_filter = ["scope", "metric", "period", "active"]
     search_fields = ["name"]
-    fields = [
-        "organization",
-        "name",
-        "scope",
-        "user",
-        "agent",
-        "metric",
-        "period",
-        "limit",
-        "currency",
-        "time_zone",
-        "warn_percent",
-        "active",
-    ]
+    fields = ["organization", *BUDGET_SETTINGS]

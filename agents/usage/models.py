@@ -6,16 +6,15 @@ Imported by :mod:`agents.models`, so they belong to the ``agents`` app (migratio
 from __future__ import annotations
 
 import uuid
-from zoneinfo import available_timezones
 
-from django.conf import settings
 from django.core.exceptions import ValidationError
 from django.core.validators import MaxValueValidator, MinValueValidator
 from django.db import models
 from django.utils import timezone
 from django.utils.translation import gettext_lazy as _
 
-from platform_core.models import OrgOwnedModel
+from platform_core.model_fields import optional_foreign_key, optional_user_key
+from platform_core.models import OrgOwnedModel, validate_time_zone
 
 
 class CallPurpose(models.TextChoices):
@@ -39,38 +38,10 @@ class UsageRecord(OrgOwnedModel):
     """
 
     id = models.BigAutoField(primary_key=True)
-    user = models.ForeignKey(
-        settings.AUTH_USER_MODEL,
-        verbose_name=_("user"),
-        on_delete=models.SET_NULL,
-        null=True,
-        blank=True,
-        related_name="+",
-    )
-    agent = models.ForeignKey(
-        "agents.Agent",
-        verbose_name=_("agent"),
-        on_delete=models.SET_NULL,
-        null=True,
-        blank=True,
-        related_name="+",
-    )
-    model_config = models.ForeignKey(
-        "agents.ModelConfig",
-        verbose_name=_("model endpoint"),
-        on_delete=models.SET_NULL,
-        null=True,
-        blank=True,
-        related_name="+",
-    )
-    run = models.ForeignKey(
-        "agents.Run",
-        verbose_name=_("run"),
-        on_delete=models.SET_NULL,
-        null=True,
-        blank=True,
-        related_name="usage_records",
-    )
+    user = optional_user_key(_("user"))
+    agent = optional_foreign_key("agents.Agent", _("agent"))
+    model_config = optional_foreign_key("agents.ModelConfig", _("model endpoint"))
+    run = optional_foreign_key("agents.Run", _("run"), related_name="usage_records")
     purpose = models.CharField(_("purpose"), max_length=16, choices=CallPurpose.choices)
     model = models.CharField(_("model name"), max_length=200, blank=True)
     # The endpoint's name when the call was made: the dashboard still names an endpoint deleted since.
@@ -122,12 +93,6 @@ class BudgetPeriod(models.TextChoices):
     MONTH = "month", _("Month")
 
 
-def validate_time_zone(value: str) -> None:
-    """An IANA time zone name (``Asia/Shanghai``, ``UTC``)."""
-    if value not in available_timezones():
-        raise ValidationError(_("Unknown time zone: %(zone)s"), params={"zone": value})
-
-
 class Budget(OrgOwnedModel):
     """A limit on the model calls of an organisation, one of its users or one of its agents: ``limit``
     tokens or ``limit`` of the organisation's currency per day or month (in ``time_zone``).
@@ -140,22 +105,8 @@ class Budget(OrgOwnedModel):
     id = models.UUIDField(primary_key=True, default=uuid.uuid4, editable=False)
     name = models.CharField(_("name"), max_length=100)
     scope = models.CharField(_("applies to"), max_length=16, choices=BudgetScope.choices)
-    user = models.ForeignKey(
-        settings.AUTH_USER_MODEL,
-        verbose_name=_("user"),
-        on_delete=models.CASCADE,
-        null=True,
-        blank=True,
-        related_name="+",
-    )
-    agent = models.ForeignKey(
-        "agents.Agent",
-        verbose_name=_("agent"),
-        on_delete=models.CASCADE,
-        null=True,
-        blank=True,
-        related_name="+",
-    )
+    user = optional_user_key(_("user"), on_delete=models.CASCADE)
+    agent = optional_foreign_key("agents.Agent", _("agent"), on_delete=models.CASCADE)
     metric = models.CharField(_("counts"), max_length=8, choices=BudgetMetric.choices)
     period = models.CharField(_("period"), max_length=8, choices=BudgetPeriod.choices)
     limit = models.DecimalField(
@@ -210,6 +161,22 @@ class Budget(OrgOwnedModel):
             errors["currency"] = ValidationError(_("A cost budget names its currency."))
         if errors:
             raise ValidationError(errors)
+
+
+BUDGET_SETTINGS: tuple[str, ...] = (
+    "name",
+    "scope",
+    "user",
+    "agent",
+    "metric",
+    "period",
+    "limit",
+    "currency",
+    "time_zone",
+    "warn_percent",
+    "active",
+)
+"""The fields a budget's admin form and its API both set, in their order."""
 
 
 class BudgetCounter(models.Model):

@@ -27,7 +27,14 @@ from platform_core.admin.memberships import MembershipAdmin  # noqa: F401  (regi
 from platform_core.audit.actions import audit_action_label
 from platform_core.audit.export import audit_export_response, export_format
 from platform_core.identity.api_keys.keys import api_key_create, api_key_revoke
-from platform_core.models import ApiKey, ApiKeyScope, AuditLog, Organization, site_time_zone
+from platform_core.models import (
+    AUDIT_CHANGE_FIELDS,
+    ApiKey,
+    ApiKeyScope,
+    AuditLog,
+    Organization,
+    site_time_zone,
+)
 from platform_core.request_meta import client_ip, signed_in_user
 from platform_core.services import (
     organization_set_approval_cooldown,
@@ -126,43 +133,25 @@ class OrganizationAdmin(OrgScopedAdmin):
         reason = form.cleaned_data.get("read_only_reason") or ""
         cooldown = form.cleaned_data.get("approval_config_cooldown_hours") or 0
         zone = form.cleaned_data.get("time_zone") or obj.time_zone
-        if change:
+        actor, ip_address = signed_in_user(request), client_ip(request)
+        if change:  # the audited settings change through their services below, not with the form's save
             stored = Organization.objects.get(pk=obj.pk)
             obj.read_only, obj.read_only_reason = stored.read_only, stored.read_only_reason
             obj.approval_config_cooldown_hours = stored.approval_config_cooldown_hours
             obj.time_zone = stored.time_zone
-            super().save_model(request, obj, form, change)
-            organization_set_approval_cooldown(
-                organization=obj, actor=signed_in_user(request), hours=cooldown, ip_address=client_ip(request)
-            )
-            organization_set_time_zone(
-                organization=obj, actor=signed_in_user(request), time_zone=zone, ip_address=client_ip(request)
-            )
-            organization_set_read_only(
-                organization=obj,
-                actor=signed_in_user(request),
-                enabled=enabled,
-                reason=reason,
-                ip_address=client_ip(request),
-            )
         else:
             obj.read_only, obj.read_only_reason = False, ""
-            super().save_model(request, obj, form, change)
-            if cooldown:
-                organization_set_approval_cooldown(
-                    organization=obj,
-                    actor=signed_in_user(request),
-                    hours=cooldown,
-                    ip_address=client_ip(request),
-                )
-            if enabled:
-                organization_set_read_only(
-                    organization=obj,
-                    actor=signed_in_user(request),
-                    enabled=True,
-                    reason=reason,
-                    ip_address=client_ip(request),
-                )
+        super().save_model(request, obj, form, change)
+        if change or cooldown:
+            organization_set_approval_cooldown(
+                organization=obj, actor=actor, hours=cooldown, ip_address=ip_address
+            )
+        if change:
+            organization_set_time_zone(organization=obj, actor=actor, time_zone=zone, ip_address=ip_address)
+        if change or enabled:
+            organization_set_read_only(
+                organization=obj, actor=actor, enabled=enabled, reason=reason, ip_address=ip_address
+            )
 
     @admin.action(description=_("Turn on read-only mode"))
     def enable_read_only(self, request: HttpRequest, queryset: QuerySet[Organization]) -> HttpResponse | None:
@@ -245,12 +234,7 @@ class AuditLogAdmin(OrgScopedAdmin):
         "actor",
         "action",
         "action_name",
-        "target_type",
-        "target_id",
-        "target_repr",
-        "before",
-        "after",
-        "ip_address",
+        *AUDIT_CHANGE_FIELDS,
         "created_at",
     ]
     date_hierarchy = "created_at"

@@ -30,6 +30,7 @@ from platform_core.audit.audited import audit_finish, audit_start, audited_delet
 from platform_core.models import Membership, Organization
 from platform_core.request_meta import client_ip, signed_in_user
 from platform_core.tenancy.admin_orgs import admin_orgs
+from platform_core.tenancy.scoping import refuse_get_queryset
 
 if TYPE_CHECKING:
     from django_stubs_ext import StrOrPromise  # django-stubs' own helper, a dev dependency
@@ -178,11 +179,7 @@ class OrgScopedAdmin(OrgScopedChoicesMixin, admin.ModelAdmin):
 
     def __init_subclass__(cls, **kwargs: Any) -> None:
         super().__init_subclass__(**kwargs)
-        if "get_queryset" in cls.__dict__:
-            raise TypeError(
-                f"{cls.__qualname__} overrides get_queryset, which scopes rows to the user's organisations: "
-                "narrow them in narrow_queryset instead"
-            )
+        refuse_get_queryset(cls, scoped_to="the user's organisations", narrow_in="narrow_queryset")
 
     # --- scoping --------------------------------------------------------------------------------
     def org_path(self) -> str:

@@ -3,6 +3,7 @@
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
 from platform_core.audit.audited import audited_delete, audited_save, secret_field_names
@@ -37,23 +38,22 @@ class AuditedWritesMixin:
         return data, m2m, secrets
 
     def perform_create(self, serializer: Any) -> None:
-        data, m2m, secrets = self._split(dict(serializer.validated_data))
-        instance = self._model()(**{self.org_field: self.org}, **data)
-        serializer.instance = audited_save(
-            instance=instance,
-            actor=self.request.user,
-            m2m=m2m,
-            secrets=secrets,
-            ip_address=client_ip(self.request),
-        )
+        self._save(serializer, lambda data: self._model()(**{self.org_field: self.org}, **data))
 
     def perform_update(self, serializer: Any) -> None:
+        def updated(data: dict[str, Any]) -> Any:
+            for name, value in data.items():
+                setattr(serializer.instance, name, value)
+            return serializer.instance
+
+        self._save(serializer, updated)
+
+    def _save(self, serializer: Any, build: Callable[[dict[str, Any]], Any]) -> None:
+        """Save, audited, the row ``build`` makes of the serializer's validated data (the many-to-many sets
+        and the secrets split off and saved with it)."""
         data, m2m, secrets = self._split(dict(serializer.validated_data))
-        instance = serializer.instance
-        for name, value in data.items():
-            setattr(instance, name, value)
         serializer.instance = audited_save(
-            instance=instance,
+            instance=build(data),
             actor=self.request.user,
             m2m=m2m,
             secrets=secrets,

@@ -8,7 +8,7 @@ from django.utils.translation import gettext_lazy as _
 from rest_framework import serializers
 
 from platform_core.audit.actions import audit_action_label
-from platform_core.models import AuditLog, Organization
+from platform_core.models import AUDIT_CHANGE_FIELDS, AuditLog, Organization
 
 
 class OrganizationSettingsSerializer(serializers.ModelSerializer):
@@ -53,12 +53,7 @@ class AuditLogSerializer(serializers.ModelSerializer):
             "actor",
             "action",
             "action_label",
-            "target_type",
-            "target_id",
-            "target_repr",
-            "before",
-            "after",
-            "ip_address",
+            *AUDIT_CHANGE_FIELDS,
         ]
         read_only_fields = fields
 

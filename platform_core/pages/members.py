@@ -10,6 +10,8 @@ answers 404; members without an admin role get 403.
 
 from __future__ import annotations
 
+import functools
+from collections.abc import Callable
 from typing import Any
 
 from django import forms
@@ -126,14 +128,33 @@ def members_page(request: HttpRequest, org_slug: str) -> HttpResponse:
     return _page(request, org, membership)
 
 
-@login_required
-@require_POST
-def member_invite(request: HttpRequest, org_slug: str) -> HttpResponse:
-    org, membership = _admin_org(request, org_slug)
-    form = InviteForm(request.POST)
-    if not form.is_valid():
-        return _page(request, org, membership, invite_form=form, status=400)
+def _admin_form(
+    form_class: type[forms.Form], context_name: str
+) -> Callable[[Callable[..., HttpResponse | None]], Callable[..., HttpResponse]]:
+    """A form an owner or admin posts from the Members page: an invalid one shows the page again with its
+    errors (as ``context_name``, status 400); a valid one goes to ``view(request, org, membership, form)``,
+    then the page is shown again unless the view answers itself."""
 
+    def decorate(view: Callable[..., HttpResponse | None]) -> Callable[..., HttpResponse]:
+        @login_required
+        @require_POST
+        @functools.wraps(view)
+        def posted(request: HttpRequest, org_slug: str) -> HttpResponse:
+            org, membership = _admin_org(request, org_slug)
+            form = form_class(request.POST)
+            if not form.is_valid():
+                return _page(request, org, membership, **{context_name: form}, status=400)
+            return view(request, org, membership, form) or _back(org)
+
+        return posted
+
+    return decorate
+
+
+@_admin_form(InviteForm, "invite_form")
+def member_invite(
+    request: HttpRequest, org: Organization, membership: Membership, form: InviteForm
+) -> HttpResponse | None:
     def link(uidb64: str, token: str) -> str:
         path = reverse("member-join", kwargs={"org_slug": org.slug, "uidb64": uidb64, "token": token})
         return request.build_absolute_uri(path)
@@ -151,16 +172,13 @@ def member_invite(request: HttpRequest, org_slug: str) -> HttpResponse:
         # Shown once, on this response only: it is not stored anywhere we could show it again.
         return _page(request, org, membership, invited=outcome)
     _say(request, outcome, _("%(email)s was added.") % {"email": form.cleaned_data["email"]})
-    return _back(org)
+    return None
 
 
-@login_required
-@require_POST
-def member_add_identity(request: HttpRequest, org_slug: str) -> HttpResponse:
-    org, membership = _admin_org(request, org_slug)
-    form = IdentityForm(request.POST)
-    if not form.is_valid():
-        return _page(request, org, membership, identity_form=form, status=400)
+@_admin_form(IdentityForm, "identity_form")
+def member_add_identity(
+    request: HttpRequest, org: Organization, membership: Membership, form: IdentityForm
+) -> None:
     outcome = member_add_by_identity(
         organization=org,
         actor=signed_in_user(request),
@@ -171,13 +189,25 @@ def member_add_identity(request: HttpRequest, org_slug: str) -> HttpResponse:
     )
     name = outcome.membership.user.get_username() if isinstance(outcome, MemberAdded) else ""
     _say(request, outcome, _("%(user)s was added.") % {"user": name})
-    return _back(org)
 
 
-@login_required
-@require_POST
-def member_cancel_invitation(request: HttpRequest, org_slug: str, invitation_id: int) -> HttpResponse:
-    org, _own = _admin_org(request, org_slug)
+def _admin_action(view: Callable[..., None]) -> Callable[..., HttpResponse]:
+    """A change an owner or admin posts from the Members page: ``view(request, org, **url_kwargs)`` makes
+    it (and says how it went), then the page is shown again."""
+
+    @login_required
+    @require_POST
+    @functools.wraps(view)
+    def action(request: HttpRequest, org_slug: str, **kwargs: Any) -> HttpResponse:
+        org, _own = _admin_org(request, org_slug)
+        view(request, org, **kwargs)
+        return _back(org)
+
+    return action
+
+
+@_admin_action
+def member_cancel_invitation(request: HttpRequest, org: Organization, invitation_id: int) -> None:
     invitation = member_invitation_get_for_org(organization=org, invitation_id=invitation_id)
     if invitation is None:
         raise Http404("No such invitation.")
@@ -186,7 +216,6 @@ def member_cancel_invitation(request: HttpRequest, org_slug: str, invitation_id:
         invitation=invitation, actor=signed_in_user(request), ip_address=client_ip(request)
     )
     messages.success(request, _("The invitation of %(user)s was withdrawn.") % {"user": name})
-    return _back(org)
 
 
 def _member_or_404(org: Organization, membership_id: int) -> Membership:
@@ -196,15 +225,13 @@ def _member_or_404(org: Organization, membership_id: int) -> Membership:
     return target
 
 
-@login_required
-@require_POST
-def member_set_role(request: HttpRequest, org_slug: str, membership_id: int) -> HttpResponse:
-    org, _own = _admin_org(request, org_slug)
+@_admin_action
+def member_set_role(request: HttpRequest, org: Organization, membership_id: int) -> None:
     target = _member_or_404(org, membership_id)
     form = RoleForm(request.POST)
     if not form.is_valid():
         messages.error(request, _("Choose one of the roles."))
-        return _back(org)
+        return
     outcome = membership_save(
         organization=org,
         user=target.user,
@@ -213,31 +240,25 @@ def member_set_role(request: HttpRequest, org_slug: str, membership_id: int) -> 
         ip_address=client_ip(request),
     )
     _say(request, outcome, _("%(user)s's role was changed.") % {"user": target.user.get_username()})
-    return _back(org)
 
 
-@login_required
-@require_POST
-def member_remove(request: HttpRequest, org_slug: str, membership_id: int) -> HttpResponse:
-    org, _own = _admin_org(request, org_slug)
+@_admin_action
+def member_remove(request: HttpRequest, org: Organization, membership_id: int) -> None:
     target = _member_or_404(org, membership_id)
     name = target.user.get_username()
     outcome = membership_remove(
         membership=target, actor=signed_in_user(request), ip_address=client_ip(request)
     )
     _say(request, outcome, _("%(user)s was removed from the organisation.") % {"user": name})
-    return _back(org)
 
 
-@login_required
-@require_POST
-def member_link_feishu(request: HttpRequest, org_slug: str, membership_id: int) -> HttpResponse:
-    org, _own = _admin_org(request, org_slug)
+@_admin_action
+def member_link_feishu(request: HttpRequest, org: Organization, membership_id: int) -> None:
     target = _member_or_404(org, membership_id)
     form = FeishuLinkForm(request.POST)
     if not form.is_valid():
         messages.error(request, " ".join(str(e) for e in form.errors["open_id"]))
-        return _back(org)
+        return
     outcome = identity_link_feishu_by_hand(
         organization=org,
         actor=signed_in_user(request),
@@ -255,7 +276,6 @@ def member_link_feishu(request: HttpRequest, org_slug: str, membership_id: int) 
         messages.error(
             request, _("This Feishu open_id already belongs to another user; nothing was changed.")
         )
-    return _back(org)
 
 
 class MemberJoinView(auth_views.PasswordResetConfirmView):

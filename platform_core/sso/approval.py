@@ -50,42 +50,26 @@ def sign_in_rules_claiming_the_same(rule: SignInRule) -> QuerySet[SignInRule]:
     )
 
 
-@transaction.atomic
 def sign_in_rule_approve(
     *, rule: SignInRule, actor: User | None, ip_address: str | None = None
 ) -> SignInRule:
     """Approve ``rule``'s claim (``actor=None``: a management command), audited; approving an approved
     rule changes nothing."""
-    _check_operator(actor)
-    locked = (
-        SignInRule.objects.for_org(rule.organization_id)
-        .select_for_update()
-        .select_related("organization")
-        .get(pk=rule.pk)
-    )
-    if locked.approved_at is not None:
-        return locked
-    before = _claim(locked)
-    locked.approved_at = timezone.now()
-    locked.approved_by = actor if actor is not None and actor.is_authenticated else None
-    locked.save(update_fields=["approved_at", "approved_by"])
-    audit_log_write(
-        organization=locked.organization,
-        actor=actor,
-        action="sign_in_rule.approved",
-        target=locked,
-        before=before,
-        after=_claim(locked),
-        ip_address=ip_address,
-    )
-    return locked
+    return _set_approval(rule, actor, ip_address, approved=True)
 
 
-@transaction.atomic
 def sign_in_rule_withdraw(
     *, rule: SignInRule, actor: User | None, ip_address: str | None = None
 ) -> SignInRule:
     """Withdraw ``rule``'s approval: it routes no sign-in from now on, audited."""
+    return _set_approval(rule, actor, ip_address, approved=False)
+
+
+@transaction.atomic
+def _set_approval(
+    rule: SignInRule, actor: User | None, ip_address: str | None, *, approved: bool
+) -> SignInRule:
+    """Approve (or withdraw) ``rule`` under a row lock, audited; a rule already so is returned as it is."""
     _check_operator(actor)
     locked = (
         SignInRule.objects.for_org(rule.organization_id)
@@ -93,16 +77,20 @@ def sign_in_rule_withdraw(
         .select_related("organization")
         .get(pk=rule.pk)
     )
-    if locked.approved_at is None:
+    if (locked.approved_at is not None) == approved:
         return locked
     before = _claim(locked)
-    locked.approved_at = None
-    locked.approved_by = None
+    if approved:
+        locked.approved_at = timezone.now()
+        locked.approved_by = actor if actor is not None and actor.is_authenticated else None
+    else:
+        locked.approved_at = None
+        locked.approved_by = None
     locked.save(update_fields=["approved_at", "approved_by"])
     audit_log_write(
         organization=locked.organization,
         actor=actor,
-        action="sign_in_rule.approval_withdrawn",
+        action="sign_in_rule.approved" if approved else "sign_in_rule.approval_withdrawn",
         target=locked,
         before=before,
         after=_claim(locked),

@@ -93,6 +93,16 @@ class IsOrgApprover(permissions.BasePermission):
         return role_in(request, ADMIN_ROLES | {Role.APPROVER})
 
 
+def refuse_get_queryset(cls: type, *, scoped_to: str, narrow_in: str) -> None:
+    """Refuse a class that overrides ``get_queryset``, which scopes its rows (to ``scoped_to``): it narrows
+    them in the method ``narrow_in`` instead."""
+    if "get_queryset" in cls.__dict__:
+        raise TypeError(
+            f"{cls.__qualname__} overrides get_queryset, which scopes rows to {scoped_to}: "
+            f"narrow them in {narrow_in} instead"
+        )
+
+
 class OrgScopedViewMixin:
     """Resolves ``request.org`` from the URL before any permission check and scopes querysets to it.
 
@@ -106,11 +116,7 @@ class OrgScopedViewMixin:
 
     def __init_subclass__(cls, **kwargs: Any) -> None:
         super().__init_subclass__(**kwargs)
-        if "get_queryset" in cls.__dict__:
-            raise TypeError(
-                f"{cls.__qualname__} overrides get_queryset, which scopes rows to the URL's organisation: "
-                "narrow them in filter_org_queryset instead"
-            )
+        refuse_get_queryset(cls, scoped_to="the URL's organisation", narrow_in="filter_org_queryset")
 
     def initial(self, request: Request, *args: Any, **kwargs: Any) -> None:
         self.perform_authentication(request)  # type: ignore[attr-defined]

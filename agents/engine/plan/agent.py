@@ -196,16 +196,7 @@ class PlanAgent(RunAsEvents[PlanResult]):
             self._leave()
         logger.info("plan run cancelled after %d round(s)", len(state.plans))
         result = state.result(StopReason.CANCELLED, cancelled=True)
-        await state.emit(
-            events.done(
-                "",
-                result.iterations,
-                result.usage.as_dict(),
-                result.elapsed,
-                cancelled=True,
-                stop_reason=StopReason.CANCELLED,
-            )
-        )
+        await state.emit(events.cancelled_done(result.iterations, result.usage.as_dict(), result.elapsed))
         return result
 
     async def answer(self, result: PlanResult, *, on_event: EventCallback | None = None) -> Answered:
@@ -226,16 +217,7 @@ class PlanAgent(RunAsEvents[PlanResult]):
                 )
         finally:
             self._leave()
-        await emit(
-            events.done(
-                "",
-                result.iterations,
-                result.usage.as_dict(),
-                result.elapsed,
-                cancelled=True,
-                stop_reason=StopReason.CANCELLED,
-            )
-        )
+        await emit(events.cancelled_done(result.iterations, result.usage.as_dict(), result.elapsed))
         return Answered("", StopReason.CANCELLED, cancelled=True)
 
     async def stream_synthesize(self, result: PlanResult, *, on_event: EventCallback | None = None) -> str:

@@ -7,9 +7,9 @@ from collections.abc import Mapping
 from typing import Any, Literal
 
 from agents.engine.llm import LLM, Usage
-from agents.engine.metering import CallPurpose, call_purpose
+from agents.engine.metering import CallPurpose
 from agents.engine.plan import prompts
-from agents.engine.structured import StructuredCallResult, structured_llm_call
+from agents.engine.structured import structured_choice
 
 logger = logging.getLogger(__name__)
 
@@ -31,19 +31,16 @@ async def route_execution_mode(llm: LLM, goal: str, *, usage: Usage | None = Non
     Any failure (an unusable reply, an unreachable model) answers ``"react"``: the direct loop handles
     every request, plan mode only some better.
     """
-    messages = [
-        {"role": "system", "content": prompts.ROUTER_SYSTEM},
-        {"role": "user", "content": goal},
-    ]
     try:
-        with call_purpose(CallPurpose.ROUTER):
-            result: StructuredCallResult[dict[str, Any]] = await structured_llm_call(
-                llm,
-                messages,
-                schema=ROUTER_SCHEMA,
-                function_name="choose_mode",
-                function_description="Choose how to handle the user's message.",
-            )
+        result = await structured_choice(
+            llm,
+            CallPurpose.ROUTER,
+            prompts.ROUTER_SYSTEM,
+            goal,
+            schema=ROUTER_SCHEMA,
+            function_name="choose_mode",
+            function_description="Choose how to handle the user's message.",
+        )
     except Exception as exc:  # routing is an optimisation: any failure keeps the default mode
         logger.warning("execution-mode routing failed (%s); using react", type(exc).__name__)
         return "react"

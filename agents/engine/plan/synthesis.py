@@ -10,7 +10,7 @@ from agents.engine.plan import prompts
 from agents.engine.plan.models import DONE, FAILED, Analysis, Plan, PlanResult
 from agents.engine.prompts import SYNTHESIS_SYSTEM, is_chinese
 from agents.engine.stop_reasons import StopReason
-from agents.engine.synthesis import Answered, Draft, cut, stream_synthesis
+from agents.engine.synthesis import Answered, cut, stream_run_answer
 
 SYNTHESIS_STEP_CHARS = 4000
 REPLAN_STEP_CHARS = 500
@@ -94,20 +94,11 @@ async def stream_plan_answer(
     the finished steps' results), sent as one delta when nothing was streamed and marked ``fallback``.
     ``absorb_cancel()`` is asked when the stream is cancelled: True stops with a cancelled ``done``.
     """
-    if result.cancelled:
-        return Answered(result.answer, result.stop_reason, cancelled=True)
-    return await stream_synthesis(
+    return await stream_run_answer(
         llm,
+        result,
+        result.goal,
         lambda: synthesis_messages(result),
-        Draft(
-            result.answer,
-            result.usage,
-            result.iterations,
-            result.elapsed,
-            result.stop_reason,
-            result.goal,
-            result.language,
-        ),
         emit,
         absorb_cancel,
         ask_model=result.stop_reason != StopReason.BUDGET_EXCEEDED,  # past a budget: no further call

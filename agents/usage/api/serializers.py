@@ -8,7 +8,7 @@ from django.contrib.auth import get_user_model
 from django.core.exceptions import ValidationError as DjangoValidationError
 from rest_framework import serializers
 
-from agents.usage.models import Budget
+from agents.usage.models import BUDGET_SETTINGS, Budget
 from platform_core.api_unique import OrgUniqueValidator
 
 
@@ -38,21 +38,7 @@ class BudgetSerializer(serializers.ModelSerializer):
 
     class Meta:
         model = Budget
-        fields = [
-            "id",
-            "name",
-            "scope",
-            "user",
-            "agent",
-            "metric",
-            "period",
-            "limit",
-            "currency",
-            "time_zone",
-            "warn_percent",
-            "active",
-            "created_at",
-        ]
+        fields = ["id", *BUDGET_SETTINGS, "created_at"]
         read_only_fields = ["id", "created_at"]
         validators = [OrgUniqueValidator()]
 

@@ -14,7 +14,7 @@ from typing import TYPE_CHECKING, Any
 
 from django.core.exceptions import ValidationError
 from django.db import transaction
-from django.db.models import QuerySet
+from django.db.models import Model, QuerySet
 from django.utils import timezone
 from django.utils.translation import gettext as _
 
@@ -190,15 +190,13 @@ def member_invitation_accept(
     )
     if isinstance(outcome, MembershipRefused):
         return outcome
-    audit_log_write(
-        organization=organization,
+    _close(
+        locked,
         actor=user,
         action="membership.invitation_accepted",
         target=outcome.membership,
-        before=_state(locked),
         ip_address=ip_address,
     )
-    locked.delete()
     return InvitationAccepted(outcome.membership)
 
 
@@ -209,15 +207,7 @@ def member_invitation_decline(
     """``user`` declines their own invitation: it is removed, audited."""
     if invitation.user_id != user.pk:
         raise ValueError("only the invited person declines an invitation")
-    audit_log_write(
-        organization=invitation.organization,
-        actor=user,
-        action="membership.invitation_declined",
-        target=invitation,
-        before=_state(invitation),
-        ip_address=ip_address,
-    )
-    invitation.delete()
+    _close(invitation, actor=user, action="membership.invitation_declined", ip_address=ip_address)
 
 
 @transaction.atomic
@@ -225,11 +215,24 @@ def member_invitation_cancel(
     *, invitation: MembershipInvitation, actor: User, ip_address: str | None = None
 ) -> None:
     """An owner or admin of the invitation's organisation withdraws it, audited."""
+    _close(invitation, actor=actor, action="membership.invitation_cancelled", ip_address=ip_address)
+
+
+def _close(
+    invitation: MembershipInvitation,
+    *,
+    actor: User,
+    action: str,
+    ip_address: str | None,
+    target: Model | None = None,
+) -> None:
+    """Remove ``invitation``, audited as ``action`` on ``target`` (the invitation itself by default) with
+    the invitation's state before."""
     audit_log_write(
         organization=invitation.organization,
         actor=actor,
-        action="membership.invitation_cancelled",
-        target=invitation,
+        action=action,
+        target=target or invitation,
         before=_state(invitation),
         ip_address=ip_address,
     )

@@ -72,17 +72,15 @@ def daphne_websocket_args() -> tuple[str, ...]:
     return ("--websocket-max-message-size", size, "--websocket-max-frame-size", size)
 
 
+def _celery(command: str) -> tuple[str, ...]:
+    """The command line of the platform's Celery ``command`` (``worker``, ``beat``), logging at INFO."""
+    return (sys.executable, "-m", "celery", "-A", "platform_core", command, "--loglevel", "INFO")
+
+
 def worker_spec(*, concurrency: int = 2, name: str = "worker") -> ProcessSpec:
     """A Celery worker (card delivery, expiry and every other task)."""
     argv = (
-        sys.executable,
-        "-m",
-        "celery",
-        "-A",
-        "platform_core",
-        "worker",
-        "--loglevel",
-        "INFO",
+        *_celery("worker"),
         "--concurrency",
         str(concurrency),
         "--hostname",
@@ -96,14 +94,7 @@ def worker_spec(*, concurrency: int = 2, name: str = "worker") -> ProcessSpec:
 def beat_spec(*, schedule_file: Path, name: str = "beat") -> ProcessSpec:
     """Celery beat, the one scheduler of the deployment (run exactly one)."""
     argv = (
-        sys.executable,
-        "-m",
-        "celery",
-        "-A",
-        "platform_core",
-        "beat",
-        "--loglevel",
-        "INFO",
+        *_celery("beat"),
         "--schedule",
         str(schedule_file),
     )

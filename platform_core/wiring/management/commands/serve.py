@@ -16,6 +16,7 @@ from typing import Any
 from django.core.management.base import BaseCommand, CommandParser
 
 from platform_core.wiring.deploy.stack import ASGI_APPLICATION, daphne_websocket_args
+from platform_core.wiring.deploy.stop_signals import StopSignals
 
 
 def worker_command(bin_dir: str) -> list[str]:
@@ -68,16 +69,9 @@ class Command(BaseCommand):
         )
         self.stdout.write(self.style.SUCCESS(f"Serving on http://{host}:{port}/ (Ctrl-C to stop)"))
 
-        stopping = False
-
-        def stop(signum: int, frame: Any) -> None:
-            nonlocal stopping
-            stopping = True
-
-        signal.signal(signal.SIGINT, stop)
-        signal.signal(signal.SIGTERM, stop)
+        stop = StopSignals().install()
         try:
-            while not stopping and all(child.poll() is None for child in children):
+            while not stop.received and all(child.poll() is None for child in children):
                 time.sleep(0.5)
         finally:
             for child in children:
@@ -89,6 +83,6 @@ class Command(BaseCommand):
                     child.wait(timeout=max(0.1, deadline - time.monotonic()))
                 except subprocess.TimeoutExpired:
                     child.kill()
-        failed = [c for c in children if c.returncode not in (0, -signal.SIGTERM, None) and not stopping]
+        failed = [c for c in children if c.returncode not in (0, -signal.SIGTERM, None) and not stop.received]
         if failed:
             raise SystemExit(f"a platform process exited unexpectedly (exit code {failed[0].returncode})")

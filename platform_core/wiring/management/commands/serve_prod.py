@@ -11,7 +11,6 @@ unit per process, behind a load balancer; the README's deployment section lists 
 
 from __future__ import annotations
 
-import signal
 import time
 from typing import Any
 
@@ -33,6 +32,7 @@ from platform_core.wiring.deploy.stack import (
     inherited_env,
     worker_spec,
 )
+from platform_core.wiring.deploy.stop_signals import StopSignals
 
 
 def _ports(value: str) -> list[int]:
@@ -71,24 +71,17 @@ class Command(BaseCommand):
         if not options["no_beat"]:
             group.start(beat_spec(schedule_file=settings.VAR_DIR / "celerybeat-schedule-prod"))
 
-        stopping = False
-
-        def stop(signum: int, frame: Any) -> None:
-            nonlocal stopping
-            stopping = True
-
-        signal.signal(signal.SIGINT, stop)
-        signal.signal(signal.SIGTERM, stop)
+        stop = StopSignals().install()
         try:
             group.wait_ready(timeout=90)
             for port in ports:
                 self.stdout.write(self.style.SUCCESS(f"Serving on http://{options['host']}:{port}/"))
             self.stdout.write(self.style.SUCCESS("Ctrl-C stops every process."))
-            while not stopping:
+            while not stop.received:
                 group.check_alive()
                 time.sleep(0.5)
         except ProcessDied as died:
-            if not stopping:
+            if not stop.received:
                 raise CommandError(f"a platform process stopped unexpectedly: {died}") from None
         finally:
             group.stop()
