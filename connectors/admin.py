@@ -465,33 +465,19 @@ class ConnectorActionAdmin(OrgScopedAdmin):
     list_select_related = ["connector"]
     fields = [
         "connector",
-        "name",
-        "description",
-        "method",
-        "path_template",
-        "sql_template",
-        "free_form",
-        "parameters",
-        "param_locations",
-        "mcp_tool",
-        "mcp_annotations",
+        *connector_fields.ACTION_OPERATION,
+        *connector_fields.ACTION_MCP_TOOL,
         "mcp_read_status",
-        "mcp_read_confirmed_at",
-        "mcp_read_confirmed_by",
-        "is_write",
-        "is_write_override",
+        *connector_fields.ACTION_MCP_CONFIRMATION,
+        *connector_fields.ACTION_WRITES,
         "is_active",
-        "source",
-        "removed_by_import_at",
+        *connector_fields.ACTION_ORIGIN,
     ]
     readonly_fields = [
-        "mcp_tool",
-        "mcp_annotations",
+        *connector_fields.ACTION_MCP_TOOL,
         "mcp_read_status",
-        "mcp_read_confirmed_at",
-        "mcp_read_confirmed_by",
-        "source",
-        "removed_by_import_at",
+        *connector_fields.ACTION_MCP_CONFIRMATION,
+        *connector_fields.ACTION_ORIGIN,
     ]
     actions = ["confirm_read", "withdraw_read"]
 

@@ -19,6 +19,7 @@ from django.http import HttpRequest
 from django.utils.html import format_html, format_html_join
 from django.utils.translation import gettext_lazy as _
 
+from hooks import fields as hook_fields
 from hooks.approvers import Audience, person_name, policy_audience
 from hooks.condition_schema import condition_schema_messages, covered_scopes
 from hooks.delivery import channel_send_test_card
@@ -66,16 +67,7 @@ class FeishuChannelForm(forms.ModelForm):
 
     class Meta:
         model = FeishuChannel
-        fields = [
-            "organization",
-            "name",
-            "app_id",
-            "base_url",
-            "default_chat_id",
-            "receive_id_type",
-            "language",
-            "is_active",
-        ]
+        fields = ["organization", *hook_fields.FEISHU_APP, *hook_fields.FEISHU_DELIVERY]
 
     def save(self, commit: bool = True) -> FeishuChannel:
         instance = super().save(commit=False)
@@ -187,19 +179,11 @@ class ApprovalPolicyForm(forms.ModelForm):
         model = ApprovalPolicy
         fields = [
             "organization",
-            "name",
-            "description",
-            "actions",
-            "connectors",
-            "writes_only",
-            "condition",
+            *hook_fields.POLICY_COVERAGE,
             "approver_users",
             "approver_roles",
             "approver_open_ids_text",
-            "channel",
-            "chat_id",
-            "timeout_seconds",
-            "is_active",
+            *hook_fields.POLICY_DELIVERY,
         ]
 
     def __init__(self, *args: Any, **kwargs: Any) -> None:
@@ -406,27 +390,13 @@ class RateLimitAdmin(AuditedAdmin):
     ]
     list_filter = ["is_active", "per_user"]
     search_fields = ["name"]
-    fields = ["organization", "name", "connector", "per_user", "max_calls", "period_seconds", "is_active"]
+    fields = ["organization", *hook_fields.RATE_LIMIT]
     autocomplete_fields = ["connector"]
 
 
 @admin.register(AgentHookSettings)
 class AgentHookSettingsAdmin(AuditedAdmin):
-    list_display = [
-        "agent",
-        "organization",
-        "rate_limits_enabled",
-        "truncate_enabled",
-        "max_observation_chars",
-        "session_context_enabled",
-    ]
-    fields = [
-        "organization",
-        "agent",
-        "rate_limits_enabled",
-        "truncate_enabled",
-        "max_observation_chars",
-        "session_context_enabled",
-    ]
+    list_display = ["agent", "organization", *hook_fields.AGENT_HOOK_SWITCHES]
+    fields = ["organization", "agent", *hook_fields.AGENT_HOOK_SWITCHES]
     list_select_related = ["agent", "organization"]
     autocomplete_fields = ["agent"]
