@@ -26,6 +26,7 @@ from django.views.decorators.http import require_POST
 from connectors import fields as connector_fields
 from connectors.adapter_types import ConnectionUnconfirmed, ConnectionWorks
 from connectors.forms import SECRET_INPUTS, ConnectorAdminForm, ImportOpenAPIForm
+from connectors.history_admin import HistoryAdmin
 from connectors.http.openapi import OpenAPIError
 from connectors.kinds import adapter_list
 from connectors.mcp.client import McpFailure
@@ -520,7 +521,7 @@ class ConnectorActionAdmin(OrgScopedAdmin):
 
 
 @admin.register(ConnectorCallLog)
-class ConnectorCallLogAdmin(OrgScopedAdmin):
+class ConnectorCallLogAdmin(HistoryAdmin):
     """Every connector call of agents, read-only; arguments are stored redacted."""
 
     list_display = [
@@ -543,15 +544,3 @@ class ConnectorCallLogAdmin(OrgScopedAdmin):
     search_fields = ["tool_name", "run_id", "conversation_id", "tool_call_id"]
     date_hierarchy = "created_at"
     list_select_related = ["user", "organization"]
-
-    def get_readonly_fields(self, request: HttpRequest, obj: Any = None) -> list[str]:
-        return [f.name for f in self.model._meta.fields]
-
-    def has_add_permission(self, request: HttpRequest, *args: Any) -> bool:
-        return False
-
-    def has_change_permission(self, request: HttpRequest, obj: Any = None) -> bool:
-        return False
-
-    def has_delete_permission(self, request: HttpRequest, obj: Any = None) -> bool:
-        return False

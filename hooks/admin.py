@@ -19,6 +19,7 @@ from django.http import HttpRequest
 from django.utils.html import format_html, format_html_join
 from django.utils.translation import gettext_lazy as _
 
+from connectors.history_admin import HistoryAdmin
 from hooks import fields as hook_fields
 from hooks.approvers import Audience, person_name, policy_audience
 from hooks.condition_schema import condition_schema_messages, covered_scopes
@@ -34,7 +35,7 @@ from hooks.models import (
 )
 from hooks.selectors import DECIDER_ROLES
 from hooks.services import approval_resend
-from platform_core.admin.base import AuditedAdmin, OrgScopedAdmin
+from platform_core.admin.base import AuditedAdmin
 from platform_core.identity.api_keys.keys import without_service_users
 from platform_core.models import LinkedIdentity, Role
 from platform_core.request_meta import client_ip, signed_in_user
@@ -324,7 +325,7 @@ def audience_html(audience: Audience) -> str:
 
 
 @admin.register(ApprovalRequest)
-class ApprovalRequestAdmin(OrgScopedAdmin):
+class ApprovalRequestAdmin(HistoryAdmin):
     list_display = [
         "created_at",
         "organization",
@@ -360,18 +361,6 @@ class ApprovalRequestAdmin(OrgScopedAdmin):
     @admin.display(description=_("decided by"))
     def decider(self, obj: ApprovalRequest) -> str:
         return obj.decider_label()
-
-    def get_readonly_fields(self, request: HttpRequest, obj: Any = None) -> list[str]:
-        return [f.name for f in self.model._meta.fields] + ["approver_users"]
-
-    def has_add_permission(self, request: HttpRequest, *args: Any) -> bool:
-        return False
-
-    def has_change_permission(self, request: HttpRequest, obj: Any = None) -> bool:
-        return False
-
-    def has_delete_permission(self, request: HttpRequest, obj: Any = None) -> bool:
-        return False
 
 
 # --- rate limits and per-agent settings ------------------------------------------------------------

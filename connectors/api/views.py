@@ -65,6 +65,13 @@ def _model_errors(exc: DjangoValidationError) -> ValidationError:
     return ValidationError({"non_field_errors": exc.messages})
 
 
+def _settings_and_secrets(serializer: Any) -> tuple[dict[str, Any], dict[str, Any]]:
+    """The serializer's validated data apart from the secrets given, and those secrets."""
+    data = dict(serializer.validated_data)
+    secrets = {k: data.pop(k) for k in _SECRETS if k in data}
+    return data, secrets
+
+
 def _openapi_error(exc: OpenAPIError, field: str) -> ValidationError:
     return ValidationError({field: [exc.message], "location": exc.location})
 
@@ -82,8 +89,7 @@ class ConnectorViewSet(OrgScopedViewMixin, viewsets.ModelViewSet):
         return connector_list_for_org(organization=self.org)
 
     def perform_create(self, serializer: Any) -> None:
-        data = dict(serializer.validated_data)
-        secrets = {k: data.pop(k) for k in _SECRETS if k in data}
+        data, secrets = _settings_and_secrets(serializer)
         document = data.pop("openapi", None)
         connector = Connector(organization=self.org, **data)
         try:
@@ -105,17 +111,21 @@ class ConnectorViewSet(OrgScopedViewMixin, viewsets.ModelViewSet):
                 )
                 self._report_tool_sync(synced)
             else:
-                connector_save(
-                    connector=connector,
-                    actor=self.request.user,
-                    secrets=secrets,
-                    ip_address=client_ip(self.request),
-                )
+                self._save(connector, secrets)
         except DjangoValidationError as exc:
             raise _model_errors(exc) from exc
         except OpenAPIError as exc:
             raise _openapi_error(exc, "openapi") from exc
-        serializer.instance = connector_list_for_org(organization=self.org).get(pk=connector.pk)
+        serializer.instance = self._listed(connector)
+
+    def _save(self, connector: Connector, secrets: dict[str, Any]) -> None:
+        connector_save(
+            connector=connector, actor=self.request.user, secrets=secrets, ip_address=client_ip(self.request)
+        )
+
+    def _listed(self, connector: Connector) -> Connector:
+        """The saved connector as the list shows it (with its action counts)."""
+        return connector_list_for_org(organization=self.org).get(pk=connector.pk)
 
     def _sync_tools(self, connector: Connector) -> None:
         """An MCP connector's tools are synced on every save; the report (or why not) is in the answer."""
@@ -134,33 +144,27 @@ class ConnectorViewSet(OrgScopedViewMixin, viewsets.ModelViewSet):
         report = getattr(self, "import_report", None)
         if report is not None:
             response.data["import_report"] = report
-        if getattr(self, "tool_sync", None) is not None:
-            response.data["tool_sync"] = self.tool_sync
-        return response
+        return self._with_tool_sync(response)
 
     def update(self, request: Request, *args: Any, **kwargs: Any) -> Response:
-        response = super().update(request, *args, **kwargs)
+        return self._with_tool_sync(super().update(request, *args, **kwargs))
+
+    def _with_tool_sync(self, response: Response) -> Response:
         if getattr(self, "tool_sync", None) is not None:
             response.data["tool_sync"] = self.tool_sync
         return response
 
     def perform_update(self, serializer: Any) -> None:
         connector = serializer.instance
-        data = dict(serializer.validated_data)
-        secrets = {k: data.pop(k) for k in _SECRETS if k in data}
+        data, secrets = _settings_and_secrets(serializer)
         for name, value in data.items():
             setattr(connector, name, value)
         try:
-            connector_save(
-                connector=connector,
-                actor=self.request.user,
-                secrets=secrets,
-                ip_address=client_ip(self.request),
-            )
+            self._save(connector, secrets)
         except DjangoValidationError as exc:
             raise _model_errors(exc) from exc
         self._sync_tools(connector)
-        serializer.instance = connector_list_for_org(organization=self.org).get(pk=connector.pk)
+        serializer.instance = self._listed(connector)
 
     def perform_destroy(self, instance: Connector) -> None:
         connector_delete(connector=instance, actor=self.request.user, ip_address=client_ip(self.request))
