@@ -25,7 +25,6 @@ from __future__ import annotations
 
 import asyncio
 import logging
-import re
 import time
 from collections.abc import Mapping
 from dataclasses import replace
@@ -41,11 +40,11 @@ from psycopg_pool import PoolTimeout
 from connectors.adapter_types import CallOutcome, DatabaseConnectorConfig, SqlActionSpec
 from connectors.scrub import scrub
 from connectors.sql.allow_list import TableAllowList, allow_list_problem
+from connectors.sql.binding import ArgumentError, template_params
 from connectors.sql.dsn import dsn_password
 from connectors.sql.guard import MYSQL_ENGINES, classify_sql
 from connectors.sql.mysql.adapter import EXPECTED_ERRORS as MYSQL_ERRORS
 from connectors.sql.mysql.adapter import (
-    MySqlArgumentError,
     mysql_error_text,
     mysql_execute,
     mysql_params,
@@ -62,7 +61,6 @@ from connectors.ssrf import HostResolutionError, SSRFBlocked
 
 logger = logging.getLogger(__name__)
 
-_PLACEHOLDER = re.compile(r"%%|%\((\w+)\)s")
 _READ_HINT = " (read actions accept one SELECT, VALUES or WITH ... SELECT query)"
 
 
@@ -72,23 +70,13 @@ async def aclose_db_pools() -> None:
     await aclose_mysql_pools()
 
 
-class ArgumentError(ValueError):
-    """The arguments do not fit the SQL template."""
-
-
 class ReadDeadlineExceeded(Exception):
     """Reading the result took longer than the statement timeout."""
 
 
 def bind_params(sql_template: str, args: Mapping[str, Any]) -> dict[str, Any] | None:
     """The template's ``%(name)s`` parameters taken from ``args`` (dicts bound as jsonb)."""
-    names = [m.group(1) for m in _PLACEHOLDER.finditer(sql_template) if m.group(1)]
-    if not names:
-        return None
-    missing = sorted({n for n in names if n not in args})
-    if missing:
-        raise ArgumentError(f"missing argument(s) for the query: {', '.join(missing)}")
-    return {n: Jsonb(args[n]) if isinstance(args[n], dict) else args[n] for n in dict.fromkeys(names)}
+    return template_params(sql_template, args, bound=lambda v: Jsonb(v) if isinstance(v, dict) else v)
 
 
 async def _rollback(conn: psycopg.AsyncConnection) -> None:
@@ -138,7 +126,7 @@ async def _run_write(
         await conn.execute("COMMIT")
     finally:
         await _rollback(conn)
-    return QueryResult(columns, tuple(rows[: config.max_rows]), len(rows) > config.max_rows, rowcount)
+    return QueryResult.capped(columns, rows, max_rows=config.max_rows, rowcount=rowcount)
 
 
 def _error_text(exc: BaseException, config: DatabaseConnectorConfig, *, write: bool) -> str:
@@ -292,7 +280,7 @@ async def db_call(
         bind = mysql_params if config.engine in MYSQL_ENGINES else bind_params
         try:
             params = bind(action.sql_template, args)
-        except (ArgumentError, MySqlArgumentError) as exc:
+        except ArgumentError as exc:
             return _error_outcome(str(exc), started, config)
         outcome = await _execute(config, action.sql_template, params, write=action.is_write, started=started)
     logger.info(
