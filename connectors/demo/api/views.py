@@ -65,12 +65,7 @@ def _order_json(order: DemoPurchaseOrder, *, with_payments: bool = False) -> dic
     payments = list(order.payments.all())
     data = {
         "id": order.pk,
-        "number": order.number,
-        "supplier": order.supplier,
-        "description": order.description,
-        "amount": str(order.amount),
-        "currency": order.currency,
-        "status": order.status,
+        **order.summary(),
         "paid_amount": str(sum((p.amount for p in payments), Decimal("0.00"))),
         "approved_by": order.approved_by,
         "created_at": order.created_at.isoformat(),

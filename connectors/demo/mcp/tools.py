@@ -22,17 +22,6 @@ class DemoToolError(Exception):
     """The arguments were refused; the message says why."""
 
 
-def order_summary(order: DemoPurchaseOrder) -> dict[str, Any]:
-    return {
-        "number": order.number,
-        "supplier": order.supplier,
-        "description": order.description,
-        "amount": str(order.amount),
-        "currency": order.currency,
-        "status": order.status,
-    }
-
-
 def purchase_orders_find(*, number: str = "", supplier: str = "", status: str = "") -> list[dict[str, Any]]:
     """Purchase orders by number, supplier (part of the name) and status; newest first."""
     orders = DemoPurchaseOrder.objects.order_by("-id")
@@ -42,7 +31,7 @@ def purchase_orders_find(*, number: str = "", supplier: str = "", status: str = 
         orders = orders.filter(Q(supplier__icontains=supplier.strip()))
     if status:
         orders = orders.filter(status=demo_order_status(status, error=DemoToolError))
-    return [order_summary(order) for order in orders[:MAX_ORDERS]]
+    return [order.summary() for order in orders[:MAX_ORDERS]]
 
 
 def _amount(value: Any) -> Decimal:
@@ -61,4 +50,4 @@ def purchase_request_create(*, supplier: Any, description: Any, amount: Any) -> 
     )
     order.number = f"PO-{order.pk:04d}"
     order.save(update_fields=["number"])
-    return order_summary(order)
+    return order.summary()
