@@ -266,21 +266,20 @@ class ConnectorAdmin(OrgScopedAdmin):
                 self.admin_site.admin_view(self.import_openapi_view),
                 name="{}_{}_import_openapi".format(*info),
             ),
+        ]
+        # The change form's buttons: each posts to its page, which acts and goes back to the form.
+        buttons = {
+            "test-connection": self.test_connection_view,
+            "sync-tools": self.sync_tools_view,
+            "refresh-schema": self.refresh_schema_view,
+        }
+        extra += [
             path(
-                "<path:object_id>/test-connection/",
-                self.admin_site.admin_view(require_POST(self.test_connection_view)),
-                name="{}_{}_test_connection".format(*info),
-            ),
-            path(
-                "<path:object_id>/sync-tools/",
-                self.admin_site.admin_view(require_POST(self.sync_tools_view)),
-                name="{}_{}_sync_tools".format(*info),
-            ),
-            path(
-                "<path:object_id>/refresh-schema/",
-                self.admin_site.admin_view(require_POST(self.refresh_schema_view)),
-                name="{}_{}_refresh_schema".format(*info),
-            ),
+                f"<path:object_id>/{slug}/",
+                self.admin_site.admin_view(require_POST(view)),
+                name="{}_{}_{}".format(*info, slug.replace("-", "_")),
+            )
+            for slug, view in buttons.items()
         ]
         return extra + super().get_urls()
 
@@ -328,22 +327,23 @@ class ConnectorAdmin(OrgScopedAdmin):
     def test_connection_view(self, request: HttpRequest, object_id: str) -> HttpResponse:
         connector = self._connector_for_change(request, object_id)
         self._report_test(request, connector)
-        info = self.model._meta.app_label, self.model._meta.model_name
-        return HttpResponseRedirect(reverse("admin:{}_{}_change".format(*info), args=[connector.pk]))
+        return self._back_to_change(connector)
 
     def refresh_schema_view(self, request: HttpRequest, object_id: str) -> HttpResponse:
         connector = self._connector_for_change(request, object_id)
         if connector.kind != ConnectorKind.DATABASE:
             raise Http404(_("Only database connectors have a schema."))
         self._refresh(request, connector)
-        info = self.model._meta.app_label, self.model._meta.model_name
-        return HttpResponseRedirect(reverse("admin:{}_{}_change".format(*info), args=[connector.pk]))
+        return self._back_to_change(connector)
 
     def sync_tools_view(self, request: HttpRequest, object_id: str) -> HttpResponse:
         connector = self._connector_for_change(request, object_id)
         if connector.kind != ConnectorKind.MCP:
             raise Http404(_("Only MCP connectors have tools to sync."))
         self._sync(request, connector)
+        return self._back_to_change(connector)
+
+    def _back_to_change(self, connector: Connector) -> HttpResponse:
         info = self.model._meta.app_label, self.model._meta.model_name
         return HttpResponseRedirect(reverse("admin:{}_{}_change".format(*info), args=[connector.pk]))
 
