@@ -7,7 +7,8 @@ every save; all also list actions); secrets are write-only password inputs. The 
 
 from __future__ import annotations
 
-from typing import Any
+from collections.abc import Callable
+from typing import TYPE_CHECKING, Any
 
 from django import forms
 from django.contrib import admin, messages
@@ -46,6 +47,9 @@ from connectors.services import (
 from connectors.sql.schema import schema_cache_clear
 from platform_core.admin.base import OrgScopedAdmin, OrgScopedInline
 from platform_core.request_meta import client_ip, signed_in_user
+
+if TYPE_CHECKING:
+    from django_stubs_ext import StrOrPromise
 
 
 class _ActionInline(OrgScopedInline):
@@ -97,6 +101,10 @@ def _form_fields_by_kind() -> dict[str, list[str]]:
         for adapter in adapter_list()
     }
 
+
+# The buttons of one kind of connector: the kind, and the answer for a connector of another kind.
+_DATABASES_ONLY = (ConnectorKind.DATABASE.value, _("Only database connectors have a schema."))
+_MCP_ONLY = (ConnectorKind.MCP.value, _("Only MCP connectors have tools to sync."))
 
 _CLAIMS = {
     "read": _("the server claims it only reads"),
@@ -325,25 +333,28 @@ class ConnectorAdmin(OrgScopedAdmin):
         return TemplateResponse(request, "admin/connectors/connector/import_openapi.html", context)
 
     def test_connection_view(self, request: HttpRequest, object_id: str) -> HttpResponse:
-        connector = self._connector_for_change(request, object_id)
-        self._report_test(request, connector)
-        return self._back_to_change(connector)
+        return self._button_view(request, object_id, self._report_test)
 
     def refresh_schema_view(self, request: HttpRequest, object_id: str) -> HttpResponse:
-        connector = self._connector_for_change(request, object_id)
-        if connector.kind != ConnectorKind.DATABASE:
-            raise Http404(_("Only database connectors have a schema."))
-        self._refresh(request, connector)
-        return self._back_to_change(connector)
+        return self._button_view(request, object_id, self._refresh, only=_DATABASES_ONLY)
 
     def sync_tools_view(self, request: HttpRequest, object_id: str) -> HttpResponse:
-        connector = self._connector_for_change(request, object_id)
-        if connector.kind != ConnectorKind.MCP:
-            raise Http404(_("Only MCP connectors have tools to sync."))
-        self._sync(request, connector)
-        return self._back_to_change(connector)
+        return self._button_view(request, object_id, self._sync, only=_MCP_ONLY)
 
-    def _back_to_change(self, connector: Connector) -> HttpResponse:
+    def _button_view(
+        self,
+        request: HttpRequest,
+        object_id: str,
+        act: Callable[[HttpRequest, Connector], None],
+        *,
+        only: tuple[str, StrOrPromise] | None = None,
+    ) -> HttpResponse:
+        """A change form button: act on the connector, then go back to the form. ``only`` names the kind
+        the button is for and the 404's message for a connector of another kind."""
+        connector = self._connector_for_change(request, object_id)
+        if only is not None and connector.kind != only[0]:
+            raise Http404(only[1])
+        act(request, connector)
         info = self.model._meta.app_label, self.model._meta.model_name
         return HttpResponseRedirect(reverse("admin:{}_{}_change".format(*info), args=[connector.pk]))
 
