@@ -51,6 +51,7 @@ from connectors.sql.mysql.adapter import (
     mysql_test_connection,
 )
 from connectors.sql.mysql.pool import aclose_mysql_pools
+from connectors.sql.outcomes import sql_error, sql_ok
 from connectors.sql.postgres.dsn import DsnError, pinned_conninfo
 from connectors.sql.postgres.family import server_summary
 from connectors.sql.postgres.pool import ConnectFailed, aclose_pools, acquire, db_message, pool_for
@@ -160,12 +161,7 @@ def _secrets(config: DatabaseConnectorConfig) -> tuple[str, ...]:
 
 
 def _error_outcome(message: str, started: float, config: DatabaseConnectorConfig) -> CallOutcome:
-    return CallOutcome(
-        status="error",
-        content="",
-        error=scrub(message, _secrets(config)),
-        latency_ms=(time.perf_counter() - started) * 1000,
-    )
+    return sql_error(scrub(message, _secrets(config)), started)
 
 
 async def _execute(
@@ -238,15 +234,8 @@ def _rendered(config: DatabaseConnectorConfig, sql: str, result: QueryResult, st
         content, row_count, truncated = table.text, table.rows_shown, table.truncated
     else:
         content, row_count, truncated = f"{result.rowcount} row(s) affected", result.rowcount, False
-    content = scrub(content, secrets)
-    return CallOutcome(
-        status="ok",
-        content=content,
-        row_count=row_count,
-        latency_ms=(time.perf_counter() - started) * 1000,
-        request_bytes=len(sql.encode()),
-        response_bytes=len(content.encode()),
-        truncated=truncated,
+    return sql_ok(
+        scrub(content, secrets), row_count, started, truncated=truncated, request_bytes=len(sql.encode())
     )
 
 
