@@ -24,9 +24,10 @@ with their own driver, pool and SQL-guard dialect; the result is rendered the sa
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import logging
 import time
-from collections.abc import Mapping
+from collections.abc import AsyncIterator, Mapping
 from dataclasses import replace
 from typing import Any
 
@@ -88,6 +89,16 @@ async def _rollback(conn: psycopg.AsyncConnection) -> None:
             pass  # a broken connection; the pool discards it
 
 
+@contextlib.asynccontextmanager
+async def _transaction(conn: psycopg.AsyncConnection, begin: str) -> AsyncIterator[None]:
+    """Open a transaction with ``begin``; whatever it leaves open when the block ends is rolled back."""
+    await conn.execute(begin)
+    try:
+        yield
+    finally:
+        await _rollback(conn)
+
+
 async def _set_timeout(conn: psycopg.AsyncConnection, config: DatabaseConnectorConfig) -> None:
     await conn.execute(
         "SELECT set_config('statement_timeout', %s, true)", (str(int(config.statement_timeout_ms)),)
@@ -97,8 +108,7 @@ async def _set_timeout(conn: psycopg.AsyncConnection, config: DatabaseConnectorC
 async def _run_read(
     conn: psycopg.AsyncConnection, config: DatabaseConnectorConfig, sql: str, params: dict[str, Any] | None
 ) -> QueryResult:
-    await conn.execute("BEGIN READ ONLY")
-    try:
+    async with _transaction(conn, "BEGIN READ ONLY"):
         await set_read_limits(conn, config)
         try:
             # psycopg cancels the running query on the server when the deadline interrupts it.
@@ -106,15 +116,12 @@ async def _run_read(
                 return await fetch_read(conn, config, sql, params)
         except TimeoutError:
             raise ReadDeadlineExceeded from None
-    finally:
-        await _rollback(conn)
 
 
 async def _run_write(
     conn: psycopg.AsyncConnection, config: DatabaseConnectorConfig, sql: str, params: dict[str, Any] | None
 ) -> QueryResult:
-    await conn.execute("BEGIN")
-    try:
+    async with _transaction(conn, "BEGIN"):
         await _set_timeout(conn, config)
         cursor = conn.cursor()
         await cursor.execute(sql, params)
@@ -125,8 +132,6 @@ async def _run_write(
             rows = await cursor.fetchmany(config.max_rows + 1)
         rowcount = cursor.rowcount
         await conn.execute("COMMIT")
-    finally:
-        await _rollback(conn)
     return QueryResult.capped(columns, rows, max_rows=config.max_rows, rowcount=rowcount)
 
 
