@@ -6,6 +6,7 @@ shows admins every call of the organisation and other members their own calls.
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from typing import Any
 
 from django.core.exceptions import ValidationError as DjangoValidationError
@@ -55,6 +56,7 @@ from platform_core.request_meta import client_ip
 from platform_core.tenancy.scoping import IsOrgAdmin, IsOrgAdminOrReadOnly, IsOrgMember, OrgScopedViewMixin
 
 _ADMIN_WRITES = [permissions.IsAuthenticated, IsOrgMember, IsOrgAdminOrReadOnly]
+_ADMINS_ONLY = [permissions.IsAuthenticated, IsOrgMember, IsOrgAdmin]
 _SECRETS = ("auth_secret", "dsn")
 
 
@@ -175,7 +177,7 @@ class ConnectorViewSet(OrgScopedViewMixin, viewsets.ModelViewSet):
         methods=["post"],
         url_path="import-openapi",
         url_name="import-openapi",
-        permission_classes=[permissions.IsAuthenticated, IsOrgMember, IsOrgAdmin],
+        permission_classes=_ADMINS_ONLY,
         serializer_class=ImportOpenAPISerializer,
     )
     def import_openapi(self, request: Request, org_slug: str, pk: str) -> Response:
@@ -202,7 +204,7 @@ class ConnectorViewSet(OrgScopedViewMixin, viewsets.ModelViewSet):
         methods=["post"],
         url_path="sync-tools",
         url_name="sync-tools",
-        permission_classes=[permissions.IsAuthenticated, IsOrgMember, IsOrgAdmin],
+        permission_classes=_ADMINS_ONLY,
     )
     def sync_tools(self, request: Request, org_slug: str, pk: str) -> Response:
         """List an MCP connector's tools and store them as actions (added, changed, removed, skipped).
@@ -270,7 +272,7 @@ class ConnectorActionViewSet(OrgScopedViewMixin, viewsets.ModelViewSet):
         methods=["post", "delete"],
         url_path="confirm-read",
         url_name="confirm-read",
-        permission_classes=[permissions.IsAuthenticated, IsOrgMember, IsOrgAdmin],
+        permission_classes=_ADMINS_ONLY,
     )
     def confirm_read(self, request: Request, *args: Any, **kwargs: Any) -> Response:
         """POST: confirm an MCP tool as a read (audited). DELETE: withdraw it (the tool is a write again).
@@ -278,15 +280,10 @@ class ConnectorActionViewSet(OrgScopedViewMixin, viewsets.ModelViewSet):
         The server's annotations are only its claim (``mcp_server_claim``); a tool whose annotations
         contradict each other cannot be confirmed."""
         target = self.get_object()
-        outcome: ReadConfirmed | ReadWithdrawn | ConfirmRefused
-        if request.method == "DELETE":
-            outcome = mcp_action_withdraw_read(
-                action=target, actor=request.user, ip_address=client_ip(request)
-            )
-        else:
-            outcome = mcp_action_confirm_read(
-                action=target, actor=request.user, ip_address=client_ip(request)
-            )
+        decide: Callable[..., ReadConfirmed | ReadWithdrawn | ConfirmRefused] = (
+            mcp_action_withdraw_read if request.method == "DELETE" else mcp_action_confirm_read
+        )
+        outcome = decide(action=target, actor=request.user, ip_address=client_ip(request))
         if isinstance(outcome, ConfirmRefused):
             raise ValidationError(
                 {
