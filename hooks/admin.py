@@ -19,6 +19,7 @@ from django.http import HttpRequest
 from django.utils.html import format_html, format_html_join
 from django.utils.translation import gettext_lazy as _
 
+from connectors.forms import secret_form_input
 from connectors.history_admin import HistoryAdmin
 from hooks import fields as hook_fields
 from hooks.approvers import Audience, person_name, policy_audience
@@ -39,7 +40,6 @@ from platform_core.admin.base import AuditedAdmin
 from platform_core.identity.api_keys.keys import without_service_users
 from platform_core.models import LinkedIdentity, Role
 from platform_core.request_meta import client_ip, signed_in_user
-from platform_core.secret_rules import validate_secret_length
 from platform_core.tenancy.admin_orgs import admin_orgs
 
 if TYPE_CHECKING:
@@ -50,12 +50,9 @@ if TYPE_CHECKING:
 
 
 def _secret_input(label: StrOrPromise) -> forms.CharField:
-    return forms.CharField(
-        label=label,
-        required=False,
+    return secret_form_input(
+        label,
         strip=True,
-        validators=[validate_secret_length],
-        widget=forms.PasswordInput(render_value=False, attrs={"autocomplete": "new-password"}),
         help_text=_("Stored encrypted and never shown again. Leave empty to keep the current value."),
     )
 
