@@ -7,7 +7,8 @@ every save; all also list actions); secrets are write-only password inputs. The 
 
 from __future__ import annotations
 
-from typing import Any
+from collections.abc import Callable
+from typing import TYPE_CHECKING, Any
 
 from django import forms
 from django.contrib import admin, messages
@@ -26,6 +27,7 @@ from django.views.decorators.http import require_POST
 from connectors import fields as connector_fields
 from connectors.adapter_types import ConnectionUnconfirmed, ConnectionWorks
 from connectors.forms import SECRET_INPUTS, ConnectorAdminForm, ImportOpenAPIForm
+from connectors.history_admin import HistoryAdmin
 from connectors.http.openapi import OpenAPIError
 from connectors.kinds import adapter_list
 from connectors.mcp.client import McpFailure
@@ -45,6 +47,9 @@ from connectors.services import (
 from connectors.sql.schema import schema_cache_clear
 from platform_core.admin.base import OrgScopedAdmin, OrgScopedInline
 from platform_core.request_meta import client_ip, signed_in_user
+
+if TYPE_CHECKING:
+    from django_stubs_ext import StrOrPromise
 
 
 class _ActionInline(OrgScopedInline):
@@ -96,6 +101,10 @@ def _form_fields_by_kind() -> dict[str, list[str]]:
         for adapter in adapter_list()
     }
 
+
+# The buttons of one kind of connector: the kind, and the answer for a connector of another kind.
+_DATABASES_ONLY = (ConnectorKind.DATABASE.value, _("Only database connectors have a schema."))
+_MCP_ONLY = (ConnectorKind.MCP.value, _("Only MCP connectors have tools to sync."))
 
 _CLAIMS = {
     "read": _("the server claims it only reads"),
@@ -265,21 +274,20 @@ class ConnectorAdmin(OrgScopedAdmin):
                 self.admin_site.admin_view(self.import_openapi_view),
                 name="{}_{}_import_openapi".format(*info),
             ),
+        ]
+        # The change form's buttons: each posts to its page, which acts and goes back to the form.
+        buttons = {
+            "test-connection": self.test_connection_view,
+            "sync-tools": self.sync_tools_view,
+            "refresh-schema": self.refresh_schema_view,
+        }
+        extra += [
             path(
-                "<path:object_id>/test-connection/",
-                self.admin_site.admin_view(require_POST(self.test_connection_view)),
-                name="{}_{}_test_connection".format(*info),
-            ),
-            path(
-                "<path:object_id>/sync-tools/",
-                self.admin_site.admin_view(require_POST(self.sync_tools_view)),
-                name="{}_{}_sync_tools".format(*info),
-            ),
-            path(
-                "<path:object_id>/refresh-schema/",
-                self.admin_site.admin_view(require_POST(self.refresh_schema_view)),
-                name="{}_{}_refresh_schema".format(*info),
-            ),
+                f"<path:object_id>/{slug}/",
+                self.admin_site.admin_view(require_POST(view)),
+                name="{}_{}_{}".format(*info, slug.replace("-", "_")),
+            )
+            for slug, view in buttons.items()
         ]
         return extra + super().get_urls()
 
@@ -325,24 +333,28 @@ class ConnectorAdmin(OrgScopedAdmin):
         return TemplateResponse(request, "admin/connectors/connector/import_openapi.html", context)
 
     def test_connection_view(self, request: HttpRequest, object_id: str) -> HttpResponse:
-        connector = self._connector_for_change(request, object_id)
-        self._report_test(request, connector)
-        info = self.model._meta.app_label, self.model._meta.model_name
-        return HttpResponseRedirect(reverse("admin:{}_{}_change".format(*info), args=[connector.pk]))
+        return self._button_view(request, object_id, self._report_test)
 
     def refresh_schema_view(self, request: HttpRequest, object_id: str) -> HttpResponse:
-        connector = self._connector_for_change(request, object_id)
-        if connector.kind != ConnectorKind.DATABASE:
-            raise Http404(_("Only database connectors have a schema."))
-        self._refresh(request, connector)
-        info = self.model._meta.app_label, self.model._meta.model_name
-        return HttpResponseRedirect(reverse("admin:{}_{}_change".format(*info), args=[connector.pk]))
+        return self._button_view(request, object_id, self._refresh, only=_DATABASES_ONLY)
 
     def sync_tools_view(self, request: HttpRequest, object_id: str) -> HttpResponse:
+        return self._button_view(request, object_id, self._sync, only=_MCP_ONLY)
+
+    def _button_view(
+        self,
+        request: HttpRequest,
+        object_id: str,
+        act: Callable[[HttpRequest, Connector], None],
+        *,
+        only: tuple[str, StrOrPromise] | None = None,
+    ) -> HttpResponse:
+        """A change form button: act on the connector, then go back to the form. ``only`` names the kind
+        the button is for and the 404's message for a connector of another kind."""
         connector = self._connector_for_change(request, object_id)
-        if connector.kind != ConnectorKind.MCP:
-            raise Http404(_("Only MCP connectors have tools to sync."))
-        self._sync(request, connector)
+        if only is not None and connector.kind != only[0]:
+            raise Http404(only[1])
+        act(request, connector)
         info = self.model._meta.app_label, self.model._meta.model_name
         return HttpResponseRedirect(reverse("admin:{}_{}_change".format(*info), args=[connector.pk]))
 
@@ -465,33 +477,19 @@ class ConnectorActionAdmin(OrgScopedAdmin):
     list_select_related = ["connector"]
     fields = [
         "connector",
-        "name",
-        "description",
-        "method",
-        "path_template",
-        "sql_template",
-        "free_form",
-        "parameters",
-        "param_locations",
-        "mcp_tool",
-        "mcp_annotations",
+        *connector_fields.ACTION_OPERATION,
+        *connector_fields.ACTION_MCP_TOOL,
         "mcp_read_status",
-        "mcp_read_confirmed_at",
-        "mcp_read_confirmed_by",
-        "is_write",
-        "is_write_override",
+        *connector_fields.ACTION_MCP_CONFIRMATION,
+        *connector_fields.ACTION_WRITES,
         "is_active",
-        "source",
-        "removed_by_import_at",
+        *connector_fields.ACTION_ORIGIN,
     ]
     readonly_fields = [
-        "mcp_tool",
-        "mcp_annotations",
+        *connector_fields.ACTION_MCP_TOOL,
         "mcp_read_status",
-        "mcp_read_confirmed_at",
-        "mcp_read_confirmed_by",
-        "source",
-        "removed_by_import_at",
+        *connector_fields.ACTION_MCP_CONFIRMATION,
+        *connector_fields.ACTION_ORIGIN,
     ]
     actions = ["confirm_read", "withdraw_read"]
 
@@ -534,7 +532,7 @@ class ConnectorActionAdmin(OrgScopedAdmin):
 
 
 @admin.register(ConnectorCallLog)
-class ConnectorCallLogAdmin(OrgScopedAdmin):
+class ConnectorCallLogAdmin(HistoryAdmin):
     """Every connector call of agents, read-only; arguments are stored redacted."""
 
     list_display = [
@@ -557,15 +555,3 @@ class ConnectorCallLogAdmin(OrgScopedAdmin):
     search_fields = ["tool_name", "run_id", "conversation_id", "tool_call_id"]
     date_hierarchy = "created_at"
     list_select_related = ["user", "organization"]
-
-    def get_readonly_fields(self, request: HttpRequest, obj: Any = None) -> list[str]:
-        return [f.name for f in self.model._meta.fields]
-
-    def has_add_permission(self, request: HttpRequest, *args: Any) -> bool:
-        return False
-
-    def has_change_permission(self, request: HttpRequest, obj: Any = None) -> bool:
-        return False
-
-    def has_delete_permission(self, request: HttpRequest, obj: Any = None) -> bool:
-        return False

@@ -1,5 +1,5 @@
-"""The connector's settings, by section: the one list the admin form, its fieldsets and the API serializer
-build theirs from (each adds its own inputs for the secrets, which are never read back). Each kind of
+"""The connector's and its actions' settings, by section: the one list the admin forms, their fieldsets and
+the API serializers build theirs from (each adds its own inputs for the secrets, which are never read back). Each kind of
 connector names the settings it uses from these sections (``ConnectorKindAdapter.settings``,
 :mod:`connectors.kinds`)."""
 
@@ -41,3 +41,20 @@ EDITABLE = (
     *NETWORK_LIMITS,
     *PRIVATE_HOSTS,
 )
+
+# A connector action: the operation it runs, its MCP tool (set by "Sync tools"), whether it writes and
+# where it came from.
+ACTION_OPERATION = (
+    "name",
+    "description",
+    "method",
+    "path_template",
+    "sql_template",
+    "free_form",
+    "parameters",
+    "param_locations",
+)
+ACTION_MCP_TOOL = ("mcp_tool", "mcp_annotations")
+ACTION_MCP_CONFIRMATION = ("mcp_read_confirmed_at", "mcp_read_confirmed_by")
+ACTION_WRITES = ("is_write", "is_write_override")
+ACTION_ORIGIN = ("source", "removed_by_import_at")

@@ -6,7 +6,8 @@ value, a new value replaces it, and the "clear" box removes it.
 
 from __future__ import annotations
 
-from typing import Any
+from collections.abc import Callable
+from typing import TYPE_CHECKING, Any
 
 from django import forms
 from django.core.exceptions import ValidationError
@@ -19,6 +20,9 @@ from connectors.models import Connector, DatabaseEngine, McpTransport
 from connectors.sql.dsn import dsn_password
 from platform_core.secret_rules import validate_secret_length
 
+if TYPE_CHECKING:
+    from django_stubs_ext import StrOrPromise
+
 # form field -> (model secret field, clear-box field)
 SECRET_INPUTS = {"auth_secret_new": ("auth_secret", "auth_secret_clear"), "dsn_new": ("dsn", "dsn_clear")}
 
@@ -27,6 +31,26 @@ def validate_dsn_secret(value: str | None) -> None:
     """Refuse a DSN whose password is shorter than the minimum secret length (a DSN without one passes)."""
     if value:
         validate_secret_length(dsn_password(value))
+
+
+def secret_form_input(
+    label: StrOrPromise,
+    *,
+    strip: bool,
+    validator: Callable[[Any], None] = validate_secret_length,
+    help_text: StrOrPromise = "",
+    **attrs: Any,
+) -> forms.CharField:
+    """A password input for a new secret, never pre-filled (connectors, Feishu channels): left blank, the
+    stored value stays."""
+    return forms.CharField(
+        label=label,
+        required=False,
+        strip=strip,
+        validators=[validator],
+        widget=forms.PasswordInput(render_value=False, attrs={"autocomplete": "new-password", **attrs}),
+        help_text=help_text,
+    )
 
 
 class HostListField(forms.CharField):
@@ -47,21 +71,9 @@ class HostListField(forms.CharField):
 
 
 class ConnectorAdminForm(forms.ModelForm):
-    auth_secret_new = forms.CharField(
-        label=_("Secret"),
-        required=False,
-        strip=False,
-        validators=[validate_secret_length],
-        widget=forms.PasswordInput(render_value=False, attrs={"autocomplete": "new-password"}),
-    )
+    auth_secret_new = secret_form_input(_("Secret"), strip=False)
     auth_secret_clear = forms.BooleanField(label=_("Remove the stored secret"), required=False)
-    dsn_new = forms.CharField(
-        label=_("Database DSN"),
-        required=False,
-        strip=False,
-        validators=[validate_dsn_secret],
-        widget=forms.PasswordInput(render_value=False, attrs={"autocomplete": "new-password", "size": 60}),
-    )
+    dsn_new = secret_form_input(_("Database DSN"), strip=False, validator=validate_dsn_secret, size=60)
     dsn_clear = forms.BooleanField(label=_("Remove the stored DSN"), required=False)
     allowed_private_hosts = HostListField(
         label=_("Allowed private hosts"),

@@ -1,7 +1,8 @@
 """Connectors (an organisation's HTTP APIs and SQL databases), their actions, and the call log.
 
-Credentials and DSNs are :class:`~platform_core.crypto.EncryptedTextField` columns bound to the row, so
-primary keys are UUIDs generated in Python (known before the first save).
+Credentials and DSNs are :class:`~platform_core.crypto.EncryptedTextField` columns bound to the row
+(:class:`~platform_core.secret_rows.SecretHoldingModel`); the other rows' primary keys are UUIDs
+generated in Python too.
 """
 
 from __future__ import annotations
@@ -26,6 +27,7 @@ from connectors.idempotency import DEFAULT_IDEMPOTENCY_HEADER
 from connectors.kinds import adapter_for
 from platform_core.crypto import EncryptedTextField
 from platform_core.models import OrgOwnedModel
+from platform_core.secret_rows import SecretHoldingModel
 
 _HOST_RE = re.compile(
     r"^(\[[0-9A-Fa-f:.]+\]|[0-9A-Fa-f:]*:[0-9A-Fa-f:.]+|[A-Za-z0-9]([A-Za-z0-9.-]{0,252}[A-Za-z0-9])?)$"
@@ -80,10 +82,9 @@ class AuthType(models.TextChoices):
     OAUTH2_CLIENT_CREDENTIALS = "oauth2_client_credentials", _("OAuth2 client credentials")
 
 
-class Connector(OrgOwnedModel):
+class Connector(SecretHoldingModel):
     """One system of an organisation that agents may call: an HTTP API or a SQL database."""
 
-    id = models.UUIDField(primary_key=True, default=uuid.uuid4, editable=False)
     name = models.CharField(
         _("name"),
         max_length=40,
@@ -213,10 +214,6 @@ class Connector(OrgOwnedModel):
 
     def __str__(self) -> str:
         return self.name
-
-    def has_secret(self, field: str) -> bool:
-        """Whether a secret is stored, without decrypting it."""
-        return bool(self.__dict__.get(field))
 
     def clean(self) -> None:
         errors: dict[str, Any] = {}

@@ -7,15 +7,14 @@ from __future__ import annotations
 
 import logging
 from collections.abc import Mapping
-from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 from asgiref.sync import async_to_sync, sync_to_async
 from django.db import transaction
-from django.utils import timezone
 
 from agents.engine.run_context import RunContext
 from agents.engine.strict_json import text_safe
+from connectors.action_imports import ImportReport, actions_retire, import_audit_write
 from connectors.adapter_types import ConnectionFailed, ConnectionTestResult
 from connectors.configs import connector_secret_values
 from connectors.http.openapi import ImportedAction, OpenAPIError, parse_openapi
@@ -28,7 +27,6 @@ from connectors.redaction import redact
 from connectors.scrub import scrub
 from platform_core.audit.audited import audited_delete, audited_save
 from platform_core.crypto import SecretDecryptError
-from platform_core.services import audit_log_write
 
 if TYPE_CHECKING:
     from django.contrib.auth.models import User
@@ -61,26 +59,6 @@ def connector_delete(*, connector: Connector, actor: User | None, ip_address: st
     audited_delete(instance=connector, actor=actor, ip_address=ip_address)
 
 
-@dataclass(frozen=True, slots=True)
-class ImportReport:
-    """What an OpenAPI import did, by action name. ``skipped`` holds ``(location, reason)`` pairs."""
-
-    added: tuple[str, ...] = ()
-    changed: tuple[str, ...] = ()
-    removed: tuple[str, ...] = ()
-    unchanged: tuple[str, ...] = ()
-    skipped: tuple[tuple[str, str], ...] = ()
-
-    def as_dict(self) -> dict[str, Any]:
-        return {
-            "added": list(self.added),
-            "changed": list(self.changed),
-            "removed": list(self.removed),
-            "unchanged": list(self.unchanged),
-            "skipped": [{"location": loc, "reason": reason} for loc, reason in self.skipped],
-        }
-
-
 @transaction.atomic
 def connector_import_openapi(
     *,
@@ -105,7 +83,6 @@ def connector_import_openapi(
     added: list[str] = []
     changed: list[str] = []
     unchanged: list[str] = []
-    now = timezone.now()
     for spec in parsed.actions:
         action = existing.get(spec.name)
         if action is None:
@@ -126,34 +103,24 @@ def connector_import_openapi(
             action.full_clean(validate_unique=False)
             action.save()
     imported = {spec.name for spec in parsed.actions}
-    removed = []
-    for name, action in existing.items():
-        if (
-            name in imported
-            or action.source != ActionSource.OPENAPI
-            or action.removed_by_import_at is not None
-        ):
-            continue
-        action.is_active = False
-        action.removed_by_import_at = now
-        action.save(update_fields=["is_active", "removed_by_import_at", "updated_at"])
-        removed.append(name)
+    removed = actions_retire(
+        existing.values(), source=ActionSource.OPENAPI, still_offered=lambda a: a.name in imported
+    )
     if not connector.base_url and parsed.server_url:
         connector.base_url = parsed.server_url
         connector.save(update_fields=["base_url", "updated_at"])
     report = ImportReport(
         added=tuple(added),
         changed=tuple(changed),
-        removed=tuple(sorted(removed)),
+        removed=removed,
         unchanged=tuple(unchanged),
         skipped=parsed.skipped,
     )
-    audit_log_write(
-        organization=connector.organization,
+    import_audit_write(
+        connector=connector,
         actor=actor,
         action="connector.openapi_imported",
-        target=connector,
-        after={k: v for k, v in report.as_dict().items() if k != "unchanged"},
+        report=report,
         ip_address=ip_address,
     )
     return report

@@ -19,6 +19,9 @@ from django.http import HttpRequest
 from django.utils.html import format_html, format_html_join
 from django.utils.translation import gettext_lazy as _
 
+from connectors.forms import secret_form_input
+from connectors.history_admin import HistoryAdmin
+from hooks import fields as hook_fields
 from hooks.approvers import Audience, person_name, policy_audience
 from hooks.condition_schema import condition_schema_messages, covered_scopes
 from hooks.delivery import channel_send_test_card
@@ -33,11 +36,10 @@ from hooks.models import (
 )
 from hooks.selectors import DECIDER_ROLES
 from hooks.services import approval_resend
-from platform_core.admin.base import AuditedAdmin, OrgScopedAdmin
+from platform_core.admin.base import AuditedAdmin
 from platform_core.identity.api_keys.keys import without_service_users
 from platform_core.models import LinkedIdentity, Role
 from platform_core.request_meta import client_ip, signed_in_user
-from platform_core.secret_rules import validate_secret_length
 from platform_core.tenancy.admin_orgs import admin_orgs
 
 if TYPE_CHECKING:
@@ -48,12 +50,9 @@ if TYPE_CHECKING:
 
 
 def _secret_input(label: StrOrPromise) -> forms.CharField:
-    return forms.CharField(
-        label=label,
-        required=False,
+    return secret_form_input(
+        label,
         strip=True,
-        validators=[validate_secret_length],
-        widget=forms.PasswordInput(render_value=False, attrs={"autocomplete": "new-password"}),
         help_text=_("Stored encrypted and never shown again. Leave empty to keep the current value."),
     )
 
@@ -66,16 +65,7 @@ class FeishuChannelForm(forms.ModelForm):
 
     class Meta:
         model = FeishuChannel
-        fields = [
-            "organization",
-            "name",
-            "app_id",
-            "base_url",
-            "default_chat_id",
-            "receive_id_type",
-            "language",
-            "is_active",
-        ]
+        fields = ["organization", *hook_fields.FEISHU_APP, *hook_fields.FEISHU_DELIVERY]
 
     def save(self, commit: bool = True) -> FeishuChannel:
         instance = super().save(commit=False)
@@ -187,19 +177,11 @@ class ApprovalPolicyForm(forms.ModelForm):
         model = ApprovalPolicy
         fields = [
             "organization",
-            "name",
-            "description",
-            "actions",
-            "connectors",
-            "writes_only",
-            "condition",
+            *hook_fields.POLICY_COVERAGE,
             "approver_users",
             "approver_roles",
             "approver_open_ids_text",
-            "channel",
-            "chat_id",
-            "timeout_seconds",
-            "is_active",
+            *hook_fields.POLICY_DELIVERY,
         ]
 
     def __init__(self, *args: Any, **kwargs: Any) -> None:
@@ -340,7 +322,7 @@ def audience_html(audience: Audience) -> str:
 
 
 @admin.register(ApprovalRequest)
-class ApprovalRequestAdmin(OrgScopedAdmin):
+class ApprovalRequestAdmin(HistoryAdmin):
     list_display = [
         "created_at",
         "organization",
@@ -377,18 +359,6 @@ class ApprovalRequestAdmin(OrgScopedAdmin):
     def decider(self, obj: ApprovalRequest) -> str:
         return obj.decider_label()
 
-    def get_readonly_fields(self, request: HttpRequest, obj: Any = None) -> list[str]:
-        return [f.name for f in self.model._meta.fields] + ["approver_users"]
-
-    def has_add_permission(self, request: HttpRequest, *args: Any) -> bool:
-        return False
-
-    def has_change_permission(self, request: HttpRequest, obj: Any = None) -> bool:
-        return False
-
-    def has_delete_permission(self, request: HttpRequest, obj: Any = None) -> bool:
-        return False
-
 
 # --- rate limits and per-agent settings ------------------------------------------------------------
 
@@ -406,27 +376,13 @@ class RateLimitAdmin(AuditedAdmin):
     ]
     list_filter = ["is_active", "per_user"]
     search_fields = ["name"]
-    fields = ["organization", "name", "connector", "per_user", "max_calls", "period_seconds", "is_active"]
+    fields = ["organization", *hook_fields.RATE_LIMIT]
     autocomplete_fields = ["connector"]
 
 
 @admin.register(AgentHookSettings)
 class AgentHookSettingsAdmin(AuditedAdmin):
-    list_display = [
-        "agent",
-        "organization",
-        "rate_limits_enabled",
-        "truncate_enabled",
-        "max_observation_chars",
-        "session_context_enabled",
-    ]
-    fields = [
-        "organization",
-        "agent",
-        "rate_limits_enabled",
-        "truncate_enabled",
-        "max_observation_chars",
-        "session_context_enabled",
-    ]
+    list_display = ["agent", "organization", *hook_fields.AGENT_HOOK_SWITCHES]
+    fields = ["organization", "agent", *hook_fields.AGENT_HOOK_SWITCHES]
     list_select_related = ["agent", "organization"]
     autocomplete_fields = ["agent"]

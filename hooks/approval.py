@@ -286,13 +286,20 @@ async def await_decision(
                 await layer.group_discard(group, channel)
 
 
+def _decision_values(approval: ApprovalRequest) -> dict[str, Any]:
+    """The tool, who decided and why, as the messages about a decision name them (in the active language)."""
+    return {
+        "tool": approval.tool_name,
+        "who": approval.decider_label() or _("an approver"),
+        "reason": approval.comment or _("no reason given"),
+    }
+
+
 def decision_message(approval: ApprovalRequest, language: str | None) -> str:
     """What the model sees when the call did not run because of the approval's outcome."""
     with translation.override(language):
         values = {
-            "tool": approval.tool_name,
-            "who": approval.decider_label() or _("an approver"),
-            "reason": approval.comment or _("no reason given"),
+            **_decision_values(approval),
             "minutes": max(1, round((approval.expires_at - approval.created_at).total_seconds() / 60)),
         }
         if approval.status == ApprovalStatus.REJECTED:
@@ -318,11 +325,7 @@ def decision_message(approval: ApprovalRequest, language: str | None) -> str:
 def asked_before_message(approval: ApprovalRequest, language: str | None) -> str:
     """What the model sees for a call identical to one of this run already rejected or still pending."""
     with translation.override(language):
-        values = {
-            "tool": approval.tool_name,
-            "who": approval.decider_label() or _("an approver"),
-            "reason": approval.comment or _("no reason given"),
-        }
+        values = _decision_values(approval)
         if approval.status == ApprovalStatus.REJECTED:
             return (
                 _(

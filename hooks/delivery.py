@@ -74,6 +74,17 @@ def _held_because(approval: ApprovalRequest, language: str) -> str:
         return approval.held_because()
 
 
+def _request_facts(approval: ApprovalRequest) -> dict[str, Any]:
+    """What every card of a request says of it: the agent, who asked, the tool, its arguments, the policy."""
+    return {
+        "agent_name": approval.agent_name,
+        "user_name": person_name(approval.requested_by) if approval.requested_by is not None else "",
+        "tool_name": approval.tool_name,
+        "arguments": approval.arguments,
+        "policy_name": approval.policy_name,
+    }
+
+
 def pending_card_for(approval: ApprovalRequest, language: str) -> dict[str, Any]:
     """The pending card, naming its approvers. Without Feishu approvers (no approver with a linked Feishu
     account, no raw ``open_id``) nobody can decide by clicking, so it has no buttons and says to decide
@@ -82,11 +93,7 @@ def pending_card_for(approval: ApprovalRequest, language: str) -> dict[str, Any]
         approvers = approver_names(approval)
     return approval_pending_card(
         approval_id=str(approval.pk),
-        agent_name=approval.agent_name,
-        user_name=person_name(approval.requested_by) if approval.requested_by is not None else "",
-        tool_name=approval.tool_name,
-        arguments=approval.arguments,
-        policy_name=approval.policy_name,
+        **_request_facts(approval),
         expires_at=approval.expires_at,
         reason=_held_because(approval, language),
         approvers=approvers,
@@ -99,11 +106,7 @@ def decided_card_for(approval: ApprovalRequest, language: str) -> dict[str, Any]
     """The card of a request that is no longer pending (``ValueError`` for a pending one)."""
     return approval_decided_card(
         decision=decision_of(approval.status),
-        agent_name=approval.agent_name,
-        user_name=person_name(approval.requested_by) if approval.requested_by is not None else "",
-        tool_name=approval.tool_name,
-        policy_name=approval.policy_name,
-        arguments=approval.arguments,
+        **_request_facts(approval),
         decided_by=approval.decider_label() or None,
         comment=approval.comment or None,
         decided_at=approval.decided_at,

@@ -1,8 +1,8 @@
 """Guard-rail configuration and approval records: Feishu channels, approval policies and requests,
 rate limits and per-agent hook settings.
 
-Feishu secrets are :class:`~platform_core.crypto.EncryptedTextField` columns bound to their row, so those
-primary keys are UUIDs generated in Python.
+Feishu secrets are :class:`~platform_core.crypto.EncryptedTextField` columns bound to their row
+(:class:`~platform_core.secret_rows.SecretHoldingModel`).
 """
 
 from __future__ import annotations
@@ -23,6 +23,7 @@ from hooks.feishu_guard import validate_feishu_base_url
 from hooks.hold_reasons import hold_reason_text
 from platform_core.crypto import EncryptedTextField
 from platform_core.models import OrgOwnedModel, Role
+from platform_core.secret_rows import SecretHoldingModel
 
 # The roles a policy may name as approvers: the roles that may decide at all.
 APPROVER_ROLE_CHOICES = (Role.APPROVER.value, Role.ADMIN.value, Role.OWNER.value)
@@ -41,10 +42,9 @@ class ReceiveIdType(models.TextChoices):
     EMAIL = "email", _("E-mail address")
 
 
-class FeishuChannel(OrgOwnedModel):
+class FeishuChannel(SecretHoldingModel):
     """A Feishu (Lark) app of an organisation through which approval cards are sent and answered."""
 
-    id = models.UUIDField(primary_key=True, default=uuid.uuid4, editable=False)
     name = models.CharField(_("name"), max_length=100)
     app_id = models.CharField(_("app ID"), max_length=64, help_text=_("For example cli_a1b2c3d4e5f6"))
     app_secret = EncryptedTextField(_("app secret"))
@@ -94,10 +94,6 @@ class FeishuChannel(OrgOwnedModel):
 
     def __str__(self) -> str:
         return self.name
-
-    def has_secret(self, field: str) -> bool:
-        """Whether a secret is stored, without decrypting it."""
-        return bool(self.__dict__.get(field))
 
     def clean(self) -> None:
         """The base URL must pass the SSRF guard (the same check runs again on every call)."""

@@ -9,12 +9,12 @@ from django.utils.translation import gettext_lazy as _
 from rest_framework import serializers
 
 from connectors import fields as connector_fields
+from connectors.api.secret_fields import SecretStoredField, secret_input
 from connectors.forms import validate_dsn_secret
 from connectors.http.openapi import MAX_DOCUMENT_CHARS
 from connectors.mcp.trust import server_claim
 from connectors.models import Connector, ConnectorAction, ConnectorCallLog
 from platform_core.api_unique import OrgUniqueValidator
-from platform_core.secret_rules import validate_secret_length
 
 _SECRET_STYLE = {"input_type": "password"}
 
@@ -39,25 +39,14 @@ class OpenAPIDocumentField(serializers.JSONField):
 class ConnectorSerializer(serializers.ModelSerializer):
     """A connector. ``auth_secret`` and ``dsn`` are write-only: omit to keep, ``""`` to clear."""
 
-    auth_secret = serializers.CharField(
-        write_only=True,
-        required=False,
-        allow_blank=True,
+    auth_secret = secret_input(
         trim_whitespace=False,
         style=_SECRET_STYLE,
-        validators=[validate_secret_length],
         help_text=_("API key, bearer token, password or client secret, by authentication type."),
     )
-    dsn = serializers.CharField(
-        write_only=True,
-        required=False,
-        allow_blank=True,
-        trim_whitespace=False,
-        style=_SECRET_STYLE,
-        validators=[validate_dsn_secret],
-    )
-    has_auth_secret = serializers.SerializerMethodField()
-    has_dsn = serializers.SerializerMethodField()
+    dsn = secret_input(validator=validate_dsn_secret, trim_whitespace=False, style=_SECRET_STYLE)
+    has_auth_secret = SecretStoredField("auth_secret")
+    has_dsn = SecretStoredField("dsn")
     openapi = OpenAPIDocumentField(
         write_only=True,
         required=False,
@@ -92,12 +81,6 @@ class ConnectorSerializer(serializers.ModelSerializer):
         read_only_fields = ["id", "created_at", "updated_at"]
         # The name is unique per organisation (the URL's): checked here so a taken name is a field error.
         validators = [OrgUniqueValidator()]
-
-    def get_has_auth_secret(self, connector: Connector) -> bool:
-        return connector.has_secret("auth_secret")
-
-    def get_has_dsn(self, connector: Connector) -> bool:
-        return connector.has_secret("dsn")
 
     def validate_allowed_private_hosts(self, value: Any) -> list[str]:
         if not isinstance(value, list) or not all(isinstance(v, str) for v in value):
@@ -147,23 +130,12 @@ class ConnectorActionSerializer(serializers.ModelSerializer):
         fields = [
             "id",
             "connector",
-            "name",
-            "description",
-            "method",
-            "path_template",
-            "sql_template",
-            "free_form",
-            "parameters",
-            "param_locations",
-            "mcp_tool",
-            "mcp_annotations",
+            *connector_fields.ACTION_OPERATION,
+            *connector_fields.ACTION_MCP_TOOL,
             "mcp_server_claim",
-            "mcp_read_confirmed_at",
-            "mcp_read_confirmed_by",
-            "is_write",
-            "is_write_override",
-            "source",
-            "removed_by_import_at",
+            *connector_fields.ACTION_MCP_CONFIRMATION,
+            *connector_fields.ACTION_WRITES,
+            *connector_fields.ACTION_ORIGIN,
             "is_active",
             "created_at",
             "updated_at",
@@ -171,11 +143,9 @@ class ConnectorActionSerializer(serializers.ModelSerializer):
         read_only_fields = [
             "id",
             "connector",
-            "mcp_tool",
-            "mcp_annotations",
+            *connector_fields.ACTION_MCP_TOOL,
             "mcp_read_confirmed_at",
-            "source",
-            "removed_by_import_at",
+            *connector_fields.ACTION_ORIGIN,
             "created_at",
             "updated_at",
         ]

@@ -6,6 +6,7 @@ shows admins every call of the organisation and other members their own calls.
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from typing import Any
 
 from django.core.exceptions import ValidationError as DjangoValidationError
@@ -55,6 +56,7 @@ from platform_core.request_meta import client_ip
 from platform_core.tenancy.scoping import IsOrgAdmin, IsOrgAdminOrReadOnly, IsOrgMember, OrgScopedViewMixin
 
 _ADMIN_WRITES = [permissions.IsAuthenticated, IsOrgMember, IsOrgAdminOrReadOnly]
+_ADMINS_ONLY = [permissions.IsAuthenticated, IsOrgMember, IsOrgAdmin]
 _SECRETS = ("auth_secret", "dsn")
 
 
@@ -63,6 +65,13 @@ def _model_errors(exc: DjangoValidationError) -> ValidationError:
         detail = {("non_field_errors" if k == "__all__" else k): v for k, v in exc.message_dict.items()}
         return ValidationError(detail)
     return ValidationError({"non_field_errors": exc.messages})
+
+
+def _settings_and_secrets(serializer: Any) -> tuple[dict[str, Any], dict[str, Any]]:
+    """The serializer's validated data apart from the secrets given, and those secrets."""
+    data = dict(serializer.validated_data)
+    secrets = {k: data.pop(k) for k in _SECRETS if k in data}
+    return data, secrets
 
 
 def _openapi_error(exc: OpenAPIError, field: str) -> ValidationError:
@@ -82,8 +91,7 @@ class ConnectorViewSet(OrgScopedViewMixin, viewsets.ModelViewSet):
         return connector_list_for_org(organization=self.org)
 
     def perform_create(self, serializer: Any) -> None:
-        data = dict(serializer.validated_data)
-        secrets = {k: data.pop(k) for k in _SECRETS if k in data}
+        data, secrets = _settings_and_secrets(serializer)
         document = data.pop("openapi", None)
         connector = Connector(organization=self.org, **data)
         try:
@@ -105,17 +113,21 @@ class ConnectorViewSet(OrgScopedViewMixin, viewsets.ModelViewSet):
                 )
                 self._report_tool_sync(synced)
             else:
-                connector_save(
-                    connector=connector,
-                    actor=self.request.user,
-                    secrets=secrets,
-                    ip_address=client_ip(self.request),
-                )
+                self._save(connector, secrets)
         except DjangoValidationError as exc:
             raise _model_errors(exc) from exc
         except OpenAPIError as exc:
             raise _openapi_error(exc, "openapi") from exc
-        serializer.instance = connector_list_for_org(organization=self.org).get(pk=connector.pk)
+        serializer.instance = self._listed(connector)
+
+    def _save(self, connector: Connector, secrets: dict[str, Any]) -> None:
+        connector_save(
+            connector=connector, actor=self.request.user, secrets=secrets, ip_address=client_ip(self.request)
+        )
+
+    def _listed(self, connector: Connector) -> Connector:
+        """The saved connector as the list shows it (with its action counts)."""
+        return connector_list_for_org(organization=self.org).get(pk=connector.pk)
 
     def _sync_tools(self, connector: Connector) -> None:
         """An MCP connector's tools are synced on every save; the report (or why not) is in the answer."""
@@ -134,33 +146,27 @@ class ConnectorViewSet(OrgScopedViewMixin, viewsets.ModelViewSet):
         report = getattr(self, "import_report", None)
         if report is not None:
             response.data["import_report"] = report
-        if getattr(self, "tool_sync", None) is not None:
-            response.data["tool_sync"] = self.tool_sync
-        return response
+        return self._with_tool_sync(response)
 
     def update(self, request: Request, *args: Any, **kwargs: Any) -> Response:
-        response = super().update(request, *args, **kwargs)
+        return self._with_tool_sync(super().update(request, *args, **kwargs))
+
+    def _with_tool_sync(self, response: Response) -> Response:
         if getattr(self, "tool_sync", None) is not None:
             response.data["tool_sync"] = self.tool_sync
         return response
 
     def perform_update(self, serializer: Any) -> None:
         connector = serializer.instance
-        data = dict(serializer.validated_data)
-        secrets = {k: data.pop(k) for k in _SECRETS if k in data}
+        data, secrets = _settings_and_secrets(serializer)
         for name, value in data.items():
             setattr(connector, name, value)
         try:
-            connector_save(
-                connector=connector,
-                actor=self.request.user,
-                secrets=secrets,
-                ip_address=client_ip(self.request),
-            )
+            self._save(connector, secrets)
         except DjangoValidationError as exc:
             raise _model_errors(exc) from exc
         self._sync_tools(connector)
-        serializer.instance = connector_list_for_org(organization=self.org).get(pk=connector.pk)
+        serializer.instance = self._listed(connector)
 
     def perform_destroy(self, instance: Connector) -> None:
         connector_delete(connector=instance, actor=self.request.user, ip_address=client_ip(self.request))
@@ -171,7 +177,7 @@ class ConnectorViewSet(OrgScopedViewMixin, viewsets.ModelViewSet):
         methods=["post"],
         url_path="import-openapi",
         url_name="import-openapi",
-        permission_classes=[permissions.IsAuthenticated, IsOrgMember, IsOrgAdmin],
+        permission_classes=_ADMINS_ONLY,
         serializer_class=ImportOpenAPISerializer,
     )
     def import_openapi(self, request: Request, org_slug: str, pk: str) -> Response:
@@ -198,7 +204,7 @@ class ConnectorViewSet(OrgScopedViewMixin, viewsets.ModelViewSet):
         methods=["post"],
         url_path="sync-tools",
         url_name="sync-tools",
-        permission_classes=[permissions.IsAuthenticated, IsOrgMember, IsOrgAdmin],
+        permission_classes=_ADMINS_ONLY,
     )
     def sync_tools(self, request: Request, org_slug: str, pk: str) -> Response:
         """List an MCP connector's tools and store them as actions (added, changed, removed, skipped).
@@ -266,7 +272,7 @@ class ConnectorActionViewSet(OrgScopedViewMixin, viewsets.ModelViewSet):
         methods=["post", "delete"],
         url_path="confirm-read",
         url_name="confirm-read",
-        permission_classes=[permissions.IsAuthenticated, IsOrgMember, IsOrgAdmin],
+        permission_classes=_ADMINS_ONLY,
     )
     def confirm_read(self, request: Request, *args: Any, **kwargs: Any) -> Response:
         """POST: confirm an MCP tool as a read (audited). DELETE: withdraw it (the tool is a write again).
@@ -274,15 +280,10 @@ class ConnectorActionViewSet(OrgScopedViewMixin, viewsets.ModelViewSet):
         The server's annotations are only its claim (``mcp_server_claim``); a tool whose annotations
         contradict each other cannot be confirmed."""
         target = self.get_object()
-        outcome: ReadConfirmed | ReadWithdrawn | ConfirmRefused
-        if request.method == "DELETE":
-            outcome = mcp_action_withdraw_read(
-                action=target, actor=request.user, ip_address=client_ip(request)
-            )
-        else:
-            outcome = mcp_action_confirm_read(
-                action=target, actor=request.user, ip_address=client_ip(request)
-            )
+        decide: Callable[..., ReadConfirmed | ReadWithdrawn | ConfirmRefused] = (
+            mcp_action_withdraw_read if request.method == "DELETE" else mcp_action_confirm_read
+        )
+        outcome = decide(action=target, actor=request.user, ip_address=client_ip(request))
         if isinstance(outcome, ConfirmRefused):
             raise ValidationError(
                 {

@@ -35,12 +35,24 @@ _RESERVED_HEADERS = frozenset(
     }
 )
 # The settings each authentication type needs besides the secret.
-_AUTH_NEEDS: dict[str, list[str]] = {
+AUTH_NEEDS: dict[str, list[str]] = {
     AuthType.API_KEY_HEADER: ["auth_key_name"],
     AuthType.API_KEY_QUERY: ["auth_key_name"],
     AuthType.BASIC: ["auth_username"],
     AuthType.OAUTH2_CLIENT_CREDENTIALS: ["oauth_client_id", "oauth_token_url"],
 }
+
+
+def credential_errors(connector: Connector, needs: Mapping[str, list[str]] = AUTH_NEEDS) -> dict[str, Any]:
+    """The settings and the secret the connector's authentication type needs but lacks (``needs``: the
+    settings each type needs besides the secret); MCP connectors on a URL are checked the same way."""
+    errors: dict[str, Any] = {}
+    for name in needs.get(connector.auth_type, []):
+        if not getattr(connector, name):
+            errors[name] = _("Required for this authentication type.")
+    if connector.auth_type != AuthType.NONE and not connector.has_secret("auth_secret"):
+        errors["auth_secret"] = _("Required for this authentication type.")
+    return errors
 
 
 def outbound_url_errors(connector: Connector, allowed_private_hosts: list[str]) -> dict[str, ValidationError]:
@@ -77,11 +89,7 @@ class HttpKind:
         errors: dict[str, Any] = {}
         if not connector.base_url:
             errors["base_url"] = _("An HTTP connector needs a base URL.")
-        for name in _AUTH_NEEDS.get(connector.auth_type, []):
-            if not getattr(connector, name):
-                errors[name] = _("Required for this authentication type.")
-        if connector.auth_type != AuthType.NONE and not connector.has_secret("auth_secret"):
-            errors["auth_secret"] = _("Required for this authentication type.")
+        errors.update(credential_errors(connector))
         header = (connector.idempotency_header or "").strip().lower()
         if header in _RESERVED_HEADERS or (
             header

@@ -74,6 +74,30 @@ def _audit_state(action: ConnectorAction) -> dict[str, Any]:
     }
 
 
+def _audit_change(
+    current: ConnectorAction,
+    action: str,
+    *,
+    before: dict[str, Any],
+    actor: User | None,
+    ip_address: str | None,
+    reason: str = "",
+) -> None:
+    """The audit row of a confirmation or its withdrawal: the action's state before and after it."""
+    after = _audit_state(current)
+    if reason:
+        after["reason"] = reason
+    audit_log_write(
+        organization=current.connector.organization,
+        actor=actor,
+        action=action,
+        target=current,
+        before=before,
+        after=after,
+        ip_address=ip_address,
+    )
+
+
 def _locked(action: ConnectorAction) -> ConnectorAction:
     return (
         ConnectorAction.objects.select_for_update()
@@ -106,14 +130,8 @@ def mcp_action_confirm_read(
             "updated_at",
         ]
     )
-    audit_log_write(
-        organization=current.connector.organization,
-        actor=actor,
-        action="connector_action.mcp_read_confirmed",
-        target=current,
-        before=before,
-        after=_audit_state(current),
-        ip_address=ip_address,
+    _audit_change(
+        current, "connector_action.mcp_read_confirmed", before=before, actor=actor, ip_address=ip_address
     )
     return ReadConfirmed(current)
 
@@ -136,16 +154,12 @@ def mcp_action_withdraw_read(
     current.mcp_read_confirmed_at = None
     current.mcp_read_confirmed_by = None
     current.save(update_fields=["mcp_read_confirmed_at", "mcp_read_confirmed_by", "updated_at"])
-    after = _audit_state(current)
-    if reason:
-        after["reason"] = reason
-    audit_log_write(
-        organization=current.connector.organization,
-        actor=actor,
-        action="connector_action.mcp_read_withdrawn",
-        target=current,
+    _audit_change(
+        current,
+        "connector_action.mcp_read_withdrawn",
         before=before,
-        after=after,
+        actor=actor,
         ip_address=ip_address,
+        reason=reason,
     )
     return ReadWithdrawn(current)

@@ -13,7 +13,7 @@ from django.utils.translation import gettext_lazy as _
 
 from connectors import fields
 from connectors.adapter_types import ConnectionFailed, ConnectionTestResult, ConnectionWorks
-from connectors.http.kind import outbound_url_errors
+from connectors.http.kind import AUTH_NEEDS, credential_errors, outbound_url_errors
 from connectors.kinds import ActionCalled, CallFacts, ToolText
 from connectors.mcp.client import METHOD_CALL, McpFailure, mcp_call_tool, mcp_list_tools
 from connectors.mcp.config import McpConfig, mcp_config_for
@@ -25,11 +25,8 @@ from connectors.scrub import scrub
 MCP_AUTH_TYPES = frozenset(
     {AuthType.NONE, AuthType.API_KEY_HEADER, AuthType.BEARER, AuthType.OAUTH2_CLIENT_CREDENTIALS}
 )
-# The settings each authentication type needs besides the secret.
-_AUTH_NEEDS: dict[str, list[str]] = {
-    AuthType.API_KEY_HEADER: ["auth_key_name"],
-    AuthType.OAUTH2_CLIENT_CREDENTIALS: ["oauth_client_id", "oauth_token_url"],
-}
+# The settings each of those needs besides the secret, as for an HTTP API.
+_AUTH_NEEDS = {auth_type: needs for auth_type, needs in AUTH_NEEDS.items() if auth_type in MCP_AUTH_TYPES}
 
 
 class McpKind:
@@ -68,11 +65,7 @@ class McpKind:
                 "MCP connectors use no authentication, an API key header, a bearer token or OAuth2 "
                 "client credentials."
             )
-        for name in _AUTH_NEEDS.get(connector.auth_type, []):
-            if not getattr(connector, name):
-                errors[name] = _("Required for this authentication type.")
-        if connector.auth_type != AuthType.NONE and not connector.has_secret("auth_secret"):
-            errors["auth_secret"] = _("Required for this authentication type.")
+        errors.update(credential_errors(connector, _AUTH_NEEDS))
         return errors
 
     def outbound_errors(

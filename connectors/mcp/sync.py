@@ -19,17 +19,16 @@ from typing import TYPE_CHECKING, Any
 from asgiref.sync import async_to_sync
 from django.core.exceptions import ValidationError
 from django.db import transaction
-from django.utils import timezone
 from mcp import types
 
 from agents.engine.strict_json import text_safe
+from connectors.action_imports import ImportReport, actions_retire, import_audit_write
 from connectors.mcp.client import McpFailure, ToolListing, mcp_list_tools
 from connectors.mcp.config import McpConfig, StdioNotAllowed, mcp_config_for
 from connectors.mcp.lookalikes import Lookalike, lookalikes_for_connector
 from connectors.mcp.pool import SessionOpenError, session_once
 from connectors.models import ActionSource, Connector, ConnectorAction, ConnectorKind, _schema_problem
 from platform_core.crypto import SecretDecryptError
-from platform_core.services import audit_log_write
 
 if TYPE_CHECKING:
     from django.contrib.auth.models import User
@@ -41,25 +40,16 @@ _CONFIRMED_FIELDS = ("description", "parameters", "mcp_annotations")
 
 
 @dataclass(frozen=True, slots=True)
-class SyncReport:
-    """What a sync did, by action name, in the shape of an OpenAPI import's report
-    (:class:`connectors.services.ImportReport`). ``skipped`` holds ``(tool, reason)`` pairs."""
+class SyncReport(ImportReport):
+    """An import's report (``skipped`` holds ``(tool, reason)`` pairs), with the confirmed reads a sync
+    withdrew and the other connectors' tools this one's resemble."""
 
-    added: tuple[str, ...] = ()
-    changed: tuple[str, ...] = ()
-    removed: tuple[str, ...] = ()
-    unchanged: tuple[str, ...] = ()
-    skipped: tuple[tuple[str, str], ...] = ()
     unconfirmed: tuple[str, ...] = ()
     lookalikes: tuple[Lookalike, ...] = ()
 
     def as_dict(self) -> dict[str, Any]:
         return {
-            "added": list(self.added),
-            "changed": list(self.changed),
-            "removed": list(self.removed),
-            "unchanged": list(self.unchanged),
-            "skipped": [{"location": tool, "reason": reason} for tool, reason in self.skipped],
+            **ImportReport.as_dict(self),
             "unconfirmed": list(self.unconfirmed),
             "warnings": [lookalike.as_dict() for lookalike in self.lookalikes],
         }
@@ -250,7 +240,6 @@ def connector_apply_mcp_tools(
     taken = {a.name for a in existing}
     tally = _Sync(skipped=[(text_safe(name[:MAX_TOOL_NAME]), reason) for name, reason in rejected])
     seen: set[str] = set()
-    now = timezone.now()
     for tool in tools:
         label = text_safe((tool.name or "")[:MAX_TOOL_NAME]) or "(no name)"  # the report is stored
         if tool.name in seen:
@@ -289,29 +278,21 @@ def connector_apply_mcp_tools(
                 _update(action, fields, tally)
         except ValidationError as exc:
             tally.skipped.append((label, _validation_reason(exc)))
-    removed: list[str] = []
-    for action in existing:
-        if action.source != ActionSource.MCP or action.mcp_tool in seen or action.removed_by_import_at:
-            continue
-        action.is_active = False
-        action.removed_by_import_at = now
-        action.save(update_fields=["is_active", "removed_by_import_at", "updated_at"])
-        removed.append(action.name)
+    removed = actions_retire(existing, source=ActionSource.MCP, still_offered=lambda a: a.mcp_tool in seen)
     report = SyncReport(
         added=tuple(tally.added),
         changed=tuple(tally.changed),
-        removed=tuple(sorted(removed)),
+        removed=removed,
         unchanged=tuple(tally.unchanged),
         skipped=tuple(tally.skipped),
         unconfirmed=tuple(tally.unconfirmed),
         lookalikes=tuple(lookalikes_for_connector(connector=connector)),
     )
-    audit_log_write(
-        organization=connector.organization,
+    import_audit_write(
+        connector=connector,
         actor=actor,
         action="connector.mcp_tools_synced",
-        target=connector,
-        after={k: v for k, v in report.as_dict().items() if k != "unchanged"},
+        report=report,
         ip_address=ip_address,
     )
     return report

@@ -24,10 +24,10 @@ with their own driver, pool and SQL-guard dialect; the result is rendered the sa
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import logging
-import re
 import time
-from collections.abc import Mapping
+from collections.abc import AsyncIterator, Mapping
 from dataclasses import replace
 from typing import Any
 
@@ -41,17 +41,18 @@ from psycopg_pool import PoolTimeout
 from connectors.adapter_types import CallOutcome, DatabaseConnectorConfig, SqlActionSpec
 from connectors.scrub import scrub
 from connectors.sql.allow_list import TableAllowList, allow_list_problem
+from connectors.sql.binding import ArgumentError, template_params
 from connectors.sql.dsn import dsn_password
 from connectors.sql.guard import MYSQL_ENGINES, classify_sql
 from connectors.sql.mysql.adapter import EXPECTED_ERRORS as MYSQL_ERRORS
 from connectors.sql.mysql.adapter import (
-    MySqlArgumentError,
     mysql_error_text,
     mysql_execute,
     mysql_params,
     mysql_test_connection,
 )
 from connectors.sql.mysql.pool import aclose_mysql_pools
+from connectors.sql.outcomes import sql_error, sql_ok
 from connectors.sql.postgres.dsn import DsnError, pinned_conninfo
 from connectors.sql.postgres.family import server_summary
 from connectors.sql.postgres.pool import ConnectFailed, aclose_pools, acquire, db_message, pool_for
@@ -62,7 +63,6 @@ from connectors.ssrf import HostResolutionError, SSRFBlocked
 
 logger = logging.getLogger(__name__)
 
-_PLACEHOLDER = re.compile(r"%%|%\((\w+)\)s")
 _READ_HINT = " (read actions accept one SELECT, VALUES or WITH ... SELECT query)"
 
 
@@ -72,23 +72,13 @@ async def aclose_db_pools() -> None:
     await aclose_mysql_pools()
 
 
-class ArgumentError(ValueError):
-    """The arguments do not fit the SQL template."""
-
-
 class ReadDeadlineExceeded(Exception):
     """Reading the result took longer than the statement timeout."""
 
 
 def bind_params(sql_template: str, args: Mapping[str, Any]) -> dict[str, Any] | None:
     """The template's ``%(name)s`` parameters taken from ``args`` (dicts bound as jsonb)."""
-    names = [m.group(1) for m in _PLACEHOLDER.finditer(sql_template) if m.group(1)]
-    if not names:
-        return None
-    missing = sorted({n for n in names if n not in args})
-    if missing:
-        raise ArgumentError(f"missing argument(s) for the query: {', '.join(missing)}")
-    return {n: Jsonb(args[n]) if isinstance(args[n], dict) else args[n] for n in dict.fromkeys(names)}
+    return template_params(sql_template, args, bound=lambda v: Jsonb(v) if isinstance(v, dict) else v)
 
 
 async def _rollback(conn: psycopg.AsyncConnection) -> None:
@@ -97,6 +87,16 @@ async def _rollback(conn: psycopg.AsyncConnection) -> None:
             await conn.execute("ROLLBACK")
         except psycopg.Error:
             pass  # a broken connection; the pool discards it
+
+
+@contextlib.asynccontextmanager
+async def _transaction(conn: psycopg.AsyncConnection, begin: str) -> AsyncIterator[None]:
+    """Open a transaction with ``begin``; whatever it leaves open when the block ends is rolled back."""
+    await conn.execute(begin)
+    try:
+        yield
+    finally:
+        await _rollback(conn)
 
 
 async def _set_timeout(conn: psycopg.AsyncConnection, config: DatabaseConnectorConfig) -> None:
@@ -108,8 +108,7 @@ async def _set_timeout(conn: psycopg.AsyncConnection, config: DatabaseConnectorC
 async def _run_read(
     conn: psycopg.AsyncConnection, config: DatabaseConnectorConfig, sql: str, params: dict[str, Any] | None
 ) -> QueryResult:
-    await conn.execute("BEGIN READ ONLY")
-    try:
+    async with _transaction(conn, "BEGIN READ ONLY"):
         await set_read_limits(conn, config)
         try:
             # psycopg cancels the running query on the server when the deadline interrupts it.
@@ -117,15 +116,12 @@ async def _run_read(
                 return await fetch_read(conn, config, sql, params)
         except TimeoutError:
             raise ReadDeadlineExceeded from None
-    finally:
-        await _rollback(conn)
 
 
 async def _run_write(
     conn: psycopg.AsyncConnection, config: DatabaseConnectorConfig, sql: str, params: dict[str, Any] | None
 ) -> QueryResult:
-    await conn.execute("BEGIN")
-    try:
+    async with _transaction(conn, "BEGIN"):
         await _set_timeout(conn, config)
         cursor = conn.cursor()
         await cursor.execute(sql, params)
@@ -136,9 +132,7 @@ async def _run_write(
             rows = await cursor.fetchmany(config.max_rows + 1)
         rowcount = cursor.rowcount
         await conn.execute("COMMIT")
-    finally:
-        await _rollback(conn)
-    return QueryResult(columns, tuple(rows[: config.max_rows]), len(rows) > config.max_rows, rowcount)
+    return QueryResult.capped(columns, rows, max_rows=config.max_rows, rowcount=rowcount)
 
 
 def _error_text(exc: BaseException, config: DatabaseConnectorConfig, *, write: bool) -> str:
@@ -172,12 +166,7 @@ def _secrets(config: DatabaseConnectorConfig) -> tuple[str, ...]:
 
 
 def _error_outcome(message: str, started: float, config: DatabaseConnectorConfig) -> CallOutcome:
-    return CallOutcome(
-        status="error",
-        content="",
-        error=scrub(message, _secrets(config)),
-        latency_ms=(time.perf_counter() - started) * 1000,
-    )
+    return sql_error(scrub(message, _secrets(config)), started)
 
 
 async def _execute(
@@ -250,15 +239,8 @@ def _rendered(config: DatabaseConnectorConfig, sql: str, result: QueryResult, st
         content, row_count, truncated = table.text, table.rows_shown, table.truncated
     else:
         content, row_count, truncated = f"{result.rowcount} row(s) affected", result.rowcount, False
-    content = scrub(content, secrets)
-    return CallOutcome(
-        status="ok",
-        content=content,
-        row_count=row_count,
-        latency_ms=(time.perf_counter() - started) * 1000,
-        request_bytes=len(sql.encode()),
-        response_bytes=len(content.encode()),
-        truncated=truncated,
+    return sql_ok(
+        scrub(content, secrets), row_count, started, truncated=truncated, request_bytes=len(sql.encode())
     )
 
 
@@ -292,7 +274,7 @@ async def db_call(
         bind = mysql_params if config.engine in MYSQL_ENGINES else bind_params
         try:
             params = bind(action.sql_template, args)
-        except (ArgumentError, MySqlArgumentError) as exc:
+        except ArgumentError as exc:
             return _error_outcome(str(exc), started, config)
         outcome = await _execute(config, action.sql_template, params, write=action.is_write, started=started)
     logger.info(

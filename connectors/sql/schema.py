@@ -23,6 +23,7 @@ from connectors.adapter_types import CallOutcome, DatabaseConnectorConfig
 from connectors.sql.allow_list import TableAllowList
 from connectors.sql.guard import MYSQL_ENGINES
 from connectors.sql.mysql.dsn import parse_mysql_dsn
+from connectors.sql.outcomes import sql_error, sql_ok
 from connectors.sql.postgres.read import QueryResult
 from connectors.sql.tables import render_table
 
@@ -136,23 +137,6 @@ def schema_cache_clear(connector_id: str) -> None:
         del _cache[key]
 
 
-def _error(message: str, started: float) -> CallOutcome:
-    return CallOutcome(
-        status="error", content="", error=message, latency_ms=(time.perf_counter() - started) * 1000
-    )
-
-
-def _ok(text: str, rows: int, started: float, *, truncated: bool = False) -> CallOutcome:
-    return CallOutcome(
-        status="ok",
-        content=text,
-        row_count=rows,
-        latency_ms=(time.perf_counter() - started) * 1000,
-        response_bytes=len(text.encode()),
-        truncated=truncated,
-    )
-
-
 async def _list_tables(config: DatabaseConnectorConfig, read: Reader, started: float) -> CallOutcome:
     mysql = config.engine in MYSQL_ENGINES
     listing = await read(replace(config, max_rows=_MAX_TABLES), _MYSQL_TABLES if mysql else _PG_TABLES, None)
@@ -163,7 +147,7 @@ async def _list_tables(config: DatabaseConnectorConfig, read: Reader, started: f
     table = render_table(
         listing.columns, rows, more_rows=listing.more_rows, max_bytes=config.max_result_bytes
     )
-    return _ok(table.text, table.rows_shown, started, truncated=table.truncated)
+    return sql_ok(table.text, table.rows_shown, started, truncated=table.truncated)
 
 
 async def _describe_table(
@@ -171,18 +155,18 @@ async def _describe_table(
 ) -> CallOutcome:
     table, schema = args.get("table"), args.get("schema") or default_schema(config)
     if not isinstance(table, str) or not table.strip() or not isinstance(schema, str):
-        return _error("describe_table needs the 'table' argument (and optionally 'schema')", started)
+        return sql_error("describe_table needs the 'table' argument (and optionally 'schema')", started)
     if "." in table and not args.get("schema"):
         schema, _, table = table.partition(".")
     if not TableAllowList.parse(config.allowed_tables).allows(schema, table):
-        return _error(f"no table {schema[:40]}.{table[:40]} is available on this connector", started)
+        return sql_error(f"no table {schema[:40]}.{table[:40]} is available on this connector", started)
     mysql = config.engine in MYSQL_ENGINES
     params = {"schema": schema, "table": table}
     columns = await read(config, _MYSQL_COLUMNS if mysql else _PG_COLUMNS, params)
     if isinstance(columns, CallOutcome):
         return columns
     if not columns.rows:
-        return _error(f"no table {schema[:40]}.{table[:40]} that this account can read", started)
+        return sql_error(f"no table {schema[:40]}.{table[:40]} that this account can read", started)
     keys = await read(config, _MYSQL_KEYS if mysql else _PG_KEYS, params)
     if isinstance(keys, CallOutcome):
         return keys
@@ -209,7 +193,7 @@ async def _describe_table(
             text.encode()[: max(0, budget - 40)].decode(errors="ignore")
             + "\n(description cut at the size limit)"
         )
-    return _ok(text, len(columns.rows), started)
+    return sql_ok(text, len(columns.rows), started)
 
 
 async def schema_call(
@@ -233,7 +217,7 @@ async def schema_call(
     elif tool == DESCRIBE_TABLE:
         outcome = await _describe_table(config, read, args, started)
     else:
-        return _error(f"unknown schema tool {tool[:40]!r}", started)
+        return sql_error(f"unknown schema tool {tool[:40]!r}", started)
     if outcome.status == "ok" and config.schema_cache_seconds > 0:
         _cache[key] = _Entry(time.monotonic() + config.schema_cache_seconds, outcome)
     return outcome

@@ -11,7 +11,9 @@ from django.db.models import Model, QuerySet
 from django.utils.translation import gettext_lazy as _
 from rest_framework import serializers
 
+from connectors.api.secret_fields import SecretStoredField, secret_input
 from connectors.models import Connector, ConnectorAction
+from hooks import fields as hook_fields
 from hooks.approvers import feishu_name, person_name
 from hooks.condition_schema import condition_schema_messages, covered_scopes
 from hooks.conditions import ConditionError, parse_condition
@@ -28,7 +30,6 @@ from hooks.selectors import DECIDER_ROLES
 from platform_core.api_unique import OrgUniqueValidator
 from platform_core.identity.api_keys.keys import without_service_users
 from platform_core.models import Role
-from platform_core.secret_rules import validate_secret_length
 
 
 class OrgScopedPrimaryKeyField(serializers.PrimaryKeyRelatedField):
@@ -134,20 +135,12 @@ class ApprovalPolicySerializer(serializers.ModelSerializer):
         model = ApprovalPolicy
         fields = [
             "id",
-            "name",
-            "description",
-            "actions",
-            "connectors",
-            "writes_only",
-            "condition",
+            *hook_fields.POLICY_COVERAGE,
             "approver_users",
             "approver_roles",
             "approver_open_ids",
             "approvers",
-            "channel",
-            "chat_id",
-            "timeout_seconds",
-            "is_active",
+            *hook_fields.POLICY_DELIVERY,
             "created_at",
             "updated_at",
         ]
@@ -202,49 +195,24 @@ class ApprovalPolicySerializer(serializers.ModelSerializer):
 
 
 class FeishuChannelSerializer(serializers.ModelSerializer):
-    app_secret = serializers.CharField(
-        write_only=True,
-        required=False,
-        allow_blank=True,
-        trim_whitespace=True,
-        validators=[validate_secret_length],
-    )
-    verification_token = serializers.CharField(
-        write_only=True,
-        required=False,
-        allow_blank=True,
-        trim_whitespace=True,
-        validators=[validate_secret_length],
-    )
-    encrypt_key = serializers.CharField(
-        write_only=True,
-        required=False,
-        allow_blank=True,
-        trim_whitespace=True,
-        validators=[validate_secret_length],
-    )
-    has_app_secret = serializers.SerializerMethodField()
-    has_verification_token = serializers.SerializerMethodField()
-    has_encrypt_key = serializers.SerializerMethodField()
+    app_secret = secret_input(trim_whitespace=True)
+    verification_token = secret_input(trim_whitespace=True)
+    encrypt_key = secret_input(trim_whitespace=True)
+    has_app_secret = SecretStoredField("app_secret")
+    has_verification_token = SecretStoredField("verification_token")
+    has_encrypt_key = SecretStoredField("encrypt_key")
     callback_path = serializers.CharField(read_only=True)
 
     class Meta:
         model = FeishuChannel
         fields = [
             "id",
-            "name",
-            "app_id",
-            "app_secret",
-            "verification_token",
-            "encrypt_key",
+            *hook_fields.FEISHU_APP,
+            *FeishuChannel.SECRET_FIELDS,
             "has_app_secret",
             "has_verification_token",
             "has_encrypt_key",
-            "base_url",
-            "default_chat_id",
-            "receive_id_type",
-            "language",
-            "is_active",
+            *hook_fields.FEISHU_DELIVERY,
             "callback_path",
             "credentials_version",
             "credentials_changed_at",
@@ -261,15 +229,6 @@ class FeishuChannelSerializer(serializers.ModelSerializer):
             raise serializers.ValidationError(exc.messages) from exc
         return value
 
-    def get_has_app_secret(self, obj: FeishuChannel) -> bool:
-        return obj.has_secret("app_secret")
-
-    def get_has_verification_token(self, obj: FeishuChannel) -> bool:
-        return obj.has_secret("verification_token")
-
-    def get_has_encrypt_key(self, obj: FeishuChannel) -> bool:
-        return obj.has_secret("encrypt_key")
-
 
 class TestCardSerializer(serializers.Serializer):
     """The answer of ``test-card/`` (for the schema): whether the card went out, its message or the error."""
@@ -284,16 +243,7 @@ class RateLimitSerializer(serializers.ModelSerializer):
 
     class Meta:
         model = RateLimit
-        fields = [
-            "id",
-            "name",
-            "connector",
-            "per_user",
-            "max_calls",
-            "period_seconds",
-            "is_active",
-            "created_at",
-        ]
+        fields = ["id", *hook_fields.RATE_LIMIT, "created_at"]
         read_only_fields = ["id", "created_at"]
 
 
@@ -310,14 +260,7 @@ class AgentHookSettingsSerializer(serializers.ModelSerializer):
 
     class Meta:
         model = AgentHookSettings
-        fields = [
-            "id",
-            "agent",
-            "rate_limits_enabled",
-            "truncate_enabled",
-            "max_observation_chars",
-            "session_context_enabled",
-        ]
+        fields = ["id", "agent", *hook_fields.AGENT_HOOK_SWITCHES]
         read_only_fields = ["id"]
         validators: list[Any] = []  # the one-per-agent rule is checked in validate() with a clear message
 

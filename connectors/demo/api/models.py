@@ -4,6 +4,7 @@ an organisation's external system, reached over HTTP like any other connector.""
 from __future__ import annotations
 
 from decimal import Decimal
+from typing import Any
 
 from django.db import models
 from django.utils.translation import gettext_lazy as _
@@ -35,6 +36,17 @@ class DemoPurchaseOrder(models.Model):
 
     def __str__(self) -> str:
         return self.number
+
+    def summary(self) -> dict[str, Any]:
+        """The order as the demo's API and MCP tools show it: number, supplier, what, how much, status."""
+        return {
+            "number": self.number,
+            "supplier": self.supplier,
+            "description": self.description,
+            "amount": str(self.amount),
+            "currency": self.currency,
+            "status": self.status,
+        }
 
     @property
     def paid_amount(self) -> Decimal:

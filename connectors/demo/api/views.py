@@ -15,7 +15,7 @@ from __future__ import annotations
 import hashlib
 import json
 from datetime import timedelta
-from decimal import Decimal, InvalidOperation
+from decimal import Decimal
 from typing import Any
 
 from django.db import IntegrityError, transaction
@@ -26,10 +26,10 @@ from django.views.decorators.csrf import csrf_exempt
 from django.views.decorators.http import require_GET, require_http_methods, require_POST
 
 from connectors.demo.api.document import demo_openapi_document
+from connectors.demo.api.inputs import demo_amount, demo_order_status
 from connectors.demo.api.models import DemoIdempotentRequest, DemoPayment, DemoPurchaseOrder
 
 PAYMENT_METHODS = ("bank_transfer", "card", "cash")
-MAX_AMOUNT = Decimal("100000000")
 IDEMPOTENCY_HEADER = "Idempotency-Key"
 REPLAYED_HEADER = "Idempotent-Replayed"
 IDEMPOTENCY_KEY_TTL = timedelta(hours=24)
@@ -58,25 +58,14 @@ def _body(request: HttpRequest) -> dict[str, Any]:
 
 
 def _amount(value: Any) -> Decimal:
-    try:
-        amount = Decimal(str(value)).quantize(Decimal("0.01"))
-    except (InvalidOperation, ValueError) as exc:
-        raise _BadRequest("amount must be a decimal number such as '1200.50'") from exc
-    if not amount.is_finite() or amount <= 0 or amount > MAX_AMOUNT:
-        raise _BadRequest("amount must be positive and below 100,000,000")
-    return amount
+    return demo_amount(value, error=_BadRequest, example="'1200.50'")
 
 
 def _order_json(order: DemoPurchaseOrder, *, with_payments: bool = False) -> dict[str, Any]:
     payments = list(order.payments.all())
     data = {
         "id": order.pk,
-        "number": order.number,
-        "supplier": order.supplier,
-        "description": order.description,
-        "amount": str(order.amount),
-        "currency": order.currency,
-        "status": order.status,
+        **order.summary(),
         "paid_amount": str(sum((p.amount for p in payments), Decimal("0.00"))),
         "approved_by": order.approved_by,
         "created_at": order.created_at.isoformat(),
@@ -192,9 +181,7 @@ def purchase_orders(request: HttpRequest) -> JsonResponse:
     orders = DemoPurchaseOrder.objects.prefetch_related("payments").order_by("-id")
     status = request.GET.get("status")
     if status:
-        if status not in DemoPurchaseOrder.Status.values:
-            raise _BadRequest(f"status must be one of {', '.join(DemoPurchaseOrder.Status.values)}")
-        orders = orders.filter(status=status)
+        orders = orders.filter(status=demo_order_status(status, error=_BadRequest))
     supplier = request.GET.get("supplier")
     if supplier:
         orders = orders.filter(Q(supplier__icontains=supplier))

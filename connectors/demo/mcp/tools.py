@@ -6,31 +6,20 @@ is a :class:`DemoToolError` with a short message, which the server returns as a 
 
 from __future__ import annotations
 
-from decimal import Decimal, InvalidOperation
+from decimal import Decimal
 from typing import Any
 
 from django.db import transaction
 from django.db.models import Q
 
+from connectors.demo.api.inputs import demo_amount, demo_order_status
 from connectors.demo.api.models import DemoPurchaseOrder
 
-MAX_AMOUNT = Decimal("100000000")
 MAX_ORDERS = 50
 
 
 class DemoToolError(Exception):
     """The arguments were refused; the message says why."""
-
-
-def order_summary(order: DemoPurchaseOrder) -> dict[str, Any]:
-    return {
-        "number": order.number,
-        "supplier": order.supplier,
-        "description": order.description,
-        "amount": str(order.amount),
-        "currency": order.currency,
-        "status": order.status,
-    }
 
 
 def purchase_orders_find(*, number: str = "", supplier: str = "", status: str = "") -> list[dict[str, Any]]:
@@ -41,20 +30,12 @@ def purchase_orders_find(*, number: str = "", supplier: str = "", status: str = 
     if supplier:
         orders = orders.filter(Q(supplier__icontains=supplier.strip()))
     if status:
-        if status not in DemoPurchaseOrder.Status.values:
-            raise DemoToolError(f"status must be one of {', '.join(DemoPurchaseOrder.Status.values)}")
-        orders = orders.filter(status=status)
-    return [order_summary(order) for order in orders[:MAX_ORDERS]]
+        orders = orders.filter(status=demo_order_status(status, error=DemoToolError))
+    return [order.summary() for order in orders[:MAX_ORDERS]]
 
 
 def _amount(value: Any) -> Decimal:
-    try:
-        amount = Decimal(str(value)).quantize(Decimal("0.01"))
-    except (InvalidOperation, ValueError) as exc:
-        raise DemoToolError("amount must be a decimal number such as 1200.50") from exc
-    if not amount.is_finite() or amount <= 0 or amount > MAX_AMOUNT:
-        raise DemoToolError("amount must be positive and below 100,000,000")
-    return amount
+    return demo_amount(value, error=DemoToolError, example="1200.50")
 
 
 @transaction.atomic
@@ -69,4 +50,4 @@ def purchase_request_create(*, supplier: Any, description: Any, amount: Any) -> 
     )
     order.number = f"PO-{order.pk:04d}"
     order.save(update_fields=["number"])
-    return order_summary(order)
+    return order.summary()

@@ -22,7 +22,6 @@ from __future__ import annotations
 
 import asyncio
 import json
-import re
 from collections.abc import Callable, Mapping
 from typing import Any
 
@@ -31,6 +30,7 @@ from asyncmy.cursors import Cursor, SSCursor
 from asyncmy.errors import Error as MySqlError
 
 from connectors.adapter_types import DatabaseConnectorConfig
+from connectors.sql.binding import template_params
 from connectors.sql.dsn_errors import DsnError
 from connectors.sql.mysql.dsn import pinned_mysql
 from connectors.sql.mysql.grants import AccountPrivileges, grant_privileges
@@ -46,7 +46,6 @@ from connectors.sql.postgres.read import QueryResult
 from connectors.sql.tables import render_cell
 from connectors.ssrf import HostResolutionError, SSRFBlocked
 
-_PLACEHOLDER = re.compile(r"%%|%\((\w+)\)s")
 _FETCH_CHUNK = 50
 _READ_HINT = " (read actions accept one SELECT, VALUES or WITH ... SELECT query)"
 # The client waits this long past the server's statement timeout, so the server's error comes first.
@@ -64,26 +63,17 @@ _SYNTAX_CODES = frozenset({1064, 1149})
 _MAX_ROLES = 20
 
 
-class MySqlArgumentError(ValueError):
-    """The arguments do not fit the SQL template."""
-
-
 class MySqlDeadlineExceeded(Exception):
     """The server did not end the statement by the statement timeout."""
 
 
 def mysql_params(sql_template: str, args: Mapping[str, Any]) -> dict[str, Any] | None:
     """The template's ``%(name)s`` parameters from ``args`` (dicts and lists bound as JSON text)."""
-    names = [m.group(1) for m in _PLACEHOLDER.finditer(sql_template) if m.group(1)]
-    if not names:
-        return None
-    missing = sorted({n for n in names if n not in args})
-    if missing:
-        raise MySqlArgumentError(f"missing argument(s) for the query: {', '.join(missing)}")
-    return {
-        n: json.dumps(args[n], ensure_ascii=False) if isinstance(args[n], dict | list) else args[n]
-        for n in dict.fromkeys(names)
-    }
+    return template_params(
+        sql_template,
+        args,
+        bound=lambda v: json.dumps(v, ensure_ascii=False) if isinstance(v, dict | list) else v,
+    )
 
 
 def _rowcount(cursor: Cursor) -> int:
@@ -213,8 +203,10 @@ async def _run_read(
     finally:
         if reusable:
             reusable = await _rollback(conn)
-    more = len(rows) > config.max_rows or not exhausted
-    return QueryResult(columns, tuple(rows[: config.max_rows]), more, rowcount), reusable
+    result = QueryResult.capped(
+        columns, rows, max_rows=config.max_rows, rowcount=rowcount, unread=not exhausted
+    )
+    return result, reusable
 
 
 async def _run_write(
@@ -237,8 +229,7 @@ async def _run_write(
         raise MySqlDeadlineExceeded from None  # the connection is closed: the server rolls back
     finally:
         reusable = committed or await _rollback(conn)
-    result = QueryResult(columns, tuple(rows[: config.max_rows]), len(rows) > config.max_rows, rowcount)
-    return result, reusable
+    return QueryResult.capped(columns, rows, max_rows=config.max_rows, rowcount=rowcount), reusable
 
 
 def mysql_error_text(exc: BaseException, config: DatabaseConnectorConfig, *, write: bool) -> str:

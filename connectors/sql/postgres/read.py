@@ -11,6 +11,7 @@ holds at most about twice the budget.
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -42,6 +43,20 @@ class QueryResult:
     rows: tuple[tuple[Any, ...], ...]
     more_rows: bool
     rowcount: int
+
+    @classmethod
+    def capped(
+        cls,
+        columns: tuple[str, ...],
+        rows: Sequence[tuple[Any, ...]],
+        *,
+        max_rows: int,
+        rowcount: int,
+        unread: bool = False,
+    ) -> QueryResult:
+        """The first ``max_rows`` of ``rows``; it has more when there were more rows, or rows left
+        ``unread``."""
+        return cls(columns, tuple(rows[:max_rows]), unread or len(rows) > max_rows, rowcount)
 
 
 async def set_read_limits(conn: psycopg.AsyncConnection, config: DatabaseConnectorConfig) -> None:
@@ -144,7 +159,8 @@ async def fetch_read(
             rows.extend(fetched)
             exhausted = len(fetched) < wanted
             size += sum(len(render_cell(v)) + 3 for row in fetched for v in row)
-        more = len(rows) > config.max_rows or not exhausted
-        return QueryResult(columns, tuple(rows[: config.max_rows]), more, len(rows))
+        return QueryResult.capped(
+            columns, rows, max_rows=config.max_rows, rowcount=len(rows), unread=not exhausted
+        )
     finally:
         await cursor.close()
