@@ -74,7 +74,7 @@ class ExampleQuestionsFormField(forms.CharField):
             return "\n".join(str(item) for item in value)
         return value
 
-    def to_python(self, value: Any) -> list[str]:  # type: ignore[override]
+    def to_python(self, value: Any) -> list[str]:  # type: ignore[override]  # text edited, a list cleaned
         text = super().to_python(value)
         if text is None:  # CharField answers None only for empty_value=None, which this field leaves at ""
             return []

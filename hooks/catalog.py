@@ -7,7 +7,7 @@ can tell, from a tool name alone, which connector and action a call targets and 
 from __future__ import annotations
 
 import uuid
-from collections.abc import Iterable, Mapping
+from collections.abc import Iterable, Iterator, Mapping
 from dataclasses import dataclass
 from typing import Any
 
@@ -71,7 +71,7 @@ class ActionCatalog:
     def get(self, tool_name: str) -> ActionInfo | None:
         return self._by_name.get(tool_name)
 
-    def __iter__(self):  # type: ignore[no-untyped-def]
+    def __iter__(self) -> Iterator[ActionInfo]:
         return iter(self._by_name.values())
 
     def __len__(self) -> int:

@@ -160,7 +160,7 @@ def _check(node: ast.AST, paths: list[tuple[str, ...]]) -> None:
     elif isinstance(node, ast.UnaryOp):
         if isinstance(node.op, ast.Not):
             _check(node.operand, paths)
-        elif isinstance(node.op, ast.USub | ast.UAdd) and _is_number_constant(node.operand):
+        elif isinstance(node.op, ast.USub | ast.UAdd) and _number_of(node.operand) is not None:
             _check(node.operand, paths)
         else:
             raise ConditionError("only 'not' and the sign of a number are allowed before a value")
@@ -194,12 +194,15 @@ def _check(node: ast.AST, paths: list[tuple[str, ...]]) -> None:
         raise ConditionError(f"{type(node).__name__} is not allowed in a condition")
 
 
-def _is_number_constant(node: ast.AST) -> bool:
-    return (
+def _number_of(node: ast.AST) -> int | float | None:
+    """The number a parsed node is a constant of (a bool is not one), else ``None``."""
+    if (
         isinstance(node, ast.Constant)
         and isinstance(node.value, int | float)
         and not isinstance(node.value, bool)
-    )
+    ):
+        return node.value
+    return None
 
 
 @lru_cache(maxsize=512)
@@ -246,9 +249,8 @@ def literal_of(node: ast.expr) -> tuple[bool, Any]:
     """``(True, value)`` when a parsed node is a literal (``-5``, ``"CNY"``, ``null``), else ``(False, None)``."""
     if isinstance(node, ast.Constant):
         return True, node.value
-    if isinstance(node, ast.UnaryOp) and _is_number_constant(node.operand):
-        value = node.operand.value  # type: ignore[attr-defined]
-        return True, -value if isinstance(node.op, ast.USub) else value
+    if isinstance(node, ast.UnaryOp) and (number := _number_of(node.operand)) is not None:
+        return True, -number if isinstance(node.op, ast.USub) else number
     path = _path_of(node)
     if path is not None and len(path) == 1 and path[0].lower() in _LITERAL_NAMES:
         return True, _LITERAL_NAMES[path[0].lower()]

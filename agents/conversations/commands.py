@@ -13,7 +13,7 @@ import uuid
 from dataclasses import dataclass
 from typing import ClassVar, Literal
 
-from django.contrib.auth.base_user import AbstractBaseUser
+from django.contrib.auth.models import User
 from django.utils.translation import gettext as _
 
 from agents.models import Conversation
@@ -28,7 +28,7 @@ class Sender:
     their interface language (``""``: unknown), in which a run they start writes its stop messages."""
 
     organization_id: int
-    user: AbstractBaseUser
+    user: User
     via: Entry
     language: str = ""
 

@@ -144,7 +144,7 @@ def _post(command: PostMessage) -> Recorded[PostResult]:
         try:
             start = lifecycle.run_start(
                 conversation=conversation,
-                user=command.sender.user,  # type: ignore[arg-type]
+                user=command.sender.user,
                 content=text,
                 owner=owner,
                 language=command.sender.language,

@@ -21,7 +21,7 @@ from __future__ import annotations
 import logging
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field, replace
-from typing import Any
+from typing import Any, TypeVar
 
 from agents.engine.run_context import RunContext
 from agents.engine.tool_context import ToolCallContext
@@ -96,6 +96,9 @@ class _Hook:
         return getattr(self, "name", None) or type(self).__name__
 
 
+_AnyHook = TypeVar("_AnyHook", bound=_Hook)
+
+
 class PreToolUseHook(_Hook):
     """Runs before a tool call. Return :data:`ALLOW`, ``Block(reason)``, ``Rewrite(args)`` or
     ``Park(reason, details)``."""
@@ -163,18 +166,14 @@ class HookRegistry:
 
     def add(self, hook: _Hook) -> _Hook:
         """Register a hook under every point it implements (a class may implement several)."""
-        added = False
-        for kind, bucket in (
-            (PreToolUseHook, self._pre),
-            (PostToolUseHook, self._post),
-            (SessionStartHook, self._session),
-        ):
-            if isinstance(hook, kind):
-                bucket.append(hook)  # type: ignore[arg-type]
-                bucket.sort(key=lambda h: h.priority)  # stable: ties keep registration order
-                added = True
-        if not added:
+        if not isinstance(hook, (PreToolUseHook, PostToolUseHook, SessionStartHook)):
             raise TypeError(f"{hook!r} is not a PreToolUseHook, PostToolUseHook or SessionStartHook")
+        if isinstance(hook, PreToolUseHook):
+            _add_by_priority(self._pre, hook)
+        if isinstance(hook, PostToolUseHook):
+            _add_by_priority(self._post, hook)
+        if isinstance(hook, SessionStartHook):
+            _add_by_priority(self._session, hook)
         return hook
 
     @property
@@ -256,6 +255,11 @@ class HookRegistry:
             if text:
                 texts.append(text)
         return texts
+
+
+def _add_by_priority(bucket: list[_AnyHook], hook: _AnyHook) -> None:
+    bucket.append(hook)
+    bucket.sort(key=lambda h: h.priority)  # stable: ties keep registration order
 
 
 def _failed(hook: _Hook) -> Block:

@@ -137,9 +137,8 @@ async def sse_events(chunks: AsyncIterable[bytes]) -> AsyncGenerator[dict[str, A
         splitter.tail.decode()  # the last line, unfinished: its event is discarded, but it must be UTF-8
 
 
-# The scanner ``json.loads`` runs (``JSONDecoder.scan_once``, set in its __init__ and not in the type
-# stubs), with the same default settings.
-_SCAN: Callable[[str, int], tuple[Any, int]] = json.JSONDecoder().scan_once  # type: ignore[attr-defined]
+# The scanner ``json.loads`` runs (``JSONDecoder.scan_once``), with the same default settings.
+_SCAN: Callable[[str, int], tuple[Any, int]] = json.JSONDecoder().scan_once  # type: ignore[attr-defined]  # set in __init__, absent from typeshed
 
 
 def _loads(payload: str) -> Any:

@@ -28,7 +28,7 @@ import re
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from functools import lru_cache
-from typing import Any, Generic, Literal, TypeVar
+from typing import Any, Generic, Literal, TypeVar, cast
 
 import jsonschema
 
@@ -421,7 +421,7 @@ class _Chain(Generic[T]):
             if problem is not None:
                 raise _Failure(f"the JSON does not match the schema: {problem.message}")
         if self.parse_fn is None:
-            return raw  # type: ignore[return-value]
+            return cast(T, raw)  # no parse_fn: the caller asked for the dict itself
         try:
             return self.parse_fn(raw)
         except Exception as exc:  # parse_fn is the caller's validation: any failure degrades

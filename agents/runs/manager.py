@@ -159,7 +159,7 @@ class RunManager:
         await self._ensure_listener()
         handle = RunHandle(
             run_id=run_id,
-            task=None,  # type: ignore[arg-type]
+            task=None,  # type: ignore[arg-type]  # set just below: the task's coroutine takes the handle
             owner=owner or (started.run.lease_owner if started is not None else "") or lease_owner_new(),
             conversation_id=conversation_id,
             started=started,

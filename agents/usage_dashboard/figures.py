@@ -7,7 +7,7 @@ from dataclasses import dataclass
 from decimal import Decimal
 from typing import Any
 
-from agents.usage_dashboard.query import DashboardQuery
+from agents.usage_dashboard.query import GROUP_BYS, DashboardQuery
 from agents.usage_dashboard.selectors import (
     BucketRow,
     BudgetRow,
@@ -41,10 +41,7 @@ class DashboardFigures:
 
 def dashboard_figures(*, organization: Organization, query: DashboardQuery) -> DashboardFigures:
     """Every figure of the dashboard, for the organisation's rows only."""
-    breakdown = {
-        name: usage_by(organization=organization, query=query, group_by=name)  # type: ignore[arg-type]
-        for name in ("user", "agent", "model_endpoint")
-    }
+    breakdown = {name: usage_by(organization=organization, query=query, group_by=name) for name in GROUP_BYS}
     return DashboardFigures(
         query=query,
         totals=usage_totals(organization=organization, query=query),

@@ -6,7 +6,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from dataclasses import dataclass
 from datetime import date, datetime, time, timedelta
-from typing import Literal
+from typing import Literal, TypeVar
 from zoneinfo import ZoneInfo
 
 from django.conf import settings
@@ -55,6 +55,14 @@ def dashboard_zone(organization: Organization | None = None) -> ZoneInfo:
     return ZoneInfo(organization.time_zone if organization is not None else settings.TIME_ZONE)
 
 
+_Choice = TypeVar("_Choice", bound=str)
+
+
+def _choice(value: str, choices: tuple[_Choice, ...]) -> _Choice | None:
+    """The one of ``choices`` equal to ``value``, typed as a choice; None when there is none."""
+    return next((choice for choice in choices if choice == value), None)
+
+
 def _date(value: str | None, name: str, errors: dict[str, str]) -> date | None:
     if not value:
         return None
@@ -73,11 +81,11 @@ def dashboard_query_parse(
     ``organization`` (else the site's)."""
     zone = dashboard_zone(organization)
     errors: dict[str, str] = {}
-    period = params.get("period") or "day"
-    if period not in PERIODS:
+    period = _choice(params.get("period") or "day", PERIODS)
+    if period is None:
         errors["period"] = _("Choose day, week or month.")
-    group_by = params.get("group_by") or "user"
-    if group_by not in GROUP_BYS:
+    group_by = _choice(params.get("group_by") or "user", GROUP_BYS)
+    if group_by is None:
         errors["group_by"] = _("Choose user, agent or model_endpoint.")
     current = today or timezone.now().astimezone(zone).date()
     last = _date(params.get("to"), "to", errors) or current
@@ -86,12 +94,12 @@ def dashboard_query_parse(
         errors["from"] = _("The start date is after the end date.")
     if not errors and (last - first).days >= MAX_DAYS:
         errors["to"] = _("Ask for at most %(days)s days.") % {"days": MAX_DAYS}
-    if errors:
+    if errors or period is None or group_by is None:
         return QueryRefused(errors=errors)
     return DashboardQuery(
-        period=period,  # type: ignore[arg-type]
+        period=period,
         first=first,
         last=last,
         zone=zone,
-        group_by=group_by,  # type: ignore[arg-type]
+        group_by=group_by,
     )

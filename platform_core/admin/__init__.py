@@ -8,6 +8,7 @@ settings (:mod:`.sso`). :mod:`.base` is the org-scoped ModelAdmin that every app
 from __future__ import annotations
 
 from typing import Any
+from weakref import WeakKeyDictionary
 
 from django import forms
 from django.contrib import admin, messages
@@ -291,6 +292,10 @@ class ApiKeyAddForm(forms.ModelForm):
         self.fields["name"].required = True
 
 
+# The raw key created by an add request, for its response page; dropped with the request.
+_RAW_KEY_OF_REQUEST: WeakKeyDictionary[HttpRequest, str] = WeakKeyDictionary()
+
+
 @admin.register(ApiKey)
 class ApiKeyAdmin(OrgScopedAdmin):
     """Organisation keys: org admins create (the key is shown once), review and revoke those of the
@@ -355,7 +360,7 @@ class ApiKeyAdmin(OrgScopedAdmin):
         )
         obj.__dict__.update({k: v for k, v in created.key.__dict__.items() if k != "_state"})
         obj._state.adding = False
-        request._api_key_raw = created.raw  # type: ignore[attr-defined]
+        _RAW_KEY_OF_REQUEST[request] = created.raw
 
     def save_related(self, request: HttpRequest, form: Any, formsets: Any, change: bool) -> None:
         """Nothing to save beside the key (the service saved it)."""
@@ -366,7 +371,7 @@ class ApiKeyAdmin(OrgScopedAdmin):
             **self.admin_site.each_context(request),
             "opts": self.opts,
             "key": obj,
-            "raw": getattr(request, "_api_key_raw", ""),
+            "raw": _RAW_KEY_OF_REQUEST.get(request, ""),
             "title": _("API key created"),
             "changelist_url": reverse("admin:platform_core_apikey_changelist"),
         }

@@ -19,7 +19,7 @@ from django.db import models, transaction
 
 from platform_core.audit.log import audit_log_write
 from platform_core.crypto import Ciphertext, EncryptedTextField, SecretDecryptError
-from platform_core.models import AuditLog, Organization
+from platform_core.models import AuditLog, Organization, OrgOwnedModel
 
 if TYPE_CHECKING:
     from django.contrib.auth.models import User
@@ -107,7 +107,7 @@ def secret_changes(instance: models.Model, start: AuditStart) -> dict[str, str]:
 
 def audit_finish(
     *,
-    instance: models.Model,
+    instance: OrgOwnedModel,
     start: AuditStart,
     actor: User | None,
     ip_address: str | None = None,
@@ -123,7 +123,7 @@ def audit_finish(
         return None
     verb = "created" if start.before is None else "updated"
     return audit_log_write(
-        organization=Organization.objects.get(pk=instance.organization_id),  # type: ignore[attr-defined]
+        organization=Organization.objects.get(pk=instance.organization_id),
         actor=actor,
         action=f"{audit_entity(type(instance))}.{verb}",
         target=instance,
@@ -136,12 +136,12 @@ def audit_finish(
 @transaction.atomic
 def audited_save(
     *,
-    instance: models.Model,
+    instance: OrgOwnedModel,
     actor: User | None,
     m2m: Mapping[str, Iterable[Any]] | None = None,
     secrets: Mapping[str, str | None] | None = None,
     ip_address: str | None = None,
-) -> models.Model:
+) -> OrgOwnedModel:
     """Validate and save a new or changed row (and its many-to-many sets) with its audit row.
 
     ``secrets`` maps secret field names to a new value (``""``/``None`` clears it; a missing key keeps it).
@@ -161,10 +161,10 @@ def audited_save(
 
 
 @transaction.atomic
-def audited_delete(*, instance: models.Model, actor: User | None, ip_address: str | None = None) -> None:
+def audited_delete(*, instance: OrgOwnedModel, actor: User | None, ip_address: str | None = None) -> None:
     """Delete a row with an audit row holding its last state."""
     audit_log_write(
-        organization=Organization.objects.get(pk=instance.organization_id),  # type: ignore[attr-defined]
+        organization=Organization.objects.get(pk=instance.organization_id),
         actor=actor,
         action=f"{audit_entity(type(instance))}.deleted",
         target=instance,

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from django.contrib.admin.forms import AdminAuthenticationForm
 from django.contrib.auth.forms import AuthenticationForm
@@ -14,6 +14,11 @@ from django.utils.translation import gettext_lazy as _
 from platform_core.sso.backends import REFUSAL_ATTR
 from platform_core.sso.buttons import provider_buttons, provider_names, provider_origins
 from platform_core.sso.rules import PasswordLoginOff
+
+if TYPE_CHECKING:
+    _MixedInto = AuthenticationForm
+else:
+    _MixedInto = object  # at run time a plain mixin: the form class supplies clean() and request
 
 PASSWORD_LOGIN_OFF = "password_login_off"
 
@@ -38,15 +43,13 @@ def password_off_message(request: Any, refusal: PasswordLoginOff) -> str:
     )
 
 
-class PasswordOffMessageMixin:
+class PasswordOffMessageMixin(_MixedInto):
     """Explains a refusal by :class:`~platform_core.sso.backends.PasswordPolicyBackend` (it comes only
     after a correct password, so it tells nothing to someone guessing)."""
 
-    request: Any
-
     def clean(self) -> dict[str, Any]:
         try:
-            return super().clean()  # type: ignore[misc]
+            return super().clean()
         except ValidationError:
             refusal = getattr(self.request, REFUSAL_ATTR, None)
             if refusal is not None:

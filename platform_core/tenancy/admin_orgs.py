@@ -4,6 +4,8 @@ zone (:mod:`.time_zone`) are scoped to."""
 
 from __future__ import annotations
 
+from weakref import WeakKeyDictionary
+
 from django.db.models import QuerySet
 from django.http import HttpRequest
 
@@ -11,11 +13,13 @@ from platform_core.models import Organization
 from platform_core.request_meta import signed_in_user
 from platform_core.selectors import admin_organizations_for_user
 
+_ADMIN_ORGS_OF_REQUEST: WeakKeyDictionary[HttpRequest, QuerySet[Organization]] = WeakKeyDictionary()
+
 
 def admin_orgs(request: HttpRequest) -> QuerySet[Organization]:
-    """Organisations whose admin pages ``request.user`` may use, cached on the request."""
-    cached = getattr(request, "_admin_orgs", None)
+    """Organisations whose admin pages ``request.user`` may use, cached for the request's lifetime."""
+    cached = _ADMIN_ORGS_OF_REQUEST.get(request)
     if cached is None:
         cached = admin_organizations_for_user(user=signed_in_user(request))
-        request._admin_orgs = cached  # type: ignore[attr-defined]
+        _ADMIN_ORGS_OF_REQUEST[request] = cached
     return cached

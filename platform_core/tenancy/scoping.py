@@ -28,6 +28,9 @@ from platform_core.tenancy.time_zone import organization_time_zone_activate
 
 if TYPE_CHECKING:
     from django.contrib.auth.models import User
+    from rest_framework.generics import GenericAPIView as _MixedInto
+else:
+    _MixedInto = object  # at run time a plain mixin: the view class supplies DRF's methods
 
 ORG_KWARG = "org_slug"
 
@@ -103,7 +106,7 @@ def refuse_get_queryset(cls: type, *, scoped_to: str, narrow_in: str) -> None:
         )
 
 
-class OrgScopedViewMixin:
+class OrgScopedViewMixin(_MixedInto):
     """Resolves ``request.org`` from the URL before any permission check and scopes querysets to it.
 
     Subclasses set ``queryset`` (or override :meth:`get_base_queryset`) and may narrow the result in
@@ -119,25 +122,25 @@ class OrgScopedViewMixin:
         refuse_get_queryset(cls, scoped_to="the URL's organisation", narrow_in="filter_org_queryset")
 
     def initial(self, request: Request, *args: Any, **kwargs: Any) -> None:
-        self.perform_authentication(request)  # type: ignore[attr-defined]
+        self.perform_authentication(request)
         if not request.user or not request.user.is_authenticated:
             # Let DRF answer 401/403 for anonymous callers before any org lookup.
-            super().initial(request, *args, **kwargs)  # type: ignore[misc]
+            super().initial(request, *args, **kwargs)
             return
         org, membership = org_from_slug(user=request.user, slug=kwargs[ORG_KWARG])
         request.org = org
         request.org_membership = membership
         self.org = org
-        super().initial(request, *args, **kwargs)  # type: ignore[misc]
+        super().initial(request, *args, **kwargs)
 
     def get_permissions(self) -> list[Any]:
         """The view's permissions, after the API key scope check that every org route has
         (:class:`~platform_core.identity.api_keys.permissions.HasApiKeyScope`; views mark chat writes with
         ``api_key_write_scope`` or ``api_key_scopes``)."""
-        return [HasApiKeyScope(), *super().get_permissions()]  # type: ignore[misc]
+        return [HasApiKeyScope(), *super().get_permissions()]
 
     def get_base_queryset(self) -> QuerySet:
-        return self.queryset.all()  # type: ignore[attr-defined]
+        return self.queryset.all()
 
     def filter_org_queryset(self, queryset: QuerySet) -> QuerySet:
         return queryset
@@ -149,7 +152,7 @@ class OrgScopedViewMixin:
         return self.filter_org_queryset(scoped)
 
     def get_serializer_context(self) -> dict[str, Any]:
-        context = super().get_serializer_context()  # type: ignore[misc]
+        context = super().get_serializer_context()
         context["org"] = getattr(self, "org", None)
         return context
 

@@ -12,6 +12,9 @@ authenticated by the session cookie or a Bearer token. A path no route serves is
 from __future__ import annotations
 
 import os
+from collections.abc import Awaitable, Callable
+from typing import Any
+from urllib.parse import ParseResult
 
 os.environ.setdefault("DJANGO_SETTINGS_MODULE", "platform_core.settings")
 
@@ -48,7 +51,7 @@ def _allowed_origins() -> list[str]:
 class _PortAwareOriginValidator(OriginValidator):
     """Channels' OriginValidator, also accepting ``host:*`` patterns for local development."""
 
-    def valid_origin(self, parsed_origin):  # type: ignore[no-untyped-def]
+    def valid_origin(self, parsed_origin: ParseResult | None) -> bool:
         if parsed_origin is None:
             # API clients (no browser) send no Origin: they authenticate with a Bearer token.
             return True
@@ -66,17 +69,18 @@ def build_websocket_app() -> object:
 
 MCP_AGENTS_PREFIX = "/mcp/orgs/"
 DEMO_MCP_PATHS = ("/demo-mcp", "/demo-mcp/")
+AsgiApp = Callable[[dict[str, Any], Any, Any], Awaitable[None]]
 
 
 class HttpRouter:
     """The MCP paths to their MCP apps, every other HTTP request to Django."""
 
-    def __init__(self, django_app: object, agents_mcp: object, demo_mcp: object) -> None:
+    def __init__(self, django_app: AsgiApp, agents_mcp: AsgiApp, demo_mcp: AsgiApp) -> None:
         self.django_app = django_app
         self.agents_mcp = agents_mcp
         self.demo_mcp = demo_mcp
 
-    async def __call__(self, scope, receive, send):  # type: ignore[no-untyped-def]
+    async def __call__(self, scope: dict[str, Any], receive: Any, send: Any) -> None:
         path = scope.get("path", "")
         if path.startswith(MCP_AGENTS_PREFIX):
             await self.agents_mcp(scope, receive, send)

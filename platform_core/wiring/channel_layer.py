@@ -70,14 +70,14 @@ class Inbox:
                 self._waiters = None
 
 
-class _LoopLayer(RedisPubSubLoopLayer):  # type: ignore[misc]
+class _LoopLayer(RedisPubSubLoopLayer):
     async def _subscribe_to_channel(self, channel: str) -> None:
         self.channels[channel] = Inbox()
         shard = self._get_shard(channel)
         await shard.subscribe(channel)
 
 
-class LeanRedisPubSubChannelLayer(RedisPubSubChannelLayer):  # type: ignore[misc]
+class LeanRedisPubSubChannelLayer(RedisPubSubChannelLayer):
     """``channels_redis.pubsub.RedisPubSubChannelLayer`` whose channels use :class:`Inbox`."""
 
     def _get_layer(self) -> RedisPubSubLoopLayer:

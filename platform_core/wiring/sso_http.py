@@ -13,11 +13,11 @@ checked like any other URL.
 
 from __future__ import annotations
 
-import functools
 import ipaddress
 from collections.abc import Sequence
 from typing import Any
 from urllib.parse import urlsplit
+from weakref import WeakKeyDictionary
 
 import requests
 from allauth.socialaccount import app_settings as socialaccount_settings
@@ -66,6 +66,7 @@ class GuardedHTTPAdapter(HTTPAdapter):
 
     def __init__(self, allowed_private_hosts: Sequence[str], **kwargs: Any) -> None:
         self._allowed = tuple(allowed_private_hosts)
+        self._checked_address: WeakKeyDictionary[requests.PreparedRequest, str] = WeakKeyDictionary()
         super().__init__(**kwargs)
 
     def send(self, request: requests.PreparedRequest, *args: Any, **kwargs: Any) -> requests.Response:
@@ -81,14 +82,14 @@ class GuardedHTTPAdapter(HTTPAdapter):
             raise SSRFRefused(refusal.message(HINT))
         netloc = urlsplit(request.url or "").netloc.rpartition("@")[2]
         request.headers["Host"] = netloc
-        request._ssrf_address = addresses[0]  # type: ignore[attr-defined]
+        self._checked_address[request] = addresses[0]
         return super().send(request, *args, **kwargs)
 
     def get_connection_with_tls_context(
         self, request: requests.PreparedRequest, verify: Any, proxies: Any = None, cert: Any = None
     ) -> Any:
         host_params, pool_kwargs = self.build_connection_pool_key_attributes(request, verify, cert)
-        address = getattr(request, "_ssrf_address", None)
+        address = self._checked_address.get(request)
         if address is None:  # send() always sets it; never connect unchecked
             raise SSRFRefused("blocked by the SSRF guard: the request was not checked")
         if host_params["scheme"] == "https":
@@ -98,16 +99,25 @@ class GuardedHTTPAdapter(HTTPAdapter):
         return self.poolmanager.connection_from_host(**host_params, pool_kwargs=pool_kwargs)
 
 
+class _TimeoutSession(requests.Session):
+    """A session whose requests wait at most ``timeout`` unless the caller passes its own."""
+
+    def __init__(self, timeout: Any) -> None:
+        super().__init__()
+        self._timeout = timeout
+
+    def request(self, method: str, url: Any, *args: Any, **kwargs: Any) -> requests.Response:
+        kwargs.setdefault("timeout", self._timeout)
+        return super().request(method, url, *args, **kwargs)
+
+
 def guarded_session() -> requests.Session:
     """A session whose every request and redirect hop passes the SSRF guard; no proxies from the env."""
-    session = requests.Session()
+    session = _TimeoutSession(socialaccount_settings.REQUESTS_TIMEOUT)
     session.trust_env = False
     adapter = GuardedHTTPAdapter(sso_allowed_private_hosts())
     session.mount("http://", adapter)
     session.mount("https://", adapter)
-    session.request = functools.partial(  # type: ignore[method-assign]
-        session.request, timeout=socialaccount_settings.REQUESTS_TIMEOUT
-    )
     return session
 
 

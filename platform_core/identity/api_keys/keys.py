@@ -69,8 +69,8 @@ def is_service_user(user: User) -> bool:
 
 
 def _audit_orgs(key: ApiKey) -> list[Organization]:
-    if key.organization_id is not None:
-        return [key.organization]  # type: ignore[list-item]
+    if key.organization is not None:  # no query for a personal key: its organization_id is None
+        return [key.organization]
     return list(Organization.objects.filter(memberships__user_id=key.user_id).order_by("pk"))
 
 

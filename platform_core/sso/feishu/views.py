@@ -24,15 +24,15 @@ class PlatformFeishuOAuth2Adapter(FeishuOAuth2Adapter):
         return str(self.get_provider().get_settings().get("BASE_URL") or DEFAULT_BASE_URL).rstrip("/")
 
     @property
-    def authorize_url(self) -> str:  # type: ignore[override]
+    def authorize_url(self) -> str:
         return self.base_url + "/open-apis/authen/v1/index"
 
     @property
-    def access_token_url(self) -> str:  # type: ignore[override]
+    def access_token_url(self) -> str:
         return self.base_url + "/open-apis/authen/v1/access_token"
 
     @property
-    def user_info_url(self) -> str:  # type: ignore[override]
+    def user_info_url(self) -> str:
         return self.base_url + "/open-apis/authen/v1/user_info"
 
     def get_client(self, request: HttpRequest, app: Any) -> PlatformFeishuOAuth2Client:

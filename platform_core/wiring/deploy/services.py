@@ -20,7 +20,7 @@ CONNECT_TIMEOUT = 3
 
 
 def is_postgres_url(url: str | None) -> bool:
-    return bool(url) and urlsplit(url).scheme in POSTGRES_SCHEMES  # type: ignore[arg-type]
+    return bool(url) and urlsplit(url).scheme in POSTGRES_SCHEMES
 
 
 def database_name(url: str) -> str:
@@ -77,7 +77,7 @@ def postgres_database_drop(url: str) -> None:
 def postgres_query(url: str, query: str, params: tuple[object, ...] = ()) -> list[tuple[object, ...]]:
     """Rows of one read-only query against ``url`` (tests and benchmarks inspecting a server's data)."""
     with psycopg.connect(_conninfo(url), connect_timeout=CONNECT_TIMEOUT) as conn:
-        return conn.execute(query, params).fetchall()  # type: ignore[arg-type]
+        return conn.execute(query, params).fetchall()
 
 
 def _conninfo(url: str) -> str:
