@@ -274,6 +274,16 @@ DYNAMIC_ACTIONS = {
     "hooks/services.py": [f"approval.{s}" for s in ApprovalStatus.values if s != ApprovalStatus.PENDING],
     # _organization_setting_set writes the action its two callers name
     "platform_core/services.py": ["organization.approval_cooldown.changed", "organization.time_zone.changed"],
+    # import_audit_write: an OpenAPI import and an MCP sync write their report under their own action
+    "connectors/action_imports.py": ["connector.openapi_imported", "connector.mcp_tools_synced"],
+    # _audit_change: confirming an MCP tool as a read and withdrawing that
+    "connectors/mcp/confirm.py": ["connector_action.mcp_read_confirmed", "connector_action.mcp_read_withdrawn"],
+    # _close: the invitation declined, cancelled or accepted
+    "platform_core/identity/members/invitations.py": [
+        "membership.invitation_accepted",
+        "membership.invitation_declined",
+        "membership.invitation_cancelled",
+    ],
 }
 
 
