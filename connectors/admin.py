@@ -27,7 +27,6 @@ from django.views.decorators.http import require_POST
 from connectors import fields as connector_fields
 from connectors.adapter_types import ConnectionUnconfirmed, ConnectionWorks
 from connectors.forms import SECRET_INPUTS, ConnectorAdminForm, ImportOpenAPIForm
-from connectors.history_admin import HistoryAdmin
 from connectors.http.openapi import OpenAPIError
 from connectors.kinds import adapter_list
 from connectors.mcp.client import McpFailure
@@ -45,7 +44,7 @@ from connectors.services import (
     connector_test_connection,
 )
 from connectors.sql.schema import schema_cache_clear
-from platform_core.admin.base import OrgScopedAdmin, OrgScopedInline
+from platform_core.admin.base import HistoryAdmin, OrgScopedAdmin, OrgScopedInline
 from platform_core.request_meta import client_ip, signed_in_user
 
 if TYPE_CHECKING:

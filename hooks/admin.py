@@ -20,7 +20,6 @@ from django.utils.html import format_html, format_html_join
 from django.utils.translation import gettext_lazy as _
 
 from connectors.forms import secret_form_input
-from connectors.history_admin import HistoryAdmin
 from hooks import fields as hook_fields
 from hooks.approvers import Audience, person_name, policy_audience
 from hooks.condition_schema import condition_schema_messages, covered_scopes
@@ -36,7 +35,7 @@ from hooks.models import (
 )
 from hooks.selectors import DECIDER_ROLES
 from hooks.services import approval_resend
-from platform_core.admin.base import AuditedAdmin
+from platform_core.admin.base import AuditedAdmin, HistoryAdmin
 from platform_core.identity.api_keys.keys import without_service_users
 from platform_core.models import LinkedIdentity, Role
 from platform_core.request_meta import client_ip, signed_in_user

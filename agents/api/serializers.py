@@ -22,15 +22,7 @@ from agents.models import AGENT_SETTINGS, Agent, Conversation, Message, ModelCon
 from connectors.models import Connector
 from platform_core.api_unique import OrgUniqueValidator
 from platform_core.secret_rules import validate_secret_length
-
-
-class OrgScopedPrimaryKeyField(serializers.PrimaryKeyRelatedField):
-    """A primary-key relation whose choices are the URL organisation's rows only."""
-
-    def get_queryset(self) -> Any:
-        org = self.context.get("org")
-        queryset = super().get_queryset()
-        return queryset.filter(organization=org) if org is not None else queryset.none()
+from platform_core.tenancy.scoping import OrgScopedPrimaryKeyField
 
 
 def validate_api_key_sendable(value: str) -> None:

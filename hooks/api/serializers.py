@@ -30,15 +30,7 @@ from hooks.selectors import DECIDER_ROLES
 from platform_core.api_unique import OrgUniqueValidator
 from platform_core.identity.api_keys.keys import without_service_users
 from platform_core.models import Role
-
-
-class OrgScopedPrimaryKeyField(serializers.PrimaryKeyRelatedField):
-    """A primary-key relation whose choices are the URL organisation's rows only."""
-
-    def get_queryset(self) -> Any:
-        org = self.context.get("org")
-        queryset = super().get_queryset()
-        return queryset.filter(organization=org) if org is not None else queryset.none()
+from platform_core.tenancy.scoping import OrgScopedPrimaryKeyField
 
 
 class ApproverUserField(serializers.PrimaryKeyRelatedField):

@@ -22,7 +22,7 @@ from django.urls import path, reverse
 from django.utils.translation import gettext_lazy as _
 from django.utils.translation import ngettext
 
-from platform_core.admin.base import OrgScopedAdmin
+from platform_core.admin.base import HistoryAdmin, OrgScopedAdmin
 from platform_core.admin.identities import LinkedIdentityAdmin  # noqa: F401  (registers it; issue 20)
 from platform_core.admin.memberships import MembershipAdmin  # noqa: F401  (registers it; issue 31)
 from platform_core.audit.actions import audit_action_label
@@ -222,7 +222,7 @@ class AuditActionFilter(admin.SimpleListFilter):
 
 
 @admin.register(AuditLog)
-class AuditLogAdmin(OrgScopedAdmin):
+class AuditLogAdmin(HistoryAdmin):
     """The audit log is append-only: it can be read, filtered and exported (CSV, JSON Lines: the
     changelist's filters, search and date drill-down apply), never added to, changed or deleted."""
 
@@ -264,15 +264,6 @@ class AuditLogAdmin(OrgScopedAdmin):
         except IncorrectLookupParameters:
             return HttpResponseRedirect(reverse("admin:platform_core_auditlog_changelist") + "?e=1")
         return audit_export_response(queryset=changelist.get_queryset(request), fmt=chosen, name="audit-log")
-
-    def has_add_permission(self, request: HttpRequest, *args: Any) -> bool:
-        return False
-
-    def has_change_permission(self, request: HttpRequest, obj: Any = None) -> bool:
-        return False
-
-    def has_delete_permission(self, request: HttpRequest, obj: Any = None) -> bool:
-        return False
 
 
 class ApiKeyAddForm(forms.ModelForm):

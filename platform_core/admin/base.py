@@ -331,3 +331,24 @@ class OrgScopedInline(OrgScopedChoicesMixin, admin.TabularInline):
 
     def has_delete_permission(self, request: HttpRequest, obj: Any = None) -> bool:
         return self._is_org_admin(request)
+
+
+class HistoryAdmin(OrgScopedAdmin):
+    """Rows the platform writes as things happen (the audit log, connector calls, approval requests):
+    read, never added, changed or deleted by hand. Every field is read-only, or those the subclass names
+    in ``readonly_fields`` (with display methods among them)."""
+
+    def get_readonly_fields(self, request: HttpRequest, obj: Any = None) -> list[str]:
+        if self.readonly_fields:
+            return list(self.readonly_fields)
+        opts = self.model._meta
+        return [f.name for f in opts.fields] + [f.name for f in opts.many_to_many]
+
+    def has_add_permission(self, request: HttpRequest, *args: Any) -> bool:
+        return False
+
+    def has_change_permission(self, request: HttpRequest, obj: Any = None) -> bool:
+        return False
+
+    def has_delete_permission(self, request: HttpRequest, obj: Any = None) -> bool:
+        return False

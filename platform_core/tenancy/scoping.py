@@ -18,7 +18,7 @@ from typing import TYPE_CHECKING, Any
 
 from django.db.models import Model, QuerySet
 from django.http import Http404
-from rest_framework import permissions
+from rest_framework import permissions, serializers
 from rest_framework.request import Request
 
 from platform_core.identity.api_keys.permissions import HasApiKeyScope
@@ -166,3 +166,13 @@ def object_get_for_org(queryset: QuerySet, *, org: Organization, **lookup: Any) 
     if obj is None:
         raise Http404("Not found.")
     return obj
+
+
+class OrgScopedPrimaryKeyField(serializers.PrimaryKeyRelatedField):
+    """A primary-key relation whose choices are the URL organisation's rows only (the view set's
+    ``org`` in the serializer context; none without one)."""
+
+    def get_queryset(self) -> Any:
+        org = self.context.get("org")
+        queryset = super().get_queryset()
+        return queryset.filter(organization=org) if org is not None else queryset.none()
