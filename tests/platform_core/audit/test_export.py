@@ -277,7 +277,10 @@ DYNAMIC_ACTIONS = {
     # import_audit_write: an OpenAPI import and an MCP sync write their report under their own action
     "connectors/action_imports.py": ["connector.openapi_imported", "connector.mcp_tools_synced"],
     # _audit_change: confirming an MCP tool as a read and withdrawing that
-    "connectors/mcp/confirm.py": ["connector_action.mcp_read_confirmed", "connector_action.mcp_read_withdrawn"],
+    "connectors/mcp/confirm.py": [
+        "connector_action.mcp_read_confirmed",
+        "connector_action.mcp_read_withdrawn",
+    ],
     # _close: the invitation declined, cancelled or accepted
     "platform_core/identity/members/invitations.py": [
         "membership.invitation_accepted",
