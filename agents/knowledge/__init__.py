@@ -1,5 +1,6 @@
 """Knowledge bases: an organisation's documents as a governed, cited source for its agents (issue #34).
 
-So far the document side that needs no database: :mod:`agents.knowledge.chunking` cuts a parsed document
-into the chunks that are indexed and cited.
+So far the parts that need no database: :mod:`agents.knowledge.chunking` cuts a parsed document into
+the chunks that are indexed and cited, :mod:`agents.knowledge.terms` makes the terms of keyword search
+(Chinese and English alike) and fuses rankings.
 """
