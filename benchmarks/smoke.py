@@ -55,6 +55,11 @@ SMOKES: tuple[Smoke, ...] = (
     Smoke("llm_call_cpu.py", ("--calls", "5", "--tokens", "5"), "decode per chunk"),
     Smoke("event_relay_cpu.py", ("--iterations", "200", "--rounds", "1"), "µs CPU per event"),
     Smoke("param_binding.py", ("--repeat", "5"), "server %b"),
+    Smoke(
+        "knowledge_parsing.py",
+        ("--pages", "3", "--memory-pages", "5", "--rounds", "1"),
+        "peak memory reading",
+    ),
     Smoke("pyspy_share.py", ("{tmp}/pyspy.txt",), "4 samples; accounting 50.00 % ± 50.00; tracing 25.00 %"),
     # One level without usage accounting (ws_load_wiring.py) and one as production runs it.
     Smoke(

@@ -1,6 +1,6 @@
 """Each format a knowledge base takes is read into Markdown pages that keep its structure (headings,
 lists, tables; a page per PDF page, slide or sheet), and each unreadable file ends failed with its reason.
-The files are made here with the same libraries' writers (and, for PDF, by hand)."""
+The files are made here with the same libraries' writers (and, for PDF, by hand: tests/fakes/documents.py)."""
 
 from __future__ import annotations
 
@@ -11,32 +11,11 @@ import pytest
 from agents.knowledge.chunking import chunk_pages
 from agents.knowledge.formats import DocumentFormat
 from agents.knowledge.parsing import FailureCode, Parsed, ParseFailed, ParseLimits, document_parsed
+from tests.fakes.documents import pdf_with_pages
 
 
 def _pdf(*pages: str) -> bytes:
-    """A PDF whose pages show ``pages`` in Helvetica (ASCII), with a correct cross-reference table."""
-    objects = ["<< /Type /Catalog /Pages 2 0 R >>", ""]
-    kids = []
-    for text in pages:
-        stream = f"BT /F1 12 Tf 72 720 Td ({text}) Tj ET".encode()
-        page_number = len(objects) + 1
-        kids.append(f"{page_number} 0 R")
-        objects.append(
-            f"<< /Type /Page /Parent 2 0 R /MediaBox [0 0 612 792] /Contents {page_number + 1} 0 R "
-            f"/Resources << /Font << /F1 << /Type /Font /Subtype /Type1 /BaseFont /Helvetica >> >> >> >>"
-        )
-        objects.append(f"<< /Length {len(stream)} >>\nstream\n{stream.decode()}\nendstream")
-    objects[1] = f"<< /Type /Pages /Kids [{' '.join(kids)}] /Count {len(kids)} >>"
-    out = bytearray(b"%PDF-1.4\n")
-    offsets = []
-    for number, body in enumerate(objects, start=1):
-        offsets.append(len(out))
-        out += f"{number} 0 obj\n{body}\nendobj\n".encode()
-    xref = len(out)
-    out += f"xref\n0 {len(objects) + 1}\n0000000000 65535 f \n".encode()
-    out += "".join(f"{offset:010d} 00000 n \n" for offset in offsets).encode()
-    out += f"trailer\n<< /Size {len(objects) + 1} /Root 1 0 R >>\nstartxref\n{xref}\n%%EOF\n".encode()
-    return bytes(out)
+    return pdf_with_pages(pages)
 
 
 def _parsed(fmt: DocumentFormat, data: bytes, limits: ParseLimits | None = None):
