@@ -8,13 +8,8 @@ import re
 
 import pytest
 
-try:
-    from playwright.sync_api import expect
-except ImportError:  # the chromium_path fixture then fails (CI) or skips the tests
-    expect = None
-
 from agents.demo import DEMO_EXAMPLE_QUESTIONS
-from tests.e2e.browser_pages import submit_sign_in
+from tests.e2e.browser_pages import expect, submit_sign_in
 from tests.e2e.test_demo_stack import DEMO_PASSWORD, demo_server  # noqa: F401  (the fixture)
 
 pytestmark = pytest.mark.e2e

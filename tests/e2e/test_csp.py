@@ -16,12 +16,7 @@ from dataclasses import dataclass, field
 
 import pytest
 
-try:
-    from playwright.sync_api import expect
-except ImportError:  # the chromium_path fixture then fails (CI) or skips the tests
-    expect = None
-
-from tests.e2e.browser_pages import EXPECT_TIMEOUT_MS, submit_sign_in
+from tests.e2e.browser_pages import EXPECT_TIMEOUT_MS, expect, submit_sign_in
 from tests.e2e.chat_pages import open_new_chat
 from tests.e2e.conftest import E2EServer, wait_for
 from tests.fakes.openai_server import text

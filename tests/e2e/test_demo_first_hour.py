@@ -15,13 +15,8 @@ from decimal import Decimal
 
 import pytest
 
-try:
-    from playwright.sync_api import expect
-except ImportError:  # the chromium_path fixture then fails (CI) or skips the tests
-    expect = None
-
 from agents.demo import DEMO_EXAMPLE_QUESTIONS
-from tests.e2e.browser_pages import page_opener, submit_sign_in
+from tests.e2e.browser_pages import expect, page_opener, submit_sign_in
 from tests.e2e.conftest import run_checked
 from tests.e2e.test_demo_stack import DEMO_PASSWORD, demo_server  # noqa: F401  (the fixture)
 

@@ -11,12 +11,7 @@ import sys
 
 import pytest
 
-try:
-    from playwright.sync_api import expect
-except ImportError:  # the chromium_path fixture then fails (CI) or skips the tests
-    expect = None
-
-from tests.e2e.browser_pages import submit_sign_in
+from tests.e2e.browser_pages import expect, submit_sign_in
 from tests.e2e.chat_pages import open_new_chat
 from tests.e2e.conftest import E2EServer, free_port, run_checked, server_env
 

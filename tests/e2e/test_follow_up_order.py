@@ -14,11 +14,7 @@ from collections.abc import Iterator
 
 import pytest
 
-try:
-    from playwright.sync_api import expect
-except ImportError:  # the chromium_path fixture then fails (CI) or skips the tests
-    expect = None
-
+from tests.e2e.browser_pages import expect
 from tests.e2e.conftest import E2EServer, wait_for
 from tests.e2e.test_chat import send, start_chat
 from tests.fakes.openai_server import call, text, tool_calls

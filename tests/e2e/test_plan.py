@@ -14,12 +14,8 @@ import threading
 
 import pytest
 
-try:
-    from playwright.sync_api import expect
-except ImportError:  # the chromium_path fixture then fails (CI) or skips the tests
-    expect = None
-
 from tests.agents.plan_script import ANALYZER, PLANNER, PlanModel, step, verdict
+from tests.e2e.browser_pages import expect
 from tests.e2e.chat_pages import MOUNT_TIMELINE_LIST, open_new_chat
 from tests.e2e.conftest import ROOT, run_checked
 from tests.fakes.openai_server import call, text, tool_calls

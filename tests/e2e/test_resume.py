@@ -15,11 +15,7 @@ import time
 
 import pytest
 
-try:
-    from playwright.sync_api import expect
-except ImportError:  # the chromium_path fixture then fails (CI) or skips the tests
-    expect = None
-
+from tests.e2e.browser_pages import expect
 from tests.e2e.conftest import run_checked, wait_for
 from tests.e2e.test_chat import record_frames, send, start_chat
 from tests.fakes.openai_server import call, hang, text, tool_calls

@@ -13,12 +13,7 @@ from collections.abc import Iterator
 
 import pytest
 
-try:
-    from playwright.sync_api import expect
-except ImportError:  # the chromium_path fixture then fails (CI) or skips the tests
-    expect = None
-
-from tests.e2e.browser_pages import EXPECT_TIMEOUT_MS
+from tests.e2e.browser_pages import EXPECT_TIMEOUT_MS, expect
 from tests.e2e.conftest import E2EServer, free_port, run_checked, server_env
 from tests.fakes.feishu_server import FAKE_APP_ID, FAKE_APP_SECRET, FakeFeishu
 
