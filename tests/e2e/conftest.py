@@ -9,22 +9,23 @@ from __future__ import annotations
 
 import json
 import os
-import socket
 import sqlite3
 import subprocess
 import sys
 import time
 import urllib.error
 import urllib.request
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Collection, Iterator, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Any
 
 import pytest
 
+from tests.e2e.browser_pages import page_opener, sign_in
 from tests.fakes.openai_server import ScriptedOpenAIServer
+from tests.production.processes import ROOT, free_port, run_checked, unavailable
 
-ROOT = Path(__file__).resolve().parents[2]
 # Debian's chromium; CHROMIUM_PATH points elsewhere on other systems.
 CHROMIUM = os.environ.get("CHROMIUM_PATH", "/usr/bin/chromium")
 CHROMIUM_ARGS = [
@@ -39,19 +40,29 @@ CHROMIUM_ARGS = [
 ]
 PASSWORD = "e2e-correct-horse-battery"
 START_TIMEOUT = 40.0
-EXPECT_TIMEOUT_MS = 15000
+# The deployment's own variables of the test process must not reach a server on a file of its own.
+SERVICE_VARIABLES = frozenset({"DATABASE_URL", "REDIS_URL", "CELERY_BROKER_URL", "CELERY_RESULT_BACKEND"})
 
 
-def _unavailable(reason: str) -> None:
-    if os.environ.get("CI", "").lower() == "true":
-        pytest.fail(f"browser tests cannot run: {reason}", pytrace=False)
-    pytest.skip(reason)
-
-
-def _free_port() -> int:
-    with socket.socket() as sock:
-        sock.bind(("127.0.0.1", 0))
-        return sock.getsockname()[1]
+def server_env(
+    database: Path, settings: Mapping[str, str], *, also_drop: Collection[str] = ()
+) -> dict[str, str]:
+    """The test process's environment for a server on the SQLite file ``database``: without the
+    deployment's service variables, the mail settings and ``also_drop``, with ``settings`` on top."""
+    env = {
+        key: value
+        for key, value in os.environ.items()
+        if key not in SERVICE_VARIABLES and key not in also_drop and not key.startswith("EMAIL_")
+    }
+    env.update(
+        {
+            "DATABASE_URL": f"sqlite:///{database}",
+            "DJANGO_SETTINGS_MODULE": "platform_core.settings",
+            "PYTHONUNBUFFERED": "1",
+            **settings,
+        }
+    )
+    return env
 
 
 def wait_for(condition: Callable[[], object], *, timeout: float = 15.0, what: str = "condition") -> object:
@@ -136,7 +147,12 @@ class E2EServer:
             return ""
         return "\n".join(self.log_path.read_text(errors="replace").splitlines()[-lines:])
 
-    def build(self, builder: str, *args: str) -> object:
+    def python(self, code: str, *args: str, what: str = "a script") -> str:
+        """Run ``code`` (with ``args`` in ``sys.argv``) in a fresh process on the server's database; its
+        output."""
+        return run_checked([sys.executable, "-c", code, *args], self.env, what)
+
+    def build(self, builder: str, *args: str) -> Any:
         """Call ``builder`` (``"module:function"``, with ``args``) in a fresh process on the server's
         database (the test process has no Django connection to it); what it returns, through JSON."""
         module, function = builder.split(":")
@@ -145,7 +161,7 @@ class E2EServer:
             f"from {module} import {function} as build;"
             "print(json.dumps(build(*sys.argv[1:])))"
         )
-        out = _run([sys.executable, "-c", code, *args], self.env, f"building {builder}")
+        out = self.python(code, *args, what=f"building {builder}")
         return json.loads(out.strip().splitlines()[-1])
 
     def query(self, sql: str, params: tuple[object, ...] = ()) -> list[tuple[object, ...]]:
@@ -154,23 +170,16 @@ class E2EServer:
             return connection.execute(sql, params).fetchall()
 
 
-def _run(args: list[str], env: dict[str, str], what: str) -> str:
-    done = subprocess.run(args, cwd=ROOT, env=env, capture_output=True, text=True, timeout=180)
-    if done.returncode != 0:
-        raise RuntimeError(
-            f"{what} failed ({done.returncode}):\n{done.stdout[-3000:]}\n{done.stderr[-3000:]}"
-        )
-    return done.stdout
-
-
 @pytest.fixture(scope="session")
 def chromium_path() -> str:
     if not Path(CHROMIUM).exists():
-        _unavailable(f"Debian's chromium is not installed at {CHROMIUM} (apt-get install -y chromium)")
+        unavailable(
+            "browser tests", f"Debian's chromium is not installed at {CHROMIUM} (apt-get install -y chromium)"
+        )
     try:
         import playwright.sync_api  # noqa: F401
     except ImportError:
-        _unavailable("the playwright package is not installed (pip install -e '.[dev]')")
+        unavailable("browser tests", "the playwright package is not installed (pip install -e '.[dev]')")
     return CHROMIUM
 
 
@@ -181,25 +190,12 @@ def e2e_server(
     """Migrate a fresh SQLite file, create the world in it, and serve it with daphne."""
     folder = tmp_path_factory.mktemp("e2e")
     database = folder / "e2e.sqlite3"
-    env = {
-        key: value
-        for key, value in os.environ.items()
-        if key not in {"DATABASE_URL", "REDIS_URL", "CELERY_BROKER_URL", "CELERY_RESULT_BACKEND"}
-        and not key.startswith("EMAIL_")
-    }
     # The session's OPENAI_BASE_URL guard (a dead port) stays: only the org's endpoint may be called.
-    env.update(
-        {
-            "DATABASE_URL": f"sqlite:///{database}",
-            "DJANGO_SETTINGS_MODULE": "platform_core.settings",
-            "PYTHONUNBUFFERED": "1",
-            # the embedded mail default (no EMAIL_HOST) writes into this folder, not the checkout's var/mail
-            "EMAIL_FILE_PATH": str(folder / "mail"),
-        }
-    )
-    server = E2EServer(port=_free_port(), database=database, log_path=folder / "daphne.log", env=env)
-    _run([sys.executable, "manage.py", "migrate", "--noinput"], env, "migrate")
-    out = _run(
+    # The embedded mail default (no EMAIL_HOST) writes into this folder, not the checkout's var/mail.
+    env = server_env(database, {"EMAIL_FILE_PATH": str(folder / "mail")})
+    server = E2EServer(port=free_port(), database=database, log_path=folder / "daphne.log", env=env)
+    run_checked([sys.executable, "manage.py", "migrate", "--noinput"], env, "migrate")
+    out = run_checked(
         [
             sys.executable,
             "-m",
@@ -238,61 +234,40 @@ def browser(chromium_path: str) -> Iterator[object]:
 @pytest.fixture
 def make_page(browser, e2e_server: E2EServer, scripted_llm: ScriptedOpenAIServer):
     """``make_page(width, height, locale)``: a new browser context's page, signed in as the member."""
-    from playwright.sync_api import expect
+    with page_opener(browser) as opener:
 
-    expect.set_options(timeout=EXPECT_TIMEOUT_MS)
-    contexts = []
+        def make(width: int = 1280, height: int = 820, locale: str = "en-GB"):
+            page = opener.new_page(width=width, height=height, locale=locale)
+            sign_in(page, e2e_server.url, e2e_server.world["username"], PASSWORD, "/o/acme/chat/")
+            return page
 
-    def make(width: int = 1280, height: int = 820, locale: str = "en-GB"):
-        context = browser.new_context(viewport={"width": width, "height": height}, locale=locale)
-        contexts.append(context)
-        page = context.new_page()
-        page.set_default_timeout(EXPECT_TIMEOUT_MS)
-        page.goto(f"{e2e_server.url}/login/?next=/o/acme/chat/")
-        page.fill("#id_username", e2e_server.world["username"])
-        page.fill("#id_password", PASSWORD)
-        page.click(".login button[type=submit]")
-        page.wait_for_url("**/o/acme/chat/")
-        return page
-
-    try:
         yield make
-    finally:
-        for context in contexts:
-            context.close()
 
 
 @pytest.fixture
 def signed_in_page(browser, e2e_server: E2EServer):
-    """``signed_in_page(username, next=..., width=..., height=..., locale=...)``: a new browser context's page
-    signed in as ``username`` (the factories' password) and landed on ``next``, with the list its page errors
-    and the strict policy's refusals ("Refused to ...") are collected in."""
-    from playwright.sync_api import expect
-
+    """``signed_in_page(username, next=..., width=..., height=..., locale=..., **options)``: a new browser
+    context's page (``options`` go to the context) signed in as ``username`` (the factories' password) and
+    landed on ``next``, with the list its page errors and the strict policy's refusals ("Refused to ...")
+    are collected in."""
     from tests.factories import PASSWORD as FACTORY_PASSWORD
 
-    expect.set_options(timeout=EXPECT_TIMEOUT_MS)
-    contexts = []
+    with page_opener(browser) as opener:
 
-    def make(
-        username: str, *, next: str = "/admin/", width: int = 1366, height: int = 900, locale: str = "en-GB"
-    ):
-        context = browser.new_context(viewport={"width": width, "height": height}, locale=locale)
-        contexts.append(context)
-        page = context.new_page()
-        page.set_default_timeout(EXPECT_TIMEOUT_MS)
-        errors: list[str] = []
-        page.on("pageerror", lambda exc: errors.append(str(exc)))
-        page.on("console", lambda msg: errors.append(msg.text) if "Refused" in msg.text else None)
-        page.goto(f"{e2e_server.url}/login/?next={next}")
-        page.fill("#id_username", username)
-        page.fill("#id_password", FACTORY_PASSWORD)
-        page.click(".login button[type=submit]")
-        page.wait_for_url(f"**{next}")
-        return page, errors
+        def make(
+            username: str,
+            *,
+            next: str = "/admin/",
+            width: int = 1366,
+            height: int = 900,
+            locale: str = "en-GB",
+            **options,
+        ):
+            page = opener.new_page(width=width, height=height, locale=locale, **options)
+            errors: list[str] = []
+            page.on("pageerror", lambda exc: errors.append(str(exc)))
+            page.on("console", lambda msg: errors.append(msg.text) if "Refused" in msg.text else None)
+            sign_in(page, e2e_server.url, username, FACTORY_PASSWORD, next)
+            return page, errors
 
-    try:
         yield make
-    finally:
-        for context in contexts:
-            context.close()

@@ -6,11 +6,7 @@ from __future__ import annotations
 
 import pytest
 
-try:
-    from playwright.sync_api import expect
-except ImportError:  # the chromium_path fixture then fails (CI) or skips the tests
-    expect = None
-
+from tests.e2e.browser_pages import expect
 from tests.e2e.conftest import ROOT, E2EServer
 
 pytestmark = pytest.mark.e2e

@@ -7,18 +7,10 @@ of them reads Chinese.
 
 from __future__ import annotations
 
-import json
-import subprocess
-import sys
-
 import pytest
 
-try:
-    from playwright.sync_api import expect
-except ImportError:  # the chromium_path fixture then fails (CI) or skips the tests
-    expect = None
-
-from tests.e2e.conftest import EXPECT_TIMEOUT_MS, ROOT, E2EServer
+from tests.e2e.browser_pages import expect
+from tests.e2e.conftest import E2EServer
 
 pytestmark = pytest.mark.e2e
 
@@ -50,48 +42,21 @@ def build_policy_world() -> dict[str, str]:
 
 @pytest.fixture(scope="module")
 def policy_world(e2e_server: E2EServer) -> dict[str, str]:
-    code = (
-        "import django,json;django.setup();"
-        "from tests.e2e.test_admin_translations import build_policy_world as b;print(json.dumps(b()))"
-    )
-    done = subprocess.run(
-        [sys.executable, "-c", code],
-        cwd=ROOT,
-        env=e2e_server.env,
-        capture_output=True,
-        text=True,
-        timeout=180,
-    )
-    assert done.returncode == 0, done.stderr[-3000:]
-    return json.loads(done.stdout.strip().splitlines()[-1])
+    return e2e_server.build("tests.e2e.test_admin_translations:build_policy_world")
 
 
 @pytest.mark.parametrize("locale", list(SELECTOR_TEXTS))
-def test_the_policy_selectors_read_in_the_browsers_language(browser, e2e_server, policy_world, locale):
-    from tests.factories import PASSWORD
-
-    expect.set_options(timeout=EXPECT_TIMEOUT_MS)
-    context = browser.new_context(viewport={"width": 1366, "height": 900}, locale=locale)
-    errors: list[str] = []
-    try:
-        page = context.new_page()
-        page.on("pageerror", lambda error: errors.append(str(error)))
-        page.goto(f"{e2e_server.url}/login/?next=/admin/")
-        page.fill("#id_username", OWNER)
-        page.fill("#id_password", PASSWORD)
-        page.click(".login button[type=submit]")
-        page.wait_for_url("**/admin/")
-        page.goto(f"{e2e_server.url}/admin/hooks/approvalpolicy/{policy_world['policy']}/change/")
-        selector = page.locator("#id_actions_from").locator("xpath=ancestor::div[@class='selector']")
-        expect(selector).to_be_visible()
-        widget = (
-            selector.inner_text() + " " + (selector.locator("input").first.get_attribute("placeholder") or "")
-        )
-        missing = [text for text in SELECTOR_TEXTS[locale] if text not in widget]
-        assert not missing, f"{locale}: {missing} not in the selector: {widget!r}"
-        if locale != "en-GB":
-            english = [word for word in ENGLISH_WORDS if word in widget]
-            assert not english, f"{locale}: the selector still says {english}: {widget!r}"
-        assert errors == []
-    finally:
-        context.close()
+def test_the_policy_selectors_read_in_the_browsers_language(signed_in_page, e2e_server, policy_world, locale):
+    page, errors = signed_in_page(OWNER, next="/admin/", width=1366, height=900, locale=locale)
+    page.goto(f"{e2e_server.url}/admin/hooks/approvalpolicy/{policy_world['policy']}/change/")
+    selector = page.locator("#id_actions_from").locator("xpath=ancestor::div[@class='selector']")
+    expect(selector).to_be_visible()
+    widget = (
+        selector.inner_text() + " " + (selector.locator("input").first.get_attribute("placeholder") or "")
+    )
+    missing = [text for text in SELECTOR_TEXTS[locale] if text not in widget]
+    assert not missing, f"{locale}: {missing} not in the selector: {widget!r}"
+    if locale != "en-GB":
+        english = [word for word in ENGLISH_WORDS if word in widget]
+        assert not english, f"{locale}: the selector still says {english}: {widget!r}"
+    assert errors == []

@@ -5,19 +5,11 @@ callback URL and its list fits a 1366-pixel screen; a run stopped while its call
 
 from __future__ import annotations
 
-import json
-import subprocess
-import sys
-
 import pytest
 
-try:
-    from playwright.sync_api import expect
-except ImportError:  # the chromium_path fixture then fails (CI) or skips the tests
-    expect = None
-
+from tests.e2e.browser_pages import expect
 from tests.e2e.chat_pages import open_new_chat
-from tests.e2e.conftest import EXPECT_TIMEOUT_MS, ROOT, E2EServer
+from tests.e2e.conftest import E2EServer
 from tests.fakes.openai_server import call, hang, tool_calls
 
 pytestmark = pytest.mark.e2e
@@ -81,48 +73,20 @@ def build_approvals_world(llm_base_url: str, site_url: str) -> dict[str, object]
 
 @pytest.fixture(scope="module")
 def world(e2e_server: E2EServer, scripted_llm_server) -> dict[str, object]:
-    code = (
-        "import django,json,sys;django.setup();"
-        "from tests.e2e.test_approvals_pages import build_approvals_world as b;"
-        "print(json.dumps(b(sys.argv[1], sys.argv[2])))"
+    return e2e_server.build(
+        "tests.e2e.test_approvals_pages:build_approvals_world", scripted_llm_server.base_url, e2e_server.url
     )
-    done = subprocess.run(
-        [sys.executable, "-c", code, scripted_llm_server.base_url, e2e_server.url],
-        cwd=ROOT,
-        env=e2e_server.env,
-        capture_output=True,
-        text=True,
-        timeout=180,
-    )
-    assert done.returncode == 0, done.stderr[-3000:]
-    return json.loads(done.stdout.strip().splitlines()[-1])
 
 
 @pytest.fixture
-def open_as(browser, e2e_server: E2EServer):
-    """``open_as(username, path, width, height)``: a new context signed in, on ``path``."""
-    from tests.factories import PASSWORD
-
-    expect.set_options(timeout=EXPECT_TIMEOUT_MS)
-    contexts = []
+def open_as(signed_in_page):
+    """``open_as(username, path, width, height, **options)``: a new context signed in, on ``path``."""
 
     def make(username: str, path: str, width: int = 1280, height: int = 820, **options):
-        context = browser.new_context(viewport={"width": width, "height": height}, locale="en-GB", **options)
-        contexts.append(context)
-        page = context.new_page()
-        page.set_default_timeout(EXPECT_TIMEOUT_MS)
-        page.goto(f"{e2e_server.url}/login/?next={path}")
-        page.fill("#id_username", username)
-        page.fill("#id_password", PASSWORD)
-        page.click(".login button[type=submit]")
-        page.wait_for_url(f"**{path}")
+        page, _errors = signed_in_page(username, next=path, width=width, height=height, **options)
         return page
 
-    try:
-        yield make
-    finally:
-        for context in contexts:
-            context.close()
+    return make
 
 
 def _looks_like_a_button(locator) -> dict:

@@ -12,11 +12,7 @@ import threading
 
 import pytest
 
-try:
-    from playwright.sync_api import expect
-except ImportError:  # the chromium_path fixture then fails (CI) or skips the tests
-    expect = None
-
+from tests.e2e.browser_pages import expect
 from tests.e2e.chat_pages import open_new_chat
 from tests.e2e.conftest import ROOT, wait_for
 from tests.fakes.openai_server import call, hang, text, tool_calls

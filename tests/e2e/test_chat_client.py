@@ -6,6 +6,8 @@ from __future__ import annotations
 
 import pytest
 
+from tests.e2e.chat_pages import MOUNT_TIMELINE_LIST
+
 pytestmark = pytest.mark.e2e
 
 
@@ -75,87 +77,71 @@ def frame(seq, run_id, event, **data):
     return {"seq": seq, "run_id": run_id, "event": event, "data": data}
 
 
+PAYMENT_ARGS = {"order": "PO-0002", "amount": 1280.5}
+ORDER_ARGS = {"order_id": 2}
+
+
+def tool_step(seq, status, tool_call_id, tool_name, tool_args, **data):
+    """A step of run r1's first iteration about the tool call ``tool_call_id``."""
+    return frame(
+        seq,
+        "r1",
+        "step",
+        type="iteration",
+        status=status,
+        iteration=1,
+        tool_name=tool_name,
+        tool_args=tool_args,
+        tool_call_id=tool_call_id,
+        **data,
+    )
+
+
+def payment_approval(seq, status, **data):
+    """An event of run r1's approval "a1" of its payment, which Ada and Oscar may decide."""
+    return frame(
+        seq,
+        "r1",
+        "approval",
+        status=status,
+        approval_id="a1",
+        tool_name="erp__create_payment",
+        tool_args={},
+        approvers=["ada", "oscar"],
+        **data,
+    )
+
+
 CONTRACT_FRAMES = [
     frame(1, "r1", "step", type="thinking", status="start", iteration=1),
     frame(2, "r1", "phase", phase="selecting_tools", total_tools=40),
     frame(3, "r1", "compact", original_messages=30, kept_messages=8),
     frame(4, "r1", "step", type="thinking", status="done", iteration=1, reasoning="Pay the supplier first."),
-    frame(
-        5,
-        "r1",
-        "step",
-        type="iteration",
-        status="start",
-        iteration=1,
-        tool_name="erp__create_payment",
-        tool_args={"order": "PO-0002", "amount": 1280.5},
-        tool_call_id="c1",
-    ),
-    frame(
-        6,
-        "r1",
-        "step",
-        type="iteration",
-        status="start",
-        iteration=1,
-        tool_name="erp__get_purchase_order",
-        tool_args={"order_id": 2},
-        tool_call_id="c2",
-    ),
-    frame(
-        7,
-        "r1",
-        "approval",
-        status="pending",
-        approval_id="a1",
-        tool_name="erp__create_payment",
-        tool_args={},
-        approvers=["ada", "oscar"],
-        decided_by=None,
-        reason="",
-        tool_call_id="c1",
-    ),
-    frame(
-        8,
-        "r1",
-        "approval",
-        status="approved",
-        approval_id="a1",
-        tool_name="erp__create_payment",
-        tool_args={},
-        approvers=["ada", "oscar"],
-        decided_by="ada",
-        reason="Budgeted for Q3.",
-    ),
-    frame(
+    tool_step(5, "start", "c1", "erp__create_payment", PAYMENT_ARGS),
+    tool_step(6, "start", "c2", "erp__get_purchase_order", ORDER_ARGS),
+    payment_approval(7, "pending", decided_by=None, reason="", tool_call_id="c1"),
+    payment_approval(8, "approved", decided_by="ada", reason="Budgeted for Q3."),
+    tool_step(
         9,
-        "r1",
-        "step",
-        type="iteration",
-        status="done",
-        iteration=1,
-        tool_name="erp__create_payment",
+        "done",
+        "c1",
+        "erp__create_payment",
+        PAYMENT_ARGS,
         observation="payment 12 created",
         error=None,
         iter_elapsed=0.42,
-        tool_call_id="c1",
         outcome="ok",
-        tool_args={"order": "PO-0002", "amount": 1280.5},
     ),
-    frame(
+    tool_step(
         10,
-        "r1",
-        "step",
-        type="iteration",
-        status="done",
-        iteration=1,
-        tool_name="erp__get_purchase_order",
+        "done",
+        "c2",
+        "erp__get_purchase_order",
+        ORDER_ARGS,
         observation="Error: timed out",
         error="timed out after 10 s",
         iter_elapsed=10.0,
-        tool_call_id="c2",
         outcome="timeout",
-        tool_args={"order_id": 2},
     ),
     frame(11, "r1", "plan", steps=[{"id": "s1", "status": "running"}]),
     frame(12, "r1", "something_new", anything=True),
@@ -202,13 +188,9 @@ HISTORY = [
 def test_the_timeline_renders_every_event_of_the_websocket_contract(make_page):
     page = make_page()
     result = page.evaluate(
-        """async ([history, frames]) => {
-            const { Timeline } = await import("/static/js/chat-timeline.js");
-            const scroller = document.createElement("div");
-            const list = document.createElement("ol");
-            const empty = document.createElement("p");
-            scroller.append(list);
-            document.body.append(scroller, empty);
+        "async ([history, frames]) => {"
+        + MOUNT_TIMELINE_LIST
+        + """
             const resent = [];
             const timeline = new Timeline({ list, scroller, empty, onResend: (c) => resent.push(c),
                 onUnknownRun: () => {}, onWorkingChange: () => {} });

@@ -8,12 +8,8 @@ import re
 
 import pytest
 
-try:
-    from playwright.sync_api import expect
-except ImportError:  # the chromium_path fixture then fails (CI) or skips the tests
-    expect = None
-
 from agents.demo import DEMO_EXAMPLE_QUESTIONS
+from tests.e2e.browser_pages import expect, submit_sign_in
 from tests.e2e.test_demo_stack import DEMO_PASSWORD, demo_server  # noqa: F401  (the fixture)
 
 pytestmark = pytest.mark.e2e
@@ -28,9 +24,7 @@ def admin_page(demo_server, browser):  # noqa: F811
     page.set_default_timeout(20000)
     expect.set_options(timeout=20000)
     page.goto(f"{demo_server.url}/login/")
-    page.fill("#id_username", "admin")
-    page.fill("#id_password", DEMO_PASSWORD)
-    page.click(".login button[type=submit]")
+    submit_sign_in(page, "admin", DEMO_PASSWORD)
     page.goto(f"{demo_server.url}/o/demo/chat/")
     try:
         yield page

@@ -9,11 +9,7 @@ import uuid
 
 import pytest
 
-try:
-    from playwright.sync_api import expect
-except ImportError:  # the chromium_path fixture then fails (CI) or skips the tests
-    expect = None
-
+from tests.e2e.browser_pages import expect
 from tests.e2e.chat_pages import open_new_chat
 from tests.fakes.openai_server import text
 

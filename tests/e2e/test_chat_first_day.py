@@ -10,11 +10,7 @@ from datetime import UTC, datetime, time, timedelta
 
 import pytest
 
-try:
-    from playwright.sync_api import expect
-except ImportError:  # the chromium_path fixture then fails (CI) or skips the tests
-    expect = None
-
+from tests.e2e.browser_pages import expect
 from tests.e2e.chat_pages import CONVERSATION_URL, open_new_chat
 from tests.e2e.conftest import wait_for
 from tests.fakes.openai_server import text

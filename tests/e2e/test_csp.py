@@ -11,20 +11,14 @@ to catch a violation first, so a silent recorder cannot pass for a clean page.
 from __future__ import annotations
 
 import json
-import subprocess
-import sys
 from collections.abc import Iterator
 from dataclasses import dataclass, field
 
 import pytest
 
-try:
-    from playwright.sync_api import expect
-except ImportError:  # the chromium_path fixture then fails (CI) or skips the tests
-    expect = None
-
+from tests.e2e.browser_pages import EXPECT_TIMEOUT_MS, expect, submit_sign_in
 from tests.e2e.chat_pages import open_new_chat
-from tests.e2e.conftest import EXPECT_TIMEOUT_MS, ROOT, E2EServer, wait_for
+from tests.e2e.conftest import E2EServer, wait_for
 from tests.fakes.openai_server import text
 
 pytestmark = pytest.mark.e2e
@@ -112,17 +106,7 @@ def build_admin_world() -> dict[str, str]:
 
 @pytest.fixture(scope="module")
 def admin_world(e2e_server: E2EServer) -> dict[str, str]:
-    code = "import django,json;django.setup();from tests.e2e.test_csp import build_admin_world as b;print(json.dumps(b()))"
-    done = subprocess.run(
-        [sys.executable, "-c", code],
-        cwd=ROOT,
-        env=e2e_server.env,
-        capture_output=True,
-        text=True,
-        timeout=180,
-    )
-    assert done.returncode == 0, done.stderr[-3000:]
-    return json.loads(done.stdout.strip().splitlines()[-1])
+    return e2e_server.build("tests.e2e.test_csp:build_admin_world")
 
 
 @pytest.fixture
@@ -147,9 +131,7 @@ def _open(page, url: str):
 
 def _sign_in(page, server: E2EServer, username: str, password: str, landing: str) -> None:
     _open(page, f"{server.url}/login/?next={landing}")
-    page.fill("#id_username", username)
-    page.fill("#id_password", password)
-    page.click(".login button[type=submit]")
+    submit_sign_in(page, username, password)
     page.wait_for_url(f"**{landing}")
 
 

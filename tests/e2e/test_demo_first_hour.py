@@ -15,13 +15,9 @@ from decimal import Decimal
 
 import pytest
 
-try:
-    from playwright.sync_api import expect
-except ImportError:  # the chromium_path fixture then fails (CI) or skips the tests
-    expect = None
-
 from agents.demo import DEMO_EXAMPLE_QUESTIONS
-from tests.e2e.conftest import _run
+from tests.e2e.browser_pages import expect, page_opener, submit_sign_in
+from tests.e2e.conftest import run_checked
 from tests.e2e.test_demo_stack import DEMO_PASSWORD, demo_server  # noqa: F401  (the fixture)
 
 pytestmark = pytest.mark.e2e
@@ -34,7 +30,7 @@ TIMEOUT_MS = 25000  # generous: the machine running the browser tests is shared
 @pytest.fixture(scope="module")
 def approver(demo_server):  # noqa: F811
     """A finance colleague with the approver role, added to the demo organisation by the operator."""
-    out = _run(
+    out = run_checked(
         [
             sys.executable,
             "manage.py",
@@ -56,27 +52,17 @@ def approver(demo_server):  # noqa: F811
 @pytest.fixture
 def sign_in(demo_server, browser):  # noqa: F811
     """``sign_in(username, password)``: a new browser context signed in through the login page."""
-    expect.set_options(timeout=TIMEOUT_MS)
-    contexts = []
+    with page_opener(browser, TIMEOUT_MS) as opener:
 
-    def make(username: str, password: str):
-        context = browser.new_context(viewport={"width": 1280, "height": 900}, locale="en-GB")
-        contexts.append(context)
-        page = context.new_page()
-        page.set_default_timeout(TIMEOUT_MS)
-        page.goto(f"{demo_server.url}/")
-        expect(page.locator("#id_username")).to_be_visible()  # the home page asks to sign in first
-        page.fill("#id_username", username)
-        page.fill("#id_password", password)
-        page.click(".login button[type=submit]")
-        expect(page.locator(".topbar")).to_contain_text(username)
-        return page
+        def make(username: str, password: str):
+            page = opener.new_page(width=1280, height=900)
+            page.goto(f"{demo_server.url}/")
+            expect(page.locator("#id_username")).to_be_visible()  # the home page asks to sign in first
+            submit_sign_in(page, username, password)
+            expect(page.locator(".topbar")).to_contain_text(username)
+            return page
 
-    try:
         yield make
-    finally:
-        for context in contexts:
-            context.close()
 
 
 def _ask(page, question: str) -> None:

@@ -7,18 +7,13 @@ The server runs with no model endpoint configured at all (no ``OPENAI_BASE_URL``
 
 from __future__ import annotations
 
-import os
 import sys
 
 import pytest
 
-try:
-    from playwright.sync_api import expect
-except ImportError:  # the chromium_path fixture then fails (CI) or skips the tests
-    expect = None
-
+from tests.e2e.browser_pages import expect, submit_sign_in
 from tests.e2e.chat_pages import open_new_chat
-from tests.e2e.conftest import E2EServer, _free_port, _run
+from tests.e2e.conftest import E2EServer, free_port, run_checked, server_env
 
 pytestmark = pytest.mark.e2e
 
@@ -29,30 +24,17 @@ DEMO_PASSWORD = "demo-admin-password-1"
 def demo_server(chromium_path, tmp_path_factory):
     folder = tmp_path_factory.mktemp("demo-stack")
     database = folder / "demo.sqlite3"
-    port = _free_port()
-    env = {
-        key: value
-        for key, value in os.environ.items()
-        if key
-        not in {
-            "DATABASE_URL",
-            "REDIS_URL",
-            "CELERY_BROKER_URL",
-            "OPENAI_BASE_URL",
-            "OPENAI_API_KEY",
-            "LLM_MODEL",
-        }
-    }
-    env.update(
-        {
-            "DATABASE_URL": f"sqlite:///{database}",
-            "DJANGO_SETTINGS_MODULE": "platform_core.settings",
-            "DEMO_API_BASE_URL": f"http://127.0.0.1:{port}/demo-api",
-            "PYTHONUNBUFFERED": "1",
-        }
+    port = free_port()
+    # no model endpoint of the process: the demo answers with its offline model
+    env = server_env(
+        database,
+        {"DEMO_API_BASE_URL": f"http://127.0.0.1:{port}/demo-api"},
+        also_drop={"OPENAI_BASE_URL", "OPENAI_API_KEY", "LLM_MODEL"},
     )
-    _run([sys.executable, "manage.py", "migrate", "--noinput"], env, "migrate")
-    out = _run([sys.executable, "manage.py", "seed_demo", "--password", DEMO_PASSWORD], env, "seed_demo")
+    run_checked([sys.executable, "manage.py", "migrate", "--noinput"], env, "migrate")
+    out = run_checked(
+        [sys.executable, "manage.py", "seed_demo", "--password", DEMO_PASSWORD], env, "seed_demo"
+    )
     assert "username: admin" in out and DEMO_PASSWORD in out
     server = E2EServer(port=port, database=database, log_path=folder / "daphne.log", env=env)
     server.start()
@@ -67,9 +49,7 @@ def test_the_demo_admin_chats_with_the_demo_agent_which_calls_the_demo_erp_offli
     try:
         page = context.new_page()
         page.goto(f"{demo_server.url}/login/")
-        page.fill("#id_username", "admin")
-        page.fill("#id_password", DEMO_PASSWORD)
-        page.click(".login button[type=submit]")
+        submit_sign_in(page, "admin", DEMO_PASSWORD)
         page.goto(f"{demo_server.url}/o/demo/chat/")
         open_new_chat(page)
         page.fill("#composer-input", "Show me purchase order 1")

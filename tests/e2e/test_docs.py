@@ -14,11 +14,7 @@ from pathlib import Path
 
 import pytest
 
-try:
-    from playwright.sync_api import expect
-except ImportError:  # the chromium_path fixture then fails (CI) or skips the tests
-    expect = None
-
+from tests.e2e.browser_pages import expect
 from tests.e2e.conftest import ROOT
 
 pytestmark = pytest.mark.e2e

@@ -14,7 +14,8 @@ from collections.abc import Iterator
 
 import pytest
 
-from tests.e2e.conftest import PASSWORD, E2EServer, _free_port, wait_for
+from tests.e2e.browser_pages import sign_in
+from tests.e2e.conftest import PASSWORD, E2EServer, free_port, wait_for
 from tests.fakes.openai_server import call, hang, text, tool_calls
 
 pytestmark = pytest.mark.e2e
@@ -61,7 +62,7 @@ def dropping_server(e2e_server: E2EServer, tmp_path_factory: pytest.TempPathFact
     """A second daphne on the same database whose responses last at most ``HTTP_TIMEOUT_SECONDS``."""
     folder = tmp_path_factory.mktemp("e2e-dropping")
     server = E2EServer(
-        port=_free_port(),
+        port=free_port(),
         database=e2e_server.database,
         log_path=folder / "daphne.log",
         env=e2e_server.env,
@@ -87,11 +88,7 @@ def test_a_browsers_eventsource_follows_a_run_and_resumes_with_last_event_id_aft
     context = browser.new_context()
     try:
         page = context.new_page()
-        page.goto(f"{dropping_server.url}/login/?next=/o/acme/chat/")
-        page.fill("#id_username", dropping_server.world["username"])
-        page.fill("#id_password", PASSWORD)
-        page.click(".login button[type=submit]")
-        page.wait_for_url("**/o/acme/chat/")
+        sign_in(page, dropping_server.url, dropping_server.world["username"], PASSWORD, "/o/acme/chat/")
         streams = []
         page.on("request", lambda request: streams.append(request) if "/stream/" in request.url else None)
 

@@ -10,18 +10,12 @@ from __future__ import annotations
 
 import json
 import re
-import subprocess
-import sys
 from collections.abc import Iterator
 
 import pytest
 
-try:
-    from playwright.sync_api import expect
-except ImportError:  # the chromium_path fixture then fails (CI) or skips the tests
-    expect = None
-
-from tests.e2e.conftest import ROOT, E2EServer, wait_for
+from tests.e2e.browser_pages import expect
+from tests.e2e.conftest import E2EServer, wait_for
 from tests.e2e.test_chat import send, start_chat
 from tests.fakes.openai_server import call, text, tool_calls
 
@@ -66,28 +60,15 @@ approval_decide(approval=approval, decision="reject", via="web", actor=actor, co
 """
 
 
-def _python(server: E2EServer, code: str, *args: str) -> str:
-    done = subprocess.run(
-        [sys.executable, "-c", code, *args],
-        cwd=ROOT,
-        env=server.env,
-        capture_output=True,
-        text=True,
-        timeout=120,
-    )
-    assert done.returncode == 0, done.stderr[-3000:]
-    return done.stdout
-
-
 @pytest.fixture
 def payment_policy(e2e_server: E2EServer) -> Iterator[int]:
     """Every ``erp__create_payment`` call of the chat's organisation waits for an owner's decision; the
     policy's id (other tests of the shared server may leave requests of their own pending)."""
-    policy = json.loads(_python(e2e_server, POLICY_SETUP).strip().splitlines()[-1])["policy"]
+    policy = json.loads(e2e_server.python(POLICY_SETUP).strip().splitlines()[-1])["policy"]
     try:
         yield policy
     finally:
-        _python(e2e_server, POLICY_TEARDOWN, str(policy))
+        e2e_server.python(POLICY_TEARDOWN, str(policy))
 
 
 STEPS_ORDER = """() => [...document.querySelectorAll('.turn .steps > li')].map((li) =>
@@ -131,7 +112,7 @@ def test_a_follow_up_sent_while_a_call_waits_for_approval_keeps_its_place_after_
     assert live.index("tool-card") < live.index("follow-up:pending")
 
     # And once the approver rejects the call, the follow-up is taken where the events say, live and reloaded
-    _python(e2e_server, REJECT, str(payment_policy))
+    e2e_server.python(REJECT, str(payment_policy))
     expect(page.locator(".run-footer")).to_be_visible()
     expect(page.locator(".step.follow-up")).to_have_attribute("data-status", "taken")
     live = _steps(page)

@@ -8,18 +8,11 @@ subprocess on the world's database, pointing at a real SDK server on loopback.
 from __future__ import annotations
 
 import json
-import subprocess
-import sys
 
 import pytest
 
-try:
-    from playwright.sync_api import expect
-except ImportError:  # the chromium_path fixture then fails (CI) or skips the tests
-    expect = None
-
+from tests.e2e.browser_pages import expect
 from tests.e2e.chat_pages import open_new_chat
-from tests.e2e.conftest import ROOT
 from tests.fakes.mcp_servers import FakeMcpServer
 from tests.fakes.openai_server import call, text, tool_calls
 
@@ -48,28 +41,15 @@ else:
 """
 
 
-def _world(e2e_server, *args: str) -> str:
-    out = subprocess.run(
-        [sys.executable, "-c", _SETUP, *args],
-        cwd=ROOT,
-        env=e2e_server.env,
-        capture_output=True,
-        text=True,
-        timeout=120,
-        check=True,
-    )
-    return out.stdout
-
-
 @pytest.fixture
 def mcp_charts(e2e_server):
     with FakeMcpServer() as server:
-        report = json.loads(_world(e2e_server, "add", server.url).strip().splitlines()[-1])
+        report = json.loads(e2e_server.python(_SETUP, "add", server.url).strip().splitlines()[-1])
         assert "chart" in report["added"]
         try:
             yield server
         finally:
-            _world(e2e_server, "remove")
+            e2e_server.python(_SETUP, "remove")
 
 
 def test_an_mcp_tool_call_shows_its_card_with_the_image_as_a_file(make_page, scripted_llm, mcp_charts):

@@ -6,17 +6,11 @@ someone who signed in with Feishu, change a role and remove a member."""
 from __future__ import annotations
 
 import json
-import subprocess
-import sys
 
 import pytest
 
-try:
-    from playwright.sync_api import expect
-except ImportError:  # the chromium_path fixture then fails (CI) or skips the tests
-    expect = None
-
-from tests.e2e.conftest import EXPECT_TIMEOUT_MS, ROOT, E2EServer
+from tests.e2e.browser_pages import expect
+from tests.e2e.conftest import E2EServer
 
 pytestmark = pytest.mark.e2e
 
@@ -45,47 +39,18 @@ def build_people_world() -> dict[str, object]:
 
 @pytest.fixture(scope="module")
 def people_world(e2e_server: E2EServer) -> dict[str, object]:
-    code = (
-        "import django,json;django.setup();"
-        "from tests.e2e.test_members_and_approvers_people import build_people_world as b;"
-        "print(json.dumps(b()))"
-    )
-    done = subprocess.run(
-        [sys.executable, "-c", code],
-        cwd=ROOT,
-        env=e2e_server.env,
-        capture_output=True,
-        text=True,
-        timeout=180,
-    )
-    assert done.returncode == 0, done.stderr[-3000:]
-    return json.loads(done.stdout.strip().splitlines()[-1])
+    return e2e_server.build("tests.e2e.test_members_and_approvers_people:build_people_world")
 
 
 @pytest.fixture
-def open_as(browser, e2e_server: E2EServer):
-    from tests.factories import PASSWORD
-
-    expect.set_options(timeout=EXPECT_TIMEOUT_MS)
-    contexts = []
+def open_as(signed_in_page):
+    """``open_as(username, path)``: a new context signed in, on ``path``."""
 
     def make(username: str, path: str):
-        context = browser.new_context(viewport={"width": 1280, "height": 860}, locale="en-GB")
-        contexts.append(context)
-        page = context.new_page()
-        page.set_default_timeout(EXPECT_TIMEOUT_MS)
-        page.goto(f"{e2e_server.url}/login/?next={path}")
-        page.fill("#id_username", username)
-        page.fill("#id_password", PASSWORD)
-        page.click(".login button[type=submit]")
-        page.wait_for_url(f"**{path}")
+        page, _errors = signed_in_page(username, next=path, width=1280, height=860)
         return page
 
-    try:
-        yield make
-    finally:
-        for context in contexts:
-            context.close()
+    return make
 
 
 def test_an_owner_chooses_a_policys_approvers_by_name_in_the_admin(open_as, people_world, e2e_server):

@@ -8,11 +8,7 @@ import json
 
 import pytest
 
-try:
-    from playwright.sync_api import expect
-except ImportError:  # the chromium_path fixture then fails (CI) or skips the tests
-    expect = None
-
+from tests.e2e.browser_pages import expect
 from tests.e2e.conftest import E2EServer
 from tests.fakes.openai_replies import call, error, text, tool_calls
 

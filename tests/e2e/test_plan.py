@@ -14,14 +14,10 @@ import threading
 
 import pytest
 
-try:
-    from playwright.sync_api import expect
-except ImportError:  # the chromium_path fixture then fails (CI) or skips the tests
-    expect = None
-
 from tests.agents.plan_script import ANALYZER, PLANNER, PlanModel, step, verdict
-from tests.e2e.chat_pages import open_new_chat
-from tests.e2e.conftest import ROOT, _run
+from tests.e2e.browser_pages import expect
+from tests.e2e.chat_pages import MOUNT_TIMELINE_LIST, open_new_chat
+from tests.e2e.conftest import ROOT, run_checked
 from tests.fakes.openai_server import call, text, tool_calls
 
 pytestmark = pytest.mark.e2e
@@ -55,7 +51,7 @@ agent.connectors.set(source.connectors.all())
 
 @pytest.fixture(scope="module")
 def plan_agent(e2e_server):
-    _run([sys.executable, "-c", PLAN_AGENT_SETUP], e2e_server.env, "plan agent setup")
+    run_checked([sys.executable, "-c", PLAN_AGENT_SETUP], e2e_server.env, "plan agent setup")
     return AGENT
 
 
@@ -237,13 +233,9 @@ def test_an_approval_inside_a_plan_lands_on_its_step_and_a_stop_marks_what_did_n
 ):
     page = make_page()
     result = page.evaluate(
-        """async (frames) => {
-            const { Timeline } = await import("/static/js/chat-timeline.js");
-            const scroller = document.createElement("div");
-            const list = document.createElement("ol");
-            const empty = document.createElement("p");
-            scroller.append(list);
-            document.body.append(scroller, empty);
+        "async (frames) => {"
+        + MOUNT_TIMELINE_LIST
+        + """
             const timeline = new Timeline({ list, scroller, empty, onResend: () => {}, onUnknownRun: () => {},
                 onWorkingChange: () => {} });
             timeline.loadHistory([{ id: 1, role: "user", content: "Pay both", run_id: "r1", injected: false }], "r1");

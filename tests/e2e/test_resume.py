@@ -15,12 +15,8 @@ import time
 
 import pytest
 
-try:
-    from playwright.sync_api import expect
-except ImportError:  # the chromium_path fixture then fails (CI) or skips the tests
-    expect = None
-
-from tests.e2e.conftest import _run, wait_for
+from tests.e2e.browser_pages import expect
+from tests.e2e.conftest import run_checked, wait_for
 from tests.e2e.test_chat import record_frames, send, start_chat
 from tests.fakes.openai_server import call, hang, text, tool_calls
 
@@ -104,7 +100,9 @@ def _interrupt_mid_answer(page, e2e_server, scripted_llm) -> str:
     expect(page.locator(".run-status")).to_be_visible()
 
     _kill_server(e2e_server)
-    swept = json.loads(_run([sys.executable, "-c", SWEEP], e2e_server.env, "sweep").strip().splitlines()[-1])
+    swept = json.loads(
+        run_checked([sys.executable, "-c", SWEEP], e2e_server.env, "sweep").strip().splitlines()[-1]
+    )
     e2e_server.start()  # before asserting: a failure here must not leave the shared server down
     # Runs that earlier tests of the shared server left working lapse with it too.
     assert run_id in swept

@@ -13,12 +13,8 @@ from collections.abc import Iterator
 
 import pytest
 
-try:
-    from playwright.sync_api import expect
-except ImportError:  # the chromium_path fixture then fails (CI) or skips the tests
-    expect = None
-
-from tests.e2e.conftest import EXPECT_TIMEOUT_MS, E2EServer, _free_port, _run
+from tests.e2e.browser_pages import EXPECT_TIMEOUT_MS, expect
+from tests.e2e.conftest import E2EServer, free_port, run_checked, server_env
 from tests.fakes.feishu_server import FAKE_APP_ID, FAKE_APP_SECRET, FakeFeishu
 
 pytestmark = pytest.mark.e2e
@@ -38,28 +34,19 @@ SETUP = (
 
 @pytest.fixture(scope="module")
 def sso_server(chromium_path, tmp_path_factory, fake_feishu_server: FakeFeishu) -> Iterator[E2EServer]:
-    import os
-
     folder = tmp_path_factory.mktemp("e2e-sso")
     database = folder / "e2e.sqlite3"
-    env = {
-        k: v
-        for k, v in os.environ.items()
-        if k not in {"DATABASE_URL", "REDIS_URL", "CELERY_BROKER_URL", "CELERY_RESULT_BACKEND"}
-    }
-    env.update(
+    env = server_env(
+        database,
         {
-            "DATABASE_URL": f"sqlite:///{database}",
-            "DJANGO_SETTINGS_MODULE": "platform_core.settings",
-            "PYTHONUNBUFFERED": "1",
             "FEISHU_SSO_APP_ID": FAKE_APP_ID,
             "FEISHU_SSO_APP_SECRET": FAKE_APP_SECRET,
             "FEISHU_SSO_BASE_URL": fake_feishu_server.base_url,
-        }
+        },
     )
-    server = E2EServer(port=_free_port(), database=database, log_path=folder / "daphne.log", env=env)
-    _run([sys.executable, "manage.py", "migrate", "--noinput"], env, "migrate")
-    _run([sys.executable, "-c", SETUP], env, "sign-in rule setup")
+    server = E2EServer(port=free_port(), database=database, log_path=folder / "daphne.log", env=env)
+    run_checked([sys.executable, "manage.py", "migrate", "--noinput"], env, "migrate")
+    run_checked([sys.executable, "-c", SETUP], env, "sign-in rule setup")
     server.start()
     try:
         yield server

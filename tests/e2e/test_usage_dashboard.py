@@ -4,19 +4,12 @@ docs/screenshots/usage-dashboard.png (the README shows it)."""
 
 from __future__ import annotations
 
-import json
 import re
-import subprocess
-import sys
 
 import pytest
 
-try:
-    from playwright.sync_api import expect
-except ImportError:  # the chromium_path fixture then fails (CI) or skips the tests
-    expect = None
-
-from tests.e2e.conftest import EXPECT_TIMEOUT_MS, ROOT, E2EServer
+from tests.e2e.browser_pages import expect
+from tests.e2e.conftest import ROOT, E2EServer
 
 pytestmark = pytest.mark.e2e
 
@@ -40,7 +33,6 @@ def build_usage_world() -> dict[str, str]:
     owner = member_of(org, Role.OWNER, username=OWNER)
     analyst = member_of(org, Role.MEMBER, username="usage-ivan")
     # Only once tests.factories is loaded: it imports the agents' factories itself.
-    from agents.usage.models import UsageRecord
     from tests.agents.factories import (
         AgentFactory,
         BudgetFactory,
@@ -48,6 +40,7 @@ def build_usage_world() -> dict[str, str]:
         ModelConfigFactory,
         RunFactory,
     )
+    from tests.agents.usage_dashboard.conftest import usage
 
     buyer = AgentFactory(organization=org, name="Purchasing")
     helpdesk = AgentFactory(organization=org, name="Helpdesk")
@@ -63,19 +56,17 @@ def build_usage_world() -> dict[str, str]:
             prompt = 2000 + 350 * ((day * 7 + n * 3) % 11)
             completion = 300 + 90 * ((day * 5 + n) % 7)
             total += prompt + completion
-            UsageRecord.objects.create(
-                organization=org,
+            usage(
+                org,
                 user=user,
                 agent=agent,
-                model_config=endpoint,
+                endpoint=endpoint,
                 run=run,
-                purpose="tool_loop",
-                prompt_tokens=prompt,
-                completion_tokens=completion,
-                total_tokens=prompt + completion,
-                cost=(prompt + completion) * price,
+                when=now - timedelta(days=day, hours=1),
+                prompt=prompt,
+                completion=completion,
+                cost=str((prompt + completion) * price),
                 currency="USD",
-                created_at=now - timedelta(days=day, hours=1),
             )
     BudgetFactory(
         organization=org,
@@ -93,44 +84,12 @@ def build_usage_world() -> dict[str, str]:
 
 @pytest.fixture(scope="module")
 def usage_world(e2e_server: E2EServer) -> dict[str, str]:
-    code = (
-        "import django,json;django.setup();"
-        "from tests.e2e.test_usage_dashboard import build_usage_world as b;"
-        "print(json.dumps(b()))"
-    )
-    done = subprocess.run(
-        [sys.executable, "-c", code],
-        cwd=ROOT,
-        env=e2e_server.env,
-        capture_output=True,
-        text=True,
-        timeout=180,
-    )
-    assert done.returncode == 0, done.stderr[-3000:]
-    return json.loads(done.stdout.strip().splitlines()[-1])
+    return e2e_server.build("tests.e2e.test_usage_dashboard:build_usage_world")
 
 
 @pytest.fixture
-def admin_page(browser, e2e_server, usage_world):
-    from tests.factories import PASSWORD
-
-    expect.set_options(timeout=EXPECT_TIMEOUT_MS)
-    context = browser.new_context(
-        viewport={"width": 1366, "height": 1000}, locale="en-GB", accept_downloads=True
-    )
-    page = context.new_page()
-    errors: list[str] = []
-    page.on("pageerror", lambda exc: errors.append(str(exc)))
-    page.on("console", lambda msg: errors.append(msg.text) if "Refused" in msg.text else None)
-    page.goto(f"{e2e_server.url}/login/?next=/admin/")
-    page.fill("#id_username", OWNER)
-    page.fill("#id_password", PASSWORD)
-    page.click(".login button[type=submit]")
-    page.wait_for_url("**/admin/")
-    try:
-        yield page, errors
-    finally:
-        context.close()
+def admin_page(signed_in_page, usage_world):
+    return signed_in_page(OWNER, next="/admin/", width=1366, height=1000, accept_downloads=True)
 
 
 # Counts the canvas's pixels that are not transparent (what the chart drew).

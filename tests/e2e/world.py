@@ -9,11 +9,7 @@ connector, which points at the server under test (``--site``). Prints the ids it
 
 from __future__ import annotations
 
-import argparse
-import json
-import os
-
-import django
+from tests.production.processes import world_main
 
 
 def build(*, llm_base_url: str, site_url: str, password: str) -> dict[str, str]:
@@ -52,14 +48,7 @@ def build(*, llm_base_url: str, site_url: str, password: str) -> dict[str, str]:
 
 
 def main() -> None:
-    parser = argparse.ArgumentParser()
-    parser.add_argument("--llm", required=True)
-    parser.add_argument("--site", required=True)
-    parser.add_argument("--password", required=True)
-    args = parser.parse_args()
-    os.environ.setdefault("DJANGO_SETTINGS_MODULE", "platform_core.settings")
-    django.setup()
-    print(json.dumps(build(llm_base_url=args.llm, site_url=args.site, password=args.password)))
+    world_main(build, {"--llm": "llm_base_url", "--site": "site_url", "--password": "password"})
 
 
 if __name__ == "__main__":

@@ -14,8 +14,6 @@ from __future__ import annotations
 
 import json
 import os
-import socket
-import subprocess
 import sys
 import uuid
 from collections.abc import Iterator
@@ -34,36 +32,16 @@ from platform_core.wiring.deploy.services import (
     redis_problem,
     with_database,
 )
-from platform_core.wiring.deploy.stack import ROOT, ProcessGroup, daphne_spec, inherited_env, worker_spec
+from platform_core.wiring.deploy.stack import ProcessGroup, daphne_spec, inherited_env, worker_spec
 from tests.fakes.feishu_server import FakeFeishu
 from tests.fakes.http_service import LoopbackHTTPService, running_http_service
 from tests.fakes.openai_server import ScriptedOpenAIServer
+from tests.production.processes import free_port, run_checked, unavailable
 
 POSTGRES_URL = os.environ.get("PROD_TEST_POSTGRES_URL", "postgres://postgres@127.0.0.1:5432/postgres")
 REDIS_URL = os.environ.get("PROD_TEST_REDIS_URL", "redis://127.0.0.1:6379/13")
 # The deployment's own variables of the test process (CI points them at its services) must not leak in.
 SERVICE_VARIABLES = ("DATABASE_URL", "REDIS_URL", "CELERY_BROKER_URL", "CELERY_RESULT_BACKEND")
-
-
-def _unavailable(reason: str) -> None:
-    if os.environ.get("CI", "").lower() == "true":
-        pytest.fail(f"multi-process tests cannot run: {reason}", pytrace=False)
-    pytest.skip(reason)
-
-
-def _free_port() -> int:
-    with socket.socket() as sock:
-        sock.bind(("127.0.0.1", 0))
-        return sock.getsockname()[1]
-
-
-def _run(args: list[str], env: dict[str, str], what: str) -> str:
-    done = subprocess.run(args, cwd=ROOT, env=env, capture_output=True, text=True, timeout=180)
-    if done.returncode != 0:
-        raise RuntimeError(
-            f"{what} failed ({done.returncode}):\n{done.stdout[-3000:]}\n{done.stderr[-3000:]}"
-        )
-    return done.stdout
 
 
 @dataclass
@@ -112,7 +90,7 @@ def prod_stack(
 ) -> Iterator[Stack]:
     problem = postgres_problem(POSTGRES_URL) or redis_problem(REDIS_URL)
     if problem:
-        _unavailable(problem)
+        unavailable("multi-process tests", problem)
     database_url = with_database(POSTGRES_URL, f"agent_platform_prodtest_{uuid.uuid4().hex[:8]}")
     postgres_database_ensure(database_url)
     redis_flush(REDIS_URL)
@@ -132,8 +110,8 @@ def prod_stack(
     log_dir: Path = tmp_path_factory.mktemp("production")
     group = ProcessGroup(env=env, log_dir=log_dir)
     try:
-        _run([sys.executable, "manage.py", "migrate", "--noinput"], env, "migrate")
-        out = _run(
+        run_checked([sys.executable, "manage.py", "migrate", "--noinput"], env, "migrate")
+        out = run_checked(
             [
                 sys.executable,
                 "-m",
@@ -149,7 +127,7 @@ def prod_stack(
             "world setup",
         )
         world: dict[str, Any] = json.loads(out.strip().splitlines()[-1])
-        a, b = group.start(daphne_spec(_free_port())), group.start(daphne_spec(_free_port()))
+        a, b = group.start(daphne_spec(free_port())), group.start(daphne_spec(free_port()))
         group.start(worker_spec(concurrency=1))
         group.wait_ready(timeout=60)
         yield Stack(

@@ -21,17 +21,19 @@ from platform_core.wiring.deploy.stack import ProcessGroup
 from tests.fakes.openai_server import call, text, tool_calls
 from tests.production.conftest import Stack
 from tests.production.durable import (
-    PAYMENT,
     SHORT_LEASES,
+    approve_through,
+    ask_to_pay,
     assert_every_event_once,
     call_logs,
     events,
     extra_server,
+    follow_on_b,
     run_row,
     sweep,
     until_status,
 )
-from tests.production.ws_client import is_approval, is_done, ws_frames_until, ws_open, ws_send
+from tests.production.ws_client import is_done, ws_frames_until, ws_open, ws_send
 
 INTERRUPT_WITHIN = 30.0
 
@@ -111,29 +113,14 @@ async def test_an_approval_decided_after_its_run_was_parked_resumes_it_in_the_ce
 ):
     # given a run on server C whose payment approval outlasted the in-process hold: it is parked
     c, _ = server_c
-    scripted_llm.script(
-        tool_calls(call("erp__create_payment", PAYMENT, id="pay-parked")),
-        text("Paid."),
-        text("The payment of 60,000 CNY was approved and has been made."),
-    )
-    payments = len(prod_erp.requests_to("/payments"))
-    conversation = await stack.new_conversation()
-    token = stack.world["requester_token"]
-    on_c = await ws_open(c, conversation, token)
-    await ws_send(on_c, {"type": "message", "content": "Pay 60000 CNY to the supplier"})
-    seen = await ws_frames_until(on_c, is_approval("pending"))
-    pending = seen[-1]["data"]
+    asked = await ask_to_pay(stack, c, "pay-parked", scripted_llm, prod_erp)
+    conversation, seen = asked.conversation, asked.frames
     parked = await until_status(stack, conversation, "parked")
     assert parked["lease_owner"] == ""
 
     # when the approver approves through server B (no process holds the run any more)
-    on_b = await ws_open(stack.b, conversation, token)
-    await ws_send(on_b, {"type": "resume", "after_seq": seen[-1]["seq"]})
-    async with stack.api(stack.b, stack.world["approver_token"]) as api:
-        response = await api.post(
-            f"/approvals/{pending['approval_id']}/decide/", json={"decision": "approve", "comment": "ok"}
-        )
-    assert response.status_code == 200, response.text
+    on_b = await follow_on_b(stack, conversation, seen[-1]["seq"])
+    await approve_through(stack, stack.b, asked.approval_id, comment="ok")
 
     # then the worker resumes the run from its checkpoint: the payment is made once and the stream ends
     rest = await ws_frames_until(on_b, is_done)
@@ -141,9 +128,9 @@ async def test_an_approval_decided_after_its_run_was_parked_resumes_it_in_the_ce
     assert_every_event_once(seen)
     assert [f["data"]["status"] for f in rest if f["event"] == "approval"] == ["approved"]
     assert rest[-1]["data"]["cancelled"] is False
-    assert len(prod_erp.requests_to("/payments")) == payments + 1
+    assert len(prod_erp.requests_to("/payments")) == asked.payments_before + 1
     assert await call_logs(stack, conversation) == [("pay-parked", "ok")]
     finished = await asyncio.to_thread(run_row, stack, conversation)
     assert finished["status"] == "done" and finished["resumes"] == 1
     await on_b.close()
-    await on_c.close()
+    await asked.ws.close()

@@ -23,20 +23,24 @@ import time
 from pathlib import Path
 from typing import Any
 
+from websockets.asyncio.client import ClientConnection
+
 from platform_core.wiring.deploy.services import postgres_query
-from tests.fakes.openai_server import call, text, tool_calls
 from tests.production.conftest import Stack
 from tests.production.durable import (
-    PAYMENT,
     SHORT_LEASES,
+    PaymentAsked,
+    approve_through,
+    ask_to_pay,
     assert_every_event_once,
     call_logs,
     extra_server,
+    follow_on_b,
     run_row,
     sweep,
     until_status,
 )
-from tests.production.ws_client import is_approval, is_done, ws_frames_until, ws_open, ws_send
+from tests.production.ws_client import is_done, ws_frames_until, ws_send
 
 # A call held in process for longer than any of these tests, its request re-read every second.
 LONG_HOLD = {"APPROVAL_INPROCESS_HOLD_SECONDS": "60", "APPROVAL_RECHECK_SECONDS": "1"}
@@ -68,24 +72,22 @@ def _claim_as_a_dead_worker(stack: Stack, run_id: str) -> None:
     assert claimed, "the run was not parked"
 
 
-async def _ask_to_pay(stack: Stack, base_url: str, call_id: str, scripted_llm) -> tuple[str, Any, list[dict]]:
-    """A conversation on ``base_url`` whose agent asks to pay 60,000 CNY: its socket and its frames up
-    to the pending approval."""
-    scripted_llm.script(
-        tool_calls(call("erp__create_payment", PAYMENT, id=call_id)),
-        text("Paid."),
-        text("The payment of 60,000 CNY was approved and has been made."),
-    )
-    conversation = await stack.new_conversation()
-    ws = await ws_open(base_url, conversation, stack.world["requester_token"])
-    await ws_send(ws, {"type": "message", "content": "Pay 60000 CNY to the supplier"})
-    return conversation, ws, await ws_frames_until(ws, is_approval("pending"))
+async def _parked_and_followed_on_b(
+    stack: Stack, base_url: str, call_id: str, scripted_llm, prod_erp
+) -> tuple[PaymentAsked, dict[str, Any], ClientConnection]:
+    """A payment asked for on ``base_url`` whose run has been parked, its run row, and B's socket
+    following its stream."""
+    asked = await ask_to_pay(stack, base_url, call_id, scripted_llm, prod_erp)
+    parked = await until_status(stack, asked.conversation, "parked")
+    return asked, parked, await follow_on_b(stack, asked.conversation, asked.frames[-1]["seq"])
 
 
-async def _follow_on_b(stack: Stack, conversation: str, after_seq: int) -> Any:
-    ws = await ws_open(stack.b, conversation, stack.world["requester_token"])
-    await ws_send(ws, {"type": "resume", "after_seq": after_seq})
-    return ws
+async def _interrupted_then_resumed(stack: Stack, on_b: ClientConnection) -> list[dict]:
+    """Sweep until the run is interrupted, then resume it from B's socket: B's frames up to its end."""
+    await _sweep_until(stack, "interrupted")
+    frames = await ws_frames_until(on_b, lambda f: f["data"].get("code") == "run_interrupted")
+    await ws_send(on_b, {"type": "resume_run"})
+    return frames + await ws_frames_until(on_b, is_done)
 
 
 async def _sweep_until(stack: Stack, key: str) -> None:
@@ -96,20 +98,14 @@ async def _sweep_until(stack: Stack, key: str) -> None:
 
 
 async def _assert_paid_once(
-    stack: Stack,
-    conversation: str,
-    call_id: str,
-    frames: list[dict],
-    payments_before: int,
-    prod_erp,
-    resumes: int,
+    stack: Stack, asked: PaymentAsked, call_id: str, frames: list[dict], prod_erp, resumes: int
 ) -> None:
     assert_every_event_once(frames)
     assert [f["event"] for f in frames].count("done") == 1 and frames[-1]["data"]["cancelled"] is False
     assert [f["data"]["status"] for f in frames if f["event"] == "approval"][-1] == "approved"
-    assert len(prod_erp.requests_to("/payments")) == payments_before + 1
-    assert await call_logs(stack, conversation) == [(call_id, "ok")]
-    finished = await asyncio.to_thread(run_row, stack, conversation)
+    assert len(prod_erp.requests_to("/payments")) == asked.payments_before + 1
+    assert await call_logs(stack, asked.conversation) == [(call_id, "ok")]
+    finished = await asyncio.to_thread(run_row, stack, asked.conversation)
     assert finished["status"] == "done" and finished["resumes"] == resumes
 
 
@@ -117,74 +113,54 @@ async def test_a_decider_killed_before_its_wake_up_still_releases_the_call_its_s
     stack: Stack, tmp_path: Path, scripted_llm, prod_erp
 ):
     with extra_server(stack, tmp_path / "server-c", LONG_HOLD) as (c, _):
-        payments = len(prod_erp.requests_to("/payments"))
-        conversation, on_c, seen = await _ask_to_pay(stack, c, "pay-held", scripted_llm)
+        asked = await ask_to_pay(stack, c, "pay-held", scripted_llm, prod_erp)
 
-        await asyncio.to_thread(_decide_over_sql, stack, seen[-1]["data"]["approval_id"])
+        await asyncio.to_thread(_decide_over_sql, stack, asked.approval_id)
 
-        seen += await ws_frames_until(on_c, is_done)
-        await _assert_paid_once(stack, conversation, "pay-held", seen, payments, prod_erp, resumes=0)
-        await on_c.close()
+        seen = asked.frames + await ws_frames_until(asked.ws, is_done)
+        await _assert_paid_once(stack, asked, "pay-held", seen, prod_erp, resumes=0)
+        await asked.ws.close()
 
 
 async def test_a_decider_killed_before_its_wake_up_still_resumes_the_parked_run_through_the_sweeper(
     stack: Stack, tmp_path: Path, scripted_llm, prod_erp
 ):
     with extra_server(stack, tmp_path / "server-c", SHORT_LEASES) as (c, _):
-        payments = len(prod_erp.requests_to("/payments"))
-        conversation, on_c, seen = await _ask_to_pay(stack, c, "pay-parked", scripted_llm)
-        await until_status(stack, conversation, "parked")
-        on_b = await _follow_on_b(stack, conversation, seen[-1]["seq"])
+        asked, _, on_b = await _parked_and_followed_on_b(stack, c, "pay-parked", scripted_llm, prod_erp)
 
         # decided a while ago (longer than the sweeper waits for the wake-up it expects)
-        await asyncio.to_thread(_decide_over_sql, stack, seen[-1]["data"]["approval_id"], seconds_ago=60)
+        await asyncio.to_thread(_decide_over_sql, stack, asked.approval_id, seconds_ago=60)
         await _sweep_until(stack, "requeued")
 
-        seen += await ws_frames_until(on_b, is_done)
-        await _assert_paid_once(stack, conversation, "pay-parked", seen, payments, prod_erp, resumes=1)
+        seen = asked.frames + await ws_frames_until(on_b, is_done)
+        await _assert_paid_once(stack, asked, "pay-parked", seen, prod_erp, resumes=1)
         await on_b.close()
-        await on_c.close()
+        await asked.ws.close()
 
 
 async def test_a_worker_killed_right_after_claiming_the_run_leaves_it_to_be_resumed_elsewhere(
     stack: Stack, tmp_path: Path, scripted_llm, prod_erp
 ):
     with extra_server(stack, tmp_path / "server-c", SHORT_LEASES) as (c, _):
-        payments = len(prod_erp.requests_to("/payments"))
-        conversation, on_c, seen = await _ask_to_pay(stack, c, "pay-claimed", scripted_llm)
-        parked = await until_status(stack, conversation, "parked")
-        on_b = await _follow_on_b(stack, conversation, seen[-1]["seq"])
+        asked, parked, on_b = await _parked_and_followed_on_b(stack, c, "pay-claimed", scripted_llm, prod_erp)
 
-        await asyncio.to_thread(_decide_over_sql, stack, seen[-1]["data"]["approval_id"])
+        await asyncio.to_thread(_decide_over_sql, stack, asked.approval_id)
         await asyncio.to_thread(_claim_as_a_dead_worker, stack, parked["id"])
-        await _sweep_until(stack, "interrupted")
-        seen += await ws_frames_until(on_b, lambda f: f["data"].get("code") == "run_interrupted")
-        await ws_send(on_b, {"type": "resume_run"})
-
-        seen += await ws_frames_until(on_b, is_done)
-        await _assert_paid_once(stack, conversation, "pay-claimed", seen, payments, prod_erp, resumes=2)
+        seen = asked.frames + await _interrupted_then_resumed(stack, on_b)
+        await _assert_paid_once(stack, asked, "pay-claimed", seen, prod_erp, resumes=2)
         await on_b.close()
-        await on_c.close()
+        await asked.ws.close()
 
 
 async def test_a_server_killed_while_it_holds_the_call_leaves_the_decided_run_to_be_resumed_elsewhere(
     stack: Stack, tmp_path: Path, scripted_llm, prod_erp
 ):
     with extra_server(stack, tmp_path / "server-c", {**SHORT_LEASES, **LONG_HOLD}) as (c, group):
-        payments = len(prod_erp.requests_to("/payments"))
-        conversation, on_c, seen = await _ask_to_pay(stack, c, "pay-orphaned", scripted_llm)
-        on_b = await _follow_on_b(stack, conversation, seen[-1]["seq"])
+        asked = await ask_to_pay(stack, c, "pay-orphaned", scripted_llm, prod_erp)
+        on_b = await follow_on_b(stack, asked.conversation, asked.frames[-1]["seq"])
 
         group.kill("daphne-c")
-        async with stack.api(stack.b, stack.world["approver_token"]) as api:
-            response = await api.post(
-                f"/approvals/{seen[-1]['data']['approval_id']}/decide/", json={"decision": "approve"}
-            )
-        assert response.status_code == 200, response.text
-        await _sweep_until(stack, "interrupted")
-        seen += await ws_frames_until(on_b, lambda f: f["data"].get("code") == "run_interrupted")
-        await ws_send(on_b, {"type": "resume_run"})
-
-        seen += await ws_frames_until(on_b, is_done)
-        await _assert_paid_once(stack, conversation, "pay-orphaned", seen, payments, prod_erp, resumes=1)
+        await approve_through(stack, stack.b, asked.approval_id)
+        seen = asked.frames + await _interrupted_then_resumed(stack, on_b)
+        await _assert_paid_once(stack, asked, "pay-orphaned", seen, prod_erp, resumes=1)
         await on_b.close()

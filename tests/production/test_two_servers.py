@@ -11,17 +11,15 @@ from typing import Any
 from tests.fakes.feishu_server import FakeFeishu
 from tests.fakes.openai_server import call, text, tool_calls
 from tests.production.conftest import Stack
+from tests.production.durable import approve_through, ask_to_pay, call_logs, events, follow_on_b
 from tests.production.world import BOSS
 from tests.production.ws_client import (
-    is_approval,
     is_done,
     ws_frame,
     ws_frames_until,
     ws_open,
     ws_send,
 )
-
-PAYMENT = {"amount": 60000, "currency": "CNY"}
 
 
 def _is_answer_start(frame: dict[str, Any]) -> bool:
@@ -30,22 +28,6 @@ def _is_answer_start(frame: dict[str, Any]) -> bool:
 
 def _statuses(frames: list[dict[str, Any]]) -> list[str]:
     return [f["data"]["status"] for f in frames if f["event"] == "approval"]
-
-
-async def _events_via(stack: Stack, base_url: str, conversation: str) -> list[dict[str, Any]]:
-    async with stack.api(base_url, stack.world["requester_token"]) as api:
-        response = await api.get(
-            f"/conversations/{conversation}/events/", params={"after_seq": 0, "limit": 500}
-        )
-    assert response.status_code == 200, response.text
-    return response.json()["results"]
-
-
-async def _call_logs(stack: Stack, conversation: str) -> list[dict[str, Any]]:
-    async with stack.api(stack.b, stack.world["requester_token"]) as api:
-        response = await api.get("/call-logs/", params={"conversation_id": conversation})
-    assert response.status_code == 200, response.text
-    return response.json()["results"]
 
 
 async def test_a_run_started_on_one_server_is_followed_and_resumed_by_a_client_of_the_other(
@@ -68,12 +50,10 @@ async def test_a_run_started_on_one_server_is_followed_and_resumed_by_a_client_o
     before = await ws_frames_until(on_a, _is_answer_start)
 
     # when a client of server B resumes from the start, drops halfway, and resumes again on B
-    first_b = await ws_open(stack.b, conversation, token)
-    await ws_send(first_b, {"type": "resume", "after_seq": 0})
+    first_b = await follow_on_b(stack, conversation, 0)
     halfway = [await ws_frame(first_b) for _ in range(len(before) // 2)]
     await first_b.close()
-    on_b = await ws_open(stack.b, conversation, token)
-    await ws_send(on_b, {"type": "resume", "after_seq": halfway[-1]["seq"]})
+    on_b = await follow_on_b(stack, conversation, halfway[-1]["seq"])
     replayed = [await ws_frame(on_b) for _ in range(len(before) - len(halfway))]
     # and only then the model answers, so the rest reaches B live from the run in A's process
     release.set()
@@ -86,7 +66,7 @@ async def test_a_run_started_on_one_server_is_followed_and_resumed_by_a_client_o
     assert seen_by_b == before + after_a
     assert any(f["event"] == "answer" and f["data"].get("status") == "delta" for f in live_b)
     assert live_b[-1]["data"]["cancelled"] is False
-    assert await _events_via(stack, stack.b, conversation) == seen_by_b
+    assert await events(stack, stack.b, conversation) == seen_by_b
     for ws in (on_a, on_b):
         await ws.close()
 
@@ -95,34 +75,20 @@ async def test_an_approval_decided_through_the_other_servers_api_wakes_the_run_w
     stack: Stack, scripted_llm, prod_erp
 ):
     # given a run on server A waiting for approval of a large payment
-    scripted_llm.script(
-        tool_calls(call("erp__create_payment", PAYMENT, id="pay-web")),
-        text("Paid."),
-        text("The payment of 60,000 CNY was approved and has been made."),
-    )
-    payments = len(prod_erp.requests_to("/payments"))
-    conversation = await stack.new_conversation()
-    on_a = await ws_open(stack.a, conversation, stack.world["requester_token"])
-    await ws_send(on_a, {"type": "message", "content": "Pay 60000 CNY to the supplier"})
-    pending = (await ws_frames_until(on_a, is_approval("pending")))[-1]["data"]
+    asked = await ask_to_pay(stack, stack.a, "pay-web", scripted_llm, prod_erp)
 
     # when the approver approves through server B's REST API
-    async with stack.api(stack.b, stack.world["approver_token"]) as api:
-        response = await api.post(
-            f"/approvals/{pending['approval_id']}/decide/", json={"decision": "approve", "comment": "fine"}
-        )
-    assert response.status_code == 200, response.text
+    await approve_through(stack, stack.b, asked.approval_id, comment="fine")
 
     # then the run in A wakes (its database re-check is a minute away), pays once and finishes
-    rest = await ws_frames_until(on_a, is_done)
+    rest = await ws_frames_until(asked.ws, is_done)
     assert _statuses(rest) == ["approved"]
     approved = next(f["data"] for f in rest if f["event"] == "approval")
     assert approved["decided_by"] == stack.world["approver"] and approved["reason"] == "fine"
     assert rest[-1]["data"]["cancelled"] is False
-    assert len(prod_erp.requests_to("/payments")) == payments + 1
-    logs = await _call_logs(stack, conversation)
-    assert [(log["tool_call_id"], log["status"]) for log in logs] == [("pay-web", "ok")]
-    await on_a.close()
+    assert len(prod_erp.requests_to("/payments")) == asked.payments_before + 1
+    assert await call_logs(stack, asked.conversation) == [("pay-web", "ok")]
+    await asked.ws.close()
 
 
 def _card_delivered(fake_feishu: FakeFeishu, approval_id: str) -> None:
@@ -138,33 +104,24 @@ async def test_an_approval_clicked_on_feishu_and_called_back_to_the_other_server
     stack: Stack, scripted_llm, prod_erp, fake_feishu: FakeFeishu
 ):
     # given a run on server A waiting for approval, whose card the Celery worker sent to Feishu
-    scripted_llm.script(
-        tool_calls(call("erp__create_payment", PAYMENT, id="pay-feishu")),
-        text("Paid."),
-        text("Your manager approved the payment of 60,000 CNY on Feishu; it has been made."),
-    )
-    payments = len(prod_erp.requests_to("/payments"))
-    conversation = await stack.new_conversation()
-    on_a = await ws_open(stack.a, conversation, stack.world["requester_token"])
-    await ws_send(on_a, {"type": "message", "content": "Pay 60000 CNY to the supplier"})
-    pending = (await ws_frames_until(on_a, is_approval("pending")))[-1]["data"]
-    await asyncio.to_thread(_card_delivered, fake_feishu, pending["approval_id"])
+    final = "Your manager approved the payment of 60,000 CNY on Feishu; it has been made."
+    asked = await ask_to_pay(stack, stack.a, "pay-feishu", scripted_llm, prod_erp, final=final)
+    await asyncio.to_thread(_card_delivered, fake_feishu, asked.approval_id)
 
     # when the boss taps Approve and Feishu calls back server B
     status, reply = await fake_feishu.aclick(
         stack.feishu_callback_url(stack.b),
         operator_open_id=BOSS,
-        approval_id=pending["approval_id"],
+        approval_id=asked.approval_id,
         decision="approve",
     )
     assert status == 200 and reply["toast"]["type"] == "success", reply
 
     # then the run in A wakes, pays once and finishes
-    rest = await ws_frames_until(on_a, is_done)
+    rest = await ws_frames_until(asked.ws, is_done)
     assert _statuses(rest) == ["approved"]
     assert next(f["data"] for f in rest if f["event"] == "approval")["decided_by"] == BOSS
     assert rest[-1]["data"]["cancelled"] is False
-    assert len(prod_erp.requests_to("/payments")) == payments + 1
-    logs = await _call_logs(stack, conversation)
-    assert [(log["tool_call_id"], log["status"]) for log in logs] == [("pay-feishu", "ok")]
-    await on_a.close()
+    assert len(prod_erp.requests_to("/payments")) == asked.payments_before + 1
+    assert await call_logs(stack, asked.conversation) == [("pay-feishu", "ok")]
+    await asked.ws.close()

@@ -10,11 +10,7 @@ one JSON line: ids and the Bearer tokens of the requester and the approver.
 
 from __future__ import annotations
 
-import argparse
-import json
-import os
-
-import django
+from tests.production.processes import world_main
 
 BOSS = "ou_boss"
 
@@ -49,14 +45,7 @@ def build(*, llm_base_url: str, erp_base_url: str, feishu_base_url: str) -> dict
 
 
 def main() -> None:
-    parser = argparse.ArgumentParser()
-    parser.add_argument("--llm", required=True)
-    parser.add_argument("--erp", required=True)
-    parser.add_argument("--feishu", required=True)
-    args = parser.parse_args()
-    os.environ.setdefault("DJANGO_SETTINGS_MODULE", "platform_core.settings")
-    django.setup()
-    print(json.dumps(build(llm_base_url=args.llm, erp_base_url=args.erp, feishu_base_url=args.feishu)))
+    world_main(build, {"--llm": "llm_base_url", "--erp": "erp_base_url", "--feishu": "feishu_base_url"})
 
 
 if __name__ == "__main__":
