@@ -10,6 +10,7 @@ import socket
 from collections.abc import AsyncIterator, Callable, Iterator
 from contextlib import asynccontextmanager, contextmanager
 from pathlib import Path
+from typing import Any
 
 import anyio
 import httpx2
@@ -95,19 +96,28 @@ async def call_agent_until(
     """Ask the Purchasing assistant's tool ``question``, and cancel the call at the first progress message
     ``stop`` accepts (failing after ``within`` seconds without one); each message is added to ``heard``."""
     reached = anyio.Event()
+    matched: list[str] = []
 
     async def on_progress(value: float, total: float | None, message: str | None) -> None:
         if heard is not None:
             heard.append(message or "")
         if stop(message or ""):
+            matched.append(message or "")
             reached.set()
 
-    async with anyio.create_task_group() as tg:
-        tg.start_soon(
-            lambda: session.call_tool(
-                "purchasing_assistant", {"question": question}, progress_callback=on_progress
-            )
+    ended: list[Any] = []
+
+    async def call() -> None:
+        result = await session.call_tool(
+            "purchasing_assistant", {"question": question}, progress_callback=on_progress
         )
+        ended.append(result)
+        reached.set()
+
+    async with anyio.create_task_group() as tg:
+        tg.start_soon(call)
         with anyio.fail_after(within):
             await reached.wait()
         tg.cancel_scope.cancel()
+    # A call that ended before the awaited progress fails here with what it answered (not as a timeout).
+    assert matched, f"the call ended before the awaited progress: {ended!r}; heard {heard!r}"

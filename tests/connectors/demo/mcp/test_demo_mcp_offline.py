@@ -71,19 +71,22 @@ async def _ask(session, question: str, *, until: str | None = None) -> tuple[lis
 
 async def test_the_offline_demo_answers_over_mcp_with_an_mcp_read_and_holds_the_mcp_write(offline_url):
     key = await database_sync_to_async(_seed)(offline_url)
-    async with mcp_session(f"{offline_url}/mcp/orgs/{DEMO_ORG_SLUG}/", key) as session:
-        read_progress, read = await _ask(session, READ)
-        write_progress, _ = await _ask(
-            session, WRITE, until="erp_mcp__create_purchase_request is waiting for approval"
-        )
+    try:
+        async with mcp_session(f"{offline_url}/mcp/orgs/{DEMO_ORG_SLUG}/", key) as session:
+            read_progress, read = await _ask(session, READ)
+            write_progress, _ = await _ask(
+                session, WRITE, until="erp_mcp__create_purchase_request is waiting for approval"
+            )
+    finally:
+        # The held run ends (parked or cancelled) before the test database is emptied, whatever happened
+        # above: a run still renewing its lease in the server process would deadlock the flush on
+        # PostgreSQL (and fail the next test of this worker instead of this one).
+        with anyio.fail_after(30):
+            while await database_sync_to_async(_runs_in_progress)():  # noqa: ASYNC110  (rows of another process)
+                await anyio.sleep(0.2)
 
     assert not read.is_error, read
     assert "Nordic Office AB" in read.content[0].text
     assert "Calling erp_mcp__find_purchase_orders" in read_progress
     assert any("waiting for approval" in line for line in write_progress)
     assert (await database_sync_to_async(_mcp_calls)())[0] == ("erp_mcp__find_purchase_orders", "ok")
-    # The held run ends (parked or cancelled) before the test database is emptied: a run still renewing
-    # its lease in the server process would deadlock the flush on PostgreSQL.
-    with anyio.fail_after(30):
-        while await database_sync_to_async(_runs_in_progress)():  # noqa: ASYNC110  (rows of another process)
-            await anyio.sleep(0.2)
