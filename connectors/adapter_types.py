@@ -121,6 +121,8 @@ class CallOutcome:
     response_bytes: int = 0
     error: str = ""  # short, secret-free explanation for the LLM and the call log
     truncated: bool = False
+    # What a search returned, for the call log: one plain entry per hit (ids, names, scores; no text).
+    retrieved: tuple[Mapping[str, Any], ...] = ()
 
 
 @dataclass(frozen=True, slots=True)

@@ -85,10 +85,21 @@ class McpActionInline(_ActionInline):
         return mcp_read_status(obj)
 
 
+class KnowledgeActionInline(_ActionInline):
+    """A knowledge base's one action, its search: on or off, nothing else to set."""
+
+    fields = ["name", "is_active"]
+    readonly_fields = ["name"]
+    classes = ["for-knowledge"]
+    max_num = 1
+    can_delete = False
+
+
 ACTION_INLINES: dict[str, type[_ActionInline]] = {
     ConnectorKind.HTTP: HttpActionInline,
     ConnectorKind.DATABASE: DatabaseActionInline,
     ConnectorKind.MCP: McpActionInline,
+    ConnectorKind.KNOWLEDGE: KnowledgeActionInline,
 }
 
 

@@ -13,6 +13,7 @@ class ConnectorsConfig(AppConfig):
         from connectors.demo.seed import demo_connector_seed
         from connectors.http.kind import HttpKind
         from connectors.kinds import adapter_register
+        from connectors.knowledge.kind import KnowledgeKind
         from connectors.mcp.kind import McpKind
         from connectors.models import Connector, ConnectorAction
         from connectors.sql.kind import SqlKind
@@ -24,6 +25,7 @@ class ConnectorsConfig(AppConfig):
         adapter_register(HttpKind())
         adapter_register(McpKind())
         adapter_register(SqlKind())
+        adapter_register(KnowledgeKind())
         if demo_connector_seed not in DEMO_SEEDERS:
             DEMO_SEEDERS.append(demo_connector_seed)
         # Runs cache their connectors and actions per process under the organisation's configuration version.

@@ -51,6 +51,8 @@ class ConnectorKind(models.TextChoices):
     HTTP = "http", _("HTTP API")
     DATABASE = "database", _("SQL database")
     MCP = "mcp", _("MCP server")
+    # Made with its knowledge base (agents.knowledge), never on its own: its one action searches it.
+    KNOWLEDGE = "knowledge", _("Knowledge base")
 
 
 class McpTransport(models.TextChoices):
@@ -529,6 +531,12 @@ class ConnectorCallLog(OrgOwnedModel):
     approval_ref = models.CharField(_("approval"), max_length=64, blank=True)
     mcp_method = models.CharField(
         _("MCP method"), max_length=64, blank=True, help_text=_("For MCP connectors, e.g. 'tools/call'.")
+    )
+    retrieved = models.JSONField(
+        _("retrieved"),
+        default=list,
+        blank=True,
+        help_text=_("For knowledge-base searches: the documents and passages returned, with their scores."),
     )
     created_at = models.DateTimeField(_("time"), default=timezone.now, db_index=True)
 

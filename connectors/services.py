@@ -6,14 +6,14 @@ Secrets never enter audit rows: they are recorded as set, unchanged or cleared.
 from __future__ import annotations
 
 import logging
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from typing import TYPE_CHECKING, Any
 
 from asgiref.sync import async_to_sync, sync_to_async
 from django.db import transaction
 
 from agents.engine.run_context import RunContext
-from agents.engine.strict_json import text_safe
+from agents.engine.strict_json import json_safe, text_safe
 from connectors.action_imports import ImportReport, actions_retire, import_audit_write
 from connectors.adapter_types import ConnectionFailed, ConnectionTestResult
 from connectors.configs import connector_secret_values
@@ -35,6 +35,7 @@ logger = logging.getLogger(__name__)
 
 _IMPORTED_FIELDS = ("description", "method", "path_template", "parameters", "param_locations")
 MAX_ERROR_CHARS = 2_000
+MAX_RETRIEVED_LOGGED = 20  # a search's hits kept on its call-log row (ids, names and scores, no text)
 
 
 def connector_save(
@@ -243,9 +244,10 @@ def call_log_record(
     approval_ref: str = "",
     secrets: tuple[str, ...] = (),
     mcp_method: str = "",
+    retrieved: Sequence[Mapping[str, Any]] = (),
 ) -> ConnectorCallLog:
     """Write the one call-log row of a connector call (made in the run ``context`` says), with arguments
-    and error redacted."""
+    and error redacted; ``retrieved`` (a search's hits) is kept to :data:`MAX_RETRIEVED_LOGGED` entries."""
     if status not in CallStatus.values:
         raise ValueError(f"unknown call status {status!r}")
     if context.org_id is None:
@@ -271,7 +273,14 @@ def call_log_record(
         error=text_safe(scrub(error, secrets))[:MAX_ERROR_CHARS],
         approval_ref=approval_ref,
         mcp_method=mcp_method,
+        retrieved=retrieved_for_log(retrieved),
     )
+
+
+def retrieved_for_log(retrieved: Sequence[Mapping[str, Any]]) -> list[dict[str, Any]]:
+    """A search's hits as a call-log row keeps them: the first :data:`MAX_RETRIEVED_LOGGED`, as plain
+    JSON values."""
+    return [json_safe(dict(hit)) for hit in retrieved[:MAX_RETRIEVED_LOGGED]]
 
 
 async def connector_test_connection_async(*, organization_id: int, connector_id: Any) -> ConnectionTestResult:

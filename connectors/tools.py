@@ -326,6 +326,7 @@ def connector_tools_for(
     return [
         ConnectorTool(a, context, call_log_by_hook=call_log_by_hook)
         for a in actions_for_tools(organization_id=organization_id, connector_ids=connector_ids)
+        if adapter_for(a.connector.kind).tools_from_connectors
     ]
 
 
@@ -356,4 +357,5 @@ def connector_tools_for_run(run: RunActionsSource) -> list[Tool]:
     return [
         ConnectorTool(action, context, call_log_by_hook=True, run_secrets=secrets)
         for action in run_connector_actions(run)
+        if adapter_for(action.connector.kind).tools_from_connectors
     ]

@@ -53,7 +53,7 @@ from connectors.kinds import adapter_for
 from connectors.models import CallStatus, Connector, ConnectorAction, ConnectorCallLog
 from connectors.redaction import redact
 from connectors.scrub import scrub
-from connectors.services import MAX_ERROR_CHARS, call_log_record
+from connectors.services import MAX_ERROR_CHARS, call_log_record, retrieved_for_log
 from hooks import addressed
 from hooks.catalog import ActionCatalog, ActionInfo
 from hooks.state import RunGuardState
@@ -198,6 +198,7 @@ class AuditHook(PostToolUseHook):
             latency_ms=float(getattr(call, "latency_ms", 0.0) or 0.0),
             request_bytes=int(getattr(call, "request_bytes", 0) or 0),
             response_bytes=int(getattr(call, "response_bytes", 0) or 0),
+            retrieved=tuple(getattr(call, "retrieved", ())),
             error=error,
             approval_ref=approval_ref,
             secrets=secrets,
@@ -379,6 +380,7 @@ class CallLogEnd:
                     latency_ms=round(float(getattr(call, "latency_ms", 0.0) or 0.0), 3),
                     request_bytes=max(0, int(getattr(call, "request_bytes", 0) or 0)),
                     response_bytes=max(0, int(getattr(call, "response_bytes", 0) or 0)),
+                    retrieved=retrieved_for_log(getattr(call, "retrieved", ())),
                 )
         except Exception as exc:
             logger.error(

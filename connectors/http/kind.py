@@ -84,6 +84,7 @@ class HttpKind:
         *fields.PRIVATE_HOSTS,
     )
     call_log_method = ""
+    tools_from_connectors = True
 
     def connector_errors(self, connector: Connector) -> dict[str, Any]:
         errors: dict[str, Any] = {}

@@ -53,6 +53,7 @@ class SqlKind:
         *fields.PRIVATE_HOSTS,
     )
     call_log_method = ""
+    tools_from_connectors = True
 
     def connector_errors(self, connector: Connector) -> dict[str, Any]:
         """A DSN that fits the engine (the messages never contain the DSN)."""

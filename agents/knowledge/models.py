@@ -1,0 +1,154 @@
+"""Knowledge bases: an organisation's documents, cut into chunks that its agents search.
+
+A :class:`KnowledgeBase` owns one connector of the knowledge kind (``connectors.knowledge``), its identity
+to the guard rails: the connector's name is the knowledge base's name (its tool is ``<name>__search``),
+its description what the model reads, its activity whether agents may search it. A :class:`Document` is
+one uploaded file and its ingestion's state; its :class:`Chunk` rows are what search finds, replaced
+together when the document is indexed again.
+"""
+
+from __future__ import annotations
+
+import uuid
+from typing import Any
+
+from django.conf import settings
+from django.db import models
+from django.utils.translation import gettext_lazy as _
+
+from platform_core.model_fields import optional_foreign_key
+from platform_core.models import OrgOwnedModel
+
+
+def document_upload_to(document: Document, filename: str) -> str:
+    """``knowledge/<org>/<knowledge base>/<document>/<file name>``: one folder per document, so two files
+    of the same name never meet."""
+    return f"knowledge/{document.organization_id}/{document.knowledge_base_id}/{document.pk}/{filename}"
+
+
+class KnowledgeBase(OrgOwnedModel):
+    """A collection of an organisation's documents, searched by the agents it is attached to."""
+
+    id = models.UUIDField(primary_key=True, default=uuid.uuid4, editable=False)
+    connector = models.OneToOneField(
+        "connectors.Connector",
+        verbose_name=_("connector"),
+        on_delete=models.CASCADE,
+        related_name="knowledge_base",
+        editable=False,
+    )
+    embedding_endpoint = optional_foreign_key(
+        "agents.ModelConfig",
+        _("embedding endpoint"),
+        help_text=_("A model endpoint of role “embedding”. Empty: keyword search only."),
+    )
+    embedding_model = models.CharField(_("embedding model"), max_length=200, blank=True, editable=False)
+    embedding_dimension = models.PositiveIntegerField(
+        _("embedding dimension"), null=True, blank=True, editable=False
+    )
+    restricted = models.BooleanField(
+        _("only for chosen members"),
+        default=False,
+        help_text=_("On: only the members listed below get passages from it, through any agent."),
+    )
+    members = models.ManyToManyField(
+        settings.AUTH_USER_MODEL,
+        verbose_name=_("members with access"),
+        blank=True,
+        related_name="+",
+    )
+    created_at = models.DateTimeField(_("created at"), auto_now_add=True)
+
+    class Meta:
+        verbose_name = _("knowledge base")
+        verbose_name_plural = _("knowledge bases")
+        ordering = ["connector__name"]
+
+    def __str__(self) -> str:
+        return self.connector.name if self.connector_id else str(self.pk)
+
+
+class DocumentStatus(models.TextChoices):
+    QUEUED = "queued", _("Queued")
+    PARSING = "parsing", _("Parsing")
+    EMBEDDING = "embedding", _("Embedding")
+    READY = "ready", _("Ready")
+    FAILED = "failed", _("Failed")
+
+
+class Document(OrgOwnedModel):
+    """One file of a knowledge base and where its ingestion stands."""
+
+    id = models.UUIDField(primary_key=True, default=uuid.uuid4, editable=False)
+    knowledge_base = models.ForeignKey(
+        KnowledgeBase, verbose_name=_("knowledge base"), on_delete=models.CASCADE, related_name="documents"
+    )
+    name = models.CharField(_("name"), max_length=255)
+    file = models.FileField(_("file"), upload_to=document_upload_to, max_length=500)
+    format = models.CharField(_("format"), max_length=16, blank=True)
+    size = models.PositiveBigIntegerField(_("size (bytes)"), default=0)
+    sha256 = models.CharField(_("content hash"), max_length=64, db_index=True)
+    status = models.CharField(
+        _("status"), max_length=16, choices=DocumentStatus.choices, default=DocumentStatus.QUEUED
+    )
+    failure_code = models.CharField(_("failure"), max_length=40, blank=True)
+    failure_figures = models.JSONField(_("failure details"), default=dict, blank=True)
+    page_count = models.PositiveIntegerField(_("pages"), null=True, blank=True)
+    chunk_count = models.PositiveIntegerField(_("chunks"), default=0)
+    version = models.PositiveIntegerField(_("version"), default=1)
+    attempts = models.PositiveSmallIntegerField(_("ingestion attempts"), default=0)
+    uploaded_by = optional_foreign_key(settings.AUTH_USER_MODEL, _("uploaded by"))
+    created_at = models.DateTimeField(_("uploaded at"), auto_now_add=True)
+    updated_at = models.DateTimeField(_("updated at"), auto_now=True)
+    indexed_at = models.DateTimeField(_("indexed at"), null=True, blank=True)
+
+    class Meta:
+        verbose_name = _("document")
+        verbose_name_plural = _("documents")
+        ordering = ["name"]
+        constraints = [
+            models.UniqueConstraint(fields=["knowledge_base", "name"], name="unique_document_name"),
+        ]
+        indexes = [models.Index(fields=["status", "updated_at"])]
+
+    def __str__(self) -> str:
+        return self.name
+
+
+class Chunk(OrgOwnedModel):
+    """One passage of a document as search finds and cites it. ``terms`` holds its search terms
+    (:func:`agents.knowledge.terms.search_terms`, space-separated), which the keyword index reads."""
+
+    id = models.BigAutoField(primary_key=True)
+    knowledge_base = models.ForeignKey(
+        KnowledgeBase, verbose_name=_("knowledge base"), on_delete=models.CASCADE, related_name="+"
+    )
+    document = models.ForeignKey(
+        Document, verbose_name=_("document"), on_delete=models.CASCADE, related_name="chunks"
+    )
+    ordinal = models.PositiveIntegerField(_("position"))
+    text = models.TextField(_("text"))
+    heading_path = models.JSONField(_("headings"), default=list, blank=True)
+    page_start = models.PositiveIntegerField(_("first page"))
+    page_end = models.PositiveIntegerField(_("last page"))
+    tokens = models.PositiveIntegerField(_("tokens"))
+    terms = models.TextField(_("search terms"))
+
+    class Meta:
+        verbose_name = _("passage")
+        verbose_name_plural = _("passages")
+        ordering = ["document", "ordinal"]
+        indexes = [models.Index(fields=["knowledge_base", "document"])]
+
+    def __str__(self) -> str:
+        return f"{self.document_id} #{self.ordinal}"
+
+    @property
+    def citation(self) -> dict[str, Any]:
+        """Where the passage is: its document, pages and headings."""
+        return {
+            "document_id": str(self.document_id),
+            "page_start": self.page_start,
+            "page_end": self.page_end,
+            "heading_path": list(self.heading_path),
+        }
