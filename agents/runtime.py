@@ -3,7 +3,8 @@
 ``runtime_build(run_id)`` (sync, run in a worker thread) loads the run's conversation, agent, model
 endpoints, tools and history and returns a :class:`RunBlueprint` of plain values; ``engine_for`` turns it
 into a ``ReActAgent`` or, in plan mode, a ``PlanAgent`` on the event loop. The engine itself knows nothing
-of Django. The run's tools come from the connectors' builder (``connector_tools_for_run``) and its guard
+of Django. The run's tools come from the connectors' builder (``connector_tools_for_run``) and the
+knowledge bases' (``knowledge_tools_for_run``), and its guard
 rails from the hooks' builder (``guard_rail_hooks``), imported here directly: no app registers into this one.
 
 Plan mode picks a model per job from a :class:`~agents.engine.model_registry.ModelRegistry`: ``general`` is the agent's
@@ -44,6 +45,7 @@ from agents.engine.run_context import RunContext
 from agents.engine.run_writes import RunWrites
 from agents.engine.tools import ToolRegistry
 from agents.fallback_chain import fallback_chain
+from agents.knowledge.tool import knowledge_tools_for_run
 from agents.model_presets import api_key_header_for
 from agents.models import Agent, Conversation, ExecutionMode, MessageRole, ModelConfig, ModelRole, Run
 from agents.models import Message as MessageRow
@@ -381,8 +383,9 @@ def llm_for(endpoint: ModelEndpoint) -> LLM:
 
 
 def tools_for(blueprint: RunBlueprint) -> ToolRegistry:
-    """The run's tools: its agent's connector actions (sync: reads the database); traced when tracing is on."""
-    tools = connector_tools_for_run(blueprint)
+    """The run's tools: its agent's connector actions and the search of its knowledge bases the user may
+    read (sync: reads the database); traced when tracing is on."""
+    tools = connector_tools_for_run(blueprint) + knowledge_tools_for_run(blueprint)
     if tracing.enabled():
         attributes = trace_attributes(blueprint)
         tools = [tracing.TracedTool(tool, attributes) for tool in tools]

@@ -16,6 +16,7 @@ from django.utils.translation import gettext_lazy as _
 
 from connectors import fields as connector_fields
 from connectors.http.openapi import MAX_DOCUMENT_CHARS
+from connectors.knowledge.kind import kind_choice_error
 from connectors.models import Connector, DatabaseEngine, McpTransport
 from connectors.sql.dsn import dsn_password
 from platform_core.secret_rules import validate_secret_length
@@ -120,6 +121,13 @@ class ConnectorAdminForm(forms.ModelForm):
         # The admin prints help texts as HTML; ours are plain text ("'<connector>__<action>'" must show).
         for field in self.fields.values():
             field.help_text = conditional_escape(field.help_text)
+
+    def clean_kind(self) -> str:
+        kind = str(self.cleaned_data.get("kind") or "")
+        error = kind_choice_error(None if self.instance._state.adding else self.instance.kind, kind)
+        if error:
+            raise forms.ValidationError(error)
+        return kind
 
     def clean_engine(self) -> str:
         return self.cleaned_data.get("engine") or DatabaseEngine.POSTGRESQL

@@ -297,6 +297,9 @@ STATICFILES_DIRS = [BASE_DIR / "static"]
 STATIC_ROOT = BASE_DIR / "staticfiles"
 STATIC_ROOT.mkdir(exist_ok=True)
 WHITENOISE_USE_FINDERS = not PRODUCTION
+# Uploaded files (knowledge-base documents): var/media unless MEDIA_ROOT says; never served as static
+# files (a document is downloaded through a view that checks who may read it).
+MEDIA_ROOT = Path(env_str("MEDIA_ROOT") or VAR_DIR / "media")
 STORAGES = {
     "default": {"BACKEND": "django.core.files.storage.FileSystemStorage"},
     "staticfiles": {
@@ -422,6 +425,21 @@ _hold = env_str("APPROVAL_INPROCESS_HOLD_SECONDS")
 APPROVAL_INPROCESS_HOLD_SECONDS: float | None = float(_hold) if _hold else (120.0 if REDIS_URL else None)
 CELERY_BEAT_SCHEDULE["sweep-runs"] = {"task": "agents.tasks.sweep_runs", "schedule": RUN_SWEEP_SECONDS}
 # --- end durable runs ---
+
+# --- knowledge bases (issue 34): ingestion's bounds and its sweeper ---------------------------------
+# A document over these is refused with its reason (agents.knowledge.failures), never half-read.
+KNOWLEDGE_MAX_FILE_BYTES = env_int("KNOWLEDGE_MAX_FILE_BYTES", 50 * 1024 * 1024)
+KNOWLEDGE_MAX_UNPACKED_BYTES = env_int("KNOWLEDGE_MAX_UNPACKED_BYTES", 200 * 1024 * 1024)
+KNOWLEDGE_MAX_PAGES = env_int("KNOWLEDGE_MAX_PAGES", 2000)
+# A document whose ingestion made no progress for this long (its worker died, its task was lost) is
+# queued again by the sweeper, up to KNOWLEDGE_MAX_ATTEMPTS times; then it fails with that reason.
+KNOWLEDGE_STALE_SECONDS = env_int("KNOWLEDGE_STALE_SECONDS", 600)
+KNOWLEDGE_MAX_ATTEMPTS = env_int("KNOWLEDGE_MAX_ATTEMPTS", 3)
+CELERY_BEAT_SCHEDULE["sweep-knowledge-documents"] = {
+    "task": "agents.knowledge.tasks.sweep_documents",
+    "schedule": 60.0,
+}
+# --- end knowledge bases ---
 
 # Where the demo organisation's "erp" connector reaches the built-in demo API (``make run`` sets it to
 # the address it serves on).

@@ -12,6 +12,7 @@ from connectors import fields as connector_fields
 from connectors.api.secret_fields import SecretStoredField, secret_input
 from connectors.forms import validate_dsn_secret
 from connectors.http.openapi import MAX_DOCUMENT_CHARS
+from connectors.knowledge.kind import kind_choice_error
 from connectors.mcp.trust import server_claim
 from connectors.models import Connector, ConnectorAction, ConnectorCallLog
 from platform_core.api_unique import OrgUniqueValidator
@@ -92,6 +93,12 @@ class ConnectorSerializer(serializers.ModelSerializer):
             raise serializers.ValidationError(
                 _("Give the command and its arguments as a JSON list of strings.")
             )
+        return value
+
+    def validate_kind(self, value: str) -> str:
+        error = kind_choice_error(self.instance.kind if self.instance is not None else None, value)
+        if error:
+            raise serializers.ValidationError(error)
         return value
 
     def validate(self, attrs: dict[str, Any]) -> dict[str, Any]:

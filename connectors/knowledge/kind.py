@@ -24,6 +24,17 @@ SEARCH_ACTION = "search"
 SEARCH_TIMEOUT_SECONDS = 30.0
 
 
+def kind_choice_error(current_kind: str | None, chosen_kind: str) -> str | None:
+    """Why the connectors' form or API may not set ``chosen_kind`` on a connector of ``current_kind``
+    (``None``: a new connector): a knowledge base's connector is made and kept by its knowledge base."""
+    knowledge = ConnectorKind.KNOWLEDGE.value
+    if chosen_kind == knowledge and current_kind != knowledge:
+        return str(_("Create knowledge bases under Knowledge bases; their connector comes with them."))
+    if current_kind == knowledge and chosen_kind != knowledge:
+        return str(_("A knowledge base's connector stays a knowledge base."))
+    return None
+
+
 class KnowledgeKind:
     """A knowledge base's search: a read, made by the platform itself."""
 
@@ -33,11 +44,7 @@ class KnowledgeKind:
     tools_from_connectors = False
 
     def connector_errors(self, connector: Connector) -> dict[str, Any]:
-        """A connector of this kind is made with its knowledge base, never on its own."""
-        if connector._state.adding:
-            return {
-                "kind": _("Create knowledge bases under Knowledge bases; their connector comes with them.")
-            }
+        """Nothing to set (its knowledge base holds the documents and the embedding endpoint)."""
         return {}
 
     def outbound_errors(

@@ -50,6 +50,8 @@ def audit_state(instance: models.Model) -> dict[str, Any]:
             continue
         if f.name in secrets:
             state[f"{f.name}_set"] = bool(instance.__dict__.get(f.attname))
+        elif isinstance(f, models.FileField):
+            state[f.name] = getattr(instance, f.attname).name or ""  # the stored file's name
         else:
             state[f.name] = getattr(instance, f.attname)
     if instance.pk is not None and not instance._state.adding:

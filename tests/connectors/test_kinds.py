@@ -9,11 +9,12 @@ from django.core.exceptions import ValidationError
 from connectors import fields
 from connectors.admin import _form_fields_by_kind
 from connectors.kinds import adapter_for, adapter_list
+from connectors.knowledge.kind import kind_choice_error
 from connectors.models import Connector, ConnectorKind
 
 
 def test_every_kind_has_an_adapter_of_its_own():
-    assert [adapter.kind for adapter in adapter_list()] == ["http", "mcp", "database"]
+    assert [adapter.kind for adapter in adapter_list()] == ["http", "mcp", "database", "knowledge"]
     for kind in ConnectorKind.values:
         assert adapter_for(kind).kind == kind
 
@@ -60,7 +61,15 @@ def test_each_kind_uses_its_settings_and_the_admin_form_shows_them():
             "max_response_bytes",
             "allowed_private_hosts",
         ],
+        "knowledge": [],
     }
+
+
+def test_a_knowledge_base_connector_is_neither_made_nor_unmade_by_the_connectors_form_or_api():
+    assert "Knowledge bases" in kind_choice_error(None, "knowledge")
+    assert "Knowledge bases" in kind_choice_error("http", "knowledge")
+    assert kind_choice_error("knowledge", "http")
+    assert kind_choice_error("knowledge", "knowledge") is None and kind_choice_error(None, "http") is None
 
 
 @pytest.mark.django_db

@@ -1,0 +1,196 @@
+"""A document's ingestion: its file checked, parsed, cut into passages and indexed. Sync (a Celery worker).
+
+Each step is written before it starts (``parsing``, then ``embedding`` when the knowledge base has an
+embedding endpoint), with the attempt counted, so a worker killed mid-document leaves a row the sweeper
+(:func:`documents_sweep`) finds by its age and queues again, and a document that kills its workers every
+time fails after ``KNOWLEDGE_MAX_ATTEMPTS`` instead of looping. Nothing is written to the index until the
+end: the new passages replace the old ones, and the document turns ``ready``, in one transaction, so a
+search sees the old version or the new one, never half of either. Every way a file can be wrong ends
+``failed`` with a code (:mod:`agents.knowledge.failures`), never an exception out of the task.
+"""
+
+from __future__ import annotations
+
+import logging
+import uuid
+from dataclasses import dataclass
+from datetime import timedelta
+from typing import Any
+
+from django.conf import settings
+from django.db import transaction
+from django.utils import timezone
+
+from agents.knowledge.chunking import chunk_pages
+from agents.knowledge.failures import IngestFailure
+from agents.knowledge.formats import Accepted, FileLimits, file_checked
+from agents.knowledge.models import Chunk, Document, DocumentStatus
+from agents.knowledge.parsing import ParseFailed, ParseLimits, document_parsed
+from agents.knowledge.terms import search_terms
+
+logger = logging.getLogger(__name__)
+
+WORKING = (DocumentStatus.QUEUED, DocumentStatus.PARSING, DocumentStatus.EMBEDDING)
+
+
+@dataclass(frozen=True, slots=True)
+class Indexed:
+    """The document is ready: its passages replaced the old ones."""
+
+    document_id: uuid.UUID
+    chunk_count: int
+
+
+@dataclass(frozen=True, slots=True)
+class IngestRefused:
+    """The document failed with ``code``; the admin reads why."""
+
+    document_id: uuid.UUID
+    code: str
+
+
+@dataclass(frozen=True, slots=True)
+class NotToIngest:
+    """Nothing to do: the document is gone, ready or failed (a repeated or stale task)."""
+
+    document_id: uuid.UUID
+
+
+IngestOutcome = Indexed | IngestRefused | NotToIngest
+
+
+def document_ingest(document_id: uuid.UUID) -> IngestOutcome:
+    """Index one document of any organisation (the task knows only its id), from its stored file."""
+    document = _claimed(document_id)
+    if document is None:
+        return NotToIngest(document_id)
+    try:
+        return _ingest(document)
+    except Exception:
+        logger.exception("knowledge document %s could not be indexed", document_id)
+        return _failed(document, IngestFailure.INTERNAL)
+
+
+def _claimed(document_id: uuid.UUID) -> Document | None:
+    """The document, now ``parsing`` with its attempt counted, or ``None`` when it is not to be indexed
+    (any organisation: addressed by the id the platform queued)."""
+    with transaction.atomic():
+        document = (
+            Document.objects.unscoped()  # a worker's task addresses the document by the id it was queued with
+            .select_for_update()
+            .filter(pk=document_id, status__in=WORKING)
+            .first()
+        )
+        if document is None:
+            return None
+        document.status = DocumentStatus.PARSING
+        document.attempts += 1
+        document.save(update_fields=["status", "attempts", "updated_at"])
+    return document
+
+
+def _ingest(document: Document) -> IngestOutcome:
+    limits = FileLimits(
+        max_bytes=settings.KNOWLEDGE_MAX_FILE_BYTES, max_unpacked=settings.KNOWLEDGE_MAX_UNPACKED_BYTES
+    )
+    try:
+        file = document.file.open("rb")
+    except (FileNotFoundError, OSError):
+        return _failed(document, IngestFailure.FILE_MISSING)
+    with file:
+        checked = file_checked(document.name, file, document.file.size, limits)
+        if not isinstance(checked, Accepted):
+            return _failed(document, checked.code, checked.figures)
+        parsed = document_parsed(checked.format, file, ParseLimits(max_pages=settings.KNOWLEDGE_MAX_PAGES))
+    if isinstance(parsed, ParseFailed):
+        return _failed(document, parsed.code, parsed.figures, format=checked.format)
+    chunks = chunk_pages(parsed.pages)
+    if not chunks:
+        return _failed(document, IngestFailure.NO_PASSAGES, format=checked.format)
+    rows = [
+        Chunk(
+            organization_id=document.organization_id,
+            knowledge_base_id=document.knowledge_base_id,
+            document_id=document.pk,
+            ordinal=ordinal,
+            text=chunk.text,
+            heading_path=list(chunk.heading_path),
+            page_start=chunk.page_start,
+            page_end=chunk.page_end,
+            tokens=chunk.tokens,
+            terms=" ".join(search_terms(" ".join((*chunk.heading_path, chunk.text)))),
+        )
+        for ordinal, chunk in enumerate(chunks)
+    ]
+    with transaction.atomic():
+        current = (
+            Document.objects.for_org(document.organization_id)
+            .select_for_update()
+            .filter(pk=document.pk, status__in=WORKING, version=document.version)
+            .first()
+        )
+        if current is None:  # deleted, or a newer version arrived while this one was parsed
+            return NotToIngest(document.pk)
+        Chunk.objects.for_org(document.organization_id).filter(document_id=document.pk).delete()
+        Chunk.objects.bulk_create(rows, batch_size=500)
+        current.status = DocumentStatus.READY
+        current.format = checked.format.value
+        current.page_count = parsed.page_count
+        current.chunk_count = len(rows)
+        current.failure_code = ""
+        current.failure_figures = {}
+        current.indexed_at = timezone.now()
+        current.save()
+    return Indexed(document.pk, len(rows))
+
+
+def _failed(
+    document: Document, code: str, figures: dict[str, Any] | None = None, *, format: str = ""
+) -> IngestOutcome:
+    """Mark the document failed with ``code`` (its old passages stay searchable until it is replaced or
+    deleted: a bad new version does not take a good old one away)."""
+    updated = (
+        Document.objects.for_org(document.organization_id)
+        .filter(pk=document.pk, version=document.version, status__in=WORKING)
+        .update(
+            status=DocumentStatus.FAILED,
+            failure_code=str(code),
+            failure_figures=dict(figures or {}),
+            format=format or document.format,
+            updated_at=timezone.now(),
+        )
+    )
+    return IngestRefused(document.pk, str(code)) if updated else NotToIngest(document.pk)
+
+
+@dataclass(frozen=True, slots=True)
+class SweepReport:
+    requeued: tuple[uuid.UUID, ...]
+    failed: tuple[uuid.UUID, ...]
+
+
+def documents_sweep(*, now: Any = None) -> SweepReport:
+    """Find documents whose ingestion stalled (no progress for ``KNOWLEDGE_STALE_SECONDS``): those with
+    attempts left are returned to be queued again, the others fail as interrupted. Every organisation's
+    (the sweeper serves them all)."""
+    now = now or timezone.now()
+    stale_before = now - timedelta(seconds=settings.KNOWLEDGE_STALE_SECONDS)
+    requeued: list[uuid.UUID] = []
+    failed: list[uuid.UUID] = []
+    with transaction.atomic():
+        stalled = (
+            Document.objects.unscoped()  # the sweeper serves every organisation
+            .select_for_update()
+            .filter(status__in=WORKING, updated_at__lt=stale_before)
+        )
+        for document in stalled:
+            if document.attempts >= settings.KNOWLEDGE_MAX_ATTEMPTS:
+                document.status = DocumentStatus.FAILED
+                document.failure_code = IngestFailure.INTERRUPTED
+                document.failure_figures = {"attempts": document.attempts}
+                failed.append(document.pk)
+            else:
+                document.status = DocumentStatus.QUEUED
+                requeued.append(document.pk)
+            document.save(update_fields=["status", "failure_code", "failure_figures", "updated_at"])
+    return SweepReport(tuple(requeued), tuple(failed))

@@ -1,0 +1,79 @@
+"""Reads of knowledge bases, org-scoped, with who may read them.
+
+A knowledge base that is not ``restricted`` is open to every member of its organisation; a restricted one
+only to its listed members. That rule is applied here once, for every reader: a run's tools, a search,
+the documents' download.
+"""
+
+from __future__ import annotations
+
+import uuid
+from collections.abc import Iterable
+from typing import Any
+
+from django.db.models import Q, QuerySet
+
+from agents.knowledge.models import Document, KnowledgeBase
+from connectors.models import ConnectorKind
+
+
+def _readable(user_id: int | None) -> Q:
+    if user_id is None:
+        return Q(restricted=False)
+    return Q(restricted=False) | Q(members__id=user_id)
+
+
+def knowledge_bases_readable(*, organization_id: int, user_id: int | None) -> QuerySet[KnowledgeBase]:
+    """The organisation's knowledge bases ``user_id`` may read (connector loaded)."""
+    return (
+        KnowledgeBase.objects.for_org(organization_id)
+        .filter(_readable(user_id))
+        .select_related("connector")
+        .distinct()
+    )
+
+
+def knowledge_bases_of_connectors(
+    *, organization_id: int, user_id: int | None, connector_ids: Iterable[Any]
+) -> list[KnowledgeBase]:
+    """The readable knowledge bases among ``connector_ids`` (an agent's), whose connectors are active."""
+    ids = [str(c) for c in connector_ids]
+    if not ids:
+        return []
+    return list(
+        knowledge_bases_readable(organization_id=organization_id, user_id=user_id).filter(
+            connector_id__in=ids,
+            connector__kind=ConnectorKind.KNOWLEDGE,
+            connector__is_active=True,
+            connector__organization_id=organization_id,
+        )
+    )
+
+
+def knowledge_base_readable_ids(
+    *, organization_id: int, user_id: int | None, knowledge_base_ids: Iterable[uuid.UUID]
+) -> list[uuid.UUID]:
+    """Those of ``knowledge_base_ids`` the user may read now (access may change while a run works)."""
+    wanted = list(knowledge_base_ids)
+    if not wanted:
+        return []
+    return list(
+        knowledge_bases_readable(organization_id=organization_id, user_id=user_id)
+        .filter(pk__in=wanted, connector__is_active=True)
+        .values_list("pk", flat=True)
+    )
+
+
+def document_readable(*, organization_id: int, user_id: int | None, document_id: Any) -> Document | None:
+    """The document, when it exists in the organisation and the user may read its knowledge base."""
+    try:
+        document_uuid = uuid.UUID(str(document_id))
+    except ValueError:
+        return None
+    readable = knowledge_bases_readable(organization_id=organization_id, user_id=user_id)
+    return (
+        Document.objects.for_org(organization_id)
+        .filter(pk=document_uuid, knowledge_base__in=readable)
+        .select_related("knowledge_base__connector")
+        .first()
+    )

@@ -1,0 +1,137 @@
+"""A knowledge base as a run's tool, ``<name>__search``, judged by the guard rails as any connector's.
+
+The tool has its knowledge base's connector's name and action, so the run's guard-rail catalogue (built
+from the same connector actions) finds it: read-only mode allows it (a search never writes), rate limits,
+budgets and approval policies of its connector apply, and the audit hook records every call before it
+runs, with the query as its arguments and, from :attr:`CallOutcome.retrieved`, which documents and
+passages were returned with their scores (never their text). The run's tools only include the
+knowledge bases the run's user may read, and each call checks again (access may change mid-run).
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Sequence
+from typing import Any
+
+from asgiref.sync import sync_to_async
+
+from agents.engine.run_context import RunContext
+from agents.engine.tool_context import ToolCallContext
+from agents.engine.tools import Tool, ToolResult
+from agents.knowledge.models import KnowledgeBase
+from agents.knowledge.search import DEFAULT_LIMIT, Found, Passage, knowledge_search
+from agents.knowledge.selectors import knowledge_bases_of_connectors
+from connectors.adapter_types import CallOutcome
+from connectors.knowledge.kind import SEARCH_ACTION, SEARCH_TIMEOUT_SECONDS
+from connectors.models import ConnectorAction, ConnectorKind
+from connectors.selectors import RunActionsSource, run_connector_actions
+from connectors.tools import ConnectorToolResult, tool_description_for, tool_name_for
+
+NO_PASSAGE = (
+    "No passage of this knowledge base matches the query. Try other words, or say you did not find it."
+)
+NOT_READABLE = "This knowledge base is not available to the user any more."
+
+
+class KnowledgeSearchTool(Tool):
+    """One knowledge base's search, bound to one run."""
+
+    def __init__(self, knowledge_base: KnowledgeBase, action: ConnectorAction, context: RunContext) -> None:
+        connector = knowledge_base.connector
+        self.name = tool_name_for(connector.name, SEARCH_ACTION)
+        self.description = tool_description_for(action)
+        self.parameters = action.parameters
+        self.timeout = SEARCH_TIMEOUT_SECONDS
+        self.knowledge_base_id = knowledge_base.pk
+        self.context = context
+
+    async def execute(self, ctx: ToolCallContext, /, **kwargs: Any) -> ToolResult:
+        started = time.perf_counter()
+        query = str(kwargs.get("query") or "").strip()
+        if not query:
+            return _error("give a query: the question or keywords to look for", started)
+        org_id = self.context.org_id
+        if org_id is None:
+            return _error(NOT_READABLE, started)
+        outcome = await sync_to_async(knowledge_search)(
+            organization_id=org_id,
+            user_id=self.context.user_id,
+            knowledge_base_ids=[self.knowledge_base_id],
+            query=query,
+            limit=int(kwargs.get("limit") or DEFAULT_LIMIT),
+            document_name=str(kwargs.get("document") or ""),
+        )
+        if not isinstance(outcome, Found):
+            return _error(NOT_READABLE, started)
+        content = passages_text(outcome.passages) if outcome.passages else NO_PASSAGE
+        call = CallOutcome(
+            status="ok",
+            content=content,
+            row_count=len(outcome.passages),
+            latency_ms=(time.perf_counter() - started) * 1000,
+            request_bytes=len(query.encode()),
+            response_bytes=len(content.encode()),
+            retrieved=tuple(_logged(number, p, outcome.mode) for number, p in enumerate(outcome.passages, 1)),
+        )
+        return ConnectorToolResult(content=content, call=call)
+
+
+def passages_text(passages: Sequence[Passage]) -> str:
+    """What the model reads: each passage numbered, with its source, for citations like ``[1]``."""
+    return "\n\n".join(f"[{number}] {passage_source(p)}\n{p.text}" for number, p in enumerate(passages, 1))
+
+
+def passage_source(passage: Passage) -> str:
+    """``Purchasing policy.pdf, p. 3, Payments > Large payments``."""
+    parts = [passage.document_name]
+    if passage.page_start:
+        pages = (
+            f"p. {passage.page_start}"
+            if passage.page_end == passage.page_start
+            else f"pp. {passage.page_start}-{passage.page_end}"
+        )
+        parts.append(pages)
+    if passage.heading_path:
+        parts.append(" > ".join(passage.heading_path))
+    return ", ".join(parts)
+
+
+def _logged(number: int, passage: Passage, mode: str) -> dict[str, Any]:
+    return {
+        "n": number,
+        "document_id": str(passage.document_id),
+        "document": passage.document_name,
+        "chunk_id": passage.chunk_id,
+        "page": passage.page_start,
+        "score": passage.score,
+        "keyword_rank": passage.keyword_rank,
+        "vector_rank": passage.vector_rank,
+        "mode": mode,
+    }
+
+
+def _error(message: str, started: float) -> ToolResult:
+    call = CallOutcome(
+        status="error", content="", error=message, latency_ms=(time.perf_counter() - started) * 1000
+    )
+    return ConnectorToolResult(content=f"Error: {message}", is_error=True, error=message, call=call)
+
+
+def knowledge_tools_for_run(run: RunActionsSource) -> list[Tool]:
+    """The run's knowledge-base search tools: its agent's knowledge bases the run's user may read, built
+    from the same connector actions as the guard rails' catalogue (sync: one query more)."""
+    context = run.context
+    if context.org_id is None:
+        return []
+    actions = {
+        action.connector_id: action
+        for action in run_connector_actions(run)
+        if action.name == SEARCH_ACTION and action.connector.kind == ConnectorKind.KNOWLEDGE
+    }
+    if not actions:
+        return []
+    bases = knowledge_bases_of_connectors(
+        organization_id=context.org_id, user_id=context.user_id, connector_ids=actions
+    )
+    return [KnowledgeSearchTool(kb, actions[kb.connector_id], context) for kb in bases]
