@@ -17,6 +17,7 @@ from agents.endpoint_check_labels import check_summary
 from agents.endpoint_check_services import model_config_apply_check, model_config_check
 from agents.endpoint_headers import headers_dump, headers_parse
 from agents.example_questions import ExampleQuestionsFormField
+from agents.knowledge import admin as knowledge_admin  # noqa: F401 - registers the knowledge bases' admin
 from agents.model_presets import ABILITY_KEYS, PRESETS, preset_for, presets_as_data
 from agents.models import AGENT_SETTINGS, Agent, Conversation, ModelConfig, ModelProvider, Run
 from agents.usage import admin as usage_admin  # noqa: F401 - registers the budgets' admin
