@@ -13,6 +13,7 @@ from typing import Any
 
 from django.db import transaction
 
+from agents.knowledge.demo import DEMO_KNOWLEDGE_BASE, demo_knowledge_seed
 from agents.models import Agent, ExecutionMode
 from platform_core.models import Organization
 
@@ -30,17 +31,23 @@ DEMO_EXAMPLE_QUESTIONS = [
     # Through the demo MCP server (connector "erp_mcp"): a read, and a write held for approval.
     "Find the purchase orders from Nordic Office AB on the MCP server",
     "Create a purchase request for 2,400 CNY from Nordic Office AB",
+    # From the knowledge base "purchasing_policy", answered with a citation (Chinese questions work
+    # the same way: tests/agents/test_demo_phrasings.py).
+    "What does the purchasing policy say about checking new suppliers?",
 ]
 DEMO_POLICY_NAME = "Large payments"
 DEMO_POLICY_CONDITION = "amount > 10000"
 DEMO_MCP_POLICY_NAME = "MCP purchase requests"
-DEMO_CONNECTOR_NAMES = ["erp", "purchasing", "erp_mcp"]
+DEMO_CONNECTOR_NAMES = ["erp", "purchasing", "erp_mcp", DEMO_KNOWLEDGE_BASE]
 
 
 @transaction.atomic
 def demo_agent_seed(org: Organization) -> None:
-    """Create the demo agent and its approval policy (idempotent); give it every demo connector."""
+    """Create the demo agent and its approval policy (idempotent); give it every demo connector and the
+    demo knowledge base."""
     from connectors.models import Connector
+
+    demo_knowledge_seed(org)
 
     agent, _ = Agent.objects.get_or_create(
         organization=org,

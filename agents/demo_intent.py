@@ -93,12 +93,17 @@ def _described(name: str, spec: Mapping[str, Any], words: tuple[str, ...]) -> bo
     return any(word in text for word in words)
 
 
-def _number(raw: str, kind: str) -> int | float | str:
-    if kind == "integer":
-        return int(float(raw))
-    if kind == "number":
-        return float(raw)
-    return raw
+def _number(raw: str, kind: str, spec: Mapping[str, Any] | None = None) -> int | float | str:
+    """``raw`` as the schema's kind, kept within its ``minimum`` and ``maximum`` when it gives them."""
+    if kind not in ("integer", "number"):
+        return raw
+    value: int | float = int(float(raw)) if kind == "integer" else float(raw)
+    spec = spec or {}
+    if isinstance(spec.get("maximum"), int | float):
+        value = min(value, spec["maximum"])
+    if isinstance(spec.get("minimum"), int | float):
+        value = max(value, spec["minimum"])
+    return value
 
 
 def arguments_for(schema: Mapping[str, Any], facts: QuestionFacts) -> dict[str, Any]:
@@ -120,11 +125,11 @@ def arguments_for(schema: Mapping[str, Any], facts: QuestionFacts) -> dict[str, 
         elif kind in ("integer", "number") and _is_id(name) and (references or amounts):
             args[name] = references.pop(0) if references else int(float(amounts.pop(0)))
         elif _described(name, spec, _AMOUNT_WORDS) and kind in ("integer", "number", "string") and amounts:
-            args[name] = _number(amounts.pop(0), kind)
+            args[name] = _number(amounts.pop(0), kind, spec)
         elif kind in ("integer", "number"):
             pool = amounts or references
             if pool:
-                args[name] = _number(str(pool.pop(0)), kind)
+                args[name] = _number(str(pool.pop(0)), kind, spec)
             elif name in required:
                 args[name] = spec.get("default", spec.get("minimum", 1))
         elif kind == "string":

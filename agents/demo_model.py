@@ -18,7 +18,7 @@ from typing import Any
 
 from agents import demo_plan
 from agents.demo_intent import arguments_for, question_facts
-from agents.demo_summary import tool_result_markdown
+from agents.demo_summary import knowledge_answer, tool_result_markdown
 from agents.engine.llm import ChatResponse, Message, ToolCallRequest, Usage
 
 DEMO_MODEL_NAME = "offline-demo-model"
@@ -188,9 +188,36 @@ def _write_words(question: str) -> set[str]:
     return words
 
 
+# A question about the organisation's rules asks its knowledge base (a tool that searches one).
+_POLICY_WORDS = (
+    "policy",
+    "policies",
+    "rule",
+    "rules",
+    "handbook",
+    "guideline",
+    "政策",
+    "规定",
+    "制度",
+    "手册",
+)
+
+
+def _searches_knowledge(function: Mapping[str, Any]) -> bool:
+    name = str(function.get("name", ""))
+    return name.endswith("__search") and "knowledge base" in str(function.get("description", ""))
+
+
+def _asks_policy(question: str) -> bool:
+    lowered = question.lower()
+    return any(re.search(rf"(?<![a-z]){word}(?![a-z])", lowered) for word in _POLICY_WORDS)
+
+
 def _score(tool: Mapping[str, Any], question: str, first_thing: int) -> int:
     """How well a tool fits the question: shared words, the thing named first, the verb, the id it needs."""
     function = tool.get("function", tool)
+    if _searches_knowledge(function) and _asks_policy(question):
+        return 50
     name_words = _words(re.sub(r"[_\-]+", " ", str(function.get("name", ""))))
     description = str(function.get("description", "")).split("\nSystem:", 1)[0]  # every tool's system line
     description_words = _words(description)
@@ -271,6 +298,9 @@ def _final_answer(question: str, messages: Sequence[Message]) -> str:
     observations = _observations(messages)
     zh = _is_chinese(question)
     label = LABEL_ZH if zh else LABEL_EN
+    cited = knowledge_answer(observations[-1], zh=zh) if observations else None
+    if cited is not None:
+        return f"（{label}）{cited}" if zh else f"({label}) {cited}"
     if not observations:
         if zh:
             return f"（{label}）我没有找到与这个问题相关的工具。配置一个模型端点后即可获得真正的回答。"
@@ -363,6 +393,14 @@ class DemoLLM:
         results = re.findall(r"\[tool result: ([^\]]+)\]\n(.*?)(?=\n\n\[|\Z)", trace, flags=re.S)
         zh = _is_chinese(question)
         label = LABEL_ZH if zh else LABEL_EN
+        cited = knowledge_answer(results[-1][1], zh=_is_chinese(question)) if results else None
+        if cited is not None:
+            label = LABEL_ZH if _is_chinese(question) else LABEL_EN
+            async for piece in self._stream(
+                f"**{label}**：{cited}" if _is_chinese(question) else f"**{label}**: {cited}", text, usage
+            ):
+                yield piece
+            return
         if results:
             intro = (
                 f"**{label}**：以下是工具返回的结果。\n\n"

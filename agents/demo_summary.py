@@ -147,3 +147,17 @@ def tool_result_markdown(content: str, *, zh: bool) -> str:
     if isinstance(value, dict):
         return _record(value, zh)
     return _text_table(content, zh) or _text(content) or _NO_RESULTS[zh]
+
+
+_PASSAGE = re.compile(r"^\[(\d+)\] ([^\n]+)\n(.*?)(?=\n\n\[\d+\] |\Z)", re.S | re.M)
+
+
+def knowledge_answer(content: str, *, zh: bool) -> str | None:
+    """The answer a knowledge-base search gives (its numbered passages, ``[1] source\\ntext``): the
+    best passage, cited, and its source; ``None`` for any other tool result."""
+    found = _PASSAGE.findall(content)
+    if not found:
+        return None
+    number, source, text = found[0]
+    head = "知识库中的相关内容：" if zh else "The knowledge base says:"
+    return f"{head}\n\n{text.strip()} [{number}]\n\n{'来源' if zh else 'Source'}: [{number}] {source}"

@@ -85,13 +85,14 @@ class ChatCompletionRequestSerializer(serializers.Serializer):
 _COMPLETION_RESPONSES = {
     (200, "application/json"): OpenApiResponse(
         OpenApiTypes.OBJECT,
-        description="A chat.completion; the extensions x_agent (run, conversation, status) and x_agent_steps "
-        "(tool calls, results, approvals as the websocket's frames).",
+        description="A chat.completion; the extensions x_agent (run, conversation, status), x_agent_steps "
+        "(tool calls, results, approvals as the websocket's frames) and x_citations (the sources the "
+        "answer's [n] marks cite).",
     ),
     (200, "text/event-stream"): OpenApiResponse(
         OpenApiTypes.STR,
-        description="With stream=true: chat.completion.chunk events, the steps in x_agent_steps, x_agent on "
-        "the last chunk, then data: [DONE].",
+        description="With stream=true: chat.completion.chunk events, the steps in x_agent_steps, x_agent and "
+        "x_citations on the last chunk, then data: [DONE].",
     ),
 }
 

@@ -13,7 +13,10 @@ two extension fields at the top level:
   (``step`` iteration start/done = a tool call and its result, ``approval``, ``inject``, ``plan``, ``error``);
 - ``x_agent``: ``run_id``, ``conversation_id``, ``agent_id``, ``status`` (``done``, ``cancelled``,
   ``failed``, ``waiting_for_approval``, ``in_progress``), ``stop_reason``, ``iterations``, ``elapsed``,
-  ``approval`` (the pending approval, if any) and ``error``.
+  ``approval`` (the pending approval, if any) and ``error``;
+- ``x_citations``: the sources the run's knowledge-base searches returned, each ``number`` (as the
+  answer's ``[n]`` marks cite it), ``title``, ``location``, ``preview``, ``url`` and ``source_id``, in
+  the order of their numbers (on the final chunk of a stream).
 """
 
 from __future__ import annotations
@@ -173,12 +176,16 @@ class RunFold:
     approval: dict[str, Any] | None = None
     error: str | None = None
     done: dict[str, Any] | None = None
+    citations: dict[int, dict[str, Any]] = field(default_factory=dict)
 
     def take(self, frame: dict[str, Any]) -> str:
         """Fold one frame in; returns the answer text it adds (for a stream's content)."""
         event, data = frame.get("event"), frame.get("data") or {}
         if is_step_frame(frame):
             self.steps.append(frame)
+            for citation in data.get("citations") or ():
+                if isinstance(citation, dict) and isinstance(citation.get("number"), int):
+                    self.citations[citation["number"]] = citation
         if event == "approval":
             self.approval = data if data.get("status") == "pending" else None
         elif event == "error":
@@ -239,6 +246,10 @@ class RunFold:
             "error": self.error,
         }
 
+    def citation_list(self) -> list[dict[str, Any]]:
+        """The run's citations in the order of their numbers."""
+        return [self.citations[number] for number in sorted(self.citations)]
+
     def usage(self) -> dict[str, int]:
         usage = (self.done or {}).get("usage") or {}
         prompt = int(usage.get("prompt_tokens") or 0)
@@ -272,6 +283,7 @@ def completion_object(fold: RunFold, *, model: str, created: int | None = None) 
         "usage": fold.usage(),
         "x_agent": fold.agent_info(),
         "x_agent_steps": fold.steps,
+        "x_citations": fold.citation_list(),
     }
 
 
@@ -297,6 +309,7 @@ def chunk_object(
         chunk["x_agent_steps"] = steps
     if final:
         chunk["x_agent"] = fold.agent_info()
+        chunk["x_citations"] = fold.citation_list()
     return chunk
 
 

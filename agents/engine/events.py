@@ -87,8 +87,10 @@ def iteration_done(
     outcome: str,
     tool_args: Any,
     artifacts: list[dict[str, Any]] | None = None,
+    citations: list[dict[str, Any]] | None = None,
 ) -> Event:
-    """``step`` iteration done: the call finished; ``error`` is the error message or ``None``."""
+    """``step`` iteration done: the call finished; ``error`` is the error message or ``None``;
+    ``citations`` the sources the result quotes, numbered as the answer cites them."""
     data: dict[str, Any] = {
         "type": "iteration",
         "status": "done",
@@ -103,6 +105,8 @@ def iteration_done(
     }
     if artifacts:
         data["artifacts"] = artifacts
+    if citations:
+        data["citations"] = citations
     return Event(STEP, data)
 
 

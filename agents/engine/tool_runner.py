@@ -441,6 +441,7 @@ class ToolRunner:
                 logger.warning("could not record the end of tool call %s (%s)", call.id, type(exc).__name__)
         if emit.active:
             artifacts = [a.describe() for a in result.artifacts] if result.artifacts else None
+            citations = [c.describe() for c in result.citations] if result.citations else None
             await emit(
                 events.iteration_done(
                     iteration,
@@ -452,6 +453,7 @@ class ToolRunner:
                     outcome=item.outcome,
                     tool_args=item.args,
                     artifacts=artifacts,
+                    citations=citations,
                 )
             )
         return ToolCallRecord(

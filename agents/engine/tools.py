@@ -57,13 +57,39 @@ class Artifact:
 
 
 @dataclass(frozen=True, slots=True)
+class Citation:
+    """A source a tool result quotes, numbered as the answer cites it (``[1]``): a knowledge base's
+    passage. ``url`` opens the source for people allowed to read it."""
+
+    number: int
+    title: str  # the source's name: a document's file name
+    location: str = ""  # where in it: "p. 3, Payments > Large payments"
+    preview: str = ""  # the passage, shortened
+    url: str = ""
+    source_id: str = ""  # the document's id
+
+    def describe(self) -> dict[str, Any]:
+        """The citation as an event payload (the ``citations`` of a step's done event)."""
+        return {
+            "number": self.number,
+            "title": self.title,
+            "location": self.location,
+            "preview": self.preview,
+            "url": self.url,
+            "source_id": self.source_id,
+        }
+
+
+@dataclass(frozen=True, slots=True)
 class ToolResult:
-    """What a tool returns: text for the model, an error flag and message, and artifacts for the user."""
+    """What a tool returns: text for the model, an error flag and message, artifacts for the user, and
+    the sources it quotes (numbered for citations)."""
 
     content: str = ""
     is_error: bool = False
     error: str | None = None
     artifacts: tuple[Artifact, ...] = ()
+    citations: tuple[Citation, ...] = ()
 
     @classmethod
     def failure(cls, message: str, *, content: str | None = None) -> ToolResult:

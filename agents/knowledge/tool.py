@@ -15,10 +15,11 @@ from collections.abc import Sequence
 from typing import Any
 
 from asgiref.sync import sync_to_async
+from django.urls import reverse
 
 from agents.engine.run_context import RunContext
 from agents.engine.tool_context import ToolCallContext
-from agents.engine.tools import Tool, ToolResult
+from agents.engine.tools import Citation, Tool, ToolResult
 from agents.knowledge.models import KnowledgeBase
 from agents.knowledge.search import DEFAULT_LIMIT, Found, Passage, knowledge_search
 from agents.knowledge.selectors import knowledge_bases_of_connectors
@@ -28,16 +29,35 @@ from connectors.models import ConnectorAction, ConnectorKind
 from connectors.selectors import RunActionsSource, run_connector_actions
 from connectors.tools import ConnectorToolResult, tool_description_for, tool_name_for
 
+PREVIEW_CHARS = 300
 NO_PASSAGE = (
     "No passage of this knowledge base matches the query. Try other words, or say you did not find it."
 )
 NOT_READABLE = "This knowledge base is not available to the user any more."
 
 
+class CitationNumbers:
+    """The numbers a run's passages are cited by, shared by the run's knowledge-base tools: the first
+    passage found is ``[1]``, and a passage found again keeps its number, so the answer's marks stay
+    true across searches."""
+
+    def __init__(self) -> None:
+        self._numbers: dict[int, int] = {}
+
+    def number(self, chunk_id: int) -> int:
+        return self._numbers.setdefault(chunk_id, len(self._numbers) + 1)
+
+
 class KnowledgeSearchTool(Tool):
     """One knowledge base's search, bound to one run."""
 
-    def __init__(self, knowledge_base: KnowledgeBase, action: ConnectorAction, context: RunContext) -> None:
+    def __init__(
+        self,
+        knowledge_base: KnowledgeBase,
+        action: ConnectorAction,
+        context: RunContext,
+        numbers: CitationNumbers,
+    ) -> None:
         connector = knowledge_base.connector
         self.name = tool_name_for(connector.name, SEARCH_ACTION)
         self.description = tool_description_for(action)
@@ -45,6 +65,7 @@ class KnowledgeSearchTool(Tool):
         self.timeout = SEARCH_TIMEOUT_SECONDS
         self.knowledge_base_id = knowledge_base.pk
         self.context = context
+        self.numbers = numbers
 
     async def execute(self, ctx: ToolCallContext, /, **kwargs: Any) -> ToolResult:
         started = time.perf_counter()
@@ -64,7 +85,8 @@ class KnowledgeSearchTool(Tool):
         )
         if not isinstance(outcome, Found):
             return _error(NOT_READABLE, started)
-        content = passages_text(outcome.passages) if outcome.passages else NO_PASSAGE
+        numbered = [(self.numbers.number(p.chunk_id), p) for p in outcome.passages]
+        content = passages_text(numbered) if numbered else NO_PASSAGE
         call = CallOutcome(
             status="ok",
             content=content,
@@ -72,14 +94,32 @@ class KnowledgeSearchTool(Tool):
             latency_ms=(time.perf_counter() - started) * 1000,
             request_bytes=len(query.encode()),
             response_bytes=len(content.encode()),
-            retrieved=tuple(_logged(number, p, outcome.mode) for number, p in enumerate(outcome.passages, 1)),
+            retrieved=tuple(_logged(number, p, outcome.mode) for number, p in numbered),
         )
-        return ConnectorToolResult(content=content, call=call)
+        citations = tuple(citation_of(number, p) for number, p in numbered)
+        return ConnectorToolResult(content=content, call=call, citations=citations)
 
 
-def passages_text(passages: Sequence[Passage]) -> str:
-    """What the model reads: each passage numbered, with its source, for citations like ``[1]``."""
-    return "\n\n".join(f"[{number}] {passage_source(p)}\n{p.text}" for number, p in enumerate(passages, 1))
+def passages_text(numbered: Sequence[tuple[int, Passage]]) -> str:
+    """What the model reads: each passage with its number and its source, for citations like ``[1]``."""
+    return "\n\n".join(f"[{number}] {passage_source(p)}\n{p.text}" for number, p in numbered)
+
+
+def citation_of(number: int, passage: Passage) -> Citation:
+    """The passage as the chat and the entry points show a citation: its document, where in it, a
+    preview and the link that opens the document for people who may read it."""
+    location = passage_source(passage).removeprefix(passage.document_name).removeprefix(", ")
+    preview = (
+        passage.text if len(passage.text) <= PREVIEW_CHARS else passage.text[:PREVIEW_CHARS].rstrip() + "…"
+    )
+    return Citation(
+        number=number,
+        title=passage.document_name,
+        location=location,
+        preview=preview,
+        url=reverse("knowledge-document-file", args=[passage.document_id]),
+        source_id=str(passage.document_id),
+    )
 
 
 def passage_source(passage: Passage) -> str:
@@ -134,4 +174,5 @@ def knowledge_tools_for_run(run: RunActionsSource) -> list[Tool]:
     bases = knowledge_bases_of_connectors(
         organization_id=context.org_id, user_id=context.user_id, connector_ids=actions
     )
-    return [KnowledgeSearchTool(kb, actions[kb.connector_id], context) for kb in bases]
+    numbers = CitationNumbers()
+    return [KnowledgeSearchTool(kb, actions[kb.connector_id], context, numbers) for kb in bases]

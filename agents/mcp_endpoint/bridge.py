@@ -48,6 +48,7 @@ class AgentAnswered:
     run_id: uuid.UUID
     status: Literal["done", "failed", "cancelled"]
     error: str = ""
+    citations: tuple[dict[str, Any], ...] = ()  # the sources the answer cites, by number
 
 
 @dataclass(frozen=True, slots=True)
@@ -152,6 +153,7 @@ async def _follow(caller: Caller, started: _Started, report: Report) -> AgentAns
     the HTTP chat's stream reads them (:func:`~agents.chat_http.follow.run_frames`: stored, then live, a
     gap filled from the store)."""
     narrator = ProgressNarrator(language=caller.language)
+    citations: dict[int, dict[str, Any]] = {}
     frames = run_frames(
         conversation_id=started.conversation_id,
         run_id=started.run_id,
@@ -166,15 +168,27 @@ async def _follow(caller: Caller, started: _Started, report: Report) -> AgentAns
             line = narrator.line_for(frame)
             if line is not None:
                 await report(line)
+            citations.update(frame_citations(frame))
             if frame.get("event") == "done":
-                return await _ended(started, narrator, frame.get("data") or {})
+                return await _ended(started, narrator, frame.get("data") or {}, citations)
     finally:
         with anyio.CancelScope(shield=True):  # leave the conversation's group even when cancelled
             await frames.aclose()
-    return await _ended(started, narrator, {})  # the run ended without a stored done: its stored answer
+    # the run ended without a stored done: its stored answer
+    return await _ended(started, narrator, {}, citations)
 
 
-async def _ended(started: _Started, narrator: ProgressNarrator, done: dict[str, Any]) -> AgentAnswered:
+def frame_citations(frame: dict[str, Any]) -> dict[int, dict[str, Any]]:
+    """The citations a step frame carries (a knowledge-base search's done step), by number."""
+    if frame.get("event") != "step":
+        return {}
+    found = (frame.get("data") or {}).get("citations") or ()
+    return {c["number"]: c for c in found if isinstance(c, dict) and isinstance(c.get("number"), int)}
+
+
+async def _ended(
+    started: _Started, narrator: ProgressNarrator, done: dict[str, Any], citations: dict[int, dict[str, Any]]
+) -> AgentAnswered:
     status: Literal["done", "failed", "cancelled"] = "done"
     if done.get("cancelled"):
         status = "cancelled"
@@ -183,7 +197,14 @@ async def _ended(started: _Started, narrator: ProgressNarrator, done: dict[str, 
     answer = str(done.get("answer") or "")
     if status == "done" and not answer:  # the stored answer, should the frame have been trimmed
         answer = await database_sync_to_async(_stored_answer)(started.run_id)
-    return AgentAnswered(answer, started.conversation_id, started.run_id, status, narrator.error)
+    return AgentAnswered(
+        answer,
+        started.conversation_id,
+        started.run_id,
+        status,
+        narrator.error,
+        tuple(citations[number] for number in sorted(citations)),
+    )
 
 
 def _stored_answer(run_id: uuid.UUID) -> str:

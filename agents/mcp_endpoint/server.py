@@ -102,6 +102,7 @@ async def call_tool(
                 "conversation_id": str(answered.conversation_id),
                 "run_id": str(answered.run_id),
                 "status": answered.status,
+                "citations": list(answered.citations),
             }
             if answered.status == "done":
                 return types.CallToolResult(

@@ -97,6 +97,22 @@ def agent_tool_output_schema() -> dict[str, Any]:
             "conversation_id": {"type": "string"},
             "run_id": {"type": "string"},
             "status": {"type": "string", "enum": ["done", "failed", "cancelled"]},
+            "citations": {
+                "type": "array",
+                "description": "The sources the answer's [n] marks cite (knowledge-base passages).",
+                "items": {
+                    "type": "object",
+                    "properties": {
+                        "number": {"type": "integer"},
+                        "title": {"type": "string"},
+                        "location": {"type": "string"},
+                        "preview": {"type": "string"},
+                        "url": {"type": "string"},
+                        "source_id": {"type": "string"},
+                    },
+                    "required": ["number", "title"],
+                },
+            },
         },
         "required": ["answer", "conversation_id", "run_id", "status"],
     }

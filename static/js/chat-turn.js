@@ -2,6 +2,7 @@
 // streamed answer and the footer). The Timeline routes each event of a run to its Turn.
 
 import { ToolCard } from "./chat-cards.js";
+import { Citations } from "./chat-citations.js";
 import { collapseLongText, el } from "./chat-dom.js";
 import { formatDuration, formatNumber, gettext, interpolate, ngettext } from "./chat-i18n.js";
 import { renderMarkdown } from "./chat-markdown.js";
@@ -56,8 +57,9 @@ export class Turn {
     this.statusText = el("span", { class: "run-status-text", text: gettext("Working…") });
     this.status = el("div", { class: "run-status", hidden: true }, el("span", { class: "spinner", "aria-hidden": "true" }), this.statusText);
     this.answer = el("div", { class: "answer md", hidden: true });
+    this.citations = new Citations(`turn-${Math.random().toString(36).slice(2, 10)}`);
     this.footer = el("footer", { class: "run-footer muted", hidden: true });
-    this.runEl = el("div", { class: "run" }, this.steps, this.answer, this.status, this.footer);
+    this.runEl = el("div", { class: "run" }, this.steps, this.answer, this.citations.el, this.status, this.footer);
     this.el = el("li", { class: "turn" }, this.userEl, this.runEl);
     if (runId) this.el.dataset.runId = runId;
     if (content !== null) this.setUser(content);
@@ -179,6 +181,10 @@ export class Turn {
       } else if (data.status === "done") {
         const card = this.findCard(data) || this.newCard(data);
         card.finish(data);
+        if (Array.isArray(data.citations) && data.citations.length) {
+          this.citations.add(data.citations);
+          if (this.answerText) this.renderAnswer();
+        }
         this.setStatus(gettext("Thinking…"));
       }
     } else if (data.type === "answer" && data.status === "start") {
@@ -260,6 +266,7 @@ export class Turn {
   renderAnswer() {
     this.answer.hidden = !this.answerText;
     this.answer.innerHTML = renderMarkdown(this.answerText);
+    this.citations.link(this.answer);
   }
 
   // -- follow-ups sent while the agent works ---------------------------------------------------

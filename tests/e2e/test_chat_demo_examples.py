@@ -59,3 +59,24 @@ def test_the_demo_two_part_question_is_split_by_plan_mode(admin_page):
     expect(steps).to_have_count(3)
     answer = admin_page.locator(".answer").last
     expect(answer.locator("table").first).to_contain_text("PO-0003")
+
+
+def test_the_demo_policy_question_is_answered_from_the_knowledge_base_with_a_linked_citation(admin_page):
+    question = next(q for q in DEMO_EXAMPLE_QUESTIONS if "policy" in q)
+    admin_page.click(f".example-question[data-question='{question}']")
+
+    answer = admin_page.locator(".answer").last
+    expect(answer).to_contain_text("business licence")
+    mark = answer.locator("a.cite").first
+    expect(mark).to_have_text("[1]")
+    sources = admin_page.locator(".citations").last
+    expect(sources).to_contain_text("purchasing-policy.md")
+    source = sources.locator(".citation").first
+    expect(source).to_contain_text("Suppliers")
+    source.locator("summary").click()
+    expect(source.locator("blockquote")).to_contain_text("business licence")
+    link = source.locator("a").first
+    response = admin_page.request.get(link.get_attribute("href"))
+    assert response.status == 200 and b"business licence" in response.body()
+    mark.click()
+    assert admin_page.evaluate("location.hash") == f"#{source.get_attribute('id')}"
