@@ -10,4 +10,9 @@ urlpatterns = [
     path("chat/", views.chat_home, name="chat-home"),
     path("chat/new/", views.chat_new, name="chat-new"),
     path("chat/<uuid:conversation_id>/", views.chat_conversation, name="chat-conversation"),
+    path(
+        "knowledge/documents/<uuid:document_id>/download/",
+        views.knowledge_document_file,
+        name="knowledge-document-file",
+    ),
 ]

@@ -1,4 +1,5 @@
-"""Pages of the chat web app: the conversation list with the agent picker, and the chat view.
+"""Pages of the chat web app: the conversation list with the agent picker, the chat view, and the
+download of a knowledge-base document that an answer cites.
 
 Views stay thin: the organisation comes from the URL slug (a non-member gets the same 404 as for a
 missing organisation), reads go through ``agents.selectors`` and writes through ``agents.services``.
@@ -14,7 +15,7 @@ from functools import wraps
 from typing import TYPE_CHECKING, Any
 
 from django.contrib.auth.decorators import login_required
-from django.http import Http404, HttpRequest, HttpResponse, HttpResponseForbidden
+from django.http import Http404, HttpRequest, HttpResponse, HttpResponseBase, HttpResponseForbidden
 from django.shortcuts import render
 from django.urls import reverse
 from django.utils.http import urlencode
@@ -22,6 +23,8 @@ from django.utils.translation import gettext as _
 from django.views.decorators.http import require_GET
 
 from agents import selectors, services
+from agents.knowledge.download import document_file_response
+from agents.knowledge.selectors import document_readable
 from platform_core.identity.api_keys.authentication import (
     api_token_authenticate,
     bearer_token_from_header,
@@ -40,17 +43,18 @@ if TYPE_CHECKING:
 
 SIDEBAR_CONVERSATIONS = 50
 
-View = Callable[..., HttpResponse]
+View = Callable[..., HttpResponseBase]
 
 
 def _bearer_user(view: View) -> View:
     """Let API clients that send ``Authorization: Bearer`` see the same pages (and 404s) as a session.
 
-    The pages only show conversations, so a key needs the ``read`` scope, as the REST API's reads do.
+    The pages only show conversations and cited documents, so a key needs the ``read`` scope, as the
+    REST API's reads do.
     """
 
     @wraps(view)
-    def wrapper(request: HttpRequest, *args: Any, **kwargs: Any) -> HttpResponse:
+    def wrapper(request: HttpRequest, *args: Any, **kwargs: Any) -> HttpResponseBase:
         raw = bearer_token_from_header(request.headers.get("Authorization"))
         if raw is not None and not request.user.is_authenticated:
             token = api_token_authenticate(raw, ip_address=client_ip(request))
@@ -171,3 +175,18 @@ def chat_conversation(request: HttpRequest, org_slug: str, conversation_id: uuid
             **_chat_page_urls(org),
         },
     )
+
+
+@_bearer_user
+@login_required
+@require_GET
+def knowledge_document_file(request: HttpRequest, org_slug: str, document_id: uuid.UUID) -> HttpResponseBase:
+    """A knowledge-base document's file, the target of the chat's citation links: only for a user who may
+    read its knowledge base; everyone else gets the 404 of a missing document."""
+    user = signed_in_user(request)
+    org, _membership = member_org_from_slug(user=user, slug=org_slug)
+    document = document_readable(organization_id=org.pk, user_id=user.pk, document_id=document_id)
+    response = document_file_response(document) if document is not None else None
+    if response is None:
+        raise Http404("No such document.")
+    return response

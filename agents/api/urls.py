@@ -7,6 +7,7 @@ from rest_framework.routers import SimpleRouter
 
 from agents.api.async_drf import async_view
 from agents.api.http_chat import ConversationMessagesViewSet, RunCancelView, RunStreamView
+from agents.api.knowledge import KnowledgeBaseViewSet, KnowledgeDocumentViewSet  # knowledge bases (issue 34)
 from agents.api.openai_compat import ChatCompletionsView, ModelListView, OrgAgentChatCompletionsView
 from agents.api.usage_dashboard import UsageDashboardView  # usage dashboard (issue 21)
 from agents.api.views import (
@@ -24,8 +25,28 @@ router.register("agents", AgentViewSet, basename="agent")
 router.register("conversations", ConversationViewSet, basename="conversation")
 router.register("budgets", BudgetViewSet, basename="budget")
 
+_knowledge_bases = KnowledgeBaseViewSet.as_view({"get": "list", "post": "create"})
+_knowledge_base = KnowledgeBaseViewSet.as_view(
+    {"get": "retrieve", "patch": "partial_update", "delete": "destroy"}
+)
+_documents = KnowledgeDocumentViewSet.as_view({"get": "list", "post": "create"})
+_document = KnowledgeDocumentViewSet.as_view({"get": "retrieve", "delete": "destroy"})
+_document_reindex = KnowledgeDocumentViewSet.as_view(
+    {"post": "reindex"}, **KnowledgeDocumentViewSet.reindex.kwargs
+)
+_document_download = KnowledgeDocumentViewSet.as_view(
+    {"get": "download"}, **KnowledgeDocumentViewSet.download.kwargs
+)
+_KB = "knowledge-bases/<uuid:knowledge_base_id>"
+
 urlpatterns = [
     path("", include(router.urls)),
+    path("knowledge-bases/", _knowledge_bases, name="knowledge-base-list"),
+    path("knowledge-bases/<uuid:pk>/", _knowledge_base, name="knowledge-base-detail"),
+    path(f"{_KB}/documents/", _documents, name="knowledge-document-list"),
+    path(f"{_KB}/documents/<uuid:pk>/", _document, name="knowledge-document-detail"),
+    path(f"{_KB}/documents/<uuid:pk>/reindex/", _document_reindex, name="knowledge-document-reindex"),
+    path(f"{_KB}/documents/<uuid:pk>/download/", _document_download, name="knowledge-document-download"),
     path("usage/", UsageDashboardView.as_view(), name="org-usage"),
     path(
         "conversations/<uuid:conversation_id>/messages/",

@@ -1,0 +1,155 @@
+"""Changes to a knowledge base's settings, in one audited transaction.
+
+A knowledge base's identity lives on its connector (:mod:`connectors.knowledge.kind`): its name (its tool
+is ``<name>__search``), its description (what the model reads) and its activity (whether agents may
+search it). :func:`knowledge_base_update` changes those and the knowledge base's own settings (embedding
+endpoint, restriction, members) together, validated as the connector and the knowledge base validate
+themselves, and records one ``knowledge_base.updated`` audit row holding both sides' changes.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+from enum import Enum
+from typing import TYPE_CHECKING, Any
+
+from django.core.exceptions import NON_FIELD_ERRORS, ValidationError
+from django.db import transaction
+from django.utils.translation import gettext as _
+
+from agents.knowledge.models import KnowledgeBase
+from platform_core.audit.audited import audit_entity, audit_state
+from platform_core.audit.log import audit_log_write
+from platform_core.models import Membership, Organization
+
+if TYPE_CHECKING:
+    from django.contrib.auth.models import User
+
+    from agents.models import ModelConfig
+    from connectors.models import Connector
+
+
+class Keep(Enum):
+    """An argument of :func:`knowledge_base_update` left out: the setting keeps its value."""
+
+    KEEP = "keep"
+
+
+KEEP = Keep.KEEP
+_CONNECTOR_FIELDS = ("name", "description", "is_active")
+EMBEDDING_ROLE = "embedding"  # agents.models.ModelRole.EMBEDDING (agents.models imports this package)
+
+
+def embedding_endpoint_error(*, organization_id: int, endpoint: ModelConfig | None) -> str | None:
+    """Why ``endpoint`` cannot be a knowledge base's embedding endpoint (``None``: it can, or none)."""
+    if endpoint is None:
+        return None
+    if endpoint.organization_id != organization_id or endpoint.role != EMBEDDING_ROLE:
+        return _("Choose one of the organisation's model endpoints of role “embedding”.")
+    return None
+
+
+def members_error(*, organization_id: int, members: Iterable[User]) -> str | None:
+    """Why ``members`` cannot be given access (``None``: they are all members of the organisation)."""
+    ids = {user.pk for user in members}
+    found = set(
+        Membership.objects.filter(organization_id=organization_id, user_id__in=ids).values_list(
+            "user_id", flat=True
+        )
+    )
+    if ids - found:
+        return _("Only members of the organisation can be given access.")
+    return None
+
+
+def knowledge_base_state(knowledge_base: KnowledgeBase) -> dict[str, Any]:
+    """The audit view of a knowledge base: its own fields and members, and its connector's identity."""
+    state = audit_state(knowledge_base)
+    connector = knowledge_base.connector
+    state.update({name: getattr(connector, name) for name in _CONNECTOR_FIELDS})
+    return state
+
+
+def knowledge_base_update(
+    *,
+    knowledge_base: KnowledgeBase,
+    actor: User | None,
+    name: str | Keep = KEEP,
+    description: str | Keep = KEEP,
+    is_active: bool | Keep = KEEP,
+    embedding_endpoint: ModelConfig | None | Keep = KEEP,
+    restricted: bool | Keep = KEEP,
+    members: Iterable[User] | Keep = KEEP,
+    ip_address: str | None = None,
+) -> KnowledgeBase:
+    """Change the settings given (the others keep their values). ``ValidationError`` says what is wrong,
+    on the field at fault (a name that is not a connector name, an endpoint that is not the
+    organisation's); nothing is saved then. No audit row when nothing changed."""
+    org_id = knowledge_base.organization_id
+    if members is not KEEP:
+        members = list(members)
+    _refuse_wrong_access(organization_id=org_id, embedding_endpoint=embedding_endpoint, members=members)
+    with transaction.atomic():
+        stored = (
+            KnowledgeBase.objects.for_org(org_id)
+            .select_for_update()
+            .select_related("connector")
+            .get(pk=knowledge_base.pk)
+        )
+        before = knowledge_base_state(stored)
+        connector = knowledge_base.connector
+        for field, value in (("name", name), ("description", description), ("is_active", is_active)):
+            if value is not KEEP:
+                setattr(connector, field, value)
+        if embedding_endpoint is not KEEP:
+            knowledge_base.embedding_endpoint = embedding_endpoint
+        if restricted is not KEEP:
+            knowledge_base.restricted = restricted
+        _connector_clean(connector)
+        knowledge_base.full_clean(exclude=["members"])
+        connector.save()
+        knowledge_base.save()
+        if members is not KEEP:
+            knowledge_base.members.set(members)
+        after = knowledge_base_state(knowledge_base)
+        changed = [key for key in after if before.get(key) != after[key]]
+        if changed:
+            audit_log_write(
+                organization=Organization.objects.get(pk=org_id),
+                actor=actor,
+                action=f"{audit_entity(KnowledgeBase)}.updated",
+                target=knowledge_base,
+                before={key: before.get(key) for key in changed},
+                after={key: after[key] for key in changed},
+                ip_address=ip_address,
+            )
+    return knowledge_base
+
+
+def _refuse_wrong_access(
+    *, organization_id: int, embedding_endpoint: ModelConfig | None | Keep, members: list[User] | Keep
+) -> None:
+    errors: dict[str, str] = {}
+    if embedding_endpoint is not KEEP:
+        problem = embedding_endpoint_error(organization_id=organization_id, endpoint=embedding_endpoint)
+        if problem:
+            errors["embedding_endpoint"] = problem
+    if members is not KEEP:
+        problem = members_error(organization_id=organization_id, members=members)
+        if problem:
+            errors["members"] = problem
+    if errors:
+        raise ValidationError(errors)
+
+
+def _connector_clean(connector: Connector) -> None:
+    """Validate the connector as knowledge_base_create does (its kind is the knowledge base's), with a
+    name another connector holds reported on ``name`` rather than on the whole row."""
+    try:
+        connector.full_clean(exclude=["kind"])
+    except ValidationError as exc:
+        errors = exc.update_error_dict({})
+        taken = errors.pop(NON_FIELD_ERRORS, [])
+        if taken:
+            errors.setdefault("name", []).extend(taken)
+        raise ValidationError(errors) from exc

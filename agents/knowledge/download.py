@@ -1,0 +1,24 @@
+"""A document's stored file as an HTTP download, for the REST API and the chat's citation links.
+
+Who may download is decided before this (:func:`agents.knowledge.selectors.document_readable`); this
+only answers with the file: always as an attachment under its original name, never rendered by the
+browser (``nosniff``), and kept out of shared caches.
+"""
+
+from __future__ import annotations
+
+from django.http import FileResponse
+
+from agents.knowledge.models import Document
+
+
+def document_file_response(document: Document) -> FileResponse | None:
+    """The document's file, streamed from Django's storage; ``None`` when the storage no longer has it."""
+    try:
+        file = document.file.open("rb")
+    except OSError:  # FileNotFoundError included: removed from the storage behind the platform's back
+        return None
+    response = FileResponse(file, as_attachment=True, filename=document.name)
+    response["X-Content-Type-Options"] = "nosniff"
+    response["Cache-Control"] = "private, no-store"
+    return response
