@@ -321,7 +321,12 @@ class DocumentAdmin(OrgScopedAdmin):
     @admin.display(description=_("file"))
     def download(self, obj: Document) -> str:
         return format_html(
-            '<a href="{}">{}</a>', reverse("knowledge-document-file", args=[obj.pk]), gettext("Download")
+            '<a href="{}">{}</a>',
+            reverse(
+                "knowledge-document-file",
+                kwargs={"org_slug": obj.organization.slug, "document_id": obj.pk},
+            ),
+            gettext("Download"),
         )
 
     @admin.action(description=_("Re-index the selected documents"))

@@ -96,7 +96,7 @@ class KnowledgeSearchTool(Tool):
             response_bytes=len(content.encode()),
             retrieved=tuple(_logged(number, p, outcome.mode) for number, p in numbered),
         )
-        citations = tuple(citation_of(number, p) for number, p in numbered)
+        citations = tuple(citation_of(number, p, self.context.org_slug) for number, p in numbered)
         return ConnectorToolResult(content=content, call=call, citations=citations)
 
 
@@ -105,7 +105,7 @@ def passages_text(numbered: Sequence[tuple[int, Passage]]) -> str:
     return "\n\n".join(f"[{number}] {passage_source(p)}\n{p.text}" for number, p in numbered)
 
 
-def citation_of(number: int, passage: Passage) -> Citation:
+def citation_of(number: int, passage: Passage, org_slug: str) -> Citation:
     """The passage as the chat and the entry points show a citation: its document, where in it, a
     preview and the link that opens the document for people who may read it."""
     location = passage_source(passage).removeprefix(passage.document_name).removeprefix(", ")
@@ -117,7 +117,9 @@ def citation_of(number: int, passage: Passage) -> Citation:
         title=passage.document_name,
         location=location,
         preview=preview,
-        url=reverse("knowledge-document-file", args=[passage.document_id]),
+        url=reverse(
+            "knowledge-document-file", kwargs={"org_slug": org_slug, "document_id": passage.document_id}
+        ),
         source_id=str(passage.document_id),
     )
 

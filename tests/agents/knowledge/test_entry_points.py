@@ -53,7 +53,7 @@ def _check(citations, world: World) -> None:
     first = citations[0]
     assert first["title"] == "policy.md" and first["source_id"] == world.document_id
     assert "finance director" in first["preview"] and "Approvals" in first["location"]
-    assert first["url"] == f"/knowledge/documents/{world.document_id}/download/"
+    assert first["url"] == f"/o/acme/knowledge/documents/{world.document_id}/download/"
 
 
 def test_the_openai_compatible_endpoint_carries_the_citations_streamed_and_not(live_server_url, scripted_llm):
@@ -62,7 +62,8 @@ def test_the_openai_compatible_endpoint_carries_the_citations_streamed_and_not(l
     _script(scripted_llm)
 
     completion = client.chat.completions.create(
-        model="acme/Purchasing assistant", messages=[{"role": "user", "content": "Who approves big payments?"}]
+        model="acme/Purchasing assistant",
+        messages=[{"role": "user", "content": "Who approves big payments?"}],
     )
 
     assert completion.choices[0].message.content == ANSWER
