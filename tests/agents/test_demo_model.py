@@ -66,7 +66,7 @@ async def test_demo_model_without_a_matching_tool_says_so_and_calls_nothing():
 
 
 @pytest.mark.django_db
-def test_seed_demo_creates_the_demo_agent_on_the_erp_connectors():
+def test_seed_demo_creates_the_demo_agent_on_the_erp_connectors_and_the_policy_knowledge_base():
     from django.core.management import call_command
 
     from agents.models import Agent
@@ -75,7 +75,7 @@ def test_seed_demo_creates_the_demo_agent_on_the_erp_connectors():
     call_command("seed_demo")
     agent = Agent.objects.unscoped().get(organization__slug="demo")
     assert agent.name == "Purchasing assistant"
-    assert sorted(agent.connectors.values_list("name", flat=True)) == ["erp", "erp_mcp"]
+    assert sorted(agent.connectors.values_list("name", flat=True)) == ["erp", "erp_mcp", "purchasing_policy"]
 
 
 async def test_demo_model_never_calls_a_write_action_for_a_read_question():
