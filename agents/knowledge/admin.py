@@ -132,7 +132,8 @@ class DocumentInline(OrgScopedInline):
 
     @admin.display(description=_("status"))
     def status_shown(self, obj: Document) -> str:
-        return document_status_text(obj)
+        # data-status: the admin's script refreshes the list while a document is being indexed
+        return format_html('<span data-status="{}">{}</span>', obj.status, document_status_text(obj))
 
     @admin.display(description=_("pages"))
     def pages(self, obj: Document) -> str:
@@ -154,6 +155,11 @@ def document_status_text(document: Document) -> str:
 @admin.register(KnowledgeBase)
 class KnowledgeBaseAdmin(AuditedAdmin):
     form = KnowledgeBaseForm
+    change_form_template = "admin/agents/knowledgebase/change_form.html"
+
+    class Media:
+        js = ["agents/knowledge-upload.js"]
+
     inlines = [DocumentInline]
     list_display = ["name", "organization", "search_mode", "document_count", "restricted", "active"]
     list_filter = ["restricted"]
