@@ -71,13 +71,13 @@ FetchOutcome = Fetched | FetchFailed
 
 
 async def url_fetched(
-    url: str, *, allowed_private_hosts: Sequence[str], max_bytes: int, timeout: float = 30.0
+    url: str, *, allowed_private_hosts: Sequence[str], max_bytes: int, seconds: float = 30.0
 ) -> FetchOutcome:
     """GET ``url`` through the SSRF guard, following at most :data:`MAX_REDIRECTS` redirects."""
     transport = GuardedTransport(allowed_private_hosts=allowed_private_hosts)
     async with httpx.AsyncClient(
         transport=transport,
-        timeout=httpx.Timeout(timeout),
+        timeout=httpx.Timeout(seconds),
         follow_redirects=True,
         max_redirects=MAX_REDIRECTS,
         headers={"User-Agent": USER_AGENT},
@@ -106,7 +106,7 @@ async def url_fetched(
         except httpx.InvalidURL:
             return FetchFailed(FetchFailure.UNREACHABLE, {"error": "InvalidURL"})
         except httpx.TimeoutException:
-            return FetchFailed(FetchFailure.TIMEOUT, {"seconds": int(timeout)})
+            return FetchFailed(FetchFailure.TIMEOUT, {"seconds": int(seconds)})
         except httpx.HTTPError as exc:
             cause = exc.__cause__ or exc.__context__
             if isinstance(cause, SSRFBlocked):
