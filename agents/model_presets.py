@@ -10,6 +10,11 @@ Each number and ability carries its source. Where the source read in this round 
 comment says "not verified" and the value is the conservative one (an ability off: the engine then does
 without it; an output limit empty: the provider's default).
 
+A provider's ``embedding_families`` (:mod:`agents.embedding_presets`) are its embedding models, for an
+endpoint of role "embedding" (knowledge bases turn passages into vectors with it; it never chats): kept
+apart from the chat ``families`` so that the form offers each only for its role, with the vectors' length
+instead of a context window.
+
 ``max_output_tokens`` is sent as ``max_tokens`` on every call. It stays empty for OpenAI's reasoning
 models (o-series, GPT-5), which refuse ``max_tokens`` ("Use 'max_completion_tokens' instead",
 https://platform.openai.com/docs/guides/reasoning), and for self-hosted servers, which refuse a
@@ -25,6 +30,16 @@ from typing import Any
 
 from django.utils.functional import Promise
 from django.utils.translation import gettext_lazy as _
+
+from agents.embedding_presets import (
+    DASHSCOPE_EMBEDDINGS,
+    DOUBAO_EMBEDDINGS,
+    OLLAMA_EMBEDDINGS,
+    OPENAI_EMBEDDINGS,
+    VLLM_EMBEDDINGS,
+    ZHIPU_EMBEDDINGS,
+    EmbeddingFamily,
+)
 
 ABILITY_KEYS: tuple[str, ...] = (
     "tool_call",
@@ -80,10 +95,15 @@ class ProviderPreset:
     api_version: str = ""
     api_key_header: str | None = None  # None: "Authorization: Bearer <key>"
     headers: Mapping[str, str] = field(default_factory=dict)  # header names to fill, with example values
+    embedding_families: tuple[EmbeddingFamily, ...] = ()
 
     def family(self, key: str | None) -> ModelFamily | None:
         """The family called ``key``, else None."""
         return next((f for f in self.families if f.key == key), None)
+
+    def embedding_family(self, key: str | None) -> EmbeddingFamily | None:
+        """The embedding family called ``key``, else None."""
+        return next((f for f in self.embedding_families if f.key == key), None)
 
     def abilities_for(self, family: str | None = None) -> dict[str, bool | None]:
         """Every ability key: the base, this provider's, then the family's."""
@@ -106,6 +126,7 @@ def _self_hosted(
     key_help: str | Promise,
     family: ModelFamily,
     abilities: Mapping[str, bool | None] | None = None,
+    embedding_families: tuple[EmbeddingFamily, ...] = (),
 ) -> ProviderPreset:
     """A self-hosted OpenAI-compatible server on its default ``port`` of a host the admin names."""
     return ProviderPreset(
@@ -116,6 +137,7 @@ def _self_hosted(
         key_help=key_help,
         families=(family,),
         abilities=abilities or {},
+        embedding_families=embedding_families,
     )
 
 
@@ -165,6 +187,7 @@ PRESETS: tuple[ProviderPreset, ...] = (
         # https://platform.openai.com/docs/guides/function-calling , https://platform.openai.com/docs/guides/structured-outputs
         abilities={"reasoning_replay": False},
         families=_OPENAI_FAMILIES,
+        embedding_families=OPENAI_EMBEDDINGS,
     ),
     ProviderPreset(
         provider="azure-openai",
@@ -182,6 +205,8 @@ PRESETS: tuple[ProviderPreset, ...] = (
         api_key_header="api-key",
         abilities={"reasoning_replay": False},
         families=_OPENAI_FAMILIES,
+        # The deployment of an embedding model answers at <deployment URL>/embeddings the same way.
+        embedding_families=OPENAI_EMBEDDINGS,
     ),
     ProviderPreset(
         provider="deepseek",
@@ -292,6 +317,7 @@ PRESETS: tuple[ProviderPreset, ...] = (
                 },
             ),
         ),
+        embedding_families=DASHSCOPE_EMBEDDINGS,
     ),
     ProviderPreset(
         provider="glm-zhipu",
@@ -333,6 +359,7 @@ PRESETS: tuple[ProviderPreset, ...] = (
                 "https://docs.bigmodel.cn/cn/guide/models/text/glm-4.5",
             ),
         ),
+        embedding_families=ZHIPU_EMBEDDINGS,
     ),
     ProviderPreset(
         provider="kimi-moonshot",
@@ -401,6 +428,7 @@ PRESETS: tuple[ProviderPreset, ...] = (
                 {"reasoning_output": True, "vision": True},
             ),
         ),
+        embedding_families=DOUBAO_EMBEDDINGS,
     ),
     _self_hosted(
         "vllm",
@@ -421,6 +449,7 @@ PRESETS: tuple[ProviderPreset, ...] = (
             32_768,
             "https://docs.vllm.ai/en/latest/serving/openai_compatible_server.html",
         ),
+        embedding_families=VLLM_EMBEDDINGS,
     ),
     _self_hosted(
         "sglang",
@@ -457,6 +486,7 @@ PRESETS: tuple[ProviderPreset, ...] = (
         abilities={"forced_tool_choice": False, "parallel_tool_calls": False},
         # The served window is OLLAMA_CONTEXT_LENGTH (small by default); 8,192 is this form's minimum.
         family=_served_model("ollama-default", _("Any pulled model"), 8_192, "https://docs.ollama.com/faq"),
+        embedding_families=OLLAMA_EMBEDDINGS,
     ),
 )
 
@@ -472,6 +502,26 @@ def api_key_header_for(provider: str | None) -> str | None:
     """The header the provider takes the key in, when not ``Authorization: Bearer``."""
     preset = preset_for(provider)
     return preset.api_key_header if preset else None
+
+
+EMBEDDING_BATCH_DEFAULT = 64  # texts per embedding request where the provider takes more (or does not say)
+
+
+def embedding_family_for(provider: str | None, model: str) -> EmbeddingFamily | None:
+    """The embedding family of ``provider`` whose model is ``model``, else None."""
+    preset = preset_for(provider)
+    if preset is None or not model:
+        return None
+    return next((f for f in preset.embedding_families if f.model and f.model == model), None)
+
+
+def embedding_batch_size(provider: str | None, model: str) -> int:
+    """How many texts one embedding request carries: :data:`EMBEDDING_BATCH_DEFAULT`, fewer where the
+    provider documents fewer for that model (DashScope: 10)."""
+    family = embedding_family_for(provider, model)
+    if family is None or family.max_batch is None:
+        return EMBEDDING_BATCH_DEFAULT
+    return min(EMBEDDING_BATCH_DEFAULT, family.max_batch)
 
 
 def presets_as_data() -> list[dict[str, Any]]:
@@ -498,6 +548,20 @@ def presets_as_data() -> list[dict[str, Any]]:
                     "abilities": p.abilities_for(f.key),
                 }
                 for f in p.families
+            ],
+            "embedding_families": [
+                {
+                    "key": f.key,
+                    "label": str(f.label),
+                    "model": f.model,
+                    "role": "embedding",
+                    "dimension": f.dimension,
+                    "dimensions": list(f.dimensions),
+                    "max_input_tokens": f.max_input_tokens,
+                    "max_batch": f.max_batch,
+                    "source": f.source,
+                }
+                for f in p.embedding_families
             ],
         }
         for p in PRESETS

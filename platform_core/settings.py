@@ -399,6 +399,10 @@ AGENT_MAX_MESSAGE_CHARS = env_int("AGENT_MAX_MESSAGE_CHARS", 20000)
 AGENT_MAX_CONCURRENT_RUNS_PER_USER = env_int("AGENT_MAX_CONCURRENT_RUNS_PER_USER", 3)
 # A streamed answer's pieces are sent at most once per window per run (0: each piece at once).
 ANSWER_DELTA_WINDOW_MS = env_int("ANSWER_DELTA_WINDOW_MS", 0)
+# On SQLite each process keeps knowledge bases' passage vectors in memory for vector search, up to this
+# many MiB (least recently searched dropped first; agents/knowledge/vector_index.py). 100,000 passages of
+# 1,024 dimensions take 400 MiB.
+KNOWLEDGE_VECTOR_CACHE_MB = env_int("KNOWLEDGE_VECTOR_CACHE_MB", 1024)
 
 # --- production (issue 8): multi-process tunables ------------------------------------------------------
 # A waiting approval gate wakes on the Redis channel layer the moment any process records a decision; this

@@ -192,6 +192,20 @@ class ModelFamilySerializer(serializers.Serializer):
     abilities = serializers.DictField(child=serializers.BooleanField(allow_null=True))
 
 
+class EmbeddingFamilySerializer(serializers.Serializer):
+    """An embedding model of a provider, for an endpoint of role "embedding" (``agents.embedding_presets``)."""
+
+    key = serializers.CharField()
+    label = serializers.CharField()
+    model = serializers.CharField(allow_blank=True)
+    role = serializers.CharField()
+    dimension = serializers.IntegerField(allow_null=True)
+    dimensions = serializers.ListField(child=serializers.IntegerField())
+    max_input_tokens = serializers.IntegerField(allow_null=True)
+    max_batch = serializers.IntegerField(allow_null=True)
+    source = serializers.URLField()
+
+
 class ModelPresetSerializer(serializers.Serializer):
     """One provider's endpoint preset (``agents.model_presets``)."""
 
@@ -205,6 +219,7 @@ class ModelPresetSerializer(serializers.Serializer):
     headers = serializers.DictField(child=serializers.CharField(allow_blank=True))
     abilities = serializers.DictField(child=serializers.BooleanField(allow_null=True))
     families = ModelFamilySerializer(many=True)
+    embedding_families = EmbeddingFamilySerializer(many=True)
 
 
 @extend_schema_field(

@@ -152,3 +152,37 @@ class Chunk(OrgOwnedModel):
             "page_end": self.page_end,
             "heading_path": list(self.heading_path),
         }
+
+
+class ChunkVector(OrgOwnedModel):
+    """A passage's embedding, as its knowledge base's embedding endpoint answered it.
+
+    ``data`` holds the vector as float32 little-endian bytes on every database: SQLite searches them in the
+    process (:mod:`agents.knowledge.vector_index`), and they are the portable copy from which PostgreSQL's
+    ``embedding`` column (pgvector, added by migration ``agents.0014`` where the extension exists, not
+    known to Django) is filled. Its own ``id`` grows with every vector written, so a knowledge base's
+    count and highest id tell a process whether the vectors it holds are still current.
+    """
+
+    id = models.BigAutoField(primary_key=True)
+    chunk = models.OneToOneField(
+        Chunk, verbose_name=_("passage"), on_delete=models.CASCADE, related_name="vector", editable=False
+    )
+    knowledge_base = models.ForeignKey(
+        KnowledgeBase, verbose_name=_("knowledge base"), on_delete=models.CASCADE, related_name="+"
+    )
+    dimension = models.PositiveSmallIntegerField(_("dimension"))
+    data = models.BinaryField(_("vector"))
+
+    class Meta:
+        verbose_name = _("passage vector")
+        verbose_name_plural = _("passage vectors")
+        indexes = [
+            models.Index(
+                fields=["knowledge_base", "organization", "dimension", "id"],
+                name="agents_chunkvector_version",
+            )
+        ]
+
+    def __str__(self) -> str:
+        return f"{self.chunk_id} ({self.dimension})"

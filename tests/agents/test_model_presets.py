@@ -18,7 +18,7 @@ from django.urls import reverse
 from agents import runtime
 from agents.endpoint_headers import headers_parse
 from agents.engine.llm import OpenAICompatibleLLM, aclose_shared_clients
-from agents.model_presets import ABILITY_KEYS, PRESETS, preset_for, presets_as_data
+from agents.model_presets import ABILITY_KEYS, PRESETS, embedding_batch_size, preset_for, presets_as_data
 from agents.models import ModelConfig, ModelProvider
 from platform_core.models import AuditLog, Role
 from tests.agents.factories import ModelConfigFactory
@@ -94,6 +94,37 @@ def test_presets_set_what_each_provider_documents():
     assert preset_for("openai").family("o-series").max_output_tokens is None
 
 
+def test_embedding_models_are_apart_from_chat_models_with_their_dimensions_and_sources():
+    for preset in PRESETS:
+        chat_models = {f.model for f in preset.families if f.model}
+        for family in preset.embedding_families:
+            assert family.source.startswith("https://"), family.key
+            assert family.model not in chat_models, family.key
+            assert family.dimension is None or family.dimension > 0
+            assert family.dimension not in family.dimensions
+    embedding = {p.provider for p in PRESETS if p.embedding_families}
+    assert embedding == {
+        "openai",
+        "azure-openai",
+        "qwen-dashscope",
+        "glm-zhipu",
+        "doubao-ark",
+        "vllm",
+        "ollama",
+    }
+    assert preset_for("openai").embedding_family("text-embedding-3-small").dimension == 1536
+    assert preset_for("glm-zhipu").embedding_family("embedding-3").dimension == 2048
+    assert preset_for("ollama").embedding_family("nomic-embed-text").dimension == 768
+
+
+def test_an_embedding_request_carries_as_many_texts_as_the_provider_takes():
+    assert embedding_batch_size("qwen-dashscope", "text-embedding-v4") == 10
+    assert embedding_batch_size("glm-zhipu", "embedding-3") == 64
+    assert embedding_batch_size("openai", "text-embedding-3-large") == 64  # 2,048 allowed; 64 is enough
+    assert embedding_batch_size("doubao-ark", "ep-20250101-abcde") == 64  # an endpoint id: not known
+    assert embedding_batch_size("custom", "anything") == 64
+
+
 def test_presets_as_data_is_json_in_the_active_language(settings):
     from django.utils import translation
 
@@ -101,6 +132,9 @@ def test_presets_as_data_is_json_in_the_active_language(settings):
         data = presets_as_data()
     assert json.loads(json.dumps(data)) == data
     assert {p["provider"] for p in data} == {p.provider for p in PRESETS}
+    vllm = next(p for p in data if p["provider"] == "vllm")
+    assert {f["role"] for f in vllm["embedding_families"]} == {"embedding"}
+    assert "嵌入" in vllm["embedding_families"][-1]["label"]
 
 
 # --- the endpoint's fields reach the LLM ---------------------------------------------------------
@@ -297,6 +331,9 @@ def test_the_presets_endpoint_lists_every_provider(client_for, member):
     response = client_for(member).get("/api/v1/model-presets/")
     assert response.status_code == 200
     assert {p["provider"] for p in response.json()} == {p.provider for p in PRESETS}
+    qwen = next(p for p in response.json() if p["provider"] == "qwen-dashscope")
+    assert qwen["embedding_families"][0]["model"] == "text-embedding-v4"
+    assert qwen["embedding_families"][0]["max_batch"] == 10
 
 
 def test_the_presets_endpoint_needs_a_signed_in_user(api_client):

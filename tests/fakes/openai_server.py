@@ -20,6 +20,12 @@ base path, and shapes every reply as the provider sends it (reasoning, streamed 
 ``content`` next to tool calls, tool calls written as text). ``server.quirks`` counts what the profile did
 (names in :data:`~tests.fakes.provider_profiles.QUIRKS`), so a test can assert that the behaviour it relies
 on was exercised; ``server.headers`` records each request's headers.
+
+``POST …/embeddings`` answers as OpenAI does, with the deterministic vectors of :mod:`tests.fakes.embeddings`
+(``server.embedding_dimension`` long, 64 by default) unless a reply was queued for it with
+:meth:`ScriptedOpenAIServer.script_embeddings` (an :func:`error`, :func:`malformed` or :func:`hang`, or a
+callable of the request body returning one). Its requests are recorded apart, in ``embedding_requests`` and
+``embedding_headers``, and take nothing from the chat replies' queue.
 """
 
 from __future__ import annotations
@@ -39,6 +45,7 @@ from http.server import BaseHTTPRequestHandler
 from typing import Any
 from urllib.parse import parse_qsl, urlsplit
 
+from tests.fakes.embeddings import DEFAULT_DIMENSION, embeddings_answer
 from tests.fakes.openai_replies import (
     ErrorReply,
     HangReply,
@@ -151,6 +158,11 @@ class ScriptedOpenAIServer(ThreadedServer):
         self.profile: ProviderProfile | None = None
         self.quirks: Counter[str] = Counter()
         self._queue: deque[ReplySource | EventStreamReply] = deque()
+        # The embeddings endpoint: its requests and headers, its queued replies, the vectors' length.
+        self.embedding_requests: list[dict[str, Any]] = []
+        self.embedding_headers: list[dict[str, str]] = []
+        self.embedding_dimension = DEFAULT_DIMENSION
+        self._embedding_queue: deque[ReplySource] = deque()
         self._lock = threading.Lock()
         self._ids = itertools.count(1)
         # Set to wake every pending hang/latency wait (on reset and stop); replaced afterwards.
@@ -197,9 +209,19 @@ class ScriptedOpenAIServer(ThreadedServer):
         with self._lock:
             self._queue.extend(replies)
 
+    def script_embeddings(self, *replies: ReplySource) -> None:
+        """Queue replies for the next embeddings requests (each takes one); when none is queued the
+        request is answered with the fake model's vectors."""
+        with self._lock:
+            self._embedding_queue.extend(replies)
+
     def reset(self) -> None:
         """Forget queued replies, recorded requests and the profile; wake any hanging reply."""
         with self._lock:
+            self._embedding_queue.clear()
+            self.embedding_requests.clear()
+            self.embedding_headers.clear()
+            self.embedding_dimension = DEFAULT_DIMENSION
             self._queue.clear()
             self.requests.clear()
             self.peers.clear()
@@ -218,6 +240,18 @@ class ScriptedOpenAIServer(ThreadedServer):
             self.quirks[quirk] += 1
 
     # used by the handler
+
+    def _take_embedding(
+        self, body: dict[str, Any], headers: dict[str, str]
+    ) -> tuple[Reply | None, int, threading.Event]:
+        """The queued reply for an embeddings request (None: answer with the fake vectors)."""
+        with self._lock:
+            self.embedding_requests.append(body)
+            self.embedding_headers.append(headers)
+            source = self._embedding_queue.popleft() if self._embedding_queue else None
+            dimension, wake = self.embedding_dimension, self._wake
+        reply = source if source is None or isinstance(source, Reply) else source(body)
+        return reply, dimension, wake
 
     def _take(
         self, request: Request, peer: tuple[str, int]
@@ -300,6 +334,12 @@ class _Handler(BaseHTTPRequestHandler):
     def do_POST(self) -> None:
         raw = self.rfile.read(int(self.headers.get("Content-Length") or 0))
         url = urlsplit(self.path)
+        if url.path.rstrip("/").endswith("/embeddings"):
+            try:
+                self._embeddings(raw)
+            except (BrokenPipeError, ConnectionResetError):
+                self.close_connection = True
+            return
         if not url.path.rstrip("/").endswith("/chat/completions"):
             self._send_json(404, _error_body(f"scripted LLM: unknown path {self.path}", "not_found"))
             return
@@ -333,6 +373,46 @@ class _Handler(BaseHTTPRequestHandler):
     def _count(self, quirk: str) -> None:
         if self._profile is not None:
             self.server.owner.count(quirk)
+
+    def _embeddings(self, raw: bytes) -> None:
+        try:
+            body = json.loads(raw)
+        except ValueError:
+            self._send_json(400, _error_body("scripted LLM: request body is not JSON", None))
+            return
+        headers = {name.lower(): value for name, value in self.headers.items()}
+        try:
+            reply, dimension, wake = self.server.owner._take_embedding(body, headers)
+        except Exception as exc:  # a scripted callable failed: make the test fail loudly
+            self._send_json(
+                500, _error_body(f"scripted LLM: reply callable raised {exc!r}", None), retry=False
+            )
+            return
+        if isinstance(reply, HangReply):
+            if wake.wait(reply.seconds):
+                self._abort()
+                return
+            reply = reply.then
+        if isinstance(reply, ErrorReply):
+            if reply.latency and wake.wait(reply.latency):
+                self._abort()
+                return
+            self._send_json(reply.status, _error_body(reply.message, reply.code, reply.type), reply.headers)
+        elif isinstance(reply, MalformedReply):
+            self._send_bytes(reply.status, reply.body, reply.content_type)
+        elif reply is None:
+            try:
+                answer = embeddings_answer(body, dimension)
+            except ValueError as exc:
+                self._send_json(400, _error_body(f"scripted LLM: {exc}", "invalid_input"))
+                return
+            self._send_json(200, answer)
+        else:
+            self._send_json(
+                500,
+                _error_body(f"scripted LLM: {type(reply).__name__} is no embeddings reply", None),
+                retry=False,
+            )
 
     # replies
 

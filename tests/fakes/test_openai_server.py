@@ -8,7 +8,8 @@ import openai
 import pytest
 
 from agents.engine.llm import DEFAULT_ABILITIES
-from tests.fakes.openai_server import NO_REPLY_MESSAGE, ScriptedOpenAIServer, call, text, tool_calls
+from tests.fakes.embeddings import fake_embedding
+from tests.fakes.openai_server import NO_REPLY_MESSAGE, ScriptedOpenAIServer, call, error, text, tool_calls
 from tests.fakes.provider_profiles import GLM_ZHIPU, OPENAI, PROFILES, QWEN_DASHSCOPE, VLLM_NO_TOOL_PARSER
 
 
@@ -172,3 +173,46 @@ async def test_parallel_tool_calls_false_gets_one_call(scripted_llm, client):
 
 
 _TOOL = {"type": "function", "function": {"name": "search", "parameters": {"type": "object"}}}
+
+
+# --- embeddings -----------------------------------------------------------------------------------------
+
+
+def _cosine(a: list[float], b: list[float]) -> float:
+    return sum(x * y for x, y in zip(a, b, strict=True))
+
+
+async def test_embeddings_are_deterministic_unit_vectors_through_the_sdk(scripted_llm, client):
+    texts = ["Payments need approval", "采购合同需要财务部审批"]
+
+    floats = await client.embeddings.create(model="embedder", input=texts, encoding_format="float")
+    packed = await client.embeddings.create(model="embedder", input=texts)  # the SDK asks for base64
+
+    for item, said in zip(floats.data, texts, strict=True):
+        assert item.embedding == fake_embedding(said)
+        assert abs(_cosine(item.embedding, item.embedding) - 1) < 1e-9
+    for item, said in zip(packed.data, texts, strict=True):
+        assert all(abs(x - y) < 1e-6 for x, y in zip(item.embedding, fake_embedding(said), strict=True))
+    assert floats.usage.prompt_tokens > 0
+    assert [body["input"] for body in scripted_llm.embedding_requests] == [texts, texts]
+    assert scripted_llm.requests == []  # the chat replies' queue and record are untouched
+
+
+def test_texts_that_share_words_or_characters_are_closer_than_unrelated_ones():
+    chinese = fake_embedding("采购合同超过五万元需要财务部审批")
+    assert _cosine(chinese, fake_embedding("采购合同需要财务部审批吗")) > 0.5
+    assert _cosine(chinese, fake_embedding("食堂早上八点开门")) < 0.3
+    english = fake_embedding("travel expenses are reimbursed within thirty days")
+    assert _cosine(english, fake_embedding("are travel expenses reimbursed")) > 0.5
+    assert _cosine(english, fake_embedding("the cafeteria opens at eight")) < 0.3
+
+
+async def test_a_scripted_embeddings_reply_is_sent_once_then_the_fake_answers_again(scripted_llm, client):
+    scripted_llm.script_embeddings(error(401, message="bad key"))
+    scripted_llm.embedding_dimension = 16
+
+    with pytest.raises(openai.AuthenticationError):
+        await client.embeddings.create(model="embedder", input="x", encoding_format="float")
+    answer = await client.embeddings.create(model="embedder", input="x", encoding_format="float")
+
+    assert len(answer.data[0].embedding) == 16
