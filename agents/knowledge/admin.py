@@ -21,6 +21,7 @@ from django.utils.html import format_html
 from django.utils.translation import gettext
 from django.utils.translation import gettext_lazy as _
 
+from agents.knowledge.base_services import knowledge_base_update
 from agents.knowledge.failures import failure_message
 from agents.knowledge.models import Document, DocumentStatus, KnowledgeBase
 from agents.knowledge.services import (
@@ -37,7 +38,7 @@ from agents.models import ModelConfig, ModelRole
 from connectors.models import Connector, connector_name_validator
 from platform_core.admin.base import AuditedAdmin, OrgScopedAdmin, OrgScopedInline
 from platform_core.audit.audited import audited_save
-from platform_core.request_meta import signed_in_user
+from platform_core.request_meta import client_ip, signed_in_user
 
 
 class MultipleFileInput(forms.ClearableFileInput):
@@ -213,11 +214,17 @@ class KnowledgeBaseAdmin(AuditedAdmin):
             obj.pk, obj.connector_id = created.pk, created.connector_id
             obj._state.adding = False
             return
-        connector = obj.connector
-        connector.name, connector.description = data["name"], data.get("description", "")
-        connector.is_active = bool(data.get("active"))
-        audited_save(instance=connector, actor=actor)
-        super().save_model(request, obj, form, change)
+        knowledge_base_update(
+            knowledge_base=obj,
+            actor=actor,
+            name=data["name"],
+            description=data.get("description", ""),
+            is_active=bool(data.get("active")),
+            embedding_endpoint=data.get("embedding_endpoint"),
+            restricted=bool(data.get("restricted")),
+            members=data.get("members") or (),
+            ip_address=client_ip(request),
+        )
 
     def save_related(self, request: HttpRequest, form: Any, formsets: Any, change: bool) -> None:
         super().save_related(request, form, formsets, change)

@@ -15,9 +15,12 @@ from typing import TYPE_CHECKING, Any
 
 from django.core.exceptions import NON_FIELD_ERRORS, ValidationError
 from django.db import transaction
+from django.db.models import F
 from django.utils.translation import gettext as _
 
-from agents.knowledge.models import KnowledgeBase
+from agents.knowledge.models import Document, DocumentStatus, KnowledgeBase
+from agents.knowledge.tasks import ingestion_queue
+from agents.knowledge.vector_index import vectors_delete
 from platform_core.audit.audited import audit_entity, audit_state
 from platform_core.audit.log import audit_log_write
 from platform_core.models import Membership, Organization
@@ -108,6 +111,8 @@ def knowledge_base_update(
         _connector_clean(connector)
         knowledge_base.full_clean(exclude=["members"])
         connector.save()
+        if knowledge_base.embedding_endpoint_id != stored.embedding_endpoint_id:
+            embedding_restart(knowledge_base)
         knowledge_base.save()
         if members is not KEEP:
             knowledge_base.members.set(members)
@@ -124,6 +129,26 @@ def knowledge_base_update(
                 ip_address=ip_address,
             )
     return knowledge_base
+
+
+def embedding_restart(knowledge_base: KnowledgeBase) -> None:
+    """Another embedding endpoint (or none): the old vectors go, and every document is indexed again in
+    the background, embedded by the new endpoint (its model and dimension are the knowledge base's once
+    the first document is). Until then searches rank by keyword alone. Inside the caller's transaction;
+    the documents are queued once it commits."""
+    org_id = knowledge_base.organization_id
+    knowledge_base.embedding_model = ""
+    knowledge_base.embedding_dimension = None
+    vectors_delete(organization_id=org_id, knowledge_base_id=knowledge_base.pk)
+    documents = Document.objects.for_org(org_id).filter(knowledge_base_id=knowledge_base.pk)
+    ids = list(documents.values_list("pk", flat=True))
+    documents.update(status=DocumentStatus.QUEUED, attempts=0, version=F("version") + 1)
+    transaction.on_commit(lambda: _queue_all(ids))
+
+
+def _queue_all(document_ids: list[Any]) -> None:
+    for document_id in document_ids:
+        ingestion_queue(document_id)
 
 
 def _refuse_wrong_access(

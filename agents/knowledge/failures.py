@@ -13,6 +13,7 @@ from enum import StrEnum
 from django.template.defaultfilters import filesizeformat
 from django.utils.translation import gettext as _
 
+from agents.knowledge.fetching import FetchFailure
 from agents.knowledge.formats import RefusalCode
 from agents.knowledge.parsing import FailureCode
 
@@ -24,6 +25,11 @@ class IngestFailure(StrEnum):
     INTERRUPTED = "interrupted"  # workers stopped while indexing it, again and again
     NO_PASSAGES = "no_passages"  # the text made no passage (only headings, say)
     INTERNAL = "internal"  # an error of ours: the logs have it
+    BUDGET_REACHED = "budget_reached"  # a budget of the organisation is spent: nothing was embedded
+    EMBEDDING_UNREACHABLE = "embedding_unreachable"
+    EMBEDDING_REFUSED = "embedding_refused"
+    EMBEDDING_RATE_LIMITED = "embedding_rate_limited"
+    EMBEDDING_BAD_ANSWER = "embedding_bad_answer"
 
 
 def failure_message(code: str, figures: Mapping[str, object] | None = None) -> str:
@@ -89,5 +95,41 @@ def failure_message(code: str, figures: Mapping[str, object] | None = None) -> s
         IngestFailure.INTERNAL: _(
             "Indexing failed on an error of the platform; your operator's logs have it."
         ),
+        IngestFailure.BUDGET_REACHED: _(
+            "The budget “%(budget)s” is spent, so the passages were not embedded. Raise it or wait for its "
+            "next period, then re-index."
+        )
+        % {"budget": figures.get("budget", "")},
+        IngestFailure.EMBEDDING_UNREACHABLE: _(
+            "The embedding endpoint “%(endpoint)s” did not answer (%(detail)s). Check it, then re-index."
+        )
+        % {"endpoint": figures.get("endpoint", ""), "detail": figures.get("detail", "")},
+        IngestFailure.EMBEDDING_REFUSED: _(
+            "The embedding endpoint “%(endpoint)s” refused the request (%(detail)s). Check its key and model "
+            "name, then re-index."
+        )
+        % {"endpoint": figures.get("endpoint", ""), "detail": figures.get("detail", "")},
+        IngestFailure.EMBEDDING_RATE_LIMITED: _(
+            "The embedding endpoint “%(endpoint)s” limits the rate of requests. Re-index later."
+        )
+        % {"endpoint": figures.get("endpoint", "")},
+        IngestFailure.EMBEDDING_BAD_ANSWER: _(
+            "The embedding endpoint “%(endpoint)s” did not answer one vector per passage (%(detail)s). Check "
+            "that its model is an embedding model, then re-index."
+        )
+        % {"endpoint": figures.get("endpoint", ""), "detail": figures.get("detail", "")},
+        FetchFailure.REFUSED: _(
+            "The SSRF guard refused the URL's address (%(reason)s). If the server is inside your network, add "
+            "its host to the knowledge base's allowed private hosts."
+        )
+        % {"reason": figures.get("reason", "")},
+        FetchFailure.UNREACHABLE: _("The URL could not be reached (%(error)s). Check it, then re-index.")
+        % {"error": figures.get("error", "")},
+        FetchFailure.TIMEOUT: _("The URL did not answer within %(seconds)s seconds. Re-index later.")
+        % {"seconds": figures.get("seconds", "")},
+        FetchFailure.HTTP_ERROR: _("The URL answered with HTTP status %(status)s. Check it, then re-index.")
+        % {"status": figures.get("status", "")},
+        FetchFailure.TOO_LARGE: _("The URL's document is over the limit of %(limit)s; it was not stored.")
+        % {"limit": size("limit")},
     }
     return messages.get(code, _("Indexing failed (%(code)s).") % {"code": code})

@@ -22,11 +22,14 @@ from django.db import transaction
 from django.utils import timezone
 
 from agents.knowledge.chunking import chunk_pages
+from agents.knowledge.embeddings import Embedded, EmbeddingFailed, embed_texts_sync
 from agents.knowledge.failures import IngestFailure
 from agents.knowledge.formats import Accepted, FileLimits, file_checked
-from agents.knowledge.models import Chunk, Document, DocumentStatus
+from agents.knowledge.models import Chunk, Document, DocumentStatus, KnowledgeBase
 from agents.knowledge.parsing import ParseFailed, ParseLimits, document_parsed
 from agents.knowledge.terms import search_terms
+from agents.knowledge.usage import BudgetReached, EmbeddingPayer, embedding_metered_sync
+from agents.knowledge.vector_index import vectors_store
 
 logger = logging.getLogger(__name__)
 
@@ -107,6 +110,30 @@ def _ingest(document: Document) -> IngestOutcome:
     chunks = chunk_pages(parsed.pages)
     if not chunks:
         return _failed(document, IngestFailure.NO_PASSAGES, format=checked.format)
+    knowledge_base = (
+        KnowledgeBase.objects.for_org(document.organization_id)
+        .select_related("embedding_endpoint")
+        .get(pk=document.knowledge_base_id)
+    )
+    embedded = None
+    endpoint = knowledge_base.embedding_endpoint
+    if endpoint is not None and endpoint.active:
+        _working(document, DocumentStatus.EMBEDDING)
+        texts = [passage_for_embedding(c.heading_path, c.text) for c in chunks]
+        outcome = embedding_metered_sync(
+            EmbeddingPayer(document.organization_id),
+            endpoint,
+            texts,
+            lambda: embed_texts_sync(endpoint, texts, dimension=knowledge_base.embedding_dimension),
+        )
+        if isinstance(outcome, BudgetReached):
+            return _failed(
+                document, IngestFailure.BUDGET_REACHED, {"budget": outcome.budget}, format=checked.format
+            )
+        if isinstance(outcome, EmbeddingFailed):
+            figures = {"endpoint": endpoint.name, "detail": outcome.detail[:300]}
+            return _failed(document, f"embedding_{outcome.code}", figures, format=checked.format)
+        embedded = outcome
     rows = [
         Chunk(
             organization_id=document.organization_id,
@@ -133,6 +160,8 @@ def _ingest(document: Document) -> IngestOutcome:
             return NotToIngest(document.pk)
         Chunk.objects.for_org(document.organization_id).filter(document_id=document.pk).delete()
         Chunk.objects.bulk_create(rows, batch_size=500)
+        if embedded is not None:
+            _vectors_kept(knowledge_base, rows, embedded)
         current.status = DocumentStatus.READY
         current.format = checked.format.value
         current.page_count = parsed.page_count
@@ -142,6 +171,32 @@ def _ingest(document: Document) -> IngestOutcome:
         current.indexed_at = timezone.now()
         current.save()
     return Indexed(document.pk, len(rows))
+
+
+def passage_for_embedding(heading_path: tuple[str, ...] | list[str], text: str) -> str:
+    """What is embedded of a passage: its headings, then its text (the headings say what it is about)."""
+    return f"{' > '.join(heading_path)}\n\n{text}" if heading_path else text
+
+
+def _working(document: Document, status: str) -> None:
+    """Say which step the document is at (and that its worker is alive: the sweeper reads the time)."""
+    Document.objects.for_org(document.organization_id).filter(pk=document.pk).update(
+        status=status, updated_at=timezone.now()
+    )
+
+
+def _vectors_kept(knowledge_base: KnowledgeBase, rows: list[Chunk], embedded: Embedded) -> None:
+    """Store the new passages' vectors, and the model and dimension the knowledge base is embedded with
+    (set by its first document; a later document must match them, which the embedding call checked)."""
+    vectors_store(
+        organization_id=knowledge_base.organization_id,
+        knowledge_base_id=knowledge_base.pk,
+        vectors=[(row.pk, vector) for row, vector in zip(rows, embedded.vectors, strict=True)],
+    )
+    if knowledge_base.embedding_dimension is None:
+        KnowledgeBase.objects.for_org(knowledge_base.organization_id).filter(
+            pk=knowledge_base.pk, embedding_dimension__isnull=True
+        ).update(embedding_model=embedded.model[:200], embedding_dimension=embedded.dimension)
 
 
 def _failed(

@@ -84,7 +84,13 @@ class Document(OrgOwnedModel):
         KnowledgeBase, verbose_name=_("knowledge base"), on_delete=models.CASCADE, related_name="documents"
     )
     name = models.CharField(_("name"), max_length=255)
-    file = models.FileField(_("file"), upload_to=document_upload_to, max_length=500)
+    file = models.FileField(_("file"), upload_to=document_upload_to, max_length=500, blank=True)
+    source_url = models.URLField(
+        _("source URL"),
+        max_length=2000,
+        blank=True,
+        help_text=_("Fetched again, through the SSRF guard, each time the document is indexed."),
+    )
     format = models.CharField(_("format"), max_length=16, blank=True)
     size = models.PositiveBigIntegerField(_("size (bytes)"), default=0)
     sha256 = models.CharField(_("content hash"), max_length=64, db_index=True)

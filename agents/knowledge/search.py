@@ -17,6 +17,7 @@ from agents.knowledge.keyword_index import keyword_search
 from agents.knowledge.models import Chunk, Document
 from agents.knowledge.selectors import knowledge_base_readable_ids
 from agents.knowledge.terms import reciprocal_rank_fusion, search_terms
+from agents.knowledge.vector_index import Unavailable, vector_search
 
 DEFAULT_LIMIT = 5
 MAX_LIMIT = 10
@@ -136,3 +137,35 @@ def _rank(ranking: Sequence[int], chunk_id: int) -> int:
         return list(ranking).index(chunk_id) + 1
     except ValueError:
         return 0
+
+
+def vector_ranking_for(vector: Sequence[float]) -> VectorRanking:
+    """The ranking by meaning of ``vector`` (a question's embedding), for :func:`knowledge_search`: the
+    nearest passages of the knowledge bases, only those of the given documents when the search is
+    narrowed; none where the database has no vector search."""
+
+    def rank(
+        organization_id: int,
+        knowledge_base_ids: Sequence[uuid.UUID],
+        document_ids: Sequence[uuid.UUID] | None,
+        limit: int,
+    ) -> Sequence[int]:
+        hits = vector_search(
+            organization_id=organization_id,
+            knowledge_base_ids=knowledge_base_ids,
+            vector=vector,
+            limit=limit if document_ids is None else limit * 4,
+        )
+        if isinstance(hits, Unavailable):
+            return []
+        ranked = [hit.chunk_id for hit in hits]
+        if document_ids is None:
+            return ranked
+        kept = set(
+            Chunk.objects.for_org(organization_id)
+            .filter(pk__in=ranked, document_id__in=list(document_ids))
+            .values_list("pk", flat=True)
+        )
+        return [chunk_id for chunk_id in ranked if chunk_id in kept][:limit]
+
+    return rank

@@ -10,9 +10,11 @@ knowledge bases the run's user may read, and each call checks again (access may 
 
 from __future__ import annotations
 
+import logging
 import time
+import uuid
 from collections.abc import Sequence
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from asgiref.sync import sync_to_async
 from django.urls import reverse
@@ -20,14 +22,29 @@ from django.urls import reverse
 from agents.engine.run_context import RunContext
 from agents.engine.tool_context import ToolCallContext
 from agents.engine.tools import Citation, Tool, ToolResult
+from agents.knowledge.embeddings import Embedded, EmbeddingEndpoint, embed_texts, embedding_endpoint_of
 from agents.knowledge.models import KnowledgeBase
-from agents.knowledge.search import DEFAULT_LIMIT, Found, Passage, knowledge_search
+from agents.knowledge.search import (
+    DEFAULT_LIMIT,
+    Found,
+    Passage,
+    VectorRanking,
+    knowledge_search,
+    vector_ranking_for,
+)
 from agents.knowledge.selectors import knowledge_bases_of_connectors
+from agents.knowledge.usage import EmbeddingPayer, embedding_metered
+from agents.knowledge.vector_index import Unavailable, vector_backend
 from connectors.adapter_types import CallOutcome
 from connectors.knowledge.kind import SEARCH_ACTION, SEARCH_TIMEOUT_SECONDS
 from connectors.models import ConnectorAction, ConnectorKind
 from connectors.selectors import RunActionsSource, run_connector_actions
 from connectors.tools import ConnectorToolResult, tool_description_for, tool_name_for
+
+if TYPE_CHECKING:
+    from agents.models import ModelConfig
+
+logger = logging.getLogger(__name__)
 
 PREVIEW_CHARS = 300
 NO_PASSAGE = (
@@ -67,6 +84,32 @@ class KnowledgeSearchTool(Tool):
         self.context = context
         self.numbers = numbers
 
+    async def _by_meaning(self, organization_id: int, query: str) -> VectorRanking | None:
+        """The query's ranking by meaning, when the knowledge base is embedded and the database searches
+        vectors; ``None`` (keyword search alone) otherwise, or when the embedding fails or a budget that
+        counts the run is spent (the embedding's tokens count in the run's budgets)."""
+        found = await sync_to_async(_embedding_setup)(organization_id, self.knowledge_base_id)
+        if found is None:
+            return None
+        config, endpoint, dimension = found
+        payer = EmbeddingPayer(
+            organization_id=organization_id,
+            user_id=self.context.user_id,
+            agent_id=_uuid_or_none(self.context.agent_id),
+            run_id=_uuid_or_none(self.context.run_id),
+        )
+        embedded = await embedding_metered(
+            payer, config, [query], lambda: embed_texts(endpoint, [query], dimension=dimension)
+        )
+        if not isinstance(embedded, Embedded):
+            logger.info(
+                "knowledge search by keyword only: %s",
+                type(embedded).__name__,
+                extra={"org_id": organization_id, "run_id": self.context.run_id},
+            )
+            return None
+        return vector_ranking_for(embedded.vectors[0])
+
     async def execute(self, ctx: ToolCallContext, /, **kwargs: Any) -> ToolResult:
         started = time.perf_counter()
         query = str(kwargs.get("query") or "").strip()
@@ -75,6 +118,7 @@ class KnowledgeSearchTool(Tool):
         org_id = self.context.org_id
         if org_id is None:
             return _error(NOT_READABLE, started)
+        by_meaning = await self._by_meaning(org_id, query)
         outcome = await sync_to_async(knowledge_search)(
             organization_id=org_id,
             user_id=self.context.user_id,
@@ -82,6 +126,7 @@ class KnowledgeSearchTool(Tool):
             query=query,
             limit=int(kwargs.get("limit") or DEFAULT_LIMIT),
             document_name=str(kwargs.get("document") or ""),
+            vector_ranking=by_meaning,
         )
         if not isinstance(outcome, Found):
             return _error(NOT_READABLE, started)
@@ -98,6 +143,13 @@ class KnowledgeSearchTool(Tool):
         )
         citations = tuple(citation_of(number, p, self.context.org_slug) for number, p in numbered)
         return ConnectorToolResult(content=content, call=call, citations=citations)
+
+
+def _uuid_or_none(value: str) -> uuid.UUID | None:
+    try:
+        return uuid.UUID(str(value)) if value else None
+    except ValueError:
+        return None
 
 
 def passages_text(numbered: Sequence[tuple[int, Passage]]) -> str:
@@ -158,6 +210,25 @@ def _error(message: str, started: float) -> ToolResult:
         status="error", content="", error=message, latency_ms=(time.perf_counter() - started) * 1000
     )
     return ConnectorToolResult(content=f"Error: {message}", is_error=True, error=message, call=call)
+
+
+def _embedding_setup(
+    organization_id: int, knowledge_base_id: uuid.UUID
+) -> tuple[ModelConfig, EmbeddingEndpoint, int] | None:
+    """The knowledge base's embedding endpoint (its key decrypted) and dimension, when it is embedded and
+    the database searches vectors (sync)."""
+    knowledge_base = (
+        KnowledgeBase.objects.for_org(organization_id)
+        .select_related("embedding_endpoint")
+        .filter(pk=knowledge_base_id)
+        .first()
+    )
+    if knowledge_base is None or knowledge_base.embedding_dimension is None:
+        return None
+    config = knowledge_base.embedding_endpoint
+    if config is None or not config.active or isinstance(vector_backend(), Unavailable):
+        return None
+    return config, embedding_endpoint_of(config), knowledge_base.embedding_dimension
 
 
 def knowledge_tools_for_run(run: RunActionsSource) -> list[Tool]:

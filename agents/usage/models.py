@@ -27,6 +27,8 @@ class CallPurpose(models.TextChoices):
     ROUTER = "router", _("Mode router")
     SELECTION = "selection", _("Tool selection")
     COMPACTION = "compaction", _("Context compaction")
+    # Not an engine call: a knowledge base's passages or a search's query turned into vectors.
+    EMBEDDING = "embedding", _("Embedding")
 
 
 class UsageRecord(OrgOwnedModel):

@@ -1,0 +1,137 @@
+"""Embedding tokens accounted like a model call's: a usage row (purpose "embedding", with its cost when the
+endpoint has prices) and the budgets that count the caller, admitted before and settled after.
+
+A search's query is embedded for a run's user and agent, so the budgets of the organisation, that user
+and that agent count it, and one that is spent refuses it (the search then ranks by keyword alone, as
+:mod:`agents.knowledge.tool` says to the model). A document's passages are embedded by the worker for the
+organisation: the organisation's budgets count them, and a spent budget fails the document with that
+reason rather than spending past it.
+"""
+
+from __future__ import annotations
+
+import uuid
+from collections.abc import Awaitable, Callable
+from dataclasses import dataclass
+from typing import TYPE_CHECKING
+
+from asgiref.sync import async_to_sync, sync_to_async
+from django.utils import timezone
+
+from agents.engine.completion import Usage
+from agents.engine.tokens import estimate_text_tokens
+from agents.knowledge.embeddings import Embedded, EmbeddingOutcome
+from agents.usage.budgets import BudgetLine, budgets_for_run
+from agents.usage.counters import Claim, Exceeded, Reserved, budget_counter
+from agents.usage.models import CallPurpose, UsageRecord
+from agents.usage.pricing import Prices
+
+if TYPE_CHECKING:
+    from agents.models import ModelConfig
+
+
+@dataclass(frozen=True, slots=True)
+class BudgetReached:
+    """A budget that counts the caller is spent: nothing was embedded."""
+
+    budget: str
+
+
+@dataclass(frozen=True, slots=True)
+class EmbeddingPayer:
+    """Who an embedding is for (the budgets that count it and the usage row's owner)."""
+
+    organization_id: int
+    user_id: int | None = None
+    agent_id: uuid.UUID | None = None
+    run_id: uuid.UUID | None = None
+
+
+async def embedding_metered(
+    payer: EmbeddingPayer,
+    endpoint: ModelConfig,
+    texts: list[str],
+    embed: Callable[[], Awaitable[EmbeddingOutcome]],
+) -> EmbeddingOutcome | BudgetReached:
+    """``embed()`` admitted by the payer's budgets (reserving the texts' estimated tokens), its tokens then
+    settled into them and recorded as a usage row."""
+    lines = await sync_to_async(budgets_for_run)(
+        organization_id=payer.organization_id, user_id=payer.user_id, agent_id=payer.agent_id
+    )
+    prices = _prices(endpoint)
+    estimate = sum(estimate_text_tokens(text) for text in texts)
+    reserved = await _reserved(lines, estimate, prices) if lines else None
+    if isinstance(reserved, Exceeded):
+        return BudgetReached(reserved.line.name)
+    outcome: EmbeddingOutcome | None = None
+    try:
+        outcome = await embed()
+    finally:
+        tokens = _tokens(outcome, estimate)
+        if isinstance(reserved, Reserved):
+            cost = prices.cost(Usage(prompt_tokens=tokens, total_tokens=tokens)) if prices else None
+            currency = prices.currency if prices else ""
+            used = [c.line.units(tokens=tokens, cost=cost, currency=currency) for c in reserved.claims]
+            await budget_counter().settle(reserved.claims, used)
+    if isinstance(outcome, Embedded):
+        await sync_to_async(_usage_row)(payer, endpoint, outcome, tokens, prices)
+    return outcome
+
+
+def embedding_metered_sync(
+    payer: EmbeddingPayer, endpoint: ModelConfig, texts: list[str], embed: Callable[[], EmbeddingOutcome]
+) -> EmbeddingOutcome | BudgetReached:
+    """:func:`embedding_metered` for a worker (``embed`` is sync there)."""
+
+    async def run() -> EmbeddingOutcome:
+        return await sync_to_async(embed, thread_sensitive=False)()
+
+    return async_to_sync(embedding_metered)(payer, endpoint, texts, run)
+
+
+async def _reserved(lines: list[BudgetLine], estimate: int, prices: Prices | None) -> Reserved | Exceeded:
+    most = prices.most_per_token() * estimate if prices is not None else None
+    currency = prices.currency if prices is not None else ""
+    now = timezone.now()
+    claims = [
+        Claim(line, line.period_key(now), line.units(tokens=estimate, cost=most, currency=currency))
+        for line in lines
+    ]
+    return await budget_counter().reserve(claims)
+
+
+def _tokens(outcome: EmbeddingOutcome | None, estimate: int) -> int:
+    """The tokens the endpoint counted, else the estimate (a failed call may still have cost them)."""
+    if isinstance(outcome, Embedded) and outcome.tokens:
+        return outcome.tokens
+    return estimate if isinstance(outcome, Embedded) else 0
+
+
+def _prices(endpoint: ModelConfig) -> Prices | None:
+    return Prices.of(
+        input=endpoint.price_input,
+        output=endpoint.price_output if endpoint.price_output is not None else endpoint.price_input,
+        cached_input=endpoint.price_cached_input,
+        currency=endpoint.price_currency,
+    )
+
+
+def _usage_row(
+    payer: EmbeddingPayer, endpoint: ModelConfig, embedded: Embedded, tokens: int, prices: Prices | None
+) -> None:
+    usage = Usage(prompt_tokens=tokens, total_tokens=tokens)
+    UsageRecord.objects.create(
+        organization_id=payer.organization_id,
+        user_id=payer.user_id,
+        agent_id=payer.agent_id,
+        run_id=payer.run_id,
+        model_config_id=endpoint.pk,
+        model_config_name=endpoint.name[:200],
+        purpose=CallPurpose.EMBEDDING,
+        model=(embedded.model or endpoint.model)[:200],
+        prompt_tokens=tokens,
+        total_tokens=tokens,
+        estimated=not embedded.tokens,
+        cost=prices.cost(usage) if prices is not None else None,
+        currency=prices.currency if prices is not None else "",
+    )
