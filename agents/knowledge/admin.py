@@ -28,13 +28,16 @@ from agents.knowledge.services import (
     DocumentQueued,
     DocumentTooLarge,
     DocumentUnchanged,
+    UrlRefused,
     document_delete,
+    document_from_url,
     document_reindex,
     document_upload,
     knowledge_base_create,
     knowledge_base_delete,
 )
 from agents.models import ModelConfig, ModelRole
+from connectors.forms import HostListField
 from connectors.models import Connector, connector_name_validator
 from platform_core.admin.base import AuditedAdmin, OrgScopedAdmin, OrgScopedInline
 from platform_core.audit.audited import audited_save
@@ -75,6 +78,24 @@ class KnowledgeBaseForm(forms.ModelForm):
     active = forms.BooleanField(
         label=_("active"), required=False, initial=True, help_text=_("Off: no agent searches it.")
     )
+    add_url = forms.URLField(
+        label=_("Add a document from a URL"),
+        required=False,
+        max_length=2000,
+        assume_scheme="https",
+        help_text=_(
+            "Fetched through the SSRF guard when it is indexed, and again at each re-index (an intranet page, "
+            "a file on a file server)."
+        ),
+    )
+    allowed_private_hosts = HostListField(
+        label=_("Allowed private hosts"),
+        required=False,
+        help_text=_(
+            "One host name or IP address per line: the servers inside your network that documents may be "
+            "fetched from."
+        ),
+    )
     upload = MultipleFileField(
         label=_("Add documents"),
         required=False,
@@ -95,6 +116,7 @@ class KnowledgeBaseForm(forms.ModelForm):
             self.fields["name"].initial = connector.name
             self.fields["description"].initial = connector.description
             self.fields["active"].initial = connector.is_active
+            self.fields["allowed_private_hosts"].initial = connector.allowed_private_hosts
         if "embedding_endpoint" in self.fields:
             field = self.fields["embedding_endpoint"]
             field.queryset = field.queryset.filter(role=ModelRole.EMBEDDING)  # type: ignore[attr-defined]  # a ModelChoiceField
@@ -169,7 +191,7 @@ class KnowledgeBaseAdmin(AuditedAdmin):
     readonly_fields = ["search_mode", "embedding_model", "embedding_dimension"]
     fieldsets = [
         (None, {"fields": ["organization", "name", "description", "active"]}),
-        (_("Documents"), {"fields": ["upload"]}),
+        (_("Documents"), {"fields": ["upload", "add_url", "allowed_private_hosts"]}),
         (
             _("Search"),
             {"fields": ["search_mode", "embedding_endpoint", "embedding_model", "embedding_dimension"]},
@@ -209,6 +231,7 @@ class KnowledgeBaseAdmin(AuditedAdmin):
                 actor=actor,
             )
             created.connector.is_active = bool(data.get("active"))
+            created.connector.allowed_private_hosts = list(data.get("allowed_private_hosts") or [])
             audited_save(instance=created.connector, actor=actor)
             form.instance = created
             obj.pk, obj.connector_id = created.pk, created.connector_id
@@ -223,6 +246,7 @@ class KnowledgeBaseAdmin(AuditedAdmin):
             embedding_endpoint=data.get("embedding_endpoint"),
             restricted=bool(data.get("restricted")),
             members=data.get("members") or (),
+            allowed_private_hosts=list(data.get("allowed_private_hosts") or []),
             ip_address=client_ip(request),
         )
 
@@ -230,6 +254,25 @@ class KnowledgeBaseAdmin(AuditedAdmin):
         super().save_related(request, form, formsets, change)
         for upload in form.cleaned_data.get("upload") or []:
             self._uploaded(request, form.instance, upload)
+        url = form.cleaned_data.get("add_url")
+        if url:
+            self._from_url(request, form.instance, url)
+
+    def _from_url(self, request: HttpRequest, knowledge_base: KnowledgeBase, url: str) -> None:
+        outcome = document_from_url(knowledge_base=knowledge_base, url=url, actor=signed_in_user(request))
+        if isinstance(outcome, UrlRefused):
+            self.message_user(
+                request,
+                _("%(url)s was not added: %(reason)s") % {"url": url, "reason": outcome.message},
+                messages.ERROR,
+            )
+        else:
+            self.message_user(
+                request,
+                _("“%(name)s” will be fetched from %(url)s and indexed.")
+                % {"name": outcome.document.name, "url": url},
+                messages.SUCCESS,
+            )
 
     def _uploaded(self, request: HttpRequest, knowledge_base: KnowledgeBase, upload: Any) -> None:
         outcome = document_upload(

@@ -83,6 +83,7 @@ def knowledge_base_update(
     embedding_endpoint: ModelConfig | None | Keep = KEEP,
     restricted: bool | Keep = KEEP,
     members: Iterable[User] | Keep = KEEP,
+    allowed_private_hosts: list[str] | Keep = KEEP,
     ip_address: str | None = None,
 ) -> KnowledgeBase:
     """Change the settings given (the others keep their values). ``ValidationError`` says what is wrong,
@@ -101,7 +102,12 @@ def knowledge_base_update(
         )
         before = knowledge_base_state(stored)
         connector = knowledge_base.connector
-        for field, value in (("name", name), ("description", description), ("is_active", is_active)):
+        for field, value in (
+            ("name", name),
+            ("description", description),
+            ("is_active", is_active),
+            ("allowed_private_hosts", allowed_private_hosts),
+        ):
             if value is not KEEP:
                 setattr(connector, field, value)
         if embedding_endpoint is not KEEP:

@@ -11,25 +11,31 @@ search sees the old version or the new one, never half of either. Every way a fi
 
 from __future__ import annotations
 
+import hashlib
 import logging
 import uuid
 from dataclasses import dataclass
 from datetime import timedelta
+from pathlib import PurePosixPath
 from typing import Any
 
+from asgiref.sync import async_to_sync
 from django.conf import settings
+from django.core.files import File
 from django.db import transaction
 from django.utils import timezone
 
 from agents.knowledge.chunking import chunk_pages
 from agents.knowledge.embeddings import Embedded, EmbeddingFailed, embed_texts_sync
 from agents.knowledge.failures import IngestFailure
+from agents.knowledge.fetching import FetchFailed, url_fetched
 from agents.knowledge.formats import Accepted, FileLimits, file_checked
 from agents.knowledge.models import Chunk, Document, DocumentStatus, KnowledgeBase
 from agents.knowledge.parsing import ParseFailed, ParseLimits, document_parsed
 from agents.knowledge.terms import search_terms
 from agents.knowledge.usage import BudgetReached, EmbeddingPayer, embedding_metered_sync
 from agents.knowledge.vector_index import vectors_store
+from connectors.models import Connector
 
 logger = logging.getLogger(__name__)
 
@@ -96,12 +102,18 @@ def _ingest(document: Document) -> IngestOutcome:
     limits = FileLimits(
         max_bytes=settings.KNOWLEDGE_MAX_FILE_BYTES, max_unpacked=settings.KNOWLEDGE_MAX_UNPACKED_BYTES
     )
+    if document.source_url:
+        refreshed = _fetched_again(document)
+        if refreshed is not None:
+            return refreshed
     try:
         file = document.file.open("rb")
     except (FileNotFoundError, OSError):
         return _failed(document, IngestFailure.FILE_MISSING)
     with file:
-        checked = file_checked(document.name, file, document.file.size, limits)
+        # A URL's document is read as what its server sent (the stored file's name has its extension).
+        named = PurePosixPath(document.file.name).name if document.source_url else document.name
+        checked = file_checked(named, file, document.file.size, limits)
         if not isinstance(checked, Accepted):
             return _failed(document, checked.code, checked.figures)
         parsed = document_parsed(checked.format, file, ParseLimits(max_pages=settings.KNOWLEDGE_MAX_PAGES))
@@ -171,6 +183,52 @@ def _ingest(document: Document) -> IngestOutcome:
         current.indexed_at = timezone.now()
         current.save()
     return Indexed(document.pk, len(rows))
+
+
+def _fetched_again(document: Document) -> IngestOutcome | None:
+    """Fetch a URL's document again (through the SSRF guard, with the knowledge base's allowed private
+    hosts) and store what it answers as the document's file; ``None`` to go on indexing it. The same
+    content as the indexed one ends the ingestion at once, ready; a failed fetch fails the document with
+    its reason (its passages stay searchable until it is replaced or deleted)."""
+    allowed = (
+        Connector.objects.for_org(document.organization_id)
+        .filter(knowledge_base__pk=document.knowledge_base_id)
+        .values_list("allowed_private_hosts", flat=True)
+        .first()
+    )
+    fetched = async_to_sync(url_fetched)(
+        document.source_url,
+        allowed_private_hosts=list(allowed or ()),
+        max_bytes=settings.KNOWLEDGE_MAX_FILE_BYTES,
+    )
+    if isinstance(fetched, FetchFailed):
+        return _failed(document, fetched.code, fetched.figures)
+    with fetched.file:
+        digest = hashlib.sha256()
+        for block in iter(lambda: fetched.file.read(1024 * 1024), b""):
+            digest.update(block)
+        fetched.file.seek(0)
+        if digest.hexdigest() == document.sha256 and document.chunk_count and document.indexed_at:
+            updated = (
+                Document.objects.for_org(document.organization_id)
+                .filter(pk=document.pk, version=document.version, status__in=WORKING)
+                .update(
+                    status=DocumentStatus.READY,
+                    failure_code="",
+                    failure_figures={},
+                    updated_at=timezone.now(),
+                )
+            )
+            return Indexed(document.pk, document.chunk_count) if updated else NotToIngest(document.pk)
+        old_file = document.file.name
+        document.file.save(fetched.name, File(fetched.file, name=fetched.name), save=False)
+    document.sha256, document.size = digest.hexdigest(), fetched.size
+    Document.objects.for_org(document.organization_id).filter(pk=document.pk).update(
+        file=document.file.name, sha256=document.sha256, size=document.size, updated_at=timezone.now()
+    )
+    if old_file and old_file != document.file.name:
+        document.file.storage.delete(old_file)
+    return None
 
 
 def passage_for_embedding(heading_path: tuple[str, ...] | list[str], text: str) -> str:

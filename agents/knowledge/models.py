@@ -93,7 +93,7 @@ class Document(OrgOwnedModel):
     )
     format = models.CharField(_("format"), max_length=16, blank=True)
     size = models.PositiveBigIntegerField(_("size (bytes)"), default=0)
-    sha256 = models.CharField(_("content hash"), max_length=64, db_index=True)
+    sha256 = models.CharField(_("content hash"), max_length=64, db_index=True, blank=True)
     status = models.CharField(
         _("status"), max_length=16, choices=DocumentStatus.choices, default=DocumentStatus.QUEUED
     )

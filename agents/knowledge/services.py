@@ -13,17 +13,22 @@ import hashlib
 import uuid
 from collections.abc import Iterable
 from dataclasses import dataclass
+from pathlib import PurePosixPath
 from typing import TYPE_CHECKING, Any
+from urllib.parse import unquote, urlsplit
 
 from django.conf import settings
+from django.core.exceptions import ValidationError
 from django.core.files import File
 from django.core.files.storage import Storage
 from django.db import transaction
+from django.utils.translation import gettext_lazy as _
 
 from agents.knowledge.models import Document, DocumentStatus, KnowledgeBase
 from agents.knowledge.tasks import ingestion_queue
 from connectors.knowledge.kind import SEARCH_ACTION
 from connectors.models import ActionSource, Connector, ConnectorAction, ConnectorKind
+from connectors.outbound import validate_outbound_url
 from platform_core.audit.audited import audited_delete, audited_save
 from platform_core.audit.log import audit_log_write
 from platform_core.models import Organization
@@ -33,6 +38,9 @@ if TYPE_CHECKING:
 
     from agents.models import ModelConfig
 
+ADMIN_ALLOW_HINT = _(
+    "If the server is inside your network, add its host to the knowledge base's allowed private hosts."
+)
 SEARCH_PARAMETERS: dict[str, Any] = {
     "type": "object",
     "properties": {
@@ -178,6 +186,73 @@ def document_upload(
         if old_file:
             transaction.on_commit(lambda: _files_delete([old_file]))
     return DocumentQueued(document, replaced=existing is not None)
+
+
+@dataclass(frozen=True, slots=True)
+class UrlRefused:
+    """The URL may not be fetched (the SSRF guard's verdict, or not an http(s) URL): nothing was stored."""
+
+    message: str
+
+
+def document_from_url(
+    *, knowledge_base: KnowledgeBase, url: str, actor: User | None
+) -> DocumentQueued | UrlRefused:
+    """A document fetched from ``url`` when it is indexed, now and at each re-index (a URL already in the
+    knowledge base is indexed again). The URL is checked by the SSRF guard now, with the knowledge base's
+    allowed private hosts, and again on every connection when it is fetched."""
+    connector = knowledge_base.connector
+    try:
+        validate_outbound_url(
+            url,
+            allowed_private_hosts=list(connector.allowed_private_hosts or ()),
+            allow_hint=ADMIN_ALLOW_HINT,
+        )
+    except ValidationError as refused:
+        return UrlRefused(" ".join(str(m) for m in refused.messages))
+    org_id = knowledge_base.organization_id
+    with transaction.atomic():
+        existing = (
+            Document.objects.for_org(org_id)
+            .select_for_update()
+            .filter(knowledge_base=knowledge_base, source_url=url)
+            .first()
+        )
+        if existing is not None:
+            return DocumentQueued(document_reindex(document=existing, actor=actor), replaced=True)
+        document = Document(
+            id=uuid.uuid4(),
+            organization_id=org_id,
+            knowledge_base=knowledge_base,
+            name=_unique_name(knowledge_base, url_document_name(url)),
+            source_url=url,
+            uploaded_by=actor,
+        )
+        audited_save(instance=document, actor=actor)
+        transaction.on_commit(lambda: ingestion_queue(document.pk))
+    return DocumentQueued(document, replaced=False)
+
+
+def url_document_name(url: str) -> str:
+    """The name a URL's document starts under: the last segment of its path, else its host."""
+    parts = urlsplit(url)
+    return _clean_name(unquote(PurePosixPath(parts.path).name) or parts.hostname or "document")
+
+
+def _unique_name(knowledge_base: KnowledgeBase, name: str) -> str:
+    taken = set(
+        Document.objects.for_org(knowledge_base.organization_id)
+        .filter(knowledge_base=knowledge_base)
+        .values_list("name", flat=True)
+    )
+    if name not in taken:
+        return name
+    stem, dot, extension = name.rpartition(".")
+    for number in range(2, 1000):
+        candidate = f"{stem} ({number}).{extension}" if dot else f"{name} ({number})"
+        if candidate not in taken:
+            return candidate
+    return f"{name} {uuid.uuid4().hex[:8]}"
 
 
 def document_reindex(*, document: Document, actor: User | None) -> Document:
