@@ -28,6 +28,7 @@ from rest_framework.request import Request
 from rest_framework.response import Response
 
 from agents.api.knowledge_serializers import (
+    DocumentFromUrlSerializer,
     DocumentUploadSerializer,
     KnowledgeBaseSerializer,
     KnowledgeDocumentSerializer,
@@ -43,7 +44,9 @@ from agents.knowledge.services import (
     DocumentTooLarge,
     DocumentUnchanged,
     DocumentUpload,
+    UrlRefused,
     document_delete,
+    document_from_url,
     document_reindex,
     document_upload,
     knowledge_base_create,
@@ -248,6 +251,28 @@ class KnowledgeDocumentViewSet(
         else:
             code = status.HTTP_200_OK
         return Response({"files": outcomes}, status=code)
+
+    @extend_schema(
+        summary="Add a document fetched from a URL (admins)",
+        description=(
+            "The URL is checked by the SSRF guard now, with the knowledge base's allowed private hosts, and "
+            "fetched (again through the guard, redirects included) when the document is indexed, and again "
+            "at each re-index. A URL the knowledge base already has is indexed again. 201 with the document; "
+            "400 with `url` when the guard refuses it."
+        ),
+        request=DocumentFromUrlSerializer,
+        responses={201: KnowledgeDocumentSerializer},
+    )
+    @action(detail=False, methods=["post"], url_path="from-url")
+    def from_url(self, request: Request, *args: Any, **kwargs: Any) -> Response:
+        serializer = DocumentFromUrlSerializer(data=request.data)
+        serializer.is_valid(raise_exception=True)
+        done = document_from_url(
+            knowledge_base=self.knowledge_base(), url=serializer.validated_data["url"], actor=request.user
+        )
+        if isinstance(done, UrlRefused):
+            raise ValidationError({"url": [done.message]})
+        return Response(KnowledgeDocumentSerializer(done.document).data, status=status.HTTP_201_CREATED)
 
     def perform_destroy(self, instance: Document) -> None:
         document_delete(document=instance, actor=self.request.user)

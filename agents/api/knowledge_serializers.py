@@ -168,6 +168,12 @@ class DocumentUploadSerializer(serializers.Serializer):
     )
 
 
+class DocumentFromUrlSerializer(serializers.Serializer):
+    """A document to fetch from a URL."""
+
+    url = serializers.URLField(max_length=2000, help_text=_("An http:// or https:// URL of the document."))
+
+
 class UploadOutcomeSerializer(serializers.Serializer):
     """What became of one uploaded file."""
 

@@ -37,6 +37,7 @@ _document_reindex = KnowledgeDocumentViewSet.as_view(
 _document_download = KnowledgeDocumentViewSet.as_view(
     {"get": "download"}, **KnowledgeDocumentViewSet.download.kwargs
 )
+_document_from_url = KnowledgeDocumentViewSet.as_view({"post": "from_url"})
 _KB = "knowledge-bases/<uuid:knowledge_base_id>"
 
 urlpatterns = [
@@ -44,6 +45,7 @@ urlpatterns = [
     path("knowledge-bases/", _knowledge_bases, name="knowledge-base-list"),
     path("knowledge-bases/<uuid:pk>/", _knowledge_base, name="knowledge-base-detail"),
     path(f"{_KB}/documents/", _documents, name="knowledge-document-list"),
+    path(f"{_KB}/documents/from-url/", _document_from_url, name="knowledge-document-from-url"),
     path(f"{_KB}/documents/<uuid:pk>/", _document, name="knowledge-document-detail"),
     path(f"{_KB}/documents/<uuid:pk>/reindex/", _document_reindex, name="knowledge-document-reindex"),
     path(f"{_KB}/documents/<uuid:pk>/download/", _document_download, name="knowledge-document-download"),

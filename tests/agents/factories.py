@@ -2,9 +2,12 @@
 
 from __future__ import annotations
 
+import uuid
+from typing import Any
+
 import factory
 
-from agents.models import Agent, Budget, Conversation, Message, ModelConfig, Run
+from agents.models import Agent, Budget, Conversation, Document, KnowledgeBase, Message, ModelConfig, Run
 from tests.factories import OrganizationFactory, UserFactory
 
 
@@ -77,4 +80,22 @@ AGENTS_TENANT_FACTORIES = {
     Conversation: lambda org: ConversationFactory(organization=org),
     Run: lambda org: RunFactory(conversation=ConversationFactory(organization=org)),
     Budget: lambda org: BudgetFactory(organization=org),
+    KnowledgeBase: lambda org: _knowledge_base(org),
+    Document: lambda org: _document(org),
 }
+
+
+def _knowledge_base(org: Any) -> KnowledgeBase:
+    from agents.knowledge.services import knowledge_base_create
+
+    return knowledge_base_create(organization=org, name=f"kb-{uuid.uuid4().hex[:8]}", actor=None)
+
+
+def _document(org: Any) -> Document:
+    return Document.objects.create(
+        organization=org,
+        knowledge_base=_knowledge_base(org),
+        name="notes.md",
+        sha256="0" * 64,
+        status="ready",
+    )

@@ -615,6 +615,7 @@ def test_the_openapi_schema_documents_every_knowledge_route(client_for, member):
         base: {"get", "post"},
         base + "{id}/": {"get", "patch", "delete"},
         documents: {"get", "post"},
+        documents + "from-url/": {"post"},
         documents + "{id}/": {"get", "delete"},
         documents + "{id}/reindex/": {"post"},
         documents + "{id}/download/": {"get"},

@@ -147,3 +147,27 @@ def test_the_admin_adds_a_document_from_a_url(client, site, org, org_admin):
     messages = [str(m) for m in response.context["messages"]]
     assert any("will be fetched from" in m for m in messages), messages
     assert Document.objects.for_org(org).get().source_url == f"{site.base_url}/wiki/purchasing"
+
+
+@pytest.mark.cross_org("knowledge-document-from-url")
+def test_the_api_adds_a_document_from_a_url_and_refuses_what_the_guard_refuses(
+    site, org, org_admin, member, other_admin
+):
+    from rest_framework.test import APIClient
+
+    kb = _allowing_loopback(org, org_admin)
+    path = f"/api/v1/orgs/{org.slug}/knowledge-bases/{kb.pk}/documents/from-url/"
+    admin, plain, stranger = APIClient(), APIClient(), APIClient()
+    admin.force_authenticate(org_admin)
+    plain.force_authenticate(member)
+    stranger.force_authenticate(other_admin)
+
+    created = admin.post(path, {"url": f"{site.base_url}/wiki/purchasing"}, format="json")
+    refused = admin.post(path, {"url": "http://169.254.169.254/latest/meta-data"}, format="json")
+    forbidden = plain.post(path, {"url": f"{site.base_url}/wiki/other"}, format="json")
+    elsewhere = stranger.post(path, {"url": f"{site.base_url}/wiki/other"}, format="json")
+
+    assert created.status_code == 201 and created.json()["name"] == "purchasing"
+    assert refused.status_code == 400 and "url" in refused.json()
+    assert forbidden.status_code == 403 and elsewhere.status_code == 404
+    assert Document.objects.for_org(org).count() == 1
