@@ -9,6 +9,7 @@ class AgentsConfig(AppConfig):
 
     def ready(self) -> None:
         from agents.demo import demo_agent_seed
+        from agents.knowledge import checks  # noqa: F401 - registers the pgvector start-up check
         from agents.models import Agent, ModelConfig
         from agents.runs.wake import on_approval_closed
         from agents.usage.models import Budget

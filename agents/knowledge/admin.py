@@ -36,6 +36,7 @@ from agents.knowledge.services import (
     knowledge_base_create,
     knowledge_base_delete,
 )
+from agents.knowledge.vector_index import Unavailable, vector_backend
 from agents.models import ModelConfig, ModelRole
 from connectors.forms import HostListField
 from connectors.models import Connector, connector_name_validator
@@ -215,6 +216,11 @@ class KnowledgeBaseAdmin(AuditedAdmin):
     def search_mode(self, obj: KnowledgeBase) -> str:
         if obj.pk is None or obj.embedding_endpoint_id is None:
             return gettext("Keyword search only: choose an embedding endpoint to search by meaning too.")
+        backend = vector_backend()
+        if isinstance(backend, Unavailable):
+            return gettext("Keyword search only: %(reason)s") % {"reason": backend.reason}
+        if obj.embedding_dimension is None:
+            return gettext("Keyword search until the documents are embedded, then keyword and vector search")
         return gettext("Keyword and vector search (hybrid)")
 
     def save_model(self, request: HttpRequest, obj: KnowledgeBase, form: Any, change: bool) -> None:
