@@ -145,3 +145,27 @@ def test_a_stored_object_is_not_readable_without_the_platform_credentials(org, o
     assert "X-Amz-Signature=" in signed and "X-Amz-Expires=" in signed
     with urllib.request.urlopen(signed, timeout=10) as answer:  # noqa: S310
         assert answer.read() == POLICY_EN.encode()
+
+
+def test_a_storage_that_refuses_the_deletion_leaves_the_objects_logged_and_the_deletion_done(
+    org, org_admin, s3_storage, settings, caplog, django_capture_on_commit_callbacks
+):
+    kb = knowledge_base_with(org, org_admin)
+    first, second = indexed(kb, "policy.md", POLICY_EN), indexed(kb, "政策.md", POLICY_ZH)
+    default = settings.STORAGES["default"]
+    settings.STORAGES = {
+        **settings.STORAGES,
+        "default": {**default, "OPTIONS": {**default["OPTIONS"], "secret_key": "not-the-secret"}},
+    }
+
+    with django_capture_on_commit_callbacks(execute=True):
+        knowledge_base_delete(knowledge_base=kb, actor=org_admin)
+
+    assert not Document.objects.for_org(org).exists()
+    assert s3_storage.keys() == sorted(s3_storage.key(d.file.name) for d in (first, second))
+    left = [r.getMessage() for r in caplog.records if r.name == "agents.knowledge.services"]
+    assert left == [
+        f"could not delete the stored knowledge file {d.file.name}; it is left behind"
+        for d in (first, second)
+    ]
+    assert "not-the-secret" not in caplog.text
