@@ -24,6 +24,7 @@ from platform_core.env import (
     is_production,
     local_secret,
 )
+from platform_core.file_storage import S3Settings, default_file_storage
 
 PRODUCTION = is_production()
 VAR_DIR = BASE_DIR / "var"
@@ -297,11 +298,23 @@ STATICFILES_DIRS = [BASE_DIR / "static"]
 STATIC_ROOT = BASE_DIR / "staticfiles"
 STATIC_ROOT.mkdir(exist_ok=True)
 WHITENOISE_USE_FINDERS = not PRODUCTION
-# Uploaded files (knowledge-base documents): var/media unless MEDIA_ROOT says; never served as static
-# files (a document is downloaded through a view that checks who may read it).
+# Uploaded files (knowledge-base documents): var/media unless MEDIA_ROOT says, or S3-compatible object
+# storage (FILE_STORAGE=s3 or S3_BUCKET: platform_core.file_storage); never served as static files nor
+# from the bucket (a document is downloaded through a view that checks who may read it).
 MEDIA_ROOT = Path(env_str("MEDIA_ROOT") or VAR_DIR / "media")
 STORAGES = {
-    "default": {"BACKEND": "django.core.files.storage.FileSystemStorage"},
+    "default": default_file_storage(
+        kind=env_str("FILE_STORAGE"),
+        s3=S3Settings(
+            bucket=env_str("S3_BUCKET"),
+            endpoint_url=env_str("S3_ENDPOINT_URL"),
+            region=env_str("S3_REGION"),
+            access_key_id=env_str("S3_ACCESS_KEY_ID"),
+            secret_access_key=env_str("S3_SECRET_ACCESS_KEY"),
+            addressing_style=env_str("S3_ADDRESSING_STYLE"),
+            prefix=env_str("S3_PREFIX"),
+        ),
+    ),
     "staticfiles": {
         "BACKEND": "whitenoise.storage.CompressedManifestStaticFilesStorage"
         if PRODUCTION

@@ -10,6 +10,7 @@ twice), and a new version of a document replaces its passages only when it is in
 from __future__ import annotations
 
 import hashlib
+import logging
 import uuid
 from collections.abc import Iterable
 from dataclasses import dataclass
@@ -37,6 +38,8 @@ if TYPE_CHECKING:
     from django.contrib.auth.models import User
 
     from agents.models import ModelConfig
+
+logger = logging.getLogger(__name__)
 
 ADMIN_ALLOW_HINT = _(
     "If the server is inside your network, add its host to the knowledge base's allowed private hosts."
@@ -299,7 +302,14 @@ def _clean_name(name: str) -> str:
 
 
 def _files_delete(names: Iterable[str]) -> None:
+    """Delete stored files once their rows are gone. A storage that fails (object storage out of reach,
+    credentials refused) leaves the file behind, logged for the operator: the deletion has committed, so it
+    is neither undone nor answered with an error."""
     storage: Storage = Document._meta.get_field("file").storage  # type: ignore[attr-defined]  # FileField has it
     for name in names:
-        if name:
+        if not name:
+            continue
+        try:
             storage.delete(name)
+        except Exception:
+            logger.exception("could not delete the stored knowledge file %s; it is left behind", name)
