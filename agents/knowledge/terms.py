@@ -4,7 +4,8 @@
 so both sides agree: the text is NFKC-normalised (full-width letters and digits become their ASCII
 forms), cut by jieba's search mode (Chinese into words and the shorter words inside long ones, so
 ``五万元`` also matches ``五万`` and ``万元``; other text into words), lower-cased, and stripped of
-punctuation and spaces. Numbers keep their digit groups together (``50,000`` is ``50000``).
+punctuation and spaces. Numbers keep their digit groups together (``50,000`` is ``50000``). English
+words are cut to their stems (Snowball) and the function words of English and Chinese are left out.
 
 :func:`reciprocal_rank_fusion` merges the rankings of keyword and vector search: each item scores
 ``1 / (k + rank)`` in every ranking it is in (Cormack, Clarke and Büttcher, SIGIR 2009, with their k=60).
@@ -19,6 +20,7 @@ from collections.abc import Hashable, Sequence
 from typing import TypeVar
 
 import jieba
+import snowballstemmer
 
 __all__ = ["RRF_K", "reciprocal_rank_fusion", "search_terms"]
 
@@ -29,6 +31,19 @@ RRF_K = 60
 jieba.setLogLevel(logging.WARNING)
 
 _DIGIT_GROUPS = re.compile(r"(?<=\d)[,_](?=\d{3}\b)")
+_LATIN = re.compile(r"[a-z]+")
+# English words are cut to their stems (Snowball's English stemmer: "suppliers" and "supplier", "checking"
+# and "checked" meet), so a question need not use a passage's exact word forms.
+_STEMMER = snowballstemmer.stemmer("english")
+# Words that say nothing of what a passage is about. PostgreSQL's ranking weighs every matched term alike
+# (no inverse document frequency), so leaving them out keeps "what does the policy say" from matching
+# every passage that says "the".
+_STOP_WORDS = frozenset(
+    "a about an and are as at be by can could do does did for from has have how i in is it its me my of on or our "
+    "say says should that the their there these this those to was we what when where which who whom why "
+    "will with would you your 的 了 是 在 和 与 或 对 有 吗 呢 吧 什么 怎么 哪些 哪个 如何 请 我 我们 你 你们 "
+    "他 她 它 这 那 这个 那个 一个 及 等 之 其".split()
+)
 _WORD = re.compile(r"\w", re.UNICODE)
 
 K = TypeVar("K", bound=Hashable)
@@ -37,7 +52,13 @@ K = TypeVar("K", bound=Hashable)
 def search_terms(text: str) -> list[str]:
     """The search terms of ``text``, in order, repeats kept (a term's frequency counts)."""
     normalised = _DIGIT_GROUPS.sub("", unicodedata.normalize("NFKC", text))
-    return [term.lower() for term in jieba.lcut_for_search(normalised) if _WORD.search(term)]
+    terms = []
+    for piece in jieba.lcut_for_search(normalised):
+        term = piece.lower()
+        if not _WORD.search(term) or term in _STOP_WORDS:
+            continue
+        terms.append(_STEMMER.stemWord(term) if _LATIN.fullmatch(term) else term)
+    return terms
 
 
 def reciprocal_rank_fusion(rankings: Sequence[Sequence[K]], *, k: int = RRF_K) -> list[tuple[K, float]]:

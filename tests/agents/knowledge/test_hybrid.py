@@ -17,6 +17,7 @@ from agents.knowledge.ingestion import document_ingest
 from agents.knowledge.models import ChunkVector, Document, DocumentStatus, KnowledgeBase
 from agents.knowledge.search import Found, SearchMode, knowledge_search, vector_ranking_for
 from agents.knowledge.tool import CitationNumbers, KnowledgeSearchTool
+from agents.knowledge.vector_index import Unavailable, vector_backend
 from agents.usage.models import UsageRecord
 from tests.agents.factories import BudgetFactory, ModelConfigFactory
 from tests.agents.knowledge.world import POLICY_EN, POLICY_ZH, indexed, knowledge_base_with
@@ -24,6 +25,15 @@ from tests.fakes.embeddings import fake_embedding
 from tests.fakes.openai_replies import error
 
 pytestmark = pytest.mark.django_db
+
+
+@pytest.fixture
+def searchable_vectors(db):
+    """Vector search on the test database: SQLite in the process, PostgreSQL only with pgvector (the
+    system PostgreSQL has none; tests/agents/knowledge/test_vector_index.py covers pgvector's own)."""
+    backend = vector_backend(fresh=True)
+    if isinstance(backend, Unavailable):
+        pytest.skip(f"no vector search on this database: {backend.code}")
 
 
 @pytest.fixture
@@ -50,7 +60,7 @@ def test_passages_are_embedded_while_indexed_and_the_knowledge_base_keeps_the_mo
     assert row.model_config_id == vectors.pk and row.total_tokens > 0 and row.user_id is None
 
 
-def test_a_search_ranks_by_keyword_and_by_meaning_fused(org, org_admin, vectors):
+def test_a_search_ranks_by_keyword_and_by_meaning_fused(org, org_admin, vectors, searchable_vectors):
     kb = knowledge_base_with(org, org_admin, embedding_endpoint=vectors)
     indexed(kb, "policy.md", POLICY_EN)
     indexed(kb, "政策.txt", POLICY_ZH)
@@ -70,7 +80,7 @@ def test_a_search_ranks_by_keyword_and_by_meaning_fused(org, org_admin, vectors)
 
 
 def test_the_search_tool_embeds_the_query_counts_its_tokens_and_logs_the_hybrid_ranks(
-    org, org_admin, vectors, scripted_llm
+    org, org_admin, vectors, scripted_llm, searchable_vectors
 ):
     kb = knowledge_base_with(org, org_admin, embedding_endpoint=vectors)
     indexed(kb, "policy.md", POLICY_EN)
