@@ -192,6 +192,10 @@ class ModelConfig(OrgOwnedModel):
                 errors["extra_headers"] = exc.error_list
         if (problem := fallback_problem(self)) is not None:
             errors["fallback"] = [ValidationError(problem)]
+        if self.role == ModelRole.EMBEDDING and self.is_default:
+            errors["is_default"] = [
+                ValidationError(_("An embedding endpoint cannot be the organisation's default for chats."))
+            ]
         if errors:
             raise ValidationError(errors)
 
@@ -251,6 +255,13 @@ class Agent(OrgOwnedModel):
 
     def __str__(self) -> str:
         return self.name
+
+    def clean(self) -> None:
+        """An agent chats through a chat model, never through an embedding endpoint."""
+        if self.model_config_id is not None and self.model_config.role == ModelRole.EMBEDDING:
+            raise ValidationError(
+                {"model_config": _("Choose a chat model: an embedding endpoint only turns text into vectors.")}
+            )
 
 
 AGENT_SETTINGS: tuple[str, ...] = (

@@ -258,6 +258,7 @@ def endpoint_for_agent(agent: Agent, *, config_version: int | None = None) -> Mo
 def _default_model(organization_id: int) -> ModelConfig | None:
     return (
         ModelConfig.objects.filter(organization_id=organization_id, is_default=True, active=True)
+        .exclude(role=ModelRole.EMBEDDING)
         .order_by("name")
         .first()
     )
@@ -266,7 +267,7 @@ def _default_model(organization_id: int) -> ModelConfig | None:
 def _role_models(organization_id: int) -> list[ModelConfig]:
     return list(
         ModelConfig.objects.filter(organization_id=organization_id, active=True)
-        .exclude(role=ModelRole.GENERAL)
+        .exclude(role__in=(ModelRole.GENERAL, ModelRole.EMBEDDING))
         .order_by("-is_default", "name")
     )
 

@@ -174,3 +174,18 @@ def test_another_embedding_endpoint_drops_the_vectors_and_queues_every_document_
         kb.embedding_model == "embed-2"
         and ChunkVector.objects.for_org(org).filter(knowledge_base=kb).exists()
     )
+
+
+def test_an_embedding_endpoint_is_neither_an_agents_model_nor_the_organisations_chat_default(org, vectors):
+    from django.core.exceptions import ValidationError
+
+    from tests.agents.factories import AgentFactory
+
+    agent = AgentFactory(organization=org, model_config=vectors)
+    with pytest.raises(ValidationError) as refused:
+        agent.full_clean()
+    assert "model_config" in refused.value.message_dict
+    vectors.is_default = True
+    with pytest.raises(ValidationError) as refused:
+        vectors.full_clean()
+    assert "is_default" in refused.value.message_dict
