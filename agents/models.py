@@ -260,7 +260,11 @@ class Agent(OrgOwnedModel):
         """An agent chats through a chat model, never through an embedding endpoint."""
         if self.model_config_id is not None and self.model_config.role == ModelRole.EMBEDDING:
             raise ValidationError(
-                {"model_config": _("Choose a chat model: an embedding endpoint only turns text into vectors.")}
+                {
+                    "model_config": _(
+                        "Choose a chat model: an embedding endpoint only turns text into vectors."
+                    )
+                }
             )
 
 
