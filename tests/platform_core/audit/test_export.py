@@ -266,6 +266,8 @@ CONFIGURABLE_ENTITIES = (
     "feishu_channel",
     "rate_limit",
     "agent_hook_settings",
+    "knowledge_base",
+    "document",
 )
 DYNAMIC_ACTIONS = {
     "platform_core/audit/audited.py": [
@@ -281,6 +283,8 @@ DYNAMIC_ACTIONS = {
         "connector_action.mcp_read_confirmed",
         "connector_action.mcp_read_withdrawn",
     ],
+    # knowledge_base_update: a knowledge base's settings and its connector's, in one row
+    "agents/knowledge/base_services.py": ["knowledge_base.updated"],
     # _close: the invitation declined, cancelled or accepted
     "platform_core/identity/members/invitations.py": [
         "membership.invitation_accepted",
@@ -301,7 +305,7 @@ def test_every_action_the_code_writes_has_a_readable_name():
 
 
 def test_the_audited_models_are_the_configurable_entities():
-    from agents.models import Agent, ModelConfig
+    from agents.models import Agent, Document, KnowledgeBase, ModelConfig
     from connectors.models import Connector, ConnectorAction
     from hooks.models import AgentHookSettings, ApprovalPolicy, FeishuChannel, RateLimit
 
@@ -314,6 +318,8 @@ def test_the_audited_models_are_the_configurable_entities():
         FeishuChannel,
         RateLimit,
         AgentHookSettings,
+        KnowledgeBase,
+        Document,
     ]
     assert tuple(audit_entity(m) for m in models) == CONFIGURABLE_ENTITIES
 
