@@ -139,6 +139,7 @@ class KnowledgeDocumentSerializer(serializers.ModelSerializer):
             "format",
             "size",
             "sha256",
+            "source_url",
             "status",
             "failure_code",
             "failure_reason",

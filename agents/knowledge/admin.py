@@ -345,6 +345,7 @@ class DocumentAdmin(OrgScopedAdmin):
         "chunk_count",
         "sha256",
         "version",
+        "source_url",
         "uploaded_by",
         "created_at",
         "indexed_at",
@@ -360,6 +361,7 @@ class DocumentAdmin(OrgScopedAdmin):
         "chunk_count",
         "sha256",
         "version",
+        "source_url",
         "uploaded_by",
         "created_at",
         "indexed_at",
@@ -382,6 +384,8 @@ class DocumentAdmin(OrgScopedAdmin):
 
     @admin.display(description=_("file"))
     def download(self, obj: Document) -> str:
+        if not obj.file:
+            return "-"
         return format_html(
             '<a href="{}">{}</a>',
             reverse(

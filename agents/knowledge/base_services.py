@@ -39,7 +39,7 @@ class Keep(Enum):
 
 
 KEEP = Keep.KEEP
-_CONNECTOR_FIELDS = ("name", "description", "is_active")
+_CONNECTOR_FIELDS = ("name", "description", "is_active", "allowed_private_hosts")
 EMBEDDING_ROLE = "embedding"  # agents.models.ModelRole.EMBEDDING (agents.models imports this package)
 
 

@@ -13,7 +13,10 @@ from agents.knowledge.models import Document
 
 
 def document_file_response(document: Document) -> FileResponse | None:
-    """The document's file, streamed from Django's storage; ``None`` when the storage no longer has it."""
+    """The document's file, streamed from Django's storage; ``None`` when there is none (a URL's
+    document never fetched) or the storage no longer has it."""
+    if not document.file:
+        return None
     try:
         file = document.file.open("rb")
     except OSError:  # FileNotFoundError included: removed from the storage behind the platform's back

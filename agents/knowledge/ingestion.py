@@ -30,7 +30,7 @@ from agents.knowledge.embeddings import Embedded, EmbeddingFailed, embed_texts_s
 from agents.knowledge.failures import IngestFailure
 from agents.knowledge.fetching import FetchFailed, url_fetched
 from agents.knowledge.formats import Accepted, FileLimits, file_checked
-from agents.knowledge.models import Chunk, Document, DocumentStatus, KnowledgeBase
+from agents.knowledge.models import Chunk, ChunkVector, Document, DocumentStatus, KnowledgeBase
 from agents.knowledge.parsing import ParseFailed, ParseLimits, document_parsed
 from agents.knowledge.terms import search_terms
 from agents.knowledge.usage import BudgetReached, EmbeddingPayer, embedding_metered_sync
@@ -208,7 +208,12 @@ def _fetched_again(document: Document) -> IngestOutcome | None:
         for block in iter(lambda: fetched.file.read(1024 * 1024), b""):
             digest.update(block)
         fetched.file.seek(0)
-        if digest.hexdigest() == document.sha256 and document.chunk_count and document.indexed_at:
+        if (
+            digest.hexdigest() == document.sha256
+            and document.chunk_count
+            and document.indexed_at
+            and _embedded_as_needed(document)
+        ):
             updated = (
                 Document.objects.for_org(document.organization_id)
                 .filter(pk=document.pk, version=document.version, status__in=WORKING)
@@ -229,6 +234,24 @@ def _fetched_again(document: Document) -> IngestOutcome | None:
     if old_file and old_file != document.file.name:
         document.file.storage.delete(old_file)
     return None
+
+
+def _embedded_as_needed(document: Document) -> bool:
+    """Whether the document's passages have the vectors its knowledge base needs (none without an
+    active embedding endpoint; else one per passage): unchanged content is then ready at once."""
+    endpoint_active = (
+        KnowledgeBase.objects.for_org(document.organization_id)
+        .filter(
+            pk=document.knowledge_base_id, embedding_endpoint__isnull=False, embedding_endpoint__active=True
+        )
+        .exists()
+    )
+    if not endpoint_active:
+        return True
+    vectors = (
+        ChunkVector.objects.for_org(document.organization_id).filter(chunk__document_id=document.pk).count()
+    )
+    return vectors == document.chunk_count
 
 
 def passage_for_embedding(heading_path: tuple[str, ...] | list[str], text: str) -> str:

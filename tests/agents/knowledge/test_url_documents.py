@@ -171,3 +171,38 @@ def test_the_api_adds_a_document_from_a_url_and_refuses_what_the_guard_refuses(
     assert refused.status_code == 400 and "url" in refused.json()
     assert forbidden.status_code == 403 and elsewhere.status_code == 404
     assert Document.objects.for_org(org).count() == 1
+
+
+def test_a_url_document_never_fetched_has_no_download_and_its_source_is_shown(client, site, org, org_admin):
+    kb = _allowing_loopback(org, org_admin)
+    queued = document_from_url(knowledge_base=kb, url=f"{site.base_url}/wiki/purchasing", actor=org_admin)
+    assert isinstance(queued, DocumentQueued)
+    assert client.login(username=org_admin.username, password=PASSWORD)
+
+    download = client.get(f"/o/{org.slug}/knowledge/documents/{queued.document.pk}/download/")
+    page = client.get(reverse("admin:agents_document_change", args=[queued.document.pk]))
+
+    assert download.status_code == 404
+    assert page.status_code == 200 and f"{site.base_url}/wiki/purchasing" in page.content.decode()
+
+
+def test_unchanged_url_content_is_embedded_again_when_the_knowledge_base_needs_vectors(
+    site, org, org_admin, scripted_llm
+):
+    from agents.knowledge.base_services import knowledge_base_update
+    from agents.knowledge.models import ChunkVector
+    from tests.agents.factories import ModelConfigFactory
+
+    kb = _allowing_loopback(org, org_admin)
+    _page(site, POLICY_EN)
+    queued = document_from_url(knowledge_base=kb, url=f"{site.base_url}/wiki/purchasing", actor=org_admin)
+    assert isinstance(queued, DocumentQueued)
+    first = _ingested(queued.document)
+    vectors = ModelConfigFactory(organization=org, role="embedding", base_url=scripted_llm.base_url)
+    knowledge_base_update(knowledge_base=kb, actor=org_admin, embedding_endpoint=vectors)
+
+    _page(site, POLICY_EN)  # the same content
+    again = _ingested(Document.objects.for_org(org).get(pk=first.pk))
+
+    assert again.status == DocumentStatus.READY
+    assert ChunkVector.objects.for_org(org).filter(chunk__document_id=first.pk).count() == again.chunk_count
