@@ -7,8 +7,10 @@ from __future__ import annotations
 import argparse
 import json
 import os
+import signal
 import socket
 import subprocess
+import time
 from collections.abc import Callable, Mapping
 from typing import Any, NoReturn
 
@@ -29,6 +31,45 @@ def free_port() -> int:
     with socket.socket() as sock:
         sock.bind(("127.0.0.1", 0))
         return sock.getsockname()[1]
+
+
+def kill_tree(pid: int, within: float = 10.0) -> None:
+    """SIGKILL the process ``pid`` and every process under it at once (a Celery worker and its pool's
+    children, as the death of their machine or the OOM killer leaves them), then wait until none runs."""
+    pids = _descendants(pid) + [pid]
+    for each in pids:
+        try:
+            os.kill(each, signal.SIGKILL)
+        except ProcessLookupError:
+            pass
+    deadline = time.monotonic() + within
+    while any(_running(each) for each in pids):
+        assert time.monotonic() < deadline, f"processes {pids} outlived SIGKILL"
+        time.sleep(0.05)
+
+
+def _descendants(pid: int) -> list[int]:
+    children: list[int] = []
+    try:
+        threads = os.listdir(f"/proc/{pid}/task")
+    except FileNotFoundError:
+        return []
+    for thread in threads:
+        try:
+            with open(f"/proc/{pid}/task/{thread}/children") as listing:
+                children += [int(child) for child in listing.read().split()]
+        except FileNotFoundError:
+            continue
+    return [each for child in children for each in (*_descendants(child), child)]
+
+
+def _running(pid: int) -> bool:
+    """Whether ``pid`` still runs (a zombie, dead but not yet reaped by its parent, does not)."""
+    try:
+        with open(f"/proc/{pid}/stat") as stat:
+            return stat.read().rsplit(")", 1)[1].split()[0] != "Z"
+    except (FileNotFoundError, ProcessLookupError):
+        return False
 
 
 def run_checked(args: list[str], env: Mapping[str, str], what: str) -> str:
