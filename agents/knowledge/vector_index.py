@@ -64,6 +64,11 @@ MAX_DIMENSION = 16_000  # pgvector's limit for the ``vector`` type
 CACHE_MB_DEFAULT = 1024
 HNSW_VECTOR_LIMIT = 2_000  # pgvector indexes ``vector`` up to 2,000 dimensions and ``halfvec`` up to 4,000
 HNSW_HALFVEC_LIMIT = 4_000
+# HNSW's candidate list per search (pgvector's hnsw.ef_search, at least the limit): more finds more of the
+# true nearest passages, slower. At 100,000 passages of 1,024 dimensions: 40 (pgvector's default) found 70 %
+# of the exact 10 nearest, 100 found 80 % at 1.5x the time, 200 found 90 % at 2.6x (benchmarks/README.md,
+# "Knowledge bases: vector search"; synthetic vectors, real embeddings fare better).
+HNSW_EF_SEARCH = 100
 BACKEND_CHECK_SECONDS = 60.0  # how long a process trusts what it found on PostgreSQL
 STORE_BATCH = 500
 LOAD_BATCH = 4096
@@ -432,7 +437,8 @@ def _pg_search(
     with transaction.atomic(using=using), connection.cursor() as cursor:
         # HNSW hands the filter at most ef_search candidates; from pgvector 0.8 it goes on scanning until
         # the filtered rows fill the limit (iterative index scans).
-        cursor.execute("SELECT set_config('hnsw.ef_search', %s, true)", [str(min(max(40, limit), 1000))])
+        ef_search = min(max(HNSW_EF_SEARCH, limit), 1000)
+        cursor.execute("SELECT set_config('hnsw.ef_search', %s, true)", [str(ef_search)])
         if _pgvector_version(backend.version) >= (0, 8):
             cursor.execute("SELECT set_config('hnsw.iterative_scan', 'strict_order', true)")
         cursor.execute(sql, params)
