@@ -60,6 +60,12 @@ SMOKES: tuple[Smoke, ...] = (
         ("--pages", "3", "--memory-pages", "5", "--rounds", "1"),
         "peak memory reading",
     ),
+    Smoke(
+        "knowledge_vectors.py",
+        ("--sizes", "200,1000", "--dimension", "64", "--queries", "5"),
+        "OK: vector search found the nearest passages on pgvector, sqlite",
+        timeout=300,
+    ),
     Smoke("pyspy_share.py", ("{tmp}/pyspy.txt",), "4 samples; accounting 50.00 % ± 50.00; tracing 25.00 %"),
     # One level without usage accounting (ws_load_wiring.py) and one as production runs it.
     Smoke(

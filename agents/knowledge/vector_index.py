@@ -64,6 +64,11 @@ MAX_DIMENSION = 16_000  # pgvector's limit for the ``vector`` type
 CACHE_MB_DEFAULT = 1024
 HNSW_VECTOR_LIMIT = 2_000  # pgvector indexes ``vector`` up to 2,000 dimensions and ``halfvec`` up to 4,000
 HNSW_HALFVEC_LIMIT = 4_000
+# HNSW's candidate list per search (pgvector's hnsw.ef_search, at least the limit): more finds more of the
+# true nearest passages, slower. At 100,000 passages of 1,024 dimensions: 40 (pgvector's default) found 70 %
+# of the exact 10 nearest, 100 found 80 % at 1.5x the time, 200 found 90 % at 2.6x (benchmarks/README.md,
+# "Knowledge bases: vector search"; synthetic vectors, real embeddings fare better).
+HNSW_EF_SEARCH = 100
 BACKEND_CHECK_SECONDS = 60.0  # how long a process trusts what it found on PostgreSQL
 STORE_BATCH = 500
 LOAD_BATCH = 4096
@@ -217,6 +222,10 @@ def vectors_store(
     matrix = _unit_ready([vector for _chunk_id, vector in vectors])
     dimension = int(matrix.shape[1])
     backend = vector_backend(using=using)
+    if isinstance(backend, Unavailable) and connections[using].vendor == "postgresql":
+        # Asked again rather than trusted: a vector stored without the column (pgvector enabled meanwhile)
+        # would stay unsearchable until knowledge_vectors_enable ran again.
+        backend = vector_backend(using=using, fresh=True)
     with transaction.atomic(using=using):
         for start in range(0, len(chunk_ids), STORE_BATCH):
             batch = chunk_ids[start : start + STORE_BATCH]
@@ -428,7 +437,8 @@ def _pg_search(
     with transaction.atomic(using=using), connection.cursor() as cursor:
         # HNSW hands the filter at most ef_search candidates; from pgvector 0.8 it goes on scanning until
         # the filtered rows fill the limit (iterative index scans).
-        cursor.execute("SELECT set_config('hnsw.ef_search', %s, true)", [str(min(max(40, limit), 1000))])
+        ef_search = min(max(HNSW_EF_SEARCH, limit), 1000)
+        cursor.execute("SELECT set_config('hnsw.ef_search', %s, true)", [str(ef_search)])
         if _pgvector_version(backend.version) >= (0, 8):
             cursor.execute("SELECT set_config('hnsw.iterative_scan', 'strict_order', true)")
         cursor.execute(sql, params)
@@ -441,7 +451,9 @@ def _pg_search(
 
 @dataclass(frozen=True, slots=True)
 class _Matrix:
-    """A knowledge base's vectors of one dimension as unit rows, and what they were read as."""
+    """A knowledge base's vectors of one dimension as unit rows: the first ``count`` rows of buffers with
+    room to spare, so that vectors added later are appended without copying the rest (a view of the first
+    ``count`` rows never sees them)."""
 
     count: int
     last_id: int
@@ -454,10 +466,10 @@ class _Matrix:
 
     def best(self, query: np.ndarray, limit: int) -> list[tuple[float, int]]:
         """The ``limit`` best (score, chunk id) of this matrix, unordered."""
-        total = int(self.chunk_ids.shape[0])
+        total = self.count
         if not total:
             return []
-        scores = self.rows @ query
+        scores = self.rows[:total] @ query
         if limit < total:
             chosen = np.argpartition(-scores, limit - 1)[:limit]
         else:
@@ -465,7 +477,22 @@ class _Matrix:
         return list(zip(scores[chosen].astype(float).tolist(), self.chunk_ids[chosen].tolist(), strict=True))
 
 
-_EMPTY_IDS = np.empty(0, dtype=np.int64)
+def _room(matrix: _Matrix, dimension: int, needed: int) -> _Matrix:
+    """``matrix`` in buffers of at least ``needed`` rows (the same ones if they have the room)."""
+    if matrix.rows.shape[0] >= needed:
+        return matrix
+    capacity = needed + max(256, needed // 16)
+    rows = np.empty((capacity, dimension), dtype=np.float32)
+    chunk_ids = np.empty(capacity, dtype=np.int64)
+    rows[: matrix.count] = matrix.rows[: matrix.count]
+    chunk_ids[: matrix.count] = matrix.chunk_ids[: matrix.count]
+    return _Matrix(count=matrix.count, last_id=matrix.last_id, chunk_ids=chunk_ids, rows=rows)
+
+
+def _empty(dimension: int) -> _Matrix:
+    return _Matrix(
+        count=0, last_id=0, chunk_ids=np.empty(0, dtype=np.int64), rows=np.empty((0, dimension), np.float32)
+    )
 
 
 class _Matrices:
@@ -495,19 +522,16 @@ class _Matrices:
                 held = self._held.get(key)
             if held is not None and (held.count, held.last_id) == (count, last):
                 matrix = held
-            elif held is not None and count > held.count and last > held.last_id:
-                added = _read(using, organization_id, base, dimension, after=held.last_id)
-                if held.count + added.count == count:
-                    matrix = _Matrix(
-                        count=count,
-                        last_id=max(held.last_id, added.last_id),
-                        chunk_ids=np.concatenate([held.chunk_ids, added.chunk_ids]),
-                        rows=np.concatenate([held.rows, added.rows]),
-                    )
-                else:  # some were deleted too: read it all
-                    matrix = _read(using, organization_id, base, dimension)
             else:
-                matrix = _read(using, organization_id, base, dimension)
+                matrix = _empty(dimension)
+                if held is not None and count > held.count and last > held.last_id:
+                    # Appended to the rows held (those added since are all that is read), unless some
+                    # were deleted too: then it is read whole.
+                    appended = _read(using, organization_id, base, _room(held, dimension, count))
+                    if appended.count == count:
+                        matrix = appended
+                if matrix.count != count:
+                    matrix = _read(using, organization_id, base, _room(_empty(dimension), dimension, count))
             self._keep(key, matrix)
             return matrix
 
@@ -522,19 +546,19 @@ class _Matrices:
                 total -= dropped.nbytes
 
 
-def _read(using: str, organization_id: int, base: uuid.UUID, dimension: int, *, after: int = 0) -> _Matrix:
-    """The base's vectors of ``dimension`` (those of an id above ``after``) as unit rows."""
+def _read(using: str, organization_id: int, base: uuid.UUID, onto: _Matrix) -> _Matrix:
+    """``onto`` with the base's vectors of its dimension whose id is above its ``last_id`` appended as unit
+    rows (its buffers grown when they lack room)."""
     connection = connections[using]
     base_value = KnowledgeBase._meta.pk.get_db_prep_value(base, connection)
+    dimension = int(onto.rows.shape[1])
     width = dimension * 4
-    ids: list[np.ndarray] = []
-    chunk_ids: list[np.ndarray] = []
-    blocks: list[np.ndarray] = []
+    matrix = onto
     with connection.cursor() as cursor:
         cursor.execute(
             f"SELECT id, chunk_id, data FROM {_TABLE} WHERE knowledge_base_id = %s AND organization_id = %s "
             "AND dimension = %s AND id > %s ORDER BY id",
-            [base_value, organization_id, dimension, after],
+            [base_value, organization_id, dimension, onto.last_id],
         )
         while batch := cursor.fetchmany(LOAD_BATCH):
             good = [row for row in batch if len(row[2]) == width]
@@ -548,25 +572,19 @@ def _read(using: str, organization_id: int, base: uuid.UUID, dimension: int, *, 
                 )
             if not good:
                 continue
-            ids.append(np.fromiter((row[0] for row in good), dtype=np.int64, count=len(good)))
-            chunk_ids.append(np.fromiter((row[1] for row in good), dtype=np.int64, count=len(good)))
-            data = b"".join(bytes(row[2]) for row in good)
-            blocks.append(np.frombuffer(data, dtype="<f4").reshape(len(good), dimension).astype(np.float32))
-    if not blocks:
-        return _Matrix(
-            count=0, last_id=after, chunk_ids=_EMPTY_IDS, rows=np.empty((0, dimension), np.float32)
-        )
-    rows = np.concatenate(blocks) if len(blocks) > 1 else blocks[0]
-    norms = np.linalg.norm(rows, axis=1)
-    norms[norms == 0] = 1.0
-    rows /= norms[:, None]
-    all_ids = np.concatenate(ids)
-    return _Matrix(
-        count=int(all_ids.shape[0]),
-        last_id=int(all_ids[-1]),
-        chunk_ids=np.concatenate(chunk_ids),
-        rows=rows,
-    )
+            start, end = matrix.count, matrix.count + len(good)
+            matrix = _room(matrix, dimension, end)  # rows stored since the count was read
+            block = np.frombuffer(b"".join(bytes(row[2]) for row in good), dtype="<f4").reshape(
+                len(good), dimension
+            )
+            norms = np.linalg.norm(block, axis=1)
+            norms[norms == 0] = 1.0
+            np.divide(block, norms[:, None], out=matrix.rows[start:end])
+            matrix.chunk_ids[start:end] = [row[1] for row in good]
+            matrix = _Matrix(
+                count=end, last_id=int(good[-1][0]), chunk_ids=matrix.chunk_ids, rows=matrix.rows
+            )
+    return matrix
 
 
 _matrices = _Matrices()

@@ -145,7 +145,7 @@ def replace_model(config: Any, model: str) -> Any:
     return config
 
 
-@pytest.mark.django_db(transaction=True)
+@pytest.mark.django_db
 def test_a_stored_endpoint_is_embedded_from_sync_code_with_its_headers_key_header_and_api_version(
     org, scripted_llm
 ):

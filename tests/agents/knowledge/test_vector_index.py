@@ -149,6 +149,20 @@ def test_a_document_added_replaced_or_deleted_is_seen_by_the_next_search(using):
     assert {h.chunk_id for h in search(org, [kb], TEXTS[3], using)} == {c.id for c in replacement}
 
 
+def test_more_passages_than_the_held_matrix_has_room_for_are_all_found(using):
+    org = organisation("acme", using)
+    kb = knowledge_base(org, "policies", using)
+    store(passages(kb, TEXTS, using), using)
+    search(org, [kb], TEXTS[0], using)
+
+    last = "Payments to suppliers abroad need two signatures"
+    added = passages(kb, [f"clause {n} of the purchasing handbook" for n in range(299)] + [last], using)
+    store(added, using)
+
+    assert search(org, [kb], last, using, limit=1)[0].chunk_id == added[299].id
+    assert len(search(org, [kb], TEXTS[0], using, limit=400)) == 305
+
+
 def test_storing_a_passages_vector_again_replaces_it(using):
     org = organisation("acme", using)
     kb = knowledge_base(org, "policies", using)
