@@ -290,7 +290,8 @@ def endpoints_by_role(
     chosen: dict[str, ModelEndpoint] = {ModelRole.GENERAL: general}
     for config in _cached(agent, config_version, "role_models", lambda: _role_models(agent.organization_id)):
         chosen.setdefault(config.role, endpoint_of(config))
-    return {role: chosen.get(role, general) for role in ModelRole.values}
+    # The chat roles: an embedding endpoint never chats (agents.knowledge uses it).
+    return {role: chosen.get(role, general) for role in ModelRole.values if role != ModelRole.EMBEDDING}
 
 
 def runtime_build(run_id: uuid.UUID, *, started: StartedRun | None = None) -> RunBlueprint:

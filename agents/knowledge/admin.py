@@ -17,7 +17,7 @@ from django.db.models import QuerySet
 from django.http import HttpRequest
 from django.template.defaultfilters import filesizeformat
 from django.urls import reverse
-from django.utils.html import format_html
+from django.utils.html import conditional_escape, format_html
 from django.utils.translation import gettext
 from django.utils.translation import gettext_lazy as _
 
@@ -118,6 +118,9 @@ class KnowledgeBaseForm(forms.ModelForm):
             self.fields["description"].initial = connector.description
             self.fields["active"].initial = connector.is_active
             self.fields["allowed_private_hosts"].initial = connector.allowed_private_hosts
+        # The admin prints help texts as HTML; ours are plain text ("'<name>__search'" must show).
+        for field in self.fields.values():
+            field.help_text = conditional_escape(field.help_text)
         if "embedding_endpoint" in self.fields:
             field = self.fields["embedding_endpoint"]
             field.queryset = field.queryset.filter(role=ModelRole.EMBEDDING)  # type: ignore[attr-defined]  # a ModelChoiceField

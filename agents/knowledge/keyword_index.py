@@ -89,7 +89,7 @@ def _postgres_search(
     (``ln(1 + (N - df + 0.5) / (df + 0.5))``), so a rare term outweighs a common one; ``ts_rank_cd``
     breaks ties. The frequencies come from one count over the passages that match any term (the GIN
     index finds them)."""
-    vector = "to_tsvector('simple'::regconfig, c.terms)"
+    vector = "c.terms_tsv"  # the stored tsvector of the passage's terms (migration 0016), GIN-indexed
     scope = f"c.organization_id = %s AND c.knowledge_base_id IN ({', '.join(['%s'] * len(bases))})"
     any_term = " | ".join(_lexeme(term) for term in terms)
     counts = ", ".join(

@@ -131,8 +131,10 @@ def test_the_demo_agent_ships_example_questions_that_read_write_and_plan():
     call_command("seed_demo", password="demo-pass-123")
     agent = Agent.objects.unscoped().get(organization__slug="demo")
 
-    # The last two go through the demo MCP server (tests/connectors/demo/mcp/test_demo_mcp_questions.py).
-    assert len(agent.example_questions) == 5
+    # The fourth and fifth go through the demo MCP server (tests/connectors/demo/mcp/test_demo_mcp_questions.py),
+    # the last searches the demo knowledge base (tests/agents/knowledge/test_demo_knowledge.py).
+    assert len(agent.example_questions) == 6
+    assert "policy" in agent.example_questions[5]
     read, write, plan = agent.example_questions[:3]
     assert "draft" in read.lower()
     assert "PO-0001" in write and "18,600" in write
