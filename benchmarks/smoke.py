@@ -68,6 +68,12 @@ SMOKES: tuple[Smoke, ...] = (
         "OK: ",
         timeout=240,
     ),
+    Smoke(
+        "knowledge_search_speed.py",
+        ("--sizes", "300", "--queries", "5", "--languages", "en"),
+        "OK: knowledge_search timed on pgvector, sqlite",
+        timeout=300,
+    ),
     Smoke("pyspy_share.py", ("{tmp}/pyspy.txt",), "4 samples; accounting 50.00 % ± 50.00; tracing 25.00 %"),
     # One level without usage accounting (ws_load_wiring.py) and one as production runs it.
     Smoke(
