@@ -66,6 +66,20 @@ SMOKES: tuple[Smoke, ...] = (
         "OK: vector search found the nearest passages on pgvector, sqlite",
         timeout=300,
     ),
+    # The fake embeddings of the test suite (the real model is not a project dependency); Chinese only
+    # where manpages-zh is installed.
+    Smoke(
+        "knowledge_quality.py",
+        ("--model", "fake", "--documents", "6", "--questions", "3"),
+        "OK: ",
+        timeout=240,
+    ),
+    Smoke(
+        "knowledge_search_speed.py",
+        ("--sizes", "300", "--queries", "5", "--languages", "en"),
+        "OK: knowledge_search timed on pgvector, sqlite",
+        timeout=300,
+    ),
     Smoke("pyspy_share.py", ("{tmp}/pyspy.txt",), "4 samples; accounting 50.00 % ± 50.00; tracing 25.00 %"),
     # One level without usage accounting (ws_load_wiring.py) and one as production runs it.
     Smoke(
@@ -100,6 +114,7 @@ HELPERS: dict[str, tuple[str, str]] = {
     "chaos_check.py": ("chaos.py's checks", "chaos.py"),
     "streaming_llm.py": ("the load-test model", "ws_load.py"),
     "ws_load_wiring.py": ("ws_load.py --ab accounting's application", "ws_load.py"),
+    "embedding_server.py": ("knowledge_quality.py's embedding endpoint", "knowledge_quality.py"),
     "ws_mem_wiring.py": ("ws_mem.py's application with tracemalloc", "ws_mem.py"),
 }
 
