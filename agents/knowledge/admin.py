@@ -41,8 +41,26 @@ from agents.models import ModelConfig, ModelRole
 from connectors.forms import HostListField
 from connectors.models import Connector, connector_name_validator
 from platform_core.admin.base import AuditedAdmin, OrgScopedAdmin, OrgScopedInline
-from platform_core.audit.audited import audited_save
 from platform_core.request_meta import client_ip, signed_in_user
+
+# What the documents' pages show, all read-only: a document changes only through the services.
+INLINE_FIELDS = ("name", "status_shown", "pages", "chunk_count", "size_shown", "updated_at")
+DOCUMENT_FIELDS = (
+    "name",
+    "knowledge_base",
+    "status_shown",
+    "format",
+    "size_shown",
+    "page_count",
+    "chunk_count",
+    "sha256",
+    "version",
+    "source_url",
+    "uploaded_by",
+    "created_at",
+    "indexed_at",
+    "download",
+)
 
 
 class MultipleFileInput(forms.ClearableFileInput):
@@ -149,8 +167,8 @@ class DocumentInline(OrgScopedInline):
     extra = 0
     can_delete = False
     show_change_link = False
-    fields = ["name", "status_shown", "pages", "chunk_count", "size_shown", "updated_at"]
-    readonly_fields = ["name", "status_shown", "pages", "chunk_count", "size_shown", "updated_at"]
+    fields = INLINE_FIELDS
+    readonly_fields = INLINE_FIELDS
     ordering = ["name"]
     verbose_name_plural = _("documents (re-index or delete them under Documents)")
 
@@ -237,11 +255,10 @@ class KnowledgeBaseAdmin(AuditedAdmin):
                 embedding_endpoint=data.get("embedding_endpoint"),
                 restricted=bool(data.get("restricted")),
                 members=data.get("members") or (),
+                is_active=bool(data.get("active")),
+                allowed_private_hosts=data.get("allowed_private_hosts") or (),
                 actor=actor,
             )
-            created.connector.is_active = bool(data.get("active"))
-            created.connector.allowed_private_hosts = list(data.get("allowed_private_hosts") or [])
-            audited_save(instance=created.connector, actor=actor)
             form.instance = created
             obj.pk, obj.connector_id = created.pk, created.connector_id
             obj._state.adding = False
@@ -338,38 +355,8 @@ class DocumentAdmin(OrgScopedAdmin):
     list_filter = ["status"]
     search_fields = ["name"]
     actions = ["reindex"]
-    fields = [
-        "name",
-        "knowledge_base",
-        "status_shown",
-        "format",
-        "size_shown",
-        "page_count",
-        "chunk_count",
-        "sha256",
-        "version",
-        "source_url",
-        "uploaded_by",
-        "created_at",
-        "indexed_at",
-        "download",
-    ]
-    readonly_fields = [
-        "name",
-        "knowledge_base",
-        "status_shown",
-        "format",
-        "size_shown",
-        "page_count",
-        "chunk_count",
-        "sha256",
-        "version",
-        "source_url",
-        "uploaded_by",
-        "created_at",
-        "indexed_at",
-        "download",
-    ]
+    fields = DOCUMENT_FIELDS
+    readonly_fields = DOCUMENT_FIELDS
 
     def has_add_permission(self, request: HttpRequest, *args: Any) -> bool:
         return False  # documents are added on their knowledge base's page

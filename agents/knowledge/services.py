@@ -80,15 +80,23 @@ def knowledge_base_create(
     embedding_endpoint: ModelConfig | None = None,
     restricted: bool = False,
     members: Iterable[User] = (),
+    is_active: bool = True,
+    allowed_private_hosts: Iterable[str] = (),
     actor: User | None,
 ) -> KnowledgeBase:
-    """A new knowledge base with its connector and search action (validated; ``ValidationError`` says
-    what is wrong, e.g. a name taken by another connector)."""
+    """A new knowledge base with its connector (active or not, the private hosts its URL documents may be
+    fetched from) and search action (validated; ``ValidationError`` says what is wrong, e.g. a name taken
+    by another connector)."""
     with transaction.atomic():
         connector = Connector(
-            organization=organization, name=name, description=description, kind=ConnectorKind.KNOWLEDGE
+            organization=organization,
+            name=name,
+            description=description,
+            kind=ConnectorKind.KNOWLEDGE,
+            is_active=is_active,
+            allowed_private_hosts=list(allowed_private_hosts),
         )
-        connector.full_clean(exclude=["kind"])  # the kind refuses a knowledge connector made on its own
+        connector.full_clean()
         connector.save()
         ConnectorAction.objects.create(
             organization=organization,
