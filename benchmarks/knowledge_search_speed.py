@@ -37,7 +37,7 @@ if str(ROOT) not in sys.path:
 
 from benchmarks.common import machine_summary, percentile  # noqa: E402
 
-BATCH = 1_000
+BATCH = 1_000  # passages per document
 
 
 def run_backend(backend: str, options: argparse.Namespace, scratch: Path) -> list[dict[str, Any]]:
@@ -140,6 +140,7 @@ def child(options: argparse.Namespace) -> None:
     from agents.knowledge import vector_index
     from agents.knowledge.models import Chunk, Document, KnowledgeBase
     from agents.knowledge.search import Found, knowledge_search, vector_ranking_for
+    from agents.knowledge.term_counts import document_terms_replace
     from connectors.models import Connector
     from platform_core.models import Organization
 
@@ -173,7 +174,15 @@ def child(options: argparse.Namespace) -> None:
         for start in range(0, size, BATCH):
             count = min(BATCH, size - start)
             (document,) = Document.objects.bulk_create(
-                [Document(organization=org, knowledge_base=kb, name=f"part-{start}.txt", sha256="0" * 64)]
+                [
+                    Document(
+                        organization=org,
+                        knowledge_base=kb,
+                        name=f"part-{start}.txt",
+                        sha256="0" * 64,
+                        chunk_count=count,
+                    )
+                ]
             )
             rows = []
             for n in range(count):
@@ -193,6 +202,7 @@ def child(options: argparse.Namespace) -> None:
                     )
                 )
             ids = [chunk.id for chunk in Chunk.objects.bulk_create(rows)]
+            document_terms_replace(document=document, passage_terms=(row.terms for row in rows))
             vector_index.vectors_store(
                 organization_id=org.id,
                 knowledge_base_id=kb.id,

@@ -32,6 +32,7 @@ from agents.knowledge.fetching import FetchFailed, url_fetched
 from agents.knowledge.formats import Accepted, FileLimits, file_checked
 from agents.knowledge.models import Chunk, ChunkVector, Document, DocumentStatus, KnowledgeBase
 from agents.knowledge.parsing import ParseFailed, ParseLimits, document_parsed
+from agents.knowledge.term_counts import document_terms_replace
 from agents.knowledge.terms import search_terms
 from agents.knowledge.usage import BudgetReached, EmbeddingPayer, embedding_metered_sync
 from agents.knowledge.vector_index import vectors_store
@@ -172,6 +173,7 @@ def _ingest(document: Document) -> IngestOutcome:
             return NotToIngest(document.pk)
         Chunk.objects.for_org(document.organization_id).filter(document_id=document.pk).delete()
         Chunk.objects.bulk_create(rows, batch_size=500)
+        document_terms_replace(document=current, passage_terms=(row.terms for row in rows))
         if embedded is not None:
             _vectors_kept(knowledge_base, rows, embedded)
         current.status = DocumentStatus.READY

@@ -160,6 +160,44 @@ class Chunk(OrgOwnedModel):
         }
 
 
+MAX_COUNTED_TERM = 100  # longer terms are not counted; a question's such term is taken for a rare one
+
+
+class DocumentTerm(OrgOwnedModel):
+    """How many of a document's passages hold a search term: the document frequencies by which keyword
+    search weighs a question's terms and picks the rare ones to look passages up by
+    (:mod:`agents.knowledge.keyword_index`). Written with the document's passages, in the same
+    transaction, and gone with them; one document's rows are never shared with another's, so two
+    documents indexed at once never wait on each other's counts."""
+
+    id = models.BigAutoField(primary_key=True)
+    knowledge_base = models.ForeignKey(
+        KnowledgeBase, verbose_name=_("knowledge base"), on_delete=models.CASCADE, related_name="+"
+    )
+    document = models.ForeignKey(
+        Document, verbose_name=_("document"), on_delete=models.CASCADE, related_name="term_counts"
+    )
+    term = models.CharField(_("search term"), max_length=MAX_COUNTED_TERM)
+    passages = models.PositiveIntegerField(_("passages"))
+
+    class Meta:
+        verbose_name = _("document term")
+        verbose_name_plural = _("document terms")
+        constraints = [
+            models.UniqueConstraint(fields=["document", "term"], name="agents_documentterm_unique")
+        ]
+        indexes = [
+            models.Index(
+                fields=["knowledge_base", "term"],
+                include=["organization", "document", "passages"],
+                name="agents_documentterm_lookup",
+            )
+        ]
+
+    def __str__(self) -> str:
+        return f"{self.term} ({self.passages})"
+
+
 class ChunkVector(OrgOwnedModel):
     """A passage's embedding, as its knowledge base's embedding endpoint answered it.
 
