@@ -29,6 +29,7 @@ from typing import Any
 from agents.engine import events, prompts
 from agents.engine.abilities import JSON_MODE, PARALLEL_TOOL_CALLS, RunAbilities, declared, has
 from agents.engine.abilities import TOOL_CALL as FUNCTION_CALLING
+from agents.engine.attachments import question_content
 from agents.engine.durable.checkpoint import CheckpointCallback
 from agents.engine.durable.ledger import ToolCallLedger
 from agents.engine.events import CLOSED_CANCELLED, Emitter, Event, EventCallback
@@ -208,9 +209,14 @@ class ReActAgent(DurableLoop, RunAsEvents[AgentResult]):
         resume_from: Mapping[str, Any] | None = None,
         checkpoint: CheckpointCallback | None = None,
         language: str | None = None,
+        attachments: Sequence[Mapping[str, Any]] = (),
     ) -> AgentResult:
         """Run the tool loop for ``query`` after ``history`` (earlier messages of the conversation,
         without a system prompt).
+
+        ``attachments`` are content parts the user sent with the question (the text of a document, an
+        image's reference: see :mod:`agents.engine.attachments`): the question's message carries them
+        after its text, and the synthesis of the answer reads them too.
 
         ``language`` is the user's interface language (a code such as ``zh-hans``): the run's stop and
         fallback messages are written in it (``None``: in the question's language).
@@ -242,7 +248,7 @@ class ReActAgent(DurableLoop, RunAsEvents[AgentResult]):
             if not self._cancel_requested:  # cancel() may have come before the start
                 if resume_from is not None:
                     return await self._resume(run)
-                return await self._run(run, history or ())
+                return await self._run(run, history or (), attachments)
         except asyncio.CancelledError:
             if not self._absorb_cancel(task):
                 await run.emit.close_open(CLOSED_CANCELLED)
@@ -283,7 +289,9 @@ class ReActAgent(DurableLoop, RunAsEvents[AgentResult]):
         """The text of :meth:`answer`."""
         return (await self.answer(result, on_event=on_event)).text
 
-    async def _run(self, run: RunState, history: Sequence[Message]) -> AgentResult:
+    async def _run(
+        self, run: RunState, history: Sequence[Message], attachments: Sequence[Mapping[str, Any]] = ()
+    ) -> AgentResult:
         if len(self._tools) > self.tool_selection_threshold:
             if run.emit.active:
                 await run.emit(events.selecting_tools(len(self._tools)))
@@ -307,7 +315,7 @@ class ReActAgent(DurableLoop, RunAsEvents[AgentResult]):
             [
                 {"role": "system", "content": system},
                 *history,
-                {"role": "user", "content": run.query, "_query": True},
+                {"role": "user", "content": question_content(run.query, attachments), "_query": True},
             ]
         )
         return await self._drive(run, native)

@@ -14,9 +14,10 @@ import logging
 import time
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Literal, Protocol
+from typing import TYPE_CHECKING, Any, Literal, Protocol
 
 from agents.engine import events
+from agents.engine.attachments import question_attachments
 from agents.engine.llm import LLM, Message, Usage
 from agents.engine.metering import BudgetExceededError, BudgetRefusal, CallPurpose, call_purpose
 from agents.engine.prompts import SYNTHESIS_SYSTEM, stopped_by_budget
@@ -58,7 +59,8 @@ def format_trace(messages: Sequence[Message], query: str = "") -> str:
         elif role == "user":
             if message.get("_summary"):
                 lines.append(f"[summary of earlier work]\n{cut(text)}")
-            elif not (message.get("_query") and text == query):
+            # The question is given apart (with its attachments, when it has some).
+            elif not (message.get("_query") and (text == query or isinstance(content, list))):
                 lines.append(f"[user]\n{cut(text)}")
         elif role == "assistant":
             if text:
@@ -81,7 +83,15 @@ def synthesis_messages(result: AgentResult) -> list[Message]:
         f"Draft answer from the agent (may be terse or incomplete):\n{result.answer}\n\n"
         "Write the final answer to the question."
     )
-    return [{"role": "system", "content": SYNTHESIS_SYSTEM}, {"role": "user", "content": user}]
+    attached = question_attachments(result.messages)
+    content: str | list[Any] = user
+    if attached:
+        content = [
+            {"type": "text", "text": user},
+            {"type": "text", "text": "Attached to the question:"},
+            *attached,
+        ]
+    return [{"role": "system", "content": SYNTHESIS_SYSTEM}, {"role": "user", "content": content}]
 
 
 async def stream_answer(

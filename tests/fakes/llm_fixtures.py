@@ -79,13 +79,14 @@ async def make_llm(scripted_llm: ScriptedOpenAIServer) -> AsyncIterator[MakeLLM]
         model: str = "scripted-model",
         timeout: float = 10.0,
         max_retries: int = 0,
+        abilities: dict[str, bool] | None = None,
         **kwargs: Any,
     ) -> OpenAICompatibleLLM:
         return OpenAICompatibleLLM(
             base_url=scripted_llm.base_url,
             api_key=SCRIPTED_API_KEY,
             model=model,
-            abilities={"tool_call": tool_call, "json_mode": json_mode},
+            abilities={"tool_call": tool_call, "json_mode": json_mode, **(abilities or {})},
             context_window=context_window,
             timeout=timeout,
             max_retries=max_retries,
