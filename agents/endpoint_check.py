@@ -9,20 +9,25 @@ SSRF guard on every connection, the extra headers, the Azure key header and api-
    Qwen3 open-source models thinking) makes every later probe stream.
 3. A tool call, a forced tool choice ("required" and a named function), a parallel pair of calls.
 4. JSON mode (``response_format`` json_object, the prompt naming JSON as OpenAI and DeepSeek require).
-5. A streamed answer with its usage; whether any reply carried reasoning.
+5. A streamed answer with its usage.
+6. An image (a small red square, sent as a ``data:`` URL): the model that names its colour sees
+   (``vision``); a refusal or an answer that does not name it means it does not.
+7. Whether any reply carried reasoning.
 
 Each probe ends as a :class:`ProbeOutcome`: ``works``, ``refused`` (with the provider's message, or what
 the reply did instead) or ``not_checked`` (an earlier step failed, or nothing to check). The whole check is
 bounded by :data:`CHECK_SECONDS`. An endpoint the SSRF guard refuses is reported as such and nothing is sent.
-Vision is not probed (it would need an image the provider accepts); ``reasoning_replay`` is reported on
-only when the replies carry reasoning (thinking models take it back; see ``agents.engine.reasoning``).
+``reasoning_replay`` is reported on only when the replies carry reasoning (thinking models take it back; see ``agents.engine.reasoning``).
 """
 
 from __future__ import annotations
 
 import asyncio
+import base64
 import json
+import struct
 import time
+import zlib
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
 from typing import Any, TypedDict
@@ -71,6 +76,35 @@ _CALL_TWICE = [
     }
 ]
 _JSON = [{"role": "user", "content": 'Answer with this JSON object and nothing else: {"ok": true}'}]
+
+
+def _red_square_png(size: int = 64) -> bytes:
+    """A PNG of one red square (8-bit RGB), written out here: one fixed image needs no imaging library."""
+
+    def chunk(kind: bytes, data: bytes) -> bytes:
+        return struct.pack(">I", len(data)) + kind + data + struct.pack(">I", zlib.crc32(kind + data))
+
+    rows = b"".join(b"\x00" + b"\xff\x00\x00" * size for _ in range(size))
+    header = struct.pack(">IIBBBBB", size, size, 8, 2, 0, 0, 0)
+    return (
+        b"\x89PNG\r\n\x1a\n"
+        + chunk(b"IHDR", header)
+        + chunk(b"IDAT", zlib.compress(rows))
+        + chunk(b"IEND", b"")
+    )
+
+
+_RED_SQUARE = "data:image/png;base64," + base64.b64encode(_red_square_png()).decode("ascii")
+_SEE = [
+    {
+        "role": "user",
+        "content": [
+            {"type": "text", "text": "What colour is this image? Answer with one word."},
+            {"type": "image_url", "image_url": {"url": _RED_SQUARE}},
+        ],
+    }
+]
+_RED_WORDS = ("red", "红")
 
 
 class ProbeAbilities(TypedDict):
@@ -152,6 +186,7 @@ async def check_llm(
         await _tools(run)
         await _json_mode(run)
         await _streaming(run)
+        await _vision(run)
         _reasoning(run)
     except EndpointRefusedError as exc:
         refused = str(exc)
@@ -366,6 +401,26 @@ async def _json_mode(run: _Run) -> None:
     else:
         run.abilities["json_mode"] = False
         run.set("json_mode", "refused", _("The reply is not a JSON object."))
+
+
+async def _vision(run: _Run) -> None:
+    try:
+        response = await run.within(run.llm.chat(_SEE))
+    except LLMError as exc:
+        _failed(run, "vision", exc, ability="vision")
+        return
+    run.reasoning_seen |= bool(response.reasoning_content)
+    reply = (response.content or "").strip()
+    if any(word in reply.lower() for word in _RED_WORDS):
+        run.abilities["vision"] = True
+        run.set("vision", "works")
+    else:
+        run.abilities["vision"] = False
+        run.set(
+            "vision",
+            "refused",
+            _("Shown a red square, the reply did not name its colour: %(reply)s") % {"reply": reply[:200]},
+        )
 
 
 async def _streaming(run: _Run) -> None:

@@ -21,6 +21,7 @@ PROBE_LABELS: dict[str, Promise] = {
     "parallel_tool_calls": _("Parallel tool calls"),
     "json_mode": _("JSON mode"),
     "streaming": _("Streaming with usage"),
+    "vision": _("Image input"),
     "reasoning": _("Reasoning output"),
 }
 

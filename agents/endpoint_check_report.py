@@ -16,6 +16,7 @@ PROBES: tuple[str, ...] = (
     "parallel_tool_calls",
     "json_mode",
     "streaming",
+    "vision",
     "reasoning",
 )
 """Every probe of a check, in order."""

@@ -28,9 +28,8 @@ from platform_core.audit.audited import audited_save
 if TYPE_CHECKING:
     from django.contrib.auth.models import User
 
-# The abilities a check can decide (every one but vision, which it does not probe), in the order the admin
-# shows them.
-CHECKED_ABILITIES: tuple[str, ...] = tuple(key for key in ABILITY_KEYS if key != "vision")
+# The abilities a check can decide, in the order the admin shows them.
+CHECKED_ABILITIES: tuple[str, ...] = ABILITY_KEYS
 
 
 async def check_endpoint_async(config: ModelConfig) -> EndpointCheckReport:

@@ -28,6 +28,7 @@ DECIDED = (
     "json_mode",
     "stream_only",
     "reasoning_output",
+    "vision",
 )
 
 # Ollama lists no tool_choice among the fields it takes and ignores it
@@ -43,7 +44,7 @@ async def _close_llm_clients() -> AsyncIterator[None]:
 
 def a_model(*, follows_tool_choice: bool = True):
     """A scripted model: calls echo_word when asked (twice when asked twice), when a tool choice forces it,
-    answers JSON when asked for JSON, and OK otherwise."""
+    answers JSON when asked for JSON, names the colour of an image it is shown, and OK otherwise."""
 
     def answer(body: dict[str, Any]) -> Any:
         asked = json.dumps(body.get("messages") or [])
@@ -54,6 +55,8 @@ def a_model(*, follows_tool_choice: bool = True):
             return tool_calls(call("echo_word", {"word": "ping"}))
         if (body.get("response_format") or {}).get("type") == "json_object":
             return text('{"ok": true}')
+        if '"image_url"' in asked:
+            return text("Red.")
         return text("OK")
 
     return answer
@@ -78,7 +81,15 @@ async def test_an_endpoint_that_does_everything_reports_every_probe_working(scri
     assert report.key_verified is True
     assert report.model_found is True  # no model list on this server: the chat confirmed it
     assert report.outcome("models").status == "not_checked"
-    for probe in ("chat", "tool_call", "forced_tool_choice", "parallel_tool_calls", "json_mode", "streaming"):
+    for probe in (
+        "chat",
+        "tool_call",
+        "forced_tool_choice",
+        "parallel_tool_calls",
+        "json_mode",
+        "streaming",
+        "vision",
+    ):
         assert report.outcome(probe).status == "works", report.outcome(probe)
     assert report.abilities == {
         "tool_call": True,
@@ -87,8 +98,48 @@ async def test_an_endpoint_that_does_everything_reports_every_probe_working(scri
         "json_mode": True,
         "stream_only": False,
         "reasoning_output": False,
+        "vision": True,
     }
     assert report.outcome("reasoning").status == "refused"
+
+
+async def test_a_model_that_sees_the_image_but_does_not_name_its_colour_is_reported_without_vision(
+    scripted_llm,
+):
+    def blind(body: dict[str, Any]) -> Any:
+        return text("I cannot view images.") if '"image_url"' in json.dumps(body) else a_model()(body)
+
+    script(scripted_llm, blind)
+
+    report = await check_endpoint_async(endpoint(scripted_llm))
+
+    assert report.abilities["vision"] is False
+    assert report.outcome("vision").status == "refused"
+    assert "I cannot view images." in report.outcome("vision").message
+    (image,) = [
+        part
+        for request in scripted_llm.requests
+        for message in request["messages"]
+        if isinstance(message["content"], list)
+        for part in message["content"]
+        if part["type"] == "image_url"
+    ]
+    assert image["image_url"]["url"].startswith("data:image/png;base64,iVBORw0KGgo")  # a PNG, as sent
+
+
+async def test_a_server_that_refuses_images_is_reported_without_vision_with_its_words(scripted_llm):
+    def text_only(body: dict[str, Any]) -> Any:
+        if '"image_url"' in json.dumps(body):
+            return error(400, message="qwen2.5-7b-instruct is not a multimodal model")
+        return a_model()(body)
+
+    script(scripted_llm, text_only)
+
+    report = await check_endpoint_async(endpoint(scripted_llm))
+
+    assert report.abilities["vision"] is False
+    assert report.outcome("vision").status == "refused"
+    assert "not a multimodal model" in report.outcome("vision").message
 
 
 async def test_a_refused_key_stops_the_check_after_the_first_request(scripted_llm):

@@ -89,6 +89,8 @@ class ProviderProfile:
     )
     max_output_tokens: int | None = None  # a larger ``max_tokens`` is refused with ``max_tokens_refusal``
     max_tokens_refusal: ProviderError | None = None
+    # an image part sent to a profile without the vision ability (its own wording, else IMAGE_REFUSAL's)
+    image_refusal: ProviderError | None = None
     # replies
     parallel: Literal["yes", "one", "on_request"] = "yes"
     tool_calls_as_text: Literal["hermes", "json"] | None = None
@@ -142,12 +144,28 @@ def refusal_of(profile: ProviderProfile, request: Request) -> tuple[str, Provide
     if profile.max_output_tokens and isinstance(asked, int) and asked > profile.max_output_tokens:
         if profile.max_tokens_refusal:
             return "max_tokens_refused", profile.max_tokens_refusal
+    if not profile.abilities.get("vision") and _has_image(body):
+        return "image_refused", profile.image_refusal or IMAGE_REFUSAL
     if (body.get("response_format") or {}).get("type") == "json_object":
         if profile.json_mode_refusal:
             return "json_mode_refused", profile.json_mode_refusal
         if profile.json_word_refusal and not _mentions_json(body):
             return "json_word_refused", profile.json_word_refusal
     return None
+
+
+#: How a text-only model's server refuses an image part when its provider documents no wording (vLLM's
+#: "is not a multimodal model" and the like: a 400 of the request's validation).
+IMAGE_REFUSAL = ProviderError(400, "This model does not support image input.")
+
+
+def _has_image(body: dict[str, Any]) -> bool:
+    return any(
+        isinstance(part, dict) and part.get("type") == "image_url"
+        for message in body.get("messages") or []
+        if isinstance(message, dict) and isinstance(message.get("content"), list)
+        for part in message["content"]
+    )
 
 
 def _mentions_json(body: dict[str, Any]) -> bool:
