@@ -488,5 +488,6 @@ class RunEvent(models.Model):
         return {"seq": self.seq, "run_id": str(self.run_id), "event": self.event, "data": self.data}
 
 
+from agents.attachments.models import Attachment  # noqa: E402, F401 - the chat attachments belong to this app
 from agents.knowledge.models import Chunk, ChunkVector, Document, KnowledgeBase  # noqa: E402, F401 - the knowledge models belong to this app
 from agents.usage.models import Budget, BudgetCounter, UsageRecord  # noqa: E402, F401 - the usage models belong to this app

@@ -9,6 +9,7 @@ from django.conf import settings
 from django.db import transaction
 from django.utils.translation import gettext as _
 
+from agents.attachments.services import attachments_delete_for_conversation
 from agents.models import ACTIVE_RUN_STATUSES, Agent, Conversation, Message, MessageRole, Run
 from platform_core.models import Organization
 
@@ -65,7 +66,8 @@ def conversation_rename(*, conversation: Conversation, title: str) -> Conversati
 
 @transaction.atomic
 def conversation_delete(*, conversation: Conversation) -> None:
-    """Delete ``conversation`` with its messages and runs, unless its agent is still answering."""
+    """Delete ``conversation`` with its messages, runs and attachments (their files once the deletion
+    commits), unless its agent is still answering."""
     locked = (
         Conversation.objects.for_org(conversation.organization_id)
         .select_for_update()
@@ -78,6 +80,7 @@ def conversation_delete(*, conversation: Conversation) -> None:
         raise RunRefused(
             "run_active", _("The agent is still answering in this conversation. Stop it before deleting.")
         )
+    attachments_delete_for_conversation(conversation=locked, actor=locked.user)
     locked.delete()
 
 

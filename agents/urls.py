@@ -15,4 +15,5 @@ urlpatterns = [
         views.knowledge_document_file,
         name="knowledge-document-file",
     ),
+    path("attachments/<uuid:attachment_id>/download/", views.attachment_file, name="attachment-file"),
 ]

@@ -1,5 +1,5 @@
-"""Pages of the chat web app: the conversation list with the agent picker, the chat view, and the
-download of a knowledge-base document that an answer cites.
+"""Pages of the chat web app: the conversation list with the agent picker, the chat view, the download of
+a knowledge-base document that an answer cites, and of a file attached in the chat.
 
 Views stay thin: the organisation comes from the URL slug (a non-member gets the same 404 as for a
 missing organisation), reads go through ``agents.selectors`` and writes through ``agents.services``.
@@ -23,6 +23,9 @@ from django.utils.translation import gettext as _
 from django.views.decorators.http import require_GET
 
 from agents import selectors, services
+from agents.attachments.download import attachment_file_response
+from agents.attachments.selectors import attachment_visible_to
+from agents.attachments.services import attachment_download_record
 from agents.knowledge.download import document_file_response
 from agents.knowledge.selectors import document_readable
 from platform_core.identity.api_keys.authentication import (
@@ -189,4 +192,21 @@ def knowledge_document_file(request: HttpRequest, org_slug: str, document_id: uu
     response = document_file_response(document) if document is not None else None
     if response is None:
         raise Http404("No such document.")
+    return response
+
+
+@_bearer_user
+@login_required
+@require_GET
+def attachment_file(request: HttpRequest, org_slug: str, attachment_id: uuid.UUID) -> HttpResponseBase:
+    """A file attached in the chat, the target of the conversation's download links: only for its uploader
+    while it is pending and its conversation's owner once sent, members both; everyone else gets the 404 of
+    a missing file. Each download is audited."""
+    user = signed_in_user(request)
+    org, _membership = member_org_from_slug(user=user, slug=org_slug)
+    attachment = attachment_visible_to(organization_id=org.pk, user=user, attachment_id=attachment_id)
+    response = attachment_file_response(attachment) if attachment is not None else None
+    if attachment is None or response is None:
+        raise Http404("No such file.")
+    attachment_download_record(attachment=attachment, actor=user, ip_address=client_ip(request))
     return response

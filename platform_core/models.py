@@ -10,7 +10,7 @@ from zoneinfo import available_timezones
 
 from django.conf import settings
 from django.core.exceptions import NON_FIELD_ERRORS, ValidationError
-from django.core.validators import MaxValueValidator
+from django.core.validators import MaxValueValidator, MinValueValidator
 from django.db import models
 from django.utils import timezone
 from django.utils.translation import gettext_lazy as _
@@ -30,6 +30,15 @@ def validate_time_zone(value: str) -> None:
 def site_time_zone() -> str:
     """A new organisation's time zone: the site's (``TIME_ZONE``)."""
     return str(settings.TIME_ZONE)
+
+
+MAX_ATTACHMENT_RETENTION_DAYS = 36500
+
+
+def site_attachment_retention_days() -> int | None:
+    """A new organisation's retention of chat attachments: the site's (``ATTACHMENT_RETENTION_DAYS``)."""
+    days = getattr(settings, "ATTACHMENT_RETENTION_DAYS", None)
+    return int(days) if days else None
 
 
 class Organization(models.Model):
@@ -58,6 +67,17 @@ class Organization(models.Model):
         help_text=_(
             "The IANA time zone (for example Asia/Shanghai) the organisation's pages and its usage "
             "dashboard show times and dates in."
+        ),
+    )
+    attachment_retention_days = models.PositiveIntegerField(
+        _("attachment retention (days)"),
+        null=True,
+        blank=True,
+        default=site_attachment_retention_days,
+        validators=[MinValueValidator(1), MaxValueValidator(MAX_ATTACHMENT_RETENTION_DAYS)],
+        help_text=_(
+            "Files attached in the chat are deleted this many days after they were uploaded, even from "
+            "conversations still kept. Empty: kept until their conversation is deleted."
         ),
     )
     created_at = models.DateTimeField(_("created at"), auto_now_add=True)

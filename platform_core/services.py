@@ -99,6 +99,26 @@ def organization_set_time_zone(
     )
 
 
+@transaction.atomic
+def organization_set_attachment_retention(
+    *,
+    organization: Organization,
+    actor: User | None,
+    days: int | None,
+    ip_address: str | None = None,
+) -> Organization:
+    """Set how many days the chat's attachments are kept (``None``: until their conversation is deleted),
+    audited; the same value changes nothing."""
+    return _organization_setting_set(
+        organization=organization,
+        actor=actor,
+        field="attachment_retention_days",
+        value=days,
+        action="organization.attachment_retention.changed",
+        ip_address=ip_address,
+    )
+
+
 def _organization_setting_set(
     *,
     organization: Organization,

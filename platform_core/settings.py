@@ -458,6 +458,28 @@ CELERY_BEAT_SCHEDULE["sweep-knowledge-documents"] = {
 }
 # --- end knowledge bases ---
 
+# --- chat attachments (issue 35): limits, quota and retention (docs/operations/attachments.md) -------------
+# One file over ATTACHMENT_MAX_FILE_BYTES is refused (and not kept while the request is read); the files
+# sent with one message may take ATTACHMENT_MAX_MESSAGE_BYTES together; an organisation's attachments
+# ATTACHMENT_ORG_QUOTA_BYTES in all (0: no quota). A DOCX, XLSX or PPTX may unpack to
+# ATTACHMENT_MAX_UNPACKED_BYTES; a picture may have ATTACHMENT_MAX_IMAGE_PIXELS pixels (a bigger one is a
+# decompression bomb, refused before anything decodes it).
+ATTACHMENT_MAX_FILE_BYTES = env_int("ATTACHMENT_MAX_FILE_BYTES", 20 * 1024 * 1024)
+ATTACHMENT_MAX_MESSAGE_BYTES = env_int("ATTACHMENT_MAX_MESSAGE_BYTES", 50 * 1024 * 1024)
+ATTACHMENT_ORG_QUOTA_BYTES = env_int("ATTACHMENT_ORG_QUOTA_BYTES", 10 * 1024 * 1024 * 1024)
+ATTACHMENT_MAX_UNPACKED_BYTES = env_int("ATTACHMENT_MAX_UNPACKED_BYTES", 200 * 1024 * 1024)
+ATTACHMENT_MAX_IMAGE_PIXELS = env_int("ATTACHMENT_MAX_IMAGE_PIXELS", 8192 * 8192)
+# An upload never sent with a message is deleted after this many hours.
+ATTACHMENT_PENDING_HOURS = env_int("ATTACHMENT_PENDING_HOURS", 24)
+# A new organisation's retention of attachments, in days (its admins change it; 0 or unset: kept until
+# their conversation is deleted).
+ATTACHMENT_RETENTION_DAYS = env_int("ATTACHMENT_RETENTION_DAYS", 0) or None
+CELERY_BEAT_SCHEDULE["sweep-attachments"] = {
+    "task": "agents.attachments.tasks.sweep_attachments",
+    "schedule": float(env_int("ATTACHMENT_SWEEP_SECONDS", 900)),
+}
+# --- end chat attachments ---
+
 # Where the demo organisation's "erp" connector reaches the built-in demo API (``make run`` sets it to
 # the address it serves on).
 DEMO_API_BASE_URL = env_str("DEMO_API_BASE_URL")

@@ -6,6 +6,7 @@ from django.urls import include, path
 from rest_framework.routers import SimpleRouter
 
 from agents.api.async_drf import async_view
+from agents.api.attachments import AttachmentViewSet  # chat attachments (issue 35)
 from agents.api.http_chat import ConversationMessagesViewSet, RunCancelView, RunStreamView
 from agents.api.knowledge import KnowledgeBaseViewSet, KnowledgeDocumentViewSet  # knowledge bases (issue 34)
 from agents.api.openai_compat import ChatCompletionsView, ModelListView, OrgAgentChatCompletionsView
@@ -39,6 +40,9 @@ _document_download = KnowledgeDocumentViewSet.as_view(
 )
 _document_from_url = KnowledgeDocumentViewSet.as_view({"post": "from_url"})
 _KB = "knowledge-bases/<uuid:knowledge_base_id>"
+_attachments = AttachmentViewSet.as_view({"get": "list", "post": "create"})
+_attachment = AttachmentViewSet.as_view({"get": "retrieve", "delete": "destroy"})
+_attachment_download = AttachmentViewSet.as_view({"get": "download"}, **AttachmentViewSet.download.kwargs)
 
 urlpatterns = [
     path("", include(router.urls)),
@@ -49,6 +53,9 @@ urlpatterns = [
     path(f"{_KB}/documents/<uuid:pk>/", _document, name="knowledge-document-detail"),
     path(f"{_KB}/documents/<uuid:pk>/reindex/", _document_reindex, name="knowledge-document-reindex"),
     path(f"{_KB}/documents/<uuid:pk>/download/", _document_download, name="knowledge-document-download"),
+    path("attachments/", _attachments, name="attachment-list"),
+    path("attachments/<uuid:pk>/", _attachment, name="attachment-detail"),
+    path("attachments/<uuid:pk>/download/", _attachment_download, name="attachment-download"),
     path("usage/", UsageDashboardView.as_view(), name="org-usage"),
     path(
         "conversations/<uuid:conversation_id>/messages/",

@@ -17,6 +17,7 @@ AUDIT_ACTION_LABELS: dict[str, Promise] = {
     "organization.read_only.disabled": _("Read-only mode turned off"),
     "organization.approval_cooldown.changed": _("Approval cooldown changed"),
     "organization.time_zone.changed": _("Time zone changed"),
+    "organization.attachment_retention.changed": _("Retention of chat attachments changed"),
     "membership.created": _("Member added"),
     "membership.updated": _("Member's role changed"),
     "membership.deleted": _("Member removed"),
@@ -77,6 +78,10 @@ AUDIT_ACTION_LABELS: dict[str, Promise] = {
     "document.updated": _("Document replaced by a new version"),
     "document.deleted": _("Document deleted"),
     "document.reindexed": _("Document re-indexed"),
+    # chat attachments (issue 35)
+    "attachment.upload": _("File attached in the chat uploaded"),
+    "attachment.download": _("File attached in the chat downloaded"),
+    "attachment.delete": _("File attached in the chat deleted"),
     "rate_limit.created": _("Rate limit created"),
     "rate_limit.updated": _("Rate limit changed"),
     "rate_limit.deleted": _("Rate limit deleted"),

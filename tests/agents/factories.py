@@ -7,7 +7,17 @@ from typing import Any
 
 import factory
 
-from agents.models import Agent, Budget, Conversation, Document, KnowledgeBase, Message, ModelConfig, Run
+from agents.models import (
+    Agent,
+    Attachment,
+    Budget,
+    Conversation,
+    Document,
+    KnowledgeBase,
+    Message,
+    ModelConfig,
+    Run,
+)
 from tests.factories import OrganizationFactory, UserFactory
 
 
@@ -82,7 +92,25 @@ AGENTS_TENANT_FACTORIES = {
     Budget: lambda org: BudgetFactory(organization=org),
     KnowledgeBase: lambda org: _knowledge_base(org),
     Document: lambda org: _document(org),
+    Attachment: lambda org: _attachment(org),
 }
+
+
+def _attachment(org: Any) -> Attachment:
+    """A pending upload of a member of ``org``, stored through the service (a real file on the storage)."""
+    from django.core.files.base import ContentFile
+
+    from agents.attachments.services import AttachmentStored, attachment_upload
+    from tests.factories import member_of
+
+    uploaded = attachment_upload(
+        organization=org,
+        user=member_of(org),
+        name="notes.txt",
+        content=ContentFile(b"Meeting notes."),
+    )
+    assert isinstance(uploaded, AttachmentStored), uploaded
+    return uploaded.attachment
 
 
 def _knowledge_base(org: Any) -> KnowledgeBase:

@@ -274,8 +274,12 @@ DYNAMIC_ACTIONS = {
         f"{e}.{v}" for e in CONFIGURABLE_ENTITIES for v in ("created", "updated", "deleted")
     ],
     "hooks/services.py": [f"approval.{s}" for s in ApprovalStatus.values if s != ApprovalStatus.PENDING],
-    # _organization_setting_set writes the action its two callers name
-    "platform_core/services.py": ["organization.approval_cooldown.changed", "organization.time_zone.changed"],
+    # _organization_setting_set writes the action each of its callers names
+    "platform_core/services.py": [
+        "organization.approval_cooldown.changed",
+        "organization.time_zone.changed",
+        "organization.attachment_retention.changed",
+    ],
     # import_audit_write: an OpenAPI import and an MCP sync write their report under their own action
     "connectors/action_imports.py": ["connector.openapi_imported", "connector.mcp_tools_synced"],
     # _audit_change: confirming an MCP tool as a read and withdrawing that
