@@ -34,6 +34,7 @@ from django.utils import timezone, translation
 from django.utils.translation import gettext as _
 
 from agents import selectors, services
+from agents.conversations.attachments import attachment_ids_of
 from agents.conversations.commands import (
     Cancel,
     NothingToCancel,
@@ -119,7 +120,7 @@ class ConversationConsumer(AsyncWebsocketConsumer):
         frame = decoded.frame
         kind = frame.get("type")
         if kind == "message":
-            await self._on_message(frame.get("content"))
+            await self._on_message(frame.get("content"), frame.get("attachments"))
         elif kind == "cancel":
             await self._on_cancel()
         elif kind == "resume":
@@ -153,13 +154,19 @@ class ConversationConsumer(AsyncWebsocketConsumer):
         if isinstance(result, NothingToCancel | Refused):
             await self._error(result.code, result.message)
 
-    async def _on_message(self, content: Any) -> None:
+    async def _on_message(self, content: Any, attachments: Any) -> None:
         try:
             content = services.message_content_check(content)
         except services.RunRefused as refused:
             await self._error(refused.code, refused.message)
             return
-        await self._command(PostMessage(self._sender(), self.conversation, content))
+        attachment_ids = attachment_ids_of(attachments)
+        if isinstance(attachment_ids, Refused):
+            await self._error(attachment_ids.code, attachment_ids.message)
+            return
+        await self._command(
+            PostMessage(self._sender(), self.conversation, content, attachment_ids=attachment_ids)
+        )
 
     async def _on_cancel(self) -> None:
         # A parked run is cancelled at once: its cancelled done is stored then, and this socket relays it.

@@ -23,6 +23,12 @@ from typing import Any, Protocol, TypeVar
 
 from django.conf import settings
 
+from agents.attachments.reading import AttachmentRead, conversation_reader, message_parts
+from agents.attachments.selectors import (
+    attachments_of_message,
+    conversation_has_attachments,
+    conversation_has_attachments_sync,
+)
 from agents.demo_model import DemoLLM
 from agents.endpoint_guard import (
     ModelEndpointGuard,
@@ -30,6 +36,7 @@ from agents.endpoint_guard import (
     operator_endpoint_allowed_hosts,
 )
 from agents.engine import tracing
+from agents.engine.attachments import AttachedLLM, has_attachment_references
 from agents.engine.context import ContextGuard
 from agents.engine.durable.ledger import ToolCallLedger
 from agents.engine.fallback import FallbackAnswered, FallbackEndpoint, FallbackLLM
@@ -175,6 +182,13 @@ class RunBlueprint:
     # Every secret of the run's connectors, set by the run manager with ``writes``: each tool's result is
     # redacted of all of them (a target may answer with another connector's credential).
     run_secrets: tuple[str, ...] = ()
+    # The files sent with the question, as content parts after its text (agents.attachments.reading),
+    # and how each was read (the run's events record it).
+    attachments: tuple[dict[str, Any], ...] = ()
+    attachments_read: tuple[AttachmentRead, ...] = ()
+    # Whether the question or the history holds an image: the run's model then reads them through
+    # AttachedLLM, from the conversation's attachments.
+    reads_images: bool = False
 
     @cached_property
     def context(self) -> RunContext:
@@ -228,6 +242,11 @@ def endpoint_of(config: ModelConfig, *, with_fallbacks: bool = True) -> ModelEnd
         name=config.name,
         fallbacks=fallbacks,
     )
+
+
+def agent_reads_images(agent: Agent) -> bool:
+    """Whether the model that answers for ``agent`` accepts images (its endpoint's ``vision``)."""
+    return endpoint_for_agent(agent).vision
 
 
 def endpoint_for_agent(agent: Agent, *, config_version: int | None = None) -> ModelEndpoint:
@@ -307,6 +326,7 @@ def runtime_build(run_id: uuid.UUID, *, started: StartedRun | None = None) -> Ru
         conversation = (
             Conversation.objects.for_org(run.organization_id)
             .select_related("agent__model_config", "organization__config_version")
+            .annotate(has_attachments=conversation_has_attachments())
             .get(pk=run.conversation_id)
         )
     else:
@@ -328,6 +348,20 @@ def runtime_build(run_id: uuid.UUID, *, started: StartedRun | None = None) -> Ru
     agent = conversation.agent
     version = config_version_of(conversation.organization)
     endpoint = endpoint_for_agent(agent, config_version=version)
+    # A conversation without attachments (most) costs no query for them.
+    has_attachments = getattr(conversation, "has_attachments", None)
+    if has_attachments is None:
+        has_attachments = conversation_has_attachments_sync(conversation)
+    history = engine_history(
+        conversation_id=conversation.pk,
+        before_message_id=question.pk,
+        organization_id=conversation.organization_id if has_attachments else None,
+    )
+    attached = message_parts(
+        list(attachments_of_message(organization_id=conversation.organization_id, message_id=question.pk))
+        if has_attachments
+        else []
+    )
     mode = agent.execution_mode
     return RunBlueprint(
         run_id=run.pk,
@@ -346,7 +380,10 @@ def runtime_build(run_id: uuid.UUID, *, started: StartedRun | None = None) -> Ru
         connector_ids=_cached(agent, version, "connector_ids", lambda: _active_connector_ids(agent)),
         query=question.content,
         language=run.language,
-        history=engine_history(conversation_id=conversation.pk, before_message_id=question.pk),
+        history=history,
+        attachments=attached.parts,
+        attachments_read=attached.read,
+        reads_images=attached.has_images or has_attachment_references(history),
         endpoint=endpoint,
         execution_mode=mode,
         role_endpoints=(
@@ -384,6 +421,18 @@ def llm_for(endpoint: ModelEndpoint) -> LLM:
     )
 
 
+def run_llm_for(blueprint: RunBlueprint, endpoint: ModelEndpoint) -> LLM:
+    """The endpoint's LLM for one run: reading the conversation's attached images when the run has some
+    (the innermost wrapper, so budgets and token estimates count an image's reference, not its bytes)."""
+    llm = llm_for(endpoint)
+    if blueprint.reads_images:
+        reader = conversation_reader(
+            organization_id=blueprint.organization_id, conversation_id=blueprint.conversation_id
+        )
+        llm = AttachedLLM(llm, reader)
+    return llm
+
+
 def tools_for(blueprint: RunBlueprint) -> ToolRegistry:
     """The run's tools: its agent's connector actions and the search of its knowledge bases the user may
     read (sync: reads the database); traced when tracing is on."""
@@ -416,7 +465,7 @@ def registry_for(blueprint: RunBlueprint, *, meter: ModelCallMeter | None = None
     traced = trace_attributes(blueprint) if tracing.enabled() else None
 
     def metered(endpoint: ModelEndpoint) -> LLM:
-        llm = llm_for(endpoint)
+        llm = run_llm_for(blueprint, endpoint)
         if meter is not None:
             llm = MeteredLLM(
                 llm, meter, endpoint_id=endpoint_key(endpoint), max_output_tokens=endpoint.max_output_tokens
@@ -515,6 +564,9 @@ async def execution_mode_for(
     """``react`` or ``plan`` for this message: the agent's mode, or in ``auto`` one call to the fast model
     (any failure of that call means ``react``)."""
     mode = blueprint.execution_mode
+    if blueprint.attachments:
+        # Plan mode's steps do not read the question's files: a question with attachments runs the loop.
+        return ExecutionMode.REACT
     if mode == ExecutionMode.AUTO:
         mode = await route_execution_mode(registry.get(ModelRole.FAST), blueprint.query, usage=usage)
         logger.info("run %s routed to %s mode", blueprint.run_id, mode)
@@ -548,7 +600,11 @@ def engine_for(
                 "ledger": ledger,
             },
         )
-    llm = registry.get(ModelRole.GENERAL) if registry is not None else llm_for(blueprint.endpoint)
+    llm = (
+        registry.get(ModelRole.GENERAL)
+        if registry is not None
+        else run_llm_for(blueprint, blueprint.endpoint)
+    )
     return ReActAgent(
         llm,
         tools,

@@ -8,6 +8,9 @@ from typing import TYPE_CHECKING, Any
 from django.db import connection
 from django.db.models import Q, QuerySet
 
+from agents.attachments.reading import message_parts
+from agents.attachments.selectors import attachments_of_messages
+from agents.engine.attachments import question_content
 from agents.engine.llm import Message as EngineMessage
 from agents.models import ACTIVE_RUN_STATUSES, Agent, Conversation, Message, MessageRole, Run, RunStatus
 from agents.sql import column, prep, table
@@ -76,25 +79,37 @@ def run_to_resume(*, conversation: Conversation, run_id: uuid.UUID | str | None 
     return newest
 
 
-def engine_history(*, conversation_id: uuid.UUID, before_message_id: int) -> list[EngineMessage]:
+def engine_history(
+    *, conversation_id: uuid.UUID, before_message_id: int, organization_id: int | None = None
+) -> list[EngineMessage]:
     """The conversation before a message, as the engine's chat messages.
 
     Starts from the newest compaction summary (pinned, so later compactions keep it) and continues with
-    the user messages and answers since the run that produced it. Follow-ups are pinned.
-    One statement (the summary, where its run starts, and the messages since).
+    the user messages and answers since the run that produced it. Follow-ups are pinned. A user message
+    sent with attachments carries them after its text (:func:`agents.attachments.reading.message_parts`;
+    with ``organization_id``, the conversation's). One statement (the summary, where its run starts, and
+    the messages since), and one for the attachments of all those messages.
     """
     history: list[EngineMessage] = []
     rest: list[EngineMessage] = []
+    users: dict[int, EngineMessage] = {}
     with connection.cursor() as cursor:
         cursor.execute(_history_sql(), _history_params(conversation_id, before_message_id))
-        for role, content, pinned in cursor.fetchall():
+        for message_id, role, content, pinned in cursor.fetchall():
             if role == MessageRole.SUMMARY:
                 history.append({"role": "user", "content": content, "_summary": True, "_pinned": True})
                 continue
             entry: EngineMessage = {"role": role, "content": content}
             if pinned:
                 entry["_pinned"] = True
+            if role == MessageRole.USER:
+                users[message_id] = entry
             rest.append(entry)
+    if organization_id is not None and users:
+        attached = attachments_of_messages(organization_id=organization_id, message_ids=users)
+        for message_id, attachments in attached.items():
+            entry = users[message_id]
+            entry["content"] = question_content(entry["content"], message_parts(attachments).parts)
     history.extend(rest)
     return history
 
@@ -107,7 +122,7 @@ def _history_sql() -> str:
         f"WITH s AS (SELECT {mid} AS id, {run} AS run_id FROM {t} "
         f"WHERE {column(Message, 'conversation')} = %s AND {mid} < %s AND {role} = %s "
         f"ORDER BY {mid} DESC LIMIT 1) "
-        f"SELECT m.{role}, m.{column(Message, 'content')}, m.{column(Message, 'pinned')} FROM {t} m "
+        f"SELECT m.{mid}, m.{role}, m.{column(Message, 'content')}, m.{column(Message, 'pinned')} FROM {t} m "
         f"WHERE m.{column(Message, 'conversation')} = %s AND m.{mid} < %s "
         f"AND m.{mid} >= COALESCE("
         f"(SELECT MIN(f.{mid}) FROM {t} f WHERE f.{run} = (SELECT run_id FROM s)), "

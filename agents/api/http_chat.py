@@ -25,6 +25,7 @@ from agents.api.stream_negotiation import EventStreamNegotiation
 from agents.api.views import Conflict, MessageViewSet
 from agents.chat_http.run_stream import run_stream_sse
 from agents.chat_http.sse import SSE_CONTENT_TYPE, SSE_HEADERS, PositionRefused, stream_position_parse
+from agents.conversations.attachments import ATTACHMENT_CODES, MAX_ATTACHMENTS
 from agents.conversations.commands import (
     Cancel,
     Cancelled,
@@ -54,6 +55,8 @@ def refusal_as_api_error(refused: Refused) -> APIException:
     """The HTTP error of a message that could not start or join a run."""
     if refused.code in ("empty_message", "message_too_large"):
         return ValidationError({"content": [refused.message]}, code=refused.code)
+    if refused.code in ATTACHMENT_CODES:
+        return ValidationError({"attachments": [refused.message]}, code=refused.code)
     if refused.code == "too_many_runs":
         return TooManyRuns(refused.message)
     return Conflict(refused.message, code=refused.code)
@@ -71,6 +74,12 @@ def conversation_of_caller(view: Any) -> Conversation:
 
 class MessagePostSerializer(serializers.Serializer):
     content = serializers.CharField(trim_whitespace=False, allow_blank=True)
+    attachments = serializers.ListField(
+        child=serializers.UUIDField(),
+        required=False,
+        max_length=MAX_ATTACHMENTS,
+        help_text="Ids of your uploads (POST attachments/) sent with the message; with a new question only.",
+    )
 
 
 class MessagePostedSerializer(serializers.Serializer):
@@ -111,7 +120,10 @@ class ConversationMessagesViewSet(MessageViewSet):
             via="http",
             language=interface_language_of_request(request),
         )
-        recorded = command_record(PostMessage(sender, conversation, body.validated_data["content"]))
+        attachment_ids = tuple(body.validated_data.get("attachments") or ())
+        recorded = command_record(
+            PostMessage(sender, conversation, body.validated_data["content"], attachment_ids=attachment_ids)
+        )
         posted = recorded.result
         if isinstance(posted, Refused):
             raise refusal_as_api_error(posted)

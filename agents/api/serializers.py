@@ -9,6 +9,7 @@ from django.utils.translation import gettext_lazy as _
 from drf_spectacular.utils import extend_schema_field
 from rest_framework import serializers
 
+from agents.api.attachment_serializers import AttachmentSerializer
 from agents.endpoint_guard import validate_model_endpoint_url
 from agents.endpoint_headers import api_key_sendable, headers_dump, headers_sendable, headers_validate
 from agents.example_questions import (
@@ -275,11 +276,18 @@ class ConversationRenameSerializer(serializers.ModelSerializer):
 
 class MessageSerializer(serializers.ModelSerializer):
     run_id = serializers.UUIDField(read_only=True)
+    attachments = serializers.SerializerMethodField(help_text="The files sent with the message.")
 
     class Meta:
         model = Message
-        fields = ["id", "role", "content", "run_id", "pinned", "injected", "created_at"]
+        fields = ["id", "role", "content", "run_id", "pinned", "injected", "created_at", "attachments"]
         read_only_fields = fields
+
+    @extend_schema_field(AttachmentSerializer(many=True))
+    def get_attachments(self, message: Message) -> list[dict[str, Any]]:
+        """From the context's ``attachments`` (each message's, read for the page at once)."""
+        attached = self.context.get("attachments") or {}
+        return AttachmentSerializer(attached.get(message.pk, []), many=True, context=self.context).data
 
 
 class RunEventSerializer(serializers.ModelSerializer):

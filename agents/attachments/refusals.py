@@ -28,7 +28,7 @@ class AttachmentRefusal(StrEnum):
     INCOMPLETE_UPLOAD = "incomplete_upload"  # the request's body ended before its last file did
     NOT_FOUND = "not_found"  # an attachment to bind is missing, another's, or another organisation's
     ALREADY_BOUND = "already_bound"  # it belongs to a message already
-    MESSAGE_TOO_LARGE = "message_too_large"  # one message's attachments together pass the limit
+    ATTACHMENTS_TOO_LARGE = "attachments_too_large"  # one message's attachments together pass the limit
 
 
 @dataclass(frozen=True, slots=True)
@@ -98,7 +98,7 @@ def refusal_message(code: str, figures: Mapping[str, object] | None = None) -> s
         return _("An attached file is no longer available. Attach it again.")
     if code == AttachmentRefusal.ALREADY_BOUND:
         return _("An attached file was already sent with another message. Attach it again.")
-    if code == AttachmentRefusal.MESSAGE_TOO_LARGE:
+    if code == AttachmentRefusal.ATTACHMENTS_TOO_LARGE:
         return _("The files attached to one message may take %(limit)s together; these take %(size)s.") % {
             "limit": size("limit"),
             "size": size("size"),

@@ -14,7 +14,7 @@ from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
-from django.db.models import Q, QuerySet, Sum
+from django.db.models import Exists, OuterRef, Q, QuerySet, Sum
 
 from agents.attachments.models import Attachment
 from agents.attachments.refusals import AttachmentRefusal, AttachmentRefused
@@ -22,6 +22,8 @@ from platform_core.models import Membership
 
 if TYPE_CHECKING:
     from django.contrib.auth.models import AnonymousUser, User
+
+    from agents.models import Conversation
 
 
 def attachments_visible_to(*, organization_id: int, user: User | AnonymousUser) -> QuerySet[Attachment]:
@@ -70,6 +72,22 @@ def attachments_of_messages(
         if attachment.message_id is not None:
             found.setdefault(attachment.message_id, []).append(attachment)
     return found
+
+
+def conversation_has_attachments() -> Exists:
+    """An annotation of a conversation query: whether the conversation holds any attachment."""
+    return Exists(
+        Attachment.objects.for_org(OuterRef("organization_id")).filter(conversation_id=OuterRef("pk"))  # type: ignore[arg-type]  # the outer row's organisation
+    )
+
+
+def conversation_has_attachments_sync(conversation: Conversation) -> bool:
+    """Whether ``conversation`` holds any attachment."""
+    return (
+        Attachment.objects.for_org(conversation.organization_id)
+        .filter(conversation_id=conversation.pk)
+        .exists()
+    )
 
 
 def attachment_storage_used(*, organization_id: int) -> int:
@@ -125,6 +143,6 @@ def attachments_bindable(
     bindable = AttachmentsBindable(tuple(found[value] for value in wanted))
     if bindable.size > max_message_bytes:
         return AttachmentRefused(
-            AttachmentRefusal.MESSAGE_TOO_LARGE, {"size": bindable.size, "limit": max_message_bytes}
+            AttachmentRefusal.ATTACHMENTS_TOO_LARGE, {"size": bindable.size, "limit": max_message_bytes}
         )
     return bindable

@@ -46,6 +46,8 @@ class PostMessage:
     conversation: Conversation
     content: object
     follow_up: bool = True
+    # The sender's pending uploads sent with the message (agents.attachments): a new question only.
+    attachment_ids: tuple[uuid.UUID | str, ...] = ()
     type: Literal["post_message"] = "post_message"
 
 

@@ -32,6 +32,7 @@ from channels.db import database_sync_to_async
 from django.utils.translation import gettext as _
 
 from agents import selectors, services
+from agents.conversations.attachments import attachments_refusal, attachments_with_follow_up
 from agents.conversations.commands import (
     Cancel,
     Cancelled,
@@ -137,6 +138,10 @@ def _post(command: PostMessage) -> Recorded[PostResult]:
     except services.RunRefused as refused:
         return Recorded(Refused(refused.code, refused.message))
     conversation = command.conversation
+    if command.attachment_ids:
+        unfit = attachments_refusal(command)
+        if unfit is not None:
+            return Recorded(unfit)
     for _attempt in range(START_ATTEMPTS):
         # Most messages start a run: try that first; the database's own constraint refuses it while the
         # conversation has an active run, and the message then joins that run.
@@ -148,9 +153,12 @@ def _post(command: PostMessage) -> Recorded[PostResult]:
                 content=text,
                 owner=owner,
                 language=command.sender.language,
+                attachment_ids=command.attachment_ids,
             )
         except services.RunRefused as refused:
-            if not command.follow_up:
+            if command.attachment_ids and refused.code == "run_active":
+                return Recorded(attachments_with_follow_up())
+            if not command.follow_up or command.attachment_ids:
                 return Recorded(Refused(refused.code, refused.message))
             active = selectors.active_run_for_conversation(conversation=conversation)
             if active is None:

@@ -30,7 +30,7 @@ from __future__ import annotations
 
 import logging
 import uuid
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from datetime import datetime
 from typing import Any
@@ -42,6 +42,8 @@ from django.db.models import F
 from django.utils import timezone, translation
 from django.utils.translation import gettext as _
 
+from agents.attachments.refusals import AttachmentRefused
+from agents.attachments.services import attachments_bind
 from agents.engine import events
 from agents.engine.stop_reasons import StopReason
 from agents.models import Conversation, Message, MessageRole, Run, RunStatus
@@ -107,11 +109,13 @@ def run_start(
     content: str,
     owner: str | None = None,
     language: str = "",
+    attachment_ids: Sequence[uuid.UUID | str] = (),
 ) -> RunStart:
     """Record the user's message and a new running run for it; with ``owner`` (from
     :func:`agents.runs.leases.lease_owner_new`) the run is taken under that owner's lease at once.
     ``language`` is the user's interface language (the request's), which the run's stop and fallback
-    messages are written in.
+    messages are written in. ``attachment_ids`` (the user's pending uploads) are sent with the message,
+    or nothing is recorded (:class:`RunRefused` with the attachments' reason).
 
     Refused while the conversation has a running run (the database's partial unique index decides
     when two processes race) or when the user already has the maximum number of running runs.
@@ -141,6 +145,12 @@ def run_start(
     message = Message.objects.create(
         conversation=conversation, run=run, role=MessageRole.USER, content=content
     )
+    if attachment_ids:
+        bound = attachments_bind(
+            user=user, conversation=conversation, message=message, attachment_ids=attachment_ids
+        )
+        if isinstance(bound, AttachmentRefused):
+            raise RunRefused(bound.code, bound.message)
     if not conversation.title:
         conversation.title = content.strip().splitlines()[0][:TITLE_CHARS]
     conversation.save(update_fields=["title", "updated_at"])

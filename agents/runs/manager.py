@@ -370,6 +370,17 @@ class RunManager:
         hold = self.approval_hold if self.approval_hold is not None else approval_hold_seconds()
         metadata = blueprint.context.with_hold(hold)
         durable: dict[str, Any] = {"resume_from": resume_from, "checkpoint": sink.checkpoint}
+        if resume_from is None and blueprint.attachments and isinstance(agent, ReActAgent):
+            durable["attachments"] = blueprint.attachments
+            # What the run read of the files sent with its question (each file whole, cut, as an image,
+            # or unreadable), in its stream with its other events.
+            sink.emit(
+                "step",
+                {
+                    "type": "attachments",
+                    "attachments": [read.as_data() for read in blueprint.attachments_read],
+                },
+            )
         result = await agent.run(
             blueprint.query,
             history=blueprint.history,

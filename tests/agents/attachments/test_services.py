@@ -267,7 +267,7 @@ def test_binding_refuses_files_over_the_per_message_limit_together(org, member, 
     conversation, message = conversation_with_message(org, member)
 
     done = _refused_and_unchanged(
-        org, member, conversation, message, [first.pk, second.pk], "message_too_large"
+        org, member, conversation, message, [first.pk, second.pk], "attachments_too_large"
     )
 
     assert done.figures == {"size": 110, "limit": 100}
