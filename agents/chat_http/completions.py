@@ -35,11 +35,14 @@ from django.utils import translation
 from django.utils.translation import gettext as _
 
 from agents import services
+from agents.attachments.inline import InlineFile, InlineRefused, inline_files_discard, inline_files_store
 from agents.chat_http.follow import Heartbeat, heartbeat_seconds, run_frames
 from agents.chat_http.openai_shapes import (
     CompletionRefused,
     CompletionRequest,
+    FileReference,
     RunFold,
+    SentFile,
     chunk_object,
     completion_object,
     error_object,
@@ -51,6 +54,7 @@ from agents.conversations.commands import FollowUpQueued, PostMessage, PostResul
 from agents.conversations.handling import Recorded, command_record
 from agents.models import Agent, Conversation, Message, MessageRole
 from agents.runs.events.store import last_seq_sync
+from agents.runtime import agent_reads_images
 from platform_core.identity.api_keys.watch import KeyLapsed, KeyWatch, until_key_lapses
 from platform_core.models import Membership, Organization
 
@@ -166,34 +170,63 @@ class CompletionStarted:
 def completion_start(
     *, user: User, agent: Agent, request: CompletionRequest, language: str = ""
 ) -> CompletionStarted | CompletionRefused:
-    """Store the question in a new or continued conversation of ``user`` and record its run (sync);
-    ``language``: the request's interface language (the run's stop messages)."""
-    try:
-        if request.conversation_id is not None:
-            conversation = (
-                Conversation.objects.select_related("agent")
-                .filter(
-                    pk=request.conversation_id, user=user, agent=agent, organization_id=agent.organization_id
-                )
-                .first()
+    """Store the question (with its files) in a new or continued conversation of ``user`` and record its
+    run (sync); ``language``: the request's interface language (the run's stop messages). A refused
+    question leaves nothing of its files behind."""
+    conversation: Conversation | None = None
+    if request.conversation_id is not None:
+        conversation = (
+            Conversation.objects.select_related("agent")
+            .filter(pk=request.conversation_id, user=user, agent=agent, organization_id=agent.organization_id)
+            .first()
+        )
+        if conversation is None:
+            return CompletionRefused(
+                _("No such conversation with this agent."),
+                param="conversation_id",
+                code="conversation_not_found",
+                status=404,
             )
-            if conversation is None:
-                return CompletionRefused(
-                    _("No such conversation with this agent."),
-                    param="conversation_id",
-                    code="conversation_not_found",
-                    status=404,
-                )
-        else:
+    sent = [file for file in request.files if isinstance(file, SentFile)]
+    images = [file for file in sent if file.media_type.startswith("image/")]
+    if images and not agent_reads_images(agent):
+        return CompletionRefused(
+            _("This agent's model cannot read images (the vision ability): send text or documents only."),
+            param=images[0].where,
+            code="model_cannot_read_images",
+        )
+    stored = inline_files_store(
+        organization=agent.organization,
+        user=user,
+        files=[InlineFile(file.name, file.data, file.where) for file in sent],
+    )
+    if isinstance(stored, InlineRefused):
+        return CompletionRefused(stored.message, param=stored.where, code=stored.code)
+    attachment_ids = (
+        *(file.attachment_id for file in request.files if isinstance(file, FileReference)),
+        *(str(pk) for pk in stored.attachment_ids),
+    )
+
+    def discard() -> None:
+        inline_files_discard(
+            organization_id=agent.organization_id, user=user, attachment_ids=stored.attachment_ids
+        )
+
+    try:
+        if conversation is None:
             conversation = _conversation_seeded(user=user, agent=agent, prior=request.prior)
         # A follow-up's completion starts after what the conversation already shows; a new run's at its
         # first event (every event of the run comes after this seq).
         after_seq = last_seq_sync(conversation.pk)
     except services.RunRefused as refused:
+        discard()
         return _refused(refused.code, refused.message)
     sender = Sender(organization_id=agent.organization_id, user=user, via="openai", language=language)
-    recorded = command_record(PostMessage(sender, conversation, request.question))
+    recorded = command_record(
+        PostMessage(sender, conversation, request.question, attachment_ids=attachment_ids)
+    )
     if isinstance(recorded.result, Refused):
+        discard()
         return _refused(recorded.result.code, recorded.result.message)
     return CompletionStarted(
         agent=agent, conversation=conversation, posted=recorded.result, recorded=recorded, after_seq=after_seq

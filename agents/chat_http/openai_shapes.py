@@ -28,6 +28,7 @@ from typing import Any, Literal
 
 from django.utils.translation import gettext as _
 
+from agents.attachments.inline import base64_decoded, data_url_decoded, file_name_for
 from agents.engine.stop_reasons import StopReason
 
 MAX_PRIOR_MESSAGES = 200
@@ -35,10 +36,30 @@ STEP_EVENTS = frozenset({"approval", "inject", "plan", "error"})
 
 
 @dataclass(frozen=True, slots=True)
+class SentFile:
+    """A file inside the question: an ``image_url`` part's data URL or a ``file`` part's ``file_data``
+    (``media_type``: what the client declared, ``""`` when nothing); ``where`` names the part."""
+
+    name: str
+    media_type: str
+    data: bytes
+    where: str
+
+
+@dataclass(frozen=True, slots=True)
+class FileReference:
+    """A ``file`` part's ``file_id``: an attachment uploaded before (``POST …/attachments/``)."""
+
+    attachment_id: str
+    where: str
+
+
+@dataclass(frozen=True, slots=True)
 class CompletionRequest:
     model: str
     question: str
     prior: tuple[tuple[str, str], ...] = ()
+    files: tuple[SentFile | FileReference, ...] = ()
     stream: bool = False
     include_usage: bool = False
     conversation_id: uuid.UUID | None = None
@@ -56,22 +77,100 @@ class CompletionRefused:
     type: Literal["refused"] = "refused"
 
 
+NOT_SENT_AGAIN = "[A file was attached here; it is not sent again.]"
+
+
 def _text_of(content: Any) -> str | None:
-    """A message's text: a string, or the text parts of a list of parts (``None``: not text)."""
+    """An earlier message's text: a string, or its text parts, a file part standing as a note (its file
+    is not read again: the question's files are); ``None``: not a message's content."""
     if isinstance(content, str):
         return content
     if isinstance(content, list):
         texts = []
         for part in content:
-            if (
-                not isinstance(part, dict)
-                or part.get("type") != "text"
-                or not isinstance(part.get("text"), str)
-            ):
+            if not isinstance(part, dict):
                 return None
-            texts.append(part["text"])
+            if part.get("type") == "text" and isinstance(part.get("text"), str):
+                texts.append(part["text"])
+            elif part.get("type") in ("image_url", "file"):
+                texts.append(NOT_SENT_AGAIN)
+            else:
+                return None
         return "".join(texts)
     return None
+
+
+def _question_of(
+    content: Any, index: int
+) -> tuple[str, tuple[SentFile | FileReference, ...]] | CompletionRefused:
+    """The question's text and its files (``image_url`` parts with data URLs, ``file`` parts with
+    ``file_data`` or ``file_id``), or why the content cannot be read."""
+    if isinstance(content, str):
+        return content, ()
+    where = f"messages[{index}].content"
+    if not isinstance(content, list):
+        return CompletionRefused(_("Message content must be text or a list of content parts."), param=where)
+    texts: list[str] = []
+    files: list[SentFile | FileReference] = []
+    for number, part in enumerate(content):
+        at = f"{where}[{number}]"
+        kind = part.get("type") if isinstance(part, dict) else None
+        if kind == "text" and isinstance(part.get("text"), str):
+            texts.append(part["text"])
+        elif kind in ("image_url", "file"):
+            found: SentFile | FileReference | CompletionRefused = (
+                _image_of(part.get("image_url"), at, len(files) + 1)
+                if kind == "image_url"
+                else _file_of(part.get("file"), at, len(files) + 1)
+            )
+            if isinstance(found, CompletionRefused):
+                return found
+            files.append(found)
+        else:
+            return CompletionRefused(_("A content part must be text, image_url or file."), param=at)
+    return "".join(texts), tuple(files)
+
+
+def _image_of(image: Any, where: str, number: int) -> SentFile | CompletionRefused:
+    url = image.get("url") if isinstance(image, dict) else None
+    decoded = data_url_decoded(url) if isinstance(url, str) else None
+    if decoded is None:
+        return CompletionRefused(
+            _(
+                "Send an image as a base64 data: URL, or upload it first (POST …/attachments/) and send a "
+                "file part with its id as file_id."
+            ),
+            param=f"{where}.image_url.url",
+            code="image_url_not_supported",
+        )
+    media_type, data = decoded
+    return SentFile(file_name_for(media_type, number, "image"), media_type, data, where)
+
+
+def _file_of(file: Any, where: str, number: int) -> SentFile | FileReference | CompletionRefused:
+    if not isinstance(file, dict):
+        return CompletionRefused(_("A file part needs its file object."), param=f"{where}.file")
+    if isinstance(file.get("file_id"), str) and file["file_id"].strip():
+        return FileReference(file["file_id"].strip(), where)
+    raw = file.get("file_data")
+    if not isinstance(raw, str) or not raw.strip():
+        return CompletionRefused(
+            _("A file part needs file_data (base64) or file_id."), param=f"{where}.file", code="bad_file_data"
+        )
+    media_type, data = "", None
+    if raw.lstrip().startswith("data:"):
+        decoded = data_url_decoded(raw)
+        if decoded is not None:
+            media_type, data = decoded
+    else:
+        data = base64_decoded(raw)
+    if data is None:
+        return CompletionRefused(
+            _("The file's data is not valid base64."), param=f"{where}.file.file_data", code="bad_file_data"
+        )
+    given = file.get("filename")
+    name = given.strip() if isinstance(given, str) and given.strip() else file_name_for(media_type, number)
+    return SentFile(name, media_type, data, where)
 
 
 def completion_request_parse(
@@ -87,6 +186,7 @@ def completion_request_parse(
     if not isinstance(messages, list) or not messages:
         return CompletionRefused(_("messages must be a non-empty list."), param="messages")
     turns: list[tuple[str, str]] = []
+    files: tuple[SentFile | FileReference, ...] = ()
     for index, message in enumerate(messages):
         if not isinstance(message, dict):
             return CompletionRefused(_("Every message must be an object."), param=f"messages[{index}]")
@@ -98,6 +198,13 @@ def completion_request_parse(
                 _("Only user, assistant and system messages can be sent to an agent."),
                 param=f"messages[{index}].role",
             )
+        if role == "user" and index == len(messages) - 1:
+            question = _question_of(message.get("content"), index)
+            if isinstance(question, CompletionRefused):
+                return question
+            turns.append((role, question[0]))
+            files = question[1]
+            continue
         text = _text_of(message.get("content"))
         if text is None:
             if role == "assistant":  # an assistant turn with tool calls only: nothing to keep
@@ -128,6 +235,7 @@ def completion_request_parse(
         model=str(model or "").strip(),
         question=turns[-1][1],
         prior=prior,
+        files=files,
         stream=stream,
         include_usage=include_usage,
         conversation_id=conversation_id,
