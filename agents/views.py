@@ -37,6 +37,7 @@ from platform_core.identity.api_keys.scopes import Scope
 from platform_core.identity.api_keys.throttle import KeyThrottled
 from platform_core.models import Membership, Organization, Role
 from platform_core.request_meta import client_ip, signed_in_user
+from platform_core.stored_files import StoredFileMissing, StoredFileUnreachable, storage_unavailable_message
 from platform_core.tenancy.scoping import member_org_from_slug
 
 if TYPE_CHECKING:
@@ -189,9 +190,11 @@ def knowledge_document_file(request: HttpRequest, org_slug: str, document_id: uu
     user = signed_in_user(request)
     org, _membership = member_org_from_slug(user=user, slug=org_slug)
     document = document_readable(organization_id=org.pk, user_id=user.pk, document_id=document_id)
-    response = document_file_response(document) if document is not None else None
-    if response is None:
+    response = document_file_response(document) if document is not None else StoredFileMissing()
+    if isinstance(response, StoredFileMissing):
         raise Http404("No such document.")
+    if isinstance(response, StoredFileUnreachable):
+        return _storage_unavailable()
     return response
 
 
@@ -205,8 +208,20 @@ def attachment_file(request: HttpRequest, org_slug: str, attachment_id: uuid.UUI
     user = signed_in_user(request)
     org, _membership = member_org_from_slug(user=user, slug=org_slug)
     attachment = attachment_visible_to(organization_id=org.pk, user=user, attachment_id=attachment_id)
-    response = attachment_file_response(attachment) if attachment is not None else None
-    if attachment is None or response is None:
+    response = attachment_file_response(attachment) if attachment is not None else StoredFileMissing()
+    if attachment is None or isinstance(response, StoredFileMissing):
         raise Http404("No such file.")
+    if isinstance(response, StoredFileUnreachable):
+        return _storage_unavailable()
     attachment_download_record(attachment=attachment, actor=user, ip_address=client_ip(request))
     return response
+
+
+def _storage_unavailable() -> HttpResponse:
+    """503: the file storage did not give the file (the user may try again)."""
+    return HttpResponse(
+        storage_unavailable_message(),
+        status=503,
+        content_type="text/plain; charset=utf-8",
+        headers={"Retry-After": "30", "Cache-Control": "no-store"},
+    )

@@ -21,9 +21,12 @@ from django.db import IntegrityError
 from django.db.models import Model, ProtectedError, RestrictedError
 from django.utils.translation import gettext as _
 from rest_framework import status
+from rest_framework.exceptions import APIException
 from rest_framework.response import Response
 from rest_framework.settings import api_settings
 from rest_framework.views import exception_handler, set_rollback
+
+from platform_core.stored_files import storage_unavailable_message
 
 logger = logging.getLogger(__name__)
 
@@ -99,3 +102,13 @@ def is_unique_violation(exc: IntegrityError) -> bool:
     if args and args[0] == 1062:  # MySQL/MariaDB ER_DUP_ENTRY
         return True
     return "UNIQUE constraint failed" in str(exc)  # SQLite
+
+
+class StorageUnavailable(APIException):
+    """503: the file storage did not give a file (a download may be tried again)."""
+
+    status_code = status.HTTP_503_SERVICE_UNAVAILABLE
+    default_code = "storage_unavailable"
+
+    def __init__(self) -> None:
+        super().__init__(storage_unavailable_message())

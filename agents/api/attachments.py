@@ -47,8 +47,10 @@ from agents.attachments.services import (
 )
 from agents.attachments.uploads import AttachmentUploadGuard
 from agents.knowledge.formats import RefusalCode
+from platform_core.api_errors import StorageUnavailable
 from platform_core.identity.api_keys.scopes import Scope
 from platform_core.request_meta import client_ip
+from platform_core.stored_files import StoredFileMissing, StoredFileUnreachable
 from platform_core.tenancy.scoping import IsOrgMember, OrgScopedViewMixin
 
 
@@ -223,8 +225,10 @@ class AttachmentViewSet(
     def download(self, request: Request, *args: Any, **kwargs: Any) -> HttpResponseBase:
         attachment = self.get_object()
         response = attachment_file_response(attachment)
-        if response is None:
+        if isinstance(response, StoredFileMissing):
             raise Http404("No such attachment.")
+        if isinstance(response, StoredFileUnreachable):
+            raise StorageUnavailable()
         attachment_download_record(attachment=attachment, actor=request.user, ip_address=client_ip(request))
         return response
 

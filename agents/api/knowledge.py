@@ -52,8 +52,10 @@ from agents.knowledge.services import (
     knowledge_base_create,
     knowledge_base_delete,
 )
+from platform_core.api_errors import StorageUnavailable
 from platform_core.models import ADMIN_ROLES
 from platform_core.request_meta import client_ip
+from platform_core.stored_files import StoredFileMissing, StoredFileUnreachable
 from platform_core.tenancy.scoping import IsOrgAdminOrReadOnly, IsOrgMember, OrgScopedViewMixin, role_in
 
 _ADMIN_WRITES = [permissions.IsAuthenticated, IsOrgMember, IsOrgAdminOrReadOnly]
@@ -298,8 +300,10 @@ class KnowledgeDocumentViewSet(
         if document is None or document.knowledge_base_id != self.knowledge_base().pk:
             raise Http404("No such document.")
         response = document_file_response(document)
-        if response is None:
+        if isinstance(response, StoredFileMissing):
             raise Http404("No such document.")
+        if isinstance(response, StoredFileUnreachable):
+            raise StorageUnavailable()
         return response
 
     def perform_content_negotiation(self, request: Request, force: bool = False) -> Any:

@@ -11,18 +11,19 @@ from __future__ import annotations
 from django.http import FileResponse
 
 from agents.attachments.models import Attachment
+from platform_core.stored_files import Opened, StoredFileMissing, StoredFileUnreachable, stored_file_opened
 
 
-def attachment_file_response(attachment: Attachment) -> FileResponse | None:
-    """The attachment's file, streamed from Django's storage; ``None`` when the storage no longer has it."""
-    if not attachment.file:
-        return None
-    try:
-        file = attachment.file.open("rb")
-    except OSError:  # FileNotFoundError included: removed from the storage behind the platform's back
-        return None
+def attachment_file_response(
+    attachment: Attachment,
+) -> FileResponse | StoredFileMissing | StoredFileUnreachable:
+    """The attachment's file, streamed from Django's storage; missing when the storage no longer has it,
+    unreachable when the storage does not answer."""
+    opened = stored_file_opened(attachment.file)
+    if not isinstance(opened, Opened):
+        return opened
     response = FileResponse(
-        file, as_attachment=True, filename=attachment.name, content_type=attachment.content_type
+        opened.file, as_attachment=True, filename=attachment.name, content_type=attachment.content_type
     )
     response["X-Content-Type-Options"] = "nosniff"
     response["Cache-Control"] = "private, no-store"

@@ -10,18 +10,16 @@ from __future__ import annotations
 from django.http import FileResponse
 
 from agents.knowledge.models import Document
+from platform_core.stored_files import Opened, StoredFileMissing, StoredFileUnreachable, stored_file_opened
 
 
-def document_file_response(document: Document) -> FileResponse | None:
-    """The document's file, streamed from Django's storage; ``None`` when there is none (a URL's
-    document never fetched) or the storage no longer has it."""
-    if not document.file:
-        return None
-    try:
-        file = document.file.open("rb")
-    except OSError:  # FileNotFoundError included: removed from the storage behind the platform's back
-        return None
-    response = FileResponse(file, as_attachment=True, filename=document.name)
+def document_file_response(document: Document) -> FileResponse | StoredFileMissing | StoredFileUnreachable:
+    """The document's file, streamed from Django's storage; missing when there is none (a URL's document
+    never fetched) or the storage no longer has it, unreachable when the storage does not answer."""
+    opened = stored_file_opened(document.file)
+    if not isinstance(opened, Opened):
+        return opened
+    response = FileResponse(opened.file, as_attachment=True, filename=document.name)
     response["X-Content-Type-Options"] = "nosniff"
     response["Cache-Control"] = "private, no-store"
     return response
