@@ -241,3 +241,17 @@ async def test_the_websocket_refuses_attachments_that_are_not_a_list_of_ids(live
     finally:
         await ws.close()
     assert frame["event"] == "error" and frame["data"]["code"] == "bad_attachments"
+
+
+def test_a_files_content_never_reaches_the_logs(live_server_url, purchasing, scripted_llm, caplog):
+    marker = "ZEBRA-7731-CONFIDENTIAL"
+    scripted_llm.script(text("Read."), text("Read."))
+    contract = _upload(purchasing, "contract.txt", f"Clause 4: {marker}\n".encode())
+    client = _client(live_server_url, purchasing.requester)
+
+    with caplog.at_level("DEBUG"):
+        client.post(_messages_url(purchasing), json={"content": "Read it", "attachments": [str(contract.pk)]})
+        _done(purchasing)
+
+    assert marker in json.dumps(scripted_llm.requests[0])  # the model read it
+    assert caplog.records and not [r for r in caplog.records if marker in r.getMessage()]
