@@ -62,6 +62,12 @@ def _done(world: Any) -> list[dict[str, Any]]:
     )
 
 
+def _checkpoints_referring() -> str | None:
+    """The stored checkpoints as JSON once one holds an attachment reference (else ``None``)."""
+    kept = json.dumps(list(RunCheckpoint.objects.values_list("data", flat=True)))
+    return kept if "attachment:" in kept else None
+
+
 def _question_parts(request: dict[str, Any]) -> list[dict[str, Any]]:
     return request["messages"][-1]["content"]
 
@@ -138,7 +144,7 @@ def test_an_agent_whose_model_sees_gets_the_image_and_checkpoints_keep_only_its_
 ):
     ModelConfig.objects.for_org(purchasing.org).update(vision=True)
     # The synthesis waits: the checkpoints of the loop are read meanwhile (a finished run drops them).
-    scripted_llm.script(text("A red picture."), hang(3, then=text("A red picture.")))
+    scripted_llm.script(text("A red picture."), hang(8, then=text("A red picture.")))
     picture = _upload(purchasing, "screen.png", image("PNG"))
     client = _client(live_server_url, purchasing.requester)
 
@@ -146,13 +152,8 @@ def test_an_agent_whose_model_sees_gets_the_image_and_checkpoints_keep_only_its_
         _messages_url(purchasing), json={"content": "What is this?", "attachments": [str(picture.pk)]}
     )
 
-    kept = wait_for(
-        lambda: (
-            json.dumps(list(RunCheckpoint.objects.values_list("data", flat=True)))
-            if len(scripted_llm.requests) > 1
-            else None
-        )
-    )
+    # the loop's checkpoints, written with its events (in a batch): waited for while the synthesis hangs
+    kept = wait_for(_checkpoints_referring)
     assert f"attachment:{picture.pk}" in kept and "base64" not in kept
     _done(purchasing)
     sent = _question_parts(scripted_llm.requests[0])[1]
