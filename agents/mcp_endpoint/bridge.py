@@ -3,9 +3,13 @@
 The call starts a run as the calling user in a new conversation (or the one it names) through the
 conversation command layer (:mod:`agents.conversations`), exactly as the chat websocket does: the same
 guard rails (hooks), the same call log, the same stored messages and events. A call is one run of its own:
-a conversation that is still answering refuses it (``run_active``) rather than taking it as a follow-up. The bridge then follows the conversation's persisted event stream (the channel-layer group every
+a conversation that is still answering refuses it (``run_active``) rather than taking it as a follow-up.
+The call's files (its ``attachments``: :mod:`agents.mcp_endpoint.attachments`) are stored as the caller's
+uploads and sent with the question; a refused question takes them, and a conversation it created, away
+again. The bridge then follows the conversation's persisted event stream (the channel-layer group every
 chat socket joins, with gaps and quiet spells filled from the database by ``seq``) and turns the run's
-steps into progress reports until its ``done``. A client that cancels the call cancels the run (a ``Cancel`` command).
+steps into progress reports until its ``done``. A client that cancels the call cancels the run (a
+``Cancel`` command).
 """
 
 from __future__ import annotations
@@ -25,6 +29,12 @@ from agents import selectors, services
 from agents.chat_http.follow import HEARTBEAT, run_frames
 from agents.conversations.commands import Cancel, PostMessage, PostResult, Refused, Sender
 from agents.conversations.handling import Recorded, command_deliver, command_handle, command_record
+from agents.mcp_endpoint.attachments import (
+    CallFilesRefused,
+    call_files_discard,
+    call_files_parse,
+    call_files_store,
+)
 from agents.mcp_endpoint.caller import Caller
 from agents.mcp_endpoint.progress import ProgressNarrator
 from agents.mcp_endpoint.tools import AgentTool
@@ -76,13 +86,24 @@ class _Started:
 
 
 async def agent_ask(
-    *, caller: Caller, tool: AgentTool, question: Any, conversation_id: Any, report: Report
+    *,
+    caller: Caller,
+    tool: AgentTool,
+    question: Any,
+    conversation_id: Any,
+    report: Report,
+    attachments: Any = None,
 ) -> AgentCallOutcome:
-    """Run ``tool``'s agent on ``question`` as ``caller`` and return how the run ended."""
+    """Run ``tool``'s agent on ``question`` (with the files of ``attachments``, the call's argument: see
+    :mod:`agents.mcp_endpoint.attachments`) as ``caller`` and return how the run ended."""
     # A run that is started is launched: a cancel arriving meanwhile takes effect once it runs.
     with anyio.CancelScope(shield=True):
         started = await database_sync_to_async(_run_start)(
-            caller=caller, tool=tool, question=question, conversation_id=conversation_id
+            caller=caller,
+            tool=tool,
+            question=question,
+            conversation_id=conversation_id,
+            attachments=attachments,
         )
         if isinstance(started, AgentCallRefused):
             return started
@@ -96,24 +117,44 @@ async def agent_ask(
 
 
 def _run_start(
-    *, caller: Caller, tool: AgentTool, question: Any, conversation_id: Any
+    *, caller: Caller, tool: AgentTool, question: Any, conversation_id: Any, attachments: Any = None
 ) -> _Started | AgentCallRefused:
-    """Find or create the conversation and start the run in it (sync: database)."""
+    """Find or create the conversation, store the call's files and start the run in it (sync: database,
+    outside any transaction). A refused call leaves nothing behind: not its files, nor the conversation
+    it created."""
     with translation.override(caller.language):
         user = get_user_model().objects.filter(pk=caller.user_id, is_active=True).first()
         if user is None:
             return AgentCallRefused("not_authenticated", _("The API key's user is not active."))
+        files = call_files_parse(attachments)
+        if isinstance(files, CallFilesRefused):
+            return AgentCallRefused(files.code, files.message)
         conversation = _conversation_for(caller, tool, user, conversation_id)
         if isinstance(conversation, AgentCallRefused):
             return conversation
+        created = conversation_id in (None, "")
+        stored = call_files_store(organization=conversation.organization, user=user, files=files)
+        if isinstance(stored, CallFilesRefused):
+            _forget(conversation, created)
+            return AgentCallRefused(stored.code, stored.message)
         sender = Sender(
             organization_id=caller.organization_id, user=user, via="mcp", language=caller.interface_language
         )
         after_seq = last_seq_sync(conversation.pk)
-        recorded = command_record(PostMessage(sender, conversation, question, follow_up=False))
+        recorded = command_record(
+            PostMessage(sender, conversation, question, follow_up=False, attachment_ids=stored.attachment_ids)
+        )
         if isinstance(recorded.result, Refused):
+            call_files_discard(organization_id=caller.organization_id, user=user, stored=stored.stored)
+            _forget(conversation, created)
             return AgentCallRefused(recorded.result.code, recorded.result.message)
     return _Started(sender, conversation, recorded.result.run_id, after_seq, recorded)
+
+
+def _forget(conversation: Conversation, created: bool) -> None:
+    """Delete the conversation this call created for a question that was then refused."""
+    if created:
+        services.conversation_delete(conversation=conversation)
 
 
 def _conversation_for(

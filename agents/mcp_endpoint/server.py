@@ -17,7 +17,9 @@ from channels.db import database_sync_to_async
 from django.utils import translation
 from django.utils.translation import gettext as _
 from mcp.server import Server, ServerRequestContext
+from mcp.server.streamable_http_manager import StreamableHTTPSessionManager
 
+from agents.mcp_endpoint.attachments import request_body_limit
 from agents.mcp_endpoint.bridge import AgentAnswered, AgentCallRefused, agent_ask
 from agents.mcp_endpoint.caller import CALLER_SCOPE_KEY, Caller
 from agents.mcp_endpoint.tools import (
@@ -62,8 +64,12 @@ async def list_tools(
     return types.ListToolsResult(tools=tools)
 
 
-def _error(message: str) -> types.CallToolResult:
-    return types.CallToolResult(content=[types.TextContent(text=message)], is_error=True)
+def _error(message: str, code: str = "") -> types.CallToolResult:
+    """A tool execution error (``isError``); a refusal's code rides in the result's ``_meta``, as
+    ``{"code": ...}``: structured content would have to match the tool's output schema."""
+    return types.CallToolResult(
+        content=[types.TextContent(text=message)], is_error=True, _meta={"code": code} if code else None
+    )
 
 
 async def call_tool(
@@ -91,11 +97,16 @@ async def call_tool(
         await ctx.session.report_progress(steps, None, line)
 
     outcome = await agent_ask(
-        caller=caller, tool=tool, question=question, conversation_id=conversation_id, report=report
+        caller=caller,
+        tool=tool,
+        question=question,
+        conversation_id=conversation_id,
+        report=report,
+        attachments=arguments.get("attachments"),
     )
     match outcome:
-        case AgentCallRefused(message=message):
-            return _error(message)
+        case AgentCallRefused(code=code, message=message):
+            return _error(message, code)
         case AgentAnswered() as answered:
             structured = {
                 "answer": answered.answer,
@@ -122,3 +133,9 @@ async def call_tool(
 def agents_mcp_server() -> Server[Any]:
     """The low-level MCP server of the agents endpoint (one per process)."""
     return Server(SERVER_NAME, title="Agent platform", on_list_tools=list_tools, on_call_tool=call_tool)
+
+
+def agents_session_manager(server: Server[Any]) -> StreamableHTTPSessionManager:
+    """The endpoint's session manager: the SDK's, reading request bodies up to the size that one
+    message's files take base64-encoded (the SDK's own cap, 4 MiB, would refuse them with 413)."""
+    return StreamableHTTPSessionManager(app=server, max_request_body_size=request_body_limit())

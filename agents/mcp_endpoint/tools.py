@@ -1,5 +1,6 @@
 """An organisation's exposed agents as MCP tools: a stable tool name per agent, its description and the
-input every agent tool takes (the question, and optionally the conversation to continue)."""
+input every agent tool takes (the question, and optionally the conversation to continue and files to
+read)."""
 
 from __future__ import annotations
 
@@ -10,6 +11,7 @@ from typing import Any
 
 from django.utils.translation import gettext as _
 
+from agents.mcp_endpoint.attachments import attachments_input_schema
 from agents.models import Agent
 
 TOOL_NAME_CHARS = 64
@@ -82,6 +84,7 @@ def agent_tool_input_schema() -> dict[str, Any]:
                     "Optional: the conversation_id of an earlier answer, to continue that conversation."
                 ),
             },
+            "attachments": attachments_input_schema(),
         },
         "required": ["question"],
         "additionalProperties": False,

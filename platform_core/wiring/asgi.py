@@ -29,7 +29,7 @@ from django.urls import re_path  # noqa: E402
 
 from agents.mcp_endpoint.host import McpHost  # noqa: E402
 from agents.mcp_endpoint.http import AgentsMcpApp  # noqa: E402
-from agents.mcp_endpoint.server import agents_mcp_server  # noqa: E402
+from agents.mcp_endpoint.server import agents_mcp_server, agents_session_manager  # noqa: E402
 from connectors.demo.mcp.server import demo_mcp_server  # noqa: E402
 from platform_core.gc_tuning import gc_tune_for_server  # noqa: E402
 from platform_core.identity.api_keys.ws_auth import SessionOrTokenAuthMiddleware  # noqa: E402
@@ -90,7 +90,7 @@ class HttpRouter:
             await self.django_app(scope, receive, send)
 
 
-agents_mcp_host = McpHost(agents_mcp_server())
+agents_mcp_host = McpHost(agents_mcp_server(), make_manager=agents_session_manager)
 demo_mcp_host = McpHost(demo_mcp_server())
 http_app = HttpRouter(django_asgi_app, AgentsMcpApp(agents_mcp_host), demo_mcp_host)
 

@@ -7,7 +7,7 @@ the offline demo)."""
 from __future__ import annotations
 
 import socket
-from collections.abc import AsyncIterator, Callable, Iterator
+from collections.abc import AsyncIterator, Callable, Iterator, Mapping
 from contextlib import asynccontextmanager, contextmanager
 from pathlib import Path
 from typing import Any
@@ -41,13 +41,17 @@ def database_url(settings_dict: dict) -> str:
 
 @contextmanager
 def daphne_on_test_database(
-    django_db_blocker, log_dir: Path, *, unset: tuple[str, ...] = ()
+    django_db_blocker,
+    log_dir: Path,
+    *,
+    unset: tuple[str, ...] = (),
+    extra_env: Mapping[str, str] | None = None,
 ) -> Iterator[str]:
     """A daphne server on the test database, with the deployment's command line, without the environment
-    variables named in ``unset``; yields its base URL and stops it after."""
+    variables named in ``unset`` and with those of ``extra_env``; yields its base URL and stops it after."""
     with django_db_blocker.unblock():
         url = database_url(connection.settings_dict)
-    env = inherited_env(DATABASE_URL=url)
+    env = inherited_env(DATABASE_URL=url, **dict(extra_env or {}))
     for name in unset:
         env.pop(name, None)
     group = ProcessGroup(env=env, log_dir=log_dir)
