@@ -27,6 +27,7 @@ from agents.api.serializers import (
     ModelPresetSerializer,
     RunEventSerializer,
 )
+from agents.attachments.selectors import attachments_of_messages
 from agents.endpoint_check_services import model_config_apply_check, model_config_check
 from agents.model_presets import presets_as_data
 from agents.models import Agent, Conversation, Message, ModelConfig, RunEvent
@@ -182,10 +183,23 @@ class _ConversationChildMixin(OrgScopedViewMixin):
 
 
 class MessageViewSet(_ConversationChildMixin, mixins.ListModelMixin, viewsets.GenericViewSet):
-    """The conversation's messages in order: questions, answers, follow-ups, summaries."""
+    """The conversation's messages in order: questions, answers, follow-ups, summaries; each with the files
+    sent with it."""
 
     queryset = Message.objects.order_by("id")
     serializer_class = MessageSerializer
+
+    def list(self, request: Request, *args: Any, **kwargs: Any) -> Response:
+        queryset = self.filter_queryset(self.get_queryset())
+        page = self.paginate_queryset(queryset)
+        messages = list(page if page is not None else queryset)
+        # One query for the page's attachments, whatever the number of messages.
+        attachments = attachments_of_messages(
+            organization_id=self.org.pk, message_ids=[message.pk for message in messages]
+        )
+        context = {**self.get_serializer_context(), "attachments": attachments}
+        data = self.get_serializer(messages, many=True, context=context).data
+        return self.get_paginated_response(data) if page is not None else Response(data)
 
 
 class RunEventViewSet(_ConversationChildMixin, mixins.ListModelMixin, viewsets.GenericViewSet):
