@@ -1,7 +1,8 @@
 """Files in the chat, in a real browser: a PDF dropped on the conversation and a screenshot pasted into the
 box upload at once, each a chip with its type, size and progress; a file removed before sending is deleted
 on the server; a refused file says why on its chip and is not sent; a picture for an agent whose model
-cannot read images is stopped before sending; a sent message carries its files' ids and shows them.
+cannot read images is stopped before sending; a sent message carries its files' ids and shows them, a
+message the server refuses gives its text and files back; the history lists the files with download links.
 
 The first test saves ``docs/screenshots/chat-attachments.png``, which the user guide shows.
 """
@@ -66,6 +67,43 @@ def build_reading_agent() -> dict[str, str]:
         },
     )
     return {"agent": str(agent.pk)}
+
+
+def build_conversation_with_files() -> dict[str, str]:
+    """A conversation of ``mia`` whose question was sent with a PDF and a picture, and its answer (run in a
+    subprocess against the e2e server's database, through the attachments' own services)."""
+    from django.contrib.auth import get_user_model
+    from django.core.files.base import ContentFile
+
+    from agents.attachments.services import AttachmentStored, attachment_upload, attachments_bind
+    from agents.models import Agent
+    from platform_core.models import Organization
+    from tests.factories import OrganizationFactory  # noqa: F401  (first: it loads the agents' factories)
+
+    org = Organization.objects.get(slug="acme")
+    user = get_user_model().objects.get(username="mia")
+    from tests.agents.factories import ConversationFactory, MessageFactory, RunFactory
+
+    agent = Agent.objects.unscoped().get(organization=org, name=BLIND_AGENT)
+    conversation = ConversationFactory(organization=org, user=user, agent=agent, title="The travel policy")
+    run = RunFactory(conversation=conversation, status="done")
+    question = MessageFactory(conversation=conversation, run=run, content="What does the policy say?")
+    attachments = []
+    for name, data in (("travel-policy.pdf", POLICY_PDF), ("receipt.png", png())):
+        done = attachment_upload(organization=org, user=user, name=name, content=ContentFile(data))
+        assert isinstance(done, AttachmentStored), done
+        attachments.append(done.attachment)
+    attachments_bind(
+        user=user, conversation=conversation, message=question, attachment_ids=[a.pk for a in attachments]
+    )
+    MessageFactory(
+        conversation=conversation, run=run, role="assistant", content="Trains under 600 CNY are fine."
+    )
+    return {
+        "conversation": str(conversation.pk),
+        "pdf": str(attachments[0].pk),
+        "png": str(attachments[1].pk),
+    }
 
 
 @pytest.fixture(scope="module")
@@ -376,3 +414,76 @@ def test_the_composer_with_files_keeps_to_a_phone_screen(make_page, tmp_path, re
         " document.getElementById('composer').scrollWidth, document.getElementById('composer').clientWidth]"
     )
     assert widths[0] <= widths[1] and widths[2] <= widths[3], widths
+
+
+def test_the_history_lists_the_files_sent_with_a_message_and_each_downloads(make_page, e2e_server):
+    built = e2e_server.build("tests.e2e.test_chat_attachments:build_conversation_with_files")
+    page = make_page()
+
+    page.goto(f"{e2e_server.url}/o/acme/chat/{built['conversation']}/")
+
+    expect(page.locator("#chat")).to_have_attribute("data-ready", "1")
+    turn = page.locator(".turn").first
+    expect(turn.locator(".msg.user")).to_have_text("What does the policy say?")
+    files = turn.locator(".msg-attachment")
+    expect(files).to_have_count(2)
+    expect(files.first.locator("a")).to_have_text("travel-policy.pdf")
+    expect(files.first.locator(".msg-attachment-meta")).to_have_text(re.compile(r"^PDF · "))
+    expect(files.nth(1).locator("a")).to_have_text("receipt.png")
+    expect(files.nth(1)).to_have_attribute("data-kind", "image")
+    href = files.first.locator("a").get_attribute("href")
+    assert href == f"/o/acme/attachments/{built['pdf']}/download/"
+    download = page.request.get(f"{e2e_server.url}{href}")
+    assert download.status == 200 and download.body() == POLICY_PDF
+    expect(turn.locator(".answer")).to_have_text("Trains under 600 CNY are fine.")
+
+
+def test_a_message_the_server_refuses_gives_its_text_and_its_files_back_to_the_box(
+    make_page, e2e_server, scripted_llm, reading_agent
+):
+    # Given a socket whose server refuses the first message with files (as it does a picture for a model
+    # that cannot read images), and lets the next one through
+    scripted_llm.script(text("Read it."))
+    page = make_page()
+    refused: list[dict] = []
+
+    def connect(route):
+        server = route.connect_to_server()
+
+        def from_page(message):
+            frame = json.loads(message)
+            if frame.get("type") == "message" and frame.get("attachments") and not refused:
+                refused.append(frame)
+                error = {
+                    "code": "model_cannot_read_images",
+                    "message": "This agent's model cannot read images.",
+                }
+                route.send(json.dumps({"seq": None, "run_id": None, "event": "error", "data": error}))
+            else:
+                server.send(message)
+
+        route.on_message(from_page)
+        server.on_message(lambda message: route.send(message))
+
+    page.route_web_socket(re.compile(r"/ws/conversations/"), connect)
+    open_new_chat(page, READING_AGENT)
+    drag_and_drop(page, "#chat-scroll", ("travel-policy.pdf", POLICY_PDF, "application/pdf"))
+    pdf_id = expect_stored(page, "travel-policy.pdf")
+
+    # When the user sends it
+    page.fill("#composer-input", "Summarise the policy.")
+    page.press("#composer-input", "Enter")
+
+    # Then the message is marked not sent, and its text and file are back in the box, still uploaded
+    expect(page.locator(".turn.not-sent")).to_have_count(1)
+    expect(page.locator("#composer-input")).to_have_value("Summarise the policy.")
+    expect(chip(page, "travel-policy.pdf")).to_have_attribute("data-state", "stored")
+    assert chip(page, "travel-policy.pdf").get_attribute("data-id") == pdf_id
+    assert refused and refused[0]["attachments"] == [pdf_id]
+    assert attachment_rows(e2e_server, pdf_id) == [("travel-policy.pdf", None)]
+
+    # And sending again sends the same file
+    page.press("#composer-input", "Enter")
+    expect(page.locator(".turn:not(.not-sent) .run-footer")).to_be_visible()
+    expect(page.locator(".attachment-chip")).to_have_count(0)
+    expect(page.locator(".turn:not(.not-sent) .msg-attachment a")).to_have_text("travel-policy.pdf")
