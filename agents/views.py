@@ -24,10 +24,12 @@ from django.views.decorators.http import require_GET
 
 from agents import selectors, services
 from agents.attachments.download import attachment_file_response
+from agents.attachments.limits import attachment_limits
 from agents.attachments.selectors import attachment_visible_to
 from agents.attachments.services import attachment_download_record
 from agents.knowledge.download import document_file_response
 from agents.knowledge.selectors import document_readable
+from agents.runtime import endpoint_for_agent
 from platform_core.identity.api_keys.authentication import (
     api_token_authenticate,
     bearer_token_from_header,
@@ -129,6 +131,7 @@ def chat_new(request: HttpRequest, org_slug: str) -> HttpResponse:
             "endpoint_check_url": _endpoint_check_url(request, membership, agent),
             "login_url": f"{reverse('login')}?{urlencode({'next': request.get_full_path()})}",
             **_chat_page_urls(org),
+            **_attachment_context(org, agent),
         },
     )
 
@@ -150,6 +153,24 @@ def _chat_page_urls(org: Organization) -> dict[str, Any]:
         "chat_home_url": reverse("chat-home", kwargs={"org_slug": org.slug}),
         "conversations_url": f"/api/v1/orgs/{org.slug}/conversations/",
         "max_message_chars": services.max_message_chars(),
+    }
+
+
+def _attachment_context(org: Organization, agent: Agent) -> dict[str, Any]:
+    """What the composer needs to attach files: where they upload, the limits it shows, and whether the
+    agent's model reads images (the endpoint a run of the agent would use: its own, else the
+    organisation's default), so a picture it cannot read is refused before it is sent."""
+    limits = attachment_limits()
+    placeholder = uuid.UUID(int=0)
+    return {
+        "attachments_url": f"/api/v1/orgs/{org.slug}/attachments/",
+        # The download link of an attachment, its id in place of the zeros.
+        "attachment_file_url": reverse(
+            "attachment-file", kwargs={"org_slug": org.slug, "attachment_id": placeholder}
+        ),
+        "attachment_max_file_bytes": limits.max_file_bytes,
+        "attachment_max_message_bytes": limits.max_message_bytes,
+        "agent_reads_images": endpoint_for_agent(agent).vision,
     }
 
 
@@ -177,6 +198,7 @@ def chat_conversation(request: HttpRequest, org_slug: str, conversation_id: uuid
             "endpoint_check_url": _endpoint_check_url(request, membership, conversation.agent),
             "login_url": f"{reverse('login')}?{urlencode({'next': request.path})}",
             **_chat_page_urls(org),
+            **_attachment_context(org, conversation.agent),
         },
     )
 

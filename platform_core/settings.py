@@ -277,6 +277,8 @@ SPECTACULAR_SETTINGS = {
     "ENUM_NAME_OVERRIDES": {
         "MemberRoleEnum": "platform_core.models.Role",
         "SignInRoleEnum": "platform_core.models.SSO_ROLES",
+        # An attachment's kind, in the attachments' own answers and in a message's.
+        "AttachmentKindEnum": "agents.attachments.models.AttachmentKind",
     },
 }
 # --- The documentation site: `make docs` builds it into <DOCS_DIR>/en and <DOCS_DIR>/zh, served at /docs/ ---

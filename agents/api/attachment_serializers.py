@@ -2,12 +2,22 @@
 
 from __future__ import annotations
 
+from collections.abc import Mapping
+from typing import Any
+
 from django.urls import reverse
 from django.utils.translation import gettext_lazy as _
 from drf_spectacular.utils import extend_schema_field
 from rest_framework import serializers
 
 from agents.attachments.models import Attachment
+
+
+def _download_url(context: Mapping[str, Any], attachment: Attachment) -> str:
+    """The API's download route of the attachment, under the request's organisation."""
+    org = context.get("org")
+    slug = org.slug if org is not None else attachment.organization.slug
+    return reverse("attachment-download", kwargs={"org_slug": slug, "pk": attachment.pk})
 
 
 class AttachmentSerializer(serializers.ModelSerializer):
@@ -42,9 +52,21 @@ class AttachmentSerializer(serializers.ModelSerializer):
         return "pending" if attachment.pending else "bound"
 
     def get_download_url(self, attachment: Attachment) -> str:
-        org = self.context.get("org")
-        slug = org.slug if org is not None else attachment.organization.slug
-        return reverse("attachment-download", kwargs={"org_slug": slug, "pk": attachment.pk})
+        return _download_url(self.context, attachment)
+
+
+class MessageAttachmentSerializer(serializers.ModelSerializer):
+    """A file sent with a message, as the conversation's history shows it."""
+
+    download_url = serializers.SerializerMethodField(help_text=_("Where its file is downloaded."))
+
+    class Meta:
+        model = Attachment
+        fields = ["id", "name", "kind", "format", "content_type", "size", "download_url"]
+        read_only_fields = fields
+
+    def get_download_url(self, attachment: Attachment) -> str:
+        return _download_url(self.context, attachment)
 
 
 class AttachmentUploadSerializer(serializers.Serializer):

@@ -9,7 +9,7 @@ from django.utils.translation import gettext_lazy as _
 from drf_spectacular.utils import extend_schema_field
 from rest_framework import serializers
 
-from agents.api.attachment_serializers import AttachmentSerializer
+from agents.api.attachment_serializers import MessageAttachmentSerializer
 from agents.endpoint_guard import validate_model_endpoint_url
 from agents.endpoint_headers import api_key_sendable, headers_dump, headers_sendable, headers_validate
 from agents.example_questions import (
@@ -275,19 +275,21 @@ class ConversationRenameSerializer(serializers.ModelSerializer):
 
 
 class MessageSerializer(serializers.ModelSerializer):
+    """A message of the conversation, with the files sent with it (``attachments`` in the context: each
+    message's, read for the whole page at once)."""
+
     run_id = serializers.UUIDField(read_only=True)
-    attachments = serializers.SerializerMethodField(help_text="The files sent with the message.")
+    attachments = serializers.SerializerMethodField(help_text=_("The files sent with the message."))
 
     class Meta:
         model = Message
         fields = ["id", "role", "content", "run_id", "pinned", "injected", "created_at", "attachments"]
         read_only_fields = fields
 
-    @extend_schema_field(AttachmentSerializer(many=True))
+    @extend_schema_field(MessageAttachmentSerializer(many=True))
     def get_attachments(self, message: Message) -> list[dict[str, Any]]:
-        """From the context's ``attachments`` (each message's, read for the page at once)."""
-        attached = self.context.get("attachments") or {}
-        return AttachmentSerializer(attached.get(message.pk, []), many=True, context=self.context).data
+        found = self.context.get("attachments", {}).get(message.pk, [])
+        return list(MessageAttachmentSerializer(found, many=True, context=self.context).data)
 
 
 class RunEventSerializer(serializers.ModelSerializer):

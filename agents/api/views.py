@@ -183,23 +183,22 @@ class _ConversationChildMixin(OrgScopedViewMixin):
 
 
 class MessageViewSet(_ConversationChildMixin, mixins.ListModelMixin, viewsets.GenericViewSet):
-    """The conversation's messages in order: questions, answers, follow-ups, summaries."""
+    """The conversation's messages in order: questions, answers, follow-ups, summaries; each with the files
+    sent with it."""
 
     queryset = Message.objects.order_by("id")
     serializer_class = MessageSerializer
 
-    def list(self, request: Any, *args: Any, **kwargs: Any) -> Any:
-        """A page of messages, each with the files sent with it (one query for the page's)."""
+    def list(self, request: Request, *args: Any, **kwargs: Any) -> Response:
         queryset = self.filter_queryset(self.get_queryset())
         page = self.paginate_queryset(queryset)
         messages = list(page if page is not None else queryset)
-        context = {
-            **self.get_serializer_context(),
-            "attachments": attachments_of_messages(
-                organization_id=self.org.pk, message_ids=[message.pk for message in messages]
-            ),
-        }
-        data = MessageSerializer(messages, many=True, context=context).data
+        # One query for the page's attachments, whatever the number of messages.
+        attachments = attachments_of_messages(
+            organization_id=self.org.pk, message_ids=[message.pk for message in messages]
+        )
+        context = {**self.get_serializer_context(), "attachments": attachments}
+        data = self.get_serializer(messages, many=True, context=context).data
         return self.get_paginated_response(data) if page is not None else Response(data)
 
 

@@ -3,7 +3,7 @@
 
 import { gettext } from "./chat-i18n.js";
 
-function csrfToken() {
+export function csrfToken() {
   const cookie = document.cookie.split("; ").find((part) => part.startsWith("csrftoken="));
   if (cookie) return decodeURIComponent(cookie.slice("csrftoken=".length));
   const field = document.querySelector("input[name=csrfmiddlewaretoken]");
@@ -11,7 +11,7 @@ function csrfToken() {
 }
 
 // The first message of a DRF error body: {"detail": "..."} or {"field": ["..."]}.
-function errorMessage(body) {
+export function errorMessage(body) {
   if (!body || typeof body !== "object") return "";
   if (typeof body.detail === "string") return body.detail;
   for (const value of Object.values(body)) {

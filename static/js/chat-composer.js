@@ -6,14 +6,18 @@
 // The box never cuts what is typed or pasted: a message over the server's limit (maxChars, the same
 // number the server checks) is refused before sending, with a message under the box that says by how
 // much, and stays in the box to be shortened.
+//
+// Files attached to the message wait in the tray above the box (chat-attachments.js): Send waits while
+// they upload, and a message goes with the files that uploaded.
 
 import { formatNumber, gettext, interpolate } from "./chat-i18n.js";
 
 const MAX_HEIGHT_RATIO = 0.4;
 
 export class Composer {
-  // onSend(content) -> true when accepted; onStop(); error: the element that says why a message is refused.
-  constructor({ form, input, sendButton, stopButton, hint, error, maxChars, onSend, onStop }) {
+  // onSend(content, attachments) -> true when accepted; onStop(); error: the element that says why a
+  // message is refused; attachments: the AttachmentTray (null: the page attaches no files).
+  constructor({ form, input, sendButton, stopButton, hint, error, maxChars, onSend, onStop, attachments = null }) {
     this.form = form;
     this.input = input;
     this.sendButton = sendButton;
@@ -23,6 +27,7 @@ export class Composer {
     this.maxChars = maxChars;
     this.onSend = onSend;
     this.onStop = onStop;
+    this.attachments = attachments;
     this.idlePlaceholder = input.getAttribute("placeholder") || "";
     this.working = false;
     this.interrupted = false;
@@ -51,11 +56,27 @@ export class Composer {
 
   submit() {
     const content = this.input.value;
-    if (!content.trim() || !this.checkLength()) return;
-    if (this.onSend(content)) {
+    const tray = this.attachments;
+    if (!content.trim()) {
+      if (tray && tray.count) tray.say(gettext("Write a message to send with the files."));
+      return;
+    }
+    if (!this.checkLength()) return;
+    if (tray && !tray.ready({ followUp: this.working })) return; // the tray says why
+    const files = tray ? tray.sendable() : [];
+    if (this.onSend(content, files)) {
       this.input.value = "";
       this.autosize();
+      if (tray) tray.clear();
     }
+  }
+
+  // Send is off while the attached files hold the message back (the tray says why).
+  refreshSend() {
+    const blocked = !this.input.disabled && Boolean(this.attachments && this.attachments.blocking);
+    this.sendButton.disabled = this.input.disabled || blocked;
+    if (blocked) this.sendButton.title = this.attachments.blocker();
+    else this.sendButton.removeAttribute("title");
   }
 
   // Send `text` as if typed (an example question), unless the box holds a draft of the user's own.
@@ -85,12 +106,16 @@ export class Composer {
     return fits;
   }
 
-  // Put a message the server refused back into an empty box, so nothing typed is lost.
-  restore(content) {
+  // Put a message the server refused ({content, attachments}) back into an empty box, and its files back
+  // into the tray, so nothing typed or attached is lost.
+  restore(refused) {
+    if (!refused) return;
+    const { content, attachments = [] } = refused;
     if (content && !this.input.value.trim()) {
       this.input.value = content;
       this.autosize();
     }
+    if (this.attachments && attachments.length) this.attachments.restore(attachments);
   }
 
   autosize() {
@@ -110,6 +135,7 @@ export class Composer {
       working ? gettext("Add a follow-up; the agent will take it into account…") : this.idlePlaceholder,
     );
     this.showHint();
+    if (this.attachments) this.attachments.refresh();
   }
 
   // The newest answer was cut off and can be continued (its Continue button is offered).
@@ -133,5 +159,6 @@ export class Composer {
     this.sendButton.disabled = true;
     this.stopButton.hidden = true;
     this.hint.textContent = reason;
+    if (this.attachments) this.attachments.disable();
   }
 }

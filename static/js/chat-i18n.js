@@ -34,3 +34,21 @@ export function formatDuration(seconds) {
   const minutes = Math.floor(s / 60);
   return interpolate(gettext("%(min)s min %(sec)s s"), { min: minutes, sec: Math.round(s - minutes * 60) }, true);
 }
+
+// A file size as people read it: "340 bytes", "12 kB", "4.5 MB" (powers of 1,024, as the server's limits).
+const SIZE_UNITS = ["kilobyte", "megabyte", "gigabyte", "terabyte"];
+export function formatBytes(bytes) {
+  let value = Math.max(0, Number(bytes) || 0);
+  if (value < 1024) return interpolate(ngettext("%s byte", "%s bytes", value), [formatNumber(value)]);
+  let unit = -1;
+  while (value >= 1024 && unit < SIZE_UNITS.length - 1) {
+    value /= 1024;
+    unit += 1;
+  }
+  return new Intl.NumberFormat(locale(), {
+    style: "unit",
+    unit: SIZE_UNITS[unit],
+    unitDisplay: "short",
+    maximumFractionDigits: value < 10 ? 1 : 0,
+  }).format(value);
+}

@@ -94,7 +94,8 @@ export class Timeline {
     return turn;
   }
 
-  // messages: [{id, role, content, run_id, injected}] in order; activeRunId: the run working now, if any.
+  // messages: [{id, role, content, run_id, injected, attachments}] in order; activeRunId: the run working
+  // now, if any.
   loadHistory(messages, activeRunId) {
     for (const message of messages) {
       const runId = message.run_id ? String(message.run_id) : null;
@@ -102,6 +103,7 @@ export class Timeline {
       if (message.role === "user" && !message.injected) {
         if (turn) turn.setUser(message.content);
         else turn = this.addTurn({ runId, content: message.content, ended: runId !== activeRunId });
+        turn.setAttachments(message.attachments || []);
         if (runId && runId === activeRunId) turn.setWorking(true);
       } else if (message.role === "user" && turn) {
         turn.addFollowUp(message.content);
@@ -118,7 +120,10 @@ export class Timeline {
     for (const message of messages) {
       if (message.role !== "user" || message.injected || !message.run_id) continue;
       const turn = this.byRun.get(String(message.run_id));
-      if (turn && turn.userEl.hidden) turn.setUser(message.content);
+      if (turn && turn.userEl.hidden) {
+        turn.setUser(message.content);
+        turn.setAttachments(message.attachments || []);
+      }
     }
   }
 
@@ -161,8 +166,10 @@ export class Timeline {
     return Boolean(this.cut && this.cut.notice && this.cut.notice.state === "resuming");
   }
 
-  addLocalMessage(content) {
+  // attachments: the files sent with it ([{id, name, kind, format, size}]).
+  addLocalMessage(content, attachments = []) {
     const turn = this.addTurn({ content });
+    turn.setAttachments(attachments);
     turn.setWorking(true);
     this.changed(true);
     return turn;
@@ -175,11 +182,15 @@ export class Timeline {
   }
 
   // The server refused the newest message this page sent (socket-local error): mark it and return its
-  // text so the composer can offer it again. Returns null when there is nothing to mark.
+  // text and files ({content, attachments}) so the composer can offer them again. Returns null when there
+  // is nothing to mark.
   failNewestLocal(reason) {
     const turn = this.latest;
     if (!turn) return null;
-    if (turn.runId === null && !turn.el.classList.contains("not-sent")) return turn.markNotSent(reason);
-    return turn.failNewestFollowUp();
+    if (turn.runId === null && !turn.el.classList.contains("not-sent")) {
+      return { content: turn.markNotSent(reason), attachments: turn.attachments };
+    }
+    const content = turn.failNewestFollowUp();
+    return content === null ? null : { content, attachments: [] };
   }
 }

@@ -1,6 +1,7 @@
 // One turn of the conversation: the user's message and the run that answers it (its steps, the
 // streamed answer and the footer). The Timeline routes each event of a run to its Turn.
 
+import { attachmentList } from "./chat-attachments.js";
 import { ToolCard } from "./chat-cards.js";
 import { Citations } from "./chat-citations.js";
 import { collapseLongText, el } from "./chat-dom.js";
@@ -53,6 +54,8 @@ export class Turn {
     this.fallbacks = []; // the fallback endpoints that answered a model call of this run, in order
 
     this.userEl = el("div", { class: "msg user" });
+    this.attachments = []; // the files sent with the user's message
+    this.filesEl = el("ul", { class: "msg-attachments", hidden: true });
     this.steps = el("ol", { class: "steps" });
     this.statusText = el("span", { class: "run-status-text", text: gettext("Working…") });
     this.status = el("div", { class: "run-status", hidden: true }, el("span", { class: "spinner", "aria-hidden": "true" }), this.statusText);
@@ -60,7 +63,7 @@ export class Turn {
     this.citations = new Citations(`turn-${Math.random().toString(36).slice(2, 10)}`);
     this.footer = el("footer", { class: "run-footer muted", hidden: true });
     this.runEl = el("div", { class: "run" }, this.steps, this.answer, this.citations.el, this.status, this.footer);
-    this.el = el("li", { class: "turn" }, this.userEl, this.runEl);
+    this.el = el("li", { class: "turn" }, this.userEl, this.filesEl, this.runEl);
     if (runId) this.el.dataset.runId = runId;
     if (content !== null) this.setUser(content);
     else this.userEl.hidden = true;
@@ -76,6 +79,15 @@ export class Turn {
     this.userEl.textContent = content;
     collapseLongText(this.userEl, content);
     this.userEl.hidden = false;
+  }
+
+  // The files sent with the user's message, each a download link.
+  setAttachments(attachments) {
+    this.attachments = Array.isArray(attachments) ? attachments : [];
+    const list = attachmentList(this.attachments);
+    list.hidden = !this.attachments.length;
+    this.filesEl.replaceWith(list);
+    this.filesEl = list;
   }
 
   setWorking(working) {

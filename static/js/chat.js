@@ -4,6 +4,7 @@
 // A new chat is a draft (no conversation id yet): its first message creates the conversation over the
 // REST API, then the page opens that conversation's socket and carries on as its page.
 
+import { AttachmentTray } from "./chat-attachments.js";
 import { Composer } from "./chat-composer.js";
 import { el, toaster } from "./chat-dom.js";
 import { createConversation, takePendingQuestion } from "./chat-draft.js";
@@ -14,8 +15,17 @@ import { Timeline } from "./chat-timeline.js";
 
 const HISTORY_PAGE = 200;
 const GAP_WAIT_MS = 1500;
-// Socket-local error codes that refuse the message this page just sent.
-const SEND_ERRORS = new Set(["empty_message", "message_too_large", "too_many_runs", "agent_unavailable", "run_active"]);
+// Socket-local error codes that refuse the message this page just sent (its text and files go back to the
+// composer). Any code about attachments does too.
+const SEND_ERRORS = new Set([
+  "empty_message",
+  "message_too_large",
+  "too_many_runs",
+  "agent_unavailable",
+  "run_active",
+  "model_cannot_read_images",
+]);
+const refusesSend = (code) => SEND_ERRORS.has(code) || /^attachment/.test(code || "");
 // Socket-local error codes that refuse a Continue (resume_run) this page sent.
 const CONTINUE_ERRORS = new Set(["nothing_to_resume", "run_active"]);
 
@@ -117,6 +127,20 @@ function openSocket() {
   socket.start();
 }
 
+const attachments = new AttachmentTray({
+  tray: document.getElementById("attachment-tray"),
+  notice: document.getElementById("attachment-notice"),
+  picker: document.getElementById("attach-input"),
+  pickerButton: document.getElementById("attach-button"),
+  dropZone: document.querySelector(".chat-pane"),
+  pasteTarget: document.getElementById("composer-input"),
+  uploadUrl: config.attachmentsUrl,
+  maxFileBytes: Number(config.maxFileBytes) || Infinity,
+  maxMessageBytes: Number(config.maxMessageBytes) || Infinity,
+  readsImages: config.readsImages === "1",
+  onChange: () => composer.refreshSend(),
+});
+
 const composer = new Composer({
   form: document.getElementById("composer"),
   input: document.getElementById("composer-input"),
@@ -125,8 +149,9 @@ const composer = new Composer({
   hint: document.getElementById("composer-hint"),
   error: document.getElementById("composer-error"),
   maxChars: Number(config.maxChars) || 20000,
-  onSend: (content) => send(content),
+  onSend: (content, files) => send(content, files),
   onStop: () => cancelRun(),
+  attachments,
 });
 
 const sidebar = new ConversationList(root.querySelector("[data-conversations]"), {
@@ -150,7 +175,7 @@ function handleFrame(frame) {
     // A Continue that waited for the connection, answered after the replay showed the run continuing.
     if (data.code === "nothing_to_resume") return;
     toast(data.message || gettext("Something went wrong."));
-    if (SEND_ERRORS.has(data.code)) composer.restore(timeline.failNewestLocal(gettext("Not sent.")));
+    if (refusesSend(data.code)) composer.restore(timeline.failNewestLocal(gettext("Not sent.")));
     return;
   }
   if (typeof frame.seq !== "number" || frame.seq <= lastSeq) return; // already shown
@@ -185,10 +210,11 @@ function apply(frame) {
   timeline.handle(frame);
 }
 
-function send(content) {
+// files: the attachments uploaded for this message ([{id, name, kind, format, size}]), sent by id.
+function send(content, files = []) {
   if (timeline.working) timeline.addLocalFollowUp(content);
   else {
-    timeline.addLocalMessage(content);
+    timeline.addLocalMessage(content, files);
     if (untitled) {
       // The server titles a conversation after its first message; show the same title right away.
       const first = content.trim().split("\n")[0].slice(0, 80);
@@ -199,6 +225,7 @@ function send(content) {
     }
   }
   const frame = { type: "message", content };
+  if (files.length) frame.attachments = files.map((file) => file.id);
   if (!socket) deliverFromDraft(frame);
   else if (!socket.send(frame)) {
     toast(gettext("You are offline. The message will be sent when the connection is back."), "info");

@@ -191,8 +191,9 @@ def e2e_server(
     folder = tmp_path_factory.mktemp("e2e")
     database = folder / "e2e.sqlite3"
     # The session's OPENAI_BASE_URL guard (a dead port) stays: only the org's endpoint may be called.
-    # The embedded mail default (no EMAIL_HOST) writes into this folder, not the checkout's var/mail.
-    env = server_env(database, {"EMAIL_FILE_PATH": str(folder / "mail")})
+    # The embedded mail default (no EMAIL_HOST) writes into this folder, not the checkout's var/mail, and so
+    # do uploaded files (chat attachments), not into var/media.
+    env = server_env(database, {"EMAIL_FILE_PATH": str(folder / "mail"), "MEDIA_ROOT": str(folder / "media")})
     server = E2EServer(port=free_port(), database=database, log_path=folder / "daphne.log", env=env)
     run_checked([sys.executable, "manage.py", "migrate", "--noinput"], env, "migrate")
     out = run_checked(
