@@ -253,9 +253,11 @@ def _logged(number: int, passage: Passage, found: Found) -> dict[str, Any]:
         "mode": found.ranking,
     }
     if found.rerank == Rerank.RERANKED:
-        entry.update(rerank="reranked", rerank_rank=passage.rerank_rank, rerank_score=passage.rerank_score)
+        entry.update(
+            rerank=found.rerank.value, rerank_rank=passage.rerank_rank, rerank_score=passage.rerank_score
+        )
     elif found.rerank == Rerank.FALLBACK:
-        entry.update(rerank="fallback", rerank_failure=found.rerank_failure)
+        entry.update(rerank=found.rerank.value, rerank_failure=found.rerank_failure)
     return entry
 
 

@@ -38,7 +38,7 @@ if TYPE_CHECKING:
 
 @dataclass(frozen=True, slots=True)
 class BudgetReached:
-    """A budget that counts the caller is spent: nothing was embedded."""
+    """A budget that counts the caller is spent: nothing was sent (embedded or reranked)."""
 
     budget: str
 
