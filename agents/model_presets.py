@@ -13,7 +13,11 @@ without it; an output limit empty: the provider's default).
 A provider's ``embedding_families`` (:mod:`agents.embedding_presets`) are its embedding models, for an
 endpoint of role "embedding" (knowledge bases turn passages into vectors with it; it never chats): kept
 apart from the chat ``families`` so that the form offers each only for its role, with the vectors' length
-instead of a context window.
+instead of a context window. Its ``rerank_families`` (:mod:`agents.rerank_presets`) are its rerank models, for
+an endpoint of role "rerank" (knowledge-base searches reorder their passages with it), with where its
+rerank API lives when not at the chat API's address (``rerank_base_url``) and the path it is posted to
+(``rerank_path``). Jina AI and Cohere are presets for reranking only: they offer no chat family, and an
+endpoint of theirs cannot chat (:func:`chat_provider_problem`).
 
 ``max_output_tokens`` is sent as ``max_tokens`` on every call. It stays empty for OpenAI's reasoning
 models (o-series, GPT-5), which refuse ``max_tokens`` ("Use 'max_completion_tokens' instead",
@@ -29,6 +33,7 @@ from types import MappingProxyType
 from typing import Any
 
 from django.utils.functional import Promise
+from django.utils.translation import gettext
 from django.utils.translation import gettext_lazy as _
 
 from agents.embedding_presets import (
@@ -39,6 +44,13 @@ from agents.embedding_presets import (
     VLLM_EMBEDDINGS,
     ZHIPU_EMBEDDINGS,
     EmbeddingFamily,
+)
+from agents.rerank_presets import (
+    COHERE_RERANKERS,
+    DASHSCOPE_RERANKERS,
+    JINA_RERANKERS,
+    VLLM_RERANKERS,
+    RerankFamily,
 )
 
 ABILITY_KEYS: tuple[str, ...] = (
@@ -96,6 +108,9 @@ class ProviderPreset:
     api_key_header: str | None = None  # None: "Authorization: Bearer <key>"
     headers: Mapping[str, str] = field(default_factory=dict)  # header names to fill, with example values
     embedding_families: tuple[EmbeddingFamily, ...] = ()
+    rerank_families: tuple[RerankFamily, ...] = ()
+    rerank_base_url: str = ""  # where the rerank API lives when not at ``base_url``
+    rerank_path: str = "/rerank"  # posted to under the endpoint's base URL
 
     def family(self, key: str | None) -> ModelFamily | None:
         """The family called ``key``, else None."""
@@ -104,6 +119,10 @@ class ProviderPreset:
     def embedding_family(self, key: str | None) -> EmbeddingFamily | None:
         """The embedding family called ``key``, else None."""
         return next((f for f in self.embedding_families if f.key == key), None)
+
+    def rerank_family(self, key: str | None) -> RerankFamily | None:
+        """The rerank family called ``key``, else None."""
+        return next((f for f in self.rerank_families if f.key == key), None)
 
     def abilities_for(self, family: str | None = None) -> dict[str, bool | None]:
         """Every ability key: the base, this provider's, then the family's."""
@@ -127,6 +146,7 @@ def _self_hosted(
     family: ModelFamily,
     abilities: Mapping[str, bool | None] | None = None,
     embedding_families: tuple[EmbeddingFamily, ...] = (),
+    rerank_families: tuple[RerankFamily, ...] = (),
 ) -> ProviderPreset:
     """A self-hosted OpenAI-compatible server on its default ``port`` of a host the admin names."""
     return ProviderPreset(
@@ -138,6 +158,7 @@ def _self_hosted(
         families=(family,),
         abilities=abilities or {},
         embedding_families=embedding_families,
+        rerank_families=rerank_families,
     )
 
 
@@ -318,6 +339,11 @@ PRESETS: tuple[ProviderPreset, ...] = (
             ),
         ),
         embedding_families=DASHSCOPE_EMBEDDINGS,
+        # The OpenAI-compatible rerank is apart from the chat API (compatible-api, not compatible-mode) and
+        # posted to /reranks: agents.rerank_presets.
+        rerank_families=DASHSCOPE_RERANKERS,
+        rerank_base_url="https://dashscope-intl.aliyuncs.com/compatible-api/v1",
+        rerank_path="/reranks",
     ),
     ProviderPreset(
         provider="glm-zhipu",
@@ -450,6 +476,7 @@ PRESETS: tuple[ProviderPreset, ...] = (
             "https://docs.vllm.ai/en/latest/serving/openai_compatible_server.html",
         ),
         embedding_families=VLLM_EMBEDDINGS,
+        rerank_families=VLLM_RERANKERS,
     ),
     _self_hosted(
         "sglang",
@@ -488,6 +515,25 @@ PRESETS: tuple[ProviderPreset, ...] = (
         family=_served_model("ollama-default", _("Any pulled model"), 8_192, "https://docs.ollama.com/faq"),
         embedding_families=OLLAMA_EMBEDDINGS,
     ),
+    # Reranking only (agents.rerank_presets): no chat family.
+    ProviderPreset(
+        provider="jina",
+        label=_("Jina AI (reranking)"),
+        base_url="https://api.jina.ai/v1",
+        source="https://jina.ai/reranker/",
+        key_help=_("Your Jina AI API key (jina.ai, API key in your account); sent as a Bearer token."),
+        families=(),
+        rerank_families=JINA_RERANKERS,
+    ),
+    ProviderPreset(
+        provider="cohere",
+        label=_("Cohere (reranking)"),
+        base_url="https://api.cohere.ai/v2",
+        source="https://docs.cohere.com/v2/docs/rerank-overview",
+        key_help=_("Create a key at dashboard.cohere.com → API keys; sent as a Bearer token."),
+        families=(),
+        rerank_families=COHERE_RERANKERS,
+    ),
 )
 
 _BY_PROVIDER = {preset.provider: preset for preset in PRESETS}
@@ -502,6 +548,40 @@ def api_key_header_for(provider: str | None) -> str | None:
     """The header the provider takes the key in, when not ``Authorization: Bearer``."""
     preset = preset_for(provider)
     return preset.api_key_header if preset else None
+
+
+# The roles whose endpoints never chat (agents.models.NON_CHAT_ROLES; that module imports this one).
+NON_CHAT_ROLES = ("embedding", "rerank")
+RERANK_ROLE = "rerank"
+
+
+def chat_provider_problem(provider: str | None, role: str) -> str | None:
+    """Why an endpoint of ``role`` cannot use ``provider`` (a chat role with a provider whose preset offers
+    no chat model: Jina AI and Cohere are for reranking here), or ``None``."""
+    preset = preset_for(provider)
+    if preset is None or preset.families or role in NON_CHAT_ROLES:
+        return None
+    return gettext("This provider's preset is for reranking only: choose the role “Rerank”.")
+
+
+def rerank_path_for(provider: str | None) -> str:
+    """The path a rerank request is posted to under the endpoint's base URL: ``/rerank``, or the
+    provider's own (DashScope: ``/reranks``)."""
+    preset = preset_for(provider)
+    return preset.rerank_path if preset is not None else "/rerank"
+
+
+def rerank_base_url_problem(provider: str | None, role: str, base_url: str) -> str | None:
+    """Why ``base_url`` cannot be a rerank endpoint's: the provider's rerank API lives elsewhere than its
+    chat API, and ``base_url`` is the chat API's (the form fills that one in), or ``None``."""
+    preset = preset_for(provider)
+    if role != RERANK_ROLE or preset is None or not preset.rerank_base_url:
+        return None
+    if base_url.rstrip("/") != preset.base_url.rstrip("/"):
+        return None
+    return gettext("This provider's rerank API is not at its chat API's address: use %(url)s.") % {
+        "url": preset.rerank_base_url
+    }
 
 
 EMBEDDING_BATCH_DEFAULT = 64  # texts per embedding request where the provider takes more (or does not say)
@@ -562,6 +642,20 @@ def presets_as_data() -> list[dict[str, Any]]:
                     "source": f.source,
                 }
                 for f in p.embedding_families
+            ],
+            "rerank_families": [
+                {
+                    "key": f.key,
+                    "label": str(f.label),
+                    "model": f.model,
+                    "role": RERANK_ROLE,
+                    "base_url": p.rerank_base_url or p.base_url,
+                    "path": p.rerank_path,
+                    "max_documents": f.max_documents,
+                    "max_input_tokens": f.max_input_tokens,
+                    "source": f.source,
+                }
+                for f in p.rerank_families
             ],
         }
         for p in PRESETS

@@ -14,6 +14,7 @@ from agents.endpoint_guard import validate_model_endpoint_url
 from agents.endpoint_headers import headers_parse
 from agents.example_questions import validate_example_questions
 from agents.fallback_chain import fallback_problem
+from agents.model_presets import chat_provider_problem, rerank_base_url_problem
 from platform_core.crypto import EncryptedTextField
 from platform_core.model_fields import optional_foreign_key
 from platform_core.models import OrgOwnedModel
@@ -26,6 +27,12 @@ class ModelRole(models.TextChoices):
     REASONING = "reasoning", _("Reasoning")
     # Turns text into vectors for knowledge-base search (OpenAI-compatible /embeddings); never chats.
     EMBEDDING = "embedding", _("Embedding")
+    # Scores a search's passages against its question (POST /rerank, Jina/Cohere-compatible); never chats.
+    RERANK = "rerank", _("Rerank")
+
+
+# The roles whose endpoints never chat: no agent's model, no organisation default, no plan-mode role.
+NON_CHAT_ROLES: tuple[str, ...] = (ModelRole.EMBEDDING, ModelRole.RERANK)
 
 
 class ModelProvider(models.TextChoices):
@@ -41,7 +48,29 @@ class ModelProvider(models.TextChoices):
     VLLM = "vllm", _("vLLM (self-hosted)")
     SGLANG = "sglang", _("SGLang (self-hosted)")
     OLLAMA = "ollama", _("Ollama (self-hosted)")
+    JINA = "jina", _("Jina AI (reranking)")
+    COHERE = "cohere", _("Cohere (reranking)")
     CUSTOM = "custom", _("Other OpenAI-compatible endpoint")
+
+
+def model_config_role_problems(
+    *, role: str, provider: str, base_url: str, is_default: bool
+) -> dict[str, str]:
+    """What is wrong with an endpoint's role, by field: an embedding or rerank endpoint made the
+    organisation's default for chats, a chat role with a provider that only reranks, a rerank endpoint at
+    its provider's chat address (the admin's form and the API apply the same rules)."""
+    problems: dict[str, str] = {}
+    if role == ModelRole.EMBEDDING and is_default:
+        problems["is_default"] = str(
+            _("An embedding endpoint cannot be the organisation's default for chats.")
+        )
+    if role == ModelRole.RERANK and is_default:
+        problems["is_default"] = str(_("A rerank endpoint cannot be the organisation's default for chats."))
+    if (problem := chat_provider_problem(provider, role)) is not None:
+        problems["provider"] = problem
+    if (problem := rerank_base_url_problem(provider, role, base_url)) is not None:
+        problems["base_url"] = problem
+    return problems
 
 
 class ModelConfig(OrgOwnedModel):
@@ -178,7 +207,8 @@ class ModelConfig(OrgOwnedModel):
 
     def clean(self) -> None:
         """The base URL must pass the SSRF guard (the same check runs again on every call); the extra
-        headers must be valid and leave the client's own headers alone."""
+        headers must be valid and leave the client's own headers alone; the role must fit the provider
+        (:func:`model_config_role_problems`)."""
         errors: dict[str, list[ValidationError]] = {}
         if self.base_url:
             try:
@@ -192,10 +222,10 @@ class ModelConfig(OrgOwnedModel):
                 errors["extra_headers"] = exc.error_list
         if (problem := fallback_problem(self)) is not None:
             errors["fallback"] = [ValidationError(problem)]
-        if self.role == ModelRole.EMBEDDING and self.is_default:
-            errors["is_default"] = [
-                ValidationError(_("An embedding endpoint cannot be the organisation's default for chats."))
-            ]
+        for name, problem in model_config_role_problems(
+            role=self.role, provider=self.provider, base_url=self.base_url or "", is_default=self.is_default
+        ).items():
+            errors.setdefault(name, []).append(ValidationError(problem))
         if errors:
             raise ValidationError(errors)
 
@@ -257,14 +287,19 @@ class Agent(OrgOwnedModel):
         return self.name
 
     def clean(self) -> None:
-        """An agent chats through a chat model, never through an embedding endpoint."""
-        if self.model_config_id is not None and self.model_config.role == ModelRole.EMBEDDING:
+        """An agent chats through a chat model, never through an embedding or a rerank endpoint."""
+        role = self.model_config.role if self.model_config_id is not None else None
+        if role == ModelRole.EMBEDDING:
             raise ValidationError(
                 {
                     "model_config": _(
                         "Choose a chat model: an embedding endpoint only turns text into vectors."
                     )
                 }
+            )
+        if role == ModelRole.RERANK:
+            raise ValidationError(
+                {"model_config": _("Choose a chat model: a rerank endpoint only scores search passages.")}
             )
 
 

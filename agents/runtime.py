@@ -54,7 +54,16 @@ from agents.engine.tools import ToolRegistry
 from agents.fallback_chain import fallback_chain
 from agents.knowledge.tool import knowledge_tools_for_run
 from agents.model_presets import api_key_header_for
-from agents.models import Agent, Conversation, ExecutionMode, MessageRole, ModelConfig, ModelRole, Run
+from agents.models import (
+    NON_CHAT_ROLES,
+    Agent,
+    Conversation,
+    ExecutionMode,
+    MessageRole,
+    ModelConfig,
+    ModelRole,
+    Run,
+)
 from agents.models import Message as MessageRow
 from agents.selectors import engine_history
 from agents.usage.budgets import BudgetLine, budgets_for_run
@@ -277,7 +286,7 @@ def endpoint_for_agent(agent: Agent, *, config_version: int | None = None) -> Mo
 def _default_model(organization_id: int) -> ModelConfig | None:
     return (
         ModelConfig.objects.filter(organization_id=organization_id, is_default=True, active=True)
-        .exclude(role=ModelRole.EMBEDDING)
+        .exclude(role__in=NON_CHAT_ROLES)
         .order_by("name")
         .first()
     )
@@ -286,7 +295,7 @@ def _default_model(organization_id: int) -> ModelConfig | None:
 def _role_models(organization_id: int) -> list[ModelConfig]:
     return list(
         ModelConfig.objects.filter(organization_id=organization_id, active=True)
-        .exclude(role__in=(ModelRole.GENERAL, ModelRole.EMBEDDING))
+        .exclude(role__in=(ModelRole.GENERAL, *NON_CHAT_ROLES))
         .order_by("-is_default", "name")
     )
 
@@ -309,8 +318,8 @@ def endpoints_by_role(
     chosen: dict[str, ModelEndpoint] = {ModelRole.GENERAL: general}
     for config in _cached(agent, config_version, "role_models", lambda: _role_models(agent.organization_id)):
         chosen.setdefault(config.role, endpoint_of(config))
-    # The chat roles: an embedding endpoint never chats (agents.knowledge uses it).
-    return {role: chosen.get(role, general) for role in ModelRole.values if role != ModelRole.EMBEDDING}
+    # The chat roles: an embedding or rerank endpoint never chats (agents.knowledge uses them).
+    return {role: chosen.get(role, general) for role in ModelRole.values if role not in NON_CHAT_ROLES}
 
 
 def runtime_build(run_id: uuid.UUID, *, started: StartedRun | None = None) -> RunBlueprint:

@@ -80,7 +80,9 @@ class _KnowledgeScope(OrgScopedViewMixin):
     list=extend_schema(summary="The knowledge bases the caller sees (admins: all; members: readable ones)"),
     create=extend_schema(summary="Create a knowledge base with its search connector (admins)"),
     retrieve=extend_schema(summary="One knowledge base (404 for one the caller may not read)"),
-    partial_update=extend_schema(summary="Change a knowledge base's name, description, activity or access"),
+    partial_update=extend_schema(
+        summary="Change a knowledge base's name, description, activity, endpoints or access"
+    ),
     destroy=extend_schema(summary="Delete a knowledge base with its documents, passages and files (admins)"),
 )
 class KnowledgeBaseViewSet(_KnowledgeScope, viewsets.ModelViewSet):
@@ -125,6 +127,7 @@ class KnowledgeBaseViewSet(_KnowledgeScope, viewsets.ModelViewSet):
             name=connector["name"],
             description=connector.get("description", ""),
             embedding_endpoint=data.get("embedding_endpoint"),
+            rerank_endpoint=data.get("rerank_endpoint"),
             restricted=data.get("restricted", False),
             members=data.get("members", ()),
             actor=self.request.user,
@@ -134,7 +137,13 @@ class KnowledgeBaseViewSet(_KnowledgeScope, viewsets.ModelViewSet):
     def perform_update(self, serializer: Any) -> None:
         data = dict(serializer.validated_data)
         changes: dict[str, Any] = dict(data.pop("connector", {}))
-        changes.update({k: data[k] for k in ("embedding_endpoint", "restricted", "members") if k in data})
+        changes.update(
+            {
+                k: data[k]
+                for k in ("embedding_endpoint", "rerank_endpoint", "restricted", "members")
+                if k in data
+            }
+        )
         knowledge_base = knowledge_base_update(
             knowledge_base=serializer.instance,
             actor=self.request.user,

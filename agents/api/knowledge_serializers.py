@@ -1,7 +1,7 @@
 """Serializers of the knowledge-base API: knowledge bases, their documents and an upload's outcomes.
 
 A knowledge base's name, description and activity are its connector's (the name is a connector name:
-its tool is ``<name>__search``); its embedding endpoint and members are limited to the URL's
+its tool is ``<name>__search``); its embedding and rerank endpoints and members are limited to the URL's
 organisation. A document's failure reason is written in the request's language when it is shown.
 """
 
@@ -13,7 +13,7 @@ from django.contrib.auth import get_user_model
 from django.utils.translation import gettext_lazy as _
 from rest_framework import serializers
 
-from agents.knowledge.base_services import embedding_endpoint_error
+from agents.knowledge.base_services import embedding_endpoint_error, rerank_endpoint_error
 from agents.knowledge.failures import failure_message
 from agents.knowledge.models import Document, DocumentStatus, KnowledgeBase
 from agents.knowledge.search import SearchMode
@@ -68,6 +68,15 @@ class KnowledgeBaseSerializer(serializers.Serializer):
         required=False,
         help_text=_("The organisation's model endpoint of role “embedding” (null: keyword search only)."),
     )
+    rerank_endpoint = OrgScopedPrimaryKeyField(
+        queryset=ModelConfig.objects.all(),
+        allow_null=True,
+        required=False,
+        help_text=_(
+            "The organisation's model endpoint of role “rerank”: it reorders each search's best passages "
+            "(null: the fused ranking is kept)."
+        ),
+    )
     embedding_model = serializers.CharField(read_only=True)
     embedding_dimension = serializers.IntegerField(read_only=True, allow_null=True)
     search_mode = serializers.SerializerMethodField()
@@ -104,6 +113,13 @@ class KnowledgeBaseSerializer(serializers.Serializer):
     def validate_embedding_endpoint(self, value: ModelConfig | None) -> ModelConfig | None:
         org = self.context.get("org")
         problem = embedding_endpoint_error(organization_id=org.pk if org else 0, endpoint=value)
+        if problem:
+            raise serializers.ValidationError(problem)
+        return value
+
+    def validate_rerank_endpoint(self, value: ModelConfig | None) -> ModelConfig | None:
+        org = self.context.get("org")
+        problem = rerank_endpoint_error(organization_id=org.pk if org else 0, endpoint=value)
         if problem:
             raise serializers.ValidationError(problem)
         return value

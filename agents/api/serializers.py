@@ -207,6 +207,22 @@ class EmbeddingFamilySerializer(serializers.Serializer):
     source = serializers.URLField()
 
 
+class RerankFamilySerializer(serializers.Serializer):
+    """A rerank model of a provider, for an endpoint of role "rerank" (``agents.rerank_presets``)."""
+
+    key = serializers.CharField()
+    label = serializers.CharField()
+    model = serializers.CharField(allow_blank=True)
+    role = serializers.CharField()
+    base_url = serializers.CharField(
+        help_text=_("Where the provider's rerank API is (a pattern: replace the parts in braces).")
+    )
+    path = serializers.CharField(help_text=_("The path the request is posted to under the base URL."))
+    max_documents = serializers.IntegerField(allow_null=True)
+    max_input_tokens = serializers.IntegerField(allow_null=True)
+    source = serializers.URLField()
+
+
 class ModelPresetSerializer(serializers.Serializer):
     """One provider's endpoint preset (``agents.model_presets``)."""
 
@@ -221,6 +237,7 @@ class ModelPresetSerializer(serializers.Serializer):
     abilities = serializers.DictField(child=serializers.BooleanField(allow_null=True))
     families = ModelFamilySerializer(many=True)
     embedding_families = EmbeddingFamilySerializer(many=True)
+    rerank_families = RerankFamilySerializer(many=True)
 
 
 @extend_schema_field(

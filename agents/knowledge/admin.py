@@ -1,7 +1,7 @@
 """The admin of knowledge bases and their documents.
 
 A knowledge base's page sets its name, description and activity (its connector's, the guard rails'
-identity of its search tool), its embedding endpoint and who may read it, takes several files at once
+identity of its search tool), its embedding and rerank endpoints and who may read it, takes several files at once
 (stored and queued by :func:`agents.knowledge.services.document_upload`, each outcome reported), and lists
 its documents with where their ingestion stands and, for a failed one, why, in the admin's language.
 The documents' own list re-indexes or deletes them through the same services.
@@ -126,7 +126,7 @@ class KnowledgeBaseForm(forms.ModelForm):
 
     class Meta:
         model = KnowledgeBase
-        fields = ["organization", "embedding_endpoint", "restricted", "members"]
+        fields = ["organization", "embedding_endpoint", "rerank_endpoint", "restricted", "members"]
 
     def __init__(self, *args: Any, **kwargs: Any) -> None:
         super().__init__(*args, **kwargs)
@@ -139,9 +139,13 @@ class KnowledgeBaseForm(forms.ModelForm):
         # The admin prints help texts as HTML; ours are plain text ("'<name>__search'" must show).
         for field in self.fields.values():
             field.help_text = conditional_escape(field.help_text)
-        if "embedding_endpoint" in self.fields:
-            field = self.fields["embedding_endpoint"]
-            field.queryset = field.queryset.filter(role=ModelRole.EMBEDDING)  # type: ignore[attr-defined]  # a ModelChoiceField
+        for name, role in (
+            ("embedding_endpoint", ModelRole.EMBEDDING),
+            ("rerank_endpoint", ModelRole.RERANK),
+        ):
+            if name in self.fields:
+                field = self.fields[name]
+                field.queryset = field.queryset.filter(role=role)  # type: ignore[attr-defined]  # a ModelChoiceField
 
     def clean(self) -> dict[str, Any]:
         cleaned = super().clean() or {}
@@ -155,9 +159,14 @@ class KnowledgeBaseForm(forms.ModelForm):
                 taken = taken.exclude(pk=self.instance.connector_id)
             if taken.exists():
                 self.add_error("name", _("A connector or knowledge base of this organisation has this name."))
-        endpoint: ModelConfig | None = cleaned.get("embedding_endpoint")
-        if endpoint is not None and organization is not None and endpoint.organization_id != organization.pk:
-            self.add_error("embedding_endpoint", _("Choose an endpoint of this organisation."))
+        for name in ("embedding_endpoint", "rerank_endpoint"):
+            endpoint: ModelConfig | None = cleaned.get(name)
+            if (
+                endpoint is not None
+                and organization is not None
+                and endpoint.organization_id != organization.pk
+            ):
+                self.add_error(name, _("Choose an endpoint of this organisation."))
         return cleaned
 
 
@@ -216,7 +225,15 @@ class KnowledgeBaseAdmin(AuditedAdmin):
         (_("Documents"), {"fields": ["upload", "add_url", "allowed_private_hosts"]}),
         (
             _("Search"),
-            {"fields": ["search_mode", "embedding_endpoint", "embedding_model", "embedding_dimension"]},
+            {
+                "fields": [
+                    "search_mode",
+                    "embedding_endpoint",
+                    "embedding_model",
+                    "embedding_dimension",
+                    "rerank_endpoint",
+                ]
+            },
         ),
         (_("Who may read it"), {"fields": ["restricted", "members"]}),
     ]
@@ -253,6 +270,7 @@ class KnowledgeBaseAdmin(AuditedAdmin):
                 name=data["name"],
                 description=data.get("description", ""),
                 embedding_endpoint=data.get("embedding_endpoint"),
+                rerank_endpoint=data.get("rerank_endpoint"),
                 restricted=bool(data.get("restricted")),
                 members=data.get("members") or (),
                 is_active=bool(data.get("active")),
@@ -270,6 +288,7 @@ class KnowledgeBaseAdmin(AuditedAdmin):
             description=data.get("description", ""),
             is_active=bool(data.get("active")),
             embedding_endpoint=data.get("embedding_endpoint"),
+            rerank_endpoint=data.get("rerank_endpoint"),
             restricted=bool(data.get("restricted")),
             members=data.get("members") or (),
             allowed_private_hosts=list(data.get("allowed_private_hosts") or []),

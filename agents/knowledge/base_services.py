@@ -3,7 +3,7 @@
 A knowledge base's identity lives on its connector (:mod:`connectors.knowledge.kind`): its name (its tool
 is ``<name>__search``), its description (what the model reads) and its activity (whether agents may
 search it). :func:`knowledge_base_update` changes those and the knowledge base's own settings (embedding
-endpoint, restriction, members) together, validated as the connector and the knowledge base validate
+and rerank endpoints, restriction, members) together, validated as the connector and the knowledge base validate
 themselves, and records one ``knowledge_base.updated`` audit row holding both sides' changes.
 """
 
@@ -41,6 +41,7 @@ class Keep(Enum):
 KEEP = Keep.KEEP
 _CONNECTOR_FIELDS = ("name", "description", "is_active", "allowed_private_hosts")
 EMBEDDING_ROLE = "embedding"  # agents.models.ModelRole.EMBEDDING (agents.models imports this package)
+RERANK_ROLE = "rerank"  # agents.models.ModelRole.RERANK
 
 
 def embedding_endpoint_error(*, organization_id: int, endpoint: ModelConfig | None) -> str | None:
@@ -49,6 +50,15 @@ def embedding_endpoint_error(*, organization_id: int, endpoint: ModelConfig | No
         return None
     if endpoint.organization_id != organization_id or endpoint.role != EMBEDDING_ROLE:
         return _("Choose one of the organisation's model endpoints of role “embedding”.")
+    return None
+
+
+def rerank_endpoint_error(*, organization_id: int, endpoint: ModelConfig | None) -> str | None:
+    """Why ``endpoint`` cannot be a knowledge base's rerank endpoint (``None``: it can, or none)."""
+    if endpoint is None:
+        return None
+    if endpoint.organization_id != organization_id or endpoint.role != RERANK_ROLE:
+        return _("Choose one of the organisation's model endpoints of role “rerank”.")
     return None
 
 
@@ -81,6 +91,7 @@ def knowledge_base_update(
     description: str | Keep = KEEP,
     is_active: bool | Keep = KEEP,
     embedding_endpoint: ModelConfig | None | Keep = KEEP,
+    rerank_endpoint: ModelConfig | None | Keep = KEEP,
     restricted: bool | Keep = KEEP,
     members: Iterable[User] | Keep = KEEP,
     allowed_private_hosts: list[str] | Keep = KEEP,
@@ -92,7 +103,12 @@ def knowledge_base_update(
     org_id = knowledge_base.organization_id
     if members is not KEEP:
         members = list(members)
-    _refuse_wrong_access(organization_id=org_id, embedding_endpoint=embedding_endpoint, members=members)
+    _refuse_wrong_access(
+        organization_id=org_id,
+        embedding_endpoint=embedding_endpoint,
+        rerank_endpoint=rerank_endpoint,
+        members=members,
+    )
     with transaction.atomic():
         stored = (
             KnowledgeBase.objects.for_org(org_id)
@@ -112,6 +128,8 @@ def knowledge_base_update(
                 setattr(connector, field, value)
         if embedding_endpoint is not KEEP:
             knowledge_base.embedding_endpoint = embedding_endpoint
+        if rerank_endpoint is not KEEP:
+            knowledge_base.rerank_endpoint = rerank_endpoint
         if restricted is not KEEP:
             knowledge_base.restricted = restricted
         _connector_clean(connector)
@@ -158,13 +176,21 @@ def _queue_all(document_ids: list[Any]) -> None:
 
 
 def _refuse_wrong_access(
-    *, organization_id: int, embedding_endpoint: ModelConfig | None | Keep, members: list[User] | Keep
+    *,
+    organization_id: int,
+    embedding_endpoint: ModelConfig | None | Keep,
+    rerank_endpoint: ModelConfig | None | Keep = KEEP,
+    members: list[User] | Keep,
 ) -> None:
     errors: dict[str, str] = {}
     if embedding_endpoint is not KEEP:
         problem = embedding_endpoint_error(organization_id=organization_id, endpoint=embedding_endpoint)
         if problem:
             errors["embedding_endpoint"] = problem
+    if rerank_endpoint is not KEEP:
+        problem = rerank_endpoint_error(organization_id=organization_id, endpoint=rerank_endpoint)
+        if problem:
+            errors["rerank_endpoint"] = problem
     if members is not KEEP:
         problem = members_error(organization_id=organization_id, members=members)
         if problem:

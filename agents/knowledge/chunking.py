@@ -29,11 +29,19 @@ from markdown_it.token import Token
 
 from agents.engine.tokens import estimate_text_tokens
 
-__all__ = ["DEFAULT_MAX_TOKENS", "Chunk", "chunk_pages"]
+__all__ = ["DEFAULT_MAX_TOKENS", "Chunk", "chunk_pages", "passage_with_headings"]
 
 DEFAULT_MAX_TOKENS = 400
 
 _PARSER = MarkdownIt("commonmark").enable("table")
+
+
+def passage_with_headings(heading_path: Sequence[str], text: str) -> str:
+    """What a model reads of a passage (to embed it, to score it against a question): its headings, then
+    its text (the headings say what it is about)."""
+    return f"{' > '.join(heading_path)}\n\n{text}" if heading_path else text
+
+
 _SENTENCE_END = re.compile(r"(?<=[.!?])\s+|(?<=[。！？；])")
 # A CJK character, or a run of anything else up to and including the whitespace after it.
 _CJK = "\u2e80-\u9fff\uac00-\ud7af\uf900-\ufaff\uff00-\uffef"

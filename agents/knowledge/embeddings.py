@@ -1,13 +1,11 @@
 """Texts turned into vectors by a model endpoint of role "embedding" (OpenAI-compatible ``POST /embeddings``).
 
-The request goes through the engine's model client, as a chat does (``agents.runtime.llm_for``): the
-shared ``openai`` SDK client of the endpoint on the running event loop, every connection (redirects
-included) through the SSRF guard with the operator's allowance (:class:`~agents.endpoint_guard.
-ModelEndpointGuard`), the key in its provider's header, the admin's extra headers and query, the SDK's
-retries (429/5xx, connection errors; a long ``Retry-After`` surfaces at once). The endpoint is read from
-the :class:`~agents.models.ModelConfig` here rather than through ``agents.runtime``, which this package
-cannot import (``agents.models`` imports the knowledge models): :func:`embedding_endpoint_of` maps the
-same fields as ``agents.runtime.endpoint_of``.
+The request goes through the transport of :mod:`agents.knowledge.endpoint_access` (the engine's model
+client, as a chat's, behind the SSRF guard with the operator's allowance, the key in its provider's header,
+the admin's extra headers and query, the SDK's retries). The endpoint is read from the
+:class:`~agents.models.ModelConfig` here rather than through ``agents.runtime``, which this package cannot
+import (``agents.models`` imports the knowledge models): :func:`embedding_endpoint_of` maps the same fields
+as ``agents.runtime.endpoint_of``.
 
 Texts go in batches (:func:`agents.model_presets.embedding_batch_size`: 64, or fewer where the provider
 takes fewer, and at most :data:`MAX_BATCH_CHARS` characters), one after another. The answer is read
@@ -22,26 +20,28 @@ from __future__ import annotations
 import asyncio
 import base64
 import binascii
-import json
 import math
 from collections.abc import Mapping, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from enum import StrEnum
-from typing import Any, Literal, Protocol
-from urllib.parse import urlsplit
+from typing import Any, Literal
 
-import httpx2
 import numpy as np
-import openai
 from django.utils import translation
 from django.utils.translation import gettext as _
 
-from agents.endpoint_guard import ModelEndpointGuard, model_endpoint_allowed_hosts
-from agents.endpoint_headers import api_key_sendable, headers_sendable
-from agents.engine.endpoint_errors import retry_after_seconds
-from agents.engine.llm import EndpointRefusedError, OpenAICompatibleLLM, aclose_shared_clients
-from agents.model_presets import api_key_header_for, embedding_batch_size
+from agents.engine.llm import OpenAICompatibleLLM, aclose_shared_clients
+from agents.knowledge.endpoint_access import (
+    EndpointAccess,
+    EndpointSettings,
+    PostFailed,
+    PostFailure,
+    access_settings_of,
+    endpoint_post,
+    strict_json,
+)
+from agents.model_presets import embedding_batch_size
 
 __all__ = [
     "MAX_BATCH_CHARS",
@@ -94,63 +94,18 @@ class EmbeddingFailed:
 EmbeddingOutcome = Embedded | EmbeddingFailed
 
 
-class EndpointSettings(Protocol):
-    """What :func:`embedding_endpoint_of` reads of a model endpoint (``agents.models.ModelConfig``)."""
-
-    base_url: str
-    api_key: str
-    model: str
-    provider: str
-    timeout: float
-    api_version: str
-
-    @property
-    def headers(self) -> dict[str, str]: ...
-
-
 @dataclass(frozen=True)
-class EmbeddingEndpoint:
-    """Where and how to embed, as plain values (the key and header values never in the repr)."""
+class EmbeddingEndpoint(EndpointAccess):
+    """Where and how to embed, as plain values (the key and header values never in the repr), and how
+    many texts a request carries."""
 
-    base_url: str
-    api_key: str = field(repr=False)
-    model: str
-    timeout: float = 60.0
     batch_size: int = 64
-    headers: tuple[tuple[str, str], ...] = field(default=(), repr=False)
-    query: tuple[tuple[str, str], ...] = ()
-    api_key_header: str | None = None
-    allowed_private_hosts: tuple[str, ...] = ()
-    max_retries: int = 2  # the SDK's retries of a 429, a 5xx or a connection error
-
-    def llm(self) -> OpenAICompatibleLLM:
-        """The engine's client for this endpoint, its connections through the SSRF guard (as
-        ``agents.runtime.llm_for`` builds a chat endpoint's)."""
-        return OpenAICompatibleLLM(
-            base_url=self.base_url,
-            api_key=self.api_key,
-            model=self.model,
-            timeout=self.timeout,
-            max_retries=self.max_retries,
-            guard=ModelEndpointGuard(self.allowed_private_hosts),
-            default_headers=dict(self.headers) or None,
-            default_query=dict(self.query) or None,
-            api_key_header=self.api_key_header,
-        )
 
 
 def embedding_endpoint_of(config: EndpointSettings) -> EmbeddingEndpoint:
     """The endpoint a model configuration describes (sync: its key and headers are decrypted here)."""
     return EmbeddingEndpoint(
-        base_url=config.base_url,
-        api_key=config.api_key or "not-needed",
-        model=config.model,
-        timeout=config.timeout,
-        batch_size=embedding_batch_size(config.provider, config.model),
-        headers=tuple(sorted(config.headers.items())),
-        query=(("api-version", config.api_version),) if config.api_version else (),
-        api_key_header=api_key_header_for(config.provider),
-        allowed_private_hosts=model_endpoint_allowed_hosts(),
+        **access_settings_of(config), batch_size=embedding_batch_size(config.provider, config.model)
     )
 
 
@@ -176,7 +131,7 @@ async def embed_texts(
     base's), an answer of another dimension is a ``bad_answer``."""
     if any(not text.strip() for text in texts):
         raise ValueError("an empty text has no embedding")
-    if not api_key_sendable(endpoint.api_key) or not headers_sendable(dict(endpoint.headers)):
+    if not endpoint.sendable():
         return EmbeddingFailed(
             EmbeddingFailure.REFUSED,
             _(
@@ -227,84 +182,56 @@ async def _embed_batch(
     endpoint: EmbeddingEndpoint, llm: OpenAICompatibleLLM, texts: list[str], dimension: int | None
 ) -> tuple[list[tuple[float, ...]], str, int] | EmbeddingFailed:
     body = {"model": endpoint.model, "input": texts, "encoding_format": "float"}
-    try:
-        response = await llm.client().post(
-            "/embeddings", cast_to=httpx2.Response, body=body, options=llm.request_options()
-        )
-    except EndpointRefusedError as exc:
-        return _guard_refused(exc)
-    except openai.APIConnectionError as exc:
-        if isinstance(exc.__cause__, EndpointRefusedError):
-            return _guard_refused(exc.__cause__)
-        return _unreachable(endpoint, exc)
-    except openai.RateLimitError as exc:
-        wait = retry_after_seconds(exc.response.headers)
-        return EmbeddingFailed(
-            EmbeddingFailure.RATE_LIMITED,
-            _("The embedding endpoint is rate limited (HTTP 429): %(message)s")
-            % {"message": _redacted(endpoint, _message(exc))},
-            {"status": 429, "message": _redacted(endpoint, _message(exc))},
-            retry_after=wait,
-        )
-    except openai.APIStatusError as exc:
-        message = _redacted(endpoint, _message(exc))
-        if exc.status_code >= 500:
-            return EmbeddingFailed(
-                EmbeddingFailure.UNREACHABLE,
-                _("The embedding endpoint failed (HTTP %(status)s): %(message)s")
-                % {"status": exc.status_code, "message": message},
-                {"status": exc.status_code, "message": message},
-            )
-        return EmbeddingFailed(
-            EmbeddingFailure.REFUSED,
-            _("The embedding endpoint refused the request (HTTP %(status)s): %(message)s")
-            % {"status": exc.status_code, "message": message},
-            {"status": exc.status_code, "message": message},
-        )
-    content = response.content
+    content = await endpoint_post(endpoint, llm, "/embeddings", body)
+    if isinstance(content, PostFailed):
+        return _failure(endpoint, content)
     if len(content) > DECODE_INLINE_BYTES:  # 64 vectors of 1,024 numbers take ~20 ms to read: not on the loop
         return await asyncio.to_thread(_decoded, endpoint, content, len(texts), dimension)
     return _decoded(endpoint, content, len(texts), dimension)
 
 
-def _message(exc: openai.APIStatusError) -> str:
-    return (getattr(exc, "message", None) or str(exc) or type(exc).__name__)[:500]
-
-
-def _redacted(endpoint: EmbeddingEndpoint, text: str) -> str:
-    """``text`` without the key or any extra header's value (gateways put tokens in headers)."""
-    if endpoint.api_key and len(endpoint.api_key) >= 4:
-        text = text.replace(endpoint.api_key, "***")
-    for _name, value in endpoint.headers:
-        if len(value) >= 4:
-            text = text.replace(value, "***")
-    return text
-
-
-def _guard_refused(exc: EndpointRefusedError) -> EmbeddingFailed:
-    return EmbeddingFailed(
-        EmbeddingFailure.REFUSED,
-        _("The embedding endpoint's address is not allowed: %(reason)s") % {"reason": str(exc)},
-        {"reason": "address_refused"},
-    )
-
-
-def _unreachable(endpoint: EmbeddingEndpoint, exc: openai.APIConnectionError) -> EmbeddingFailed:
-    host = urlsplit(endpoint.base_url).hostname or "?"
-    if isinstance(exc, openai.APITimeoutError):
+def _failure(endpoint: EmbeddingEndpoint, failed: PostFailed) -> EmbeddingFailed:
+    """Why no vectors, in the admin's words, from why the request got no answer."""
+    kind, message, status = failed.kind, failed.message, failed.status
+    if kind == PostFailure.ADDRESS_REFUSED:
+        return EmbeddingFailed(
+            EmbeddingFailure.REFUSED,
+            _("The embedding endpoint's address is not allowed: %(reason)s") % {"reason": message},
+            {"reason": "address_refused"},
+        )
+    if kind == PostFailure.TIMEOUT:
         return EmbeddingFailed(
             EmbeddingFailure.UNREACHABLE,
             _("The embedding endpoint at %(host)s did not answer within %(seconds)s s.")
-            % {"host": host, "seconds": f"{endpoint.timeout:g}"},
-            {"host": host, "timeout": endpoint.timeout},
+            % {"host": failed.host, "seconds": f"{endpoint.timeout:g}"},
+            {"host": failed.host, "timeout": endpoint.timeout},
         )
-    cause = exc.__cause__ or exc
-    reason = _redacted(endpoint, str(cause) or type(cause).__name__)[:300]
+    if kind == PostFailure.CONNECTION:
+        return EmbeddingFailed(
+            EmbeddingFailure.UNREACHABLE,
+            _("The embedding endpoint at %(host)s cannot be reached: %(reason)s")
+            % {"host": failed.host, "reason": message},
+            {"host": failed.host, "reason": message},
+        )
+    if kind == PostFailure.RATE_LIMITED:
+        return EmbeddingFailed(
+            EmbeddingFailure.RATE_LIMITED,
+            _("The embedding endpoint is rate limited (HTTP 429): %(message)s") % {"message": message},
+            {"status": 429, "message": message},
+            retry_after=failed.retry_after,
+        )
+    if kind == PostFailure.SERVER_ERROR:
+        return EmbeddingFailed(
+            EmbeddingFailure.UNREACHABLE,
+            _("The embedding endpoint failed (HTTP %(status)s): %(message)s")
+            % {"status": status, "message": message},
+            {"status": status, "message": message},
+        )
     return EmbeddingFailed(
-        EmbeddingFailure.UNREACHABLE,
-        _("The embedding endpoint at %(host)s cannot be reached: %(reason)s")
-        % {"host": host, "reason": reason},
-        {"host": host, "reason": reason},
+        EmbeddingFailure.REFUSED,
+        _("The embedding endpoint refused the request (HTTP %(status)s): %(message)s")
+        % {"status": status, "message": message},
+        {"status": status, "message": message},
     )
 
 
@@ -316,10 +243,6 @@ class _BadAnswer(Exception):
         super().__init__(detail)
         self.detail = detail
         self.figures = figures
-
-
-def _no_constant(name: str) -> Any:
-    raise ValueError(f"{name} is not a number")
 
 
 def _decoded(
@@ -335,8 +258,7 @@ def _read(
     content: bytes, count: int, dimension: int | None, model: str
 ) -> tuple[list[tuple[float, ...]], str, int]:
     try:
-        # NaN and Infinity are not JSON: Python's parser would take them.
-        answer = json.loads(content, parse_constant=_no_constant)
+        answer = strict_json(content)
     except ValueError as exc:
         raise _BadAnswer(_("The embedding endpoint's answer is not JSON."), reason="not_json") from exc
     data = answer.get("data") if isinstance(answer, dict) else None

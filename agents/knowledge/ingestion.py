@@ -25,7 +25,7 @@ from django.core.files import File
 from django.db import transaction
 from django.utils import timezone
 
-from agents.knowledge.chunking import chunk_pages
+from agents.knowledge.chunking import chunk_pages, passage_with_headings
 from agents.knowledge.embeddings import Embedded, EmbeddingFailed, embed_texts_sync
 from agents.knowledge.failures import IngestFailure
 from agents.knowledge.fetching import FetchFailed, url_fetched
@@ -132,7 +132,7 @@ def _ingest(document: Document) -> IngestOutcome:
     endpoint = knowledge_base.embedding_endpoint
     if endpoint is not None and endpoint.active:
         _working(document, DocumentStatus.EMBEDDING)
-        texts = [passage_for_embedding(c.heading_path, c.text) for c in chunks]
+        texts = [passage_with_headings(c.heading_path, c.text) for c in chunks]
         outcome = embedding_metered_sync(
             EmbeddingPayer(document.organization_id),
             endpoint,
@@ -254,11 +254,6 @@ def _embedded_as_needed(document: Document) -> bool:
         ChunkVector.objects.for_org(document.organization_id).filter(chunk__document_id=document.pk).count()
     )
     return vectors == document.chunk_count
-
-
-def passage_for_embedding(heading_path: tuple[str, ...] | list[str], text: str) -> str:
-    """What is embedded of a passage: its headings, then its text (the headings say what it is about)."""
-    return f"{' > '.join(heading_path)}\n\n{text}" if heading_path else text
 
 
 def _working(document: Document, status: str) -> None:

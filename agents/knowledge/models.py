@@ -42,6 +42,14 @@ class KnowledgeBase(OrgOwnedModel):
         _("embedding endpoint"),
         help_text=_("A model endpoint of role “embedding”. Empty: keyword search only."),
     )
+    rerank_endpoint = optional_foreign_key(
+        "agents.ModelConfig",
+        _("rerank endpoint"),
+        help_text=_(
+            "A model endpoint of role “rerank”: it reorders each search's best passages. Empty: the fused "
+            "ranking is kept."
+        ),
+    )
     embedding_model = models.CharField(_("embedding model"), max_length=200, blank=True, editable=False)
     embedding_dimension = models.PositiveIntegerField(
         _("embedding dimension"), null=True, blank=True, editable=False

@@ -25,6 +25,7 @@ from django.core.files.storage import Storage
 from django.db import transaction
 from django.utils.translation import gettext_lazy as _
 
+from agents.knowledge.base_services import embedding_endpoint_error, rerank_endpoint_error
 from agents.knowledge.models import Document, DocumentStatus, KnowledgeBase
 from agents.knowledge.tasks import ingestion_queue
 from connectors.knowledge.kind import SEARCH_ACTION
@@ -78,6 +79,7 @@ def knowledge_base_create(
     name: str,
     description: str = "",
     embedding_endpoint: ModelConfig | None = None,
+    rerank_endpoint: ModelConfig | None = None,
     restricted: bool = False,
     members: Iterable[User] = (),
     is_active: bool = True,
@@ -86,7 +88,24 @@ def knowledge_base_create(
 ) -> KnowledgeBase:
     """A new knowledge base with its connector (active or not, the private hosts its URL documents may be
     fetched from) and search action (validated; ``ValidationError`` says what is wrong, e.g. a name taken
-    by another connector)."""
+    by another connector, or an embedding or rerank endpoint that is not one of the organisation's of that
+    role)."""
+    problems = {
+        field: problem
+        for field, problem in (
+            (
+                "embedding_endpoint",
+                embedding_endpoint_error(organization_id=organization.pk, endpoint=embedding_endpoint),
+            ),
+            (
+                "rerank_endpoint",
+                rerank_endpoint_error(organization_id=organization.pk, endpoint=rerank_endpoint),
+            ),
+        )
+        if problem
+    }
+    if problems:
+        raise ValidationError(problems)
     with transaction.atomic():
         connector = Connector(
             organization=organization,
@@ -111,6 +130,7 @@ def knowledge_base_create(
             organization=organization,
             connector=connector,
             embedding_endpoint=embedding_endpoint,
+            rerank_endpoint=rerank_endpoint,
             restricted=restricted,
         )
         audited_save(instance=knowledge_base, actor=actor, m2m={"members": list(members)})

@@ -6,6 +6,11 @@ budgets and approval policies of its connector apply, and the audit hook records
 runs, with the query as its arguments and, from :attr:`CallOutcome.retrieved`, which documents and
 passages were returned with their scores (never their text). The run's tools only include the
 knowledge bases the run's user may read, and each call checks again (access may change mid-run).
+
+A search embeds its question when the knowledge base is embedded, and has its best fused passages
+reranked when the knowledge base has a rerank endpoint; both calls' tokens count in the run's budgets
+(:mod:`agents.knowledge.usage`). A failing or refused embedding leaves the search to keywords, a failing
+or refused rerank leaves the fused order: the search answers in any case.
 """
 
 from __future__ import annotations
@@ -14,6 +19,7 @@ import logging
 import time
 import uuid
 from collections.abc import Sequence
+from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 from asgiref.sync import sync_to_async
@@ -24,16 +30,23 @@ from agents.engine.tool_context import ToolCallContext
 from agents.engine.tools import Citation, Tool, ToolResult
 from agents.knowledge.embeddings import Embedded, EmbeddingEndpoint, embed_texts, embedding_endpoint_of
 from agents.knowledge.models import KnowledgeBase
+from agents.knowledge.rerank import RerankEndpoint, RerankOutcome, rerank_endpoint_of, rerank_texts
 from agents.knowledge.search import (
     DEFAULT_LIMIT,
     Found,
     Passage,
+    Rerank,
+    RerankCall,
     VectorRanking,
+    clamped_limit,
     knowledge_search,
+    rerank_depth,
+    rerank_endpoint_for,
+    reranked,
     vector_ranking_for,
 )
 from agents.knowledge.selectors import knowledge_bases_of_connectors
-from agents.knowledge.usage import EmbeddingPayer, embedding_metered
+from agents.knowledge.usage import BudgetReached, EmbeddingPayer, embedding_metered, rerank_metered
 from agents.knowledge.vector_index import Unavailable, vector_backend
 from connectors.adapter_types import CallOutcome
 from connectors.knowledge.kind import SEARCH_ACTION, SEARCH_TIMEOUT_SECONDS
@@ -84,22 +97,29 @@ class KnowledgeSearchTool(Tool):
         self.context = context
         self.numbers = numbers
 
-    async def _by_meaning(self, organization_id: int, query: str) -> VectorRanking | None:
-        """The query's ranking by meaning, when the knowledge base is embedded and the database searches
-        vectors; ``None`` (keyword search alone) otherwise, or when the embedding fails or a budget that
-        counts the run is spent (the embedding's tokens count in the run's budgets)."""
-        found = await sync_to_async(_embedding_setup)(organization_id, self.knowledge_base_id)
-        if found is None:
-            return None
-        config, endpoint, dimension = found
-        payer = EmbeddingPayer(
+    def _payer(self, organization_id: int) -> EmbeddingPayer:
+        """Who the search's model calls are for: the run's organisation, user, agent and run."""
+        return EmbeddingPayer(
             organization_id=organization_id,
             user_id=self.context.user_id,
             agent_id=_uuid_or_none(self.context.agent_id),
             run_id=_uuid_or_none(self.context.run_id),
         )
+
+    async def _by_meaning(
+        self, organization_id: int, query: str, embedding: EmbeddingSetup | None
+    ) -> VectorRanking | None:
+        """The query's ranking by meaning, when the knowledge base is embedded and the database searches
+        vectors; ``None`` (keyword search alone) otherwise, or when the embedding fails or a budget that
+        counts the run is spent (the embedding's tokens count in the run's budgets)."""
+        if embedding is None:
+            return None
+        config, endpoint, dimension = embedding
         embedded = await embedding_metered(
-            payer, config, [query], lambda: embed_texts(endpoint, [query], dimension=dimension)
+            self._payer(organization_id),
+            config,
+            [query],
+            lambda: embed_texts(endpoint, [query], dimension=dimension),
         )
         if not isinstance(embedded, Embedded):
             logger.info(
@@ -110,6 +130,19 @@ class KnowledgeSearchTool(Tool):
             return None
         return vector_ranking_for(embedded.vectors[0])
 
+    def _reranker(self, organization_id: int, rerank: RerankSetup) -> RerankCall:
+        """The rerank endpoint's call for :func:`~agents.knowledge.search.reranked`, metered: its tokens
+        count in the run's budgets, and a spent one refuses it."""
+        config, endpoint = rerank
+        payer = self._payer(organization_id)
+
+        async def call(query: str, texts: list[str], top_n: int) -> RerankOutcome | BudgetReached:
+            return await rerank_metered(
+                payer, config, query, texts, lambda: rerank_texts(endpoint, query, texts, top_n=top_n)
+            )
+
+        return call
+
     async def execute(self, ctx: ToolCallContext, /, **kwargs: Any) -> ToolResult:
         started = time.perf_counter()
         query = str(kwargs.get("query") or "").strip()
@@ -118,18 +151,31 @@ class KnowledgeSearchTool(Tool):
         org_id = self.context.org_id
         if org_id is None:
             return _error(NOT_READABLE, started)
-        by_meaning = await self._by_meaning(org_id, query)
+        limit = clamped_limit(kwargs.get("limit") or DEFAULT_LIMIT)
+        setup = await sync_to_async(_search_setup)(org_id, self.knowledge_base_id)
+        by_meaning = await self._by_meaning(org_id, query, setup.embedding)
         outcome = await sync_to_async(knowledge_search)(
             organization_id=org_id,
             user_id=self.context.user_id,
             knowledge_base_ids=[self.knowledge_base_id],
             query=query,
-            limit=int(kwargs.get("limit") or DEFAULT_LIMIT),
+            limit=limit,
             document_name=str(kwargs.get("document") or ""),
             vector_ranking=by_meaning,
+            depth=rerank_depth(limit) if setup.rerank is not None else None,
         )
         if not isinstance(outcome, Found):
             return _error(NOT_READABLE, started)
+        if setup.rerank is not None:
+            outcome = await reranked(
+                outcome, query=query, limit=limit, rerank=self._reranker(org_id, setup.rerank)
+            )
+            if outcome.rerank == Rerank.FALLBACK:
+                logger.info(
+                    "knowledge search kept its fused order: %s",
+                    outcome.rerank_failure,
+                    extra={"org_id": org_id, "run_id": self.context.run_id},
+                )
         numbered = [(self.numbers.number(p.chunk_id), p) for p in outcome.passages]
         content = passages_text(numbered) if numbered else NO_PASSAGE
         call = CallOutcome(
@@ -139,7 +185,7 @@ class KnowledgeSearchTool(Tool):
             latency_ms=(time.perf_counter() - started) * 1000,
             request_bytes=len(query.encode()),
             response_bytes=len(content.encode()),
-            retrieved=tuple(_logged(number, p, outcome.mode) for number, p in numbered),
+            retrieved=tuple(_logged(number, p, outcome) for number, p in numbered),
         )
         citations = tuple(citation_of(number, p, self.context.org_slug) for number, p in numbered)
         return ConnectorToolResult(content=content, call=call, citations=citations)
@@ -191,8 +237,11 @@ def passage_source(passage: Passage) -> str:
     return ", ".join(parts)
 
 
-def _logged(number: int, passage: Passage, mode: str) -> dict[str, Any]:
-    return {
+def _logged(number: int, passage: Passage, found: Found) -> dict[str, Any]:
+    """A passage as the call log keeps it: where it is and how it ranked, never its text. With a rerank
+    endpoint: ``rerank`` (``reranked`` or ``fallback``), and the passage's rerank rank and score, or why the
+    fused order was kept."""
+    entry: dict[str, Any] = {
         "n": number,
         "document_id": str(passage.document_id),
         "document": passage.document_name,
@@ -201,8 +250,15 @@ def _logged(number: int, passage: Passage, mode: str) -> dict[str, Any]:
         "score": passage.score,
         "keyword_rank": passage.keyword_rank,
         "vector_rank": passage.vector_rank,
-        "mode": mode,
+        "mode": found.ranking,
     }
+    if found.rerank == Rerank.RERANKED:
+        entry.update(
+            rerank=found.rerank.value, rerank_rank=passage.rerank_rank, rerank_score=passage.rerank_score
+        )
+    elif found.rerank == Rerank.FALLBACK:
+        entry.update(rerank=found.rerank.value, rerank_failure=found.rerank_failure)
+    return entry
 
 
 def _error(message: str, started: float) -> ToolResult:
@@ -212,9 +268,29 @@ def _error(message: str, started: float) -> ToolResult:
     return ConnectorToolResult(content=f"Error: {message}", is_error=True, error=message, call=call)
 
 
-def _embedding_setup(
-    organization_id: int, knowledge_base_id: uuid.UUID
-) -> tuple[ModelConfig, EmbeddingEndpoint, int] | None:
+EmbeddingSetup = tuple["ModelConfig", EmbeddingEndpoint, int]
+RerankSetup = tuple["ModelConfig", RerankEndpoint]
+
+
+@dataclass(frozen=True, slots=True)
+class SearchSetup:
+    """The endpoints a search calls (their keys decrypted): the question's embedding, when the knowledge
+    base is embedded and the database searches vectors, and the rerank, when it has a rerank endpoint."""
+
+    embedding: EmbeddingSetup | None
+    rerank: RerankSetup | None
+
+
+def _search_setup(organization_id: int, knowledge_base_id: uuid.UUID) -> SearchSetup:
+    """The knowledge base's embedding and rerank endpoints, as a search calls them (sync)."""
+    rerank = rerank_endpoint_for(organization_id=organization_id, knowledge_base_ids=[knowledge_base_id])
+    return SearchSetup(
+        embedding=_embedding_setup(organization_id, knowledge_base_id),
+        rerank=(rerank, rerank_endpoint_of(rerank)) if rerank is not None else None,
+    )
+
+
+def _embedding_setup(organization_id: int, knowledge_base_id: uuid.UUID) -> EmbeddingSetup | None:
     """The knowledge base's embedding endpoint (its key decrypted) and dimension, when it is embedded and
     the database searches vectors (sync)."""
     knowledge_base = (

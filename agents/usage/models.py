@@ -29,6 +29,8 @@ class CallPurpose(models.TextChoices):
     COMPACTION = "compaction", _("Context compaction")
     # Not an engine call: a knowledge base's passages or a search's query turned into vectors.
     EMBEDDING = "embedding", _("Embedding")
+    # Not an engine call: a knowledge-base search's passages scored against its question.
+    RERANK = "rerank", _("Rerank")
 
 
 class UsageRecord(OrgOwnedModel):

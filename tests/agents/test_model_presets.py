@@ -18,7 +18,14 @@ from django.urls import reverse
 from agents import runtime
 from agents.endpoint_headers import headers_parse
 from agents.engine.llm import OpenAICompatibleLLM, aclose_shared_clients
-from agents.model_presets import ABILITY_KEYS, PRESETS, embedding_batch_size, preset_for, presets_as_data
+from agents.model_presets import (
+    ABILITY_KEYS,
+    PRESETS,
+    embedding_batch_size,
+    preset_for,
+    presets_as_data,
+    rerank_path_for,
+)
 from agents.models import ModelConfig, ModelProvider
 from platform_core.models import AuditLog, Role
 from tests.agents.factories import ModelConfigFactory
@@ -75,7 +82,7 @@ def test_every_provider_but_custom_has_a_preset_with_sources():
     assert preset_for(ModelProvider.CUSTOM) is None
     for preset in PRESETS:
         assert preset.source.startswith("https://")
-        assert preset.families, preset.provider
+        assert preset.families or preset.rerank_families, preset.provider
         for family in preset.families:
             assert family.source.startswith("https://"), family.key
             assert family.context_window >= 8192  # the form's minimum
@@ -117,6 +124,47 @@ def test_embedding_models_are_apart_from_chat_models_with_their_dimensions_and_s
     assert preset_for("ollama").embedding_family("nomic-embed-text").dimension == 768
 
 
+def test_rerank_models_are_apart_from_chat_models_with_where_their_api_lives_and_sources():
+    for preset in PRESETS:
+        chat_models = {f.model for f in preset.families if f.model}
+        for family in preset.rerank_families:
+            assert family.source.startswith("https://"), family.key
+            assert family.model not in chat_models, family.key
+    assert {p.provider for p in PRESETS if p.rerank_families} == {"qwen-dashscope", "vllm", "jina", "cohere"}
+    # Jina AI and Cohere are here for reranking only.
+    assert {p.provider for p in PRESETS if not p.families} == {"jina", "cohere"}
+    dashscope = preset_for("qwen-dashscope")
+    assert dashscope.rerank_base_url.endswith("/compatible-api/v1") and dashscope.rerank_path == "/reranks"
+    assert rerank_path_for("qwen-dashscope") == "/reranks"
+    assert rerank_path_for("vllm") == rerank_path_for("custom") == rerank_path_for("cohere") == "/rerank"
+    assert preset_for("cohere").base_url == "https://api.cohere.ai/v2"
+    assert preset_for("jina").rerank_family("jina-reranker-v2-base-multilingual") is not None
+
+
+def test_a_provider_that_only_reranks_cannot_chat_and_a_rerank_endpoint_is_not_at_the_chat_address(org):
+    jina_chat = ModelConfigFactory.build(
+        organization=org, provider="jina", role="general", base_url="https://api.jina.ai/v1"
+    )
+    with pytest.raises(ValidationError) as refused:
+        jina_chat.full_clean()
+    assert "provider" in refused.value.message_dict
+    jina_chat.role = "rerank"
+    jina_chat.full_clean()
+
+    dashscope = ModelConfigFactory.build(
+        organization=org,
+        provider="qwen-dashscope",
+        role="rerank",
+        model="qwen3-rerank",
+        base_url="https://dashscope.aliyuncs.com/compatible-mode/v1",
+    )
+    with pytest.raises(ValidationError) as refused:
+        dashscope.full_clean()
+    assert "compatible-api" in " ".join(refused.value.message_dict["base_url"])
+    dashscope.base_url = preset_for("qwen-dashscope").rerank_base_url
+    dashscope.full_clean()
+
+
 def test_an_embedding_request_carries_as_many_texts_as_the_provider_takes():
     assert embedding_batch_size("qwen-dashscope", "text-embedding-v4") == 10
     assert embedding_batch_size("glm-zhipu", "embedding-3") == 64
@@ -135,6 +183,9 @@ def test_presets_as_data_is_json_in_the_active_language(settings):
     vllm = next(p for p in data if p["provider"] == "vllm")
     assert {f["role"] for f in vllm["embedding_families"]} == {"embedding"}
     assert "嵌入" in vllm["embedding_families"][-1]["label"]
+    assert {f["role"] for f in vllm["rerank_families"]} == {"rerank"}
+    assert vllm["rerank_families"][0]["base_url"] == "http://{host}:8000/v1"
+    assert vllm["rerank_families"][0]["path"] == "/rerank"
 
 
 # --- the endpoint's fields reach the LLM ---------------------------------------------------------
@@ -258,6 +309,34 @@ def test_the_admin_saves_provider_abilities_and_headers_and_never_shows_the_head
     assert GATEWAY_SECRET not in page and API_KEY not in page
 
 
+def test_the_admin_saves_a_rerank_endpoint_of_a_provider_that_only_reranks(admin_client, org):
+    response = admin_client.post(
+        reverse("admin:agents_modelconfig_add"),
+        _form(
+            org,
+            name="reranker",
+            role="rerank",
+            provider="cohere",
+            model_family=None,
+            base_url="https://api.cohere.ai/v2",
+            model="rerank-v3.5",
+            extra_headers_input=None,
+        ),
+    )
+    assert response.status_code == 302, response.context["adminform"].form.errors if response.context else ""
+    config = ModelConfig.objects.unscoped().get(organization=org, name="reranker")
+    assert (config.role, config.provider, config.model) == ("rerank", "cohere", "rerank-v3.5")
+
+    refused = admin_client.post(
+        reverse("admin:agents_modelconfig_add"),
+        _form(
+            org, name="cohere-chat", provider="cohere", model_family=None, base_url="https://api.cohere.ai/v2"
+        ),
+    )
+    assert refused.status_code == 200
+    assert "provider" in refused.context["adminform"].form.errors
+
+
 def test_the_admin_refuses_headers_that_override_the_key(admin_client, org):
     response = admin_client.post(
         reverse("admin:agents_modelconfig_add"),
@@ -334,6 +413,9 @@ def test_the_presets_endpoint_lists_every_provider(client_for, member):
     qwen = next(p for p in response.json() if p["provider"] == "qwen-dashscope")
     assert qwen["embedding_families"][0]["model"] == "text-embedding-v4"
     assert qwen["embedding_families"][0]["max_batch"] == 10
+    assert qwen["rerank_families"][0]["model"] == "qwen3-rerank"
+    assert qwen["rerank_families"][0]["path"] == "/reranks"
+    assert qwen["rerank_families"][0]["base_url"] == "https://dashscope-intl.aliyuncs.com/compatible-api/v1"
 
 
 def test_the_presets_endpoint_needs_a_signed_in_user(api_client):
@@ -428,3 +510,26 @@ def test_the_endpoint_form_labels_are_capitalised_and_a_saved_endpoint_shows_its
     assert admin_client.get(reverse("admin:agents_modelconfig_change", args=[custom.pk])).context[
         "adminform"
     ].form["model_family"].value() in ("", None)
+
+
+def test_the_api_creates_a_rerank_endpoint_and_refuses_a_chat_role_for_a_provider_that_only_reranks(
+    client_for, org_admin, org
+):
+    client = client_for(org_admin)
+    endpoint = {
+        "name": "jina",
+        "provider": "jina",
+        "base_url": "https://api.jina.ai/v1",
+        "model": "jina-reranker-v2-base-multilingual",
+        "api_key": API_KEY,
+    }
+
+    refused = client.post(f"{base(org)}/model-configs/", {**endpoint, "role": "general"}, format="json")
+    assert refused.status_code == 400 and "provider" in refused.json()
+    created = client.post(f"{base(org)}/model-configs/", {**endpoint, "role": "rerank"}, format="json")
+    assert created.status_code == 201, created.content
+    assert created.json()["role"] == "rerank"
+    default = client.patch(
+        f"{base(org)}/model-configs/{created.json()['id']}/", {"is_default": True}, format="json"
+    )
+    assert default.status_code == 400 and "is_default" in default.json()

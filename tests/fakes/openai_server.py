@@ -26,6 +26,11 @@ on was exercised; ``server.headers`` records each request's headers.
 :meth:`ScriptedOpenAIServer.script_embeddings` (an :func:`error`, :func:`malformed` or :func:`hang`, or a
 callable of the request body returning one). Its requests are recorded apart, in ``embedding_requests`` and
 ``embedding_headers``, and take nothing from the chat replies' queue.
+
+``POST …/rerank`` (and DashScope's ``…/reranks``) answers as Jina AI's reranker does, scoring each document by
+the share of the query's words it holds (:mod:`tests.fakes.rerank`), unless a reply was queued for it with
+:meth:`ScriptedOpenAIServer.script_rerank` (the same kinds of replies). Its requests are recorded apart, in
+``rerank_requests``, ``rerank_headers`` and ``rerank_paths``.
 """
 
 from __future__ import annotations
@@ -39,7 +44,7 @@ import socket
 import threading
 import time
 from collections import Counter, deque
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from http.server import BaseHTTPRequestHandler
 from typing import Any
@@ -74,6 +79,7 @@ from tests.fakes.provider_profiles import (
     hermes_tool_calls,
     refusal_of,
 )
+from tests.fakes.rerank import rerank_answer
 from tests.fakes.threaded_server import OwnedHTTPServer, ThreadedServer
 
 __all__ = [
@@ -163,6 +169,11 @@ class ScriptedOpenAIServer(ThreadedServer):
         self.embedding_headers: list[dict[str, str]] = []
         self.embedding_dimension = DEFAULT_DIMENSION
         self._embedding_queue: deque[ReplySource] = deque()
+        # The rerank endpoint: its requests, headers and paths, its queued replies.
+        self.rerank_requests: list[dict[str, Any]] = []
+        self.rerank_headers: list[dict[str, str]] = []
+        self.rerank_paths: list[str] = []
+        self._rerank_queue: deque[ReplySource] = deque()
         self._lock = threading.Lock()
         self._ids = itertools.count(1)
         # Set to wake every pending hang/latency wait (on reset and stop); replaced afterwards.
@@ -215,9 +226,19 @@ class ScriptedOpenAIServer(ThreadedServer):
         with self._lock:
             self._embedding_queue.extend(replies)
 
+    def script_rerank(self, *replies: ReplySource) -> None:
+        """Queue replies for the next rerank requests (each takes one); when none is queued the request is
+        answered with the fake reranker's scores."""
+        with self._lock:
+            self._rerank_queue.extend(replies)
+
     def reset(self) -> None:
         """Forget queued replies, recorded requests and the profile; wake any hanging reply."""
         with self._lock:
+            self._rerank_queue.clear()
+            self.rerank_requests.clear()
+            self.rerank_headers.clear()
+            self.rerank_paths.clear()
             self._embedding_queue.clear()
             self.embedding_requests.clear()
             self.embedding_headers.clear()
@@ -252,6 +273,19 @@ class ScriptedOpenAIServer(ThreadedServer):
             dimension, wake = self.embedding_dimension, self._wake
         reply = source if source is None or isinstance(source, Reply) else source(body)
         return reply, dimension, wake
+
+    def _take_rerank(
+        self, body: dict[str, Any], headers: dict[str, str], path: str
+    ) -> tuple[Reply | None, threading.Event]:
+        """The queued reply for a rerank request (None: answer with the fake reranker's scores)."""
+        with self._lock:
+            self.rerank_requests.append(body)
+            self.rerank_headers.append(headers)
+            self.rerank_paths.append(path)
+            source = self._rerank_queue.popleft() if self._rerank_queue else None
+            wake = self._wake
+        reply = source if source is None or isinstance(source, Reply) else source(body)
+        return reply, wake
 
     def _take(
         self, request: Request, peer: tuple[str, int]
@@ -340,6 +374,12 @@ class _Handler(BaseHTTPRequestHandler):
             except (BrokenPipeError, ConnectionResetError):
                 self.close_connection = True
             return
+        if url.path.rstrip("/").endswith(("/rerank", "/reranks")):
+            try:
+                self._rerank(raw, url.path)
+            except (BrokenPipeError, ConnectionResetError):
+                self.close_connection = True
+            return
         if not url.path.rstrip("/").endswith("/chat/completions"):
             self._send_json(404, _error_body(f"scripted LLM: unknown path {self.path}", "not_found"))
             return
@@ -388,6 +428,29 @@ class _Handler(BaseHTTPRequestHandler):
                 500, _error_body(f"scripted LLM: reply callable raised {exc!r}", None), retry=False
             )
             return
+        self._side_reply(reply, wake, lambda: embeddings_answer(body, dimension), "embeddings")
+
+    def _rerank(self, raw: bytes, path: str) -> None:
+        try:
+            body = json.loads(raw)
+        except ValueError:
+            self._send_json(400, _error_body("scripted LLM: request body is not JSON", None))
+            return
+        headers = {name.lower(): value for name, value in self.headers.items()}
+        try:
+            reply, wake = self.server.owner._take_rerank(body, headers, path)
+        except Exception as exc:  # a scripted callable failed: make the test fail loudly
+            self._send_json(
+                500, _error_body(f"scripted LLM: reply callable raised {exc!r}", None), retry=False
+            )
+            return
+        self._side_reply(reply, wake, lambda: rerank_answer(body), "rerank")
+
+    def _side_reply(
+        self, reply: Reply | None, wake: threading.Event, answer: Callable[[], dict[str, Any]], kind: str
+    ) -> None:
+        """Send a queued reply of an endpoint beside the chat (a hang, an error, a malformed body), or, with
+        none, ``answer()`` (its ``ValueError`` a 400)."""
         if isinstance(reply, HangReply):
             if wake.wait(reply.seconds):
                 self._abort()
@@ -402,15 +465,15 @@ class _Handler(BaseHTTPRequestHandler):
             self._send_bytes(reply.status, reply.body, reply.content_type)
         elif reply is None:
             try:
-                answer = embeddings_answer(body, dimension)
+                payload = answer()
             except ValueError as exc:
                 self._send_json(400, _error_body(f"scripted LLM: {exc}", "invalid_input"))
                 return
-            self._send_json(200, answer)
+            self._send_json(200, payload)
         else:
             self._send_json(
                 500,
-                _error_body(f"scripted LLM: {type(reply).__name__} is no embeddings reply", None),
+                _error_body(f"scripted LLM: {type(reply).__name__} is no {kind} reply", None),
                 retry=False,
             )
 

@@ -32,6 +32,7 @@ def _form(org, **fields):
         "description": "The purchasing policy",
         "active": "on",
         "embedding_endpoint": "",
+        "rerank_endpoint": "",
         "documents-TOTAL_FORMS": "0",
         "documents-INITIAL_FORMS": "0",
         "documents-MIN_NUM_FORMS": "0",
@@ -177,3 +178,55 @@ def test_the_embedding_endpoint_offers_only_this_organisations_embedding_endpoin
 
     choices = [label for _value, label in page.context["adminform"].form.fields["embedding_endpoint"].choices]
     assert [str(c).split(" (")[0] for c in choices if str(c) != "---------"] == ["vectors"]
+
+
+def test_the_rerank_endpoint_offers_only_this_organisations_rerank_endpoints_and_is_saved_audited(
+    admin_client, org, org_admin, other_org
+):
+    from tests.agents.factories import ModelConfigFactory
+
+    ModelConfigFactory(organization=org, name="vectors", role="embedding")
+    reranker = ModelConfigFactory(organization=org, name="reranker", role="rerank")
+    ModelConfigFactory(organization=other_org, name="theirs", role="rerank")
+    kb = knowledge_base_with(org, org_admin)
+
+    page = admin_client.get(reverse("admin:agents_knowledgebase_change", args=[kb.pk]))
+    choices = [label for _value, label in page.context["adminform"].form.fields["rerank_endpoint"].choices]
+    assert [str(c).split(" (")[0] for c in choices if str(c) != "---------"] == ["reranker"]
+
+    response = admin_client.post(
+        reverse("admin:agents_knowledgebase_change", args=[kb.pk]),
+        _form(org, rerank_endpoint=str(reranker.pk)),
+    )
+
+    assert response.status_code == 302
+    kb.refresh_from_db()
+    assert kb.rerank_endpoint == reranker
+    row = AuditLog.objects.get(organization=org, action="knowledge_base.updated")
+    assert row.after["rerank_endpoint"] == str(reranker.pk) and row.before["rerank_endpoint"] is None
+
+
+def test_the_admin_refuses_another_organisations_rerank_endpoint_or_one_of_another_role(
+    admin_client, org, org_admin, other_org
+):
+    from tests.agents.factories import ModelConfigFactory
+
+    foreign = ModelConfigFactory(organization=other_org, name="theirs", role="rerank")
+    vectors = ModelConfigFactory(organization=org, name="vectors", role="embedding")
+    kb = knowledge_base_with(org, org_admin)
+
+    for endpoint in (foreign, vectors):
+        response = admin_client.post(
+            reverse("admin:agents_knowledgebase_change", args=[kb.pk]),
+            _form(org, rerank_endpoint=str(endpoint.pk)),
+        )
+        assert response.status_code == 200
+        assert "rerank_endpoint" in response.context["adminform"].form.errors
+        created = admin_client.post(
+            reverse("admin:agents_knowledgebase_add"),
+            _form(org, name="other", rerank_endpoint=str(endpoint.pk)),
+        )
+        assert created.status_code == 200
+    kb.refresh_from_db()
+    assert kb.rerank_endpoint is None
+    assert list(KnowledgeBase.objects.for_org(org).values_list("pk", flat=True)) == [kb.pk]

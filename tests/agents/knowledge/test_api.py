@@ -129,6 +129,59 @@ def test_an_embedding_endpoint_of_another_organisation_or_of_another_role_is_ref
     assert without.status_code == 201 and without.json()["search_mode"] == "keyword"
 
 
+def test_an_admin_sets_shows_and_clears_a_rerank_endpoint_audited(client_for, org_admin, org):
+    reranker = ModelConfigFactory(organization=org, role="rerank")
+    other = ModelConfigFactory(organization=org, role="rerank")
+    client = client_for(org_admin)
+
+    created = client.post(
+        kb_url(org), {"name": "policies", "rerank_endpoint": str(reranker.pk)}, format="json"
+    )
+
+    assert created.status_code == 201, created.content
+    assert created.json()["rerank_endpoint"] == str(reranker.pk)
+    knowledge_base = KnowledgeBase.objects.for_org(org).get()
+    assert knowledge_base.rerank_endpoint == reranker
+    assert client.get(kb_url(org, knowledge_base)).json()["rerank_endpoint"] == str(reranker.pk)
+
+    changed = client.patch(kb_url(org, knowledge_base), {"rerank_endpoint": str(other.pk)}, format="json")
+
+    assert changed.status_code == 200 and changed.json()["rerank_endpoint"] == str(other.pk)
+    row = AuditLog.objects.for_org(org).get(action="knowledge_base.updated")
+    assert row.before == {"rerank_endpoint": str(reranker.pk)} and row.after == {
+        "rerank_endpoint": str(other.pk)
+    }
+    cleared = client.patch(kb_url(org, knowledge_base), {"rerank_endpoint": None}, format="json")
+    assert cleared.status_code == 200 and cleared.json()["rerank_endpoint"] is None
+    knowledge_base.refresh_from_db()
+    assert knowledge_base.rerank_endpoint is None
+
+
+def test_a_rerank_endpoint_of_another_organisation_or_of_another_role_is_refused(
+    client_for, org_admin, org, other_org
+):
+    foreign = ModelConfigFactory(organization=other_org, role="rerank")
+    vectors = ModelConfigFactory(organization=org, role="embedding")
+    chat_model = ModelConfigFactory(organization=org, role="general")
+    knowledge_base = knowledge_base_with(org, org_admin, name="manuals")
+    client = client_for(org_admin)
+
+    for endpoint in (foreign, vectors, chat_model):
+        created = client.post(
+            kb_url(org), {"name": "policies", "rerank_endpoint": str(endpoint.pk)}, format="json"
+        )
+        assert created.status_code == 400 and "rerank_endpoint" in created.json()
+        changed = client.patch(
+            kb_url(org, knowledge_base), {"rerank_endpoint": str(endpoint.pk)}, format="json"
+        )
+        assert changed.status_code == 400 and "rerank_endpoint" in changed.json()
+        assert str(other_org.slug) not in changed.content.decode()
+    assert list(KnowledgeBase.objects.for_org(org).values_list("connector__name", flat=True)) == ["manuals"]
+    knowledge_base.refresh_from_db()
+    assert knowledge_base.rerank_endpoint is None
+    assert not AuditLog.objects.for_org(org).filter(action="knowledge_base.updated").exists()
+
+
 def test_only_members_of_the_organisation_can_be_given_access(client_for, org_admin, org, other_admin):
     response = client_for(org_admin).post(
         kb_url(org), {"name": "policies", "restricted": True, "members": [other_admin.pk]}, format="json"
