@@ -7,8 +7,9 @@ spreadsheet, and the memory of the worker doing both.
 The files are made by the libraries that write them: the PDF by hand as the knowledge base tests make
 theirs (``tests/fakes/documents.py``: a real text layer, about 450 words a page, varied), the XLSX with
 openpyxl (three sheets of purchase orders: a header row, ten columns of text, dates and numbers, as many
-rows as the size needs), its strings then moved to a shared-strings table as Excel and LibreOffice save
-them (``--inline-strings``: as openpyxl writes them, each in its cell, which its reader parses more slowly).
+rows as the size needs), then made what Excel saves: its strings in a shared-strings table, each sheet's
+used range declared (``--openpyxl-sheet``: as openpyxl writes it, each string in its cell and no range,
+which its reader parses more slowly).
 
 Each file is measured in a worker of its own: a child process on a scratch SQLite database (all
 migrations, migrated once and copied), media in a scratch folder, the in-memory channel layer, and the
@@ -118,11 +119,10 @@ def pdf_document(pages: int, words_per_page: int = 450) -> bytes:
     return pdf_with_pages(texts)
 
 
-def xlsx_document(rows_per_sheet: int, sheets: int = 3, *, shared_strings: bool = True) -> bytes:
+def xlsx_document(rows_per_sheet: int, sheets: int = 3, *, excel: bool = True) -> bytes:
     """An XLSX of ``sheets`` sheets of purchase orders: a header row and ``rows_per_sheet`` rows of ten
-    columns (text, dates, numbers). Written by openpyxl; with ``shared_strings`` its text then moves to
-    the workbook's shared-strings table, as Excel and LibreOffice save it (openpyxl 3.1 writes every string
-    in its cell, which its reader parses more slowly)."""
+    columns (text, dates, numbers). Written by openpyxl; with ``excel``, then made what Excel would have
+    saved (:func:`as_excel_saves`)."""
     from openpyxl import Workbook
 
     rng = random.Random(35)
@@ -149,10 +149,11 @@ def xlsx_document(rows_per_sheet: int, sheets: int = 3, *, shared_strings: bool 
             )
     buffer = io.BytesIO()
     workbook.save(buffer)
-    return strings_shared(buffer.getvalue()) if shared_strings else buffer.getvalue()
+    return as_excel_saves(buffer.getvalue()) if excel else buffer.getvalue()
 
 
 _INLINE = re.compile(rb't="inlineStr"><is><t(?: xml:space="preserve")?>(.*?)</t></is>')
+_CELL = re.compile(rb'<c r="([A-Z]+)(\d+)"')
 _SHARED_TYPE = (
     b'<Override PartName="/xl/sharedStrings.xml" '
     b'ContentType="application/vnd.openxmlformats-officedocument.spreadsheetml.sharedStrings+xml"/>'
@@ -163,9 +164,11 @@ _SHARED_RELATION = (
 )
 
 
-def strings_shared(package: bytes) -> bytes:
-    """The XLSX ``package`` with its cells' inline strings moved to a shared-strings table (each distinct
-    text once, a cell naming it by its index)."""
+def as_excel_saves(package: bytes) -> bytes:
+    """The XLSX ``package`` as Excel saves it: its cells' inline strings moved to a shared-strings table
+    (each distinct text once, a cell naming it by its index), and each sheet's dimension (its used range)
+    written before its data (openpyxl's write-only sheets have none: a reader then reads a whole sheet to
+    know its size)."""
     table: dict[bytes, int] = {}
 
     def shared(match: re.Match[bytes]) -> bytes:
@@ -180,6 +183,9 @@ def strings_shared(package: bytes) -> bytes:
             body = source.read(info.filename)
             if info.filename.startswith("xl/worksheets/"):
                 body = _INLINE.sub(shared, body)
+                cells = _CELL.findall(body[: body.find(b"</row>")]) + _CELL.findall(body[-2000:])
+                used = b'<dimension ref="%s%s:%s%s"/>' % (*cells[0], *cells[-1])
+                body = body.replace(b"<sheetViews>", used + b"<sheetViews>", 1)
             elif info.filename == "[Content_Types].xml":
                 body = body.replace(b"</Types>", _SHARED_TYPE + b"</Types>")
             elif info.filename == "xl/_rels/workbook.xml.rels":
@@ -195,13 +201,14 @@ def strings_shared(package: bytes) -> bytes:
     return out.getvalue()
 
 
-def xlsx_of_size(megabytes: float, sheets: int = 3, *, shared_strings: bool = True) -> tuple[bytes, int]:
+def xlsx_of_size(megabytes: float, sheets: int = 3, *, excel: bool = True) -> tuple[bytes, int]:
     """An :func:`xlsx_document` of about ``megabytes`` MB, and its rows per sheet (from the size of a
-    sample's rows)."""
+    sample's rows, in hundreds)."""
     sample_rows = 2000
-    sample = xlsx_document(sample_rows, sheets, shared_strings=shared_strings)
-    rows = max(10, round(megabytes * 2**20 / (len(sample) / (sample_rows * sheets)) / sheets))
-    return xlsx_document(rows, sheets, shared_strings=shared_strings), rows
+    sample = xlsx_document(sample_rows, sheets, excel=excel)
+    per_row = len(sample) / (sample_rows * sheets)
+    rows = max(10, round(megabytes * 2**20 / per_row / sheets / 100) * 100)  # the same rows every time
+    return xlsx_document(rows, sheets, excel=excel), rows
 
 
 # --- the model, in a process of its own ----------------------------------------------------------------
@@ -646,7 +653,9 @@ def main() -> None:
     parser.add_argument("--sheet-mb", type=float, default=5.0, help="the XLSX's size")
     parser.add_argument("--rounds", type=int, default=5, help="per file; the first is the cold one")
     parser.add_argument(
-        "--inline-strings", action="store_true", help="the XLSX as openpyxl writes it, without shared strings"
+        "--openpyxl-sheet",
+        action="store_true",
+        help="the XLSX as openpyxl writes it (strings inline, no dimension), not as Excel saves it",
     )
     parser.add_argument("--smoke", action="store_true", help="a 2-page PDF, a 50 KB sheet, 1 round")
     parser.add_argument("--timeout", type=float, default=300.0, help="seconds for one question")
@@ -668,7 +677,7 @@ def main() -> None:
     try:
         pdf = scratch / "report.pdf"
         pdf.write_bytes(pdf_document(options.pdf_pages))
-        sheet, rows = xlsx_of_size(options.sheet_mb, shared_strings=not options.inline_strings)
+        sheet, rows = xlsx_of_size(options.sheet_mb, excel=not options.openpyxl_sheet)
         xlsx = scratch / "orders.xlsx"
         xlsx.write_bytes(sheet)
         env = worker_env()
