@@ -351,7 +351,7 @@ def world(base_url: str) -> tuple[Any, Any, Any]:
     from tests.agents.factories import AgentFactory, ModelConfigFactory
     from tests.factories import OrganizationFactory, member_of
 
-    org = OrganizationFactory(slug="files", name="Files")
+    org: Any = OrganizationFactory(slug="files", name="Files")
     user = member_of(org, Role.MEMBER, username="files-user")
     ModelConfigFactory(organization=org, base_url=base_url, is_default=True, timeout=600)
     agent = AgentFactory(
