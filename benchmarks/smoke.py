@@ -80,6 +80,13 @@ SMOKES: tuple[Smoke, ...] = (
         "OK: knowledge_search timed on pgvector, sqlite",
         timeout=300,
     ),
+    # A 2-page PDF and a 50 KB spreadsheet, uploaded and asked about once each, in a worker of their own.
+    Smoke(
+        "attachments_first_answer.py",
+        ("--smoke",),
+        "OK: both files uploaded, read and answered in 1 round(s) each",
+        timeout=240,
+    ),
     Smoke("pyspy_share.py", ("{tmp}/pyspy.txt",), "4 samples; accounting 50.00 % ± 50.00; tracing 25.00 %"),
     # One level without usage accounting (ws_load_wiring.py) and one as production runs it.
     Smoke(
