@@ -6,9 +6,11 @@ after its headers."""
 from __future__ import annotations
 
 import logging
+from collections.abc import Iterable
 from dataclasses import dataclass
 
 from django.core.files import File
+from django.core.files.storage import Storage
 from django.db.models.fields.files import FieldFile
 from django.utils.translation import gettext as _
 
@@ -18,6 +20,7 @@ __all__ = [
     "StoredFileUnreachable",
     "storage_unavailable_message",
     "stored_file_opened",
+    "stored_files_delete",
 ]
 
 logger = logging.getLogger(__name__)
@@ -72,3 +75,17 @@ def _not_found(exc: Exception) -> bool:
 def storage_unavailable_message() -> str:
     """What a user reads when the file storage did not give a file."""
     return _("The file storage did not answer. Try again in a moment; if it lasts, tell your administrator.")
+
+
+def stored_files_delete(storage: Storage, names: Iterable[str], *, kind: str, log: logging.Logger) -> None:
+    """Delete stored files whose rows are gone (or never were). A storage that fails (object storage out of
+    reach, credentials refused) leaves the file behind, logged on ``log`` for the operator by its stored name
+    (``kind``: what the file was, "attachment" or "knowledge"); the deletion has happened and is neither
+    undone nor answered with an error."""
+    for name in names:
+        if not name:
+            continue
+        try:
+            storage.delete(name)
+        except Exception:
+            log.exception("could not delete the stored %s file %s; it is left behind", kind, name)

@@ -34,6 +34,7 @@ from agents.attachments.selectors import attachment_storage_used, attachments_bi
 from agents.attachments.sniffing import Unfit, attachment_checked
 from platform_core.audit.log import audit_log_write
 from platform_core.models import Organization
+from platform_core.stored_files import stored_files_delete
 
 if TYPE_CHECKING:
     from django.contrib.auth.models import User
@@ -294,14 +295,6 @@ def _sha256(content: File) -> str:
 
 
 def _files_delete(names: Iterable[str]) -> None:
-    """Delete stored files whose rows are gone (or never were). A storage that fails (object storage out
-    of reach, credentials refused) leaves the file behind, logged for the operator by its stored name; the
-    deletion has happened and is neither undone nor answered with an error."""
+    """Delete stored files whose rows are gone (see :func:`platform_core.stored_files.stored_files_delete`)."""
     storage: Storage = Attachment._meta.get_field("file").storage  # type: ignore[attr-defined]  # FileField has it
-    for name in names:
-        if not name:
-            continue
-        try:
-            storage.delete(name)
-        except Exception:
-            logger.exception("could not delete the stored attachment file %s; it is left behind", name)
+    stored_files_delete(storage, names, kind="attachment", log=logger)

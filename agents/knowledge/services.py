@@ -34,6 +34,7 @@ from connectors.outbound import validate_outbound_url
 from platform_core.audit.audited import audited_delete, audited_save
 from platform_core.audit.log import audit_log_write
 from platform_core.models import Organization
+from platform_core.stored_files import stored_files_delete
 
 if TYPE_CHECKING:
     from django.contrib.auth.models import User
@@ -330,14 +331,6 @@ def _clean_name(name: str) -> str:
 
 
 def _files_delete(names: Iterable[str]) -> None:
-    """Delete stored files once their rows are gone. A storage that fails (object storage out of reach,
-    credentials refused) leaves the file behind, logged for the operator: the deletion has committed, so it
-    is neither undone nor answered with an error."""
+    """Delete stored files whose rows are gone (see :func:`platform_core.stored_files.stored_files_delete`)."""
     storage: Storage = Document._meta.get_field("file").storage  # type: ignore[attr-defined]  # FileField has it
-    for name in names:
-        if not name:
-            continue
-        try:
-            storage.delete(name)
-        except Exception:
-            logger.exception("could not delete the stored knowledge file %s; it is left behind", name)
+    stored_files_delete(storage, names, kind="knowledge", log=logger)
