@@ -125,3 +125,28 @@ def _close_server_connections() -> None:
                 "SELECT pg_terminate_backend(pid) FROM pg_stat_activity "
                 "WHERE datname = current_database() AND pid <> pg_backend_pid()"
             )
+
+
+@pytest.fixture
+def key_client():
+    """``key_client(user, scopes)``: an API client with a personal key of ``user`` holding only ``scopes``."""
+    from rest_framework.test import APIClient
+
+    from platform_core.models import ApiKey, ApiKeyAddress
+
+    def make(user, scopes):
+        raw = ApiKey.new_raw()
+        key = ApiKey.objects.create(
+            user=user,
+            name="scoped",
+            key_prefix=raw[:12],
+            key_hash=ApiKey.hash_raw(raw),
+            scopes=scopes,
+            last_used_ip="127.0.0.1",
+        )
+        ApiKeyAddress.objects.create(key=key, ip_address="127.0.0.1")
+        client = APIClient()
+        client.credentials(HTTP_AUTHORIZATION=f"Bearer {raw}")
+        return client
+
+    return make

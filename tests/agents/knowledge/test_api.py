@@ -16,7 +16,7 @@ from agents.knowledge.failures import failure_message
 from agents.knowledge.ingestion import document_ingest
 from agents.knowledge.models import Document, DocumentStatus, KnowledgeBase
 from connectors.models import Connector, ConnectorKind
-from platform_core.models import ApiKey, ApiKeyAddress, AuditLog, Role
+from platform_core.models import AuditLog, Role
 from tests.agents.factories import ModelConfigFactory
 from tests.agents.knowledge.world import POLICY_EN, POLICY_ZH, indexed, knowledge_base_with
 from tests.factories import member_of
@@ -41,29 +41,6 @@ def documents_url(org, knowledge_base, document=None, action="") -> str:
 def upload(client, org, knowledge_base, *files: tuple[str, bytes], **extra):
     data = {"files": [SimpleUploadedFile(name, content) for name, content in files]}
     return client.post(documents_url(org, knowledge_base), data, format="multipart", **extra)
-
-
-@pytest.fixture
-def key_client():
-    """``key_client(user, scopes)``: an API client with a personal key of ``user`` holding only ``scopes``."""
-    from rest_framework.test import APIClient
-
-    def make(user, scopes):
-        raw = ApiKey.new_raw()
-        key = ApiKey.objects.create(
-            user=user,
-            name="scoped",
-            key_prefix=raw[:12],
-            key_hash=ApiKey.hash_raw(raw),
-            scopes=scopes,
-            last_used_ip="127.0.0.1",
-        )
-        ApiKeyAddress.objects.create(key=key, ip_address="127.0.0.1")
-        client = APIClient()
-        client.credentials(HTTP_AUTHORIZATION=f"Bearer {raw}")
-        return client
-
-    return make
 
 
 # --- knowledge bases --------------------------------------------------------------------------------------
