@@ -106,7 +106,7 @@ def engine_history(
                 users[message_id] = entry
             rest.append(entry)
     if organization_id is not None and users:
-        attached = attachments_of_messages(organization_id=organization_id, message_ids=users)
+        attached = attachments_of_messages(organization_id=organization_id, message_ids=users, with_text=True)
         for message_id, attachments in attached.items():
             entry = users[message_id]
             entry["content"] = question_content(entry["content"], message_parts(attachments).parts)

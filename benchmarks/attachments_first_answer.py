@@ -40,8 +40,8 @@ reset before each step through ``/proc/self/clear_refs``), highest of the rounds
 that is not timed, the peak of what Python allocates during the upload and during the first question
 (tracemalloc, as ``knowledge_parsing.py`` measures). What the model was sent: the characters of the
 question's parts (the question and the file's text, cut past 60,000 characters) and the request's JSON
-size; "text chars" is the whole text the parser made of the file, "read ms" the reading alone
-(``message_parts``, best of 3).
+size; "text chars" is the whole text the parser made of the file, "read ms" the reading for the model
+alone (``document_read``, part of the upload since the text is read once there; best of 3).
 """
 
 from __future__ import annotations
@@ -532,16 +532,18 @@ async def _probe(stalls: list[float], lags: list[float]) -> None:
 
 
 def reading(attachment: Any) -> dict[str, Any]:
-    """The file read for the model alone (``message_parts``, best of 3), and its whole text's length."""
-    from agents.attachments.reading import message_parts
+    """The file read for the model alone (``document_read``, which the upload does; best of 3), and its
+    whole text's length."""
+    from agents.attachments.reading import document_read
     from agents.knowledge.formats import DocumentFormat
     from agents.knowledge.parsing import Parsed, document_parsed
 
     best = float("inf")
     for _ in range(3):
-        started = time.perf_counter()
-        message_parts([attachment])
-        best = min(best, time.perf_counter() - started)
+        with attachment.file.open("rb") as file:
+            started = time.perf_counter()
+            document_read(DocumentFormat(attachment.format), file)
+            best = min(best, time.perf_counter() - started)
     with attachment.file.open("rb") as file:
         parsed = document_parsed(DocumentFormat(attachment.format), file)
     chars = sum(len(page) for page in parsed.pages) if isinstance(parsed, Parsed) else 0

@@ -34,6 +34,14 @@ class AttachmentKind(models.TextChoices):
     IMAGE = "image", _("Image")
 
 
+class TextShown(models.TextChoices):
+    """How much of a document's text its runs read; empty: not read yet (an image, an older upload)."""
+
+    FULL = "full", _("whole")
+    CUT = "cut", _("its beginning")
+    UNREADABLE = "unreadable", _("no text")
+
+
 class Attachment(OrgOwnedModel):
     """One file a user attached to a chat message (or uploaded to attach), and what its bytes are."""
 
@@ -49,6 +57,12 @@ class Attachment(OrgOwnedModel):
     size = models.PositiveBigIntegerField(_("size (bytes)"))
     sha256 = models.CharField(_("content hash"), max_length=64)
     file = models.FileField(_("file"), upload_to=attachment_upload_to, max_length=500)
+    # A document's text as its runs read it, read once at upload (agents.attachments.reading): its
+    # beginning when it is long, or why it has none; empty for an image.
+    text = models.TextField(_("text read"), blank=True, default="", editable=False)
+    text_shown = models.CharField(
+        _("reading"), max_length=16, blank=True, default="", choices=TextShown.choices, editable=False
+    )
     created_at = models.DateTimeField(_("uploaded at"), auto_now_add=True)
 
     class Meta:

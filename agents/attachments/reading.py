@@ -1,11 +1,13 @@
 """What a run reads of the files attached to its conversation's messages.
 
-Each message's attachments become content parts after its text (:func:`message_parts`): a document's
-text, read by the knowledge bases' parser (a spreadsheet keeps its sheets, each a table under its header
-row), headed by its name and type; an image as a reference (:func:`agents.engine.attachments.image_reference`)
-that the run's model reads through :func:`conversation_reader` when a request goes out, so no image's bytes
-are ever kept in the run's transcript or checkpoints. A document longer than
-:data:`INLINE_CHARACTERS` is cut at a line there, and the model is told what it does not see.
+A document is read once, at upload (:func:`document_read`, stored on its row): its text, by the knowledge
+bases' parser (a spreadsheet keeps its sheets, each a table under its header row), only as far as
+:data:`INLINE_CHARACTERS`: a longer one is cut at a line there, and the model is told what it does not
+see. So a run never parses a file: each message's attachments become content parts after its text
+(:func:`message_parts`), a document's stored text headed by its name and type, an image a reference
+(:func:`agents.engine.attachments.image_reference`) that the run's model reads through
+:func:`conversation_reader` when a request goes out (the file read off the process's shared database
+thread), so no image's bytes are ever kept in the run's transcript or checkpoints.
 
 What each attachment came to (:class:`AttachmentRead`) is what the run's events record.
 """
@@ -16,20 +18,23 @@ import logging
 import uuid
 from collections.abc import Sequence
 from dataclasses import dataclass
-from typing import Any, Literal
+from typing import Any, BinaryIO, Literal
 
+from asgiref.sync import sync_to_async
 from channels.db import database_sync_to_async
 
-from agents.attachments.models import Attachment, AttachmentKind
+from agents.attachments.models import Attachment, AttachmentKind, TextShown
 from agents.engine.attachments import AttachmentData, AttachmentReader, image_reference
 from agents.knowledge.formats import DocumentFormat
-from agents.knowledge.parsing import ParseFailed, document_parsed
+from agents.knowledge.parsing import ParseFailed, ParseLimits, document_parsed
 
 __all__ = [
     "INLINE_CHARACTERS",
     "AttachmentRead",
+    "DocumentText",
     "MessageParts",
     "conversation_reader",
+    "document_read",
     "message_parts",
 ]
 
@@ -39,6 +44,11 @@ INLINE_CHARACTERS = 60_000
 """The most of one document's text a message carries (about 15,000 tokens)."""
 
 Shown = Literal["full", "cut", "image", "unreadable"]
+_SHOWN: dict[TextShown, Shown] = {
+    TextShown.FULL: "full",
+    TextShown.CUT: "cut",
+    TextShown.UNREADABLE: "unreadable",
+}
 
 
 @dataclass(frozen=True, slots=True)
@@ -67,7 +77,8 @@ class MessageParts:
 
 
 def message_parts(attachments: Sequence[Attachment]) -> MessageParts:
-    """The content parts of a message's ``attachments`` (sync: reads the stored files)."""
+    """The content parts of a message's ``attachments`` (their stored text; an upload older than that
+    is read here)."""
     parts: list[dict[str, Any]] = []
     read: list[AttachmentRead] = []
     for attachment in attachments:
@@ -75,34 +86,53 @@ def message_parts(attachments: Sequence[Attachment]) -> MessageParts:
             parts.append(image_reference(str(attachment.pk), attachment.name))
             shown: Shown = "image"
         else:
-            text, shown = _document_text(attachment)
-            parts.append({"type": "text", "text": text})
+            document = (
+                DocumentText(attachment.text, TextShown(attachment.text_shown))
+                if attachment.text_shown
+                else _stored_document_read(attachment)
+            )
+            head = f"[Attached file: {attachment.name} ({attachment.content_type})]"
+            parts.append({"type": "text", "text": f"{head}\n{document.text}"})
+            shown = _SHOWN[document.shown]
         read.append(AttachmentRead(attachment.pk, attachment.name, attachment.kind, shown))
     return MessageParts(tuple(parts), tuple(read))
 
 
-def _document_text(attachment: Attachment) -> tuple[str, Shown]:
-    head = f"[Attached file: {attachment.name} ({attachment.content_type})]"
-    try:
-        with attachment.file.open("rb") as file:
-            parsed = document_parsed(DocumentFormat(attachment.format), file)
-    except (OSError, ValueError) as exc:  # the storage lost it, or a format this platform no longer reads
-        logger.warning("attachment %s could not be read: %s", attachment.pk, type(exc).__name__)
-        return f"{head}\n[The file could not be read.]", "unreadable"
+@dataclass(frozen=True, slots=True)
+class DocumentText:
+    """What a run reads of a document: its text (its beginning, with a note, when cut), or a note saying
+    why there is none."""
+
+    text: str
+    shown: TextShown
+
+
+def document_read(fmt: DocumentFormat, file: BinaryIO) -> DocumentText:
+    """The text of a checked document, read only as far as :data:`INLINE_CHARACTERS` (a file the parser
+    refuses reads as a note saying so)."""
+    parsed = document_parsed(fmt, file, ParseLimits(max_characters=INLINE_CHARACTERS))
     if isinstance(parsed, ParseFailed):
-        return f"{head}\n[The file has no text that can be read ({parsed.code}).]", "unreadable"
-    pages = [page for page in parsed.pages if page]
-    text = "\n\n".join(pages)
-    if len(text) <= INLINE_CHARACTERS:
-        return f"{head}\n{text}", "full"
+        return DocumentText(f"[The file has no text that can be read ({parsed.code}).]", TextShown.UNREADABLE)
+    text = "\n\n".join(page for page in parsed.pages if page)
+    if parsed.complete and len(text) <= INLINE_CHARACTERS:
+        return DocumentText(text, TextShown.FULL)
     cut = text.rfind("\n", 0, INLINE_CHARACTERS)
     shown = text[: cut if cut > INLINE_CHARACTERS // 2 else INLINE_CHARACTERS]
-    left = len(text) - len(shown)
+    rest = f"{len(text) - len(shown):,} more are not" if parsed.complete else "the rest is not"
     note = (
-        f"[The file is longer: its first {len(shown):,} characters are shown, {left:,} more are not. Say so "
-        "when the answer may depend on the rest.]"
+        f"[The file is longer: its first {len(shown):,} characters are shown, {rest}. Say so when the "
+        "answer may depend on the rest.]"
     )
-    return f"{head}\n{shown}\n{note}", "cut"
+    return DocumentText(f"{shown}\n{note}", TextShown.CUT)
+
+
+def _stored_document_read(attachment: Attachment) -> DocumentText:
+    try:
+        with attachment.file.open("rb") as file:
+            return document_read(DocumentFormat(attachment.format), file)
+    except (OSError, ValueError) as exc:  # the storage lost it, or a format this platform no longer reads
+        logger.warning("attachment %s could not be read: %s", attachment.pk, type(exc).__name__)
+        return DocumentText("[The file could not be read.]", TextShown.UNREADABLE)
 
 
 def conversation_reader(*, organization_id: int, conversation_id: uuid.UUID) -> AttachmentReader:
@@ -110,18 +140,17 @@ def conversation_reader(*, organization_id: int, conversation_id: uuid.UUID) -> 
     attachment of any other conversation, or deleted, reads as ``None``."""
 
     @database_sync_to_async
-    def read(attachment_id: str) -> AttachmentData | None:
-        try:
-            key = uuid.UUID(attachment_id)
-        except ValueError:
-            return None
-        attachment = (
+    def found(key: uuid.UUID) -> Attachment | None:
+        return (
             Attachment.objects.for_org(organization_id)
             .filter(pk=key, conversation_id=conversation_id, kind=AttachmentKind.IMAGE)
             .first()
         )
-        if attachment is None:
-            return None
+
+    # The file system or object storage is read on a thread of its own, not on the one that serves the
+    # process's database work (its other runs and websocket consumers would wait for the bytes).
+    @sync_to_async(thread_sensitive=False)
+    def data_of(attachment: Attachment) -> AttachmentData | None:
         try:
             with attachment.file.open("rb") as file:
                 data = file.read()
@@ -130,6 +159,11 @@ def conversation_reader(*, organization_id: int, conversation_id: uuid.UUID) -> 
         return AttachmentData(name=attachment.name, media_type=attachment.content_type, data=data)
 
     async def reader(attachment_id: str) -> AttachmentData | None:
-        return await read(attachment_id)
+        try:
+            key = uuid.UUID(attachment_id)
+        except ValueError:
+            return None
+        attachment = await found(key)
+        return None if attachment is None else await data_of(attachment)
 
     return reader

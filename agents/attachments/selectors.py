@@ -34,9 +34,13 @@ def attachments_visible_to(*, organization_id: int, user: User | AnonymousUser) 
         or not Membership.objects.filter(user_id=user.pk, organization_id=organization_id).exists()
     ):
         return Attachment.objects.for_org(organization_id).none()
-    return Attachment.objects.for_org(organization_id).filter(
-        Q(bound_at__isnull=True, conversation__isnull=True, uploaded_by_id=user.pk)
-        | Q(conversation__user_id=user.pk, conversation__organization_id=organization_id)
+    return (
+        Attachment.objects.for_org(organization_id)
+        .filter(
+            Q(bound_at__isnull=True, conversation__isnull=True, uploaded_by_id=user.pk)
+            | Q(conversation__user_id=user.pk, conversation__organization_id=organization_id)
+        )
+        .defer("text")  # what runs read; its readers do not show it
     )
 
 
@@ -59,15 +63,18 @@ def attachments_of_message(*, organization_id: int, message_id: int) -> QuerySet
 
 
 def attachments_of_messages(
-    *, organization_id: int, message_ids: Iterable[int]
+    *, organization_id: int, message_ids: Iterable[int], with_text: bool = False
 ) -> dict[int, list[Attachment]]:
-    """Each message's attachments (one query for a page of the history)."""
+    """Each message's attachments (one query for a page of the history); ``with_text``: with the text
+    their runs read (for a run's history, not for a listing)."""
     found: dict[int, list[Attachment]] = {}
     rows = (
         Attachment.objects.for_org(organization_id)
         .filter(message_id__in=list(message_ids))
         .order_by("created_at", "pk")
     )
+    if not with_text:
+        rows = rows.defer("text")
     for attachment in rows:
         if attachment.message_id is not None:
             found.setdefault(attachment.message_id, []).append(attachment)

@@ -1,7 +1,8 @@
 """Writes of chat attachments, each org-scoped and recorded in the audit log.
 
 An upload is checked from its bytes (:mod:`agents.attachments.sniffing`), against the per-file limit and
-the organisation's quota, then its file is stored on Django's storage (the file system, or S3-compatible
+the organisation's quota, a document's text read once (:func:`agents.attachments.reading.document_read`:
+its beginning only, when long), then its file is stored on Django's storage (the file system, or S3-compatible
 object storage) and its row committed: on any refusal or error in between, the stored file is deleted
 again, so nothing is ever half-stored. Its row is written in a durable transaction (never inside a
 caller's): once :func:`attachment_upload` answers :class:`AttachmentStored`, the row and its file exist.
@@ -28,10 +29,12 @@ from django.db import transaction
 from django.utils import timezone
 
 from agents.attachments.limits import attachment_limits
-from agents.attachments.models import Attachment
+from agents.attachments.models import Attachment, AttachmentKind
+from agents.attachments.reading import document_read
 from agents.attachments.refusals import AttachmentRefusal, AttachmentRefused
 from agents.attachments.selectors import attachment_storage_used, attachments_bindable
 from agents.attachments.sniffing import Unfit, attachment_checked
+from agents.knowledge.formats import DocumentFormat
 from platform_core.audit.log import audit_log_write
 from platform_core.models import Organization
 from platform_core.stored_files import stored_files_delete
@@ -110,6 +113,10 @@ def attachment_upload(
         size=size,
         sha256=_sha256(content),
     )
+    if checked.kind == AttachmentKind.DOCUMENT:  # read once, here, so that no run parses the file
+        content.seek(0)
+        document = document_read(DocumentFormat(checked.format), cast(BinaryIO, content))
+        attachment.text, attachment.text_shown = document.text, document.shown
     content.seek(0)
     # The attachment's own folder: the storage keeps the name it is given (no other file is there), so a
     # write that fails halfway can be deleted by that name.

@@ -12,6 +12,10 @@ accepted.
 | HTML | BeautifulSoup, markdownify | headings, paragraphs, lists, tables (not scripts, styles or the head) |
 | Markdown, text | (none) | as written, decoded as UTF-8 or GB18030 |
 
+With ``ParseLimits.max_characters`` a reader stops once it has made that much text (a chat attachment
+shows only its beginning): a spreadsheet is then read only down to the row that passes it, and the pages
+and rows beyond the limits are not counted (``Parsed.complete`` is false).
+
 The outcome is typed: :class:`Parsed` with the pages, or :class:`ParseFailed` with a :class:`FailureCode`
 (an encrypted or malformed file, more pages or rows than allowed, no text at all: a scanned PDF) that the
 admin shows translated. A library's error on a malformed file ends here as ``MALFORMED`` (naming the
@@ -21,6 +25,7 @@ error's type), never in the worker.
 from __future__ import annotations
 
 import csv
+import datetime
 import io
 from collections.abc import Callable, Iterable, Iterator, Sequence
 from dataclasses import dataclass, field
@@ -44,11 +49,13 @@ class FailureCode(StrEnum):
 class ParseLimits:
     max_pages: int = 2000  # pages, slides or sheets
     max_rows: int = 100_000  # rows of one sheet or CSV
+    max_characters: int | None = None  # stop reading once this much text is made (None: read it all)
 
 
 @dataclass(frozen=True, slots=True)
 class Parsed:
     pages: tuple[str, ...]
+    complete: bool = True  # false: reading stopped at ``ParseLimits.max_characters``
 
     @property
     def page_count(self) -> int:
@@ -71,74 +78,114 @@ class _Failed(Exception):
         self.failure = failure
 
 
+class _Reading:
+    """One file's reading: its limits, and how much text it has made against ``max_characters``."""
+
+    def __init__(self, limits: ParseLimits) -> None:
+        self.limits = limits
+        self.left = limits.max_characters
+        self.stopped = False
+
+    def took(self, text_length: int) -> bool:
+        """Count ``text_length`` more characters made; false once the reading has made enough."""
+        if self.left is None:
+            return True
+        self.left -= text_length
+        if self.left < 0:
+            self.stopped = True
+        return not self.stopped
+
+    def count(self, pages: int) -> None:
+        """Refuse more pages than allowed, unless the reading stops early anyway."""
+        if self.left is None and pages > self.limits.max_pages:
+            raise _Failed(
+                ParseFailed(FailureCode.TOO_MANY_PAGES, {"pages": pages, "limit": self.limits.max_pages})
+            )
+
+
 def document_parsed(fmt: DocumentFormat, file: BinaryIO, limits: ParseLimits | None = None) -> ParseOutcome:
-    """The Markdown pages of ``file``, read as ``fmt``."""
-    limits = limits or ParseLimits()
+    """The Markdown pages of ``file``, read as ``fmt`` (only its beginning with ``limits.max_characters``)."""
+    reading = _Reading(limits or ParseLimits())
     try:
-        pages = tuple(page.strip() for page in _READERS[fmt](file, limits))
+        pages = tuple(page.strip() for page in _READERS[fmt](file, reading))
     except _Failed as failed:
         return failed.failure
     except Exception as exc:  # a library refusing a malformed file, whatever its error type
         return ParseFailed(FailureCode.MALFORMED, {"error": type(exc).__name__})
     if not any(pages):
         return ParseFailed(FailureCode.NO_TEXT)
-    return Parsed(pages)
+    return Parsed(pages, complete=not reading.stopped)
 
 
-def _pdf(file: BinaryIO, limits: ParseLimits) -> list[str]:
+def _pdf(file: BinaryIO, reading: _Reading) -> list[str]:
     from pypdf import PdfReader
 
     reader = PdfReader(file)
     if reader.is_encrypted and not reader.decrypt(""):  # an owner password alone still reads
         raise _Failed(ParseFailed(FailureCode.ENCRYPTED))
-    _count(len(reader.pages), limits)
-    return [page.extract_text() or "" for page in reader.pages]
+    reading.count(len(reader.pages))
+    pages = []
+    for page in reader.pages:
+        pages.append(page.extract_text() or "")
+        if not reading.took(len(pages[-1])):
+            break
+    return pages
 
 
-def _docx(file: BinaryIO, limits: ParseLimits) -> list[str]:
+def _docx(file: BinaryIO, reading: _Reading) -> list[str]:
     from docx import Document
     from docx.table import Table
 
     blocks: list[str] = []
     for item in Document(file).iter_inner_content():
-        if isinstance(item, Table):
-            blocks.append(_table([[cell.text for cell in row.cells] for row in item.rows]))
+        block = (
+            _table([[cell.text for cell in row.cells] for row in item.rows])
+            if isinstance(item, Table)
+            else _paragraph(item.text.strip(), item.style.name if item.style is not None else "")
+        )
+        if not block:
             continue
-        text = item.text.strip()
-        if not text:
-            continue
-        style = item.style.name if item.style is not None else ""
-        if style == "Title":
-            blocks.append(f"# {text}")
-        elif style.startswith("Heading ") and style[8:].isdigit():
-            blocks.append(f"{'#' * min(int(style[8:]), 6)} {text}")
-        elif "List" in style:
-            blocks.append(f"- {text}")
-        else:
-            blocks.append(text)
+        blocks.append(block)
+        if not reading.took(len(block)):
+            break
     return ["\n\n".join(blocks)]
 
 
-def _xlsx(file: BinaryIO, limits: ParseLimits) -> list[str]:
+def _paragraph(text: str, style: str) -> str:
+    """A DOCX paragraph as Markdown: ``Title`` and ``Heading N`` styles as headings, list styles as items."""
+    if not text:
+        return ""
+    if style == "Title":
+        return f"# {text}"
+    if style.startswith("Heading ") and style[8:].isdigit():
+        return f"{'#' * min(int(style[8:]), 6)} {text}"
+    if "List" in style:
+        return f"- {text}"
+    return text
+
+
+def _xlsx(file: BinaryIO, reading: _Reading) -> list[str]:
     from openpyxl import load_workbook
 
     workbook = load_workbook(file, read_only=True, data_only=True)
     try:
-        _count(len(workbook.worksheets), limits)
+        reading.count(len(workbook.worksheets))
         pages = []
         for sheet in workbook.worksheets:
-            rows = _bounded(sheet.iter_rows(values_only=True), limits)
+            rows = _bounded(sheet.iter_rows(values_only=True), reading)
             pages.append(f"## {sheet.title}\n\n{_table(rows)}" if rows else "")
+            if reading.stopped:
+                break
         return pages
     finally:
         workbook.close()
 
 
-def _pptx(file: BinaryIO, limits: ParseLimits) -> list[str]:
+def _pptx(file: BinaryIO, reading: _Reading) -> list[str]:
     from pptx import Presentation
 
     slides = Presentation(file).slides
-    _count(len(slides), limits)
+    reading.count(len(slides))
     pages = []
     for slide in slides:
         title = slide.shapes.title
@@ -151,15 +198,17 @@ def _pptx(file: BinaryIO, limits: ParseLimits) -> list[str]:
             elif getattr(shape, "has_table", False):
                 blocks.append(_table([[cell.text for cell in row.cells] for row in shape.table.rows]))
         pages.append("\n\n".join(blocks))
+        if not reading.took(len(pages[-1])):
+            break
     return pages
 
 
-def _csv(file: BinaryIO, limits: ParseLimits) -> list[str]:
-    rows = _bounded(csv.reader(io.StringIO(_decoded(file.read()))), limits)
+def _csv(file: BinaryIO, reading: _Reading) -> list[str]:
+    rows = _bounded(csv.reader(io.StringIO(_decoded(file.read()))), reading)
     return [_table(rows)]
 
 
-def _html(file: BinaryIO, limits: ParseLimits) -> list[str]:
+def _html(file: BinaryIO, reading: _Reading) -> list[str]:
     from bs4 import BeautifulSoup
     from markdownify import MarkdownConverter
 
@@ -169,11 +218,11 @@ def _html(file: BinaryIO, limits: ParseLimits) -> list[str]:
     return [MarkdownConverter(heading_style="ATX").convert_soup(soup)]
 
 
-def _text(file: BinaryIO, limits: ParseLimits) -> list[str]:
+def _text(file: BinaryIO, reading: _Reading) -> list[str]:
     return [_decoded(file.read())]
 
 
-_READERS: dict[DocumentFormat, Callable[[BinaryIO, ParseLimits], list[str]]] = {
+_READERS: dict[DocumentFormat, Callable[[BinaryIO, _Reading], list[str]]] = {
     DocumentFormat.PDF: _pdf,
     DocumentFormat.DOCX: _docx,
     DocumentFormat.XLSX: _xlsx,
@@ -185,21 +234,27 @@ _READERS: dict[DocumentFormat, Callable[[BinaryIO, ParseLimits], list[str]]] = {
 }
 
 
-def _count(pages: int, limits: ParseLimits) -> None:
-    if pages > limits.max_pages:
-        raise _Failed(ParseFailed(FailureCode.TOO_MANY_PAGES, {"pages": pages, "limit": limits.max_pages}))
-
-
-def _bounded(rows: Iterable[Sequence[Any]], limits: ParseLimits) -> list[list[str]]:
+def _bounded(rows: Iterable[Sequence[Any]], reading: _Reading) -> list[list[str]]:
     kept: list[list[str]] = []
     for row in rows:
-        cells = ["" if value is None else str(value) for value in row]
+        cells = [_value_text(value) for value in row]
         if not any(cell.strip() for cell in cells):
             continue
-        if len(kept) == limits.max_rows:
-            raise _Failed(ParseFailed(FailureCode.TOO_MANY_ROWS, {"limit": limits.max_rows}))
+        if len(kept) == reading.limits.max_rows and reading.left is None:
+            raise _Failed(ParseFailed(FailureCode.TOO_MANY_ROWS, {"limit": reading.limits.max_rows}))
         kept.append(cells)
+        if not reading.took(sum(len(cell) + 3 for cell in cells)):  # a table line: "| a | b |"
+            break
     return kept
+
+
+def _value_text(value: object) -> str:
+    """A cell's value as text: a date without a time of day as the date alone (``2024-03-24``)."""
+    if value is None:
+        return ""
+    if isinstance(value, datetime.datetime) and value.time() == datetime.time(0):
+        return value.date().isoformat()
+    return str(value)
 
 
 def _table(rows: Sequence[Sequence[str]]) -> str:

@@ -169,3 +169,35 @@ def test_more_pages_or_rows_than_allowed_fail_with_the_limit():
 
     assert pages == ParseFailed(FailureCode.TOO_MANY_PAGES, {"pages": 3, "limit": 2})
     assert rows == ParseFailed(FailureCode.TOO_MANY_ROWS, {"limit": 3})
+
+
+def test_with_a_character_limit_reading_stops_once_that_much_text_is_made():
+    csv_rows = b"item,price\n" + b"".join(b"part %d,%d\n" % (n, n) for n in range(1000))
+    pages = _pdf("first page " * 20, "second page " * 20, "third page", "fourth page")
+
+    sheet = _parsed(DocumentFormat.CSV, csv_rows, ParseLimits(max_rows=100, max_characters=300))
+    pdf = _parsed(DocumentFormat.PDF, pages, ParseLimits(max_pages=3, max_characters=300))
+    whole = _parsed(DocumentFormat.PDF, _pdf("one", "two"), ParseLimits(max_characters=300))
+
+    # read up to the row or page that passes the limit, and the file's other limits no longer refuse it
+    assert isinstance(sheet, Parsed) and not sheet.complete
+    assert sheet.pages[0].splitlines()[-1] == "| part 20 | 20 |"  # the row that passes it
+    assert isinstance(pdf, Parsed) and not pdf.complete and pdf.page_count == 2
+    assert isinstance(whole, Parsed) and whole.complete and whole.page_count == 2
+
+
+def test_a_spreadsheet_date_without_a_time_of_day_reads_as_the_date():
+    import datetime
+
+    from openpyxl import Workbook
+
+    workbook = Workbook()
+    workbook.active.append(["Ordered", "Delivered"])
+    workbook.active.append([datetime.datetime(2024, 3, 24), datetime.datetime(2024, 3, 25, 14, 30)])
+    buffer = io.BytesIO()
+    workbook.save(buffer)
+
+    parsed = _parsed(DocumentFormat.XLSX, buffer.getvalue())
+
+    assert isinstance(parsed, Parsed)
+    assert parsed.pages[0].endswith("| 2024-03-24 | 2024-03-25 14:30:00 |")
