@@ -18,6 +18,7 @@ from agents.endpoint_check_services import model_config_apply_check, model_confi
 from agents.endpoint_headers import headers_dump, headers_parse
 from agents.example_questions import ExampleQuestionsFormField
 from agents.knowledge import admin as knowledge_admin  # noqa: F401 - registers the knowledge bases' admin
+from agents.knowledge.selectors import attachable_connectors
 from agents.model_presets import ABILITY_KEYS, PRESETS, preset_for, presets_as_data
 from agents.models import AGENT_SETTINGS, Agent, Conversation, ModelConfig, ModelProvider, Run
 from agents.usage import admin as usage_admin  # noqa: F401 - registers the budgets' admin
@@ -265,6 +266,12 @@ class AgentAdmin(AuditedAdmin):
     search_fields = ["name", "description"]
     filter_horizontal = ["connectors"]
     fields = ["organization", *AGENT_SETTINGS]
+
+    def formfield_for_manytomany(self, db_field: Any, request: HttpRequest, **kwargs: Any) -> Any:
+        field = super().formfield_for_manytomany(db_field, request, **kwargs)
+        if db_field.name == "connectors" and field is not None:
+            field.queryset = attachable_connectors(field.queryset)
+        return field
 
     def formfield_for_dbfield(self, db_field: Any, request: HttpRequest, **kwargs: Any) -> Any:
         if db_field.name == "example_questions":

@@ -24,6 +24,7 @@ from typing import Any, Protocol, TypeVar
 from django.conf import settings
 
 from agents.attachments.reading import AttachmentRead, conversation_reader, message_parts
+from agents.attachments.search import ChatFiles, chat_files_of_conversation, chat_files_tools_for_run
 from agents.attachments.selectors import (
     attachments_of_message,
     conversation_has_attachments,
@@ -198,6 +199,9 @@ class RunBlueprint:
     # Whether the question or the history holds an image: the run's model then reads them through
     # AttachedLLM, from the conversation's attachments.
     reads_images: bool = False
+    # The conversation's long documents, searched by their own tool (the chat files' connector is then
+    # among ``connector_ids``).
+    chat_files: ChatFiles | None = None
 
     @cached_property
     def context(self) -> RunContext:
@@ -361,16 +365,27 @@ def runtime_build(run_id: uuid.UUID, *, started: StartedRun | None = None) -> Ru
     has_attachments = getattr(conversation, "has_attachments", None)
     if has_attachments is None:
         has_attachments = conversation_has_attachments_sync(conversation)
+    chat_files = (
+        chat_files_of_conversation(
+            organization_id=conversation.organization_id, conversation_id=conversation.pk
+        )
+        if has_attachments
+        else None
+    )
+    search_tool = chat_files.tool_name if chat_files is not None else None
     history = engine_history(
         conversation_id=conversation.pk,
         before_message_id=question.pk,
         organization_id=conversation.organization_id if has_attachments else None,
+        search_tool=search_tool,
     )
     attached = message_parts(
         list(attachments_of_message(organization_id=conversation.organization_id, message_id=question.pk))
         if has_attachments
-        else []
+        else [],
+        search_tool=search_tool,
     )
+    connector_ids = _cached(agent, version, "connector_ids", lambda: _active_connector_ids(agent))
     mode = agent.execution_mode
     return RunBlueprint(
         run_id=run.pk,
@@ -386,7 +401,8 @@ def runtime_build(run_id: uuid.UUID, *, started: StartedRun | None = None) -> Ru
         instructions=agent.instructions,
         max_iterations=agent.max_iterations,
         completion_check=agent.completion_check,
-        connector_ids=_cached(agent, version, "connector_ids", lambda: _active_connector_ids(agent)),
+        connector_ids=connector_ids if chat_files is None else [*connector_ids, chat_files.connector_id],
+        chat_files=chat_files,
         query=question.content,
         language=run.language,
         history=history,
@@ -445,7 +461,11 @@ def run_llm_for(blueprint: RunBlueprint, endpoint: ModelEndpoint) -> LLM:
 def tools_for(blueprint: RunBlueprint) -> ToolRegistry:
     """The run's tools: its agent's connector actions and the search of its knowledge bases the user may
     read (sync: reads the database); traced when tracing is on."""
-    tools = connector_tools_for_run(blueprint) + knowledge_tools_for_run(blueprint)
+    tools = (
+        connector_tools_for_run(blueprint)
+        + knowledge_tools_for_run(blueprint)
+        + chat_files_tools_for_run(blueprint)
+    )
     if tracing.enabled():
         attributes = trace_attributes(blueprint)
         tools = [tracing.TracedTool(tool, attributes) for tool in tools]

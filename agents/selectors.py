@@ -80,14 +80,19 @@ def run_to_resume(*, conversation: Conversation, run_id: uuid.UUID | str | None 
 
 
 def engine_history(
-    *, conversation_id: uuid.UUID, before_message_id: int, organization_id: int | None = None
+    *,
+    conversation_id: uuid.UUID,
+    before_message_id: int,
+    organization_id: int | None = None,
+    search_tool: str | None = None,
 ) -> list[EngineMessage]:
     """The conversation before a message, as the engine's chat messages.
 
     Starts from the newest compaction summary (pinned, so later compactions keep it) and continues with
     the user messages and answers since the run that produced it. Follow-ups are pinned. A user message
     sent with attachments carries them after its text (:func:`agents.attachments.reading.message_parts`;
-    with ``organization_id``, the conversation's). One statement (the summary, where its run starts, and
+    with ``organization_id``, the conversation's; ``search_tool``: the tool that searches its long
+    documents, named in their notes). One statement (the summary, where its run starts, and
     the messages since), and one for the attachments of all those messages.
     """
     history: list[EngineMessage] = []
@@ -109,7 +114,8 @@ def engine_history(
         attached = attachments_of_messages(organization_id=organization_id, message_ids=users, with_text=True)
         for message_id, attachments in attached.items():
             entry = users[message_id]
-            entry["content"] = question_content(entry["content"], message_parts(attachments).parts)
+            parts = message_parts(attachments, search_tool=search_tool).parts
+            entry["content"] = question_content(entry["content"], parts)
     history.extend(rest)
     return history
 

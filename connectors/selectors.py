@@ -111,9 +111,11 @@ def run_connector_actions(blueprint: RunActionsSource) -> list[ConnectorAction]:
     organization_id = blueprint.context.org_id
     if organization_id is None:
         return []
+    # Keyed by the connectors too: a run of the agent may have one more than its agent's (a conversation's
+    # chat files).
     return run_config_cached(
         blueprint,
-        "connector_actions",
+        "connector_actions:" + ",".join(sorted(blueprint.connector_ids)),
         lambda: actions_for_tools(organization_id=organization_id, connector_ids=blueprint.connector_ids),
     )
 

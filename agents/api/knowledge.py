@@ -38,7 +38,7 @@ from agents.knowledge.base_services import knowledge_base_update
 from agents.knowledge.download import document_file_response
 from agents.knowledge.failures import failure_message
 from agents.knowledge.formats import RefusalCode
-from agents.knowledge.models import Document, KnowledgeBase
+from agents.knowledge.models import Document, KnowledgeBase, KnowledgeBaseKind
 from agents.knowledge.selectors import document_readable, knowledge_bases_readable
 from agents.knowledge.services import (
     DocumentTooLarge,
@@ -72,7 +72,11 @@ class _KnowledgeScope(OrgScopedViewMixin):
 
     def visible_knowledge_bases(self) -> QuerySet[KnowledgeBase]:
         if self.is_admin():
-            return KnowledgeBase.objects.for_org(self.org).select_related("connector")
+            return (
+                KnowledgeBase.objects.for_org(self.org)
+                .filter(kind=KnowledgeBaseKind.LIBRARY)  # the chat files are their conversations'
+                .select_related("connector")
+            )
         return knowledge_bases_readable(organization_id=self.org.pk, user_id=self.request.user.pk)
 
 

@@ -18,6 +18,7 @@ from agents.example_questions import (
     example_questions_clean,
 )
 from agents.fallback_chain import fallback_problem
+from agents.knowledge.selectors import attachable_connectors
 from agents.model_presets import ABILITY_KEYS
 from agents.models import AGENT_SETTINGS, Agent, Conversation, Message, ModelConfig, RunEvent
 from connectors.models import Connector
@@ -261,7 +262,9 @@ class AgentSerializer(serializers.ModelSerializer):
     model_config = OrgScopedPrimaryKeyField(
         queryset=ModelConfig.objects.all(), allow_null=True, required=False
     )
-    connectors = OrgScopedPrimaryKeyField(queryset=Connector.objects.all(), many=True, required=False)
+    connectors = OrgScopedPrimaryKeyField(
+        queryset=attachable_connectors(Connector.objects.all()), many=True, required=False
+    )
     example_questions = ExampleQuestionsField(required=False)
 
     class Meta:

@@ -76,9 +76,10 @@ class MessageParts:
         return any(item.shown == "image" for item in self.read)
 
 
-def message_parts(attachments: Sequence[Attachment]) -> MessageParts:
+def message_parts(attachments: Sequence[Attachment], *, search_tool: str | None = None) -> MessageParts:
     """The content parts of a message's ``attachments`` (their stored text; an upload older than that
-    is read here)."""
+    is read here). ``search_tool``: the run's tool that searches the conversation's long documents, named
+    after each one's beginning."""
     parts: list[dict[str, Any]] = []
     read: list[AttachmentRead] = []
     for attachment in attachments:
@@ -92,7 +93,10 @@ def message_parts(attachments: Sequence[Attachment]) -> MessageParts:
                 else _stored_document_read(attachment)
             )
             head = f"[Attached file: {attachment.name} ({attachment.content_type})]"
-            parts.append({"type": "text", "text": f"{head}\n{document.text}"})
+            text = f"{head}\n{document.text}"
+            if search_tool and document.shown == TextShown.CUT:
+                text += f"\n[Search the whole file with the tool {search_tool}.]"
+            parts.append({"type": "text", "text": text})
             shown = _SHOWN[document.shown]
         read.append(AttachmentRead(attachment.pk, attachment.name, attachment.kind, shown))
     return MessageParts(tuple(parts), tuple(read))

@@ -28,6 +28,7 @@ from django.core.files.storage import Storage
 from django.db import transaction
 from django.utils import timezone
 
+from agents.attachments.indexing import attachment_index
 from agents.attachments.limits import attachment_limits
 from agents.attachments.models import Attachment, AttachmentKind
 from agents.attachments.reading import document_read
@@ -149,6 +150,10 @@ def attachment_upload(
     if refused is not None:
         _files_delete([stored])
         return refused
+    try:
+        attachment_index(attachment)  # a long document: searchable in its conversation once sent
+    except Exception:  # the upload stands: its runs then read the beginning alone
+        logger.exception("attachment %s could not be queued for indexing", attachment.pk)
     return AttachmentStored(attachment)
 
 

@@ -23,7 +23,7 @@ from django.utils.translation import gettext_lazy as _
 
 from agents.knowledge.base_services import knowledge_base_update
 from agents.knowledge.failures import failure_message
-from agents.knowledge.models import Document, DocumentStatus, KnowledgeBase
+from agents.knowledge.models import Document, DocumentStatus, KnowledgeBase, KnowledgeBaseKind
 from agents.knowledge.services import (
     DocumentQueued,
     DocumentTooLarge,
@@ -216,6 +216,11 @@ class KnowledgeBaseAdmin(AuditedAdmin):
 
     inlines = [DocumentInline]
     list_display = ["name", "organization", "search_mode", "document_count", "restricted", "active"]
+
+    def narrow_queryset(self, request: HttpRequest, queryset: QuerySet) -> QuerySet:
+        # The chat files are their conversations' (their users' alone): not the administrators' to see.
+        return queryset.filter(kind=KnowledgeBaseKind.LIBRARY)
+
     list_filter = ["restricted"]
     search_fields = ["connector__name", "connector__description"]
     filter_horizontal = ["members"]
@@ -376,6 +381,9 @@ class DocumentAdmin(OrgScopedAdmin):
     actions = ["reindex"]
     fields = DOCUMENT_FIELDS
     readonly_fields = DOCUMENT_FIELDS
+
+    def narrow_queryset(self, request: HttpRequest, queryset: QuerySet) -> QuerySet:
+        return queryset.filter(knowledge_base__kind=KnowledgeBaseKind.LIBRARY)
 
     def has_add_permission(self, request: HttpRequest, *args: Any) -> bool:
         return False  # documents are added on their knowledge base's page

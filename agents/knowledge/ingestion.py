@@ -107,14 +107,17 @@ def _ingest(document: Document) -> IngestOutcome:
         refreshed = _fetched_again(document)
         if refreshed is not None:
             return refreshed
+    # A chat file's document is read from its attachment's stored file.
+    stored = document.attachment.file if document.attachment is not None else document.file
     try:
-        file = document.file.open("rb")
-    except (FileNotFoundError, OSError):
+        file = stored.open("rb")
+        size = stored.size
+    except (FileNotFoundError, OSError, ValueError):  # ValueError: an attachment without its file
         return _failed(document, IngestFailure.FILE_MISSING)
     with file:
         # A URL's document is read as what its server sent (the stored file's name has its extension).
         named = PurePosixPath(document.file.name).name if document.source_url else document.name
-        checked = file_checked(named, file, document.file.size, limits)
+        checked = file_checked(named, file, size, limits)
         if not isinstance(checked, Accepted):
             return _failed(document, checked.code, checked.figures)
         parsed = document_parsed(checked.format, file, ParseLimits(max_pages=settings.KNOWLEDGE_MAX_PAGES))

@@ -26,10 +26,27 @@ def document_upload_to(document: Document, filename: str) -> str:
     return f"knowledge/{document.organization_id}/{document.knowledge_base_id}/{document.pk}/{filename}"
 
 
+class KnowledgeBaseKind(models.TextChoices):
+    """A *library* is a knowledge base its administrators fill and attach to agents. The organisation's
+    *chat files* (one at most, made when first needed) index the long documents users attach in the chat,
+    each searched only within its own conversation (``agents.attachments.indexing``): nobody lists,
+    attaches or fills it."""
+
+    LIBRARY = "library", _("Library")
+    CHAT_FILES = "chat_files", _("Chat files")
+
+
 class KnowledgeBase(OrgOwnedModel):
     """A collection of an organisation's documents, searched by the agents it is attached to."""
 
     id = models.UUIDField(primary_key=True, default=uuid.uuid4, editable=False)
+    kind = models.CharField(
+        _("kind"),
+        max_length=16,
+        choices=KnowledgeBaseKind.choices,
+        default=KnowledgeBaseKind.LIBRARY,
+        editable=False,
+    )
     connector = models.OneToOneField(
         "connectors.Connector",
         verbose_name=_("connector"),
@@ -71,6 +88,13 @@ class KnowledgeBase(OrgOwnedModel):
         verbose_name = _("knowledge base")
         verbose_name_plural = _("knowledge bases")
         ordering = ["connector__name"]
+        constraints = [
+            models.UniqueConstraint(
+                fields=["organization"],
+                condition=models.Q(kind="chat_files"),
+                name="one_chat_files_base_per_organization",
+            ),
+        ]
 
     def __str__(self) -> str:
         return self.connector.name if self.connector_id else str(self.pk)
@@ -112,6 +136,17 @@ class Document(OrgOwnedModel):
     version = models.PositiveIntegerField(_("version"), default=1)
     attempts = models.PositiveSmallIntegerField(_("ingestion attempts"), default=0)
     uploaded_by = optional_foreign_key(settings.AUTH_USER_MODEL, _("uploaded by"))
+    # A chat file's document (in the organisation's chat files) is its attachment's: read from the
+    # attachment's stored file, and deleted with it.
+    attachment = models.OneToOneField(
+        "agents.Attachment",
+        verbose_name=_("attachment"),
+        null=True,
+        blank=True,
+        on_delete=models.CASCADE,
+        related_name="index_document",
+        editable=False,
+    )
     created_at = models.DateTimeField(_("uploaded at"), auto_now_add=True)
     updated_at = models.DateTimeField(_("updated at"), auto_now=True)
     indexed_at = models.DateTimeField(_("indexed at"), null=True, blank=True)
@@ -121,7 +156,11 @@ class Document(OrgOwnedModel):
         verbose_name_plural = _("documents")
         ordering = ["name"]
         constraints = [
-            models.UniqueConstraint(fields=["knowledge_base", "name"], name="unique_document_name"),
+            models.UniqueConstraint(
+                fields=["knowledge_base", "name"],
+                condition=models.Q(attachment__isnull=True),
+                name="unique_document_name",
+            ),
         ]
         indexes = [models.Index(fields=["status", "updated_at"])]
 

@@ -18,16 +18,18 @@ says so (:attr:`Found.rerank`).
 from __future__ import annotations
 
 import uuid
-from collections.abc import Awaitable, Callable, Sequence
+from collections.abc import Awaitable, Callable, Collection, Sequence
 from dataclasses import dataclass, replace
 from enum import StrEnum
 from typing import TYPE_CHECKING, Any
+
+from django.db.models import Q
 
 from agents.knowledge.chunking import passage_with_headings
 from agents.knowledge.keyword_index import keyword_search
 from agents.knowledge.models import Chunk, Document, KnowledgeBase
 from agents.knowledge.rerank import Reranked, RerankFailed, RerankOutcome
-from agents.knowledge.selectors import knowledge_base_readable_ids
+from agents.knowledge.selectors import LIBRARIES, knowledge_base_readable_ids
 from agents.knowledge.terms import reciprocal_rank_fusion, search_terms
 from agents.knowledge.usage import BudgetReached
 from agents.knowledge.vector_index import Unavailable, vector_search
@@ -148,22 +150,26 @@ def knowledge_search(
     document_name: str = "",
     vector_ranking: VectorRanking | None = None,
     depth: int | None = None,
+    documents: Sequence[uuid.UUID] | None = None,
+    kinds: Collection[str] = LIBRARIES,
 ) -> SearchOutcome:
-    """The passages of the readable ones of ``knowledge_base_ids`` that best answer ``query``: ``limit``
-    of them, or ``depth`` when more are wanted (the candidates of a rerank, :func:`rerank_depth`)."""
+    """The passages of the readable ones of ``knowledge_base_ids`` (of ``kinds``) that best answer
+    ``query``: ``limit`` of them, or ``depth`` when more are wanted (the candidates of a rerank,
+    :func:`rerank_depth`); only of ``documents`` when given (a conversation's chat files)."""
     readable = knowledge_base_readable_ids(
-        organization_id=organization_id, user_id=user_id, knowledge_base_ids=knowledge_base_ids
+        organization_id=organization_id, user_id=user_id, knowledge_base_ids=knowledge_base_ids, kinds=kinds
     )
     if not readable:
         return NotReadable()
     wanted = max(clamped_limit(limit), min(int(depth or 0), RERANK_DEPTH_MAX))
-    document_ids: list[uuid.UUID] | None = None
+    document_ids = None if documents is None else list(documents)
     if document_name.strip():
-        document_ids = list(
-            Document.objects.for_org(organization_id)
-            .filter(knowledge_base_id__in=readable, name__iexact=document_name.strip())
-            .values_list("pk", flat=True)
+        named = Document.objects.for_org(organization_id).filter(
+            knowledge_base_id__in=readable, name__iexact=document_name.strip()
         )
+        if document_ids is not None:
+            named = named.filter(pk__in=document_ids)
+        document_ids = list(named.values_list("pk", flat=True))
     keyword = [
         hit.chunk_id
         for hit in keyword_search(
@@ -181,7 +187,11 @@ def knowledge_search(
     chunks = {
         chunk.pk: chunk
         for chunk in Chunk.objects.for_org(organization_id)
-        .filter(pk__in=[chunk_id for chunk_id, _ in fused], knowledge_base_id__in=readable)
+        .filter(
+            Q(document_id__in=document_ids) if document_ids is not None else Q(),
+            pk__in=[chunk_id for chunk_id, _ in fused],
+            knowledge_base_id__in=readable,
+        )
         .select_related("document")
     }
     passages = []

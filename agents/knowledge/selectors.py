@@ -2,19 +2,21 @@
 
 A knowledge base that is not ``restricted`` is open to every member of its organisation; a restricted one
 only to its listed members. That rule is applied here once, for every reader: a run's tools, a search,
-the documents' download.
+the documents' download. The organisation's chat files (``KnowledgeBaseKind.CHAT_FILES``) are none of
+these readers' unless asked for by kind: only a conversation's own search reads them
+(:mod:`agents.attachments.search`), and only its conversation's documents.
 """
 
 from __future__ import annotations
 
 import uuid
-from collections.abc import Iterable
+from collections.abc import Collection, Iterable, Sequence
 from typing import Any
 
 from django.db.models import Q, QuerySet
 
-from agents.knowledge.models import Document, KnowledgeBase
-from connectors.models import ConnectorKind
+from agents.knowledge.models import Document, DocumentStatus, KnowledgeBase, KnowledgeBaseKind
+from connectors.models import Connector, ConnectorKind
 
 
 def _readable(user_id: int | None) -> Q:
@@ -23,11 +25,17 @@ def _readable(user_id: int | None) -> Q:
     return Q(restricted=False) | Q(members__id=user_id)
 
 
-def knowledge_bases_readable(*, organization_id: int, user_id: int | None) -> QuerySet[KnowledgeBase]:
-    """The organisation's knowledge bases ``user_id`` may read (connector loaded)."""
+LIBRARIES: tuple[str, ...] = (KnowledgeBaseKind.LIBRARY,)
+
+
+def knowledge_bases_readable(
+    *, organization_id: int, user_id: int | None, kinds: Collection[str] = LIBRARIES
+) -> QuerySet[KnowledgeBase]:
+    """The organisation's knowledge bases of ``kinds`` ``user_id`` may read (connector loaded): libraries
+    unless told otherwise (the chat files are read only through a conversation's own search)."""
     return (
         KnowledgeBase.objects.for_org(organization_id)
-        .filter(_readable(user_id))
+        .filter(_readable(user_id), kind__in=list(kinds))
         .select_related("connector")
         .distinct()
     )
@@ -51,14 +59,19 @@ def knowledge_bases_of_connectors(
 
 
 def knowledge_base_readable_ids(
-    *, organization_id: int, user_id: int | None, knowledge_base_ids: Iterable[uuid.UUID]
+    *,
+    organization_id: int,
+    user_id: int | None,
+    knowledge_base_ids: Iterable[uuid.UUID],
+    kinds: Collection[str] = LIBRARIES,
 ) -> list[uuid.UUID]:
-    """Those of ``knowledge_base_ids`` the user may read now (access may change while a run works)."""
+    """Those of ``knowledge_base_ids`` (of ``kinds``) the user may read now (access may change while a
+    run works)."""
     wanted = list(knowledge_base_ids)
     if not wanted:
         return []
     return list(
-        knowledge_bases_readable(organization_id=organization_id, user_id=user_id)
+        knowledge_bases_readable(organization_id=organization_id, user_id=user_id, kinds=kinds)
         .filter(pk__in=wanted, connector__is_active=True)
         .values_list("pk", flat=True)
     )
@@ -76,4 +89,21 @@ def document_readable(*, organization_id: int, user_id: int | None, document_id:
         .filter(pk=document_uuid, knowledge_base__in=readable)
         .select_related("knowledge_base__connector")
         .first()
+    )
+
+
+def attachable_connectors(connectors: QuerySet[Connector]) -> QuerySet[Connector]:
+    """``connectors`` less the chat files' (which no agent is given: a conversation's own search uses
+    it)."""
+    return connectors.exclude(knowledge_base__kind=KnowledgeBaseKind.CHAT_FILES)
+
+
+def documents_not_ready(organization_id: int, document_ids: Sequence[uuid.UUID]) -> list[str]:
+    """The names of those of ``document_ids`` a search does not find yet: being indexed, or failed."""
+    return list(
+        Document.objects.for_org(organization_id)
+        .filter(pk__in=list(document_ids))
+        .exclude(status=DocumentStatus.READY)
+        .order_by("name")
+        .values_list("name", flat=True)
     )

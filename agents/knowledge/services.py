@@ -26,7 +26,7 @@ from django.db import transaction
 from django.utils.translation import gettext_lazy as _
 
 from agents.knowledge.base_services import embedding_endpoint_error, rerank_endpoint_error
-from agents.knowledge.models import Document, DocumentStatus, KnowledgeBase
+from agents.knowledge.models import Document, DocumentStatus, KnowledgeBase, KnowledgeBaseKind
 from agents.knowledge.tasks import ingestion_queue
 from connectors.knowledge.kind import SEARCH_ACTION
 from connectors.models import ActionSource, Connector, ConnectorAction, ConnectorKind
@@ -72,6 +72,12 @@ SEARCH_DESCRIPTION = (
     "Each passage comes with its source (document, page, headings) and a number: cite the sources you use "
     "as [1], [2]... in your answer."
 )
+CHAT_FILES_SEARCH_DESCRIPTION = (
+    "Search the long documents attached to this conversation (of which the messages show only the "
+    "beginning) for passages that answer a question.\n"
+    "Each passage comes with its source (document, page, headings) and a number: cite the sources you use "
+    "as [1], [2]... in your answer."
+)
 
 
 def knowledge_base_create(
@@ -85,12 +91,13 @@ def knowledge_base_create(
     members: Iterable[User] = (),
     is_active: bool = True,
     allowed_private_hosts: Iterable[str] = (),
+    kind: KnowledgeBaseKind = KnowledgeBaseKind.LIBRARY,
     actor: User | None,
 ) -> KnowledgeBase:
     """A new knowledge base with its connector (active or not, the private hosts its URL documents may be
     fetched from) and search action (validated; ``ValidationError`` says what is wrong, e.g. a name taken
     by another connector, or an embedding or rerank endpoint that is not one of the organisation's of that
-    role)."""
+    role). ``kind``: a library, or the organisation's chat files (``agents.attachments.indexing``)."""
     problems = {
         field: problem
         for field, problem in (
@@ -122,13 +129,16 @@ def knowledge_base_create(
             organization=organization,
             connector=connector,
             name=SEARCH_ACTION,
-            description=SEARCH_DESCRIPTION,
+            description=(
+                CHAT_FILES_SEARCH_DESCRIPTION if kind == KnowledgeBaseKind.CHAT_FILES else SEARCH_DESCRIPTION
+            ),
             parameters=SEARCH_PARAMETERS,
             is_write=False,
             source=ActionSource.MANUAL,
         )
         knowledge_base = KnowledgeBase(
             organization=organization,
+            kind=kind,
             connector=connector,
             embedding_endpoint=embedding_endpoint,
             rerank_endpoint=rerank_endpoint,

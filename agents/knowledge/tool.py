@@ -18,7 +18,7 @@ from __future__ import annotations
 import logging
 import time
 import uuid
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
@@ -45,7 +45,7 @@ from agents.knowledge.search import (
     reranked,
     vector_ranking_for,
 )
-from agents.knowledge.selectors import knowledge_bases_of_connectors
+from agents.knowledge.selectors import documents_not_ready, knowledge_bases_of_connectors
 from agents.knowledge.usage import BudgetReached, EmbeddingPayer, embedding_metered, rerank_metered
 from agents.knowledge.vector_index import Unavailable, vector_backend
 from connectors.adapter_types import CallOutcome
@@ -64,6 +64,10 @@ NO_PASSAGE = (
     "No passage of this knowledge base matches the query. Try other words, or say you did not find it."
 )
 NOT_READABLE = "This knowledge base is not available to the user any more."
+NOT_READY = (
+    "Not searched yet: {names} (still being indexed, or could not be indexed). Say so if the answer may "
+    "be in them."
+)
 
 
 class CitationNumbers:
@@ -78,8 +82,16 @@ class CitationNumbers:
         return self._numbers.setdefault(chunk_id, len(self._numbers) + 1)
 
 
+@dataclass(frozen=True, slots=True)
+class DocumentsScope:
+    """A search of some documents of a knowledge base only (a conversation's chat files): each one's id
+    and the link its citations open (its attachment's download)."""
+
+    links: Mapping[uuid.UUID, str]
+
+
 class KnowledgeSearchTool(Tool):
-    """One knowledge base's search, bound to one run."""
+    """One knowledge base's search, bound to one run (to some of its documents with ``scope``)."""
 
     def __init__(
         self,
@@ -87,6 +99,7 @@ class KnowledgeSearchTool(Tool):
         action: ConnectorAction,
         context: RunContext,
         numbers: CitationNumbers,
+        scope: DocumentsScope | None = None,
     ) -> None:
         connector = knowledge_base.connector
         self.name = tool_name_for(connector.name, SEARCH_ACTION)
@@ -94,8 +107,10 @@ class KnowledgeSearchTool(Tool):
         self.parameters = action.parameters
         self.timeout = SEARCH_TIMEOUT_SECONDS
         self.knowledge_base_id = knowledge_base.pk
+        self.kind = knowledge_base.kind
         self.context = context
         self.numbers = numbers
+        self.scope = scope
 
     def _payer(self, organization_id: int) -> EmbeddingPayer:
         """Who the search's model calls are for: the run's organisation, user, agent and run."""
@@ -163,6 +178,8 @@ class KnowledgeSearchTool(Tool):
             document_name=str(kwargs.get("document") or ""),
             vector_ranking=by_meaning,
             depth=rerank_depth(limit) if setup.rerank is not None else None,
+            documents=None if self.scope is None else list(self.scope.links),
+            kinds=(self.kind,),
         )
         if not isinstance(outcome, Found):
             return _error(NOT_READABLE, started)
@@ -178,6 +195,10 @@ class KnowledgeSearchTool(Tool):
                 )
         numbered = [(self.numbers.number(p.chunk_id), p) for p in outcome.passages]
         content = passages_text(numbered) if numbered else NO_PASSAGE
+        if self.scope is not None:
+            waiting = await sync_to_async(documents_not_ready)(org_id, list(self.scope.links))
+            if waiting:
+                content += "\n\n" + NOT_READY.format(names=", ".join(waiting))
         call = CallOutcome(
             status="ok",
             content=content,
@@ -187,7 +208,10 @@ class KnowledgeSearchTool(Tool):
             response_bytes=len(content.encode()),
             retrieved=tuple(_logged(number, p, outcome) for number, p in numbered),
         )
-        citations = tuple(citation_of(number, p, self.context.org_slug) for number, p in numbered)
+        links = self.scope.links if self.scope is not None else {}
+        citations = tuple(
+            citation_of(number, p, self.context.org_slug, links.get(p.document_id)) for number, p in numbered
+        )
         return ConnectorToolResult(content=content, call=call, citations=citations)
 
 
@@ -203,9 +227,10 @@ def passages_text(numbered: Sequence[tuple[int, Passage]]) -> str:
     return "\n\n".join(f"[{number}] {passage_source(p)}\n{p.text}" for number, p in numbered)
 
 
-def citation_of(number: int, passage: Passage, org_slug: str) -> Citation:
+def citation_of(number: int, passage: Passage, org_slug: str, link: str | None = None) -> Citation:
     """The passage as the chat and the entry points show a citation: its document, where in it, a
-    preview and the link that opens the document for people who may read it."""
+    preview and the link that opens the document for people who may read it (``link``, else the
+    knowledge document's)."""
     location = passage_source(passage).removeprefix(passage.document_name).removeprefix(", ")
     preview = (
         passage.text if len(passage.text) <= PREVIEW_CHARS else passage.text[:PREVIEW_CHARS].rstrip() + "…"
@@ -215,7 +240,8 @@ def citation_of(number: int, passage: Passage, org_slug: str) -> Citation:
         title=passage.document_name,
         location=location,
         preview=preview,
-        url=reverse(
+        url=link
+        or reverse(
             "knowledge-document-file", kwargs={"org_slug": org_slug, "document_id": passage.document_id}
         ),
         source_id=str(passage.document_id),
