@@ -23,6 +23,8 @@ PROBE_LABELS: dict[str, Promise] = {
     "streaming": _("Streaming with usage"),
     "vision": _("Image input"),
     "reasoning": _("Reasoning output"),
+    "embedding": _("Embedding"),
+    "rerank": _("Reranking"),
 }
 
 STATUS_LABELS: dict[str, Promise] = {

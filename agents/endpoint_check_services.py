@@ -20,8 +20,11 @@ from agents.endpoint_check import PROBE_SECONDS, EndpointCheckReport, ProbeAbili
 from agents.endpoint_check_report import PROBES, ProbeOutcome
 from agents.endpoint_headers import api_key_sendable, headers_sendable
 from agents.engine.llm import OpenAICompatibleLLM, aclose_shared_clients
+from agents.knowledge.embeddings import embedding_endpoint_of
+from agents.knowledge.endpoint_check import EMBEDDING_PROBE, RERANK_PROBE, check_embedding, check_rerank
+from agents.knowledge.rerank import rerank_endpoint_of
 from agents.model_presets import ABILITY_KEYS
-from agents.models import ModelConfig
+from agents.models import ModelConfig, ModelRole
 from agents.runtime import endpoint_of, llm_for
 from platform_core.audit.audited import audited_save
 
@@ -33,7 +36,12 @@ CHECKED_ABILITIES: tuple[str, ...] = ABILITY_KEYS
 
 
 async def check_endpoint_async(config: ModelConfig) -> EndpointCheckReport:
-    """Probe ``config``'s endpoint (no database access: ``config`` is read before)."""
+    """Probe ``config``'s endpoint (no database access: ``config`` is read before): as its role uses it
+    (an embedding endpoint embeds, a rerank endpoint reranks, the others chat)."""
+    if config.role == ModelRole.EMBEDDING:
+        return await check_embedding(embedding_endpoint_of(config))
+    if config.role == ModelRole.RERANK:
+        return await check_rerank(rerank_endpoint_of(config))
     endpoint = endpoint_of(config)
     endpoint = dataclasses.replace(endpoint, timeout=min(endpoint.timeout, PROBE_SECONDS))
 
@@ -46,8 +54,18 @@ async def check_endpoint_async(config: ModelConfig) -> EndpointCheckReport:
     return await check_llm(build, model=config.model)
 
 
-def unsendable_key_report() -> EndpointCheckReport:
-    """The report of an endpoint whose stored key or headers no request can carry: nothing is sent."""
+def probes_for_role(role: str) -> tuple[str, ...]:
+    """The probes a check of an endpoint of ``role`` runs, in order."""
+    if role == ModelRole.EMBEDDING:
+        return (EMBEDDING_PROBE,)
+    if role == ModelRole.RERANK:
+        return (RERANK_PROBE,)
+    return PROBES
+
+
+def unsendable_key_report(role: str = ModelRole.GENERAL) -> EndpointCheckReport:
+    """The report of an endpoint (of ``role``) whose stored key or headers no request can carry: nothing
+    is sent."""
     why = _(
         "The API key or an extra header holds characters a request header cannot carry (visible ASCII "
         "only): nothing was sent."
@@ -55,7 +73,7 @@ def unsendable_key_report() -> EndpointCheckReport:
     return EndpointCheckReport(
         checked_at=timezone.now(),
         elapsed=0.0,
-        probes=tuple(ProbeOutcome(probe, "not_checked", why) for probe in PROBES),
+        probes=tuple(ProbeOutcome(probe, "not_checked", why) for probe in probes_for_role(role)),
         abilities={},
         key_verified=False,
     )
@@ -65,7 +83,7 @@ def check_endpoint(config: ModelConfig) -> EndpointCheckReport:
     """:func:`check_endpoint_async` from sync code, on an event loop of its own in a worker thread (the
     report's messages in the caller's language). A key or header that cannot be sent is reported, not sent."""
     if not api_key_sendable(config.api_key or "") or not headers_sendable(config.headers):
-        return unsendable_key_report()
+        return unsendable_key_report(config.role)
     language = translation.get_language()
 
     async def run() -> EndpointCheckReport:
