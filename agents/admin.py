@@ -19,8 +19,8 @@ from agents.endpoint_headers import headers_dump, headers_parse
 from agents.example_questions import ExampleQuestionsFormField
 from agents.knowledge import admin as knowledge_admin  # noqa: F401 - registers the knowledge bases' admin
 from agents.knowledge.selectors import attachable_connectors
-from agents.model_presets import ABILITY_KEYS, PRESETS, preset_for, presets_as_data
-from agents.models import AGENT_SETTINGS, Agent, Conversation, ModelConfig, ModelProvider, Run
+from agents.model_presets import ABILITY_KEYS, PRESETS, ProviderPreset, preset_for, presets_as_data
+from agents.models import AGENT_SETTINGS, Agent, Conversation, ModelConfig, ModelProvider, ModelRole, Run
 from agents.usage import admin as usage_admin  # noqa: F401 - registers the budgets' admin
 from agents.usage_dashboard import admin as usage_dashboard_admin  # noqa: F401 - links the dashboard
 from platform_core.admin.base import AuditedAdmin, OrgScopedAdmin
@@ -31,10 +31,34 @@ from platform_core.secret_rules import validate_secret_length
 PRICE_FIELDS = ("price_input", "price_cached_input", "price_output", "price_currency")
 
 
+def _family_choices(preset: ProviderPreset) -> list[tuple[str, str]]:
+    """The preset's model families as the form offers them: its chat families (``provider:key``), then its
+    embedding and rerank families (``provider:embedding/key``, ``provider:rerank/key``), named so."""
+    return (
+        [(f"{preset.provider}:{f.key}", str(f.label)) for f in preset.families]
+        + [
+            (f"{preset.provider}:embedding/{f.key}", _("%(family)s (embedding)") % {"family": f.label})
+            for f in preset.embedding_families
+        ]
+        + [
+            (f"{preset.provider}:rerank/{f.key}", _("%(family)s (reranking)") % {"family": f.label})
+            for f in preset.rerank_families
+        ]
+    )
+
+
 def _family_of(config: ModelConfig) -> str:
-    """``provider:family`` of the preset family whose model ``config`` uses, or ``""``."""
+    """The form's family choice for the preset family whose model ``config`` uses (in its role), or ``""``."""
     preset = preset_for(config.provider)
-    family = next((f for f in preset.families if f.model == config.model), None) if preset else None
+    if preset is None:
+        return ""
+    if config.role == ModelRole.EMBEDDING:
+        embedding = next((f for f in preset.embedding_families if f.model == config.model), None)
+        return f"{config.provider}:embedding/{embedding.key}" if embedding else ""
+    if config.role == ModelRole.RERANK:
+        rerank = next((f for f in preset.rerank_families if f.model == config.model), None)
+        return f"{config.provider}:rerank/{rerank.key}" if rerank else ""
+    family = next((f for f in preset.families if f.model == config.model), None)
     return f"{config.provider}:{family.key}" if family else ""
 
 
@@ -50,7 +74,10 @@ class ModelConfigForm(forms.ModelForm):
     model_family = forms.ChoiceField(
         label=_("Model family"),
         required=False,
-        help_text=_("Fills the model name, the context window, the output limit and the abilities."),
+        help_text=_(
+            "Fills the model name, the context window, the output limit and the abilities; an embedding or "
+            "rerank family also sets the role."
+        ),
     )
     extra_headers_input = forms.CharField(
         label=_("Extra headers"),
@@ -95,8 +122,7 @@ class ModelConfigForm(forms.ModelForm):
         family = self.fields["model_family"]
         assert isinstance(family, forms.ChoiceField)  # the form's own field, declared above
         family.choices = [("", "---------")] + [
-            (str(preset.label), [(f"{preset.provider}:{f.key}", f.label) for f in preset.families])
-            for preset in PRESETS
+            (str(preset.label), _family_choices(preset)) for preset in PRESETS
         ]
         # The family is no stored field: a saved endpoint shows the family whose model it uses.
         family.initial = _family_of(self.instance) if self.instance.pk else ""

@@ -81,15 +81,37 @@
       Object.keys(abilities).forEach(function (key) { setAbility(key, abilities[key]); });
     }
 
-    function applyFamily(preset, key) {
+    function findIn(families, key) {
       var chosen = null;
-      preset.families.forEach(function (f) { if (f.key === key) { chosen = f; } });
+      (families || []).forEach(function (f) { if (f.key === key) { chosen = f; } });
+      return chosen;
+    }
+
+    function setRole(role) {
+      var input = byId("id_role");
+      if (input) { setValue("id_role", role); }
+    }
+
+    // key: a chat family's, or "embedding/<key>" or "rerank/<key>" (which also set the endpoint's role).
+    function applyFamily(preset, key) {
+      var slash = key.indexOf("/");
+      var kind = slash > 0 ? key.slice(0, slash) : "chat";
+      var name = slash > 0 ? key.slice(slash + 1) : key;
+      var lists = { chat: preset.families, embedding: preset.embedding_families, rerank: preset.rerank_families };
+      var chosen = findIn(lists[kind], name);
       if (!chosen) { return; }
       if (chosen.model) { setValue("id_model", chosen.model); }
-      setValue("id_context_window", chosen.context_window);
-      setValue("id_max_output_tokens", chosen.max_output_tokens);
-      applyAbilities(chosen.abilities);
-      if (family) { family.value = preset.provider + ":" + chosen.key; }
+      if (kind === "chat") {
+        setValue("id_context_window", chosen.context_window);
+        setValue("id_max_output_tokens", chosen.max_output_tokens);
+        applyAbilities(chosen.abilities);
+        var role = byId("id_role");
+        if (role && (role.value === "embedding" || role.value === "rerank")) { setRole("general"); }
+      } else {
+        setRole(kind);
+        if (kind === "rerank" && chosen.base_url) { setValue("id_base_url", chosen.base_url); }
+      }
+      if (family) { family.value = preset.provider + ":" + key; }
     }
 
     function applyProvider(preset) {
@@ -112,7 +134,8 @@
 
     if (family) {
       family.addEventListener("change", function () {
-        var parts = family.value.split(":");
+        var at = family.value.indexOf(":");
+        var parts = [family.value.slice(0, at), family.value.slice(at + 1)];
         var preset = presetOf(parts[0]);
         if (!preset) { return; }
         if (provider.value !== preset.provider) {

@@ -533,3 +533,26 @@ def test_the_api_creates_a_rerank_endpoint_and_refuses_a_chat_role_for_a_provide
         f"{base(org)}/model-configs/{created.json()['id']}/", {"is_default": True}, format="json"
     )
     assert default.status_code == 400 and "is_default" in default.json()
+
+
+def test_the_admins_family_list_offers_embedding_and_rerank_models_and_a_saved_one_opens_with_its_own(
+    admin_client, org
+):
+    config = ModelConfigFactory(
+        organization=org,
+        provider="jina",
+        role="rerank",
+        model="jina-reranker-v2-base-multilingual",
+        base_url="https://api.jina.ai/v1",
+    )
+    page = admin_client.get(reverse("admin:agents_modelconfig_change", args=[config.pk]))
+    form = page.context["adminform"].form
+
+    offered = dict(
+        (value, label)
+        for _group, options in form.fields["model_family"].choices[1:]
+        for value, label in options
+    )
+    assert offered["qwen-dashscope:embedding/text-embedding-v4"].endswith("(embedding)")
+    assert offered["cohere:rerank/rerank-v3.5"].endswith("(reranking)")
+    assert form["model_family"].value() == "jina:rerank/jina-reranker-v2-base-multilingual"

@@ -79,6 +79,30 @@ def test_choosing_a_provider_and_a_family_fills_the_form(admin_page, e2e_server)
     assert errors == []
 
 
+def test_an_embedding_or_rerank_family_sets_the_model_and_the_role(admin_page, e2e_server):
+    page, errors = admin_page
+    page.goto(f"{e2e_server.url}/admin/agents/modelconfig/add/")
+
+    page.select_option("#id_provider", "qwen-dashscope")
+    page.select_option("#id_model_family", "qwen-dashscope:embedding/text-embedding-v4")
+
+    expect(page.locator("#id_model")).to_have_value("text-embedding-v4")
+    expect(page.locator("#id_role")).to_have_value("embedding")
+
+    page.select_option("#id_provider", "jina")
+    page.select_option("#id_model_family", "jina:rerank/jina-reranker-v2-base-multilingual")
+
+    expect(page.locator("#id_role")).to_have_value("rerank")
+    expect(page.locator("#id_model")).to_have_value("jina-reranker-v2-base-multilingual")
+    expect(page.locator("#id_base_url")).to_have_value("https://api.jina.ai/v1")
+
+    page.select_option("#id_provider", "deepseek")
+    page.select_option("#id_model_family", "deepseek:deepseek-chat")
+
+    expect(page.locator("#id_role")).to_have_value("general")  # a chat family leaves a non-chat role
+    assert errors == []
+
+
 def test_check_endpoint_shows_the_report_and_applies_the_abilities_found(
     admin_page, e2e_server, endpoint_world, scripted_llm
 ):
