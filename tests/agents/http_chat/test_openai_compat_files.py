@@ -46,6 +46,34 @@ def _question(request: dict[str, Any]) -> list[dict[str, Any]]:
     return request["messages"][-1]["content"]
 
 
+def _text(words: str) -> dict[str, Any]:
+    return {"type": "text", "text": words}
+
+
+def _image(url: str) -> dict[str, Any]:
+    return {"type": "image_url", "image_url": {"url": url}}
+
+
+def _file(**file: str) -> dict[str, Any]:
+    return {"type": "file", "file": file}
+
+
+def _ask(client: openai.OpenAI, *parts: dict[str, Any], stream: bool = False) -> Any:
+    """One user message of ``parts`` to the agent, as the SDK sends it."""
+    return client.chat.completions.create(
+        model=MODEL, stream=stream, messages=[{"role": "user", "content": list(parts)}]
+    )
+
+
+def _refusal(client: openai.OpenAI, *parts: dict[str, Any]) -> dict[str, Any]:
+    """The 400's error body the endpoint answers a message of ``parts``."""
+    with pytest.raises(openai.BadRequestError) as refused:
+        _ask(client, *parts)
+    body = refused.value.body
+    assert isinstance(body, dict)
+    return body
+
+
 @pytest.mark.parametrize("stream", [False, True], ids=["whole", "streamed"])
 def test_the_sdk_sends_an_image_and_a_file_and_the_model_receives_them(
     live_server_url, purchasing, scripted_llm, stream
@@ -55,22 +83,12 @@ def test_the_sdk_sends_an_image_and_a_file_and_the_model_receives_them(
     picture = image("PNG")
     client = _sdk(live_server_url, purchasing.requester)
 
-    created = client.chat.completions.create(
-        model=MODEL,
+    created = _ask(
+        client,
+        _text("What is in the picture, and what does a bolt cost?"),
+        _image(_data_url("image/png", picture)),
+        _file(filename="prices.csv", file_data=_data_url("text/csv", PRICES)),
         stream=stream,
-        messages=[
-            {
-                "role": "user",
-                "content": [
-                    {"type": "text", "text": "What is in the picture, and what does a bolt cost?"},
-                    {"type": "image_url", "image_url": {"url": _data_url("image/png", picture)}},
-                    {
-                        "type": "file",
-                        "file": {"filename": "prices.csv", "file_data": _data_url("text/csv", PRICES)},
-                    },
-                ],
-            }
-        ],
     )
 
     answer = (
@@ -98,20 +116,10 @@ def test_a_pdf_sent_as_raw_base64_file_data_is_read(live_server_url, purchasing,
     client = _sdk(live_server_url, purchasing.requester)
     document = pdf_with_pages(["Payment terms: net 30 days."])
 
-    client.chat.completions.create(
-        model=MODEL,
-        messages=[
-            {
-                "role": "user",
-                "content": [
-                    {"type": "text", "text": "What are the payment terms?"},
-                    {
-                        "type": "file",
-                        "file": {"filename": "terms.pdf", "file_data": base64.b64encode(document).decode()},
-                    },
-                ],
-            }
-        ],
+    _ask(
+        client,
+        _text("What are the payment terms?"),
+        _file(filename="terms.pdf", file_data=base64.b64encode(document).decode()),
     )
 
     assert "net 30 days" in json.dumps(_question(scripted_llm.requests[0]))
@@ -125,18 +133,7 @@ def test_a_file_uploaded_before_is_sent_by_its_id(live_server_url, purchasing, s
     assert isinstance(stored, AttachmentStored)
     client = _sdk(live_server_url, purchasing.requester)
 
-    client.chat.completions.create(
-        model=MODEL,
-        messages=[
-            {
-                "role": "user",
-                "content": [
-                    {"type": "text", "text": "Bolt?"},
-                    {"type": "file", "file": {"file_id": str(stored.attachment.pk)}},
-                ],
-            }
-        ],
-    )
+    _ask(client, _text("Bolt?"), _file(file_id=str(stored.attachment.pk)))
 
     assert "| bolt | 2 |" in json.dumps(_question(scripted_llm.requests[0]))
 
@@ -146,21 +143,8 @@ def test_an_image_to_a_model_without_vision_gets_a_400_naming_the_ability_and_no
 ):
     client = _sdk(live_server_url, purchasing.requester)
 
-    with pytest.raises(openai.BadRequestError) as refused:
-        client.chat.completions.create(
-            model=MODEL,
-            messages=[
-                {
-                    "role": "user",
-                    "content": [
-                        {"type": "text", "text": "What is this?"},
-                        {"type": "image_url", "image_url": {"url": _data_url("image/png", image("PNG"))}},
-                    ],
-                }
-            ],
-        )
+    error = _refusal(client, _text("What is this?"), _image(_data_url("image/png", image("PNG"))))
 
-    error = refused.value.body
     assert error["code"] == "model_cannot_read_images" and "vision" in error["message"]
     assert error["param"] == "messages[0].content[1]"
     assert not Attachment.objects.for_org(purchasing.org).exists() and not Run.objects.unscoped().exists()
@@ -172,49 +156,22 @@ def test_an_image_by_web_address_is_refused_with_what_to_send_instead(
 ):
     client = _sdk(live_server_url, purchasing.requester)
 
-    with pytest.raises(openai.BadRequestError) as refused:
-        client.chat.completions.create(
-            model=MODEL,
-            messages=[
-                {
-                    "role": "user",
-                    "content": [{"type": "image_url", "image_url": {"url": "https://example.com/cat.png"}}],
-                }
-            ],
-        )
+    error = _refusal(client, _image("https://example.com/cat.png"))
 
-    assert refused.value.body["code"] == "image_url_not_supported"
-    assert "data: URL" in refused.value.body["message"]
+    assert error["code"] == "image_url_not_supported" and "data: URL" in error["message"]
 
 
 def test_a_refused_file_leaves_none_of_the_questions_files_behind(live_server_url, purchasing, scripted_llm):
     client = _sdk(live_server_url, purchasing.requester)
 
-    with pytest.raises(openai.BadRequestError) as refused:
-        client.chat.completions.create(
-            model=MODEL,
-            messages=[
-                {
-                    "role": "user",
-                    "content": [
-                        {"type": "text", "text": "Read both"},
-                        {
-                            "type": "file",
-                            "file": {"filename": "prices.csv", "file_data": _data_url("text/csv", PRICES)},
-                        },
-                        {
-                            "type": "file",
-                            "file": {
-                                "filename": "photo.png",
-                                "file_data": _data_url("image/png", b"not a picture"),
-                            },
-                        },
-                    ],
-                }
-            ],
-        )
+    error = _refusal(
+        client,
+        _text("Read both"),
+        _file(filename="prices.csv", file_data=_data_url("text/csv", PRICES)),
+        _file(filename="photo.png", file_data=_data_url("image/png", b"not a picture")),
+    )
 
-    assert refused.value.body["param"] == "messages[0].content[2]"
+    assert error["param"] == "messages[0].content[2]"
     assert not Attachment.objects.for_org(purchasing.org).exists()
 
 
@@ -225,21 +182,9 @@ def test_someone_elses_upload_cannot_be_sent_by_its_id(live_server_url, purchasi
     assert isinstance(theirs, AttachmentStored)
     client = _sdk(live_server_url, purchasing.requester)
 
-    with pytest.raises(openai.BadRequestError) as refused:
-        client.chat.completions.create(
-            model=MODEL,
-            messages=[
-                {
-                    "role": "user",
-                    "content": [
-                        {"type": "text", "text": "Read"},
-                        {"type": "file", "file": {"file_id": str(theirs.attachment.pk)}},
-                    ],
-                }
-            ],
-        )
+    error = _refusal(client, _text("Read"), _file(file_id=str(theirs.attachment.pk)))
 
-    assert refused.value.body["code"] == "not_found"
+    assert error["code"] == "not_found"
     assert not Run.objects.unscoped().exists()
     theirs.attachment.refresh_from_db()
     assert theirs.attachment.pending
@@ -256,10 +201,7 @@ def test_files_in_earlier_messages_stand_as_a_note_and_are_not_read_again(
         messages=[
             {
                 "role": "user",
-                "content": [
-                    {"type": "text", "text": "Look"},
-                    {"type": "image_url", "image_url": {"url": _data_url("image/png", image("PNG"))}},
-                ],
+                "content": [_text("Look"), _image(_data_url("image/png", image("PNG")))],
             },
             {"role": "assistant", "content": "I cannot see images."},
             {"role": "user", "content": "Fine, what is 2+2?"},
