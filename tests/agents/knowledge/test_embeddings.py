@@ -27,6 +27,7 @@ from agents.knowledge.embeddings import (
 )
 from agents.models import ModelProvider, ModelRole
 from tests.agents.factories import ModelConfigFactory
+from tests.agents.knowledge.scripted_endpoints import altered, scripted_endpoint
 from tests.fakes.embeddings import embeddings_answer, fake_embedding
 from tests.fakes.openai_server import ScriptedOpenAIServer, error, hang, malformed
 
@@ -42,25 +43,12 @@ async def _close_clients() -> AsyncIterator[None]:
 
 @pytest.fixture
 def endpoint(scripted_llm: ScriptedOpenAIServer) -> EmbeddingEndpoint:
-    return EmbeddingEndpoint(
-        base_url=scripted_llm.base_url,
-        api_key=KEY,
-        model="embedder",
-        timeout=5.0,
-        allowed_private_hosts=("127.0.0.1",),
-        max_retries=0,
-    )
+    return scripted_endpoint(EmbeddingEndpoint, scripted_llm, key=KEY, model="embedder")
 
 
 def answer_with(change: Any) -> Any:
     """A scripted reply: the fake's answer to the request, altered by ``change(answer)``."""
-
-    def reply(body: dict[str, Any]) -> Any:
-        answer = embeddings_answer(body)
-        change(answer)
-        return malformed(json.dumps(answer).encode())
-
-    return reply
+    return altered(embeddings_answer, change)
 
 
 def close(a: tuple[float, ...], b: list[float]) -> bool:

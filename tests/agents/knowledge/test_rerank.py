@@ -23,6 +23,7 @@ from agents.knowledge.rerank import (
 )
 from agents.models import ModelProvider, ModelRole
 from tests.agents.factories import ModelConfigFactory
+from tests.agents.knowledge.scripted_endpoints import altered, scripted_endpoint
 from tests.fakes.openai_server import ScriptedOpenAIServer, error, hang, malformed
 from tests.fakes.rerank import relevance, rerank_answer
 
@@ -44,25 +45,12 @@ async def _close_clients() -> AsyncIterator[None]:
 
 @pytest.fixture
 def endpoint(scripted_llm: ScriptedOpenAIServer) -> RerankEndpoint:
-    return RerankEndpoint(
-        base_url=scripted_llm.base_url,
-        api_key=KEY,
-        model="reranker",
-        timeout=5.0,
-        allowed_private_hosts=("127.0.0.1",),
-        max_retries=0,
-    )
+    return scripted_endpoint(RerankEndpoint, scripted_llm, key=KEY, model="reranker")
 
 
 def answer_with(change: Any) -> Any:
     """A scripted reply: the fake's answer to the request, altered by ``change(answer)``."""
-
-    def reply(body: dict[str, Any]) -> Any:
-        answer = rerank_answer(body)
-        change(answer)
-        return malformed(json.dumps(answer).encode())
-
-    return reply
+    return altered(rerank_answer, change)
 
 
 # --- success -------------------------------------------------------------------------------------------------
