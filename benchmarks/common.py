@@ -352,3 +352,21 @@ def scratch_backend_rows(
         sys.stderr.write(done.stdout[-3000:] + done.stderr[-5000:])
         raise SystemExit(f"the {backend} run failed (exit status {done.returncode})")
     return [json.loads(line) for line in done.stdout.splitlines() if line.startswith("{")]
+
+
+def scratch_child_migrated(backend: str) -> Any:
+    """In a child of :func:`scratch_backend_rows`: Django set up on the scratch database, migrated, and its
+    vector backend (``pgvector`` must have it)."""
+    os.environ.setdefault("DJANGO_SETTINGS_MODULE", "platform_core.settings")
+    import django
+
+    django.setup()
+    from django.core.management import call_command
+
+    from agents.knowledge import vector_index
+
+    call_command("migrate", verbosity=0, interactive=False)
+    found = vector_index.vector_backend(fresh=True)
+    if backend == "pgvector" and not isinstance(found, vector_index.PgVector):
+        raise SystemExit(f"no pgvector: {found}")
+    return found

@@ -21,7 +21,6 @@ from __future__ import annotations
 
 import argparse
 import json
-import os
 import shutil
 import sys
 import tempfile
@@ -33,7 +32,12 @@ ROOT = Path(__file__).resolve().parents[1]
 if str(ROOT) not in sys.path:
     sys.path.insert(0, str(ROOT))
 
-from benchmarks.common import machine_summary, percentile, scratch_backend_rows  # noqa: E402
+from benchmarks.common import (  # noqa: E402
+    machine_summary,
+    percentile,
+    scratch_backend_rows,
+    scratch_child_migrated,
+)
 
 BATCH = 1_000  # passages per document
 
@@ -103,12 +107,8 @@ def passages(languages: str) -> list[tuple[str, str, list[str]]]:
 
 
 def child(options: argparse.Namespace) -> None:
-    os.environ.setdefault("DJANGO_SETTINGS_MODULE", "platform_core.settings")
-    import django
-
-    django.setup()
+    scratch_child_migrated(options.child)
     import numpy as np
-    from django.core.management import call_command
     from django.db import connection
 
     from agents.knowledge import vector_index
@@ -118,10 +118,6 @@ def child(options: argparse.Namespace) -> None:
     from connectors.models import Connector
     from platform_core.models import Organization
 
-    call_command("migrate", verbosity=0, interactive=False)
-    backend = vector_index.vector_backend(fresh=True)
-    if options.child == "pgvector" and not isinstance(backend, vector_index.PgVector):
-        raise SystemExit(f"no pgvector: {backend}")
     rng = np.random.default_rng(34)
     dimension = options.dimension
     basis = rng.standard_normal((64, dimension)).astype(np.float32)

@@ -24,7 +24,6 @@ from __future__ import annotations
 
 import argparse
 import json
-import os
 import shutil
 import sys
 import tempfile
@@ -35,7 +34,12 @@ from typing import Any
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
-from benchmarks.common import machine_summary, percentile, scratch_backend_rows  # noqa: E402
+from benchmarks.common import (  # noqa: E402
+    machine_summary,
+    percentile,
+    scratch_backend_rows,
+    scratch_child_migrated,
+)
 
 BATCH = 1_000
 
@@ -110,12 +114,8 @@ def main() -> None:
 
 
 def child(options: argparse.Namespace) -> None:
-    import django
-
-    os.environ.setdefault("DJANGO_SETTINGS_MODULE", "platform_core.settings")
-    django.setup()
+    backend = scratch_child_migrated(options.child)
     import numpy as np
-    from django.core.management import call_command
     from django.db import connection
 
     from agents.knowledge import vector_index
@@ -123,10 +123,6 @@ def child(options: argparse.Namespace) -> None:
     from connectors.models import Connector
     from platform_core.models import Organization
 
-    call_command("migrate", verbosity=0, interactive=False)
-    backend = vector_index.vector_backend(fresh=True)
-    if options.child == "pgvector" and not isinstance(backend, vector_index.PgVector):
-        raise SystemExit(f"no pgvector: {backend}")
     dimension = options.dimension
     rng = np.random.default_rng(34)
     (org,) = Organization.objects.bulk_create([Organization(slug="bench", name="Bench")])
