@@ -324,6 +324,44 @@ class MembershipInvitation(OrgOwnedModel):
         return self.expires_at <= timezone.now()
 
 
+class MemberGroup(OrgOwnedModel):
+    """A named set of an organisation's members (issue 34): what is granted to the group (a knowledge
+    base's access) is granted to each of them while they are in it and members of the organisation.
+
+    Only members of the organisation are put in a group
+    (:mod:`platform_core.identity.groups.services`), and a member who leaves the organisation leaves its
+    groups (:func:`platform_core.services.membership_remove`); every access check also requires a current
+    membership, so a row left behind grants nothing."""
+
+    AUDIT_NAME = "member_group"
+
+    name = models.CharField(_("name"), max_length=100)
+    description = models.CharField(_("description"), max_length=500, blank=True)
+    members = models.ManyToManyField(
+        settings.AUTH_USER_MODEL,
+        verbose_name=_("members"),
+        blank=True,
+        related_name="member_groups",
+    )
+    created_at = models.DateTimeField(_("created at"), auto_now_add=True)
+
+    class Meta:
+        verbose_name = _("member group")
+        verbose_name_plural = _("member groups")
+        ordering = ["name"]
+        constraints = [
+            models.UniqueConstraint(
+                fields=["organization", "name"],
+                name="unique_member_group_name",
+                violation_error_code="unique_member_group_name",
+                violation_error_message=_("This organisation already has a group of this name."),
+            )
+        ]
+
+    def __str__(self) -> str:
+        return self.name
+
+
 def _hash_token(raw: str) -> str:
     return hashlib.sha256(raw.encode()).hexdigest()
 

@@ -15,7 +15,7 @@ from django.utils import timezone
 from django.utils.translation import gettext as _
 
 from platform_core.audit.log import audit_log_write
-from platform_core.models import ADMIN_ROLES, ApiKey, Membership, Organization, Role
+from platform_core.models import ADMIN_ROLES, ApiKey, MemberGroup, Membership, Organization, Role
 
 if TYPE_CHECKING:
     from django.contrib.auth.models import User
@@ -265,6 +265,17 @@ def _member_state(membership: Membership) -> dict[str, Any]:
     return {"user": membership.user.get_username(), "role": membership.role}
 
 
+def _member_groups_leave(membership: Membership) -> list[str]:
+    """Take the member out of every group of their organisation; the names of those they were in."""
+    groups = MemberGroup.objects.for_org(membership.organization_id).filter(members=membership.user_id)
+    names = sorted(groups.values_list("name", flat=True))
+    if names:
+        MemberGroup.members.through.objects.filter(
+            membergroup__organization_id=membership.organization_id, user_id=membership.user_id
+        ).delete()
+    return names
+
+
 def _lock_owners(organization: Organization) -> None:
     # Two owners demoting each other at once must not leave the organisation without one.
     list(Membership.objects.select_for_update().filter(organization=organization, role=Role.OWNER))
@@ -321,18 +332,24 @@ def membership_save(
 def membership_remove(
     *, membership: Membership, actor: User | None, ip_address: str | None = None
 ) -> MembershipRemoved | MembershipRefused:
-    """Remove a member from the organisation, audited; ``is_staff`` follows (see :func:`membership_save`)."""
+    """Remove a member from the organisation, audited; ``is_staff`` follows (see :func:`membership_save`).
+    They leave the organisation's member groups too (named in the audit row): what a group gave them
+    ends with their membership."""
     organization = Organization.objects.get(pk=membership.organization_id)
     _lock_owners(organization)
     refusal = membership_refusal(organization=organization, user=membership.user, role=None, actor=actor)
     if refusal is not None:
         return refusal
+    before = _member_state(membership)
+    groups = _member_groups_leave(membership)
+    if groups:
+        before["groups"] = groups
     audit_log_write(
         organization=organization,
         actor=actor,
         action="membership.deleted",
         target=membership,
-        before=_member_state(membership),
+        before=before,
         ip_address=ip_address,
     )
     was_admin = membership.role in ADMIN_ROLES

@@ -12,6 +12,7 @@ from platform_core.models import (
     ApiKeyScope,
     AuditLog,
     LinkedIdentity,
+    MemberGroup,
     Membership,
     MembershipInvitation,
     Organization,
@@ -53,6 +54,22 @@ class MembershipFactory(factory.django.DjangoModelFactory):
     organization = factory.SubFactory(OrganizationFactory)
     user = factory.SubFactory(UserFactory)
     role = Role.MEMBER
+
+
+class MemberGroupFactory(factory.django.DjangoModelFactory):
+    """A group of an organisation's members (issue 34); ``members`` must be members of it."""
+
+    class Meta:
+        model = MemberGroup
+        skip_postgeneration_save = True
+
+    organization = factory.SubFactory(OrganizationFactory)
+    name = factory.Sequence(lambda n: f"group-{n}")
+
+    @factory.post_generation
+    def members(obj, create, extracted, **kwargs):  # noqa: N805
+        if create and extracted:
+            obj.members.set(extracted)
 
 
 class AuditLogFactory(factory.django.DjangoModelFactory):
@@ -155,6 +172,7 @@ TENANT_FACTORIES: dict[type, object] = {
     MembershipInvitation: _membership_invitation,
     AuditLog: lambda org: AuditLogFactory(organization=org),
     LinkedIdentity: _linked_identity,
+    MemberGroup: lambda org: MemberGroupFactory(organization=org),
     # connectors (issue 4)
     Connector: lambda org: ConnectorFactory(organization=org),
     ConnectorAction: lambda org: ConnectorActionFactory(connector__organization=org),

@@ -2,7 +2,8 @@
 
 Owners and admins manage every knowledge base of the organisation (create, change, delete; upload,
 re-index and delete documents). Other members see only the knowledge bases they may read (not
-restricted, or restricted with them among its members) and those bases' documents; any other knowledge
+restricted, or restricted with them among its members or in one of its groups) and those bases'
+documents; any other knowledge
 base is the 404 of a missing one. A document's file is downloaded only by a user who may read its
 knowledge base (an admin too must be a member of a restricted one), so what an agent would not show a
 user, the API does not either.
@@ -90,7 +91,8 @@ class _KnowledgeScope(OrgScopedViewMixin):
     destroy=extend_schema(summary="Delete a knowledge base with its documents, passages and files (admins)"),
 )
 class KnowledgeBaseViewSet(_KnowledgeScope, viewsets.ModelViewSet):
-    """The organisation's knowledge bases. Writes are audited; members are listed to admins only."""
+    """The organisation's knowledge bases. Writes are audited; members and groups are listed to admins
+    only."""
 
     queryset = KnowledgeBase.objects.all()
     serializer_class = KnowledgeBaseSerializer
@@ -111,7 +113,7 @@ class KnowledgeBaseViewSet(_KnowledgeScope, viewsets.ModelViewSet):
         queryset = self.visible_knowledge_bases().annotate(
             document_count=Coalesce(Subquery(documents, output_field=IntegerField()), 0)
         )
-        return queryset.prefetch_related("members") if self.is_admin() else queryset
+        return queryset.prefetch_related("members", "groups") if self.is_admin() else queryset
 
     def get_serializer_context(self) -> dict[str, Any]:
         context = super().get_serializer_context()
@@ -134,6 +136,7 @@ class KnowledgeBaseViewSet(_KnowledgeScope, viewsets.ModelViewSet):
             rerank_endpoint=data.get("rerank_endpoint"),
             restricted=data.get("restricted", False),
             members=data.get("members", ()),
+            groups=data.get("groups", ()),
             actor=self.request.user,
         )
         serializer.instance = self._listed(knowledge_base)
@@ -144,7 +147,7 @@ class KnowledgeBaseViewSet(_KnowledgeScope, viewsets.ModelViewSet):
         changes.update(
             {
                 k: data[k]
-                for k in ("embedding_endpoint", "rerank_endpoint", "restricted", "members")
+                for k in ("embedding_endpoint", "rerank_endpoint", "restricted", "members", "groups")
                 if k in data
             }
         )

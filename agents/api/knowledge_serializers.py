@@ -1,8 +1,8 @@
 """Serializers of the knowledge-base API: knowledge bases, their documents and an upload's outcomes.
 
 A knowledge base's name, description and activity are its connector's (the name is a connector name:
-its tool is ``<name>__search``); its embedding and rerank endpoints and members are limited to the URL's
-organisation. A document's failure reason is written in the request's language when it is shown.
+its tool is ``<name>__search``); its embedding and rerank endpoints, members and groups are limited to the
+URL's organisation. A document's failure reason is written in the request's language when it is shown.
 """
 
 from __future__ import annotations
@@ -21,7 +21,7 @@ from agents.models import ModelConfig
 from connectors.knowledge.kind import SEARCH_ACTION
 from connectors.models import Connector, connector_name_validator
 from connectors.tools import tool_name_for
-from platform_core.models import Membership
+from platform_core.models import MemberGroup, Membership
 from platform_core.tenancy.scoping import OrgScopedPrimaryKeyField
 
 NAME_MAX_LENGTH = Connector._meta.get_field("name").max_length
@@ -38,8 +38,18 @@ class OrgMemberField(serializers.PrimaryKeyRelatedField):
         return users.filter(pk__in=Membership.objects.filter(organization=org).values("user_id"))
 
 
+class OrgGroupField(OrgScopedPrimaryKeyField):
+    """A member group of the URL's organisation; another organisation's is refused as a missing one."""
+
+    default_error_messages = {
+        **OrgScopedPrimaryKeyField.default_error_messages,
+        "does_not_exist": _("Choose groups of this organisation."),
+    }
+
+
 class KnowledgeBaseSerializer(serializers.Serializer):
-    """A knowledge base. ``members`` (who may read a restricted one) is shown to admins only."""
+    """A knowledge base. ``members`` and ``groups`` (who may read a restricted one) are shown to admins
+    only."""
 
     id = serializers.UUIDField(read_only=True)
     name = serializers.CharField(
@@ -81,13 +91,23 @@ class KnowledgeBaseSerializer(serializers.Serializer):
     embedding_dimension = serializers.IntegerField(read_only=True, allow_null=True)
     search_mode = serializers.SerializerMethodField()
     restricted = serializers.BooleanField(
-        required=False, default=False, help_text=_("On: only the members listed get passages from it.")
+        required=False,
+        default=False,
+        help_text=_("On: only the members listed and the members of the groups listed get passages from it."),
     )
     members = OrgMemberField(
         queryset=get_user_model().objects.all(),
         many=True,
         required=False,
         help_text=_("Ids of the organisation's members who may read it when restricted (admins only)."),
+    )
+    groups = OrgGroupField(
+        queryset=MemberGroup.objects.all(),
+        many=True,
+        required=False,
+        help_text=_(
+            "Ids of the organisation's member groups whose members may read it when restricted (admins only)."
+        ),
     )
     document_count = serializers.IntegerField(read_only=True)
     created_at = serializers.DateTimeField(read_only=True)
@@ -135,6 +155,7 @@ class KnowledgeBaseSerializer(serializers.Serializer):
         fields = super().get_fields()
         if not self.context.get("show_members", True):
             del fields["members"]
+            del fields["groups"]
         return fields
 
 

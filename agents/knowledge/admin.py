@@ -21,7 +21,7 @@ from django.utils.html import conditional_escape, format_html
 from django.utils.translation import gettext
 from django.utils.translation import gettext_lazy as _
 
-from agents.knowledge.base_services import knowledge_base_update
+from agents.knowledge.base_services import groups_error, knowledge_base_update, members_error
 from agents.knowledge.failures import failure_message
 from agents.knowledge.models import Document, DocumentStatus, KnowledgeBase, KnowledgeBaseKind
 from agents.knowledge.services import (
@@ -126,7 +126,7 @@ class KnowledgeBaseForm(forms.ModelForm):
 
     class Meta:
         model = KnowledgeBase
-        fields = ["organization", "embedding_endpoint", "rerank_endpoint", "restricted", "members"]
+        fields = ["organization", "embedding_endpoint", "rerank_endpoint", "restricted", "members", "groups"]
 
     def __init__(self, *args: Any, **kwargs: Any) -> None:
         super().__init__(*args, **kwargs)
@@ -167,6 +167,16 @@ class KnowledgeBaseForm(forms.ModelForm):
                 and endpoint.organization_id != organization.pk
             ):
                 self.add_error(name, _("Choose an endpoint of this organisation."))
+        if organization is not None:
+            for name, problem in (
+                (
+                    "members",
+                    members_error(organization_id=organization.pk, members=cleaned.get("members") or ()),
+                ),
+                ("groups", groups_error(organization_id=organization.pk, groups=cleaned.get("groups") or ())),
+            ):
+                if problem:
+                    self.add_error(name, problem)
         return cleaned
 
 
@@ -223,7 +233,7 @@ class KnowledgeBaseAdmin(AuditedAdmin):
 
     list_filter = ["restricted"]
     search_fields = ["connector__name", "connector__description"]
-    filter_horizontal = ["members"]
+    filter_horizontal = ["members", "groups"]
     readonly_fields = ["search_mode", "embedding_model", "embedding_dimension"]
     fieldsets = [
         (None, {"fields": ["organization", "name", "description", "active"]}),
@@ -240,7 +250,7 @@ class KnowledgeBaseAdmin(AuditedAdmin):
                 ]
             },
         ),
-        (_("Who may read it"), {"fields": ["restricted", "members"]}),
+        (_("Who may read it"), {"fields": ["restricted", "members", "groups"]}),
     ]
 
     @admin.display(description=_("name"), ordering="connector__name")
@@ -278,6 +288,7 @@ class KnowledgeBaseAdmin(AuditedAdmin):
                 rerank_endpoint=data.get("rerank_endpoint"),
                 restricted=bool(data.get("restricted")),
                 members=data.get("members") or (),
+                groups=data.get("groups") or (),
                 is_active=bool(data.get("active")),
                 allowed_private_hosts=data.get("allowed_private_hosts") or (),
                 actor=actor,
@@ -296,6 +307,7 @@ class KnowledgeBaseAdmin(AuditedAdmin):
             rerank_endpoint=data.get("rerank_endpoint"),
             restricted=bool(data.get("restricted")),
             members=data.get("members") or (),
+            groups=data.get("groups") or (),
             allowed_private_hosts=list(data.get("allowed_private_hosts") or []),
             ip_address=client_ip(request),
         )

@@ -3,8 +3,9 @@
 A knowledge base's identity lives on its connector (:mod:`connectors.knowledge.kind`): its name (its tool
 is ``<name>__search``), its description (what the model reads) and its activity (whether agents may
 search it). :func:`knowledge_base_update` changes those and the knowledge base's own settings (embedding
-and rerank endpoints, restriction, members) together, validated as the connector and the knowledge base validate
-themselves, and records one ``knowledge_base.updated`` audit row holding both sides' changes.
+and rerank endpoints, restriction, members, groups) together, validated as the connector and the
+knowledge base validate themselves, and records one ``knowledge_base.updated`` audit row holding both
+sides' changes.
 """
 
 from __future__ import annotations
@@ -23,7 +24,7 @@ from agents.knowledge.tasks import ingestion_queue
 from agents.knowledge.vector_index import vectors_delete
 from platform_core.audit.audited import audit_entity, audit_state
 from platform_core.audit.log import audit_log_write
-from platform_core.models import Membership, Organization
+from platform_core.models import MemberGroup, Membership, Organization
 
 if TYPE_CHECKING:
     from django.contrib.auth.models import User
@@ -75,6 +76,13 @@ def members_error(*, organization_id: int, members: Iterable[User]) -> str | Non
     return None
 
 
+def groups_error(*, organization_id: int, groups: Iterable[MemberGroup]) -> str | None:
+    """Why ``groups`` cannot be given access (``None``: they are all groups of the organisation)."""
+    if any(group.organization_id != organization_id for group in groups):
+        return _("Choose groups of this organisation.")
+    return None
+
+
 def knowledge_base_state(knowledge_base: KnowledgeBase) -> dict[str, Any]:
     """The audit view of a knowledge base: its own fields and members, and its connector's identity."""
     state = audit_state(knowledge_base)
@@ -94,6 +102,7 @@ def knowledge_base_update(
     rerank_endpoint: ModelConfig | None | Keep = KEEP,
     restricted: bool | Keep = KEEP,
     members: Iterable[User] | Keep = KEEP,
+    groups: Iterable[MemberGroup] | Keep = KEEP,
     allowed_private_hosts: list[str] | Keep = KEEP,
     ip_address: str | None = None,
 ) -> KnowledgeBase:
@@ -103,11 +112,14 @@ def knowledge_base_update(
     org_id = knowledge_base.organization_id
     if members is not KEEP:
         members = list(members)
-    _refuse_wrong_access(
+    if groups is not KEEP:
+        groups = list(groups)
+    refuse_wrong_access(
         organization_id=org_id,
         embedding_endpoint=embedding_endpoint,
         rerank_endpoint=rerank_endpoint,
         members=members,
+        groups=groups,
     )
     with transaction.atomic():
         stored = (
@@ -133,13 +145,15 @@ def knowledge_base_update(
         if restricted is not KEEP:
             knowledge_base.restricted = restricted
         _connector_clean(connector)
-        knowledge_base.full_clean(exclude=["members"])
+        knowledge_base.full_clean(exclude=["members", "groups"])
         connector.save()
         if knowledge_base.embedding_endpoint_id != stored.embedding_endpoint_id:
             embedding_restart(knowledge_base)
         knowledge_base.save()
         if members is not KEEP:
             knowledge_base.members.set(members)
+        if groups is not KEEP:
+            knowledge_base.groups.set(groups)
         after = knowledge_base_state(knowledge_base)
         changed = [key for key in after if before.get(key) != after[key]]
         if changed:
@@ -175,13 +189,16 @@ def _queue_all(document_ids: list[Any]) -> None:
         ingestion_queue(document_id)
 
 
-def _refuse_wrong_access(
+def refuse_wrong_access(
     *,
     organization_id: int,
     embedding_endpoint: ModelConfig | None | Keep,
     rerank_endpoint: ModelConfig | None | Keep = KEEP,
-    members: list[User] | Keep,
+    members: list[User] | Keep = KEEP,
+    groups: list[MemberGroup] | Keep = KEEP,
 ) -> None:
+    """Raise a ``ValidationError`` on each field given a value that is not the organisation's: an endpoint
+    of another organisation or role, someone who is no member, a group of another organisation."""
     errors: dict[str, str] = {}
     if embedding_endpoint is not KEEP:
         problem = embedding_endpoint_error(organization_id=organization_id, endpoint=embedding_endpoint)
@@ -195,6 +212,10 @@ def _refuse_wrong_access(
         problem = members_error(organization_id=organization_id, members=members)
         if problem:
             errors["members"] = problem
+    if groups is not KEEP:
+        problem = groups_error(organization_id=organization_id, groups=groups)
+        if problem:
+            errors["groups"] = problem
     if errors:
         raise ValidationError(errors)
 

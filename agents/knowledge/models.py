@@ -72,13 +72,22 @@ class KnowledgeBase(OrgOwnedModel):
         _("embedding dimension"), null=True, blank=True, editable=False
     )
     restricted = models.BooleanField(
-        _("only for chosen members"),
+        _("only for chosen members and groups"),
         default=False,
-        help_text=_("On: only the members listed below get passages from it, through any agent."),
+        help_text=_(
+            "On: only the members listed below, and the members of the groups listed below, get passages "
+            "from it, through any agent."
+        ),
     )
     members = models.ManyToManyField(
         settings.AUTH_USER_MODEL,
         verbose_name=_("members with access"),
+        blank=True,
+        related_name="+",
+    )
+    groups = models.ManyToManyField(
+        "platform_core.MemberGroup",
+        verbose_name=_("groups with access"),
         blank=True,
         related_name="+",
     )

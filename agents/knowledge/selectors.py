@@ -1,8 +1,9 @@
 """Reads of knowledge bases, org-scoped, with who may read them.
 
 A knowledge base that is not ``restricted`` is open to every member of its organisation; a restricted one
-only to its listed members. That rule is applied here once, for every reader: a run's tools, a search,
-the documents' download. The organisation's chat files (``KnowledgeBaseKind.CHAT_FILES``) are none of
+only to its listed members and to the members of its listed groups (issue 34). Either way the reader must
+be a member of the organisation now: someone who left it reads nothing, whatever rows still name them.
+That rule is applied here once, for every reader: a run's tools, a search, the documents' download. The organisation's chat files (``KnowledgeBaseKind.CHAT_FILES``) are none of
 these readers' unless asked for by kind: only a conversation's own search reads them
 (:mod:`agents.attachments.search`), and only its conversation's documents.
 """
@@ -13,16 +14,26 @@ import uuid
 from collections.abc import Collection, Iterable, Sequence
 from typing import Any
 
-from django.db.models import Q, QuerySet
+from django.db.models import Exists, OuterRef, Q, QuerySet
 
 from agents.knowledge.models import Document, DocumentStatus, KnowledgeBase, KnowledgeBaseKind
 from connectors.models import Connector, ConnectorKind
+from platform_core.models import Membership
 
 
-def _readable(user_id: int | None) -> Q:
+def _readable(organization_id: int, user_id: int | None) -> Q:
+    """Who may read: anyone for an unrestricted knowledge base when no user is named (a run without one);
+    else a current member of the organisation, for a restricted one listed or in a listed group."""
     if user_id is None:
         return Q(restricted=False)
-    return Q(restricted=False) | Q(members__id=user_id)
+    current = Membership.objects.filter(organization_id=organization_id, user_id=user_id)
+    listed = KnowledgeBase.members.through.objects.filter(knowledgebase_id=OuterRef("pk"), user_id=user_id)
+    in_group = KnowledgeBase.groups.through.objects.filter(
+        knowledgebase_id=OuterRef("pk"),
+        membergroup__organization_id=organization_id,
+        membergroup__members=user_id,
+    )
+    return Q(Exists(current)) & (Q(restricted=False) | Q(Exists(listed)) | Q(Exists(in_group)))
 
 
 LIBRARIES: tuple[str, ...] = (KnowledgeBaseKind.LIBRARY,)
@@ -35,9 +46,8 @@ def knowledge_bases_readable(
     unless told otherwise (the chat files are read only through a conversation's own search)."""
     return (
         KnowledgeBase.objects.for_org(organization_id)
-        .filter(_readable(user_id), kind__in=list(kinds))
+        .filter(_readable(organization_id, user_id), kind__in=list(kinds))
         .select_related("connector")
-        .distinct()
     )
 
 

@@ -25,7 +25,7 @@ from django.core.files.storage import Storage
 from django.db import transaction
 from django.utils.translation import gettext_lazy as _
 
-from agents.knowledge.base_services import embedding_endpoint_error, rerank_endpoint_error
+from agents.knowledge.base_services import refuse_wrong_access
 from agents.knowledge.models import Document, DocumentStatus, KnowledgeBase, KnowledgeBaseKind
 from agents.knowledge.tasks import ingestion_queue
 from connectors.knowledge.kind import SEARCH_ACTION
@@ -33,7 +33,7 @@ from connectors.models import ActionSource, Connector, ConnectorAction, Connecto
 from connectors.outbound import validate_outbound_url
 from platform_core.audit.audited import audited_delete, audited_save
 from platform_core.audit.log import audit_log_write
-from platform_core.models import Organization
+from platform_core.models import MemberGroup, Organization
 from platform_core.stored_files import stored_files_delete
 
 if TYPE_CHECKING:
@@ -89,6 +89,7 @@ def knowledge_base_create(
     rerank_endpoint: ModelConfig | None = None,
     restricted: bool = False,
     members: Iterable[User] = (),
+    groups: Iterable[MemberGroup] = (),
     is_active: bool = True,
     allowed_private_hosts: Iterable[str] = (),
     kind: KnowledgeBaseKind = KnowledgeBaseKind.LIBRARY,
@@ -97,23 +98,16 @@ def knowledge_base_create(
     """A new knowledge base with its connector (active or not, the private hosts its URL documents may be
     fetched from) and search action (validated; ``ValidationError`` says what is wrong, e.g. a name taken
     by another connector, or an embedding or rerank endpoint that is not one of the organisation's of that
-    role). ``kind``: a library, or the organisation's chat files (``agents.attachments.indexing``)."""
-    problems = {
-        field: problem
-        for field, problem in (
-            (
-                "embedding_endpoint",
-                embedding_endpoint_error(organization_id=organization.pk, endpoint=embedding_endpoint),
-            ),
-            (
-                "rerank_endpoint",
-                rerank_endpoint_error(organization_id=organization.pk, endpoint=rerank_endpoint),
-            ),
-        )
-        if problem
-    }
-    if problems:
-        raise ValidationError(problems)
+    role, someone who is no member of the organisation, a group of another). ``kind``: a library, or the
+    organisation's chat files (``agents.attachments.indexing``)."""
+    members, groups = list(members), list(groups)
+    refuse_wrong_access(
+        organization_id=organization.pk,
+        embedding_endpoint=embedding_endpoint,
+        rerank_endpoint=rerank_endpoint,
+        members=members,
+        groups=groups,
+    )
     with transaction.atomic():
         connector = Connector(
             organization=organization,
@@ -144,7 +138,7 @@ def knowledge_base_create(
             rerank_endpoint=rerank_endpoint,
             restricted=restricted,
         )
-        audited_save(instance=knowledge_base, actor=actor, m2m={"members": list(members)})
+        audited_save(instance=knowledge_base, actor=actor, m2m={"members": members, "groups": groups})
     return knowledge_base
 
 

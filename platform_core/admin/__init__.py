@@ -1,8 +1,8 @@
 """Admin pages of the tenancy core: organisations (with the read-only switch), the audit log and API keys
 here, and the package's other pages imported below so that Django's autodiscovery, which imports this
 module, registers them: linked identities (:mod:`.identities`), members and their invitations
-(:mod:`.memberships`, naming users through :mod:`.members`) and single sign-on's sign-in rules and
-settings (:mod:`.sso`). :mod:`.base` is the org-scoped ModelAdmin that every app's admin uses.
+(:mod:`.memberships`, naming users through :mod:`.members`), member groups (:mod:`.groups`) and single
+sign-on's sign-in rules and settings (:mod:`.sso`). :mod:`.base` is the org-scoped ModelAdmin that every app's admin uses.
 """
 
 from __future__ import annotations
@@ -23,6 +23,7 @@ from django.utils.translation import gettext_lazy as _
 from django.utils.translation import ngettext
 
 from platform_core.admin.base import HistoryAdmin, OrgScopedAdmin
+from platform_core.admin.groups import MemberGroupAdmin  # noqa: F401  (registers it; issue 34)
 from platform_core.admin.identities import LinkedIdentityAdmin  # noqa: F401  (registers it; issue 20)
 from platform_core.admin.memberships import MembershipAdmin  # noqa: F401  (registers it; issue 31)
 from platform_core.audit.actions import audit_action_label

@@ -1,5 +1,5 @@
-"""The tenancy core's ``/api/v1/`` routes: the organisation list, and its settings, audit log, members and API keys;
-the caller's personal API keys.
+"""The tenancy core's ``/api/v1/`` routes: the organisation list, and its settings, audit log, members,
+member groups and API keys; the caller's personal API keys.
 
 The project wiring (:mod:`platform_core.wiring.api_urls`) mounts them with every app's own routes.
 """
@@ -9,6 +9,7 @@ from __future__ import annotations
 from django.urls import include, path
 from rest_framework.routers import SimpleRouter
 
+from platform_core.api.groups import MemberGroupViewSet  # member groups (issue 34)
 from platform_core.api.keys import OrgApiKeyViewSet, PersonalApiKeyViewSet
 from platform_core.api.members import MemberInvitationViewSet, MemberViewSet
 from platform_core.api.sign_in import SignInRuleViewSet, SignInSettingsView  # single sign-on (issue 20)
@@ -18,6 +19,7 @@ org_router = SimpleRouter()
 org_router.register("audit-logs", AuditLogViewSet, basename="audit-log")
 org_router.register("members", MemberViewSet, basename="member")
 org_router.register("member-invitations", MemberInvitationViewSet, basename="member-invitation")  # issue 31
+org_router.register("groups", MemberGroupViewSet, basename="member-group")  # issue 34
 org_router.register("sign-in-rules", SignInRuleViewSet, basename="sign-in-rule")  # issue 20
 org_router.register("api-keys", OrgApiKeyViewSet, basename="org-api-key")
 

@@ -21,6 +21,12 @@ AUDIT_ACTION_LABELS: dict[str, Promise] = {
     "membership.created": _("Member added"),
     "membership.updated": _("Member's role changed"),
     "membership.deleted": _("Member removed"),
+    # member groups (issue 34)
+    "member_group.created": _("Member group created"),
+    "member_group.updated": _("Member group changed"),
+    "member_group.members_added": _("Members added to a group"),
+    "member_group.members_removed": _("Members removed from a group"),
+    "member_group.deleted": _("Member group deleted"),
     # API keys
     "api_key.created": _("API key created"),
     "api_key.used_from_new_ip": _("API key used from a new IP address"),

@@ -24,10 +24,10 @@ from agents.models import Agent, Budget, ModelConfig
 from connectors.models import Connector
 from hooks.models import ApprovalPolicy, FeishuChannel
 from platform_core.api_errors import api_exception_handler
-from platform_core.models import Membership, SignInRule
+from platform_core.models import MemberGroup, Membership, SignInRule
 from platform_core.sso.providers import OIDCProviderConfig, socialaccount_providers
 from tests.agents.factories import AgentFactory, BudgetFactory, ConversationFactory, ModelConfigFactory
-from tests.factories import ConnectorFactory
+from tests.factories import ConnectorFactory, MemberGroupFactory
 from tests.hooks.factories import ApprovalPolicyFactory, FeishuChannelFactory
 from tests.platform_core.sso.factories import SignInRuleFactory
 
@@ -112,6 +112,7 @@ DUPLICATE_CORPUS = [
             "limit": 10,
         },
     ),
+    Endpoint("groups", MemberGroup, MemberGroupFactory, lambda org, name: {"name": name}),  # issue 34
     Endpoint(
         "sign-in-rules",
         SignInRule,
