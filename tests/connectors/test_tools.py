@@ -370,6 +370,7 @@ def test_the_runtime_tool_builder_gives_a_run_its_connector_tools(org, member):
         agent_id=7,
         connector_ids=[str(connector.pk)],
         run_secrets=(),
+        chat_files=None,
         config_version=None,
         extra={},
     )
