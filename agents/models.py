@@ -271,7 +271,7 @@ class Agent(OrgOwnedModel):
         default=list,
         blank=True,
         validators=[validate_example_questions],
-        help_text=_("Offered to users in an empty conversation; one question per line, at most six."),
+        help_text=_("Offered to users in an empty conversation; one question per line, at most eight."),
     )
     active = models.BooleanField(_("active"), default=True)
     exposed_over_mcp = models.BooleanField(
