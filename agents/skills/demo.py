@@ -6,11 +6,15 @@ for approving a purchase of 18,600 CNY?") makes the offline demo model read it w
 
 from __future__ import annotations
 
-from agents.models import Agent
+from typing import TYPE_CHECKING
+
 from agents.skills.models import Skill
 from agents.skills.packaging import SkillFolder, skill_folder_of
 from agents.skills.services import skill_create
 from platform_core.models import Organization
+
+if TYPE_CHECKING:
+    from agents.models import Agent
 
 DEMO_SKILL_NAME = "purchase-approval"
 DEMO_SKILL_QUESTION = "What is our procedure for approving a purchase of 18,600 CNY?"
