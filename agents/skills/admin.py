@@ -144,6 +144,11 @@ class SkillAdmin(OrgScopedAdmin):
     ]
     actions = ["activate", "deactivate"]
 
+    def get_readonly_fields(self, request: HttpRequest, obj: Any = None) -> list[str]:
+        """A skill stays in its organisation."""
+        fields = list(super().get_readonly_fields(request, obj))
+        return [*fields, "organization"] if obj is not None else fields
+
     @admin.display(description=_("files"))
     def files(self, obj: Skill) -> str:
         if obj.pk is None:

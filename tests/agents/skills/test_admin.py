@@ -176,3 +176,17 @@ def test_a_page_saved_again_as_the_browser_sends_it_is_no_new_version(admin_clie
 
     skill.refresh_from_db()
     assert skill.version == 1 and skill.body == APPROVAL_BODY
+
+
+def test_a_skill_stays_in_its_organisation(client, org, other_org):
+    admin = member_of(org, Role.ADMIN, username="both-orgs")
+    from platform_core.models import Membership
+
+    Membership.objects.create(user=admin, organization=other_org, role=Role.ADMIN)
+    assert client.login(username=admin.username, password=PASSWORD)
+    skill = skill_of(org)
+
+    client.post(reverse("admin:agents_skill_change", args=[skill.pk]), _form(other_org, body="# Moved?\n"))
+
+    assert Skill.objects.for_org(org).get().body == "# Moved?\n"
+    assert not Skill.objects.for_org(other_org).exists()
