@@ -21,6 +21,7 @@ from agents.knowledge import admin as knowledge_admin  # noqa: F401 - registers 
 from agents.knowledge.selectors import attachable_connectors
 from agents.model_presets import ABILITY_KEYS, PRESETS, ProviderPreset, preset_for, presets_as_data
 from agents.models import AGENT_SETTINGS, Agent, Conversation, ModelConfig, ModelProvider, ModelRole, Run
+from agents.skills import admin as skills_admin  # noqa: F401 - registers the skills' admin
 from agents.usage import admin as usage_admin  # noqa: F401 - registers the budgets' admin
 from agents.usage_dashboard import admin as usage_dashboard_admin  # noqa: F401 - links the dashboard
 from platform_core.admin.base import AuditedAdmin, OrgScopedAdmin
@@ -285,12 +286,27 @@ class ModelConfigAdmin(AuditedAdmin):
         return self._back(obj)
 
 
+class AgentAdminForm(forms.ModelForm):
+    """An agent; the skills it is allowed are its organisation's."""
+
+    def clean(self) -> dict[str, Any]:
+        cleaned = super().clean() or {}
+        organization = cleaned.get("organization") or (
+            self.instance.organization if self.instance.organization_id else None
+        )
+        skills = cleaned.get("skills") or []
+        if organization is not None and any(s.organization_id != organization.pk for s in skills):
+            self.add_error("skills", _("Choose skills of the agent's organisation."))
+        return cleaned
+
+
 @admin.register(Agent)
 class AgentAdmin(AuditedAdmin):
+    form = AgentAdminForm
     list_display = ["name", "organization", "model_config", "execution_mode", "active", "exposed_over_mcp"]
     list_filter = ["execution_mode", "active", "exposed_over_mcp"]
     search_fields = ["name", "description"]
-    filter_horizontal = ["connectors"]
+    filter_horizontal = ["connectors", "skills"]
     fields = ["organization", *AGENT_SETTINGS]
 
     def formfield_for_manytomany(self, db_field: Any, request: HttpRequest, **kwargs: Any) -> Any:

@@ -12,6 +12,7 @@ class AgentsConfig(AppConfig):
         from agents.knowledge import checks  # noqa: F401 - registers the pgvector start-up check
         from agents.models import Agent, ModelConfig
         from agents.runs.wake import on_approval_closed
+        from agents.skills.models import Skill
         from agents.usage.models import Budget
         from hooks.signals import approval_closed
         from platform_core.config_version import config_watch
@@ -21,6 +22,6 @@ class AgentsConfig(AppConfig):
             DEMO_SEEDERS.append(demo_agent_seed)
         # A closed approval request wakes the run waiting on it, wherever it waits (agents.runs.wake).
         approval_closed.connect(on_approval_closed, dispatch_uid="agents.wake_run")
-        # Runs cache their agent's setup (and the organisation's budgets) per process under the
-        # organisation's configuration version.
-        config_watch(Agent, ModelConfig, Budget, m2m=(Agent.connectors.through,))
+        # Runs cache their agent's setup (its skills' list too, and the organisation's budgets) per
+        # process under the organisation's configuration version.
+        config_watch(Agent, ModelConfig, Budget, Skill, m2m=(Agent.connectors.through, Agent.skills.through))

@@ -1,6 +1,7 @@
 """Demo seeder: the demo organisation's "Purchasing assistant" on the demo ERP connectors (the HTTP API and
-the MCP server), exposed over MCP, its example questions and the approval policies they meet: "Large
-payments" and "MCP purchase requests" (every purchase request created through the MCP server waits).
+the MCP server), exposed over MCP, with the demo knowledge base and the skill "purchase-approval", its
+example questions and the approval policies they meet: "Large payments" and "MCP purchase requests"
+(every purchase request created through the MCP server waits).
 
 The agent names no model endpoint, so it answers with the platform default: the environment's endpoint
 when ``OPENAI_BASE_URL`` is set, else the offline demo model. Its mode is automatic, so the offline demo
@@ -15,6 +16,7 @@ from django.db import transaction
 
 from agents.knowledge.demo import DEMO_KNOWLEDGE_BASE, demo_knowledge_seed
 from agents.models import Agent, ExecutionMode
+from agents.skills.demo import DEMO_SKILL_QUESTION, demo_skill_seed
 from platform_core.models import Organization
 
 DEMO_AGENT_NAME = "Purchasing assistant"
@@ -34,6 +36,8 @@ DEMO_EXAMPLE_QUESTIONS = [
     # From the knowledge base "purchasing_policy", answered with a citation (Chinese questions work
     # the same way: tests/agents/test_demo_phrasings.py).
     "What does the purchasing policy say about checking new suppliers?",
+    # From the skill "purchase-approval" (agents.skills.demo), read with skills__read_skill.
+    DEMO_SKILL_QUESTION,
 ]
 DEMO_POLICY_NAME = "Large payments"
 DEMO_POLICY_CONDITION = "amount > 10000"
@@ -63,6 +67,12 @@ def demo_agent_seed(org: Organization) -> None:
     if not agent.example_questions:  # seeded before agents had example questions
         agent.example_questions = DEMO_EXAMPLE_QUESTIONS
         agent.save(update_fields=["example_questions"])
+    elif DEMO_SKILL_QUESTION not in agent.example_questions and len(agent.example_questions) < len(
+        DEMO_EXAMPLE_QUESTIONS
+    ):  # seeded before the demo had a skill
+        agent.example_questions = [*agent.example_questions, DEMO_SKILL_QUESTION]
+        agent.save(update_fields=["example_questions"])
+    demo_skill_seed(org, agent)
     connectors = Connector.objects.filter(organization=org, name__in=DEMO_CONNECTOR_NAMES)
     agent.connectors.add(*connectors)
     # Payments above 10,000 wait for an owner, admin or approver of the organisation.

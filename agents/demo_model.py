@@ -18,6 +18,7 @@ from typing import Any
 
 from agents import demo_plan
 from agents.demo_intent import arguments_for, question_facts
+from agents.demo_skills import skill_answer, skill_to_read
 from agents.demo_summary import knowledge_answer, tool_result_markdown
 from agents.engine.llm import ChatResponse, Message, ToolCallRequest, Usage
 
@@ -298,7 +299,11 @@ def _final_answer(question: str, messages: Sequence[Message]) -> str:
     observations = _observations(messages)
     zh = _is_chinese(question)
     label = LABEL_ZH if zh else LABEL_EN
-    cited = knowledge_answer(observations[-1], zh=zh) if observations else None
+    cited = (
+        knowledge_answer(observations[-1], zh=zh) or skill_answer(observations[-1], zh=zh)
+        if observations
+        else None
+    )
     if cited is not None:
         return f"（{label}）{cited}" if zh else f"({label}) {cited}"
     if not observations:
@@ -353,7 +358,16 @@ class DemoLLM:
             return ChatResponse(content=summary, usage=usage, model=self.model, finish_reason="stop")
         # In a plan step, arguments come from its part of the user's goal (not from the step's wording).
         goal = demo_plan.step_subject(question) or question
-        # One tool call per question: the demo model looks one thing up, then answers from it.
+        # One tool call per question: the demo model looks one thing up, then answers from it. A question
+        # asking for a procedure reads the skill that fits it.
+        skill = (
+            skill_to_read(tools, messages, goal, _words) if tools and not _called_tools(messages) else None
+        )
+        if skill is not None:
+            call = ToolCallRequest(id="demo-call-1", name=skill[0], arguments=json.dumps(skill[1]))
+            return ChatResponse(
+                content=None, tool_calls=(call,), usage=usage, model=self.model, finish_reason="tool_calls"
+            )
         if tools and not _called_tools(messages):
             tool = _pick_tool(tools, goal, hint=demo_plan.suggested_tool(question))
             if tool is not None:
@@ -393,7 +407,11 @@ class DemoLLM:
         results = re.findall(r"\[tool result: ([^\]]+)\]\n(.*?)(?=\n\n\[|\Z)", trace, flags=re.S)
         zh = _is_chinese(question)
         label = LABEL_ZH if zh else LABEL_EN
-        cited = knowledge_answer(results[-1][1], zh=_is_chinese(question)) if results else None
+        cited = (
+            knowledge_answer(results[-1][1], zh=zh) or skill_answer(results[-1][1], zh=zh)
+            if results
+            else None
+        )
         if cited is not None:
             label = LABEL_ZH if _is_chinese(question) else LABEL_EN
             async for piece in self._stream(

@@ -14,7 +14,7 @@ from django.core.exceptions import ValidationError
 from django.utils.translation import gettext as _
 from django.utils.translation import ngettext
 
-MAX_EXAMPLE_QUESTIONS = 6
+MAX_EXAMPLE_QUESTIONS = 8
 MAX_EXAMPLE_QUESTION_CHARS = 200
 
 

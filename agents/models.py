@@ -252,6 +252,13 @@ class Agent(OrgOwnedModel):
     connectors = models.ManyToManyField(
         "connectors.Connector", verbose_name=_("connectors"), blank=True, related_name="agents"
     )
+    skills = models.ManyToManyField(
+        "agents.Skill",
+        verbose_name=_("skills"),
+        blank=True,
+        related_name="agents",
+        help_text=_("The organisation's skills this agent is told about and may read when it needs them."),
+    )
     execution_mode = models.CharField(
         _("execution mode"), max_length=8, choices=ExecutionMode.choices, default=ExecutionMode.REACT
     )
@@ -264,7 +271,7 @@ class Agent(OrgOwnedModel):
         default=list,
         blank=True,
         validators=[validate_example_questions],
-        help_text=_("Offered to users in an empty conversation; one question per line, at most six."),
+        help_text=_("Offered to users in an empty conversation; one question per line, at most eight."),
     )
     active = models.BooleanField(_("active"), default=True)
     exposed_over_mcp = models.BooleanField(
@@ -309,6 +316,7 @@ AGENT_SETTINGS: tuple[str, ...] = (
     "instructions",
     "model_config",
     "connectors",
+    "skills",
     "execution_mode",
     "max_iterations",
     "completion_check",
@@ -525,4 +533,5 @@ class RunEvent(models.Model):
 
 from agents.attachments.models import Attachment  # noqa: E402, F401 - the chat attachments belong to this app
 from agents.knowledge.models import Chunk, ChunkVector, Document, KnowledgeBase  # noqa: E402, F401 - the knowledge models belong to this app
+from agents.skills.models import Skill, SkillFile, SkillVersion  # noqa: E402, F401 - the skills belong to this app
 from agents.usage.models import Budget, BudgetCounter, UsageRecord  # noqa: E402, F401 - the usage models belong to this app

@@ -51,6 +51,7 @@ from agents.engine.plan.router import route_execution_mode
 from agents.engine.react import ReActAgent
 from agents.engine.run_context import RunContext
 from agents.engine.run_writes import RunWrites
+from agents.engine.skills import instructions_with_skills
 from agents.engine.tools import ToolRegistry
 from agents.fallback_chain import fallback_chain
 from agents.knowledge.tool import knowledge_tools_for_run
@@ -67,6 +68,8 @@ from agents.models import (
 )
 from agents.models import Message as MessageRow
 from agents.selectors import engine_history
+from agents.skills.selectors import AgentSkills, skills_of_agent
+from agents.skills.tool import skills_tool_name, skills_tools_for_run
 from agents.usage.budgets import BudgetLine, budgets_for_run
 from agents.usage.counters import budget_counter
 from agents.usage.meter import EndpointAccount, RunMeter, UsageOwner, UsageSink
@@ -202,6 +205,18 @@ class RunBlueprint:
     # The conversation's long documents, searched by their own tool (the chat files' connector is then
     # among ``connector_ids``).
     chat_files: ChatFiles | None = None
+    # The agent's skills, listed in the system prompt and read with their own tool (the skill library's
+    # connector is then among ``connector_ids``).
+    skills: AgentSkills | None = None
+
+    @property
+    def system_prompt(self) -> str:
+        """The agent's instructions, with the list of its skills when it has some."""
+        if self.skills is None:
+            return self.instructions
+        return instructions_with_skills(
+            self.instructions, self.skills.listings, tool_name=skills_tool_name(self.skills)
+        )
 
     @cached_property
     def context(self) -> RunContext:
@@ -386,6 +401,13 @@ def runtime_build(run_id: uuid.UUID, *, started: StartedRun | None = None) -> Ru
         search_tool=search_tool,
     )
     connector_ids = _cached(agent, version, "connector_ids", lambda: _active_connector_ids(agent))
+    skills = _cached(
+        agent,
+        version,
+        "skills",
+        lambda: skills_of_agent(organization_id=conversation.organization_id, agent_id=agent.pk),
+    )
+    extra_connectors = [found.connector_id for found in (chat_files, skills) if found is not None]
     mode = agent.execution_mode
     return RunBlueprint(
         run_id=run.pk,
@@ -401,8 +423,9 @@ def runtime_build(run_id: uuid.UUID, *, started: StartedRun | None = None) -> Ru
         instructions=agent.instructions,
         max_iterations=agent.max_iterations,
         completion_check=agent.completion_check,
-        connector_ids=connector_ids if chat_files is None else [*connector_ids, chat_files.connector_id],
+        connector_ids=[*connector_ids, *extra_connectors] if extra_connectors else connector_ids,
         chat_files=chat_files,
+        skills=skills,
         query=question.content,
         language=run.language,
         history=history,
@@ -459,12 +482,14 @@ def run_llm_for(blueprint: RunBlueprint, endpoint: ModelEndpoint) -> LLM:
 
 
 def tools_for(blueprint: RunBlueprint) -> ToolRegistry:
-    """The run's tools: its agent's connector actions and the search of its knowledge bases the user may
-    read (sync: reads the database); traced when tracing is on."""
+    """The run's tools: its agent's connector actions, the search of its knowledge bases the user may
+    read, of its conversation's long files, and the reading of its skills (sync: reads the database);
+    traced when tracing is on."""
     tools = (
         connector_tools_for_run(blueprint)
         + knowledge_tools_for_run(blueprint)
         + chat_files_tools_for_run(blueprint)
+        + skills_tools_for_run(blueprint)
     )
     if tracing.enabled():
         attributes = trace_attributes(blueprint)
@@ -622,7 +647,7 @@ def engine_for(
             tools,
             hooks=hooks,
             follow_ups=follow_ups,
-            system_prompt=blueprint.instructions,
+            system_prompt=blueprint.system_prompt,
             agent_options={
                 "max_iterations": blueprint.max_iterations,
                 "completion_check": blueprint.completion_check,
@@ -637,7 +662,7 @@ def engine_for(
     return ReActAgent(
         llm,
         tools,
-        system_prompt=blueprint.instructions,
+        system_prompt=blueprint.system_prompt,
         hooks=hooks,
         max_iterations=blueprint.max_iterations,
         completion_check=blueprint.completion_check,

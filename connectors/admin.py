@@ -95,11 +95,22 @@ class KnowledgeActionInline(_ActionInline):
     can_delete = False
 
 
+class SkillsActionInline(_ActionInline):
+    """The skill library's one action, reading a skill: on or off, nothing else to set."""
+
+    fields = ["name", "is_active"]
+    readonly_fields = ["name"]
+    classes = ["for-skills"]
+    max_num = 1
+    can_delete = False
+
+
 ACTION_INLINES: dict[str, type[_ActionInline]] = {
     ConnectorKind.HTTP: HttpActionInline,
     ConnectorKind.DATABASE: DatabaseActionInline,
     ConnectorKind.MCP: McpActionInline,
     ConnectorKind.KNOWLEDGE: KnowledgeActionInline,
+    ConnectorKind.SKILLS: SkillsActionInline,
 }
 
 

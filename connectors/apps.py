@@ -16,6 +16,7 @@ class ConnectorsConfig(AppConfig):
         from connectors.knowledge.kind import KnowledgeKind
         from connectors.mcp.kind import McpKind
         from connectors.models import Connector, ConnectorAction
+        from connectors.skills.kind import SkillsKind
         from connectors.sql.kind import SqlKind
         from platform_core.config_version import config_watch
         from platform_core.demo import DEMO_SEEDERS
@@ -26,6 +27,7 @@ class ConnectorsConfig(AppConfig):
         adapter_register(McpKind())
         adapter_register(SqlKind())
         adapter_register(KnowledgeKind())
+        adapter_register(SkillsKind())
         if demo_connector_seed not in DEMO_SEEDERS:
             DEMO_SEEDERS.append(demo_connector_seed)
         # Runs cache their connectors and actions per process under the organisation's configuration version.

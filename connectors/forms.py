@@ -16,8 +16,8 @@ from django.utils.translation import gettext_lazy as _
 
 from connectors import fields as connector_fields
 from connectors.http.openapi import MAX_DOCUMENT_CHARS
-from connectors.knowledge.kind import kind_choice_error
 from connectors.models import Connector, DatabaseEngine, McpTransport
+from connectors.platform_kinds import kind_choice_error
 from connectors.sql.dsn import dsn_password
 from platform_core.secret_rules import validate_secret_length
 

@@ -53,6 +53,9 @@ class ConnectorKind(models.TextChoices):
     MCP = "mcp", _("MCP server")
     # Made with its knowledge base (agents.knowledge), never on its own: its one action searches it.
     KNOWLEDGE = "knowledge", _("Knowledge base")
+    # The organisation's skill library (agents.skills), one per organisation, made with its first skill:
+    # its one action reads a skill.
+    SKILLS = "skills", _("Skill library")
 
 
 class McpTransport(models.TextChoices):
@@ -211,7 +214,13 @@ class Connector(SecretHoldingModel):
         verbose_name_plural = _("connectors")
         ordering = ["name"]
         constraints = [
-            models.UniqueConstraint(fields=["organization", "name"], name="unique_connector_name_per_org")
+            models.UniqueConstraint(fields=["organization", "name"], name="unique_connector_name_per_org"),
+            # The skill library's connector is one per organisation (agents.skills.library).
+            models.UniqueConstraint(
+                fields=["organization"],
+                condition=models.Q(kind="skills"),
+                name="one_skill_library_per_organization",
+            ),
         ]
 
     def __str__(self) -> str:
@@ -536,7 +545,10 @@ class ConnectorCallLog(OrgOwnedModel):
         _("retrieved"),
         default=list,
         blank=True,
-        help_text=_("For knowledge-base searches: the documents and passages returned, with their scores."),
+        help_text=_(
+            "For knowledge-base searches: the documents and passages returned, with their scores; for "
+            "skill reads: the skill, its version and the file read."
+        ),
     )
     created_at = models.DateTimeField(_("time"), default=timezone.now, db_index=True)
 

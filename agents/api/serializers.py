@@ -21,6 +21,7 @@ from agents.fallback_chain import fallback_problem
 from agents.knowledge.selectors import attachable_connectors
 from agents.model_presets import ABILITY_KEYS
 from agents.models import AGENT_SETTINGS, Agent, Conversation, Message, ModelConfig, RunEvent
+from agents.skills.models import Skill
 from connectors.models import Connector
 from platform_core.api_unique import OrgUniqueValidator
 from platform_core.secret_rules import validate_secret_length
@@ -264,6 +265,12 @@ class AgentSerializer(serializers.ModelSerializer):
     )
     connectors = OrgScopedPrimaryKeyField(
         queryset=attachable_connectors(Connector.objects.all()), many=True, required=False
+    )
+    skills = OrgScopedPrimaryKeyField(
+        queryset=Skill.objects.all(),
+        many=True,
+        required=False,
+        help_text=_("Ids of the organisation's skills the agent is told about and may read."),
     )
     example_questions = ExampleQuestionsField(required=False)
 

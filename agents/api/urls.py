@@ -10,6 +10,7 @@ from agents.api.attachments import AttachmentViewSet  # chat attachments (issue 
 from agents.api.http_chat import ConversationMessagesViewSet, RunCancelView, RunStreamView
 from agents.api.knowledge import KnowledgeBaseViewSet, KnowledgeDocumentViewSet  # knowledge bases (issue 34)
 from agents.api.openai_compat import ChatCompletionsView, ModelListView, OrgAgentChatCompletionsView
+from agents.api.skills import SkillViewSet  # skills (issue 36)
 from agents.api.usage_dashboard import UsageDashboardView  # usage dashboard (issue 21)
 from agents.api.views import (
     AgentViewSet,
@@ -25,6 +26,7 @@ router.register("model-configs", ModelConfigViewSet, basename="model-config")
 router.register("agents", AgentViewSet, basename="agent")
 router.register("conversations", ConversationViewSet, basename="conversation")
 router.register("budgets", BudgetViewSet, basename="budget")
+router.register("skills", SkillViewSet, basename="skill")
 
 _knowledge_bases = KnowledgeBaseViewSet.as_view({"get": "list", "post": "create"})
 _knowledge_base = KnowledgeBaseViewSet.as_view(

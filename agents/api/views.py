@@ -91,7 +91,7 @@ class AgentViewSet(AuditedWritesMixin, OrgScopedViewMixin, viewsets.ModelViewSet
     permission_classes = [permissions.IsAuthenticated, IsOrgMember, IsOrgAdminOrReadOnly]
 
     def filter_org_queryset(self, queryset: QuerySet) -> QuerySet:
-        queryset = queryset.prefetch_related("connectors")
+        queryset = queryset.prefetch_related("connectors", "skills")
         membership = getattr(self.request, "org_membership", None)
         if not self.request.user.is_superuser and (membership is None or not membership.is_admin):
             queryset = queryset.filter(active=True)

@@ -40,6 +40,13 @@ Call one tool per reply. After each call you receive its observation.
 
 NO_TOOLS = "(no tools are available: answer directly)"
 
+SKILLS_LIST = (
+    "## Skills\n"
+    "These skills are procedures of the organisation. When a task matches a skill's description, read the "
+    "skill first with the tool `{tool}` (its name as `name`) and follow it; read only the skills you need. "
+    "Each skill, with what it is for:"
+)
+
 PARSE_FAILURE_SENTINEL = "(could not parse LLM output as JSON)"
 
 REFORMAT_REQUEST = (

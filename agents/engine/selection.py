@@ -24,7 +24,8 @@ SELECTION_SCHEMA: Mapping[str, Any] = {
 async def select_tools(
     llm: LLM, registry: ToolRegistry, query: str, *, max_tools: int
 ) -> tuple[ToolRegistry, Usage]:
-    """At most ``max_tools`` tools of ``registry`` relevant to ``query``, picked from the compact catalogue.
+    """At most ``max_tools`` tools of ``registry`` relevant to ``query``, picked from the compact catalogue,
+    and its pinned tools besides (:attr:`~agents.engine.tools.Tool.pinned`).
 
     Never fails: unparseable output, no valid name, or any error gives back the full registry.
     """
@@ -47,4 +48,5 @@ async def select_tools(
     if not names:
         logger.info("tool selection chose no valid tool; using all %d tools", len(registry))
         return registry, result.usage
-    return registry.subset(names), result.usage
+    pinned = [tool.name for tool in registry if tool.pinned and tool.name not in names]
+    return registry.subset([*names, *pinned]), result.usage

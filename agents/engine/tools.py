@@ -133,13 +133,15 @@ class ToolCallRecord:
 class Tool:
     """Base class of a tool. Subclasses set the attributes and implement :meth:`execute`.
 
-    ``timeout`` (seconds) overrides the agent's per-tool timeout for this tool when set.
+    ``timeout`` (seconds) overrides the agent's per-tool timeout for this tool when set. A ``pinned``
+    tool is kept when tool selection narrows the tools (the skill tool: the system prompt names it).
     """
 
     name: str = ""
     description: str = ""
     parameters: Mapping[str, Any] = EMPTY_PARAMETERS
     timeout: float | None = None
+    pinned: bool = False
 
     async def execute(self, ctx: ToolCallContext, /, **kwargs: Any) -> ToolResult | str:
         """Make one call: ``ctx`` is the call's identity (its run, tool call id, idempotency key and the

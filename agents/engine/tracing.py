@@ -195,6 +195,7 @@ class TracedTool(Tool):
         self.description = tool.description
         self.parameters = tool.parameters
         self.timeout = tool.timeout
+        self.pinned = tool.pinned
         self._attributes = {**attributes, "tool": tool.name}
 
     def __getattr__(self, name: str) -> Any:  # what a platform tool adds (its connector, its action...)

@@ -104,8 +104,10 @@ def document_readable(*, organization_id: int, user_id: int | None, document_id:
 
 def attachable_connectors(connectors: QuerySet[Connector]) -> QuerySet[Connector]:
     """``connectors`` less the chat files' (which no agent is given: a conversation's own search uses
-    it)."""
-    return connectors.exclude(knowledge_base__kind=KnowledgeBaseKind.CHAT_FILES)
+    it) and the skill library's (an agent is given skills, and the library's tool with them)."""
+    return connectors.exclude(knowledge_base__kind=KnowledgeBaseKind.CHAT_FILES).exclude(
+        kind=ConnectorKind.SKILLS
+    )
 
 
 def documents_not_ready(organization_id: int, document_ids: Sequence[uuid.UUID]) -> list[str]:

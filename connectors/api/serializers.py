@@ -12,9 +12,9 @@ from connectors import fields as connector_fields
 from connectors.api.secret_fields import SecretStoredField, secret_input
 from connectors.forms import validate_dsn_secret
 from connectors.http.openapi import MAX_DOCUMENT_CHARS
-from connectors.knowledge.kind import kind_choice_error
 from connectors.mcp.trust import server_claim
 from connectors.models import Connector, ConnectorAction, ConnectorCallLog
+from connectors.platform_kinds import kind_choice_error
 from platform_core.api_unique import OrgUniqueValidator
 
 _SECRET_STYLE = {"input_type": "password"}

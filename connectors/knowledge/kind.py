@@ -24,17 +24,6 @@ SEARCH_ACTION = "search"
 SEARCH_TIMEOUT_SECONDS = 30.0
 
 
-def kind_choice_error(current_kind: str | None, chosen_kind: str) -> str | None:
-    """Why the connectors' form or API may not set ``chosen_kind`` on a connector of ``current_kind``
-    (``None``: a new connector): a knowledge base's connector is made and kept by its knowledge base."""
-    knowledge = ConnectorKind.KNOWLEDGE.value
-    if chosen_kind == knowledge and current_kind != knowledge:
-        return str(_("Create knowledge bases under Knowledge bases; their connector comes with them."))
-    if current_kind == knowledge and chosen_kind != knowledge:
-        return str(_("A knowledge base's connector stays a knowledge base."))
-    return None
-
-
 class KnowledgeKind:
     """A knowledge base's search: a read, made by the platform itself."""
 

@@ -17,6 +17,7 @@ from agents.models import (
     Message,
     ModelConfig,
     Run,
+    Skill,
 )
 from tests.factories import OrganizationFactory, UserFactory
 
@@ -93,7 +94,21 @@ AGENTS_TENANT_FACTORIES = {
     KnowledgeBase: lambda org: _knowledge_base(org),
     Document: lambda org: _document(org),
     Attachment: lambda org: _attachment(org),
+    Skill: lambda org: _skill(org),
 }
+
+
+def _skill(org: Any) -> Skill:
+    from agents.skills.services import skill_create
+
+    return skill_create(
+        organization=org,
+        name=f"skill-{uuid.uuid4().hex[:8]}",
+        description="How a purchase is approved.",
+        body="# Steps\n",
+        files={"notes.md": "n"},
+        actor=None,
+    )
 
 
 def _attachment(org: Any) -> Attachment:

@@ -40,7 +40,7 @@ def test_an_admin_sets_example_questions_through_the_api_and_members_read_them(
 
 
 BAD_LISTS = [
-    (["q"] * 7, "at most 6"),
+    (["q"] * 9, "at most 8"),
     (["x" * 201], "200"),
     ([""], "blank"),
     ([42], "string"),
@@ -87,7 +87,7 @@ def test_the_admin_takes_example_questions_one_per_line(admin_client, org):
 def test_the_admin_refuses_too_many_or_too_long_example_questions(admin_client, org):
     response = admin_client.post(
         reverse("admin:agents_agent_add"),
-        agent_admin_form(org, example_questions="\n".join(f"q{i}" for i in range(7))),
+        agent_admin_form(org, example_questions="\n".join(f"q{i}" for i in range(9))),
     )
     assert response.status_code == 200
     assert "example_questions" in response.context["adminform"].form.errors
@@ -132,9 +132,11 @@ def test_the_demo_agent_ships_example_questions_that_read_write_and_plan():
     agent = Agent.objects.unscoped().get(organization__slug="demo")
 
     # The fourth and fifth go through the demo MCP server (tests/connectors/demo/mcp/test_demo_mcp_questions.py),
-    # the last searches the demo knowledge base (tests/agents/knowledge/test_demo_knowledge.py).
-    assert len(agent.example_questions) == 6
+    # the sixth searches the demo knowledge base (tests/agents/knowledge/test_demo_knowledge.py), the last
+    # reads the demo skill (tests/agents/skills/test_demo_skill.py).
+    assert len(agent.example_questions) == 7
     assert "policy" in agent.example_questions[5]
+    assert "procedure" in agent.example_questions[6]
     read, write, plan = agent.example_questions[:3]
     assert "draft" in read.lower()
     assert "PO-0001" in write and "18,600" in write

@@ -36,6 +36,7 @@ CACHED_TABLES = tuple(
         "agents_modelconfig",
         "connectors_connector",
         "agents_budget",
+        "agents_skill",
     )
 )
 
@@ -80,8 +81,8 @@ def test_a_later_run_of_an_unchanged_agent_loads_none_of_its_setup_again(agent):
 
     assert any(table in sql for sql in first for table in CACHED_TABLES)
     assert not [sql for sql in second if any(table in sql for table in CACHED_TABLES)]
-    # connector ids, default model, actions, hook settings, the organisation's budgets
-    assert len(second) == len(first) - 5
+    # connector ids, default model, the agent's skills, actions, hook settings, the organisation's budgets
+    assert len(second) == len(first) - 6
 
 
 def test_a_run_loads_its_connector_actions_once_for_its_tools_and_its_guard_rails(agent):

@@ -9,12 +9,12 @@ from django.core.exceptions import ValidationError
 from connectors import fields
 from connectors.admin import _form_fields_by_kind
 from connectors.kinds import adapter_for, adapter_list
-from connectors.knowledge.kind import kind_choice_error
 from connectors.models import Connector, ConnectorKind
+from connectors.platform_kinds import kind_choice_error
 
 
 def test_every_kind_has_an_adapter_of_its_own():
-    assert [adapter.kind for adapter in adapter_list()] == ["http", "mcp", "database", "knowledge"]
+    assert [adapter.kind for adapter in adapter_list()] == ["http", "mcp", "database", "knowledge", "skills"]
     for kind in ConnectorKind.values:
         assert adapter_for(kind).kind == kind
 
@@ -62,6 +62,7 @@ def test_each_kind_uses_its_settings_and_the_admin_form_shows_them():
             "allowed_private_hosts",
         ],
         "knowledge": [],
+        "skills": [],
     }
 
 
@@ -70,6 +71,14 @@ def test_a_knowledge_base_connector_is_neither_made_nor_unmade_by_the_connectors
     assert "Knowledge bases" in kind_choice_error("http", "knowledge")
     assert kind_choice_error("knowledge", "http")
     assert kind_choice_error("knowledge", "knowledge") is None and kind_choice_error(None, "http") is None
+
+
+def test_the_skill_library_connector_is_neither_made_nor_unmade_by_the_connectors_form_or_api():
+    assert "first skill" in kind_choice_error(None, "skills")
+    assert "first skill" in kind_choice_error("http", "skills")
+    assert "first skill" in kind_choice_error("knowledge", "skills")
+    assert "stays the skill library's" in kind_choice_error("skills", "http")
+    assert kind_choice_error("skills", "skills") is None
 
 
 @pytest.mark.django_db

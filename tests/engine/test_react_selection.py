@@ -115,3 +115,11 @@ async def test_selection_usage_counts_toward_the_run(scripted_llm, make_llm):
     scripted_llm.script(pick("tool_00"), text("hi"))
     result = await ReActAgent(make_llm(), registry_of(*many_tools(13))).run("q")
     assert result.usage.calls == 2
+
+
+async def test_a_pinned_tool_is_kept_whatever_the_selection(scripted_llm, make_llm):
+    tools = many_tools(13)
+    tools[9].pinned = True  # the skill tool is pinned: the system prompt names it
+    scripted_llm.script(pick("tool_02"), text("hi"))
+    await ReActAgent(make_llm(), registry_of(*tools)).run("q")
+    assert loop_tool_names(scripted_llm.requests[1]) == ["tool_02", "tool_09"]

@@ -1,0 +1,1 @@
+"""The skill-library kind of connector: the guard rails' view of an organisation's skills."""
