@@ -370,7 +370,6 @@ def test_the_runtime_tool_builder_gives_a_run_its_connector_tools(org, member):
         agent_id=7,
         connector_ids=[str(connector.pk)],
         run_secrets=(),
-        chat_files=None,
         config_version=None,
         extra={},
         chat_files=None,  # no long files attached to its conversation
