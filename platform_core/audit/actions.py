@@ -27,6 +27,10 @@ AUDIT_ACTION_LABELS: dict[str, Promise] = {
     "member_group.members_added": _("Members added to a group"),
     "member_group.members_removed": _("Members removed from a group"),
     "member_group.deleted": _("Member group deleted"),
+    "skill.created": _("Skill created"),
+    "skill.updated": _("Skill changed"),
+    "skill.imported": _("Skill imported"),
+    "skill.deleted": _("Skill deleted"),
     # API keys
     "api_key.created": _("API key created"),
     "api_key.used_from_new_ip": _("API key used from a new IP address"),

@@ -9,6 +9,7 @@
 
 from __future__ import annotations
 
+import uuid
 from collections.abc import Callable
 from dataclasses import dataclass
 from dataclasses import field as dataclass_field
@@ -21,6 +22,8 @@ from django.test import override_settings
 from django.urls import URLPattern, URLResolver, get_resolver
 
 from agents.models import Agent, Budget, ModelConfig
+from agents.skills.models import Skill
+from agents.skills.services import skill_create
 from connectors.models import Connector
 from hooks.models import ApprovalPolicy, FeishuChannel
 from platform_core.api_errors import api_exception_handler
@@ -113,6 +116,17 @@ DUPLICATE_CORPUS = [
         },
     ),
     Endpoint("groups", MemberGroup, MemberGroupFactory, lambda org, name: {"name": name}),  # issue 34
+    Endpoint(
+        "skills",
+        Skill,
+        lambda organization: skill_create(
+            organization=organization,
+            name=f"procedure-{uuid.uuid4().hex[:8]}",
+            description="How to do it.",
+            actor=None,
+        ),
+        lambda org, name: {"name": name, "description": "How to do it.", "body": "1. Do it."},
+    ),
     Endpoint(
         "sign-in-rules",
         SignInRule,

@@ -287,6 +287,8 @@ DYNAMIC_ACTIONS = {
         "connector_action.mcp_read_confirmed",
         "connector_action.mcp_read_withdrawn",
     ],
+    # skill_create and skill_update: made or changed by hand, or by an import
+    "agents/skills/services.py": ["skill.created", "skill.updated", "skill.imported"],
     # knowledge_base_update: a knowledge base's settings and its connector's, in one row
     "agents/knowledge/base_services.py": ["knowledge_base.updated"],
     # _close: the invitation declined, cancelled or accepted
