@@ -50,6 +50,8 @@ class Attachment(OrgOwnedModel):
     conversation = optional_foreign_key("agents.Conversation", _("conversation"), related_name="attachments")
     message = optional_foreign_key("agents.Message", _("message"), related_name="attachments")
     bound_at = models.DateTimeField(_("sent at"), null=True, blank=True)
+    # Its place among the files of its message, as the sender listed them (uploads end in any order).
+    position = models.PositiveSmallIntegerField(_("position"), default=0, editable=False)
     name = models.CharField(_("name"), max_length=255)
     kind = models.CharField(_("kind"), max_length=16, choices=AttachmentKind.choices)
     format = models.CharField(_("format"), max_length=16)

@@ -56,9 +56,11 @@ def attachment_visible_to(
 
 
 def attachments_of_message(*, organization_id: int, message_id: int) -> QuerySet[Attachment]:
-    """The attachments sent with one message, in the order they were uploaded."""
+    """The attachments sent with one message, in the order the sender listed them."""
     return (
-        Attachment.objects.for_org(organization_id).filter(message_id=message_id).order_by("created_at", "pk")
+        Attachment.objects.for_org(organization_id)
+        .filter(message_id=message_id)
+        .order_by("position", "created_at", "pk")
     )
 
 
@@ -71,7 +73,7 @@ def attachments_of_messages(
     rows = (
         Attachment.objects.for_org(organization_id)
         .filter(message_id__in=list(message_ids))
-        .order_by("created_at", "pk")
+        .order_by("position", "created_at", "pk")
     )
     if not with_text:
         rows = rows.defer("text")

@@ -191,13 +191,14 @@ def attachments_bind(
         if not checked.attachments:
             return AttachmentsBound(())
         bound_at = timezone.now()
-        Attachment.objects.for_org(organization_id).filter(
-            pk__in=[attachment.pk for attachment in checked.attachments]
-        ).update(conversation=conversation, message=message, bound_at=bound_at)
-        for attachment in checked.attachments:
+        for position, attachment in enumerate(checked.attachments):
+            Attachment.objects.for_org(organization_id).filter(pk=attachment.pk).update(
+                conversation=conversation, message=message, bound_at=bound_at, position=position
+            )
             attachment.conversation = conversation
             attachment.message = message
             attachment.bound_at = bound_at
+            attachment.position = position
     return AttachmentsBound(checked.attachments)
 
 

@@ -95,3 +95,19 @@ def test_the_history_reads_the_attachments_of_a_page_in_one_query(
         results = client.get(messages_url(org, conversation)).json()["results"]
 
     assert [len(message["attachments"]) for message in results] == [1, 2, 2, 2, 2]
+
+
+def test_a_messages_files_are_listed_in_the_order_the_sender_gave_them_not_their_upload_order(
+    client_for, org, member
+):
+    conversation = ConversationFactory(organization=org, user=member)
+    screenshot = stored(org, member, "shot.png", files.PNG)  # finished uploading first
+    report = stored(org, member, "report.pdf", files.PDF)
+    message = MessageFactory(conversation=conversation, content="Both, please.")
+    attachments_bind(
+        user=member, conversation=conversation, message=message, attachment_ids=[report.pk, screenshot.pk]
+    )
+
+    results = client_for(member).get(messages_url(org, conversation)).json()["results"]
+
+    assert [a["name"] for a in results[0]["attachments"]] == ["report.pdf", "shot.png"]
