@@ -7,10 +7,16 @@ connector of these kinds nor turn one into another kind (nor another into one of
 
 from __future__ import annotations
 
+from collections.abc import Mapping, Set
+from typing import Any
+
+from django.core.exceptions import ValidationError
 from django.utils.functional import Promise
 from django.utils.translation import gettext_lazy as _
 
-from connectors.models import ConnectorKind
+from connectors.adapter_types import CallOutcome, ConnectionTestResult, ConnectionWorks
+from connectors.kinds import ActionCalled, CallFacts, ToolText
+from connectors.models import Connector, ConnectorAction, ConnectorKind
 
 # Per kind: why a connector of it cannot be made here, and why one cannot change kind.
 _MADE_ELSEWHERE: dict[str, tuple[Promise, Promise]] = {
@@ -35,3 +41,84 @@ def kind_choice_error(current_kind: str | None, chosen_kind: str) -> str | None:
     if current_kind in _MADE_ELSEWHERE:
         return str(_MADE_ELSEWHERE[current_kind][1])
     return None
+
+
+class PlatformToolKind:
+    """A connector kind whose one action is a tool the platform itself runs (a read of its own rows): no
+    settings, nothing outside the platform to reach, and its tool built by the agents app
+    (``tools_from_connectors`` is false), so :meth:`call` is never how a run calls it. A subclass names its
+    kind, its one action, what the model is told it reaches, its timeout and its messages."""
+
+    kind: str
+    action_name: str
+    target: str
+    timeout_seconds: float
+    one_action_message: Promise
+    no_request_message: Promise
+    part_of_the_platform: str
+
+    settings: tuple[str, ...] = ()
+    call_log_method = ""
+    tools_from_connectors = False
+
+    def connector_errors(self, connector: Connector) -> dict[str, Any]:
+        """Nothing to set: what it reads is the organisation's own rows."""
+        return {}
+
+    def outbound_errors(
+        self, connector: Connector, *, allowed_private_hosts: list[str], found: Set[str]
+    ) -> dict[str, ValidationError]:
+        """It reaches nothing outside the platform."""
+        return {}
+
+    def connector_saved(self, connector: Connector) -> None:
+        return None
+
+    def action_errors(self, action: ConnectorAction) -> dict[str, Any]:
+        if action.name != self.action_name:
+            return {"name": self.one_action_message}
+        if (
+            action.method
+            or action.path_template
+            or action.sql_template
+            or action.free_form
+            or action.mcp_tool
+        ):
+            return {"method": self.no_request_message}
+        return {}
+
+    def action_is_write(self, action: ConnectorAction) -> bool:
+        return False
+
+    def call_write_reason(self, action: CallFacts, arguments: Mapping[str, Any]) -> str | None:
+        """A read: read-only mode allows it."""
+        return None
+
+    def tool_text(self, action: ConnectorAction) -> ToolText:
+        return ToolText(target=self.target)
+
+    def tool_timeout(self, action: ConnectorAction) -> float:
+        return self.timeout_seconds
+
+    def call_config(self, connector: Connector) -> None:
+        return None
+
+    def action_spec(self, action: ConnectorAction) -> None:
+        return None
+
+    async def call(
+        self,
+        config: Any,
+        spec: Any,
+        arguments: Mapping[str, Any],
+        *,
+        idempotency_key: str | None,
+        is_write: bool,
+    ) -> ActionCalled:
+        """Not how a run calls it (the agents app builds the tool); answers an error if ever reached."""
+        return ActionCalled(
+            CallOutcome(status="error", content="", error=f"{self.target} runs as the platform's own tool")
+        )
+
+    async def test_connection(self, config: Any, secrets: tuple[str, ...]) -> ConnectionTestResult:
+        return ConnectionWorks(detail=self.part_of_the_platform)
