@@ -125,3 +125,16 @@ def _by_id(queryset: QuerySet, object_id: Any) -> Any:
         return queryset.filter(pk=object_id).first()
     except (ValidationError, ValueError, TypeError):  # a malformed UUID is simply not found
         return None
+
+
+def connector_name_free(organization: Organization, wanted: str) -> str:
+    """``wanted``, or ``wanted_2``, ``wanted_3``... whichever no connector of the organisation has yet (for
+    the connectors the platform makes itself)."""
+    taken = set(
+        Connector.objects.for_org(organization).filter(name__startswith=wanted).values_list("name", flat=True)
+    )
+    name, number = wanted, 1
+    while name in taken:
+        number += 1
+        name = f"{wanted}_{number}"
+    return name

@@ -19,7 +19,7 @@ from agents.attachments.models import Attachment, AttachmentKind, TextShown
 from agents.knowledge.models import Document, KnowledgeBase, KnowledgeBaseKind
 from agents.knowledge.services import knowledge_base_create
 from agents.knowledge.tasks import ingestion_queue
-from connectors.models import Connector
+from connectors.selectors import connector_name_free
 from platform_core.models import Organization
 
 __all__ = ["CHAT_FILES_NAME", "attachment_index", "chat_files_base"]
@@ -38,7 +38,7 @@ def chat_files_base(organization: Organization) -> KnowledgeBase:
         with transaction.atomic():
             return knowledge_base_create(
                 organization=organization,
-                name=_free_name(organization),
+                name=connector_name_free(organization, CHAT_FILES_NAME),
                 description=_("The files users attach in the chat, each searched within its conversation."),
                 kind=KnowledgeBaseKind.CHAT_FILES,
                 actor=None,
@@ -79,16 +79,3 @@ def _chat_files(organization: Organization) -> KnowledgeBase | None:
         .select_related("connector")
         .first()
     )
-
-
-def _free_name(organization: Organization) -> str:
-    taken = set(
-        Connector.objects.for_org(organization)
-        .filter(name__startswith=CHAT_FILES_NAME)
-        .values_list("name", flat=True)
-    )
-    name, number = CHAT_FILES_NAME, 1
-    while name in taken:
-        number += 1
-        name = f"{CHAT_FILES_NAME}_{number}"
-    return name

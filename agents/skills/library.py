@@ -14,6 +14,7 @@ from django.core.exceptions import ValidationError
 from django.db import IntegrityError, transaction
 
 from connectors.models import ActionSource, Connector, ConnectorAction, ConnectorKind
+from connectors.selectors import connector_name_free
 from connectors.skills.kind import READ_SKILL_ACTION
 from platform_core.audit.audited import audited_save
 from platform_core.models import Organization
@@ -52,7 +53,7 @@ def skill_library_connector(*, organization: Organization, actor: User | None) -
         with transaction.atomic():
             connector = Connector(
                 organization=organization,
-                name=_free_name(organization),
+                name=connector_name_free(organization, SKILLS_CONNECTOR_NAME),
                 description="The organisation's skills: procedures the agents read when they need them.",
                 kind=ConnectorKind.SKILLS,
             )
@@ -76,16 +77,3 @@ def skill_library_connector(*, organization: Organization, actor: User | None) -
 
 def _library(organization: Organization) -> Connector | None:
     return Connector.objects.for_org(organization).filter(kind=ConnectorKind.SKILLS).first()
-
-
-def _free_name(organization: Organization) -> str:
-    taken = set(
-        Connector.objects.for_org(organization)
-        .filter(name__startswith=SKILLS_CONNECTOR_NAME)
-        .values_list("name", flat=True)
-    )
-    name, number = SKILLS_CONNECTOR_NAME, 1
-    while name in taken:
-        number += 1
-        name = f"{SKILLS_CONNECTOR_NAME}_{number}"
-    return name

@@ -233,3 +233,13 @@ def test_switching_the_chat_files_connector_off_removes_the_search(org, member):
     blueprint = runtime.runtime_build(run.pk)
 
     assert blueprint.chat_files is None and TOOL not in runtime.tools_for(blueprint).names()
+
+
+@pytest.mark.django_db
+def test_the_chat_files_connector_takes_the_next_free_name_when_chat_files_is_taken(org):
+    from tests.factories import ConnectorFactory
+
+    ConnectorFactory(organization=org, name="chat_files")
+    ConnectorFactory(organization=org, name="chat_files_2")
+
+    assert chat_files_base(org).connector.name == "chat_files_3"
