@@ -21,6 +21,13 @@ class SkillFileSerializer(serializers.Serializer):
     path = serializers.CharField(max_length=PATH_MAX_CHARS, help_text=_("As in “references/limits.md”."))
     content = serializers.CharField(allow_blank=True, trim_whitespace=False)
 
+    def validate(self, attrs: dict[str, str]) -> dict[str, str]:
+        # A partial change (PATCH) makes nested fields optional; a file still needs both.
+        missing = {name: [_("This field is required.")] for name in ("path", "content") if name not in attrs}
+        if missing:
+            raise serializers.ValidationError(missing)
+        return attrs
+
 
 class SkillFileListedSerializer(serializers.Serializer):
     """One file of a version, without its text."""

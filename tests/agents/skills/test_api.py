@@ -97,6 +97,19 @@ def test_a_change_of_content_is_a_new_version_and_switching_off_is_not(client_fo
     ]
 
 
+def test_a_change_with_a_file_missing_its_path_or_text_is_a_field_error(client_for, org, org_admin):
+    skill = skill_of(org, files={"a.md": "A"})
+    client = client_for(org_admin)
+
+    no_path = client.patch(skills_url(org, skill), {"files": [{"content": "B"}]}, format="json")
+    no_text = client.patch(skills_url(org, skill), {"files": [{"path": "b.md"}]}, format="json")
+
+    required = ["This field is required."]
+    assert no_path.status_code == 400 and no_path.json()["files"]["0"] == {"path": required}
+    assert no_text.status_code == 400 and no_text.json()["files"]["0"] == {"content": required}
+    assert client.get(skills_url(org, skill)).json()["files"] == [{"path": "a.md", "content": "A"}]
+
+
 def test_members_read_skills_and_change_nothing(client_for, org, member):
     skill = skill_of(org)
     client = client_for(member)
