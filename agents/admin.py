@@ -19,6 +19,7 @@ from agents.endpoint_headers import headers_dump, headers_parse
 from agents.example_questions import ExampleQuestionsFormField
 from agents.knowledge import admin as knowledge_admin  # noqa: F401 - registers the knowledge bases' admin
 from agents.knowledge.selectors import attachable_connectors
+from agents.memory.connector import agent_memory_ready
 from agents.model_presets import ABILITY_KEYS, PRESETS, ProviderPreset, preset_for, presets_as_data
 from agents.models import AGENT_SETTINGS, Agent, Conversation, ModelConfig, ModelProvider, ModelRole, Run
 from agents.skills import admin as skills_admin  # noqa: F401 - registers the skills' admin
@@ -308,6 +309,10 @@ class AgentAdmin(AuditedAdmin):
     search_fields = ["name", "description"]
     filter_horizontal = ["connectors", "skills"]
     fields = ["organization", *AGENT_SETTINGS]
+
+    def save_model(self, request: HttpRequest, obj: Any, form: Any, change: bool) -> None:
+        super().save_model(request, obj, form, change)
+        agent_memory_ready(obj, actor=request.user)  # type: ignore[arg-type]
 
     def formfield_for_manytomany(self, db_field: Any, request: HttpRequest, **kwargs: Any) -> Any:
         field = super().formfield_for_manytomany(db_field, request, **kwargs)

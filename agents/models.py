@@ -259,6 +259,15 @@ class Agent(OrgOwnedModel):
         related_name="agents",
         help_text=_("The organisation's skills this agent is told about and may read when it needs them."),
     )
+    memory = models.BooleanField(
+        _("memory"),
+        default=False,
+        help_text=_(
+            "On: the agent is given what each person told it to keep in earlier conversations (only "
+            "theirs) and may remember new facts and preferences they ask it to. Everyone sees, changes and "
+            "deletes their own memories on their Memories page."
+        ),
+    )
     execution_mode = models.CharField(
         _("execution mode"), max_length=8, choices=ExecutionMode.choices, default=ExecutionMode.REACT
     )
@@ -317,6 +326,7 @@ AGENT_SETTINGS: tuple[str, ...] = (
     "model_config",
     "connectors",
     "skills",
+    "memory",
     "execution_mode",
     "max_iterations",
     "completion_check",
@@ -533,5 +543,6 @@ class RunEvent(models.Model):
 
 from agents.attachments.models import Attachment  # noqa: E402, F401 - the chat attachments belong to this app
 from agents.knowledge.models import Chunk, ChunkVector, Document, KnowledgeBase  # noqa: E402, F401 - the knowledge models belong to this app
+from agents.memory.models import Memory  # noqa: E402, F401 - the memories belong to this app
 from agents.skills.models import Skill, SkillFile, SkillVersion  # noqa: E402, F401 - the skills belong to this app
 from agents.usage.models import Budget, BudgetCounter, UsageRecord  # noqa: E402, F401 - the usage models belong to this app

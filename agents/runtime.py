@@ -55,6 +55,10 @@ from agents.engine.skills import instructions_with_skills
 from agents.engine.tools import ToolRegistry
 from agents.fallback_chain import fallback_chain
 from agents.knowledge.tool import knowledge_tools_for_run
+from agents.memory.connector import MemoryTool, memory_tool_of_org
+from agents.memory.prompt import memories_prompt
+from agents.memory.recall import Recalled, memory_recall
+from agents.memory.tool import memory_tools_for_run
 from agents.model_presets import api_key_header_for
 from agents.models import (
     NON_CHAT_ROLES,
@@ -208,15 +212,24 @@ class RunBlueprint:
     # The agent's skills, listed in the system prompt and read with their own tool (the skill library's
     # connector is then among ``connector_ids``).
     skills: AgentSkills | None = None
+    # The person's memories given to this run (agent's memory on), and the tool to keep new ones (the
+    # memory's connector is then among ``connector_ids``).
+    memories: Recalled | None = None
+    memory_tool: MemoryTool | None = None
 
     @property
     def system_prompt(self) -> str:
-        """The agent's instructions, with the list of its skills when it has some."""
-        if self.skills is None:
-            return self.instructions
-        return instructions_with_skills(
-            self.instructions, self.skills.listings, tool_name=skills_tool_name(self.skills)
+        """The agent's instructions, with the list of its skills and the person's memories when it has
+        them."""
+        prompt = self.instructions
+        if self.skills is not None:
+            prompt = instructions_with_skills(
+                prompt, self.skills.listings, tool_name=skills_tool_name(self.skills)
+            )
+        remembered = memories_prompt(
+            self.memories, tool_name=self.memory_tool.tool_name if self.memory_tool else ""
         )
+        return "\n\n".join(part for part in (prompt.strip(), remembered) if part)
 
     @cached_property
     def context(self) -> RunContext:
@@ -407,7 +420,17 @@ def runtime_build(run_id: uuid.UUID, *, started: StartedRun | None = None) -> Ru
         "skills",
         lambda: skills_of_agent(organization_id=conversation.organization_id, agent_id=agent.pk),
     )
-    extra_connectors = [found.connector_id for found in (chat_files, skills) if found is not None]
+    memory_tool = memory_tool_of_org(conversation.organization_id) if agent.memory else None
+    memories = (
+        memory_recall(
+            organization_id=conversation.organization_id, user_id=run.user_id, query=question.content
+        )
+        if agent.memory
+        else None
+    )
+    extra_connectors = [
+        found.connector_id for found in (chat_files, skills, memory_tool) if found is not None
+    ]
     mode = agent.execution_mode
     return RunBlueprint(
         run_id=run.pk,
@@ -426,6 +449,8 @@ def runtime_build(run_id: uuid.UUID, *, started: StartedRun | None = None) -> Ru
         connector_ids=[*connector_ids, *extra_connectors] if extra_connectors else connector_ids,
         chat_files=chat_files,
         skills=skills,
+        memories=memories,
+        memory_tool=memory_tool,
         query=question.content,
         language=run.language,
         history=history,
@@ -490,6 +515,7 @@ def tools_for(blueprint: RunBlueprint) -> ToolRegistry:
         + knowledge_tools_for_run(blueprint)
         + chat_files_tools_for_run(blueprint)
         + skills_tools_for_run(blueprint)
+        + memory_tools_for_run(blueprint)
     )
     if tracing.enabled():
         attributes = trace_attributes(blueprint)

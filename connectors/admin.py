@@ -105,12 +105,23 @@ class SkillsActionInline(_ActionInline):
     can_delete = False
 
 
+class MemoryActionInline(_ActionInline):
+    """The memory's one action, remembering: on or off, nothing else to set."""
+
+    fields = ["name", "is_active"]
+    readonly_fields = ["name"]
+    classes = ["for-memory"]
+    max_num = 1
+    can_delete = False
+
+
 ACTION_INLINES: dict[str, type[_ActionInline]] = {
     ConnectorKind.HTTP: HttpActionInline,
     ConnectorKind.DATABASE: DatabaseActionInline,
     ConnectorKind.MCP: McpActionInline,
     ConnectorKind.KNOWLEDGE: KnowledgeActionInline,
     ConnectorKind.SKILLS: SkillsActionInline,
+    ConnectorKind.MEMORY: MemoryActionInline,
 }
 
 

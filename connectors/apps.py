@@ -15,6 +15,7 @@ class ConnectorsConfig(AppConfig):
         from connectors.kinds import adapter_register
         from connectors.knowledge.kind import KnowledgeKind
         from connectors.mcp.kind import McpKind
+        from connectors.memory.kind import MemoryKind
         from connectors.models import Connector, ConnectorAction
         from connectors.skills.kind import SkillsKind
         from connectors.sql.kind import SqlKind
@@ -28,6 +29,7 @@ class ConnectorsConfig(AppConfig):
         adapter_register(SqlKind())
         adapter_register(KnowledgeKind())
         adapter_register(SkillsKind())
+        adapter_register(MemoryKind())
         if demo_connector_seed not in DEMO_SEEDERS:
             DEMO_SEEDERS.append(demo_connector_seed)
         # Runs cache their connectors and actions per process under the organisation's configuration version.

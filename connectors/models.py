@@ -56,6 +56,7 @@ class ConnectorKind(models.TextChoices):
     # The organisation's skill library (agents.skills), one per organisation, made with its first skill:
     # its one action reads a skill.
     SKILLS = "skills", _("Skill library")
+    MEMORY = "memory", _("Memory")
 
 
 class McpTransport(models.TextChoices):
@@ -220,6 +221,12 @@ class Connector(SecretHoldingModel):
                 fields=["organization"],
                 condition=models.Q(kind="skills"),
                 name="one_skill_library_per_organization",
+            ),
+            # So is the memory's (agents.memory.connector).
+            models.UniqueConstraint(
+                fields=["organization"],
+                condition=models.Q(kind="memory"),
+                name="one_memory_connector_per_organization",
             ),
         ]
 

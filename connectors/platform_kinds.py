@@ -1,7 +1,8 @@
 """The connector kinds the platform makes itself, never the connectors' form or API.
 
 A knowledge base's connector comes with its knowledge base (``agents.knowledge``), the skill library's
-with the organisation's first skill (``agents.skills``): the connectors' form and API neither create a
+with the organisation's first skill (``agents.skills``), the memory's with the first agent whose memory is
+switched on (``agents.memory``): the connectors' form and API neither create a
 connector of these kinds nor turn one into another kind (nor another into one of them).
 """
 
@@ -27,6 +28,10 @@ _MADE_ELSEWHERE: dict[str, tuple[Promise, Promise]] = {
     ConnectorKind.SKILLS.value: (
         _("The skill library's connector comes with the organisation's first skill (under Skills)."),
         _("The skill library's connector stays the skill library's."),
+    ),
+    ConnectorKind.MEMORY.value: (
+        _("The memory's connector comes with the first agent whose memory is switched on."),
+        _("The memory's connector stays the memory's."),
     ),
 }
 

@@ -33,6 +33,7 @@ def site_time_zone() -> str:
 
 
 MAX_ATTACHMENT_RETENTION_DAYS = 36500
+MAX_MEMORY_RETENTION_DAYS = 36500
 
 
 def site_attachment_retention_days() -> int | None:
@@ -78,6 +79,16 @@ class Organization(models.Model):
         help_text=_(
             "Files attached in the chat are deleted this many days after they were uploaded, even from "
             "conversations still kept. Empty: kept until their conversation is deleted."
+        ),
+    )
+    memory_retention_days = models.PositiveIntegerField(
+        _("memory retention (days)"),
+        null=True,
+        blank=True,
+        validators=[MinValueValidator(1), MaxValueValidator(MAX_MEMORY_RETENTION_DAYS)],
+        help_text=_(
+            "A person's memories are deleted this many days after they were last written or changed. "
+            "Empty: kept until the person deletes them."
         ),
     )
     created_at = models.DateTimeField(_("created at"), auto_now_add=True)

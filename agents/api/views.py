@@ -29,6 +29,7 @@ from agents.api.serializers import (
 )
 from agents.attachments.selectors import attachments_of_messages
 from agents.endpoint_check_services import model_config_apply_check, model_config_check
+from agents.memory.connector import agent_memory_ready
 from agents.model_presets import presets_as_data
 from agents.models import Agent, Conversation, Message, ModelConfig, RunEvent
 from platform_core.api.audited import AuditedWritesMixin
@@ -89,6 +90,14 @@ class AgentViewSet(AuditedWritesMixin, OrgScopedViewMixin, viewsets.ModelViewSet
     queryset = Agent.objects.all()
     serializer_class = AgentSerializer
     permission_classes = [permissions.IsAuthenticated, IsOrgMember, IsOrgAdminOrReadOnly]
+
+    def perform_create(self, serializer: serializers.BaseSerializer) -> None:
+        super().perform_create(serializer)
+        agent_memory_ready(serializer.instance, actor=self.request.user)
+
+    def perform_update(self, serializer: serializers.BaseSerializer) -> None:
+        super().perform_update(serializer)
+        agent_memory_ready(serializer.instance, actor=self.request.user)
 
     def filter_org_queryset(self, queryset: QuerySet) -> QuerySet:
         queryset = queryset.prefetch_related("connectors", "skills")

@@ -104,9 +104,10 @@ def document_readable(*, organization_id: int, user_id: int | None, document_id:
 
 def attachable_connectors(connectors: QuerySet[Connector]) -> QuerySet[Connector]:
     """``connectors`` less the chat files' (which no agent is given: a conversation's own search uses
-    it) and the skill library's (an agent is given skills, and the library's tool with them)."""
+    it), the skill library's (an agent is given skills, and the library's tool with them) and the
+    memory's (an agent's memory is switched on, and the tool comes with it)."""
     return connectors.exclude(knowledge_base__kind=KnowledgeBaseKind.CHAT_FILES).exclude(
-        kind=ConnectorKind.SKILLS
+        kind__in=[ConnectorKind.SKILLS, ConnectorKind.MEMORY]
     )
 
 
