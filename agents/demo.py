@@ -15,6 +15,7 @@ from typing import Any
 from django.db import transaction
 
 from agents.knowledge.demo import DEMO_KNOWLEDGE_BASE, demo_knowledge_seed
+from agents.memory.connector import agent_memory_ready
 from agents.models import Agent, ExecutionMode
 from agents.skills.demo import DEMO_SKILL_QUESTION, demo_skill_seed
 from platform_core.models import Organization
@@ -62,8 +63,10 @@ def demo_agent_seed(org: Organization) -> None:
             "execution_mode": ExecutionMode.AUTO,
             "example_questions": DEMO_EXAMPLE_QUESTIONS,
             "exposed_over_mcp": True,
+            "memory": True,
         },
     )
+    agent_memory_ready(agent, actor=None)
     if not agent.example_questions:  # seeded before agents had example questions
         agent.example_questions = DEMO_EXAMPLE_QUESTIONS
         agent.save(update_fields=["example_questions"])

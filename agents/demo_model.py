@@ -18,6 +18,13 @@ from typing import Any
 
 from agents import demo_plan
 from agents.demo_intent import arguments_for, question_facts
+from agents.demo_memory import (
+    is_remember_tool,
+    memory_kept_answer,
+    memory_to_keep,
+    remembered_answer,
+    remembered_in_draft,
+)
 from agents.demo_skills import skill_answer, skill_to_read
 from agents.demo_summary import knowledge_answer, tool_result_markdown
 from agents.engine.llm import ChatResponse, Message, ToolCallRequest, Usage
@@ -257,7 +264,12 @@ def _pick_tool(
 ) -> Mapping[str, Any] | None:
     """The tool that best fits the question (the hinted one when it may be used), or ``None``."""
     wants_write = _wants_write(question)
-    usable = [t for t in tools if wants_write or not _is_write_tool(t.get("function", t))]
+    usable = [
+        t
+        for t in tools
+        if (wants_write or not _is_write_tool(t.get("function", t)))
+        and not is_remember_tool(t.get("function", t))
+    ]
     things = set().union(*(_action_words(t.get("function", t))[1] for t in usable)) if usable else set()
     first_thing = _first_mention(_tokens(question), things)
     candidates = [
@@ -300,9 +312,11 @@ def _final_answer(question: str, messages: Sequence[Message]) -> str:
     zh = _is_chinese(question)
     label = LABEL_ZH if zh else LABEL_EN
     cited = (
-        knowledge_answer(observations[-1], zh=zh) or skill_answer(observations[-1], zh=zh)
+        knowledge_answer(observations[-1], zh=zh)
+        or skill_answer(observations[-1], zh=zh)
+        or memory_kept_answer(observations[-1], zh=zh)
         if observations
-        else None
+        else remembered_answer(messages, question, zh=zh)
     )
     if cited is not None:
         return f"（{label}）{cited}" if zh else f"({label}) {cited}"
@@ -363,8 +377,12 @@ class DemoLLM:
         skill = (
             skill_to_read(tools, messages, goal, _words) if tools and not _called_tools(messages) else None
         )
+        if skill is None and tools and not _called_tools(messages):
+            skill = memory_to_keep(tools, goal)
         if skill is not None:
-            call = ToolCallRequest(id="demo-call-1", name=skill[0], arguments=json.dumps(skill[1]))
+            call = ToolCallRequest(
+                id="demo-call-1", name=skill[0], arguments=json.dumps(skill[1], ensure_ascii=False)
+            )
             return ChatResponse(
                 content=None, tool_calls=(call,), usage=usage, model=self.model, finish_reason="tool_calls"
             )
@@ -408,7 +426,9 @@ class DemoLLM:
         zh = _is_chinese(question)
         label = LABEL_ZH if zh else LABEL_EN
         cited = (
-            knowledge_answer(results[-1][1], zh=zh) or skill_answer(results[-1][1], zh=zh)
+            knowledge_answer(results[-1][1], zh=zh)
+            or skill_answer(results[-1][1], zh=zh)
+            or memory_kept_answer(results[-1][1], zh=zh)
             if results
             else None
         )
@@ -428,6 +448,8 @@ class DemoLLM:
             body = "\n\n".join(
                 f"`{name}`\n\n{tool_result_markdown(content, zh=zh)}" for name, content in results
             )
+        elif (recalled := remembered_in_draft(text)) is not None:
+            intro, body = (f"**{label}**：" if zh else f"**{label}**: "), recalled
         else:
             intro = f"**{label}**：" if zh else f"**{label}**: "
             body = (

@@ -482,6 +482,13 @@ CELERY_BEAT_SCHEDULE["sweep-attachments"] = {
 }
 # --- end chat attachments ---
 
+# --- memory (issue 36): the sweeper deleting memories past their organisation's retention ----------------
+CELERY_BEAT_SCHEDULE["sweep-memories"] = {
+    "task": "agents.memory.tasks.sweep_memories",
+    "schedule": float(env_int("MEMORY_SWEEP_SECONDS", 3600)),
+}
+# --- end memory ---
+
 # Where the demo organisation's "erp" connector reaches the built-in demo API (``make run`` sets it to
 # the address it serves on).
 DEMO_API_BASE_URL = env_str("DEMO_API_BASE_URL")
