@@ -43,9 +43,7 @@ def test_an_agent_made_without_memory_makes_no_connector(client_for, org, org_ad
 def test_switching_memory_on_in_the_admin_makes_the_connector(client, org, org_admin):
     assert client.login(username=org_admin.username, password=PASSWORD)
 
-    response = client.post(
-        reverse("admin:agents_agent_add"), agent_admin_form(org, memory="on"), follow=True
-    )
+    response = client.post(reverse("admin:agents_agent_add"), agent_admin_form(org, memory="on"), follow=True)
 
     assert response.status_code == 200
     assert Agent.objects.for_org(org).get(name="Buyer").memory is True
@@ -59,7 +57,9 @@ def test_the_connectors_api_neither_makes_a_memory_connector_nor_gives_it_to_an_
     agent = AgentFactory(organization=org)
     client = client_for(org_admin)
 
-    made = client.post(f"/api/v1/orgs/{org.slug}/connectors/", {"name": "m2", "kind": "memory"}, format="json")
+    made = client.post(
+        f"/api/v1/orgs/{org.slug}/connectors/", {"name": "m2", "kind": "memory"}, format="json"
+    )
     given = client.patch(
         f"/api/v1/orgs/{org.slug}/agents/{agent.pk}/", {"connectors": [str(connector.pk)]}, format="json"
     )

@@ -81,7 +81,9 @@ def test_retention_deletes_what_was_last_changed_before_it_and_keeps_the_rest():
     kept_forever = memory_create(organization_id=keeps_all.pk, user_id=other.pk, text="Old elsewhere.")
     assert isinstance(old, MemorySaved) and isinstance(kept_forever, MemorySaved)
     long_ago = timezone.now() - timedelta(days=31)
-    Memory.objects.unscoped().filter(pk__in=[old.memory.pk, kept_forever.memory.pk]).update(updated_at=long_ago)
+    Memory.objects.unscoped().filter(pk__in=[old.memory.pk, kept_forever.memory.pk]).update(
+        updated_at=long_ago
+    )
 
     assert sweep_memories() == {"expired": 1}
     assert memories_sweep() == 0
