@@ -80,6 +80,13 @@ SMOKES: tuple[Smoke, ...] = (
         "OK: knowledge_search timed on pgvector, sqlite",
         timeout=300,
     ),
+    # A person's memories recalled for a question (issue 36), 100 of them, 5 questions.
+    Smoke(
+        "memory_recall.py",
+        ("--sizes", "100", "--queries", "5"),
+        "OK: memory_recall timed on pgvector, sqlite",
+        timeout=240,
+    ),
     # A 2-page PDF and a 50 KB spreadsheet, uploaded and asked about once each, in a worker of their own.
     Smoke(
         "attachments_first_answer.py",
