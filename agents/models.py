@@ -268,6 +268,15 @@ class Agent(OrgOwnedModel):
             "deletes their own memories on their Memories page."
         ),
     )
+    memory_extraction = models.BooleanField(
+        _("note memories after each answer"),
+        default=False,
+        help_text=_(
+            "With memory on: after each answer, the agent's model is asked once which lasting facts or "
+            "preferences of the person the exchange holds, and keeps them. Its calls count in the budgets "
+            "and the usage dashboard."
+        ),
+    )
     execution_mode = models.CharField(
         _("execution mode"), max_length=8, choices=ExecutionMode.choices, default=ExecutionMode.REACT
     )
@@ -327,6 +336,7 @@ AGENT_SETTINGS: tuple[str, ...] = (
     "connectors",
     "skills",
     "memory",
+    "memory_extraction",
     "execution_mode",
     "max_iterations",
     "completion_check",

@@ -315,6 +315,11 @@ def endpoint_for_agent(agent: Agent, *, config_version: int | None = None) -> Mo
     return ModelEndpoint(base_url=None, api_key="", model="offline-demo-model", context_window=32000)
 
 
+def default_model_of(organization_id: int) -> ModelConfig | None:
+    """The organisation's default chat endpoint, when it has an active one (sync: one query)."""
+    return _default_model(organization_id)
+
+
 def _default_model(organization_id: int) -> ModelConfig | None:
     return (
         ModelConfig.objects.filter(organization_id=organization_id, is_default=True, active=True)

@@ -60,6 +60,7 @@ class Counted:
 
     tokens: int
     model: str
+    completion_tokens: int = 0  # of ``tokens``, those the model wrote (a chat call's)
 
 
 T = TypeVar("T")
@@ -91,7 +92,7 @@ async def call_metered(
         # The tokens the endpoint counted, else the estimate; none for a call that got no answer.
         tokens = (answered.tokens or estimate) if answered is not None else 0
         if isinstance(reserved, Reserved):
-            cost = prices.cost(Usage(prompt_tokens=tokens, total_tokens=tokens)) if prices else None
+            cost = prices.cost(_usage(tokens, answered)) if prices else None
             currency = prices.currency if prices else ""
             used = [c.line.units(tokens=tokens, cost=cost, currency=currency) for c in reserved.claims]
             await budget_counter().settle(reserved.claims, used)
@@ -178,6 +179,11 @@ def _prices(endpoint: ModelConfig) -> Prices | None:
     )
 
 
+def _usage(tokens: int, answered: Counted | None) -> Usage:
+    written = min(answered.completion_tokens, tokens) if answered is not None else 0
+    return Usage(prompt_tokens=tokens - written, completion_tokens=written, total_tokens=tokens)
+
+
 def _usage_row(
     payer: EmbeddingPayer,
     endpoint: ModelConfig,
@@ -186,7 +192,7 @@ def _usage_row(
     tokens: int,
     prices: Prices | None,
 ) -> None:
-    usage = Usage(prompt_tokens=tokens, total_tokens=tokens)
+    usage = _usage(tokens, answered)
     UsageRecord.objects.create(
         organization_id=payer.organization_id,
         user_id=payer.user_id,
@@ -196,7 +202,8 @@ def _usage_row(
         model_config_name=endpoint.name[:200],
         purpose=purpose,
         model=(answered.model or endpoint.model)[:200],
-        prompt_tokens=tokens,
+        prompt_tokens=usage.prompt_tokens,
+        completion_tokens=usage.completion_tokens,
         total_tokens=tokens,
         estimated=not answered.tokens,
         cost=prices.cost(usage) if prices is not None else None,

@@ -14,9 +14,10 @@ from platform_core.models import OrgOwnedModel
 
 
 class MemoryOrigin(models.TextChoices):
-    """Who wrote a memory: a run's model (the ``remember`` tool) or the person themselves."""
+    """Who wrote a memory: a run's model (the ``remember`` tool), the extraction after a run, or the person."""
 
     AGENT = "agent", _("Remembered by an agent")
+    EXTRACTED = "extracted", _("Noted after a conversation")
     PERSON = "person", _("Written by you")
 
 

@@ -83,11 +83,16 @@ def memories_rank(query: str, rows: Sequence[tuple[uuid.UUID, str, str, datetime
 
 
 def memory_recall(
-    *, organization_id: int, user_id: int, query: str, budget_tokens: int = PROMPT_TOKENS
+    *,
+    organization_id: int,
+    user_id: int,
+    query: str,
+    budget_tokens: int = PROMPT_TOKENS,
+    mark: bool = True,
 ) -> Recalled:
     """The memories of ``user_id`` in the organisation for a run asked ``query``: those that fit the
-    budget, the relevant first (sync: one read, one write marking them given to a model). A person who is
-    no longer a member of the organisation is given none."""
+    budget, the relevant first (sync: one read, and with ``mark`` one write marking them given to a
+    model). A person who is no longer a member of the organisation is given none."""
     if not Membership.objects.filter(organization_id=organization_id, user_id=user_id).exists():
         return Recalled(memories=(), kept=0)
     rows = list(
@@ -112,7 +117,7 @@ def memory_recall(
         spent += cost
         if len(chosen) == MAX_RECALLED:
             break
-    if chosen:
+    if chosen and mark:
         Memory.objects.for_org(organization_id).filter(pk__in=[m.id for m in chosen]).update(
             recalled_at=timezone.now()
         )

@@ -67,6 +67,7 @@ from agents.runs.leases import (
     run_lease_take,
 )
 from agents.runs.lifecycle import RunEnd, RunStart, run_finish, run_park
+from agents.runs.note_tasks import memory_notes_queue
 from agents.runs.outcomes import (
     NOT_STARTED,
     Cancelled,
@@ -463,6 +464,11 @@ class RunManager:
         await sink.close()
         if sink.failed is not None and not sink.lease_lost:  # that batch may not have committed
             await database_sync_to_async(run_finish)(run_id=run_id, lease_owner=owner, **ended)
+        if isinstance(outcome, Done) and not sink.lease_lost:
+            try:
+                await database_sync_to_async(memory_notes_queue)(run_id)
+            except Exception:  # the run's end is recorded; its memory notes are not worth failing it
+                logger.exception("could not queue the memory notes of run %s", run_id)
 
     async def _resume_if_decided(self, run_id: uuid.UUID) -> None:
         """Once a run's parking commits: resume it here if its request closed while it was parking (the

@@ -1,5 +1,7 @@
 """Celery tasks of durable runs, the only module of the package that knows Celery: the sweeper (beat),
-the resumption of parked runs in a worker, and its queueing (:mod:`agents.runs.wake` decides when).
+the resumption of parked runs in a worker, and its queueing (:mod:`agents.runs.wake` decides when). The
+task noting memories after an answer lives in :mod:`agents.runs.note_tasks` (the run manager queues it,
+and this module imports the manager through the worker); it is imported here so that workers know it.
 
 The task names are the ones the beat schedule (``platform_core/settings.py``) and queued messages use.
 """
@@ -14,6 +16,7 @@ from celery import shared_task
 
 from agents.runs.leases import lease_owner_new
 from agents.runs.lifecycle import runs_interrupt_lapsed
+from agents.runs.note_tasks import note_memories  # noqa: F401 - registered with the worker's tasks
 from agents.runs.parking import ParkedClaim, parked_run_claim, parked_runs_decided
 from agents.runs.worker import run_in_worker
 

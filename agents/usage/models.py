@@ -31,6 +31,8 @@ class CallPurpose(models.TextChoices):
     EMBEDDING = "embedding", _("Embedding")
     # Not an engine call: a knowledge-base search's passages scored against its question.
     RERANK = "rerank", _("Rerank")
+    # Not an engine call: the memories of a person noted after a run's answer (agents.memory.extraction).
+    MEMORY = "memory", _("Memory notes")
 
 
 class UsageRecord(OrgOwnedModel):
