@@ -68,6 +68,9 @@ class ConnectorKindAdapter(Protocol):
     kind: str  # the ConnectorKind value
     settings: tuple[str, ...]  # the connector fields this kind uses besides its identity (connectors.fields)
     call_log_method: str  # the protocol method a call log row names ("tools/call" for MCP), or ""
+    # The arguments a call log row keeps only the length of (a memory's text: a person's own words, which
+    # the audit trail must not outlive).
+    private_arguments: frozenset[str]
     # Whether connectors.tools builds the run's tools of this kind (False: a knowledge base's search,
     # which the agents app builds from the documents it holds; the guard rails judge it all the same).
     tools_from_connectors: bool

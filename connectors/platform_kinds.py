@@ -64,6 +64,7 @@ class PlatformToolKind:
 
     settings: tuple[str, ...] = ()
     call_log_method = ""
+    private_arguments: frozenset[str] = frozenset()
     tools_from_connectors = False
 
     def connector_errors(self, connector: Connector) -> dict[str, Any]:

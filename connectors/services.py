@@ -22,7 +22,14 @@ from connectors.kinds import ConnectorKindAdapter, adapter_for
 from connectors.mcp.client import McpFailure
 from connectors.mcp.config import StdioNotAllowed
 from connectors.mcp.sync import SyncReport, connector_apply_mcp_tools, mcp_tools_list
-from connectors.models import ActionSource, CallStatus, Connector, ConnectorAction, ConnectorCallLog
+from connectors.models import (
+    ActionSource,
+    CallStatus,
+    Connector,
+    ConnectorAction,
+    ConnectorCallLog,
+    ConnectorKind,
+)
 from connectors.redaction import redact
 from connectors.scrub import scrub
 from platform_core.audit.audited import audited_delete, audited_save
@@ -223,6 +230,16 @@ def action_save(
 
 def action_delete(*, action: ConnectorAction, actor: User | None, ip_address: str | None = None) -> None:
     audited_delete(instance=action, actor=actor, ip_address=ip_address)
+
+
+def call_log_arguments(kind: str, arguments: Mapping[str, Any]) -> dict[str, Any]:
+    """The arguments a call log row of ``kind`` keeps: its private ones (a memory's text) replaced by
+    their length."""
+    private = adapter_for(kind).private_arguments if kind in ConnectorKind.values else frozenset()
+    return {
+        key: (f"({len(str(value))} characters, not kept)" if key in private else value)
+        for key, value in arguments.items()
+    }
 
 
 def call_log_record(

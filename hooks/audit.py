@@ -53,7 +53,7 @@ from connectors.kinds import adapter_for
 from connectors.models import CallStatus, Connector, ConnectorAction, ConnectorCallLog
 from connectors.redaction import redact
 from connectors.scrub import scrub
-from connectors.services import MAX_ERROR_CHARS, call_log_record, retrieved_for_log
+from connectors.services import MAX_ERROR_CHARS, call_log_arguments, call_log_record, retrieved_for_log
 from hooks import addressed
 from hooks.catalog import ActionCatalog, ActionInfo
 from hooks.state import RunGuardState
@@ -306,7 +306,7 @@ def _write_call(
         action_id=info.action_id,
         is_write=info.is_write,
         tool_call_id=tool_call_id,
-        arguments=arguments,
+        arguments=call_log_arguments(info.kind, arguments),
         status=status,
         error=error,
         mcp_method=adapter_for(info.kind).call_log_method,
@@ -411,7 +411,7 @@ def _complete_cancelled(
         if context.org_id is not None
         else ConnectorCallLog.objects.none()  # a run without an organisation has no rows
     )
-    wanted = redact(arguments)
+    wanted = redact(call_log_arguments(info.kind, arguments))
     for row in candidates:
         if row.arguments == wanted:
             addressed.call_logs().filter(pk=row.pk).update(tool_call_id=call_id, approval_ref=approval_ref)

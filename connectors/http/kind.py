@@ -84,6 +84,7 @@ class HttpKind:
         *fields.PRIVATE_HOSTS,
     )
     call_log_method = ""
+    private_arguments: frozenset[str] = frozenset()
     tools_from_connectors = True
 
     def connector_errors(self, connector: Connector) -> dict[str, Any]:

@@ -43,6 +43,7 @@ class McpKind:
         *fields.PRIVATE_HOSTS,
     )
     call_log_method = METHOD_CALL
+    private_arguments: frozenset[str] = frozenset()
     tools_from_connectors = True
 
     def connector_errors(self, connector: Connector) -> dict[str, Any]:

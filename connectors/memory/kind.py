@@ -30,3 +30,5 @@ class MemoryKind(PlatformToolKind):
     one_action_message = _("The memory has one action, “remember”.")
     no_request_message = _("Remembering has no HTTP method, path, SQL or MCP tool.")
     part_of_the_platform = "the memory is part of the platform: nothing to reach"
+    # The call log keeps how long the memory was, never its text (the memory itself can be deleted).
+    private_arguments = frozenset({"text"})

@@ -108,6 +108,7 @@ async def test_what_the_model_remembers_reaches_the_persons_next_conversation_on
     log, audit = await database_sync_to_async(records)()
     assert log.status == CallStatus.OK and log.connector.kind == ConnectorKind.MEMORY
     assert log.retrieved == [{"memory": str(kept.pk), "created": True}]
+    assert log.arguments == {"text": f"({len(FACT)} characters, not kept)"}
     assert FACT not in str(audit.after) and FACT not in audit.target_repr
     assert audit.after["length"] == len(FACT)
 
