@@ -42,7 +42,7 @@ SEARCH_MAX_CHARS = 200
 
 class MemoryForm(forms.Form):
     text = forms.CharField(
-        label=gettext_lazy("Memory"),
+        label=gettext_lazy("New memory"),
         max_length=TEXT_MAX_CHARS,
         widget=forms.Textarea(attrs={"rows": 2, "maxlength": TEXT_MAX_CHARS}),
     )
