@@ -24,7 +24,9 @@ class MemorySerializer(serializers.ModelSerializer):
         source="agent.name",
         read_only=True,
         allow_null=True,
-        help_text=_("The agent that remembered it (null: written by the person, or the agent deleted)."),
+        help_text=_(
+            "The agent that remembered or noted it (null: written by the person, or the agent deleted)."
+        ),
     )
 
     class Meta:
@@ -43,7 +45,10 @@ class MemorySerializer(serializers.ModelSerializer):
         read_only_fields = [field for field in fields if field != "text"]
         extra_kwargs = {
             "origin": {
-                "help_text": _("agent: remembered by an agent in a conversation; person: written by you.")
+                "help_text": _(
+                    "agent: remembered by an agent in a conversation (its remember tool); extracted: noted by "
+                    "the agent's model after an answer; person: written by you."
+                )
             },
             "conversation": {
                 "help_text": _("The conversation it was remembered in (null: none, or deleted).")

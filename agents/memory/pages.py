@@ -77,7 +77,8 @@ def _page(
         "has_any": bool(page.object_list) or mine.exists(),
         "add_form": add_form or MemoryForm(),
         "text_max_chars": TEXT_MAX_CHARS,
-        "origin_agent": MemoryOrigin.AGENT,
+        "origin_person": MemoryOrigin.PERSON,
+        "origin_extracted": MemoryOrigin.EXTRACTED,
     }
     return render(request, "agents/memories.html", context, status=status)
 

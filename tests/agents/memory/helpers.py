@@ -1,4 +1,5 @@
-"""Memories made through the service, as a run's ``remember`` tool or the person writes them."""
+"""Memories made through the service, as a run's ``remember`` tool, the notes after an answer or the person
+write them."""
 
 from __future__ import annotations
 
@@ -7,9 +8,9 @@ from agents.memory.services import MemorySaved, memory_create
 from tests.agents.factories import AgentFactory, ConversationFactory
 
 
-def kept(org, user, text: str, *, by_agent: str = "") -> Memory:
-    """``text`` kept for ``user`` in ``org``: by the agent named ``by_agent`` in a conversation of theirs, or
-    written by the person."""
+def kept(org, user, text: str, *, by_agent: str = "", origin: str = MemoryOrigin.AGENT) -> Memory:
+    """``text`` kept for ``user`` in ``org``: by the agent named ``by_agent`` in a conversation of theirs (with
+    ``origin``: its tool, or the notes after an answer), or written by the person."""
     if by_agent:
         agent = AgentFactory(organization=org, name=by_agent)
         conversation = ConversationFactory(organization=org, user=user, agent=agent)
@@ -17,7 +18,7 @@ def kept(org, user, text: str, *, by_agent: str = "") -> Memory:
             organization_id=org.pk,
             user_id=user.pk,
             text=text,
-            origin=MemoryOrigin.AGENT,
+            origin=origin,
             agent_id=agent.pk,
             conversation_id=conversation.pk,
         )

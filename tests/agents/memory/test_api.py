@@ -59,9 +59,10 @@ def test_a_member_lists_their_memories_newest_first_with_who_wrote_them(
     with CaptureQueriesContext(connection) as two:
         client.get(url(org))
     for n in range(3):
-        kept(org, member, f"Fact number {n}", by_agent=f"Agent {n}")
+        kept(org, member, f"Fact number {n}", by_agent=f"Agent {n}", origin=["agent", "extracted"][n % 2])
     with django_assert_num_queries(len(two)):
-        assert len(client.get(url(org)).json()["results"]) == 5
+        rows = client.get(url(org)).json()["results"]
+    assert len(rows) == 5 and {row["origin"] for row in rows} == {"agent", "extracted", "person"}
 
 
 def test_search_finds_memories_by_every_word_in_any_case(client_for, org, member):

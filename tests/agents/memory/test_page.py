@@ -37,6 +37,7 @@ def signed_in(client, member):
 def test_a_member_sees_their_memories_with_who_wrote_them_and_when(signed_in, org, member):
     by_agent = kept(org, member, "Works in the purchasing team", by_agent="Buyer")
     kept(org, member, "Answers in short bullet points")
+    noted = kept(org, member, "Travels to Berlin every month", by_agent="Planner", origin="extracted")
     Memory.objects.for_org(org).filter(pk=by_agent.pk).update(recalled_at=by_agent.created_at)
 
     response = signed_in.get(page_url(org))
@@ -45,6 +46,8 @@ def test_a_member_sees_their_memories_with_who_wrote_them_and_when(signed_in, or
     body = response.content.decode()
     assert body.index("Answers in short bullet points") < body.index("Works in the purchasing team")
     assert "Remembered by Buyer" in body and "Written by you" in body
+    assert "Noted by Planner after an answer" in body and "Remembered by Planner" not in body
+    assert f"/o/{org.slug}/chat/{noted.conversation_id}/" in body
     assert f"/o/{org.slug}/chat/{by_agent.conversation_id}/" in body
     assert "last given to a model" in body and "not given to a model yet" in body
     assert 'aria-current="page">Memories</a>' in body
