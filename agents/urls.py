@@ -5,6 +5,7 @@ from __future__ import annotations
 from django.urls import path
 
 from agents import views
+from agents.memory import pages as memory_pages  # a person's memories (issue 36)
 
 urlpatterns = [
     path("chat/", views.chat_home, name="chat-home"),
@@ -16,4 +17,8 @@ urlpatterns = [
         name="knowledge-document-file",
     ),
     path("attachments/<uuid:attachment_id>/download/", views.attachment_file, name="attachment-file"),
+    path("memories/", memory_pages.memories_page, name="memories-page"),
+    path("memories/add/", memory_pages.memory_add, name="memories-add"),
+    path("memories/<uuid:memory_id>/edit/", memory_pages.memory_edit, name="memories-edit"),
+    path("memories/<uuid:memory_id>/delete/", memory_pages.memory_remove, name="memories-delete"),
 ]

@@ -119,6 +119,26 @@ def organization_set_attachment_retention(
     )
 
 
+@transaction.atomic
+def organization_set_memory_retention(
+    *,
+    organization: Organization,
+    actor: User | None,
+    days: int | None,
+    ip_address: str | None = None,
+) -> Organization:
+    """Set how many days a person's memories are kept after they were last written or changed (``None``:
+    until the person deletes them), audited; the same value changes nothing."""
+    return _organization_setting_set(
+        organization=organization,
+        actor=actor,
+        field="memory_retention_days",
+        value=days,
+        action="organization.memory_retention.changed",
+        ip_address=ip_address,
+    )
+
+
 def _organization_setting_set(
     *,
     organization: Organization,

@@ -279,6 +279,8 @@ SPECTACULAR_SETTINGS = {
         "SignInRoleEnum": "platform_core.models.SSO_ROLES",
         # An attachment's kind, in the attachments' own answers and in a message's.
         "AttachmentKindEnum": "agents.attachments.models.AttachmentKind",
+        # Who wrote a memory: an agent or the person (issue 36).
+        "MemoryOriginEnum": "agents.memory.models.MemoryOrigin",
     },
 }
 # --- The documentation site: `make docs` builds it into <DOCS_DIR>/en and <DOCS_DIR>/zh, served at /docs/ ---

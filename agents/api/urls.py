@@ -9,6 +9,7 @@ from agents.api.async_drf import async_view
 from agents.api.attachments import AttachmentViewSet  # chat attachments (issue 35)
 from agents.api.http_chat import ConversationMessagesViewSet, RunCancelView, RunStreamView
 from agents.api.knowledge import KnowledgeBaseViewSet, KnowledgeDocumentViewSet  # knowledge bases (issue 34)
+from agents.api.memories import MemoryViewSet  # a person's memories (issue 36)
 from agents.api.openai_compat import ChatCompletionsView, ModelListView, OrgAgentChatCompletionsView
 from agents.api.skills import SkillViewSet  # skills (issue 36)
 from agents.api.usage_dashboard import UsageDashboardView  # usage dashboard (issue 21)
@@ -27,6 +28,7 @@ router.register("agents", AgentViewSet, basename="agent")
 router.register("conversations", ConversationViewSet, basename="conversation")
 router.register("budgets", BudgetViewSet, basename="budget")
 router.register("skills", SkillViewSet, basename="skill")
+router.register("memories", MemoryViewSet, basename="memory")
 
 _knowledge_bases = KnowledgeBaseViewSet.as_view({"get": "list", "post": "create"})
 _knowledge_base = KnowledgeBaseViewSet.as_view(

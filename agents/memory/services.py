@@ -75,6 +75,7 @@ def memory_create(
     agent_id: uuid.UUID | None = None,
     conversation_id: uuid.UUID | None = None,
     actor: User | None = None,
+    ip_address: str | None = None,
 ) -> MemorySaved | MemoryRefused:
     """Keep ``text`` for ``user_id``: a new memory, or the one of the same text they already have."""
     text = text.strip()
@@ -106,6 +107,7 @@ def memory_create(
             action="memory.created",
             target=memory,
             after=_state(memory),
+            ip_address=ip_address,
         )
     return MemorySaved(memory=memory, created=True)
 

@@ -41,6 +41,7 @@ from platform_core.request_meta import client_ip, signed_in_user
 from platform_core.services import (
     organization_set_approval_cooldown,
     organization_set_attachment_retention,
+    organization_set_memory_retention,
     organization_set_read_only,
     organization_set_time_zone,
 )
@@ -62,6 +63,7 @@ class OrganizationForm(forms.ModelForm):
             "approval_config_cooldown_hours",
             "time_zone",
             "attachment_retention_days",
+            "memory_retention_days",
         ]
         help_texts = {
             "read_only": _("While on, agents of this organisation cannot call any write action."),
@@ -118,6 +120,7 @@ class OrganizationAdmin(OrgScopedAdmin):
         (_("Separation of duties"), {"fields": ["approval_config_cooldown_hours"]}),
         (_("Time zone"), {"fields": ["time_zone"]}),
         (_("Chat attachments"), {"fields": ["attachment_retention_days"]}),
+        (_("Memories"), {"fields": ["memory_retention_days"]}),
     ]
     readonly_fields = ["read_only_changed_by", "read_only_changed_at"]
 
@@ -139,6 +142,7 @@ class OrganizationAdmin(OrgScopedAdmin):
         cooldown = form.cleaned_data.get("approval_config_cooldown_hours") or 0
         zone = form.cleaned_data.get("time_zone") or obj.time_zone
         retention = form.cleaned_data.get("attachment_retention_days")
+        memory_retention = form.cleaned_data.get("memory_retention_days")
         actor, ip_address = signed_in_user(request), client_ip(request)
         if change:  # the audited settings change through their services below, not with the form's save
             stored = Organization.objects.get(pk=obj.pk)
@@ -146,6 +150,7 @@ class OrganizationAdmin(OrgScopedAdmin):
             obj.approval_config_cooldown_hours = stored.approval_config_cooldown_hours
             obj.time_zone = stored.time_zone
             obj.attachment_retention_days = stored.attachment_retention_days
+            obj.memory_retention_days = stored.memory_retention_days
         else:
             obj.read_only, obj.read_only_reason = False, ""
         super().save_model(request, obj, form, change)
@@ -157,6 +162,9 @@ class OrganizationAdmin(OrgScopedAdmin):
             organization_set_time_zone(organization=obj, actor=actor, time_zone=zone, ip_address=ip_address)
             organization_set_attachment_retention(
                 organization=obj, actor=actor, days=retention, ip_address=ip_address
+            )
+            organization_set_memory_retention(
+                organization=obj, actor=actor, days=memory_retention, ip_address=ip_address
             )
         if change or enabled:
             organization_set_read_only(

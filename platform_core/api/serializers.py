@@ -26,6 +26,7 @@ class OrganizationSettingsSerializer(serializers.ModelSerializer):
             "approval_config_cooldown_hours",
             "time_zone",
             "attachment_retention_days",
+            "memory_retention_days",
         ]
         read_only_fields = ["slug", "name", "read_only_changed_by", "read_only_changed_at"]
 

@@ -27,6 +27,7 @@ from platform_core.selectors import audit_log_list_for_org, organizations_for_us
 from platform_core.services import (
     organization_set_approval_cooldown,
     organization_set_attachment_retention,
+    organization_set_memory_retention,
     organization_set_read_only,
     organization_set_time_zone,
 )
@@ -52,7 +53,7 @@ class OrganizationListView(generics.ListAPIView):
 
 class OrganizationSettingsView(OrgScopedViewMixin, generics.GenericAPIView):
     """Read-only mode, the approval cooldown (separation of duties), the time zone and the retention of chat
-    attachments of the organisation: members read them, owners and admins change them."""
+    attachments and of memories of the organisation: members read them, owners and admins change them."""
 
     serializer_class = OrganizationSettingsSerializer
     permission_classes = [permissions.IsAuthenticated, IsOrgMember, IsOrgAdminOrReadOnly]
@@ -91,6 +92,13 @@ class OrganizationSettingsView(OrgScopedViewMixin, generics.GenericAPIView):
                 organization=org,
                 actor=request.user,
                 days=data["attachment_retention_days"],
+                ip_address=client_ip(request),
+            )
+        if "memory_retention_days" in data:
+            org = organization_set_memory_retention(
+                organization=org,
+                actor=request.user,
+                days=data["memory_retention_days"],
                 ip_address=client_ip(request),
             )
         return Response(self.get_serializer(org).data)

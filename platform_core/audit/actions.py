@@ -18,6 +18,7 @@ AUDIT_ACTION_LABELS: dict[str, Promise] = {
     "organization.approval_cooldown.changed": _("Approval cooldown changed"),
     "organization.time_zone.changed": _("Time zone changed"),
     "organization.attachment_retention.changed": _("Retention of chat attachments changed"),
+    "organization.memory_retention.changed": _("Retention of memories changed"),
     "membership.created": _("Member added"),
     "membership.updated": _("Member's role changed"),
     "membership.deleted": _("Member removed"),
@@ -92,6 +93,10 @@ AUDIT_ACTION_LABELS: dict[str, Promise] = {
     "attachment.upload": _("File attached in the chat uploaded"),
     "attachment.download": _("File attached in the chat downloaded"),
     "attachment.delete": _("File attached in the chat deleted"),
+    # memories (issue 36): never their text
+    "memory.created": _("Memory kept"),
+    "memory.updated": _("Memory changed"),
+    "memory.deleted": _("Memory deleted"),
     "rate_limit.created": _("Rate limit created"),
     "rate_limit.updated": _("Rate limit changed"),
     "rate_limit.deleted": _("Rate limit deleted"),

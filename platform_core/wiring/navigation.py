@@ -1,5 +1,5 @@
-"""The top bar's links: the chat and the approvals inbox of the organisation the user is working in, and
-the user's API keys."""
+"""The top bar's links: the chat, the person's memories and the approvals inbox of the organisation the user
+is working in, and the user's API keys."""
 
 from __future__ import annotations
 
@@ -14,7 +14,7 @@ from django.utils.functional import SimpleLazyObject
 from hooks.selectors import DECIDER_ROLES
 from platform_core.models import ADMIN_ROLES, Membership
 
-Section = Literal["chat", "approvals", "members", "api_keys", ""]
+Section = Literal["chat", "memories", "approvals", "members", "api_keys", ""]
 
 
 @dataclass(frozen=True)
@@ -26,6 +26,7 @@ class TopbarLinks:
     members_url: str | None = None
     current: Section = ""
     api_keys_url: str | None = None
+    memories_url: str | None = None
 
 
 NO_LINKS = TopbarLinks()
@@ -38,6 +39,8 @@ def page_section(url_name: str | None) -> Section:
         return "api_keys"
     if name.startswith("members-"):
         return "members"
+    if name.startswith("memories-"):
+        return "memories"
     return "chat" if name.startswith("chat-") else "approvals" if name.startswith("approvals-") else ""
 
 
@@ -66,6 +69,7 @@ def topbar_links_for(
     slug, role = chosen
     return TopbarLinks(
         chat_url=reverse("chat-home", kwargs={"org_slug": slug}),
+        memories_url=reverse("memories-page", kwargs={"org_slug": slug}),
         approvals_url=reverse("approvals-inbox", kwargs={"org_slug": slug})
         if role in DECIDER_ROLES
         else None,

@@ -153,6 +153,7 @@ PAGES: list[Page] = [
             "chat-conversation", kwargs={"org_slug": w.org_slug, "conversation_id": w.conversation_id}
         ),
     ),
+    Page("memories-page", lambda w: reverse("memories-page", kwargs={"org_slug": w.org_slug})),  # issue 36
     Page("approvals-inbox", lambda w: reverse("approvals-inbox", kwargs={"org_slug": w.org_slug})),
     Page(
         "approvals-inbox-detail",

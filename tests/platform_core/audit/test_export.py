@@ -279,6 +279,7 @@ DYNAMIC_ACTIONS = {
         "organization.approval_cooldown.changed",
         "organization.time_zone.changed",
         "organization.attachment_retention.changed",
+        "organization.memory_retention.changed",
     ],
     # import_audit_write: an OpenAPI import and an MCP sync write their report under their own action
     "connectors/action_imports.py": ["connector.openapi_imported", "connector.mcp_tools_synced"],
