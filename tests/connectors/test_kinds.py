@@ -14,7 +14,7 @@ from connectors.platform_kinds import kind_choice_error
 
 
 def test_every_kind_has_an_adapter_of_its_own():
-    assert [adapter.kind for adapter in adapter_list()] == ["http", "mcp", "database", "knowledge", "skills"]
+    assert [adapter.kind for adapter in adapter_list()] == ["http", "mcp", "database", "knowledge", "skills", "memory"]
     for kind in ConnectorKind.values:
         assert adapter_for(kind).kind == kind
 
@@ -63,6 +63,7 @@ def test_each_kind_uses_its_settings_and_the_admin_form_shows_them():
         ],
         "knowledge": [],
         "skills": [],
+        "memory": [],
     }
 
 

@@ -373,7 +373,8 @@ def test_the_runtime_tool_builder_gives_a_run_its_connector_tools(org, member):
         config_version=None,
         extra={},
         chat_files=None,  # no long files attached to its conversation
-        skills=None,  # and no skills allowed to its agent
+        skills=None,  # no skills allowed to its agent
+        memory_tool=None,  # and its memory off
     )
     assert runtime.tools_for(blueprint).names() == ["erp__list_orders"]
     [tool] = connector_tools_for_run(blueprint)
