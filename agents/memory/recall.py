@@ -28,6 +28,7 @@ from platform_core.models import Membership
 __all__ = ["Recalled", "RecalledMemory", "memories_rank", "memory_recall"]
 
 BM25_K1 = 1.2
+SCAN_FACTOR = 4  # at most MAX_RECALLED * SCAN_FACTOR memories are weighed against the budget
 BM25_B = 0.75
 
 
@@ -50,32 +51,26 @@ class Recalled:
         return [memory.id for memory in self.memories]
 
 
-@dataclass(frozen=True, slots=True)
-class _Row:
-    id: uuid.UUID
-    text: str
-    terms: tuple[str, ...]
-    updated_at: datetime
-
-
-def memories_rank(query: str, rows: Sequence[tuple[uuid.UUID, str, str, datetime]]) -> list[int]:
-    """The indexes of ``rows`` (id, text, terms, updated at; newest first) by BM25 score of ``query``'s
-    terms, best first; rows without any of them are left out."""
+def memories_rank(query: str, terms: Sequence[str]) -> list[int]:
+    """The indexes of ``terms`` (each memory's search terms, space-separated; newest first) by the BM25
+    score of ``query``'s terms, best first; memories without any of them are left out."""
     wanted = set(search_terms(query))
-    if not wanted or not rows:
+    if not wanted or not terms:
         return []
-    documents = [row[2].split() for row in rows]
-    average = sum(len(terms) for terms in documents) / len(documents) or 1.0
-    frequencies = Counter(term for terms in documents for term in set(terms) if term in wanted)
-    weights = {
-        term: math.log(1 + (len(documents) - df + 0.5) / (df + 0.5)) for term, df in frequencies.items()
-    }
+    lengths = [text.count(" ") + 1 if text else 0 for text in terms]
+    average = sum(lengths) / len(terms) or 1.0
+    # Only the memories that may hold a wanted term are split (a substring test, then the exact one).
+    holding: dict[int, Counter[str]] = {}
+    for index, text in enumerate(terms):
+        if any(term in text for term in wanted):
+            counts = Counter(term for term in text.split() if term in wanted)
+            if counts:
+                holding[index] = counts
+    frequencies = Counter(term for counts in holding.values() for term in counts)
+    weights = {term: math.log(1 + (len(terms) - df + 0.5) / (df + 0.5)) for term, df in frequencies.items()}
     scored: list[tuple[float, int]] = []
-    for index, terms in enumerate(documents):
-        counts = Counter(term for term in terms if term in weights)
-        if not counts:
-            continue
-        norm = BM25_K1 * (1 - BM25_B + BM25_B * len(terms) / average)
+    for index, counts in holding.items():
+        norm = BM25_K1 * (1 - BM25_B + BM25_B * lengths[index] / average)
         score = sum(weights[term] * count * (BM25_K1 + 1) / (count + norm) for term, count in counts.items())
         scored.append((score, index))
     scored.sort(key=lambda pair: (-pair[0], pair[1]))  # ties: the newer first
@@ -91,31 +86,39 @@ def memory_recall(
     mark: bool = True,
 ) -> Recalled:
     """The memories of ``user_id`` in the organisation for a run asked ``query``: those that fit the
-    budget, the relevant first (sync: one read, and with ``mark`` one write marking them given to a
+    budget, the relevant first (sync: two reads, and with ``mark`` one write marking them given to a
     model). A person who is no longer a member of the organisation is given none."""
     if not Membership.objects.filter(organization_id=organization_id, user_id=user_id).exists():
         return Recalled(memories=(), kept=0)
-    rows = list(
-        Memory.objects.for_org(organization_id)
-        .filter(user_id=user_id)
-        .order_by("-updated_at", "-created_at")
-        .values_list("id", "text", "terms", "updated_at")
-    )
+    mine = Memory.objects.for_org(organization_id).filter(user_id=user_id)
+    # The ranking reads every memory's terms; the texts are read for the candidates only.
+    rows = list(mine.order_by("-updated_at", "-created_at").values_list("id", "terms"))
     if not rows:
         return Recalled(memories=(), kept=0)
-    order = memories_rank(query, rows)
+    order = memories_rank(query, [terms for _id, terms in rows])
     ranked = set(order)
-    order += [index for index in range(len(rows)) if index not in ranked]
+    order += [index for index in range(len(rows)) if index not in ranked][: MAX_RECALLED * SCAN_FACTOR]
+    candidates = [rows[index][0] for index in order[: MAX_RECALLED * SCAN_FACTOR]]
+    texts = {
+        memory_id: (text, updated_at)
+        for memory_id, text, updated_at in mine.filter(pk__in=candidates).values_list(
+            "id", "text", "updated_at"
+        )
+    }
     chosen: list[RecalledMemory] = []
     spent = 0
-    for index in order:
-        memory_id, text, _terms, updated_at = rows[index]
+    # Each memory that does not fit is passed over for a shorter one after it, but only so many: with
+    # thousands of memories the budget is full long before they have all been weighed.
+    for memory_id in candidates:
+        if memory_id not in texts:  # deleted meanwhile
+            continue
+        text, updated_at = texts[memory_id]
         cost = estimate_text_tokens(text) + 2  # the list's "- " and line break
         if spent + cost > budget_tokens:
             continue
         chosen.append(RecalledMemory(id=memory_id, text=text, updated_at=updated_at))
         spent += cost
-        if len(chosen) == MAX_RECALLED:
+        if len(chosen) == MAX_RECALLED or spent >= budget_tokens - 4:
             break
     if chosen and mark:
         Memory.objects.for_org(organization_id).filter(pk__in=[m.id for m in chosen]).update(
