@@ -14,7 +14,14 @@ from connectors.platform_kinds import kind_choice_error
 
 
 def test_every_kind_has_an_adapter_of_its_own():
-    assert [adapter.kind for adapter in adapter_list()] == ["http", "mcp", "database", "knowledge", "skills", "memory"]
+    assert [adapter.kind for adapter in adapter_list()] == [
+        "http",
+        "mcp",
+        "database",
+        "knowledge",
+        "skills",
+        "memory",
+    ]
     for kind in ConnectorKind.values:
         assert adapter_for(kind).kind == kind
 
