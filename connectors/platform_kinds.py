@@ -9,15 +9,22 @@ connector of these kinds nor turn one into another kind (nor another into one of
 from __future__ import annotations
 
 from collections.abc import Mapping, Set
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from django.core.exceptions import ValidationError
+from django.db import IntegrityError, transaction
 from django.utils.functional import Promise
 from django.utils.translation import gettext_lazy as _
 
 from connectors.adapter_types import CallOutcome, ConnectionTestResult, ConnectionWorks
 from connectors.kinds import ActionCalled, CallFacts, ToolText
-from connectors.models import Connector, ConnectorAction, ConnectorKind
+from connectors.models import ActionSource, Connector, ConnectorAction, ConnectorKind
+from connectors.selectors import connector_name_free
+from platform_core.audit.audited import audited_save
+from platform_core.models import Organization
+
+if TYPE_CHECKING:
+    from django.contrib.auth.models import User
 
 # Per kind: why a connector of it cannot be made here, and why one cannot change kind.
 _MADE_ELSEWHERE: dict[str, tuple[Promise, Promise]] = {
@@ -128,3 +135,49 @@ class PlatformToolKind:
 
     async def test_connection(self, config: Any, secrets: tuple[str, ...]) -> ConnectionTestResult:
         return ConnectionWorks(detail=self.part_of_the_platform)
+
+
+def platform_connector(
+    *,
+    organization: Organization,
+    adapter: PlatformToolKind,
+    name: str,
+    description: str,
+    action_description: str,
+    parameters: dict[str, Any],
+    actor: User | None,
+) -> Connector:
+    """The organisation's one connector of ``adapter``'s kind, made the first time (active, named ``name``
+    or ``name_2``... when that name is taken, with its one action, a read of ``parameters``); a
+    connector made meanwhile by another request is the one returned."""
+    found = _platform_connector(organization, adapter.kind)
+    if found is not None:
+        return found
+    try:
+        with transaction.atomic():
+            connector = Connector(
+                organization=organization,
+                name=connector_name_free(organization, name),
+                description=description,
+                kind=adapter.kind,
+            )
+            audited_save(instance=connector, actor=actor)
+            ConnectorAction.objects.create(
+                organization=organization,
+                connector=connector,
+                name=adapter.action_name,
+                description=action_description,
+                parameters=parameters,
+                is_write=False,
+                source=ActionSource.MANUAL,
+            )
+            return connector
+    except (IntegrityError, ValidationError):  # made meanwhile (one per organisation: a constraint)
+        made = _platform_connector(organization, adapter.kind)
+        if made is None:
+            raise
+        return made
+
+
+def _platform_connector(organization: Organization, kind: str) -> Connector | None:
+    return Connector.objects.for_org(organization).filter(kind=kind).first()

@@ -11,15 +11,11 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
-from django.core.exceptions import ValidationError
-from django.db import IntegrityError, transaction
-
 from agents.memory.limits import TEXT_MAX_CHARS
-from connectors.memory.kind import REMEMBER_ACTION
-from connectors.models import ActionSource, Connector, ConnectorAction, ConnectorKind
-from connectors.selectors import connector_name_free
+from connectors.memory.kind import REMEMBER_ACTION, MemoryKind
+from connectors.models import Connector, ConnectorKind
+from connectors.platform_kinds import platform_connector
 from connectors.tools import tool_name_for
-from platform_core.audit.audited import audited_save
 from platform_core.models import Organization
 
 if TYPE_CHECKING:
@@ -70,33 +66,15 @@ class MemoryTool:
 
 def memory_connector(*, organization: Organization, actor: User | None) -> Connector:
     """The organisation's memory connector, made (active, with its action) the first time."""
-    found = _memory(organization)
-    if found is not None:
-        return found
-    try:
-        with transaction.atomic():
-            connector = Connector(
-                organization=organization,
-                name=connector_name_free(organization, MEMORY_CONNECTOR_NAME),
-                description="What each person asked the agents to remember about them.",
-                kind=ConnectorKind.MEMORY,
-            )
-            audited_save(instance=connector, actor=actor)
-            ConnectorAction.objects.create(
-                organization=organization,
-                connector=connector,
-                name=REMEMBER_ACTION,
-                description=REMEMBER_DESCRIPTION,
-                parameters=REMEMBER_PARAMETERS,
-                is_write=False,
-                source=ActionSource.MANUAL,
-            )
-            return connector
-    except (IntegrityError, ValidationError):  # another agent's switch made it meanwhile
-        made = _memory(organization)
-        if made is None:
-            raise
-        return made
+    return platform_connector(
+        organization=organization,
+        adapter=MemoryKind(),
+        name=MEMORY_CONNECTOR_NAME,
+        description="What each person asked the agents to remember about them.",
+        action_description=REMEMBER_DESCRIPTION,
+        parameters=REMEMBER_PARAMETERS,
+        actor=actor,
+    )
 
 
 def agent_memory_ready(agent: Agent, *, actor: User | None) -> None:
@@ -119,7 +97,3 @@ def memory_tool_of_org(organization_id: int) -> MemoryTool | None:
         .first()
     )
     return MemoryTool(connector_id=str(found[0]), connector_name=found[1]) if found else None
-
-
-def _memory(organization: Organization) -> Connector | None:
-    return Connector.objects.for_org(organization).filter(kind=ConnectorKind.MEMORY).first()

@@ -10,13 +10,9 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
-from django.core.exceptions import ValidationError
-from django.db import IntegrityError, transaction
-
-from connectors.models import ActionSource, Connector, ConnectorAction, ConnectorKind
-from connectors.selectors import connector_name_free
-from connectors.skills.kind import READ_SKILL_ACTION
-from platform_core.audit.audited import audited_save
+from connectors.models import Connector
+from connectors.platform_kinds import platform_connector
+from connectors.skills.kind import SkillsKind
 from platform_core.models import Organization
 
 if TYPE_CHECKING:
@@ -46,34 +42,12 @@ READ_SKILL_PARAMETERS: dict[str, Any] = {
 
 def skill_library_connector(*, organization: Organization, actor: User | None) -> Connector:
     """The organisation's skill library connector, made (active, with its action) the first time."""
-    found = _library(organization)
-    if found is not None:
-        return found
-    try:
-        with transaction.atomic():
-            connector = Connector(
-                organization=organization,
-                name=connector_name_free(organization, SKILLS_CONNECTOR_NAME),
-                description="The organisation's skills: procedures the agents read when they need them.",
-                kind=ConnectorKind.SKILLS,
-            )
-            audited_save(instance=connector, actor=actor)
-            ConnectorAction.objects.create(
-                organization=organization,
-                connector=connector,
-                name=READ_SKILL_ACTION,
-                description=READ_SKILL_DESCRIPTION,
-                parameters=READ_SKILL_PARAMETERS,
-                is_write=False,
-                source=ActionSource.MANUAL,
-            )
-            return connector
-    except (IntegrityError, ValidationError):  # another first skill of the organisation made it meanwhile
-        made = _library(organization)
-        if made is None:
-            raise
-        return made
-
-
-def _library(organization: Organization) -> Connector | None:
-    return Connector.objects.for_org(organization).filter(kind=ConnectorKind.SKILLS).first()
+    return platform_connector(
+        organization=organization,
+        adapter=SkillsKind(),
+        name=SKILLS_CONNECTOR_NAME,
+        description="The organisation's skills: procedures the agents read when they need them.",
+        action_description=READ_SKILL_DESCRIPTION,
+        parameters=READ_SKILL_PARAMETERS,
+        actor=actor,
+    )
