@@ -12,13 +12,10 @@ from django.contrib.auth import get_user_model
 from agents import runtime
 from agents.demo import DEMO_AGENT_NAME
 from agents.demo_model import DemoLLM
-from agents.engine.hooks import HookRegistry
-from agents.engine.react import ReActAgent
 from agents.memory.models import Memory
 from agents.models import Agent
-from hooks.registry import guard_rail_hooks
 from platform_core.demo import DEMO_ADMIN, demo_seed
-from tests.agents.factories import ConversationFactory, MessageFactory, RunFactory
+from tests.agents.blueprint_runs import blueprint_of, react_over
 
 TOOL = "memory__remember"
 
@@ -26,29 +23,12 @@ TOOL = "memory__remember"
 def _run(question: str) -> runtime.RunBlueprint:
     org = demo_seed(admin_password="demo-pass-1234").organization
     agent = Agent.objects.for_org(org).get(name=DEMO_AGENT_NAME)
-    admin = get_user_model().objects.get(username=DEMO_ADMIN)
-    conversation = ConversationFactory(organization=org, agent=agent, user=admin)
-    run = RunFactory(conversation=conversation, user=admin, status="running")
-    MessageFactory(conversation=conversation, content=question, run=run)
-    return runtime.runtime_build(run.pk)
+    return blueprint_of(org, agent, get_user_model().objects.get(username=DEMO_ADMIN), question)
 
 
 async def _asked(question: str) -> tuple[str, list[str]]:
     blueprint = await database_sync_to_async(_run)(question)
-
-    def build():
-        return runtime.tools_for(blueprint), HookRegistry(guard_rail_hooks(blueprint).hooks)
-
-    tools, hooks = await database_sync_to_async(build)()
-    agent = ReActAgent(
-        DemoLLM(stream_delay=0),
-        tools,
-        system_prompt=blueprint.system_prompt,
-        hooks=hooks,
-        max_iterations=5,
-        completion_check=False,
-    )
-    result = await agent.run(question, metadata=blueprint.context.as_metadata())
+    agent, result = await react_over(blueprint, DemoLLM(stream_delay=0))
     answered = await agent.answer(result)
     return answered.text, [call.name for call in result.tool_calls]
 

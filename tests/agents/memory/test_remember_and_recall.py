@@ -12,22 +12,14 @@ import pytest
 from channels.db import database_sync_to_async
 
 from agents import runtime
-from agents.engine.hooks import HookRegistry
-from agents.engine.react import ReActAgent
 from agents.memory.connector import memory_connector
 from agents.memory.models import Memory, MemoryOrigin
 from agents.memory.services import memory_create, memory_delete
 from connectors.models import CallStatus, ConnectorCallLog, ConnectorKind
-from hooks.registry import guard_rail_hooks
 from platform_core.models import AuditLog, Membership, Role
 from platform_core.services import organization_set_read_only
-from tests.agents.factories import (
-    AgentFactory,
-    ConversationFactory,
-    MessageFactory,
-    ModelConfigFactory,
-    RunFactory,
-)
+from tests.agents.blueprint_runs import blueprint_of, react_over
+from tests.agents.factories import AgentFactory, ModelConfigFactory
 from tests.factories import MembershipFactory, OrganizationFactory, member_of
 from tests.fakes.openai_server import call, text, tool_calls
 
@@ -45,26 +37,12 @@ def agent_of(org, llm_base_url: str = "http://127.0.0.1:9/v1", *, memory: bool =
 
 
 def run_of(org, agent, user, question: str) -> runtime.RunBlueprint:
-    conversation = ConversationFactory(organization=org, agent=agent, user=user)
-    run = RunFactory(conversation=conversation, user=user, status="running")
-    MessageFactory(conversation=conversation, content=question, run=run)
-    return runtime.runtime_build(run.pk)
+    return blueprint_of(org, agent, user, question)
 
 
 async def run_react(blueprint: runtime.RunBlueprint, make_llm) -> Any:
-    def build():
-        return runtime.tools_for(blueprint), HookRegistry(guard_rail_hooks(blueprint).hooks)
-
-    tools, hooks = await database_sync_to_async(build)()
-    agent = ReActAgent(
-        make_llm(),
-        tools,
-        system_prompt=blueprint.system_prompt,
-        hooks=hooks,
-        max_iterations=5,
-        completion_check=False,
-    )
-    return await agent.run(blueprint.query, metadata=blueprint.context.as_metadata())
+    _agent, result = await react_over(blueprint, make_llm())
+    return result
 
 
 def tool_names(request: dict) -> list[str]:

@@ -13,18 +13,15 @@ from django.contrib.auth import get_user_model
 from agents import runtime
 from agents.demo import DEMO_AGENT_NAME, DEMO_EXAMPLE_QUESTIONS
 from agents.demo_model import LABEL_EN, LABEL_ZH, DemoLLM
-from agents.engine.hooks import HookRegistry
 from agents.engine.llm import Usage
 from agents.engine.model_registry import ModelRegistry
-from agents.engine.react import ReActAgent
 from agents.models import Agent, ExecutionMode
 from agents.skills.demo import DEMO_SKILL_NAME, DEMO_SKILL_QUESTION
 from agents.skills.models import Skill
 from agents.skills.selectors import skill_files_current
 from connectors.models import ConnectorCallLog
-from hooks.registry import guard_rail_hooks
 from platform_core.demo import DEMO_ADMIN, demo_seed
-from tests.agents.factories import ConversationFactory, MessageFactory, RunFactory
+from tests.agents.blueprint_runs import blueprint_of, react_over
 
 TOOL = "skills__read_skill"
 
@@ -33,28 +30,12 @@ def _run(question: str) -> tuple[int, runtime.RunBlueprint]:
     org = demo_seed(admin_password="demo-pass-1234").organization
     agent = Agent.objects.for_org(org).get(name=DEMO_AGENT_NAME)
     admin = get_user_model().objects.get(username=DEMO_ADMIN)
-    conversation = ConversationFactory(organization=org, agent=agent, user=admin)
-    run = RunFactory(conversation=conversation, user=admin, status="running")
-    MessageFactory(conversation=conversation, content=question, run=run)
-    return org.pk, runtime.runtime_build(run.pk)
+    return org.pk, blueprint_of(org, agent, admin, question)
 
 
 async def _asked(question: str) -> tuple[int, runtime.RunBlueprint, str, list[str]]:
     org_id, blueprint = await database_sync_to_async(_run)(question)
-
-    def build():
-        return runtime.tools_for(blueprint), HookRegistry(guard_rail_hooks(blueprint).hooks)
-
-    tools, hooks = await database_sync_to_async(build)()
-    agent = ReActAgent(
-        DemoLLM(stream_delay=0),
-        tools,
-        system_prompt=blueprint.system_prompt,
-        hooks=hooks,
-        max_iterations=5,
-        completion_check=False,
-    )
-    result = await agent.run(question, metadata=blueprint.context.as_metadata())
+    agent, result = await react_over(blueprint, DemoLLM(stream_delay=0))
     answered = await agent.answer(result)  # the chat's answer, synthesised from the trace as a run's is
     return org_id, blueprint, answered.text, [call.name for call in result.tool_calls]
 

@@ -14,22 +14,14 @@ from asgiref.sync import async_to_sync
 from channels.db import database_sync_to_async
 
 from agents import runtime
-from agents.engine.hooks import HookRegistry
-from agents.engine.react import ReActAgent
 from agents.engine.skills import DESCRIPTION_CHARS, MAX_LISTED_SKILLS
 from agents.engine.tool_context import ToolCallContext
 from agents.skills.services import skill_update
 from connectors.models import CallStatus, Connector, ConnectorCallLog, ConnectorKind
-from hooks.registry import guard_rail_hooks
 from platform_core.models import Role
 from platform_core.services import organization_set_read_only
-from tests.agents.factories import (
-    AgentFactory,
-    ConversationFactory,
-    MessageFactory,
-    ModelConfigFactory,
-    RunFactory,
-)
+from tests.agents.blueprint_runs import blueprint_of, react_over
+from tests.agents.factories import AgentFactory, ModelConfigFactory
 from tests.agents.skills.world import APPROVAL_BODY, APPROVAL_DESCRIPTION, skill_of
 from tests.factories import OrganizationFactory, member_of
 from tests.fakes.openai_server import call, text, tool_calls
@@ -45,27 +37,12 @@ def agent_of(org, llm_base_url: str = "http://127.0.0.1:9/v1"):
 
 def run_of(org, agent, user=None) -> runtime.RunBlueprint:
     """A run of ``agent`` by ``user`` (a member) asking :data:`QUESTION`, built as the run manager does."""
-    user = user or member_of(org, Role.MEMBER)
-    conversation = ConversationFactory(organization=org, agent=agent, user=user)
-    run = RunFactory(conversation=conversation, user=user, status="running")
-    MessageFactory(conversation=conversation, content=QUESTION, run=run)
-    return runtime.runtime_build(run.pk)
+    return blueprint_of(org, agent, user or member_of(org, Role.MEMBER), QUESTION)
 
 
 async def run_react(blueprint: runtime.RunBlueprint, make_llm) -> Any:
-    def build():
-        return runtime.tools_for(blueprint), HookRegistry(guard_rail_hooks(blueprint).hooks)
-
-    tools, hooks = await database_sync_to_async(build)()
-    agent = ReActAgent(
-        make_llm(),
-        tools,
-        system_prompt=blueprint.system_prompt,
-        hooks=hooks,
-        max_iterations=5,
-        completion_check=False,
-    )
-    return await agent.run(QUESTION, metadata=blueprint.context.as_metadata())
+    _agent, result = await react_over(blueprint, make_llm())
+    return result
 
 
 def read(blueprint: runtime.RunBlueprint, **arguments: str) -> Any:
