@@ -17,7 +17,7 @@ from tests.agents.factories import ConversationFactory, MessageFactory, RunFacto
 def blueprint_of(org: Any, agent: Any, user: Any, question: str) -> runtime.RunBlueprint:
     """A new conversation of ``user`` with ``agent`` whose running run asks ``question``, loaded (sync)."""
     conversation = ConversationFactory(organization=org, agent=agent, user=user)
-    run = RunFactory(conversation=conversation, user=user, status="running")
+    run: Any = RunFactory(conversation=conversation, user=user, status="running")
     MessageFactory(conversation=conversation, content=question, run=run)
     return runtime.runtime_build(run.pk)
 
